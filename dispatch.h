@@ -82,11 +82,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#ifdef DISPATCH_STATIC
-#define DK_API static
-#else
-#define DK_API extern
-#endif
 
 #if defined(__cplusplus)
 #define DK_INLINE static inline
@@ -100,6 +95,14 @@
 #define DK__UNUSED __attribute__((unused))
 #else
 #define DK__UNUSED
+#endif
+
+/* DK_API marks every public function: static (and possibly unused) under
+   DISPATCH_STATIC, extern otherwise. */
+#ifdef DISPATCH_STATIC
+#define DK_API static DK__UNUSED
+#else
+#define DK_API extern
 #endif
 
 #define DK__STR(x) #x
@@ -537,11 +540,13 @@ DK_INLINE dk_keyset dk_ks_raw(uint64_t repr) { dk_keyset ks; ks.repr = repr; ret
 
 /* Note [Runtime slots]. c10's offsetsAndMasks(), generated at compile time:
    for functionality f, the first slot and the backend mask (all backends when
-   f is per-backend, else 0). Indexed by functionality key value. */
+   f is per-backend, else 0). Indexed by functionality key value; entries
+   past the last functionality are {0, 0}, so a keyset with bits above FULL
+   lands on the Undefined slot instead of reading out of bounds (c10 does). */
 typedef struct dk_offset_mask { uint16_t offset; uint16_t mask; } dk_offset_mask;
 #define DK__FK_OFFSET_MASK(name, pb, prefix, roles, extra) \
     { (uint16_t)DK__SLOT_##name, (uint16_t)(pb ? DK__R_BACKENDS : 0) },
-static const dk_offset_mask dk__offsets_and_masks[DK_NUM_FUNCTIONALITY_KEYS] DK__UNUSED = {
+static const dk_offset_mask dk__offsets_and_masks[65 - DK_NUM_BACKENDS] DK__UNUSED = {
     { 0, 0 },
     DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_OFFSET_MASK, ~)
 };

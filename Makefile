@@ -1,0 +1,98 @@
+# dispatch.h — build, test and benchmark. `make help` lists the targets.
+#
+# `make test` works on a fresh Debian machine: run as root it installs what it
+# needs with apt-get (see `deps`); otherwise it names the missing package.
+
+CC       ?= cc
+CLANG    ?= clang
+CXX      ?= g++
+CLANGXX  ?= clang++
+BUILD    := build
+WARN     := -pedantic -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
+CSTD     := -std=c99
+CFLAGS_T := $(CSTD) $(WARN) -g -O1 -I.
+LIBS_T   := -lcmocka
+SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+# Debian packages the tests need: header or program -> package.
+DEPS := /usr/include/cmocka.h:libcmocka-dev /usr/include/xxhash.h:libxxhash-dev \
+        /usr/bin/clang:clang /usr/bin/g++:g++
+
+UNIT_TESTS := test_keyspace test_conformance test_custom_config test_config_mismatch
+VECTORS    := tests/conformance/keyspace-1.13.1.txt
+
+.PHONY: help test deps unit sanitize matrix structure clean conformance-vectors
+
+help: ## list the targets
+	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/^[^:]*Makefile://' | \
+	  awk -F':.*## ' '{ printf "  %-22s %s\n", $$1, $$2 }'
+
+test: deps ## install what is missing, then build and run every test (unit, sanitizers, compile matrix, structure)
+	@$(MAKE) --no-print-directory unit sanitize matrix structure
+	@sh tests/summary.sh $(BUILD)/results
+
+deps: ## install missing Debian packages (as root) or say which are missing
+	@missing=""; for d in $(DEPS); do f=$${d%%:*}; p=$${d##*:}; \
+	  [ -e "$$f" ] || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing:$$missing"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing) >/dev/null || exit 1; \
+	  else echo "missing Debian packages:$$missing (install them as root: apt-get install$$missing)"; exit 1; fi; \
+	fi
+
+$(BUILD):
+	@mkdir -p $(BUILD)
+
+# --- unit tests (cmocka) ------------------------------------------------------
+$(BUILD)/test_keyspace: tests/test_keyspace.c dispatch.h | $(BUILD)
+	$(CC) $(CFLAGS_T) $(EXTRA) $< -o $@ $(LIBS_T)
+$(BUILD)/test_conformance: tests/test_conformance.c dispatch.h | $(BUILD)
+	$(CC) $(CFLAGS_T) $(EXTRA) -DDK_PRESET_TORCH_1_13_1 $< -o $@ $(LIBS_T)
+$(BUILD)/test_custom_config: tests/test_custom_config.c tests/custom_config.h dispatch.h | $(BUILD)
+	$(CC) $(CFLAGS_T) $(EXTRA) '-DDK_CONFIG_HEADER="custom_config.h"' -Itests $< -o $@ $(LIBS_T)
+$(BUILD)/test_config_mismatch: tests/test_config_mismatch.c tests/config_mismatch_other.c tests/custom_config.h dispatch.h | $(BUILD)
+	$(CC) $(CFLAGS_T) $(EXTRA) -c tests/test_config_mismatch.c -o $@.o
+	$(CC) $(CFLAGS_T) $(EXTRA) '-DDK_CONFIG_HEADER="custom_config.h"' -Itests -c tests/config_mismatch_other.c -o $@-other.o
+	$(CC) $(CFLAGS_T) $(EXTRA) $@.o $@-other.o -o $@ $(LIBS_T)
+
+define run_tests
+	@mkdir -p $(BUILD)/results
+	@for t in $(UNIT_TESTS); do \
+	  echo "== $(1)$$t"; \
+	  CMOCKA_MESSAGE_OUTPUT=stdout $(2)$$t $(VECTORS) > $(BUILD)/results/$(1)$$t.log 2>&1; rc=$$?; \
+	  cat $(BUILD)/results/$(1)$$t.log; echo "$$rc" > $(BUILD)/results/$(1)$$t.rc; \
+	done
+endef
+
+unit: $(addprefix $(BUILD)/,$(UNIT_TESTS)) ## build and run the cmocka unit tests
+	$(call run_tests,,$(BUILD)/)
+
+sanitize: | $(BUILD) ## run the unit tests under AddressSanitizer + UndefinedBehaviorSanitizer
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/san EXTRA="$(SAN)" LIBS_T="$(LIBS_T)" \
+	  $(addprefix $(BUILD)/san/,$(UNIT_TESTS)) >/dev/null
+	$(call run_tests,asan-,ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/san/)
+
+# --- compile matrix: the header as C99/C11 with gcc and clang, and as C++ -------
+MATRIX := "$(CC) -std=c99 $(WARN)" "$(CC) -std=c11 $(WARN)" "$(CLANG) -std=c99 $(WARN)" \
+          "$(CLANG) -std=c11 $(WARN)" "$(CC) -std=c99 $(WARN) -O2 -DNDEBUG" \
+          "$(CC) -std=c99 $(WARN) -DDK_PRESET_TORCH_1_13_1" \
+          "$(CXX) -x c++ -std=c++11 -pedantic -Wall -Wextra -Werror -Wshadow" \
+          "$(CLANGXX) -x c++ -std=c++17 -pedantic -Wall -Wextra -Werror -Wshadow"
+matrix: | $(BUILD) ## compile the header (implementation included) with every compiler and standard
+	@mkdir -p $(BUILD)/results; ok=0; bad=0; \
+	for c in $(MATRIX); do \
+	  if $$c -I. -c tests/compile_all.c -o $(BUILD)/matrix.o 2> $(BUILD)/matrix.log; \
+	  then ok=$$((ok+1)); echo "  ok    $$c"; \
+	  else bad=$$((bad+1)); echo "  FAIL  $$c"; cat $(BUILD)/matrix.log; fi; \
+	done; echo "$$ok $$bad" > $(BUILD)/results/matrix.count; [ $$bad = 0 ]
+
+# --- structure: multi-include, DISPATCH_STATIC, exported symbols ---------------
+structure: | $(BUILD) ## header twice in one unit; two DISPATCH_STATIC units linked; only dk_ symbols exported
+	@sh tests/structure.sh "$(CC)" "$(CFLAGS_T)" $(BUILD)
+
+conformance-vectors: ## regenerate tests/conformance/*.txt from the real libtorch 1.13.1 (installs libtorch-dev)
+	@$(MAKE) --no-print-directory -f tests/conformance/conformance.mk conformance-vectors
+
+clean: ## remove build products
+	rm -rf $(BUILD)

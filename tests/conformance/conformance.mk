@@ -1,0 +1,61 @@
+# conformance.mk - regenerate the c10 key-space conformance vectors.
+#
+# Included by the top-level Makefile; also usable standalone from the repo root:
+#     make -f tests/conformance/conformance.mk            (= conformance-vectors)
+#
+# Needs Debian's libtorch-dev (1.13.1): headers in /usr/include/{c10,ATen,torch},
+# libc10.so in the multiarch library directory. Only libc10 is linked: the
+# ATen guards used (LegacyTypeDispatch.h) are header-only wrappers around
+# c10::impl::ExcludeDispatchKeyGuard.
+
+CONFORMANCE_MK := $(lastword $(MAKEFILE_LIST))
+CONFORMANCE_SAVED_GOAL := $(.DEFAULT_GOAL)
+
+CONFORMANCE_DIR       ?= tests/conformance
+CONFORMANCE_BUILD_DIR ?= build
+CONFORMANCE_GEN       ?= $(CONFORMANCE_BUILD_DIR)/gen_keyspace
+CONFORMANCE_VECTORS   ?= $(CONFORMANCE_DIR)/keyspace-1.13.1.txt
+LIBTORCH_PACKAGE      ?= libtorch-dev
+LIBTORCH_PROBE        ?= /usr/include/c10/core/DispatchKeySet.h
+CONFORMANCE_CXX       ?= g++
+CONFORMANCE_CXXFLAGS  ?= -std=c++17 -O1 -pthread -I/usr/include
+CONFORMANCE_LDLIBS    ?= -lc10 -pthread
+# Recorded in a comment line of the vectors only (evaluated at recipe time).
+LIBTORCH_DEB_VERSION   = $(shell dpkg-query -W -f='$${Version}' $(LIBTORCH_PACKAGE) 2>/dev/null)
+
+.PHONY: conformance-vectors conformance-libtorch conformance-clean
+
+conformance-vectors: $(CONFORMANCE_GEN)
+	$(CONFORMANCE_GEN) $(CONFORMANCE_VECTORS).tmp
+	mv -f $(CONFORMANCE_VECTORS).tmp $(CONFORMANCE_VECTORS)
+	@echo "wrote $(CONFORMANCE_VECTORS) ($$(wc -l < $(CONFORMANCE_VECTORS)) lines)"
+
+$(CONFORMANCE_GEN): $(CONFORMANCE_DIR)/gen_keyspace.cpp $(CONFORMANCE_MK) | conformance-libtorch
+	@mkdir -p $(dir $@)
+	$(CONFORMANCE_CXX) $(CONFORMANCE_CXXFLAGS) \
+	  -DLIBTORCH_DEB_VERSION='"$(LIBTORCH_DEB_VERSION)"' \
+	  -o $@ $< $(CONFORMANCE_LDLIBS)
+
+# (a) make sure libtorch-dev is installed; install it when running as root.
+conformance-libtorch:
+	@if [ ! -f $(LIBTORCH_PROBE) ]; then \
+	  if [ "$$(id -u)" -ne 0 ]; then \
+	    echo "conformance-vectors: missing Debian package $(LIBTORCH_PACKAGE) ($(LIBTORCH_PROBE) not found); run: sudo apt-get install -y $(LIBTORCH_PACKAGE)" >&2; \
+	    exit 1; \
+	  fi; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get install -y $(LIBTORCH_PACKAGE) || \
+	    { apt-get update && apt-get install -y $(LIBTORCH_PACKAGE); } || exit 1; \
+	  [ -f $(LIBTORCH_PROBE) ] || { echo "conformance-vectors: $(LIBTORCH_PACKAGE) installed but $(LIBTORCH_PROBE) still missing" >&2; exit 1; }; \
+	fi
+
+conformance-clean:
+	rm -f $(CONFORMANCE_GEN)
+
+# Standalone use: default to conformance-vectors. When included, leave the
+# including Makefile's default goal untouched.
+ifeq ($(firstword $(MAKEFILE_LIST)),$(CONFORMANCE_MK))
+.DEFAULT_GOAL := conformance-vectors
+else
+.DEFAULT_GOAL := $(CONFORMANCE_SAVED_GOAL)
+endif

@@ -1,0 +1,25 @@
+#!/bin/sh
+# Structural checks (STB conventions): prints one line per check and writes
+# "<passed> <failed>" to $build/results/structure.count.
+cc=$1; cflags=$2; build=$3
+out=$build/structure; mkdir -p "$out" "$build/results"
+ok=0; bad=0
+check() { # name, command...
+  name=$1; shift
+  if "$@" > "$out/log" 2>&1; then ok=$((ok + 1)); echo "  ok    $name"
+  else bad=$((bad + 1)); echo "  FAIL  $name"; cat "$out/log"; fi
+}
+check "header twice in one unit, implementation in another" \
+  sh -c "$cc $cflags tests/structure/twice.c tests/structure/impl.c -o $out/twice && $out/twice"
+check "two DISPATCH_STATIC units linked into one program" \
+  sh -c "$cc $cflags tests/structure/static_a.c tests/structure/static_b.c -o $out/static && $out/static"
+check "no exported symbol outside the dk_ prefix" \
+  sh -c "$cc $cflags -O2 -c tests/structure/impl.c -o $out/impl.o && \
+         bad=\$(nm -g --defined-only $out/impl.o | awk '{print \$3}' | grep -v '^dk_'); \
+         [ -z \"\$bad\" ] || { echo \"exported: \$bad\"; exit 1; }"
+check "DISPATCH_STATIC exports nothing" \
+  sh -c "$cc $cflags -O2 -c tests/structure/static_b.c -o $out/static_b.o && \
+         bad=\$(nm -g --defined-only $out/static_b.o | awk '{print \$3}' | grep -v '^static_b_name_is_cpu\$'); \
+         [ -z \"\$bad\" ] || { echo \"exported: \$bad\"; exit 1; }"
+echo "$ok $bad" > "$build/results/structure.count"
+[ "$bad" = 0 ]
