@@ -27,5 +27,10 @@ for cfg in too_many_backends:"backend masks are 16 bits" too_many_bits:"must fit
     sh -c "! $cc $cflags -std=c11 '-DDK_CONFIG_HEADER=\"$name.h\"' -Itests/structure -c tests/compile_all.c \
              -o $out/never.o > $out/$name.log 2>&1 && grep -q '$msg' $out/$name.log"
 done
+# README's example: extracted, compiled with the strict flags, run, output compared.
+sed -n '/<!-- example:readme -->/,/^```$/p' README.md | sed '1,2d;$d' > "$out/readme_example.c"
+check "README example compiles and prints what README says" \
+  sh -c "$cc $cflags $out/readme_example.c -o $out/readme_example && $out/readme_example > $out/readme.txt && \
+         diff tests/readme_example.out $out/readme.txt"
 echo "$ok $bad" > "$build/results/structure.count"
 [ "$bad" = 0 ]
