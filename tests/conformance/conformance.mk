@@ -7,6 +7,10 @@
 # libc10.so in the multiarch library directory. Only libc10 is linked: the
 # ATen guards used (LegacyTypeDispatch.h) are header-only wrappers around
 # c10::impl::ExcludeDispatchKeyGuard.
+#
+# gen_tables (dispatch-table vectors) also needs libtorch_cpu.so: it defines
+# operators and registers kernels/fallbacks through torch::Library, and the
+# built-in backend fallbacks it records are registered by libtorch_cpu.
 
 CONFORMANCE_MK := $(lastword $(MAKEFILE_LIST))
 CONFORMANCE_SAVED_GOAL := $(.DEFAULT_GOAL)
@@ -20,21 +24,33 @@ LIBTORCH_PROBE        ?= /usr/include/c10/core/DispatchKeySet.h
 CONFORMANCE_CXX       ?= g++
 CONFORMANCE_CXXFLAGS  ?= -std=c++17 -O1 -pthread -I/usr/include
 CONFORMANCE_LDLIBS    ?= -lc10 -pthread
+CONFORMANCE_TABLES_GEN     ?= $(CONFORMANCE_BUILD_DIR)/gen_tables
+CONFORMANCE_TABLES         ?= $(CONFORMANCE_DIR)/tables-1.13.1.txt
+CONFORMANCE_TABLES_LDLIBS  ?= -ltorch_cpu -lc10 -pthread
 # Recorded in a comment line of the vectors only (evaluated at recipe time).
 LIBTORCH_DEB_VERSION   = $(shell dpkg-query -W -f='$${Version}' $(LIBTORCH_PACKAGE) 2>/dev/null)
 
 .PHONY: conformance-vectors conformance-libtorch conformance-clean
 
-conformance-vectors: $(CONFORMANCE_GEN)
+conformance-vectors: $(CONFORMANCE_GEN) $(CONFORMANCE_TABLES_GEN)
 	$(CONFORMANCE_GEN) $(CONFORMANCE_VECTORS).tmp
 	mv -f $(CONFORMANCE_VECTORS).tmp $(CONFORMANCE_VECTORS)
 	@echo "wrote $(CONFORMANCE_VECTORS) ($$(wc -l < $(CONFORMANCE_VECTORS)) lines)"
+	$(CONFORMANCE_TABLES_GEN) $(CONFORMANCE_TABLES).tmp
+	mv -f $(CONFORMANCE_TABLES).tmp $(CONFORMANCE_TABLES)
+	@echo "wrote $(CONFORMANCE_TABLES) ($$(wc -l < $(CONFORMANCE_TABLES)) lines)"
 
 $(CONFORMANCE_GEN): $(CONFORMANCE_DIR)/gen_keyspace.cpp $(CONFORMANCE_MK) | conformance-libtorch
 	@mkdir -p $(dir $@)
 	$(CONFORMANCE_CXX) $(CONFORMANCE_CXXFLAGS) \
 	  -DLIBTORCH_DEB_VERSION='"$(LIBTORCH_DEB_VERSION)"' \
 	  -o $@ $< $(CONFORMANCE_LDLIBS)
+
+$(CONFORMANCE_TABLES_GEN): $(CONFORMANCE_DIR)/gen_tables.cpp $(CONFORMANCE_MK) | conformance-libtorch
+	@mkdir -p $(dir $@)
+	$(CONFORMANCE_CXX) $(CONFORMANCE_CXXFLAGS) \
+	  -DLIBTORCH_DEB_VERSION='"$(LIBTORCH_DEB_VERSION)"' \
+	  -o $@ $< $(CONFORMANCE_TABLES_LDLIBS)
 
 # (a) make sure libtorch-dev is installed; install it when running as root.
 conformance-libtorch:
@@ -50,7 +66,7 @@ conformance-libtorch:
 	fi
 
 conformance-clean:
-	rm -f $(CONFORMANCE_GEN)
+	rm -f $(CONFORMANCE_GEN) $(CONFORMANCE_TABLES_GEN)
 
 # Standalone use: default to conformance-vectors. When included, leave the
 # including Makefile's default goal untouched.
