@@ -795,7 +795,19 @@ DK_INLINE dk_keyset dk_autograd_backend_set(dk_key k) {
     X(ERR_NULL,          "a required pointer argument is NULL")                 \
     X(ERR_UNKNOWN_KEY,   "no dispatch key or backend component has that name")  \
     X(ERR_BAD_KEY,       "the value is not a valid key for this use")           \
-    X(ERR_CONFIG_MISMATCH, "translation units were compiled with different key lists")
+    X(ERR_CONFIG_MISMATCH, "translation units were compiled with different key lists") \
+    X(ERR_NO_MEMORY,     "out of memory")                                       \
+    X(ERR_BAD_ARGUMENT,  "an argument is out of range")                         \
+    X(ERR_BAD_NAME,      "malformed operator name, schema or namespace")        \
+    X(ERR_BAD_KERNEL,    "the kernel description is not valid here")            \
+    X(ERR_BAD_HANDLE,    "the handle is not a live registration")               \
+    X(ERR_DUPLICATE_DEF, "the operator is already defined")                     \
+    X(ERR_DUPLICATE_LIBRARY, "the namespace already has a DK_LIBRARY block")     \
+    X(ERR_DUPLICATE_FALLBACK, "the key already has a backend fallback")         \
+    X(ERR_WRONG_BLOCK,   "not allowed in this kind of library block")           \
+    X(ERR_NAMESPACE_MISMATCH, "the name's namespace is not the block's")        \
+    X(ERR_KEY_MISMATCH,  "the key is not the block's")                          \
+    X(ERR_NOT_FOUND,     "no such operator")
 
 #define DK__STATUS_ENUM(name, text) DK_##name,
 typedef enum dk_status { DK_FORALL_STATUS(DK__STATUS_ENUM) DK__STATUS_END } dk_status;
@@ -836,6 +848,220 @@ DK_API dk_key dk_slot_key(int slot);
 DK_API dk_status dk__config_check(const char *caller_signature);
 #define dk_config_check() dk__config_check(DK_CONFIG_SIGNATURE)
 
+/* Publication of tables and pointers to lock-free readers. */
+#if defined(__GNUC__) || defined(__clang__)
+#define DK__LOAD_ACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define DK__LOAD_RLX(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define DK__STORE_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define DK__STORE_RLX(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#else /* aligned word accesses; MSVC gives volatile acquire/release semantics on x86 */
+#define DK__LOAD_ACQ(p) (*(volatile const void *const *)0, *(p))
+#define DK__LOAD_RLX(p) (*(p))
+#define DK__STORE_REL(p, v) (*(p) = (v))
+#define DK__STORE_RLX(p, v) (*(p) = (v))
+#endif
+
+/* >>aliases -----------------------------------------------------------------
+
+   Each alias plays the role named by its Set column; the resolution rules
+   find aliases by role, so a user alias list may drop any of them (the role
+   constant is then Undefined). */
+enum {
+    DK__SET_AUTOGRAD_ALIAS = 1, DK__SET_MATH, DK__SET_NESTED, DK__SET_BACKEND,
+    DK__SET_NON_FUNCTIONAL_BACKEND, DK__SET_FUNCTORCH_BATCHED
+};
+#define DK__ALIAS_FIRST(name, set, want) (DK__SET_##set == (want)) ? DK_##name :
+#define DK__ALIAS_KEY(want) (DK_FORALL_ALIAS_KEYS(DK__ALIAS_FIRST, want) DK_Undefined)
+enum {
+    DK_ALIAS_AUTOGRAD = DK__ALIAS_KEY(DK__SET_AUTOGRAD_ALIAS),       /* Autograd */
+    DK_ALIAS_MATH = DK__ALIAS_KEY(DK__SET_MATH),                     /* CompositeImplicitAutograd (catch-all) */
+    DK_ALIAS_NESTED = DK__ALIAS_KEY(DK__SET_NESTED),                 /* CompositeImplicitAutogradNestedTensor */
+    DK_ALIAS_BACKEND = DK__ALIAS_KEY(DK__SET_BACKEND),               /* CompositeExplicitAutograd */
+    DK_ALIAS_NON_FUNCTIONAL = DK__ALIAS_KEY(DK__SET_NON_FUNCTIONAL_BACKEND), /* ...NonFunctional */
+    DK_ALIAS_BATCHED = DK__ALIAS_KEY(DK__SET_FUNCTORCH_BATCHED)      /* FuncTorchBatchedDecomposition */
+};
+
+/* >>registry ----------------------------------------------------------------
+
+   A dk_registry holds operators, their kernels and the backend fallbacks.
+   Registries are independent; dk_registry_default() is the process-wide one
+   the DK_LIBRARY macros use. Every registration returns a dk_registration
+   handle; dk_deregister() removes exactly that registration and restores what
+   it shadowed. Invariant: every operator's dispatch table equals a full
+   recomputation from its current registrations (see Note [Resolution]). */
+
+typedef struct dk_registry dk_registry;
+typedef struct dk_operator dk_operator;
+typedef struct dk_kernel dk_kernel;
+typedef struct dk_registration dk_registration;
+typedef struct dk_library dk_library;
+
+/* Any unboxed kernel: stored as dk_fn, cast back to its real type to call. */
+typedef void (*dk_fn)(void);
+#define DK_FN(f) ((dk_fn)(f))
+/* A boxed kernel or backend fallback: receives the operator, the dispatch
+   keyset and an argument pointer (the caller's argument pack). */
+typedef void (*dk_boxed_fn)(const dk_kernel *kernel, const dk_operator *op, dk_keyset ks, void *args);
+
+typedef enum dk_kernel_kind {
+    DK_KERNEL_FUNCTION = 0,   /* a real kernel (unboxed, boxed or both) */
+    DK_KERNEL_FALLTHROUGH,    /* skip this key: masked out of the keyset */
+    DK_KERNEL_AMBIGUOUS,      /* c10's ambiguous_autogradother sentinel */
+    DK_KERNEL_MISSING         /* no kernel: calling it reports an error */
+} dk_kernel_kind;
+
+/* An immutable kernel record; dispatch tables point at these. */
+struct dk_kernel {
+    dk_fn fn;                 /* unboxed entry point, or NULL */
+    dk_boxed_fn boxed;        /* boxed entry point, or NULL */
+    void *user_data;          /* given at registration */
+    const char *debug;        /* "registered at file:line" */
+    dk_key key;               /* the key it was registered for (alias keys too) */
+    dk_kernel_kind kind;
+    int is_fallback;          /* 1: a backend fallback */
+};
+
+/* What to register: build with dk_unboxed(), dk_boxed(), dk_fallthrough(). */
+typedef struct dk_kernel_desc {
+    dk_fn fn;
+    dk_boxed_fn boxed;
+    void *user_data;
+    int fallthrough;
+} dk_kernel_desc;
+
+DK_INLINE dk_kernel_desc dk_unboxed(dk_fn fn, void *user_data) {
+    dk_kernel_desc d; d.fn = fn; d.boxed = NULL; d.user_data = user_data; d.fallthrough = 0; return d;
+}
+DK_INLINE dk_kernel_desc dk_boxed(dk_boxed_fn fn, void *user_data) {
+    dk_kernel_desc d; d.fn = NULL; d.boxed = fn; d.user_data = user_data; d.fallthrough = 0; return d;
+}
+DK_INLINE dk_kernel_desc dk_fallthrough(void) {
+    dk_kernel_desc d; d.fn = NULL; d.boxed = NULL; d.user_data = NULL; d.fallthrough = 1; return d;
+}
+
+/* An operator: a stable pointer with a dense id. The first two fields are
+   what the call path reads. */
+struct dk_operator {
+    /* keys whose slot is not a fallthrough, by c10 getBackendIndex() */
+    uint64_t nonfallthrough[DK_NUM_BACKENDS];
+    /* one kernel record per runtime slot, never NULL */
+    const dk_kernel *table[DK_NUM_RUNTIME_ENTRIES];
+    const char *name;         /* "ns::name" or "ns::name.overload" */
+    const char *schema;       /* the def()'s schema string, or NULL */
+    uint32_t id;              /* dense, from 0, in creation order */
+    dk_registry *registry;
+};
+
+/* Memory and messages. Zero-initialise, set what you need. */
+typedef struct dk_registry_desc {
+    void *(*alloc)(size_t size, void *user_data);   /* both or neither */
+    void (*free)(void *ptr, void *user_data);
+    void *alloc_user_data;
+    /* warnings (overriding a kernel) and errors of static library blocks;
+       default: written to stderr */
+    void (*log)(int is_error, const char *message, void *user_data);
+    void *log_user_data;
+} dk_registry_desc;
+
+DK_API dk_status dk__registry_create(const dk_registry_desc *desc, dk_registry **out, const char *signature);
+#define dk_registry_create(desc, out) dk__registry_create((desc), (out), DK_CONFIG_SIGNATURE)
+/* Frees everything the registry owns, every handle included. */
+DK_API void dk_registry_destroy(dk_registry *r);
+/* The process-wide registry (created on first use) that DK_LIBRARY uses. */
+DK_API dk_registry *dk_registry_default(void);
+
+/* def: an operator schema "ns::name.overload(args) -> returns". */
+DK_API dk_status dk__def(dk_registry *r, const char *schema, const char *file, int line,
+                         dk_registration **out, const char *signature);
+/* impl: a kernel for one key of an operator (runtime or alias key;
+   DK_Undefined = catch-all = CompositeImplicitAutograd). The operator need
+   not be defined yet. */
+DK_API dk_status dk__impl(dk_registry *r, const char *op_name, dk_key key, dk_kernel_desc kernel,
+                          const char *file, int line, dk_registration **out, const char *signature);
+/* fallback: a boxed kernel (or a fallthrough) for every operator at one key;
+   an alias key registers every runtime key of the alias. */
+DK_API dk_status dk__fallback(dk_registry *r, dk_key key, dk_kernel_desc kernel,
+                              const char *file, int line, dk_registration **out, const char *signature);
+#define dk_def(r, schema, out) dk__def((r), (schema), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
+#define dk_impl(r, op, key, kernel, out) \
+    dk__impl((r), (op), (key), (kernel), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
+#define dk_fallback(r, key, kernel, out) \
+    dk__fallback((r), (key), (kernel), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
+/* Removes exactly what the handle registered and frees the handle.
+   DK_ERR_BAD_HANDLE for NULL or a handle already deregistered. */
+DK_API dk_status dk_deregister(dk_registration *h);
+
+/* Listeners: told when an operator gets its def and when its last def goes.
+   Adding one replays on_registered for every defined operator. */
+typedef void (*dk_op_listener)(const dk_operator *op, void *user_data);
+DK_API dk_status dk_add_listener(dk_registry *r, dk_op_listener on_registered, dk_op_listener on_deregistered,
+                                 void *user_data, dk_registration **out);
+
+/* Library blocks, as torch/library.h: DEF (one per namespace), FRAGMENT,
+   IMPL (with a key; namespace "_" for fallbacks). Registrations made
+   through a library are undone by dk_library_close(). */
+typedef enum dk_library_kind { DK_LIB_DEF, DK_LIB_FRAGMENT, DK_LIB_IMPL } dk_library_kind;
+DK_API dk_status dk__library_open(dk_registry *r, dk_library_kind kind, const char *ns, dk_key key,
+                                  const char *file, int line, dk_library **out, const char *signature);
+#define dk_library_open(r, kind, ns, key, out) \
+    dk__library_open((r), (kind), (ns), (key), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
+DK_API dk_status dk_library_close(dk_library *lib);
+/* Inside a block: def ("name(args) -> ret" or "ns::name..." with the block's
+   ns), impl ("name" or "ns::name"; DK_Undefined = the block's key, or
+   catch-all in DEF/FRAGMENT blocks), fallback (IMPL blocks of namespace _). */
+DK_API dk_status dk_lib_def(dk_library *lib, const char *schema);
+DK_API dk_status dk_lib_impl(dk_library *lib, const char *name, dk_key key, dk_kernel_desc kernel);
+DK_API dk_status dk_lib_fallback(dk_library *lib, dk_kernel_desc kernel);
+/* Runs block(lib) inside a library opened with the given arguments; the
+   library stays open (its registrations live) until dk_library_close. */
+typedef void (*dk_library_block)(dk_library *lib);
+DK_API dk_status dk__library_run(dk_registry *r, dk_library_kind kind, const char *ns, dk_key key,
+                                 dk_library_block block, const char *file, int line, dk_library **out,
+                                 const char *signature);
+#define dk_library_run(r, kind, ns, key, block, out) \
+    dk__library_run((r), (kind), (ns), (key), (block), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
+
+/* Static registration before main (GCC / Clang constructors):
+       DK_LIBRARY(myops, m) { dk_lib_def(m, "add(Tensor a, Tensor b) -> Tensor"); }
+       DK_LIBRARY_IMPL(myops, CPU, m) { dk_lib_impl(m, "add", DK_Undefined, dk_unboxed(DK_FN(add_cpu), NULL)); }
+   Without constructors (or when a static library would drop the object),
+   write the block as a function and call dk_library_run() yourself. */
+#if defined(__GNUC__) || defined(__clang__)
+#define DK__CONSTRUCTOR(fn) static void fn(void) __attribute__((constructor)); static void fn(void)
+#define DK__LIBRARY_STATIC(kind, ns, key, m, uid)                                                    \
+    static void DK__XCAT(dk__lib_block_, uid)(dk_library *m);                                         \
+    DK__CONSTRUCTOR(DK__XCAT(dk__lib_init_, uid)) {                                                  \
+        dk_library_run(dk_registry_default(), kind, #ns, key, DK__XCAT(dk__lib_block_, uid), NULL);   \
+    }                                                                                                \
+    static void DK__XCAT(dk__lib_block_, uid)(dk_library *m)
+#define DK_LIBRARY(ns, m) DK__LIBRARY_STATIC(DK_LIB_DEF, ns, DK_Undefined, m, DK__XCAT(ns##_def_, __LINE__))
+#define DK_LIBRARY_FRAGMENT(ns, m) \
+    DK__LIBRARY_STATIC(DK_LIB_FRAGMENT, ns, DK_Undefined, m, DK__XCAT(ns##_frag_, __LINE__))
+#define DK_LIBRARY_IMPL(ns, key, m) \
+    DK__LIBRARY_STATIC(DK_LIB_IMPL, ns, DK_##key, m, DK__XCAT(ns##_##key##_impl_, __LINE__))
+#endif
+
+/* Introspection. */
+/* The operator named "ns::name[.overload]" if it has a def or a kernel, else NULL. Lock-free. */
+DK_API dk_operator *dk_op_lookup(dk_registry *r, const char *name);
+/* As dk_op_lookup, but the operator must be defined (c10 findSchemaOrThrow). */
+DK_API dk_status dk_op_find(dk_registry *r, const char *name, dk_operator **out);
+/* A kernel registered directly at key k (c10 hasKernelForDispatchKey). */
+DK_API int dk_op_has_kernel_for_key(const dk_operator *op, dk_key k);
+/* The slot of runtime key k holds a kernel (fallthrough included). */
+DK_API int dk_op_has_computed_kernel_for_key(const dk_operator *op, dk_key k);
+/* c10 formats; snprintf-like (return the length the whole text needs). */
+DK_API int dk_op_dump_state(const dk_operator *op, char *buf, size_t size);
+DK_API int dk_op_dump_computed_table(const dk_operator *op, char *buf, size_t size);
+/* Resolution of one slot and why (c10 computeDispatchTableEntryWithDebug):
+   *reason is "kernel", "default backend kernel", "math kernel", ... "missing". */
+DK_API const dk_kernel *dk_op_compute_slot(const dk_operator *op, int slot, const char **reason);
+/* Operators with a def or a kernel, in id order; calls fn for each, stops when it returns non-zero. */
+DK_API void dk_registry_each_op(dk_registry *r, int (*fn)(dk_operator *op, void *user_data), void *user_data);
+/* Operators with a kernel registered directly at key k (c10 getRegistrationsForDispatchKey). */
+DK_API void dk_registry_each_op_for_key(dk_registry *r, dk_key k, int (*fn)(dk_operator *op, void *user_data),
+                                        void *user_data);
+
 #ifdef __cplusplus
 }
 #endif
@@ -848,6 +1074,7 @@ DK_API dk_status dk__config_check(const char *caller_signature);
 #define DK__IMPLEMENTATION_INCLUDED
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <stdarg.h>
 
@@ -1018,6 +1245,1080 @@ DK_API dk_status dk__config_check(const char *caller_signature) {
                     "caller: %.600s; implementation: %.600s",
                     caller_signature, own);
 }
+
+
+/* >>impl-threads -------------------------------------------------------------
+
+   One mutex per registry serialises every change; readers (calls, name
+   lookups) take no lock: they load published pointers with acquire order. */
+#if defined(_WIN32)
+#include <windows.h>
+typedef SRWLOCK dk__mutex;
+#define dk__mutex_init(m) InitializeSRWLock(m)
+#define dk__mutex_destroy(m) ((void)(m))
+#define dk__mutex_lock(m) AcquireSRWLockExclusive(m)
+#define dk__mutex_unlock(m) ReleaseSRWLockExclusive(m)
+#else
+#include <pthread.h>
+typedef pthread_mutex_t dk__mutex;
+#define dk__mutex_init(m) pthread_mutex_init((m), NULL)
+#define dk__mutex_destroy(m) pthread_mutex_destroy(m)
+#define dk__mutex_lock(m) pthread_mutex_lock(m)
+#define dk__mutex_unlock(m) pthread_mutex_unlock(m)
+#endif
+
+#ifndef DK_HASH64
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+#define DK_HASH64(ptr, len) XXH3_64bits((ptr), (len))
+#endif
+
+/* >>impl-registry ------------------------------------------------------------- */
+
+enum { DK__REG_DEF = 1, DK__REG_IMPL, DK__REG_FALLBACK, DK__REG_LISTENER };
+
+struct dk_registration {
+    dk_kernel kernel;             /* first: dispatch tables point here */
+    dk_registry *registry;
+    int type;                     /* DK__REG_* */
+    int live;                     /* 0 once deregistered (kept until the registry dies) */
+    struct dk__op *op;            /* def, impl */
+    dk_registration *next;        /* op's impl list (newest first), listener list, retired list */
+    dk_library *library;          /* the block that made it, or NULL */
+    dk_registration *lib_next;    /* that block's list (newest first) */
+    dk_op_listener on_registered, on_deregistered;
+    const char *schema;           /* def: the schema text */
+};
+
+typedef struct dk__op {
+    dk_operator pub;              /* first: handles are dk_operator pointers */
+    uint64_t hash;
+    dk_registration *def;         /* at most one live def */
+    dk_registration *impls;       /* live impls, newest first */
+    int visible;                  /* has a def or an impl (read lock-free) */
+} dk__op;
+
+typedef struct dk__bucket { uint64_t hash; dk__op *op; } dk__bucket;
+typedef struct dk__index {        /* open addressing, linear probing, never shrinks */
+    struct dk__index *retired_next;
+    size_t mask, count;
+    dk__bucket *buckets;          /* points just past this header */
+} dk__index;
+
+struct dk_library {
+    dk_registry *registry;
+    dk_library_kind kind;
+    dk_key key;                   /* IMPL blocks; Undefined otherwise */
+    int log_errors;               /* a static block: report failures through the log hook */
+    const char *ns, *debug, *where;  /* "registered at f:l", "f:l" */
+    dk_registration *regs;        /* what the block registered, newest first */
+    dk_library *next;             /* the registry's open libraries */
+};
+
+struct dk_registry {
+    dk__mutex lock;
+    dk_registry_desc desc;
+    dk__index *index;             /* published with release; read lock-free */
+    dk__index *retired_indexes;
+    dk__op **ops;                 /* by id */
+    uint32_t n_ops, cap_ops;
+    dk_registration *fallbacks[DK_NUM_RUNTIME_ENTRIES];
+    dk_library *libraries;
+    dk_registration *listeners;
+    dk_registration *retired;     /* deregistered handles: calls may still hold their kernels */
+    dk_kernel missing, ambiguous; /* sentinels: no table slot is ever NULL */
+    const char *verified[4];      /* list signatures already compared */
+};
+
+static const char dk__own_signature[] = DK_CONFIG_SIGNATURE;
+
+/* ---- memory --------------------------------------------------------------- */
+
+static void *dk__default_alloc(size_t n, void *ud) { (void)ud; return malloc(n); }
+static void dk__default_free(void *p, void *ud) { (void)ud; free(p); }
+
+DK__PRIVATE void *dk__alloc(dk_registry *r, size_t n) {
+    void *p = r->desc.alloc(n, r->desc.alloc_user_data);
+    if (!p) dk__fail(DK_ERR_NO_MEMORY, "out of memory allocating %lu bytes", (unsigned long)n);
+    return p;
+}
+DK__PRIVATE void dk__free(dk_registry *r, void *p) { if (p) r->desc.free(p, r->desc.alloc_user_data); }
+
+/* Copies the strings after `size` bytes of one allocation: no partial failures. */
+DK__PRIVATE void *dk__alloc_with_strings(dk_registry *r, size_t size, const char **dst1, const char *s1,
+                                        const char **dst2, const char *s2) {
+    size_t n1 = s1 ? strlen(s1) + 1 : 0, n2 = s2 ? strlen(s2) + 1 : 0;
+    char *p = (char *)dk__alloc(r, size + n1 + n2);
+    if (!p) return NULL;
+    memset(p, 0, size);
+    if (s1) { memcpy(p + size, s1, n1); *dst1 = p + size; }
+    if (s2) { memcpy(p + size + n1, s2, n2); *dst2 = p + size + n1; }
+    return p;
+}
+
+/* ---- logging -------------------------------------------------------------- */
+
+static void dk__default_log(int is_error, const char *message, void *ud) {
+    (void)ud;
+    fprintf(stderr, "%s: %s\n", is_error ? "dispatch.h error" : "Warning", message);
+}
+
+DK__PRIVATE void dk__log(dk_registry *r, int is_error, const char *message) {
+    r->desc.log(is_error, message, r->desc.log_user_data);
+}
+
+/* ---- names -------------------------------------------------------------------
+
+   "ns::name" or "ns::name.overload": identifiers of [A-Za-z0-9_], not
+   starting with a digit. Returns the length of the name part of `text`
+   (up to '(' or the end), 0 if malformed. */
+DK__PRIVATE size_t dk__ident(const char *s) {
+    size_t n = 0;
+    if ((s[0] >= '0' && s[0] <= '9')) return 0;
+    while ((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= 'A' && s[n] <= 'Z') || (s[n] >= '0' && s[n] <= '9') || s[n] == '_')
+        n++;
+    return n;
+}
+
+DK__PRIVATE size_t dk__op_name_length(const char *s, int need_ns) {
+    size_t n = dk__ident(s), m;
+    if (!n) return 0;
+    if (s[n] == ':' && s[n + 1] == ':') {
+        m = dk__ident(s + n + 2);
+        if (!m) return 0;
+        n += 2 + m;
+    } else if (need_ns) {
+        return 0;
+    }
+    if (s[n] == '.') {
+        m = dk__ident(s + n + 1);
+        if (!m) return 0;
+        n += 1 + m;
+    }
+    return n;
+}
+
+/* ---- the name index --------------------------------------------------------- */
+
+DK__PRIVATE dk__op *dk__index_find(const dk__index *ix, uint64_t h, const char *name, size_t len) {
+    size_t i;
+    if (!ix) return NULL;
+    for (i = (size_t)h & ix->mask;; i = (i + 1) & ix->mask) {
+        dk__op *op = DK__LOAD_ACQ(&ix->buckets[i].op);
+        if (!op) return NULL;
+        if (ix->buckets[i].hash == h && strncmp(op->pub.name, name, len) == 0 && op->pub.name[len] == '\0')
+            return op;
+    }
+}
+
+DK__PRIVATE void dk__index_put(dk__index *ix, dk__op *op) {
+    size_t i = (size_t)op->hash & ix->mask;
+    while (ix->buckets[i].op) i = (i + 1) & ix->mask;
+    ix->buckets[i].hash = op->hash;
+    DK__STORE_REL(&ix->buckets[i].op, op);
+    ix->count++;
+}
+
+DK__PRIVATE dk__index *dk__index_new(dk_registry *r, size_t nbuckets) {
+    dk__index *ix = (dk__index *)dk__alloc(r, sizeof(dk__index) + nbuckets * sizeof(dk__bucket));
+    if (!ix) return NULL;
+    ix->retired_next = NULL;
+    ix->mask = nbuckets - 1;
+    ix->count = 0;
+    ix->buckets = (dk__bucket *)(ix + 1);
+    memset(ix->buckets, 0, nbuckets * sizeof(dk__bucket));
+    return ix;
+}
+
+/* ---- operators ---------------------------------------------------------------
+
+   Creating an operator is split in two so that a registration allocates
+   everything first and then commits without any step that can fail. */
+typedef struct dk__op_prep {
+    dk__op *op;                   /* existing or new */
+    int is_new;
+    dk__index *grown;             /* a larger index to publish, or NULL */
+    dk__op **grown_ops;           /* a larger ops array, or NULL */
+} dk__op_prep;
+
+DK__PRIVATE dk_status dk__op_prepare(dk_registry *r, const char *name, size_t len, dk__op_prep *p) {
+    uint64_t h = DK_HASH64(name, len);
+    size_t cap = r->index ? r->index->mask + 1 : 0;
+    memset(p, 0, sizeof *p);
+    p->op = dk__index_find(r->index, h, name, len);
+    if (p->op) return DK_OK;
+    p->op = (dk__op *)dk__alloc(r, sizeof(dk__op) + len + 1);
+    if (!p->op) return DK_ERR_NO_MEMORY;
+    memset(p->op, 0, sizeof(dk__op));
+    memcpy((char *)(p->op + 1), name, len);
+    ((char *)(p->op + 1))[len] = '\0';
+    p->op->pub.name = (const char *)(p->op + 1);
+    p->op->hash = h;
+    p->is_new = 1;
+    if ((r->index ? r->index->count + 1 : 1) * 2 > cap) {   /* keep the load factor <= 1/2 */
+        p->grown = dk__index_new(r, cap ? cap * 2 : 64);
+        if (!p->grown) goto fail;
+    }
+    if (r->n_ops == r->cap_ops) {
+        uint32_t ncap = r->cap_ops ? r->cap_ops * 2 : 64;
+        p->grown_ops = (dk__op **)dk__alloc(r, ncap * sizeof(dk__op *));
+        if (!p->grown_ops) goto fail;
+    }
+    return DK_OK;
+fail:
+    dk__free(r, p->grown);
+    dk__free(r, p->op);
+    memset(p, 0, sizeof *p);
+    return DK_ERR_NO_MEMORY;
+}
+
+DK__PRIVATE void dk__op_abandon(dk_registry *r, dk__op_prep *p) {
+    if (!p->is_new) return;
+    dk__free(r, p->grown);
+    dk__free(r, p->grown_ops);
+    dk__free(r, p->op);
+}
+
+DK__PRIVATE void dk__op_init_table(dk_registry *r, dk__op *op);
+
+DK__PRIVATE void dk__op_commit(dk_registry *r, dk__op_prep *p) {
+    dk__op *op = p->op;
+    size_t i;
+    if (!p->is_new) return;
+    op->pub.id = r->n_ops;
+    op->pub.registry = r;
+    dk__op_init_table(r, op);
+    if (p->grown_ops) {
+        if (r->n_ops) memcpy(p->grown_ops, r->ops, r->n_ops * sizeof(dk__op *));
+        dk__free(r, r->ops);       /* only ever read under the lock */
+        r->ops = p->grown_ops;
+        r->cap_ops = r->cap_ops ? r->cap_ops * 2 : 64;
+    }
+    r->ops[r->n_ops++] = op;
+    if (p->grown) {
+        dk__index *old = r->index;
+        if (old)
+            for (i = 0; i <= old->mask; i++)
+                if (old->buckets[i].op) dk__index_put(p->grown, old->buckets[i].op);
+        dk__index_put(p->grown, op);
+        DK__STORE_REL(&r->index, p->grown);
+        if (old) { old->retired_next = r->retired_indexes; r->retired_indexes = old; }
+    } else {
+        dk__index_put(r->index, op);
+    }
+}
+
+DK__PRIVATE void dk__op_update_visible(dk__op *op) {
+    DK__STORE_REL(&op->visible, op->def != NULL || op->impls != NULL);
+}
+
+/* ---- Note [Resolution] ---------------------------------------------------------
+
+   A slot's kernel is a pure function of the operator's registrations and the
+   registry's fallbacks, computed in c10's computeDispatchTableEntry order.
+   Every change recomputes every slot it can affect: the whole table for a
+   def / impl change (so the live table always equals a full recomputation,
+   whatever the order of changes; c10 1.13.1 updates only some slots and
+   leaves stale ones), one slot in every operator for a fallback change. */
+
+typedef const dk_registration *dk__front[DK_NUM_KEYS];
+
+/* The active (newest) impl per key. */
+DK__PRIVATE void dk__collect_front(const dk__op *op, dk__front front) {
+    const dk_registration *g;
+    memset((void *)front, 0, sizeof(dk__front));
+    for (g = op->impls; g; g = g->next)
+        if (!front[g->kernel.key]) front[g->kernel.key] = g;
+}
+
+/* c10 hasKernelForAnyDispatchKey: a direct (non-alias) kernel for a key in ks. */
+DK__PRIVATE int dk__has_kernel_in(const dk__op *op, dk_keyset ks) {
+    const dk_registration *g;
+    for (g = op->impls; g; g = g->next)
+        if (!dk_key_is_alias(g->kernel.key) && dk_ks_has(ks, g->kernel.key)) return 1;
+    return 0;
+}
+
+DK__PRIVATE int dk__covers(dk_key alias, dk_key k) {
+    return alias != DK_Undefined && dk_key_in_alias(k, alias);
+}
+
+DK__PRIVATE const dk_kernel *dk__resolve(const dk_registry *r, const dk__op *op, const dk__front front, int slot,
+                                         const char **reason) {
+    dk_key k = dk__slot_keys[slot];
+    int undefined = k == DK_Undefined, has_backend_kernel;
+    const dk_registration *alias;
+#define DK__CHOOSE(reg, why) do { if (reason) *reason = (why); return &(reg)->kernel; } while (0)
+    if (!undefined && front[k]) DK__CHOOSE(front[k], "kernel");
+    if ((alias = front[DK_ALIAS_NON_FUNCTIONAL]) && (undefined || dk__covers((dk_key)DK_ALIAS_NON_FUNCTIONAL, k)))
+        DK__CHOOSE(alias, "default backend kernel");
+    if ((alias = front[DK_ALIAS_BACKEND]) && (undefined || dk__covers((dk_key)DK_ALIAS_BACKEND, k)))
+        DK__CHOOSE(alias, "default backend kernel");
+    has_backend_kernel = front[DK_ALIAS_BACKEND] || dk__has_kernel_in(op, dk_autograd_backend_set(k));
+    if ((alias = front[DK_ALIAS_NESTED]) && !undefined && dk__covers((dk_key)DK_ALIAS_NESTED, k))
+        DK__CHOOSE(alias, "nested kernel");
+    if ((alias = front[DK_ALIAS_MATH]) && (undefined || dk__covers((dk_key)DK_ALIAS_MATH, k))) {
+        if (k == (dk_key)DK_KEY_AUTOGRAD_OTHER && dk__has_kernel_in(op, DK_KS_OTHER_BACKENDS)) {
+            if (reason) *reason = "ambiguous autogradother";
+            return &r->ambiguous;
+        }
+        if (!has_backend_kernel) DK__CHOOSE(alias, "math kernel");
+    }
+    if ((alias = front[DK_ALIAS_AUTOGRAD]) && dk__covers((dk_key)DK_ALIAS_AUTOGRAD, k))
+        DK__CHOOSE(alias, "autograd kernel");
+    if ((alias = front[DK_ALIAS_BATCHED]) && dk__covers((dk_key)DK_ALIAS_BATCHED, k))
+        DK__CHOOSE(alias, "batched kernel");
+    if (r->fallbacks[slot]) DK__CHOOSE(r->fallbacks[slot], "backend fallback");
+#undef DK__CHOOSE
+    if (reason) *reason = "missing";
+    return &r->missing;
+}
+
+/* Stores a slot and keeps the fallthrough masks in step (c10
+   setOperatorHasFallthroughForKey, per backend index). */
+DK__PRIVATE void dk__set_slot(dk__op *op, int slot, const dk_kernel *k) {
+    dk_key key = dk__slot_keys[slot];
+    uint64_t bit = key == DK_Undefined ? 0 : DK__FBIT(dk_key_functionality(key));
+    int fallthrough = k->kind == DK_KERNEL_FALLTHROUGH, b, first = 0, last = DK_NUM_BACKENDS - 1;
+    DK__STORE_REL(&op->pub.table[slot], k);
+    if (dk_key_is_per_backend_functionality(dk_key_functionality(key))) first = last = dk_key_backend(key) - 1;
+    for (b = first; b <= last; b++) {
+        uint64_t m = DK__LOAD_RLX(&op->pub.nonfallthrough[b]);
+        DK__STORE_RLX(&op->pub.nonfallthrough[b], fallthrough ? m & ~bit : m | bit);
+    }
+}
+
+DK__PRIVATE void dk__op_recompute(dk_registry *r, dk__op *op) {
+    dk__front front;
+    int s;
+    dk__collect_front(op, front);
+    for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) dk__set_slot(op, s, dk__resolve(r, op, front, s, NULL));
+}
+
+DK__PRIVATE void dk__op_init_table(dk_registry *r, dk__op *op) {
+    int b;
+    for (b = 0; b < DK_NUM_BACKENDS; b++) op->pub.nonfallthrough[b] = DK__R_FULL;
+    dk__op_recompute(r, op);
+}
+
+/* A fallback change: recompute the given slots in every operator. */
+DK__PRIVATE void dk__recompute_slots(dk_registry *r, const int *slots, int n) {
+    uint32_t i;
+    int j;
+    for (i = 0; i < r->n_ops; i++) {
+        dk__front front;
+        dk__collect_front(r->ops[i], front);
+        for (j = 0; j < n; j++) dk__set_slot(r->ops[i], slots[j], dk__resolve(r, r->ops[i], front, slots[j], NULL));
+    }
+}
+
+/* Runtime slots a fallback at `key` occupies (an alias: every runtime key of it). */
+DK__PRIVATE int dk__fallback_slots(dk_key key, int *slots) {
+    int n = 0;
+    dk_key k;
+    if (!dk_key_is_alias(key)) { slots[0] = dk_key_table_index(key); return 1; }
+    DK_KS_FOREACH(k, dk_alias_runtime_set(key)) slots[n++] = dk_key_table_index(k);
+    return n;
+}
+
+/* ---- checks shared by the registration functions ----------------------------- */
+
+DK__PRIVATE dk_status dk__check_signature(dk_registry *r, const char *signature) {
+    int i;
+    for (i = 0; i < 4; i++)
+        if (r->verified[i] == signature) return DK_OK;
+    if (dk__config_check(signature) != DK_OK) return DK_ERR_CONFIG_MISMATCH;
+    memmove((void *)(r->verified + 1), (const void *)r->verified, 3 * sizeof(const char *));
+    r->verified[0] = signature;
+    return DK_OK;
+}
+
+/* A kernel may be registered at a runtime key (not Undefined) or an alias key. */
+DK__PRIVATE dk_status dk__check_kernel_key(const char *what, dk_key key) {
+    if ((unsigned)key >= (unsigned)DK_NUM_KEYS)
+        return dk__fail(DK_ERR_BAD_KEY, "%s: %d is not a dispatch key", what, (int)key);
+    if (key == DK_Undefined || dk_key_is_alias(key) || dk_key_is_runtime(key)) return DK_OK;
+    return dk__fail(DK_ERR_BAD_KEY,
+                    "%s: '%s' is neither a runtime key nor an alias key (per-backend functionality keys and "
+                    "markers have no slot; register at e.g. 'CPU' or 'AutogradCPU')",
+                    what, dk_key_name(key));
+}
+
+DK__PRIVATE dk_status dk__check_kernel_desc(const char *what, dk_kernel_desc d) {
+    if (d.fallthrough && (d.fn || d.boxed))
+        return dk__fail(DK_ERR_BAD_KERNEL, "%s: a fallthrough kernel has no function", what);
+    if (!d.fallthrough && !d.fn && !d.boxed)
+        return dk__fail(DK_ERR_BAD_KERNEL, "%s: the kernel has neither an unboxed nor a boxed function", what);
+    return DK_OK;
+}
+
+DK__PRIVATE void dk__format_debug(char *buf, size_t n, const char *file, int line) {
+    snprintf(buf, n, "registered at %s:%d", file ? file : "<unknown>", line);
+}
+
+DK__PRIVATE dk_registration *dk__new_registration(dk_registry *r, int type, const char *debug, const char *schema) {
+    const char *d = NULL, *s = NULL;
+    dk_registration *g = (dk_registration *)dk__alloc_with_strings(r, sizeof *g, &d, debug, &s, schema);
+    if (!g) return NULL;
+    g->registry = r;
+    g->type = type;
+    g->live = 1;
+    g->kernel.debug = d ? d : "";
+    g->schema = s;
+    return g;
+}
+
+DK__PRIVATE void dk__own(dk_library *lib, dk_registration *g) {
+    if (!lib) return;
+    g->library = lib;
+    g->lib_next = lib->regs;
+    lib->regs = g;
+}
+
+/* ---- def ---------------------------------------------------------------------- */
+
+DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const char *debug, dk_library *lib,
+                                     dk_registration **out) {
+    size_t len = dk__op_name_length(schema, 1);
+    dk__op_prep prep;
+    dk_registration *g, *l;
+    dk_status s;
+    if (len && schema[len] == '\0')
+        return dk__fail(DK_ERR_BAD_NAME,
+                        "def(\"%s\"): Full schema string was not specified, and we couldn't infer schema either.  "
+                        "Please explicitly provide a schema string.", schema);
+    if (!len || schema[len] != '(')
+        return dk__fail(DK_ERR_BAD_NAME,
+                        "def(\"%s\"): expected a schema 'ns::name[.overload](args) -> returns' (at position %lu)",
+                        schema, (unsigned long)len);
+    if ((s = dk__op_prepare(r, schema, len, &prep)) != DK_OK) return s;
+    if (prep.op->def) {
+        dk__op_abandon(r, &prep);
+        return dk__fail(DK_ERR_DUPLICATE_DEF,
+                        "Tried to register an operator (%s) with the same name and overload name multiple times. "
+                        "Each overload's schema should only be registered with a single call to def(). "
+                        "Duplicate registration: %s. Original registration: %s",
+                        schema, debug, prep.op->def->kernel.debug);
+    }
+    if (!(g = dk__new_registration(r, DK__REG_DEF, debug, schema))) {
+        dk__op_abandon(r, &prep);
+        return DK_ERR_NO_MEMORY;
+    }
+    dk__op_commit(r, &prep);
+    g->op = prep.op;
+    prep.op->def = g;
+    DK__STORE_REL(&prep.op->pub.schema, g->schema);
+    dk__op_update_visible(prep.op);
+    dk__own(lib, g);
+    for (l = r->listeners; l; l = l->next)
+        if (l->on_registered) l->on_registered(&prep.op->pub, l->kernel.user_data);
+    if (out) *out = g;
+    return DK_OK;
+}
+
+/* ---- impl --------------------------------------------------------------------- */
+
+DK__PRIVATE void dk__warn_override(dk_registry *r, const dk__op *op, dk_key key, const dk_registration *old,
+                                   const char *debug) {
+    char msg[2048];
+    snprintf(msg, sizeof msg,
+             "Overriding a previously registered kernel for the same operator and the same dispatch key\n"
+             "  operator: %s\n    %s\n  dispatch key: %s\n  previous kernel: %s\n       new kernel: %s",
+             op->def ? op->def->schema : op->pub.name, op->def ? op->def->kernel.debug : "no debug info",
+             dk_key_name(key), old->kernel.debug, debug);
+    dk__log(r, 0, msg);
+}
+
+DK__PRIVATE dk_status dk__impl_locked(dk_registry *r, const char *name, dk_key key, dk_kernel_desc d,
+                                      const char *debug, dk_library *lib, dk_registration **out) {
+    size_t len = dk__op_name_length(name, 1);
+    dk__op_prep prep;
+    dk_registration *g;
+    const dk_registration *old;
+    dk__front front;
+    dk_status s;
+    if (!len || name[len] != '\0')
+        return dk__fail(DK_ERR_BAD_NAME, "impl(\"%s\", ...): expected an operator name 'ns::name[.overload]'", name);
+    if ((s = dk__check_kernel_key("impl", key)) != DK_OK) return s;
+    if ((s = dk__check_kernel_desc("impl", d)) != DK_OK) return s;
+    if (key == DK_Undefined) { /* catch-all */
+        if ((int)DK_ALIAS_MATH == 0)
+            return dk__fail(DK_ERR_BAD_KEY, "impl(\"%s\", ...): a catch-all kernel needs the "
+                                            "CompositeImplicitAutograd alias, which this key list lacks", name);
+        key = (dk_key)DK_ALIAS_MATH;
+    }
+    if ((s = dk__op_prepare(r, name, len, &prep)) != DK_OK) return s;
+    if (!(g = dk__new_registration(r, DK__REG_IMPL, debug, NULL))) {
+        dk__op_abandon(r, &prep);
+        return DK_ERR_NO_MEMORY;
+    }
+    dk__op_commit(r, &prep);
+    g->op = prep.op;
+    g->kernel.fn = d.fn;
+    g->kernel.boxed = d.boxed;
+    g->kernel.user_data = d.user_data;
+    g->kernel.key = key;
+    g->kernel.kind = d.fallthrough ? DK_KERNEL_FALLTHROUGH : DK_KERNEL_FUNCTION;
+    dk__collect_front(prep.op, front);
+    if ((old = front[key]) != NULL) dk__warn_override(r, prep.op, key, old, g->kernel.debug);
+    g->next = prep.op->impls;
+    prep.op->impls = g;
+    dk__op_recompute(r, prep.op);
+    dk__op_update_visible(prep.op);
+    dk__own(lib, g);
+    if (out) *out = g;
+    return DK_OK;
+}
+
+/* ---- fallback ----------------------------------------------------------------- */
+
+DK__PRIVATE dk_status dk__fallback_locked(dk_registry *r, dk_key key, dk_kernel_desc d, const char *debug,
+                                          dk_library *lib, dk_registration **out) {
+    int slots[DK_NUM_RUNTIME_ENTRIES], n, i;
+    dk_registration *g;
+    dk_status s;
+    if ((s = dk__check_kernel_key("fallback", key)) != DK_OK) return s;
+    if (key == DK_Undefined)
+        return dk__fail(DK_ERR_BAD_KEY, "fallback: no backend fallback can be registered for Undefined");
+    if ((s = dk__check_kernel_desc("fallback", d)) != DK_OK) return s;
+    if (!d.fallthrough && !d.boxed)
+        return dk__fail(DK_ERR_BAD_KERNEL, "fallback: a backend fallback must be boxed (or a fallthrough)");
+    n = dk__fallback_slots(key, slots);
+    if (n == 0) return dk__fail(DK_ERR_BAD_KEY, "fallback: alias '%s' covers no runtime key", dk_key_name(key));
+    for (i = 0; i < n; i++)
+        if (r->fallbacks[slots[i]])
+            return dk__fail(DK_ERR_DUPLICATE_FALLBACK,
+                            "Tried to register multiple backend fallbacks for the same dispatch key %s; "
+                            "previous registration %s, new registration %s",
+                            dk_key_name(dk__slot_keys[slots[i]]), r->fallbacks[slots[i]]->kernel.debug, debug);
+    if (!(g = dk__new_registration(r, DK__REG_FALLBACK, debug, NULL))) return DK_ERR_NO_MEMORY;
+    g->kernel.boxed = d.boxed;
+    g->kernel.user_data = d.user_data;
+    g->kernel.key = key;
+    g->kernel.kind = d.fallthrough ? DK_KERNEL_FALLTHROUGH : DK_KERNEL_FUNCTION;
+    g->kernel.is_fallback = 1;
+    for (i = 0; i < n; i++) r->fallbacks[slots[i]] = g;
+    dk__recompute_slots(r, slots, n);
+    dk__own(lib, g);
+    if (out) *out = g;
+    return DK_OK;
+}
+
+/* ---- deregistration ------------------------------------------------------------ */
+
+DK__PRIVATE void dk__deregister_locked(dk_registry *r, dk_registration *g) {
+    dk_registration **p, *l;
+    int slots[DK_NUM_RUNTIME_ENTRIES], n = 0, s;
+    switch (g->type) {
+    case DK__REG_DEF:
+        for (l = r->listeners; l; l = l->next) /* told before the schema goes, as c10 */
+            if (l->on_deregistered) l->on_deregistered(&g->op->pub, l->kernel.user_data);
+        g->op->def = NULL;
+        DK__STORE_REL(&g->op->pub.schema, (const char *)NULL);
+        dk__op_update_visible(g->op);
+        break;
+    case DK__REG_IMPL:
+        for (p = &g->op->impls; *p != g; p = &(*p)->next) {}
+        *p = g->next;
+        dk__op_recompute(r, g->op);
+        dk__op_update_visible(g->op);
+        break;
+    case DK__REG_FALLBACK:
+        for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++)
+            if (r->fallbacks[s] == g) { r->fallbacks[s] = NULL; slots[n++] = s; }
+        dk__recompute_slots(r, slots, n);
+        break;
+    default: /* listener */
+        for (p = &r->listeners; *p != g; p = &(*p)->next) {}
+        *p = g->next;
+        break;
+    }
+    g->live = 0;
+    g->next = r->retired;   /* calls may still be running its kernel: freed with the registry */
+    r->retired = g;
+}
+
+DK_API dk_status dk_deregister(dk_registration *g) {
+    dk_registry *r;
+    if (!g) return dk__fail(DK_ERR_BAD_HANDLE, "dk_deregister: NULL handle");
+    r = g->registry;
+    dk__mutex_lock(&r->lock);
+    if (!g->live) {
+        dk__mutex_unlock(&r->lock);
+        return dk__fail(DK_ERR_BAD_HANDLE, "dk_deregister: this handle was already deregistered (%s)",
+                        g->type == DK__REG_LISTENER ? "a listener" : g->kernel.debug);
+    }
+    dk__deregister_locked(r, g);
+    dk__mutex_unlock(&r->lock);
+    return DK_OK;
+}
+
+/* ---- public registration entry points ------------------------------------------ */
+
+#define DK__LOCKED_CALL(r, sig, call)                                           \
+    do {                                                                        \
+        dk_status st_ = DK_OK;                                                  \
+        dk__mutex_lock(&(r)->lock);                                             \
+        if ((st_ = dk__check_signature((r), (sig))) == DK_OK) st_ = (call);     \
+        dk__mutex_unlock(&(r)->lock);                                           \
+        return st_;                                                             \
+    } while (0)
+
+DK_API dk_status dk__def(dk_registry *r, const char *schema, const char *file, int line, dk_registration **out,
+                         const char *signature) {
+    char debug[512];
+    if (!r || !schema) return dk__fail(DK_ERR_NULL, "def: NULL registry or schema");
+    dk__format_debug(debug, sizeof debug, file, line);
+    DK__LOCKED_CALL(r, signature, dk__def_locked(r, schema, debug, NULL, out));
+}
+
+DK_API dk_status dk__impl(dk_registry *r, const char *op_name, dk_key key, dk_kernel_desc kernel, const char *file,
+                          int line, dk_registration **out, const char *signature) {
+    char debug[512];
+    if (!r || !op_name) return dk__fail(DK_ERR_NULL, "impl: NULL registry or operator name");
+    dk__format_debug(debug, sizeof debug, file, line);
+    DK__LOCKED_CALL(r, signature, dk__impl_locked(r, op_name, key, kernel, debug, NULL, out));
+}
+
+DK_API dk_status dk__fallback(dk_registry *r, dk_key key, dk_kernel_desc kernel, const char *file, int line,
+                              dk_registration **out, const char *signature) {
+    char debug[512];
+    if (!r) return dk__fail(DK_ERR_NULL, "fallback: NULL registry");
+    dk__format_debug(debug, sizeof debug, file, line);
+    DK__LOCKED_CALL(r, signature, dk__fallback_locked(r, key, kernel, debug, NULL, out));
+}
+
+DK_API dk_status dk_add_listener(dk_registry *r, dk_op_listener on_registered, dk_op_listener on_deregistered,
+                                 void *user_data, dk_registration **out) {
+    dk_registration *g;
+    uint32_t i;
+    if (!r || (!on_registered && !on_deregistered)) return dk__fail(DK_ERR_NULL, "add_listener: NULL argument");
+    dk__mutex_lock(&r->lock);
+    if (!(g = dk__new_registration(r, DK__REG_LISTENER, NULL, NULL))) {
+        dk__mutex_unlock(&r->lock);
+        return DK_ERR_NO_MEMORY;
+    }
+    g->on_registered = on_registered;
+    g->on_deregistered = on_deregistered;
+    g->kernel.user_data = user_data;
+    g->next = r->listeners;
+    r->listeners = g;
+    for (i = 0; i < r->n_ops; i++)
+        if (r->ops[i]->def && on_registered) on_registered(&r->ops[i]->pub, user_data);
+    dk__mutex_unlock(&r->lock);
+    if (out) *out = g;
+    return DK_OK;
+}
+
+/* ---- library blocks --------------------------------------------------------------- */
+
+static const char *const dk__library_kind_names[] = { "DK_LIBRARY", "DK_LIBRARY_FRAGMENT", "DK_LIBRARY_IMPL" };
+
+/* A failure inside a block: static blocks have no caller to return it to. */
+DK__PRIVATE dk_status dk__lib_result(dk_library *lib, dk_status s) {
+    if (s != DK_OK && lib->log_errors) dk__log(lib->registry, 1, dk_last_error());
+    return s;
+}
+
+DK__PRIVATE dk_status dk__library_open_locked(dk_registry *r, dk_library_kind kind, const char *ns, dk_key key,
+                                              const char *file, int line, dk_library **out) {
+    const char *kname = dk__library_kind_names[kind];
+    char debug[512], where[512];
+    dk_library *lib, *other;
+    size_t n = strlen(ns);
+    dk_status s;
+    snprintf(where, sizeof where, "%s:%d", file ? file : "<unknown>", line);
+    dk__format_debug(debug, sizeof debug, file, line);
+    if (strcmp(ns, "_") == 0 && kind != DK_LIB_IMPL)
+        return dk__fail(DK_ERR_WRONG_BLOCK,
+                        "%s: cannot define %s with the wildcard namespace _ (every %s defines operators for a "
+                        "distinct namespace!) Did you mean to use DK_LIBRARY_IMPL instead?  "
+                        "(Error occurred while processing %s block at %s)", kname, kname, kname, kname, where);
+    if (strcmp(ns, "_") != 0 && (dk__ident(ns) != n || n == 0))
+        return dk__fail(DK_ERR_BAD_NAME, "%s: '%s' is not a namespace identifier", kname, ns);
+    if (kind != DK_LIB_IMPL && key != DK_Undefined)
+        return dk__fail(DK_ERR_BAD_KEY, "%s: only DK_LIBRARY_IMPL blocks have a dispatch key", kname);
+    if (kind == DK_LIB_IMPL && (s = dk__check_kernel_key(kname, key)) != DK_OK) return s;
+    if (kind == DK_LIB_DEF)
+        for (other = r->libraries; other; other = other->next)
+            if (other->kind == DK_LIB_DEF && strcmp(other->ns, ns) == 0)
+                return dk__fail(DK_ERR_DUPLICATE_LIBRARY,
+                                "Only a single DK_LIBRARY can be used to register the namespace %s; please put all "
+                                "of your definitions in a single DK_LIBRARY block.  If you were trying to specify "
+                                "implementations, consider using DK_LIBRARY_IMPL (which can be duplicated).  If you "
+                                "really intended to define operators for a single namespace in a distributed way, "
+                                "you can use DK_LIBRARY_FRAGMENT to explicitly indicate this.  Previous "
+                                "registration of DK_LIBRARY was %s; latest registration was %s",
+                                ns, other->debug, debug);
+    {
+        const char *lns = NULL, *ldebug = NULL;
+        lib = (dk_library *)dk__alloc_with_strings(r, sizeof *lib, &lns, ns, &ldebug, debug);
+        if (!lib) return DK_ERR_NO_MEMORY;
+        lib->ns = lns;
+        lib->debug = ldebug;
+        lib->where = ldebug + strlen("registered at ");
+    }
+    lib->registry = r;
+    lib->kind = kind;
+    lib->key = key;
+    lib->next = r->libraries;
+    r->libraries = lib;
+    *out = lib;
+    return DK_OK;
+}
+
+DK_API dk_status dk__library_open(dk_registry *r, dk_library_kind kind, const char *ns, dk_key key, const char *file,
+                                  int line, dk_library **out, const char *signature) {
+    if (!r || !ns || !out) return dk__fail(DK_ERR_NULL, "library_open: NULL argument");
+    if ((unsigned)kind > (unsigned)DK_LIB_IMPL) return dk__fail(DK_ERR_BAD_ARGUMENT, "library_open: bad kind %d", (int)kind);
+    DK__LOCKED_CALL(r, signature, dk__library_open_locked(r, kind, ns, key, file, line, out));
+}
+
+DK_API dk_status dk_library_close(dk_library *lib) {
+    dk_registry *r;
+    dk_library **p;
+    dk_registration *g;
+    if (!lib) return dk__fail(DK_ERR_NULL, "library_close: NULL library");
+    r = lib->registry;
+    dk__mutex_lock(&r->lock);
+    for (g = lib->regs; g; g = g->lib_next)   /* newest first: undo in reverse order */
+        if (g->live) dk__deregister_locked(r, g);
+    for (p = &r->libraries; *p != lib; p = &(*p)->next) {}
+    *p = lib->next;
+    dk__free(r, lib);
+    dk__mutex_unlock(&r->lock);
+    return DK_OK;
+}
+
+DK__PRIVATE const char *dk__kind_name(const dk_library *lib) { return dk__library_kind_names[lib->kind]; }
+
+/* Qualifies `name` with the block's namespace into buf; an explicit namespace
+   must be the block's. Returns DK_OK or a failure naming `what`. */
+DK__PRIVATE dk_status dk__qualify(const dk_library *lib, const char *what, const char *name, char *buf, size_t n) {
+    size_t id = dk__ident(name);
+    if (id && name[id] == ':' && name[id + 1] == ':') {
+        if (strcmp(lib->ns, "_") != 0 && (strlen(lib->ns) != id || strncmp(lib->ns, name, id) != 0))
+            return dk__fail(DK_ERR_NAMESPACE_MISMATCH,
+                            "%s(\"%s\"%s): Explicitly provided namespace (%.*s) in %s does not match namespace of "
+                            "enclosing %s block (%s).  Move this definition to the (unique) DK_LIBRARY block "
+                            "corresponding to this namespace (and consider deleting the namespace from your "
+                            "schema string.)  (Error occurred while processing %s block at %s)",
+                            what, name, strcmp(what, "impl") == 0 ? ", ..." : "", (int)id, name,
+                            strcmp(what, "impl") == 0 ? "operator name" : "schema string", dk__kind_name(lib),
+                            lib->ns, dk__kind_name(lib), lib->where);
+        if (strlen(name) >= n) return dk__fail(DK_ERR_BAD_NAME, "%s: name too long", what);
+        strcpy(buf, name);
+        return DK_OK;
+    }
+    if (strcmp(lib->ns, "_") == 0)
+        return dk__fail(DK_ERR_BAD_NAME, "%s(\"%s\"): a block of namespace _ needs names with an explicit namespace",
+                        what, name);
+    if (strlen(lib->ns) + 2 + strlen(name) >= n) return dk__fail(DK_ERR_BAD_NAME, "%s: name too long", what);
+    sprintf(buf, "%s::%s", lib->ns, name);
+    return DK_OK;
+}
+
+#define DK__QUALIFIED_MAX 4096
+
+DK_API dk_status dk_lib_def(dk_library *lib, const char *schema) {
+    char full[DK__QUALIFIED_MAX];
+    dk_status s;
+    if (!lib || !schema) return dk__fail(DK_ERR_NULL, "def: NULL library or schema");
+    dk__mutex_lock(&lib->registry->lock);
+    if (lib->kind == DK_LIB_IMPL)
+        s = dk__fail(DK_ERR_WRONG_BLOCK,
+                     "def(\"%s\"): Cannot define an operator inside of a DK_LIBRARY_IMPL block.  All def()s should be "
+                     "placed in the (unique) DK_LIBRARY block for their namespace.  (Error occurred while processing "
+                     "DK_LIBRARY_IMPL block at %s)", schema, lib->where);
+    else if ((s = dk__qualify(lib, "def", schema, full, sizeof full)) == DK_OK)
+        s = dk__def_locked(lib->registry, full, lib->debug, lib, NULL);
+    dk__mutex_unlock(&lib->registry->lock);
+    return dk__lib_result(lib, s);
+}
+
+DK_API dk_status dk_lib_impl(dk_library *lib, const char *name, dk_key key, dk_kernel_desc kernel) {
+    char full[DK__QUALIFIED_MAX];
+    dk_status s;
+    if (!lib || !name) return dk__fail(DK_ERR_NULL, "impl: NULL library or name");
+    dk__mutex_lock(&lib->registry->lock);
+    if (lib->kind == DK_LIB_IMPL && key != DK_Undefined && key != lib->key)
+        s = dk__fail(DK_ERR_KEY_MISMATCH,
+                     "impl(\"%s\", ...): Explicitly provided dispatch key (%s) is inconsistent with the dispatch key "
+                     "of the enclosing DK_LIBRARY_IMPL block (%s).  Please declare a separate DK_LIBRARY_IMPL block "
+                     "for this dispatch key and move your impl() there.  (Error occurred while processing "
+                     "DK_LIBRARY_IMPL block at %s)",
+                     name, (unsigned)key < (unsigned)DK_NUM_KEYS ? dk_key_name(key) : "?", dk_key_name(lib->key),
+                     lib->where);
+    else if ((s = dk__qualify(lib, "impl", name, full, sizeof full)) == DK_OK)
+        s = dk__impl_locked(lib->registry, full, lib->kind == DK_LIB_IMPL ? lib->key : key, kernel, lib->debug, lib,
+                            NULL);
+    dk__mutex_unlock(&lib->registry->lock);
+    return dk__lib_result(lib, s);
+}
+
+DK_API dk_status dk_lib_fallback(dk_library *lib, dk_kernel_desc kernel) {
+    dk_status s;
+    if (!lib) return dk__fail(DK_ERR_NULL, "fallback: NULL library");
+    dk__mutex_lock(&lib->registry->lock);
+    if (lib->kind != DK_LIB_IMPL)
+        s = dk__fail(DK_ERR_WRONG_BLOCK,
+                     "fallback(...): Cannot define an operator inside of a %s block.  Did you mean to call this "
+                     "function inside a DK_LIBRARY_IMPL block?  (Error occurred while processing %s block at %s)",
+                     dk__kind_name(lib), dk__kind_name(lib), lib->where);
+    else if (strcmp(lib->ns, "_") != 0)
+        s = dk__fail(DK_ERR_WRONG_BLOCK,
+                     "fallback(...): Fallback functions which apply to only a single namespace (you specified %s) "
+                     "are not supported.  If you intended to apply this fallback function globally, please define a "
+                     "separate block:\n\n    DK_LIBRARY_IMPL(_, %s, m) { dk_lib_fallback(m, ...); }\n\n(Error "
+                     "occurred while processing DK_LIBRARY_IMPL block at %s)",
+                     lib->ns, dk_key_name(lib->key), lib->where);
+    else
+        s = dk__fallback_locked(lib->registry, lib->key, kernel, lib->debug, lib, NULL);
+    dk__mutex_unlock(&lib->registry->lock);
+    return dk__lib_result(lib, s);
+}
+
+DK_API dk_status dk__library_run(dk_registry *r, dk_library_kind kind, const char *ns, dk_key key,
+                                 dk_library_block block, const char *file, int line, dk_library **out,
+                                 const char *signature) {
+    dk_library *lib = NULL;
+    dk_status s;
+    if (!r || !block) {
+        s = dk__fail(DK_ERR_NULL, "library_run: NULL registry or block (%s:%d)", file ? file : "?", line);
+        fprintf(stderr, "dispatch.h error: %s\n", dk_last_error());
+        return s;
+    }
+    if ((s = dk__library_open(r, kind, ns, key, file, line, &lib, signature)) != DK_OK) {
+        dk__log(r, 1, dk_last_error());
+        return s;
+    }
+    lib->log_errors = 1;
+    block(lib);
+    if (out) *out = lib;   /* otherwise it stays open until the registry is destroyed */
+    return DK_OK;
+}
+
+/* ---- lookup and introspection ----------------------------------------------------- */
+
+DK_API dk_operator *dk_op_lookup(dk_registry *r, const char *name) {
+    size_t len;
+    dk__op *op;
+    if (!r || !name) return NULL;
+    len = strlen(name);
+    op = dk__index_find(DK__LOAD_ACQ(&r->index), DK_HASH64(name, len), name, len);
+    return op && DK__LOAD_ACQ(&op->visible) ? &op->pub : NULL;
+}
+
+DK_API dk_status dk_op_find(dk_registry *r, const char *name, dk_operator **out) {
+    dk__op *op;
+    int has_def;
+    if (!r || !name || !out) return dk__fail(DK_ERR_NULL, "op_find: NULL argument");
+    op = (dk__op *)dk_op_lookup(r, name);
+    dk__mutex_lock(&r->lock);
+    has_def = op && op->def;
+    dk__mutex_unlock(&r->lock);
+    if (!has_def)
+        return dk__fail(DK_ERR_NOT_FOUND, "Could not find schema for %s%s", name,
+                        op ? " but we found an implementation; did you forget to def() the operator?" : "");
+    *out = &op->pub;
+    return DK_OK;
+}
+
+DK_API int dk_op_has_kernel_for_key(const dk_operator *op, dk_key k) {
+    const dk_registration *g;
+    int found = 0;
+    if (!op) return 0;
+    dk__mutex_lock(&op->registry->lock);
+    for (g = ((const dk__op *)op)->impls; g && !found; g = g->next) found = g->kernel.key == k;
+    dk__mutex_unlock(&op->registry->lock);
+    return found;
+}
+
+DK_API int dk_op_has_computed_kernel_for_key(const dk_operator *op, dk_key k) {
+    if (!op || !dk_key_is_runtime(k)) return 0;
+    return DK__LOAD_ACQ(&op->table[dk_key_table_index(k)])->kind != DK_KERNEL_MISSING;
+}
+
+DK_API const dk_kernel *dk_op_compute_slot(const dk_operator *op, int slot, const char **reason) {
+    dk__front front;
+    const dk_kernel *k;
+    if (!op || slot < 0 || slot >= DK_NUM_RUNTIME_ENTRIES) return NULL;
+    dk__mutex_lock(&op->registry->lock);
+    dk__collect_front((const dk__op *)op, front);
+    k = dk__resolve(op->registry, (const dk__op *)op, front, slot, reason);
+    dk__mutex_unlock(&op->registry->lock);
+    return k;
+}
+
+DK__PRIVATE const char *dk__kernel_state(const dk_kernel *k) {
+    if (k->kind == DK_KERNEL_FALLTHROUGH) return "fallthrough boxed ";
+    if (k->fn && k->boxed) return "boxed unboxed ";
+    return k->fn ? "unboxed " : "boxed ";
+}
+
+DK_API int dk_op_dump_state(const dk_operator *op, char *buf, size_t size) {
+    const dk__op *o = (const dk__op *)op;
+    const dk_registration *g;
+    size_t len = 0;
+    int k;
+    if (!buf) size = 0;
+    else if (size) buf[0] = '\0';
+    if (!op) return 0;
+    dk__mutex_lock(&op->registry->lock);
+    dk__append(buf, size, &len, "name: ");
+    dk__append(buf, size, &len, op->name);
+    if (o->def) {
+        dk__append(buf, size, &len, "\nschema: ");
+        dk__append(buf, size, &len, o->def->schema);
+        dk__append(buf, size, &len, "\ndebug: ");
+        dk__append(buf, size, &len, o->def->kernel.debug);
+        dk__append(buf, size, &len, "\nalias analysis kind: FROM_SCHEMA\n");
+    } else {
+        dk__append(buf, size, &len, "\nschema: (none)\n");
+    }
+    for (k = 0; k < DK_NUM_KEYS; k++) {
+        int seen = 0;
+        for (g = o->impls; g; g = g->next) {
+            if ((int)g->kernel.key != k) continue;
+            dk__append(buf, size, &len, dk_key_name((dk_key)k));
+            if (dk_key_is_alias((dk_key)k)) dk__append(buf, size, &len, "[alias]");
+            if (seen++) dk__append(buf, size, &len, " (inactive)");
+            dk__append(buf, size, &len, ": ");
+            dk__append(buf, size, &len, g->kernel.debug);
+            dk__append(buf, size, &len, " :: (none) [ ");
+            dk__append(buf, size, &len, dk__kernel_state(&g->kernel));
+            dk__append(buf, size, &len, "]\n");
+        }
+    }
+    dk__mutex_unlock(&op->registry->lock);
+    return (int)len;
+}
+
+DK_API int dk_op_dump_computed_table(const dk_operator *op, char *buf, size_t size) {
+    dk__front front;
+    size_t len = 0;
+    int s;
+    if (!buf) size = 0;
+    else if (size) buf[0] = '\0';
+    if (!op) return 0;
+    dk__mutex_lock(&op->registry->lock);
+    dk__collect_front((const dk__op *)op, front);
+    for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
+        const char *reason;
+        const dk_kernel *k = dk__resolve(op->registry, (const dk__op *)op, front, s, &reason);
+        if (k->kind == DK_KERNEL_MISSING) continue;
+        dk__append(buf, size, &len, dk_key_name(dk__slot_keys[s]));
+        dk__append(buf, size, &len, k->kind == DK_KERNEL_FALLTHROUGH ? ": fallthrough " : ": ");
+        dk__append(buf, size, &len, k->debug);
+        dk__append(buf, size, &len, " [");
+        dk__append(buf, size, &len, reason);
+        dk__append(buf, size, &len, "]\n");
+    }
+    dk__mutex_unlock(&op->registry->lock);
+    return (int)len;
+}
+
+DK_API void dk_registry_each_op(dk_registry *r, int (*fn)(dk_operator *op, void *user_data), void *user_data) {
+    uint32_t i;
+    if (!r || !fn) return;
+    dk__mutex_lock(&r->lock);
+    for (i = 0; i < r->n_ops; i++)
+        if (r->ops[i]->visible && fn(&r->ops[i]->pub, user_data)) break;
+    dk__mutex_unlock(&r->lock);
+}
+
+DK_API void dk_registry_each_op_for_key(dk_registry *r, dk_key k, int (*fn)(dk_operator *op, void *user_data),
+                                        void *user_data) {
+    uint32_t i;
+    const dk_registration *g;
+    if (!r || !fn) return;
+    dk__mutex_lock(&r->lock);
+    for (i = 0; i < r->n_ops; i++) {
+        for (g = r->ops[i]->impls; g && g->kernel.key != k; g = g->next) {}
+        if (g && fn(&r->ops[i]->pub, user_data)) break;
+    }
+    dk__mutex_unlock(&r->lock);
+}
+
+/* ---- registries ------------------------------------------------------------------------- */
+
+DK_API dk_status dk__registry_create(const dk_registry_desc *desc, dk_registry **out, const char *signature) {
+    dk_registry_desc d;
+    dk_registry *r;
+    dk_status s;
+    if (!out) return dk__fail(DK_ERR_NULL, "registry_create: NULL out");
+    if (desc) d = *desc;
+    else memset(&d, 0, sizeof d);
+    if (!d.alloc != !d.free)
+        return dk__fail(DK_ERR_BAD_ARGUMENT, "registry_create: give both alloc and free, or neither");
+    if ((s = dk__config_check(signature)) != DK_OK) return s;
+    if (!d.alloc) { d.alloc = dk__default_alloc; d.free = dk__default_free; }
+    if (!d.log) d.log = dk__default_log;
+    r = (dk_registry *)d.alloc(sizeof *r, d.alloc_user_data);
+    if (!r) return dk__fail(DK_ERR_NO_MEMORY, "registry_create: out of memory");
+    memset(r, 0, sizeof *r);
+    r->desc = d;
+    dk__mutex_init(&r->lock);
+    r->missing.kind = DK_KERNEL_MISSING;
+    r->missing.debug = "";
+    r->ambiguous.kind = DK_KERNEL_AMBIGUOUS;
+    r->ambiguous.debug = "ambiguous_autogradother";
+    r->ambiguous.key = (dk_key)DK_KEY_AUTOGRAD_OTHER;
+    r->verified[0] = signature;
+    *out = r;
+    return DK_OK;
+}
+
+DK_API void dk_registry_destroy(dk_registry *r) {
+    dk_registration *g, *next;
+    dk__index *ix, *nix;
+    dk_library *lib, *nlib;
+    uint32_t i;
+    int s, t;
+    if (!r) return;
+    for (i = 0; i < r->n_ops; i++) {
+        for (g = r->ops[i]->impls; g; g = next) { next = g->next; dk__free(r, g); }
+        dk__free(r, r->ops[i]->def);
+        dk__free(r, r->ops[i]);
+    }
+    for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
+        if (!(g = r->fallbacks[s])) continue;
+        for (t = s; t < DK_NUM_RUNTIME_ENTRIES; t++)
+            if (r->fallbacks[t] == g) r->fallbacks[t] = NULL;
+        dk__free(r, g);
+    }
+    for (g = r->listeners; g; g = next) { next = g->next; dk__free(r, g); }
+    for (g = r->retired; g; g = next) { next = g->next; dk__free(r, g); }
+    for (lib = r->libraries; lib; lib = nlib) { nlib = lib->next; dk__free(r, lib); }
+    for (ix = r->retired_indexes; ix; ix = nix) { nix = ix->retired_next; dk__free(r, ix); }
+    dk__free(r, r->index);
+    dk__free(r, r->ops);
+    dk__mutex_destroy(&r->lock);
+    r->desc.free(r, r->desc.alloc_user_data);
+}
+
+static dk_registry *dk__default_registry;
+static void dk__default_init(void) {
+    if (dk__registry_create(NULL, &dk__default_registry, dk__own_signature) != DK_OK) dk__default_registry = NULL;
+}
+#if defined(_WIN32)
+static INIT_ONCE dk__default_once = INIT_ONCE_STATIC_INIT;
+static BOOL CALLBACK dk__default_init_once(PINIT_ONCE o, PVOID p, PVOID *c) {
+    (void)o; (void)p; (void)c;
+    dk__default_init();
+    return TRUE;
+}
+DK_API dk_registry *dk_registry_default(void) {
+    InitOnceExecuteOnce(&dk__default_once, dk__default_init_once, NULL, NULL);
+    return dk__default_registry;
+}
+#else
+static pthread_once_t dk__default_once = PTHREAD_ONCE_INIT;
+DK_API dk_registry *dk_registry_default(void) {
+    pthread_once(&dk__default_once, dk__default_init);
+    return dk__default_registry;
+}
+#endif
 
 #ifdef __cplusplus
 }
