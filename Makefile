@@ -18,8 +18,10 @@ SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 DEPS := /usr/include/cmocka.h:libcmocka-dev /usr/include/xxhash.h:libxxhash-dev \
         /usr/bin/clang:clang /usr/bin/g++:g++
 
-UNIT_TESTS := test_keyspace test_conformance test_custom_config test_config_mismatch
-VECTORS    := tests/conformance/keyspace-1.13.1.txt
+UNIT_TESTS := test_keyspace test_conformance test_custom_config test_config_mismatch \
+              test_registry test_resolution_property test_table_conformance
+KEYSPACE_VECTORS := tests/conformance/keyspace-1.13.1.txt
+TABLE_VECTORS    := tests/conformance/tables-1.13.1.txt
 
 .PHONY: help test deps unit sanitize matrix structure clean conformance-vectors
 
@@ -45,24 +47,27 @@ $(BUILD):
 	@mkdir -p $(BUILD)
 
 # --- unit tests (cmocka) ------------------------------------------------------
-$(BUILD)/test_keyspace: tests/test_keyspace.c dispatch.h | $(BUILD)
-	$(CC) $(CFLAGS_T) $(EXTRA) $< -o $@ $(LIBS_T)
-$(BUILD)/test_conformance: tests/test_conformance.c dispatch.h | $(BUILD)
-	$(CC) $(CFLAGS_T) $(EXTRA) -DDK_PRESET_TORCH_1_13_1 $< -o $@ $(LIBS_T)
-$(BUILD)/test_custom_config: tests/test_custom_config.c tests/custom_config.h dispatch.h | $(BUILD)
-	$(CC) $(CFLAGS_T) $(EXTRA) '-DDK_CONFIG_HEADER="custom_config.h"' -Itests $< -o $@ $(LIBS_T)
+# Per-test compile flags and command-line arguments.
+FLAGS_test_conformance       := -DDK_PRESET_TORCH_1_13_1
+FLAGS_test_table_conformance := -DDK_PRESET_TORCH_1_13_1
+FLAGS_test_custom_config     := '-DDK_CONFIG_HEADER="custom_config.h"' -Itests
+ARGS_test_conformance        := $(KEYSPACE_VECTORS)
+ARGS_test_table_conformance  := $(TABLE_VECTORS)
+
+$(BUILD)/test_%: tests/test_%.c dispatch.h tests/custom_config.h | $(BUILD)
+	$(CC) $(CFLAGS_T) $(EXTRA) $(FLAGS_test_$*) $< -o $@ $(LIBS_T)
+# two translation units compiled with different key lists
 $(BUILD)/test_config_mismatch: tests/test_config_mismatch.c tests/config_mismatch_other.c tests/custom_config.h dispatch.h | $(BUILD)
 	$(CC) $(CFLAGS_T) $(EXTRA) -c tests/test_config_mismatch.c -o $@.o
 	$(CC) $(CFLAGS_T) $(EXTRA) '-DDK_CONFIG_HEADER="custom_config.h"' -Itests -c tests/config_mismatch_other.c -o $@-other.o
 	$(CC) $(CFLAGS_T) $(EXTRA) $@.o $@-other.o -o $@ $(LIBS_T)
 
+# $(1): log-name prefix, $(2): binary directory (and environment)
 define run_tests
 	@mkdir -p $(BUILD)/results
-	@for t in $(UNIT_TESTS); do \
-	  echo "== $(1)$$t"; \
-	  CMOCKA_MESSAGE_OUTPUT=stdout $(2)$$t $(VECTORS) > $(BUILD)/results/$(1)$$t.log 2>&1; rc=$$?; \
-	  cat $(BUILD)/results/$(1)$$t.log; echo "$$rc" > $(BUILD)/results/$(1)$$t.rc; \
-	done
+	@$(foreach t,$(UNIT_TESTS),echo "== $(1)$(t)"; \
+	  CMOCKA_MESSAGE_OUTPUT=stdout $(2)$(t) $(ARGS_$(t)) > $(BUILD)/results/$(1)$(t).log 2>&1; \
+	  echo $$? > $(BUILD)/results/$(1)$(t).rc; cat $(BUILD)/results/$(1)$(t).log;)
 endef
 
 unit: $(addprefix $(BUILD)/,$(UNIT_TESTS)) ## build and run the cmocka unit tests

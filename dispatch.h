@@ -2218,26 +2218,43 @@ DK_API int dk_op_dump_computed_table(const dk_operator *op, char *buf, size_t si
     return (int)len;
 }
 
-DK_API void dk_registry_each_op(dk_registry *r, int (*fn)(dk_operator *op, void *user_data), void *user_data) {
-    uint32_t i;
-    if (!r || !fn) return;
+/* The i-th operator for which keep() holds, read under the lock; callbacks
+   then run unlocked (operators live as long as their registry). */
+DK__PRIVATE dk__op *dk__op_at(dk_registry *r, uint32_t i, dk_key k, int any_key) {
+    dk__op *op = NULL;
+    const dk_registration *g;
     dk__mutex_lock(&r->lock);
-    for (i = 0; i < r->n_ops; i++)
-        if (r->ops[i]->visible && fn(&r->ops[i]->pub, user_data)) break;
+    if (i < r->n_ops) {
+        op = r->ops[i];
+        if (any_key) {
+            if (!op->visible) op = NULL;
+        } else {
+            for (g = op->impls; g && g->kernel.key != k; g = g->next) {}
+            if (!g) op = NULL;
+        }
+    } else {
+        op = (dk__op *)(void *)r; /* past the end */
+    }
     dk__mutex_unlock(&r->lock);
+    return op;
+}
+
+DK__PRIVATE void dk__each(dk_registry *r, dk_key k, int any_key, int (*fn)(dk_operator *op, void *user_data),
+                          void *user_data) {
+    uint32_t i;
+    dk__op *op;
+    if (!r || !fn) return;
+    for (i = 0; (op = dk__op_at(r, i, k, any_key)) != (dk__op *)(void *)r; i++)
+        if (op && fn(&op->pub, user_data)) break;
+}
+
+DK_API void dk_registry_each_op(dk_registry *r, int (*fn)(dk_operator *op, void *user_data), void *user_data) {
+    dk__each(r, DK_Undefined, 1, fn, user_data);
 }
 
 DK_API void dk_registry_each_op_for_key(dk_registry *r, dk_key k, int (*fn)(dk_operator *op, void *user_data),
                                         void *user_data) {
-    uint32_t i;
-    const dk_registration *g;
-    if (!r || !fn) return;
-    dk__mutex_lock(&r->lock);
-    for (i = 0; i < r->n_ops; i++) {
-        for (g = r->ops[i]->impls; g && g->kernel.key != k; g = g->next) {}
-        if (g && fn(&r->ops[i]->pub, user_data)) break;
-    }
-    dk__mutex_unlock(&r->lock);
+    dk__each(r, k, 0, fn, user_data);
 }
 
 /* ---- registries ------------------------------------------------------------------------- */

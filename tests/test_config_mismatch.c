@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 dk_status other_unit_config_check(void);
+dk_status other_unit_register(dk_registry *r);
 
 static void test_same_lists_pass(void **state) {
     (void)state;
@@ -26,10 +27,22 @@ static void test_other_lists_detected(void **state) {
                         "translation units were compiled with different key lists");
 }
 
+/* Detected at the first registration, before any slot is indexed. */
+static void test_registration_from_other_lists_refused(void **state) {
+    dk_registry *r;
+    (void)state;
+    assert_int_equal(dk_registry_create(NULL, &r), DK_OK);
+    assert_int_equal(other_unit_register(r), DK_ERR_CONFIG_MISMATCH);
+    assert_non_null(strstr(dk_last_error(), "different key lists"));
+    assert_null(dk_op_lookup(r, "mismatch::op"));
+    dk_registry_destroy(r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_lists_pass),
         cmocka_unit_test(test_other_lists_detected),
+        cmocka_unit_test(test_registration_from_other_lists_refused),
     };
     return cmocka_run_group_tests_name("configuration mismatch between translation units", tests, NULL, NULL);
 }
