@@ -11,26 +11,28 @@ BUILD    := build
 WARN     := -pedantic -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 CSTD     := -std=c99
 CFLAGS_T := $(CSTD) $(WARN) -g -O1 -I.
-LIBS_T   := -lcmocka
+LIBS_T   := -lcmocka -lpthread
 SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+TSAN     := -fsanitize=thread
 
 # Debian packages the tests need: header or program -> package.
 DEPS := /usr/include/cmocka.h:libcmocka-dev /usr/include/xxhash.h:libxxhash-dev \
         /usr/bin/clang:clang /usr/bin/g++:g++
 
 UNIT_TESTS := test_keyspace test_conformance test_custom_config test_config_mismatch \
-              test_registry test_resolution_property test_table_conformance
+              test_registry test_resolution_property test_table_conformance test_call test_threads
+TSAN_TESTS := test_threads test_call
 KEYSPACE_VECTORS := tests/conformance/keyspace-1.13.1.txt
 TABLE_VECTORS    := tests/conformance/tables-1.13.1.txt
 
-.PHONY: help test deps unit sanitize matrix structure clean conformance-vectors
+.PHONY: help test deps unit sanitize tsan matrix structure clean conformance-vectors
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/^[^:]*Makefile://' | \
 	  awk -F':.*## ' '{ printf "  %-22s %s\n", $$1, $$2 }'
 
 test: deps ## install what is missing, then build and run every test (unit, sanitizers, compile matrix, structure)
-	@$(MAKE) --no-print-directory unit sanitize matrix structure
+	@$(MAKE) --no-print-directory unit sanitize tsan matrix structure
 	@sh tests/summary.sh $(BUILD)/results
 
 deps: ## install missing Debian packages (as root) or say which are missing
@@ -62,21 +64,26 @@ $(BUILD)/test_config_mismatch: tests/test_config_mismatch.c tests/config_mismatc
 	$(CC) $(CFLAGS_T) $(EXTRA) '-DDK_CONFIG_HEADER="custom_config.h"' -Itests -c tests/config_mismatch_other.c -o $@-other.o
 	$(CC) $(CFLAGS_T) $(EXTRA) $@.o $@-other.o -o $@ $(LIBS_T)
 
-# $(1): log-name prefix, $(2): binary directory (and environment)
+# $(1): log-name prefix, $(2): binary directory (and environment), $(3): tests
 define run_tests
 	@mkdir -p $(BUILD)/results
-	@$(foreach t,$(UNIT_TESTS),echo "== $(1)$(t)"; \
+	@$(foreach t,$(3),echo "== $(1)$(t)"; \
 	  CMOCKA_MESSAGE_OUTPUT=stdout $(2)$(t) $(ARGS_$(t)) > $(BUILD)/results/$(1)$(t).log 2>&1; \
 	  echo $$? > $(BUILD)/results/$(1)$(t).rc; cat $(BUILD)/results/$(1)$(t).log;)
 endef
 
 unit: $(addprefix $(BUILD)/,$(UNIT_TESTS)) ## build and run the cmocka unit tests
-	$(call run_tests,,$(BUILD)/)
+	$(call run_tests,,$(BUILD)/,$(UNIT_TESTS))
 
 sanitize: | $(BUILD) ## run the unit tests under AddressSanitizer + UndefinedBehaviorSanitizer
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/san EXTRA="$(SAN)" LIBS_T="$(LIBS_T)" \
 	  $(addprefix $(BUILD)/san/,$(UNIT_TESTS)) >/dev/null
-	$(call run_tests,asan-,ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/san/)
+	$(call run_tests,asan-,ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/san/,$(UNIT_TESTS))
+
+tsan: | $(BUILD) ## run the concurrency tests under ThreadSanitizer
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan EXTRA="$(TSAN)" LIBS_T="$(LIBS_T)" \
+	  $(addprefix $(BUILD)/tsan/,$(TSAN_TESTS)) >/dev/null
+	$(call run_tests,tsan-,TSAN_OPTIONS=halt_on_error=1 $(BUILD)/tsan/,$(TSAN_TESTS))
 
 # --- compile matrix: the header as C99/C11 with gcc and clang, and as C++ -------
 MATRIX := "$(CC) -std=c99 $(WARN)" "$(CC) -std=c11 $(WARN)" "$(CLANG) -std=c99 $(WARN)" \

@@ -807,7 +807,10 @@ DK_INLINE dk_keyset dk_autograd_backend_set(dk_key k) {
     X(ERR_WRONG_BLOCK,   "not allowed in this kind of library block")           \
     X(ERR_NAMESPACE_MISMATCH, "the name's namespace is not the block's")        \
     X(ERR_KEY_MISMATCH,  "the key is not the block's")                          \
-    X(ERR_NOT_FOUND,     "no such operator")
+    X(ERR_NOT_FOUND,     "no such operator")                                    \
+    X(ERR_NO_KERNEL,     "no kernel for this call")                             \
+    X(ERR_FALLTHROUGH_CALLED, "a fallthrough kernel was executed")              \
+    X(ERR_AMBIGUOUS_AUTOGRAD_OTHER, "the AutogradOther slot is ambiguous")
 
 #define DK__STATUS_ENUM(name, text) DK_##name,
 typedef enum dk_status { DK_FORALL_STATUS(DK__STATUS_ENUM) DK__STATUS_END } dk_status;
@@ -1062,6 +1065,249 @@ DK_API void dk_registry_each_op(dk_registry *r, int (*fn)(dk_operator *op, void 
 DK_API void dk_registry_each_op_for_key(dk_registry *r, dk_key k, int (*fn)(dk_operator *op, void *user_data),
                                         void *user_data);
 
+/* >>tls ---------------------------------------------------------------------
+
+   Thread-local included / excluded keysets, stored XORed with c10's
+   defaults so that an all-zero (never touched) thread means included =
+   DK_KS_DEFAULT_INCLUDED, excluded = DK_KS_DEFAULT_EXCLUDED. Read once per
+   call; initial-exec TLS where the platform has it (no __tls_get_addr call
+   when dispatch.h is compiled into a shared library). */
+#ifndef DK_THREAD_LOCAL
+#if defined(__GNUC__) || defined(__clang__)
+#define DK_THREAD_LOCAL __thread
+#elif defined(__cplusplus) && __cplusplus >= 201103L
+#define DK_THREAD_LOCAL thread_local
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define DK_THREAD_LOCAL _Thread_local
+#elif defined(_MSC_VER)
+#define DK_THREAD_LOCAL __declspec(thread)
+#else
+#error "dispatch.h: define DK_THREAD_LOCAL for this compiler"
+#endif
+#endif
+#ifndef DK_TLS_MODEL
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__ELF__)
+#define DK_TLS_MODEL __attribute__((tls_model("initial-exec")))
+#else
+#define DK_TLS_MODEL
+#endif
+#endif
+
+typedef struct dk_tls_state { uint64_t included_raw, excluded_raw; } dk_tls_state;
+/* Trace hook: called for every call and redispatch while set (see dk_set_trace). */
+typedef void (*dk_trace_fn)(const dk_operator *op, dk_keyset ks, dk_key key, int is_redispatch, void *user_data);
+
+#ifdef DISPATCH_STATIC
+static DK_THREAD_LOCAL dk_tls_state dk__tls DK_TLS_MODEL;
+static dk_trace_fn dk__trace_hook;
+#else
+extern DK_THREAD_LOCAL dk_tls_state dk__tls DK_TLS_MODEL;
+extern dk_trace_fn dk__trace_hook;
+#endif
+
+DK_INLINE dk_keyset dk_tls_included(void) { return dk_ks_raw(dk__tls.included_raw ^ DK__R_DEFAULT_INCLUDED); }
+DK_INLINE dk_keyset dk_tls_excluded(void) { return dk_ks_raw(dk__tls.excluded_raw ^ DK__R_DEFAULT_EXCLUDED); }
+DK_INLINE void dk_tls_set_included(dk_keyset ks) { dk__tls.included_raw = ks.repr ^ DK__R_DEFAULT_INCLUDED; }
+DK_INLINE void dk_tls_set_excluded(dk_keyset ks) { dk__tls.excluded_raw = ks.repr ^ DK__R_DEFAULT_EXCLUDED; }
+DK_INLINE int dk_tls_is_included(dk_key k) { return dk_ks_has(dk_tls_included(), k); }
+DK_INLINE int dk_tls_is_excluded(dk_key k) { return dk_ks_has(dk_tls_excluded(), k); }
+
+/* Guards: push returns exactly what it changed, pop undoes exactly that, so
+   nested and out-of-order use restore the right state. */
+typedef struct dk_guard { uint64_t included_added, excluded_added; dk_tls_state saved; int forced; } dk_guard;
+DK_INLINE dk_guard dk__guard(uint64_t inc, uint64_t exc) {
+    dk_guard g;
+    g.included_added = inc & ~dk_tls_included().repr;
+    g.excluded_added = exc & ~dk_tls_excluded().repr;
+    g.saved = dk__tls;
+    g.forced = 0;
+    dk__tls.included_raw ^= g.included_added;
+    dk__tls.excluded_raw ^= g.excluded_added;
+    return g;
+}
+/* c10 IncludeDispatchKeyGuard / ExcludeDispatchKeyGuard. */
+DK_INLINE dk_guard dk_include_push(dk_keyset ks) { return dk__guard(ks.repr, 0); }
+DK_INLINE dk_guard dk_exclude_push(dk_keyset ks) { return dk__guard(0, ks.repr); }
+/* c10 ForceDispatchKeyGuard: replaces the whole state until popped. */
+DK_INLINE dk_guard dk_force_push(dk_keyset included, dk_keyset excluded) {
+    dk_guard g;
+    g.included_added = g.excluded_added = 0;
+    g.saved = dk__tls;
+    g.forced = 1;
+    dk_tls_set_included(included);
+    dk_tls_set_excluded(excluded);
+    return g;
+}
+DK_INLINE void dk_guard_pop(dk_guard g) {
+    if (g.forced) { dk__tls = g.saved; return; }
+    dk__tls.included_raw ^= g.included_added;
+    dk__tls.excluded_raw ^= g.excluded_added;
+}
+/* c10 at::AutoDispatchBelowAutograd, AutoDispatchBelowADInplaceOrView,
+   AutoDispatchSkipFunctionalize. */
+DK_INLINE dk_guard dk_below_autograd_push(void) { return dk_exclude_push(DK_KS_AUTOGRAD); }
+DK_INLINE dk_guard dk_below_inplace_view_push(void) { return dk_exclude_push(DK_KS_AUTOGRAD_WITH_INPLACE_VIEW); }
+DK_INLINE dk_guard dk_skip_functionalize_push(void) {
+    return dk_exclude_push(dk_ks_from_key((dk_key)DK_KEY_FUNCTIONALIZE));
+}
+
+/* >>call ---------------------------------------------------------------------
+
+   A kernel is  R fn(const dk_kernel *kernel, dk_keyset ks, args...).
+   dk_dispatch() computes c10's dispatch keyset
+       ((args | tls.included) - tls.excluded) & nonfallthrough[backend index]
+   and returns the kernel record of its slot; dk_lookup() is redispatch's:
+   the slot of ks as given, no TLS, no mask. A record whose fn is NULL (boxed
+   kernel, backend fallback, fallthrough, ambiguity, missing) goes through
+   dk__call_slow. DK_DECLARE_OP generates typed call / redispatch functions
+   for any signature. */
+#if defined(__GNUC__) || defined(__clang__)
+#define DK__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define DK__UNLIKELY(x) (x)
+#endif
+
+DK_API void dk__trace(const dk_operator *op, dk_keyset ks, int is_redispatch);
+
+DK_INLINE const dk_kernel *dk_lookup(const dk_operator *op, dk_keyset ks) {
+#ifndef DK_NO_TRACE
+    if (DK__UNLIKELY(DK__LOAD_RLX(&dk__trace_hook) != NULL)) dk__trace(op, ks, 1);
+#endif
+    return DK__LOAD_ACQ(&op->table[dk_ks_table_index(ks)]);
+}
+
+DK_INLINE const dk_kernel *dk_dispatch(const dk_operator *op, dk_keyset args, dk_keyset *out_ks) {
+    dk_tls_state t = dk__tls;
+    uint64_t ks = (args.repr | (t.included_raw ^ DK__R_DEFAULT_INCLUDED)) &
+                  (DK__R_BACKENDS | ~(t.excluded_raw ^ DK__R_DEFAULT_EXCLUDED));
+#if DK_C10_VERSION == 11301 /* 1.13.1 picks the per-backend mask by the arguments' backend */
+    ks &= DK__LOAD_RLX(&op->nonfallthrough[dk_ks_backend_index(args)]);
+#else
+    ks &= DK__LOAD_RLX(&op->nonfallthrough[dk_ks_backend_index(dk_ks_raw(ks))]);
+#endif
+    out_ks->repr = ks;
+#ifndef DK_NO_TRACE
+    if (DK__UNLIKELY(DK__LOAD_RLX(&dk__trace_hook) != NULL)) dk__trace(op, *out_ks, 0);
+#endif
+    return DK__LOAD_ACQ(&op->table[dk_ks_table_index(*out_ks)]);
+}
+
+/* The slow path: a boxed kernel or fallback gets (kernel, op, ks, args);
+   anything else is reported through the registry's error hook and the
+   result is zero-filled. */
+DK_API void dk__call_slow(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args, void *result,
+                          size_t result_size);
+
+/* DK_DECLARE_OP(name, R, keyset_expr, (T1, a1), (T2, a2), ...) defines
+     typedef R (*name_fn)(const dk_kernel *, dk_keyset, T1 a1, T2 a2, ...);
+     typedef struct name_args { T1 a1; T2 a2; ...; R result; } name_args;
+     R name_call(const dk_operator *op, T1 a1, T2 a2, ...);
+     R name_redispatch(const dk_operator *op, dk_keyset ks, T1 a1, T2 a2, ...);
+   keyset_expr computes the arguments' keyset from a1, a2, ...; a boxed
+   kernel or fallback receives a name_args* and writes ->result.
+   DK_DECLARE_OP_VOID is the same for functions returning nothing. Up to 12
+   arguments; a type with a comma in it needs a typedef. */
+#define DK__NARGS(...) DK__NARGS_(__VA_ARGS__, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define DK__NARGS_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, n, ...) n
+#define DK__MAP(f, ...) DK__XCAT(DK__MAP_, DK__NARGS(__VA_ARGS__))(f, __VA_ARGS__)
+#define DK__MAP_1(f, x) f x
+#define DK__MAP_2(f, x, ...) f x DK__MAP_1(f, __VA_ARGS__)
+#define DK__MAP_3(f, x, ...) f x DK__MAP_2(f, __VA_ARGS__)
+#define DK__MAP_4(f, x, ...) f x DK__MAP_3(f, __VA_ARGS__)
+#define DK__MAP_5(f, x, ...) f x DK__MAP_4(f, __VA_ARGS__)
+#define DK__MAP_6(f, x, ...) f x DK__MAP_5(f, __VA_ARGS__)
+#define DK__MAP_7(f, x, ...) f x DK__MAP_6(f, __VA_ARGS__)
+#define DK__MAP_8(f, x, ...) f x DK__MAP_7(f, __VA_ARGS__)
+#define DK__MAP_9(f, x, ...) f x DK__MAP_8(f, __VA_ARGS__)
+#define DK__MAP_10(f, x, ...) f x DK__MAP_9(f, __VA_ARGS__)
+#define DK__MAP_11(f, x, ...) f x DK__MAP_10(f, __VA_ARGS__)
+#define DK__MAP_12(f, x, ...) f x DK__MAP_11(f, __VA_ARGS__)
+#define DK__OP_PARAM(T, n) , T n
+#define DK__OP_ARG(T, n) , n
+#define DK__OP_FIELD(T, n) T n;
+#define DK__OP_PACK(T, n) dk__a.n = n;
+
+#define DK__DECLARE_OP_COMMON(name, R, ...)                                                          \
+    typedef R (*name##_fn)(const dk_kernel *dk__kernel, dk_keyset dk__ks DK__MAP(DK__OP_PARAM, __VA_ARGS__));
+
+#define DK_DECLARE_OP(name, R, keyset_expr, ...)                                                     \
+    DK__DECLARE_OP_COMMON(name, R, __VA_ARGS__)                                                      \
+    typedef struct name##_args { DK__MAP(DK__OP_FIELD, __VA_ARGS__) R result; } name##_args;         \
+    DK_INLINE R name##_invoke(const dk_operator *dk__o, dk_keyset dk__ks, const dk_kernel *dk__k    \
+                              DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {                                  \
+        name##_args dk__a;                                                                           \
+        if (dk__k->fn) return ((name##_fn)dk__k->fn)(dk__k, dk__ks DK__MAP(DK__OP_ARG, __VA_ARGS__)); \
+        DK__MAP(DK__OP_PACK, __VA_ARGS__)                                                            \
+        dk__call_slow(dk__o, dk__ks, dk__k, &dk__a, &dk__a.result, sizeof dk__a.result);            \
+        return dk__a.result;                                                                         \
+    }                                                                                                \
+    DK__DECLARE_OP_ENTRIES(name, R, return, keyset_expr, __VA_ARGS__)
+
+#define DK_DECLARE_OP_VOID(name, keyset_expr, ...)                                                   \
+    DK__DECLARE_OP_COMMON(name, void, __VA_ARGS__)                                                   \
+    typedef struct name##_args { DK__MAP(DK__OP_FIELD, __VA_ARGS__) } name##_args;                   \
+    DK_INLINE void name##_invoke(const dk_operator *dk__o, dk_keyset dk__ks, const dk_kernel *dk__k \
+                                 DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {                               \
+        name##_args dk__a;                                                                           \
+        if (dk__k->fn) { ((name##_fn)dk__k->fn)(dk__k, dk__ks DK__MAP(DK__OP_ARG, __VA_ARGS__)); return; } \
+        DK__MAP(DK__OP_PACK, __VA_ARGS__)                                                            \
+        dk__call_slow(dk__o, dk__ks, dk__k, &dk__a, NULL, 0);                                       \
+    }                                                                                                \
+    DK__DECLARE_OP_ENTRIES(name, void, (void), keyset_expr, __VA_ARGS__)
+
+#define DK__DECLARE_OP_ENTRIES(name, R, ret, keyset_expr, ...)                                       \
+    DK_INLINE R name##_call(const dk_operator *dk__o DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {          \
+        dk_keyset dk__ks;                                                                            \
+        const dk_kernel *dk__k = dk_dispatch(dk__o, (keyset_expr), &dk__ks);                        \
+        ret name##_invoke(dk__o, dk__ks, dk__k DK__MAP(DK__OP_ARG, __VA_ARGS__));                   \
+    }                                                                                                \
+    DK_INLINE R name##_redispatch(const dk_operator *dk__o, dk_keyset dk__ks                        \
+                                  DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {                              \
+        ret name##_invoke(dk__o, dk__ks, dk_lookup(dk__o, dk__ks) DK__MAP(DK__OP_ARG, __VA_ARGS__)); \
+    }
+
+/* Errors of calls (no kernel, a fallthrough or the ambiguity executed). */
+typedef void (*dk_call_error_fn)(const dk_operator *op, dk_keyset ks, dk_status status, const char *message,
+                                 void *user_data);
+/* What the registry does on a failed call: default dk_call_error_report
+   (message in dk_last_error, status in dk_last_call_status); or
+   dk_call_error_abort (print and abort), or a function of your own. */
+DK_API void dk_registry_set_call_error(dk_registry *r, dk_call_error_fn fn, void *user_data);
+DK_API void dk_call_error_report(const dk_operator *op, dk_keyset ks, dk_status status, const char *message,
+                                 void *user_data);
+DK_API void dk_call_error_abort(const dk_operator *op, dk_keyset ks, dk_status status, const char *message,
+                                void *user_data);
+/* The status of the last failed call on this thread, then reset to DK_OK. */
+DK_API dk_status dk_last_call_status(void);
+
+/* Explain: what a call with these argument keysets would do, on this thread. */
+typedef enum dk_source {
+    DK_SOURCE_KERNEL,              /* registered at the key itself */
+    DK_SOURCE_DEFAULT_BACKEND,     /* CompositeExplicitAutograd[NonFunctional] */
+    DK_SOURCE_MATH,                /* CompositeImplicitAutograd[NestedTensor] */
+    DK_SOURCE_AUTOGRAD,            /* the Autograd alias */
+    DK_SOURCE_BATCHED,             /* FuncTorchBatchedDecomposition */
+    DK_SOURCE_FALLBACK,            /* a backend fallback */
+    DK_SOURCE_FALLTHROUGH,         /* a fallthrough (only reachable when every key fell through) */
+    DK_SOURCE_AMBIGUOUS,           /* c10's ambiguous_autogradother */
+    DK_SOURCE_MISSING              /* nothing: the call reports an error */
+} dk_source;
+typedef struct dk_explanation {
+    dk_keyset args;                /* the argument keyset given */
+    dk_keyset after_tls;           /* (args | included) - excluded */
+    dk_keyset final;               /* after the fallthrough mask: what the kernel receives */
+    int slot;
+    dk_key key;                    /* the runtime key of the slot */
+    const dk_kernel *kernel;       /* what runs */
+    dk_source source;
+    const char *reason;            /* c10's words: "kernel", "math kernel", ... */
+} dk_explanation;
+DK_API dk_status dk_explain(const dk_operator *op, dk_keyset args, dk_explanation *out);
+/* Text of an explanation; snprintf-like. */
+DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, char *buf, size_t size);
+/* Trace every call and redispatch (process-wide); NULL turns it off. */
+DK_API void dk_set_trace(dk_trace_fn fn, void *user_data);
+
 #ifdef __cplusplus
 }
 #endif
@@ -1083,19 +1329,6 @@ DK_API void dk_registry_each_op_for_key(dk_registry *r, dk_key k, int (*fn)(dk_o
 #define DK_ASSERT(c) assert(c)
 #endif
 
-#ifndef DK_THREAD_LOCAL
-#if defined(__cplusplus) && __cplusplus >= 201103L
-#define DK_THREAD_LOCAL thread_local
-#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-#define DK_THREAD_LOCAL _Thread_local
-#elif defined(_MSC_VER)
-#define DK_THREAD_LOCAL __declspec(thread)
-#elif defined(__GNUC__) || defined(__clang__)
-#define DK_THREAD_LOCAL __thread
-#else
-#error "dispatch.h: define DK_THREAD_LOCAL for this compiler"
-#endif
-#endif
 
 #define DK__PRIVATE static DK__UNUSED
 
@@ -1327,6 +1560,8 @@ struct dk_registry {
     dk_registration *listeners;
     dk_registration *retired;     /* deregistered handles: calls may still hold their kernels */
     dk_kernel missing, ambiguous; /* sentinels: no table slot is ever NULL */
+    dk_call_error_fn call_error;  /* failed calls */
+    void *call_error_user_data;
     const char *verified[4];      /* list signatures already compared */
 };
 
@@ -2282,6 +2517,7 @@ DK_API dk_status dk__registry_create(const dk_registry_desc *desc, dk_registry *
     r->ambiguous.debug = "ambiguous_autogradother";
     r->ambiguous.key = (dk_key)DK_KEY_AUTOGRAD_OTHER;
     r->verified[0] = signature;
+    r->call_error = dk_call_error_report;
     *out = r;
     return DK_OK;
 }
@@ -2336,6 +2572,186 @@ DK_API dk_registry *dk_registry_default(void) {
     return dk__default_registry;
 }
 #endif
+
+
+/* >>impl-call ------------------------------------------------------------------- */
+
+#ifndef DISPATCH_STATIC
+DK_THREAD_LOCAL dk_tls_state dk__tls DK_TLS_MODEL;
+dk_trace_fn dk__trace_hook;
+#endif
+static void *dk__trace_user_data;
+static DK_THREAD_LOCAL dk_status dk__call_status;
+
+DK_API void dk_set_trace(dk_trace_fn fn, void *user_data) {
+    dk__trace_user_data = user_data;
+    DK__STORE_REL(&dk__trace_hook, fn);
+}
+
+DK_API void dk__trace(const dk_operator *op, dk_keyset ks, int is_redispatch) {
+    dk_trace_fn fn = DK__LOAD_ACQ(&dk__trace_hook);
+    if (fn) fn(op, ks, dk_ks_highest_key(ks), is_redispatch, dk__trace_user_data);
+}
+
+DK_API void dk_registry_set_call_error(dk_registry *r, dk_call_error_fn fn, void *user_data) {
+    if (!r) return;
+    dk__mutex_lock(&r->lock);
+    r->call_error = fn ? fn : dk_call_error_report;
+    r->call_error_user_data = user_data;
+    dk__mutex_unlock(&r->lock);
+}
+
+DK_API void dk_call_error_report(const dk_operator *op, dk_keyset ks, dk_status status, const char *message,
+                                 void *user_data) {
+    (void)op; (void)ks; (void)user_data;
+    snprintf(dk__error_text, sizeof dk__error_text, "%s", message);
+    dk__call_status = status;
+}
+
+DK_API void dk_call_error_abort(const dk_operator *op, dk_keyset ks, dk_status status, const char *message,
+                                void *user_data) {
+    (void)op; (void)ks; (void)status; (void)user_data;
+    fprintf(stderr, "dispatch.h: %s\n", message);
+    abort();
+}
+
+DK_API dk_status dk_last_call_status(void) {
+    dk_status s = dk__call_status;
+    dk__call_status = DK_OK;
+    return s;
+}
+
+/* c10 reportError: the keys with a kernel, then the computed table. */
+DK__PRIVATE char *dk__missing_message(const dk_operator *op, dk_key key, size_t *len_out) {
+    dk_registry *r = op->registry;
+    size_t size = 4096, len;
+    char *buf;
+    for (;;) {
+        const char *sep = "";
+        int s, n;
+        if (!(buf = (char *)malloc(size))) return NULL;
+        len = 0;
+        buf[0] = '\0';
+        if (key == DK_Undefined) {
+            dk__append(buf, size, &len, "There were no tensor arguments to this function (e.g., you passed an empty "
+                                        "list of Tensors), but no fallback function is registered for schema ");
+            dk__append(buf, size, &len, op->name);
+            dk__append(buf, size, &len, ".  This usually means that this function requires a non-empty list of "
+                                        "Tensors, or that you (the operator writer) forgot to register a fallback "
+                                        "function.  Available functions are [");
+        } else {
+            dk__append(buf, size, &len, "Could not run '");
+            dk__append(buf, size, &len, op->name);
+            dk__append(buf, size, &len, "' with arguments from the '");
+            dk__append(buf, size, &len, dk_key_name(key));
+            dk__append(buf, size, &len, "' backend. This could be because the operator doesn't exist for this "
+                                        "backend, or was omitted during the selective/custom build process (if using "
+                                        "custom build). If you are a Facebook employee using PyTorch on mobile, "
+                                        "please visit https://fburl.com/ptmfixes for possible resolutions. '");
+            dk__append(buf, size, &len, op->name);
+            dk__append(buf, size, &len, "' is only available for these backends: [");
+        }
+        for (s = 1; s < DK_NUM_RUNTIME_ENTRIES; s++) {
+            if (DK__LOAD_ACQ(&op->table[s])->kind == DK_KERNEL_MISSING) continue;
+            dk__append(buf, size, &len, sep);
+            dk__append(buf, size, &len, dk_key_name(dk__slot_keys[s]));
+            sep = ", ";
+        }
+        dk__append(buf, size, &len, "].\n\n");
+        n = len < size ? dk_op_dump_computed_table(op, buf + len, size - len) : 0;
+        len += (size_t)n;
+        if (len < size) break;
+        free(buf);
+        size = len + 1;
+    }
+    (void)r;
+    *len_out = len;
+    return buf;
+}
+
+DK_API void dk__call_slow(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args, void *result,
+                          size_t result_size) {
+    dk_registry *r = op->registry;
+    dk_status status;
+    char *message = NULL, small[1024];
+    size_t len;
+    if (k->boxed && k->kind == DK_KERNEL_FUNCTION) {
+        k->boxed(k, op, ks, args);
+        return;
+    }
+    if (result) memset(result, 0, result_size);
+    if (k->kind == DK_KERNEL_FALLTHROUGH) {
+        status = DK_ERR_FALLTHROUGH_CALLED;
+        snprintf(small, sizeof small, "fallthrough_kernel was executed but it should have been short-circuited by the "
+                 "dispatcher. This could occur if you registered a fallthrough kernel as a override for a specific "
+                 "operator (as opposed to a backend fallback); this is NOT currently supported, and we do not intend "
+                 "to add support for it in the near future.  If you do find yourself in need of this, let us know in "
+                 "the bug tracker.");
+    } else if (k->kind == DK_KERNEL_AMBIGUOUS) {
+        status = DK_ERR_AMBIGUOUS_AUTOGRAD_OTHER;
+        snprintf(small, sizeof small, "%s has kernels registered to both CompositeImplicitAutograd and a backend "
+                 "mapped to AutogradOther. This makes the backend kernel unreachable; the dispatcher will always "
+                 "prefer the CompositeImplicitAutograd lowering (see Note [Ambiguity in AutogradOther kernel]). If "
+                 "you want to override CompositeImplicitAutograd, please open an issue to request a dedicated "
+                 "Autograd dispatch key for the backend.", op->name);
+    } else {
+        status = DK_ERR_NO_KERNEL;
+        message = dk__missing_message(op, dk_ks_highest_key(ks), &len);
+        if (!message) snprintf(small, sizeof small, "Could not run '%s' (and out of memory explaining why)", op->name);
+    }
+    r->call_error(op, ks, status, message ? message : small, r->call_error_user_data);
+    free(message);
+}
+
+/* ---- explain ------------------------------------------------------------------ */
+
+DK__PRIVATE dk_source dk__source_of(const dk_kernel *k, const char *reason) {
+    if (k->kind == DK_KERNEL_MISSING) return DK_SOURCE_MISSING;
+    if (k->kind == DK_KERNEL_AMBIGUOUS) return DK_SOURCE_AMBIGUOUS;
+    if (k->kind == DK_KERNEL_FALLTHROUGH) return DK_SOURCE_FALLTHROUGH;
+    if (k->is_fallback) return DK_SOURCE_FALLBACK;
+    if (strcmp(reason, "default backend kernel") == 0) return DK_SOURCE_DEFAULT_BACKEND;
+    if (strcmp(reason, "math kernel") == 0 || strcmp(reason, "nested kernel") == 0) return DK_SOURCE_MATH;
+    if (strcmp(reason, "autograd kernel") == 0) return DK_SOURCE_AUTOGRAD;
+    if (strcmp(reason, "batched kernel") == 0) return DK_SOURCE_BATCHED;
+    return DK_SOURCE_KERNEL;
+}
+
+DK_API dk_status dk_explain(const dk_operator *op, dk_keyset args, dk_explanation *out) {
+    dk_keyset ks;
+    if (!op || !out) return dk__fail(DK_ERR_NULL, "explain: NULL argument");
+    memset(out, 0, sizeof *out);
+    out->args = args;
+    out->after_tls = dk_ks_minus(dk_ks_or(args, dk_tls_included()), dk_tls_excluded());
+    ks = out->after_tls; /* then the fallthrough mask, exactly as dk_dispatch */
+#if DK_C10_VERSION == 11301
+    ks.repr &= DK__LOAD_RLX(&op->nonfallthrough[dk_ks_backend_index(args)]);
+#else
+    ks.repr &= DK__LOAD_RLX(&op->nonfallthrough[dk_ks_backend_index(ks)]);
+#endif
+    out->final = ks;
+    out->slot = dk_ks_table_index(ks);
+    out->key = dk__slot_keys[out->slot];
+    dk_op_compute_slot(op, out->slot, &out->reason); /* the reason; the live slot is what runs */
+    out->kernel = DK__LOAD_ACQ(&op->table[out->slot]);
+    out->source = dk__source_of(out->kernel, out->reason);
+    return DK_OK;
+}
+
+DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, char *buf, size_t size) {
+    static const char *const sources[] = { "kernel", "default backend kernel", "math kernel", "autograd kernel",
+                                           "batched kernel", "backend fallback", "fallthrough", "ambiguous",
+                                           "missing" };
+    char a[1024], b[1024], c[1024];
+    if (!op || !e) return 0;
+    dk_ks_to_string(e->args, a, sizeof a);
+    dk_ks_to_string(e->after_tls, b, sizeof b);
+    dk_ks_to_string(e->final, c, sizeof c);
+    return snprintf(buf, size,
+                    "%s\n  arguments:  %s\n  after TLS:  %s\n  dispatch:   %s\n  slot %d (%s) -> %s: %s [%s]\n",
+                    op->name, a, b, c, e->slot, dk_key_name(e->key), sources[e->source],
+                    e->kernel->debug[0] ? e->kernel->debug : "(no kernel)", e->reason);
+}
 
 #ifdef __cplusplus
 }

@@ -11,7 +11,7 @@ for log in "$dir"/*.log; do
   passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
   # a crash, a sanitizer report or a non-zero exit without a cmocka failure line
   if [ "$rc" != 0 ] && [ -z "$f" ]; then failed=$((failed + 1)); echo "FAILED: $(basename "$log" .log) exited $rc"; fi
-  if grep -q -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$log"; then
+  if grep -q -E 'ERROR: (Address|Leak)Sanitizer|runtime error:|WARNING: ThreadSanitizer' "$log"; then
     failed=$((failed + 1)); echo "FAILED: sanitizer report in $(basename "$log" .log)"
   fi
 done

@@ -1,0 +1,505 @@
+// gen_calls.cpp - end-to-end call conformance-vector generator for dispatch.h.
+//
+// Links against the real libtorch (Debian libtorch-dev 1.13.1: libtorch_cpu +
+// libc10). It replays exactly the registration combinations of gen_tables.cpp
+// (same ids, same registrations, same debug lines "registered at
+// combo.cpp:<1000*id+index>"), and for each one makes REAL calls
+//   op.typed<at::Tensor(const at::Tensor&)>().call(t)
+// through c10::Dispatcher: key extraction from the tensor, thread-local
+// include/exclude sets, fallthrough masks (including the per-backend masks)
+// and table lookup. The calls use tensors of several backends and run under
+// several TLS modes. Every kernel and every backend fallback we register
+// records its registration line when it runs, so each call shows which
+// registration ran (or the error, or the built-in fallback that was entered).
+// An operator with no kernels at all is called first (BASECALL lines).
+// The output format is documented in tests/conformance/README.md.
+//
+// Build and run with `make conformance-vectors` (see conformance.mk).
+// Usage: gen_calls [output-file]    (default: stdout)
+
+#include <ATen/Functions.h>
+#include <ATen/core/LegacyTypeDispatch.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/stack.h>
+#include <c10/core/DispatchKey.h>
+#include <c10/core/DispatchKeySet.h>
+#include <c10/core/InferenceMode.h>
+#include <c10/core/TensorImpl.h>
+#include <c10/core/UndefinedTensorImpl.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+#include <c10/util/Exception.h>
+#include <torch/library.h>
+
+#if __has_include(<torch/csrc/api/include/torch/version.h>)
+#include <torch/csrc/api/include/torch/version.h>
+#endif
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+using c10::DispatchKey;
+using c10::DispatchKeySet;
+
+// ------------------------------------------------------------ entry key
+//
+// The key set Dispatcher::call computes is
+//   DispatchKeyExtractor::getDispatchKeySetUnboxed(args...)
+// of the operator's OperatorEntry. OperatorHandle keeps its OperatorDef
+// pointer private; an explicit template instantiation may name a private
+// member (C++17 [temp.spec]/6), so this reaches the entry without
+// reimplementing any of c10's logic.
+const c10::impl::OperatorEntry& entry_of(const c10::OperatorHandle& h);
+template <auto M>
+struct EntryOf {
+  friend const c10::impl::OperatorEntry& entry_of(const c10::OperatorHandle& h) {
+    return (h.*M)->op;
+  }
+};
+template struct EntryOf<&c10::OperatorHandle::operatorDef_>;
+
+namespace {
+
+FILE* out = stdout;
+
+const char* const kFile = "combo.cpp";
+
+// ------------------------------------------------------------ registrations
+// Kept identical to gen_tables.cpp.
+
+enum class Kind { Impl, CatchAll, Fallthrough, Fallback, FallthroughFallback };
+
+const char* kind_name(Kind k) {
+  switch (k) {
+    case Kind::Impl: return "impl";
+    case Kind::CatchAll: return "catchall";
+    case Kind::Fallthrough: return "fallthrough";
+    case Kind::Fallback: return "fallback";
+    case Kind::FallthroughFallback: return "fallthrough_fallback";
+  }
+  return "?";
+}
+
+struct Reg {
+  Kind kind;
+  std::string key;  // DispatchKey name; empty for CatchAll
+};
+
+struct Combo {
+  std::string note;  // printed as a '#' line before the combination's CALL lines
+  std::vector<Reg> regs;
+};
+
+// The registration line of the last of our kernels/fallbacks that ran during
+// the current call (0 if none), and the key set it was called with.
+int g_ran = 0;
+DispatchKeySet g_ran_ks;
+
+at::Tensor kernel_body(int line, DispatchKeySet ks, const at::Tensor& a) {
+  g_ran = line;
+  g_ran_ks = ks;
+  return a;
+}
+
+// A boxed backend fallback that knows its registration line.
+struct LineFallback final : c10::OperatorKernel {
+  explicit LineFallback(int l) : line(l) {}
+  void operator()(const c10::OperatorHandle& op, DispatchKeySet ks, torch::jit::Stack* stack) {
+    g_ran = line;
+    g_ran_ks = ks;
+    // Return the input tensor, like the kernels.
+    at::Tensor a = (*stack)[stack->size() - op.schema().arguments().size()].toTensor();
+    torch::jit::drop(*stack, op.schema().arguments().size());
+    for (size_t i = 0; i < op.schema().returns().size(); ++i) stack->emplace_back(a);
+  }
+  int line;
+};
+
+// By toString() name: c10::parseDispatchKey does not know every runtime key
+// in 1.13.1 (e.g. AutogradHIP, NestedTensorCPU).
+DispatchKey parse_key(const std::string& name) {
+  for (int v = 0; v <= static_cast<int>(DispatchKey::EndOfAliasKeys); ++v) {
+    const DispatchKey k = static_cast<DispatchKey>(v);
+    if (name == c10::toString(k)) return k;
+  }
+  std::fprintf(stderr, "gen_calls: unknown dispatch key name %s\n", name.c_str());
+  std::exit(1);
+}
+
+bool starts_with(const std::string& s, const std::string& p) {
+  return s.compare(0, p.size(), p) == 0;
+}
+
+std::vector<std::string> split_lines(const std::string& s) {
+  std::vector<std::string> r;
+  size_t start = 0;
+  while (start < s.size()) {
+    size_t nl = s.find('\n', start);
+    if (nl == std::string::npos) nl = s.size();
+    r.push_back(s.substr(start, nl - start));
+    start = nl + 1;
+  }
+  return r;
+}
+
+std::vector<Combo> make_combos() {
+  std::vector<Combo> c;
+  auto impl = [](const char* k) { return Reg{Kind::Impl, k}; };
+  auto catchall = []() { return Reg{Kind::CatchAll, ""}; };
+  auto ft = [](const char* k) { return Reg{Kind::Fallthrough, k}; };
+  auto fb = [](const char* k) { return Reg{Kind::Fallback, k}; };
+  auto ftfb = [](const char* k) { return Reg{Kind::FallthroughFallback, k}; };
+  const char* CIA = "CompositeImplicitAutograd";
+  const char* CEA = "CompositeExplicitAutograd";
+  const char* CEANF = "CompositeExplicitAutogradNonFunctional";
+  const char* CIANT = "CompositeImplicitAutogradNestedTensor";
+
+  // 1-32: every subset of {CPU, AutogradCPU, Autograd, CIA, CEA}; bit i of
+  // the subset number selects element i; registered in list order.
+  const char* base5[] = {"CPU", "AutogradCPU", "Autograd", CIA, CEA};
+  for (int mask = 0; mask < 32; ++mask) {
+    Combo x;
+    x.note = "subset " + std::to_string(mask) + " of {CPU, AutogradCPU, Autograd, CIA, CEA}";
+    for (int i = 0; i < 5; ++i)
+      if (mask & (1 << i)) x.regs.push_back(impl(base5[i]));
+    c.push_back(x);
+  }
+  c.push_back({"CEANF alone", {impl(CEANF)}});
+  c.push_back({"CEANF + CPU", {impl(CEANF), impl("CPU")}});
+  c.push_back({"CEANF + CEA", {impl(CEANF), impl(CEA)}});
+  c.push_back({"catch-all alone (stored under CIA)", {catchall()}});
+  c.push_back({"catch-all + CPU", {catchall(), impl("CPU")}});
+  c.push_back({"CIANestedTensor alone", {impl(CIANT)}});
+  c.push_back({"CIANestedTensor + CIA", {impl(CIANT), impl(CIA)}});
+  c.push_back({"fallthrough kernel at CPU", {ft("CPU")}});
+  c.push_back({"fallthrough kernel at CPU + CIA", {ft("CPU"), impl(CIA)}});
+  c.push_back({"fallthrough kernel at AutogradCPU + CPU", {ft("AutogradCPU"), impl("CPU")}});
+  c.push_back({"boxed fallback at CPU", {fb("CPU")}});
+  c.push_back({"boxed fallback at XLA + CIA", {fb("XLA"), impl(CIA)}});
+  c.push_back({"boxed fallback at alias Autograd + CPU: AutogradOther already has a "
+               "built-in fallback, so registration fails at the first key",
+               {fb("Autograd"), impl("CPU")}});
+  c.push_back({"fallthrough fallback at AutogradCPU + CPU: fails, AutogradCPU has a "
+               "built-in fallback",
+               {ftfb("AutogradCPU"), impl("CPU")}});
+  c.push_back({"fallthrough fallback at Tracer + CPU + CIA: fails, Tracer has a "
+               "built-in fallback",
+               {ftfb("Tracer"), impl("CPU"), impl(CIA)}});
+  c.push_back({"boxed fallback at FPGA + CEA", {fb("FPGA"), impl(CEA)}});
+  c.push_back({"SparseCPU + CIA (AutogradOther ambiguity)", {impl("SparseCPU"), impl(CIA)}});
+  c.push_back({"QuantizedCPU + CIA", {impl("QuantizedCPU"), impl(CIA)}});
+  c.push_back({"SparseCPU + CIA + Autograd", {impl("SparseCPU"), impl(CIA), impl("Autograd")}});
+  c.push_back({"FPGA + CIA", {impl("FPGA"), impl(CIA)}});
+  c.push_back({"SparseCPU alone", {impl("SparseCPU")}});
+  c.push_back({"NestedTensorCPU + CIA", {impl("NestedTensorCPU"), impl(CIA)}});
+  c.push_back({"CPU twice: the second overrides, the first is inactive",
+               {impl("CPU"), impl("CPU")}});
+  c.push_back({"Meta + CIA", {impl("Meta"), impl(CIA)}});
+  c.push_back({"AutogradMeta + Meta", {impl("AutogradMeta"), impl("Meta")}});
+  c.push_back({"PrivateUse1 + AutogradPrivateUse1", {impl("PrivateUse1"), impl("AutogradPrivateUse1")}});
+  c.push_back({"HIP + CIA", {impl("HIP"), impl(CIA)}});
+  c.push_back({"CIA registered before CEA (live Autograd* slots keep the math kernel)",
+               {impl(CIA), impl(CEA)}});
+  c.push_back({"CEA registered before CIA", {impl(CEA), impl(CIA)}});
+  // Additional rules.
+  c.push_back({"CEANF + CIA (CEANF does not set has_backend_kernel)", {impl(CEANF), impl(CIA)}});
+  c.push_back({"Autograd alias + AutogradCPU direct", {impl("Autograd"), impl("AutogradCPU")}});
+  c.push_back({"catch-all + CIA: both land in the CIA list, the CIA kernel overrides",
+               {catchall(), impl(CIA)}});
+  c.push_back({"fallthrough fallback at AutogradPrivateUse1 (no built-in one) + PrivateUse1",
+               {ftfb("AutogradPrivateUse1"), impl("PrivateUse1")}});
+  c.push_back({"boxed fallback at AutogradMeta (no built-in one) + Meta",
+               {fb("AutogradMeta"), impl("Meta")}});
+  c.push_back({"fallthrough fallback at AutocastXPU (no built-in one) + CPU + CIA",
+               {ftfb("AutocastXPU"), impl("CPU"), impl(CIA)}});
+  c.push_back({"boxed fallback at alias CIA + CPU: registers its keys in iteration order "
+               "and fails at AutogradOther (built-in), keeping the keys before it",
+               {fb(CIA), impl("CPU")}});
+  c.push_back({"boxed fallback at alias CEA (one fallback per runtime key) + CPU",
+               {fb(CEA), impl("CPU")}});
+  c.push_back({"boxed fallback at alias CIANestedTensor + CPU", {fb(CIANT), impl("CPU")}});
+  c.push_back({"fallthrough kernel at alias CIA", {ft(CIA)}});
+  c.push_back({"fallthrough kernel at alias Autograd + CPU", {ft("Autograd"), impl("CPU")}});
+  c.push_back({"CPU + CEA", {impl("CPU"), impl(CEA)}});
+  c.push_back({"SparseCPU + CEA + CIA (ambiguity is checked before has_backend_kernel)",
+               {impl("SparseCPU"), impl(CEA), impl(CIA)}});
+  c.push_back({"CIANestedTensor + CEA", {impl(CIANT), impl(CEA)}});
+  c.push_back({"AutogradCPU + CIA, no backend kernel", {impl("AutogradCPU"), impl(CIA)}});
+  return c;
+}
+
+// ------------------------------------------------------------ inputs
+
+struct Input {
+  std::string name;
+  at::Tensor t;
+};
+
+// A tensor without storage whose TensorImpl is constructed for the given
+// backend key and device; the TensorImpl constructor adds the
+// autograd-related keys (ADInplaceOrView, Autograd<backend>, ...) itself.
+at::Tensor fake_tensor(DispatchKey k, c10::Device dev) {
+  return at::Tensor(c10::make_intrusive<c10::TensorImpl, c10::UndefinedTensorImpl>(
+      DispatchKeySet(k), caffe2::TypeMeta::Make<float>(), dev));
+}
+
+std::vector<Input> make_inputs() {
+  std::vector<Input> in;
+  in.push_back({"cpu", at::empty({1})});
+  in.push_back({"cuda", fake_tensor(DispatchKey::CUDA, c10::Device(c10::DeviceType::CUDA, 0))});
+  in.push_back({"meta", fake_tensor(DispatchKey::Meta, c10::Device(c10::DeviceType::Meta))});
+  in.push_back({"fpga", fake_tensor(DispatchKey::FPGA, c10::Device(c10::DeviceType::FPGA))});
+  in.push_back({"xla", fake_tensor(DispatchKey::XLA, c10::Device(c10::DeviceType::XLA, 0))});
+  in.push_back({"hip", fake_tensor(DispatchKey::HIP, c10::Device(c10::DeviceType::HIP, 0))});
+  in.push_back({"privateuse1",
+                fake_tensor(DispatchKey::PrivateUse1, c10::Device(c10::DeviceType::PrivateUse1, 0))});
+  in.push_back({"sparsecpu", fake_tensor(DispatchKey::SparseCPU, c10::Device(c10::DeviceType::CPU))});
+  in.push_back({"quantizedcpu",
+                fake_tensor(DispatchKey::QuantizedCPU, c10::Device(c10::DeviceType::CPU))});
+  in.push_back({"nestedcpu",
+                fake_tensor(DispatchKey::NestedTensorCPU, c10::Device(c10::DeviceType::CPU))});
+  in.push_back({"undefined", at::Tensor()});
+  return in;
+}
+
+// ------------------------------------------------------------ modes
+
+const char* const kModes[] = {"plain", "below_autograd", "inference", "include_tracer"};
+
+// Runs f() with the TLS of the given mode in place.
+template <class F>
+void with_mode(const std::string& mode, F&& f) {
+  if (mode == "plain") {
+    f();
+  } else if (mode == "below_autograd") {
+    at::AutoDispatchBelowAutograd guard;
+    f();
+  } else if (mode == "inference") {
+    c10::InferenceMode guard;
+    f();
+  } else if (mode == "include_tracer") {
+    c10::impl::IncludeDispatchKeyGuard guard(DispatchKey::Tracer);
+    f();
+  } else {
+    std::fprintf(stderr, "gen_calls: unknown mode %s\n", mode.c_str());
+    std::exit(1);
+  }
+}
+
+// ------------------------------------------------------------ calls
+
+std::string hex(DispatchKeySet ks) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%" PRIx64, ks.raw_repr());
+  return buf;
+}
+
+std::string error_token(const std::string& what) {
+  std::string s = what.substr(0, 60);
+  for (char& ch : s)
+    if (ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r') ch = '_';
+  return "error:" + s;
+}
+
+// Classification of a key's entry in dumpComputedTable(): "ours" (a
+// combo.cpp registration), "fallthrough", "ambiguous", "builtin" (any other
+// debug string: a libtorch built-in backend fallback) or "missing".
+std::string classify_entry(const std::vector<std::string>& table, DispatchKey k) {
+  const std::string head = std::string(c10::toString(k)) + ": ";
+  for (const std::string& l : table) {
+    if (!starts_with(l, head)) continue;
+    const std::string rest = l.substr(head.size());
+    if (starts_with(rest, "fallthrough ")) return "fallthrough";
+    if (starts_with(rest, "ambiguous_autogradother")) return "ambiguous";
+    if (starts_with(rest, std::string("registered at ") + kFile + ":")) return "ours";
+    return "builtin";
+  }
+  return "missing";
+}
+
+struct CallResult {
+  std::string outcome;  // field 8
+  std::string key;      // field 9 (without "key=")
+  std::string then;     // field 10 (without "then="), only for builtin outcomes
+};
+
+CallResult do_call(const c10::OperatorHandle& op, const std::vector<std::string>& table,
+                   const at::Tensor& t) {
+  CallResult r;
+  // Exactly what Dispatcher::call computes before its lookup.
+  const DispatchKeySet entry_ks =
+      entry_of(op).dispatchKeyExtractor().getDispatchKeySetUnboxed<const at::Tensor&>(t);
+  const DispatchKey entry_key = entry_ks.highestPriorityTypeId();
+  r.key = c10::toString(entry_key);
+  const bool builtin = classify_entry(table, entry_key) == "builtin";
+
+  std::string result;
+  g_ran = 0;
+  g_ran_ks = DispatchKeySet();
+  try {
+    op.typed<at::Tensor(const at::Tensor&)>().call(t);
+    result = g_ran ? std::to_string(g_ran) : "none";
+  } catch (const c10::Error& e) {
+    result = error_token(e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    result = error_token(e.what());
+  } catch (...) {
+    result = "error:unknown_exception";
+  }
+  if (builtin) {
+    r.outcome = "builtin:" + r.key;
+    r.then = result;
+  } else {
+    r.outcome = result;
+    // A direct hit must have been called with the extracted key set.
+    if (g_ran && result[0] != 'e' && g_ran_ks != entry_ks) {
+      std::fprintf(stderr, "gen_calls: kernel %d called with %s, extracted %s\n", g_ran,
+                   hex(g_ran_ks).c_str(), hex(entry_ks).c_str());
+      std::exit(1);
+    }
+  }
+  return r;
+}
+
+void print_calls(const char* record, int id, const c10::OperatorHandle& op,
+                 const std::vector<Input>& inputs) {
+  const std::vector<std::string> table = split_lines(op.dumpComputedTable());
+  for (const Input& in : inputs) {
+    for (const char* mode : kModes) {
+      with_mode(mode, [&] {
+        const c10::impl::LocalDispatchKeySet tls = c10::impl::tls_local_dispatch_key_set();
+        const CallResult r = do_call(op, table, in.t);
+        std::fprintf(out, "%s %d %s %s %s %s %s %s key=%s", record, id, in.name.c_str(), mode,
+                     hex(in.t.key_set()).c_str(), hex(tls.included_).c_str(),
+                     hex(tls.excluded_).c_str(), r.outcome.c_str(), r.key.c_str());
+        if (!r.then.empty()) std::fprintf(out, " then=%s", r.then.c_str());
+        std::fprintf(out, "\n");
+      });
+    }
+  }
+}
+
+bool op_exists(const std::string& name) {
+  return c10::Dispatcher::singleton().findSchema(c10::OperatorName(name, "")).has_value();
+}
+
+void run_combo(int id, const Combo& combo, const std::vector<Input>& inputs) {
+  const std::string ns = "c" + std::to_string(id);
+  const std::string name = ns + "::op";
+  std::vector<std::unique_ptr<torch::Library>> libs;
+  std::string tokens = "def:-@" + std::to_string(1000 * id);
+  std::vector<std::string> errors;
+
+  libs.emplace_back(new torch::Library(torch::Library::DEF, ns, c10::nullopt, kFile, 1000 * id));
+  libs.back()->def("op(Tensor a) -> Tensor");
+
+  for (size_t i = 0; i < combo.regs.size(); ++i) {
+    const Reg& r = combo.regs[i];
+    const int line = 1000 * id + static_cast<int>(i) + 1;
+    const std::string token = std::string(kind_name(r.kind)) + ":" +
+        (r.key.empty() ? std::string("-") : r.key) + "@" + std::to_string(line);
+    tokens += "," + token;
+    try {
+      switch (r.kind) {
+        case Kind::Impl:
+        case Kind::CatchAll: {
+          c10::optional<DispatchKey> k;
+          if (r.kind == Kind::Impl) k = parse_key(r.key);
+          libs.emplace_back(new torch::Library(torch::Library::IMPL, ns, k, kFile, line));
+          libs.back()->impl("op", [line](DispatchKeySet ks, const at::Tensor& a) -> at::Tensor {
+            return kernel_body(line, ks, a);
+          });
+          break;
+        }
+        case Kind::Fallthrough:
+          libs.emplace_back(new torch::Library(torch::Library::IMPL, ns, parse_key(r.key), kFile, line));
+          libs.back()->impl("op", torch::CppFunction::makeFallthrough());
+          break;
+        case Kind::Fallback:
+        case Kind::FallthroughFallback:
+          libs.emplace_back(new torch::Library(torch::Library::IMPL, "_", parse_key(r.key), kFile, line));
+          if (r.kind == Kind::Fallback)
+            libs.back()->fallback(
+                torch::CppFunction::makeFromBoxedFunctor(std::make_unique<LineFallback>(line)));
+          else
+            libs.back()->fallback(torch::CppFunction::makeFallthrough());
+          break;
+      }
+    } catch (const c10::Error& e) {
+      errors.push_back(token);
+    }
+  }
+
+  std::fprintf(out, "# %s\n", combo.note.c_str());
+  std::fprintf(out, "COMBO %d %s\n", id, tokens.c_str());
+  for (const std::string& e : errors)
+    std::fprintf(out, "# registration %s threw (see tables-1.13.1.txt)\n", e.c_str());
+
+  auto op = c10::Dispatcher::singleton().findSchemaOrThrow(name.c_str(), "");
+  print_calls("CALL", id, op, inputs);
+
+  // Deregister in reverse registration order.
+  while (!libs.empty()) libs.pop_back();
+  if (op_exists(name)) {
+    std::fprintf(stderr, "gen_calls: %s still registered after combo %d\n", name.c_str(), id);
+    std::exit(1);
+  }
+}
+
+void header() {
+  std::fprintf(out,
+               "# call conformance vectors for dispatch.h -- GENERATED, DO NOT EDIT.\n"
+               "# Generated by tests/conformance/gen_calls.cpp from libtorch 1.13.1 "
+               "(libtorch_cpu + c10);\n"
+               "# regenerate with `make conformance-vectors` (or `make -f "
+               "tests/conformance/conformance.mk conformance-vectors`).\n"
+               "# Format: tests/conformance/README.md\n");
+#ifdef TORCH_VERSION
+  std::fprintf(out, "# TORCH_VERSION macro: %s\n", TORCH_VERSION);
+#endif
+#ifdef LIBTORCH_DEB_VERSION
+  std::fprintf(out, "# Debian package libtorch-dev: %s\n", LIBTORCH_DEB_VERSION);
+#endif
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1) {
+    out = std::fopen(argv[1], "w");
+    if (!out) {
+      std::perror(argv[1]);
+      return 1;
+    }
+  }
+  header();
+
+  const std::vector<Input> inputs = make_inputs();
+  std::fprintf(out, "# inputs: name key_set().raw_repr() toString(key_set())\n");
+  for (const Input& in : inputs)
+    std::fprintf(out, "# input %s %s %s\n", in.name.c_str(), hex(in.t.key_set()).c_str(),
+                 c10::toString(in.t.key_set()).c_str());
+
+  {
+    torch::Library def(torch::Library::DEF, "base", c10::nullopt, kFile, 1);
+    def.def("op(Tensor a) -> Tensor");
+    auto op = c10::Dispatcher::singleton().findSchemaOrThrow("base::op", "");
+    std::fprintf(out, "# base::op: an operator with no kernels (only the built-in fallbacks)\n");
+    print_calls("BASECALL", 0, op, inputs);
+  }
+
+  const std::vector<Combo> combos = make_combos();
+  for (size_t i = 0; i < combos.size(); ++i)
+    run_combo(static_cast<int>(i) + 1, combos[i], inputs);
+
+  if (out != stdout && std::fclose(out) != 0) {
+    std::perror(argv[1]);
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,334 @@
+/* The call path: typed calls and redispatch, thread-local include/exclude
+   and guards, fallthrough masks, boxed fallbacks reached from unboxed calls,
+   missing-kernel errors with c10's messages, explain and trace. */
+#define DISPATCH_IMPLEMENTATION
+#include "dispatch.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+/* A toy tensor: its keyset and a value. */
+typedef struct tensor { dk_keyset ks; int value; } tensor;
+
+static tensor make_tensor(dk_backend b, int value) {
+    tensor t;
+    /* what c10's TensorImpl gives a dense tensor: backend key + its autograd keys */
+    t.ks = dk_ks_or(dk_ks_from_key(dk_key_runtime(DK_Dense, b)), dk_backend_autograd_related_set(b));
+    t.value = value;
+    return t;
+}
+
+DK_DECLARE_OP(add, int, dk_ks_or(a.ks, b.ks), (tensor, a), (tensor, b))
+DK_DECLARE_OP_VOID(touch, x->ks, (tensor *, x))
+
+static const dk_operator *add_op;
+static char trail[256]; /* which kernels ran, in order */
+
+static int add_cpu(const dk_kernel *k, dk_keyset ks, tensor a, tensor b) {
+    (void)ks;
+    strcat(trail, (const char *)k->user_data);
+    return a.value + b.value;
+}
+/* An autograd kernel: excludes autograd and redispatches below itself. */
+static int add_autograd(const dk_kernel *k, dk_keyset ks, tensor a, tensor b) {
+    strcat(trail, (const char *)k->user_data);
+    return 10 * add_redispatch(add_op, dk_ks_and(ks, DK_KS_AFTER_AUTOGRAD), a, b);
+}
+/* A boxed fallback: it sees the operator, the keyset and the argument pack. */
+static void boxed_tracer(const dk_kernel *k, const dk_operator *op, dk_keyset ks, void *args) {
+    add_args *p = (add_args *)args;
+    strcat(trail, (const char *)k->user_data);
+    p->result = add_redispatch(op, dk_ks_remove(ks, DK_Tracer), p->a, p->b) + 1000;
+}
+static void touch_cpu(const dk_kernel *k, dk_keyset ks, tensor *x) {
+    (void)k; (void)ks;
+    x->value++;
+}
+
+static dk_registry *reg;
+static dk_registration *h_cpu, *h_ag;
+
+static int setup(void **state) {
+    dk_registration *h;
+    (void)state;
+    assert_int_equal(dk_registry_create(NULL, &reg), DK_OK);
+    assert_int_equal(dk_def(reg, "t::add(Tensor a, Tensor b) -> Tensor", &h), DK_OK);
+    assert_int_equal(dk_impl(reg, "t::add", DK_CPU, dk_unboxed(DK_FN(add_cpu), (void *)"cpu "), &h_cpu), DK_OK);
+    assert_int_equal(dk_impl(reg, "t::add", DK_Autograd, dk_unboxed(DK_FN(add_autograd), (void *)"ag "), &h_ag), DK_OK);
+    /* c10's default fallthrough fallbacks for these keys */
+    assert_int_equal(dk_fallback(reg, DK_BackendSelect, dk_fallthrough(), &h), DK_OK);
+    assert_int_equal(dk_fallback(reg, DK_ADInplaceOrView, dk_fallthrough(), &h), DK_OK);
+    add_op = dk_op_lookup(reg, "t::add");
+    return 0;
+}
+static int teardown(void **state) {
+    (void)state;
+    dk_registry_destroy(reg);
+    return 0;
+}
+
+static void test_two_hops(void **state) {
+    tensor a = make_tensor(DK_CPUBit, 2), b = make_tensor(DK_CPUBit, 3);
+    (void)state;
+    trail[0] = '\0';
+    assert_int_equal(add_call(add_op, a, b), 50);
+    assert_string_equal(trail, "ag cpu ");
+    /* redispatch alone: no TLS, no extraction */
+    trail[0] = '\0';
+    assert_int_equal(add_redispatch(add_op, dk_ks_from_key(DK_CPU), a, b), 5);
+    assert_string_equal(trail, "cpu ");
+}
+
+static void test_tls_defaults_and_guards(void **state) {
+    tensor a = make_tensor(DK_CPUBit, 2), b = make_tensor(DK_CPUBit, 3);
+    dk_guard g1, g2, g3;
+    (void)state;
+    assert_true(dk_ks_equal(dk_tls_included(), DK_KS_DEFAULT_INCLUDED));
+    assert_true(dk_ks_equal(dk_tls_excluded(), DK_KS_DEFAULT_EXCLUDED));
+    assert_true(dk__tls.included_raw == 0 && dk__tls.excluded_raw == 0); /* c10's XOR trick */
+    g1 = dk_below_autograd_push();
+    trail[0] = '\0';
+    assert_int_equal(add_call(add_op, a, b), 5);
+    assert_string_equal(trail, "cpu ");
+    assert_true(dk_tls_is_excluded(DK_AutogradOther));
+    /* nested: excluding what is already excluded changes nothing, so its pop removes nothing */
+    g2 = dk_exclude_push(dk_ks_or(DK_KS_AUTOGRAD, dk_ks_from_key(DK_Tracer)));
+    assert_int_equal(g2.excluded_added, dk_ks_from_key(DK_Tracer).repr);
+    g3 = dk_include_push(dk_ks_from_key(DK_Tracer));
+    /* out of order: the outer guard first */
+    dk_guard_pop(g1);
+    assert_false(dk_tls_is_excluded(DK_AutogradOther));
+    assert_true(dk_tls_is_excluded(DK_Tracer));
+    dk_guard_pop(g3);
+    dk_guard_pop(g2);
+    assert_true(dk__tls.included_raw == 0 && dk__tls.excluded_raw == 0);
+    /* force: replaces everything, restores everything */
+    g1 = dk_force_push(DK_KS_EMPTY, DK_KS_FULL);
+    assert_true(dk_ks_equal(dk_tls_excluded(), DK_KS_FULL));
+    g2 = dk_below_inplace_view_push(); /* changes nothing: all excluded already */
+    dk_guard_pop(g2);
+    dk_guard_pop(g1);
+    assert_true(dk__tls.included_raw == 0 && dk__tls.excluded_raw == 0);
+    g1 = dk_below_inplace_view_push();
+    assert_true(dk_tls_is_excluded(DK_ADInplaceOrView));
+    g2 = dk_skip_functionalize_push();
+    assert_true(dk_tls_is_excluded(DK_Functionalize));
+    dk_guard_pop(g2);
+    dk_guard_pop(g1);
+    assert_true(dk__tls.included_raw == 0 && dk__tls.excluded_raw == 0);
+}
+
+static void *thread_defaults(void *arg) {
+    (void)arg;
+    return (void *)(size_t)(dk_ks_equal(dk_tls_excluded(), DK_KS_DEFAULT_EXCLUDED) &&
+                            dk_ks_equal(dk_tls_included(), DK_KS_DEFAULT_INCLUDED));
+}
+
+static void test_tls_is_per_thread(void **state) {
+    pthread_t t;
+    void *ok = NULL;
+    dk_guard g = dk_exclude_push(DK_KS_FULL);
+    (void)state;
+    assert_int_equal(pthread_create(&t, NULL, thread_defaults, NULL), 0);
+    pthread_join(t, &ok);
+    assert_true(ok != NULL);
+    dk_guard_pop(g);
+}
+
+static void test_boxed_fallback_from_unboxed_call(void **state) {
+    tensor a = make_tensor(DK_CPUBit, 2), b = make_tensor(DK_CPUBit, 3);
+    dk_registration *fb;
+    dk_guard g;
+    (void)state;
+    assert_int_equal(dk_fallback(reg, DK_Tracer, dk_boxed(boxed_tracer, (void *)"trace "), &fb), DK_OK);
+    g = dk_include_push(dk_ks_from_key(DK_Tracer));
+    trail[0] = '\0';
+    assert_int_equal(add_call(add_op, a, b), 1050);
+    assert_string_equal(trail, "trace ag cpu ");
+    dk_guard_pop(g);
+    assert_int_equal(dk_deregister(fb), DK_OK);
+}
+
+static void test_fallthrough_masks(void **state) {
+    tensor a = make_tensor(DK_CUDABit, 2), b = make_tensor(DK_CUDABit, 3), m = make_tensor(DK_MetaBit, 1);
+    dk_registration *ft, *cuda;
+    (void)state;
+    /* a fallthrough at AutogradCUDA skips the autograd layer for CUDA only */
+    assert_int_equal(dk_impl(reg, "t::add", DK_CUDA, dk_unboxed(DK_FN(add_cpu), (void *)"cuda "), &cuda), DK_OK);
+    assert_int_equal(dk_impl(reg, "t::add", DK_AutogradCUDA, dk_fallthrough(), &ft), DK_OK);
+    trail[0] = '\0';
+    assert_int_equal(add_call(add_op, a, b), 5);
+    assert_string_equal(trail, "cuda ");
+    trail[0] = '\0';
+    assert_int_equal(add_call(add_op, make_tensor(DK_CPUBit, 1), make_tensor(DK_CPUBit, 1)), 20);
+    assert_string_equal(trail, "ag cpu ");
+    assert_int_equal(dk_deregister(ft), DK_OK);
+    assert_int_equal(dk_deregister(cuda), DK_OK);
+    /* Meta: the Autograd kernel runs, then no Meta kernel exists */
+    trail[0] = '\0';
+    assert_int_equal(add_call(add_op, m, m), 0);
+    assert_int_equal(dk_last_call_status(), DK_ERR_NO_KERNEL);
+    assert_int_equal(dk_last_call_status(), DK_OK); /* read once */
+    assert_string_equal(trail, "ag ");
+}
+
+static void test_missing_kernel_messages(void **state) {
+    tensor x = make_tensor(DK_XLABit, 1);
+    const char *msg;
+    dk_guard g;
+    (void)state;
+    assert_int_equal(add_call(add_op, x, x), 0);
+    assert_int_equal(dk_last_call_status(), DK_ERR_NO_KERNEL);
+    msg = dk_last_error();
+    assert_non_null(strstr(msg, "Could not run 't::add' with arguments from the 'XLA' backend. This could be because "
+                                "the operator doesn't exist for this backend, or was omitted during the "
+                                "selective/custom build process (if using custom build). If you are a Facebook "
+                                "employee using PyTorch on mobile, please visit https://fburl.com/ptmfixes for possible "
+                                "resolutions. 't::add' is only available for these backends: [CPU, BackendSelect, "
+                                "ADInplaceOrView, AutogradOther, AutogradCPU, AutogradCUDA"));
+    assert_non_null(strstr(msg, "AutogradMeta, AutogradNestedTensor].\n\nCPU: registered at "));
+    assert_non_null(strstr(msg, "ADInplaceOrView: fallthrough registered at "));
+    /* no tensor arguments: everything masked or excluded */
+    x.ks = DK_KS_EMPTY;
+    g = dk_force_push(DK_KS_EMPTY, DK_KS_EMPTY);
+    assert_int_equal(add_call(add_op, x, x), 0);
+    dk_guard_pop(g);
+    assert_int_equal(dk_last_call_status(), DK_ERR_NO_KERNEL);
+    assert_non_null(strstr(dk_last_error(), "There were no tensor arguments to this function (e.g., you passed an "
+                                            "empty list of Tensors), but no fallback function is registered for "
+                                            "schema t::add.  This usually means that this function requires a "
+                                            "non-empty list of Tensors, or that you (the operator writer) forgot to "
+                                            "register a fallback function.  Available functions are [CPU, "));
+}
+
+static int hook_calls;
+static dk_status hook_status;
+static void my_hook(const dk_operator *op, dk_keyset ks, dk_status s, const char *m, void *ud) {
+    (void)op; (void)ks; (void)m;
+    hook_calls += *(int *)ud;
+    hook_status = s;
+}
+
+static void test_error_hooks(void **state) {
+    tensor t = make_tensor(DK_CPUBit, 1);
+    int one = 1;
+    dk_registration *amb, *cia, *ft;
+    pid_t pid;
+    int status;
+    (void)state;
+    dk_registry_set_call_error(reg, my_hook, &one);
+    hook_calls = 0;
+    /* the ambiguity sentinel, reached by redispatch */
+    assert_int_equal(dk_impl(reg, "t::add", DK_SparseCPU, dk_unboxed(DK_FN(add_cpu), (void *)""), &amb), DK_OK);
+    assert_int_equal(dk_impl(reg, "t::add", DK_CompositeImplicitAutograd, dk_unboxed(DK_FN(add_cpu), (void *)""), &cia),
+                     DK_OK);
+    assert_int_equal(add_redispatch(add_op, dk_ks_from_key(DK_AutogradOther), t, t), 0);
+    assert_int_equal(hook_status, DK_ERR_AMBIGUOUS_AUTOGRAD_OTHER);
+    /* a fallthrough executed by a redispatch straight at it */
+    assert_int_equal(dk_impl(reg, "t::add", DK_Tracer, dk_fallthrough(), &ft), DK_OK);
+    assert_int_equal(add_redispatch(add_op, dk_ks_from_key(DK_Tracer), t, t), 0);
+    assert_int_equal(hook_status, DK_ERR_FALLTHROUGH_CALLED);
+    assert_int_equal(hook_calls, 2);
+    dk_deregister(ft);
+    dk_deregister(cia);
+    dk_deregister(amb);
+    /* the default report puts c10's text in dk_last_error */
+    dk_registry_set_call_error(reg, NULL, NULL);
+    assert_int_equal(dk_impl(reg, "t::add", DK_Tracer, dk_fallthrough(), &ft), DK_OK);
+    add_redispatch(add_op, dk_ks_from_key(DK_Tracer), t, t);
+    assert_int_equal(dk_last_call_status(), DK_ERR_FALLTHROUGH_CALLED);
+    assert_non_null(strstr(dk_last_error(), "fallthrough_kernel was executed but it should have been short-circuited"));
+    dk_deregister(ft);
+    /* abort: in a child process */
+    fflush(NULL);
+    pid = fork();
+    if (pid == 0) {
+        dk_registry_set_call_error(reg, dk_call_error_abort, NULL);
+        freopen("/dev/null", "w", stderr);
+        add_call(add_op, make_tensor(DK_XLABit, 1), make_tensor(DK_XLABit, 1));
+        _exit(0);
+    }
+    assert_true(pid > 0);
+    waitpid(pid, &status, 0);
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+}
+
+static void test_boxed_kernel_and_void_op(void **state) {
+    dk_registration *d, *k;
+    tensor t = make_tensor(DK_CPUBit, 7);
+    const dk_operator *op;
+    (void)state;
+    assert_int_equal(dk_def(reg, "t::touch(Tensor(a!) x) -> ()", &d), DK_OK);
+    assert_int_equal(dk_impl(reg, "t::touch", DK_CPU, dk_unboxed(DK_FN(touch_cpu), NULL), &k), DK_OK);
+    op = dk_op_lookup(reg, "t::touch");
+    {
+        dk_guard g = dk_below_autograd_push();
+        touch_call(op, &t);
+        dk_guard_pop(g);
+    }
+    assert_int_equal(t.value, 8);
+}
+
+static void test_explain(void **state) {
+    tensor a = make_tensor(DK_CPUBit, 1);
+    dk_explanation e;
+    char text[2048];
+    (void)state;
+    assert_int_equal(dk_explain(add_op, a.ks, &e), DK_OK);
+    assert_int_equal(e.key, DK_AutogradCPU);
+    assert_int_equal(e.slot, dk_key_table_index(DK_AutogradCPU));
+    assert_int_equal(e.source, DK_SOURCE_AUTOGRAD);
+    assert_string_equal(e.reason, "autograd kernel");
+    assert_string_equal((const char *)e.kernel->user_data, "ag ");
+    /* ADInplaceOrView (a fallthrough) is masked out of what the kernel receives */
+    assert_true(dk_ks_has(e.after_tls, DK_ADInplaceOrView));
+    assert_false(dk_ks_has(e.final, DK_ADInplaceOrView));
+    dk_explain_to_string(add_op, &e, text, sizeof text);
+    assert_non_null(strstr(text, "slot 93 (AutogradCPU) -> autograd kernel: registered at "));
+    assert_int_equal(dk_explain(NULL, a.ks, &e), DK_ERR_NULL);
+    assert_int_equal(dk_explain(add_op, make_tensor(DK_XLABit, 0).ks, &e), DK_OK);
+    assert_int_equal(e.source, DK_SOURCE_AUTOGRAD);
+}
+
+static char traced[512];
+static void tracer(const dk_operator *op, dk_keyset ks, dk_key key, int is_redispatch, void *ud) {
+    (void)ks; (void)ud;
+    snprintf(traced + strlen(traced), sizeof traced - strlen(traced), "[%s] op=[%s], key=[%s]\n",
+             is_redispatch ? "redispatch" : "call", op->name, dk_key_name(key));
+}
+
+static void test_trace(void **state) {
+    tensor a = make_tensor(DK_CPUBit, 1);
+    (void)state;
+    traced[0] = '\0';
+    dk_set_trace(tracer, NULL);
+    add_call(add_op, a, a);
+    dk_set_trace(NULL, NULL);
+    add_call(add_op, a, a);
+    assert_string_equal(traced, "[call] op=[t::add], key=[AutogradCPU]\n[redispatch] op=[t::add], key=[CPU]\n");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_two_hops),
+        cmocka_unit_test(test_tls_defaults_and_guards),
+        cmocka_unit_test(test_tls_is_per_thread),
+        cmocka_unit_test(test_boxed_fallback_from_unboxed_call),
+        cmocka_unit_test(test_fallthrough_masks),
+        cmocka_unit_test(test_missing_kernel_messages),
+        cmocka_unit_test(test_error_hooks),
+        cmocka_unit_test(test_boxed_kernel_and_void_op),
+        cmocka_unit_test(test_explain),
+        cmocka_unit_test(test_trace),
+    };
+    return cmocka_run_group_tests_name("call path", tests, setup, teardown);
+}
