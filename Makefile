@@ -25,7 +25,7 @@ TSAN_TESTS := test_threads test_call
 KEYSPACE_VECTORS := tests/conformance/keyspace-1.13.1.txt
 TABLE_VECTORS    := tests/conformance/tables-1.13.1.txt
 
-.PHONY: help test deps unit sanitize tsan matrix structure clean conformance-vectors
+.PHONY: help test deps unit sanitize tsan matrix structure clean conformance-vectors bench bench-icount
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/^[^:]*Makefile://' | \
@@ -102,6 +102,18 @@ matrix: | $(BUILD) ## compile the header (implementation included) with every co
 # --- structure: multi-include, DISPATCH_STATIC, exported symbols ---------------
 structure: | $(BUILD) ## header twice in one unit; two DISPATCH_STATIC units linked; only dk_ symbols exported
 	@sh tests/structure.sh "$(CC)" "$(CFLAGS_T)" $(BUILD)
+
+# --- benchmarks ------------------------------------------------------------------
+BENCH_CFLAGS := -std=gnu99 -O2 -DNDEBUG -Wall -Wextra
+$(BUILD)/bench: bench/bench.c dispatch.h | $(BUILD)
+	$(CC) $(BENCH_CFLAGS) $< -o $@ -lpthread
+
+bench: deps $(BUILD)/bench ## lookup throughput and call overhead beside their baselines (under a minute)
+	@$(BUILD)/bench
+
+bench-icount: $(BUILD)/bench ## instructions per operation of each bench row, counted by valgrind's callgrind
+	@command -v valgrind >/dev/null || { echo "missing Debian package: valgrind"; exit 1; }
+	@sh bench/icount.sh $(BUILD)/bench $(BUILD)/icount
 
 conformance-vectors: ## regenerate tests/conformance/*.txt from the real libtorch 1.13.1 (installs libtorch-dev)
 	@$(MAKE) --no-print-directory -f tests/conformance/conformance.mk conformance-vectors

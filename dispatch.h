@@ -573,13 +573,15 @@ static const uint16_t dk__functionality_roles[DK_NUM_FUNCTIONALITY_KEYS] DK__UNU
 };
 #undef DK__FK_ROLES
 
-/* Position of the highest set bit, 1-based; 0 when x == 0. x < 2^63. */
-DK_INLINE int dk__bit_width(uint64_t x) {
+/* Index of the highest set bit of x != 0 (one bsr / lzcnt). Every caller ORs
+   in bit 0, which turns "1-based bit width, 0 for none" into a plain bit
+   scan: width(x) == msb((x << 1) | 1). */
+DK_INLINE unsigned dk__msb(uint64_t x) {
 #if defined(__GNUC__) || defined(__clang__)
-    return 63 - __builtin_clzll((x << 1) | 1);
+    return 63u ^ (unsigned)__builtin_clzll(x);
 #else
-    int n = 0;
-    while (x) { n++; x >>= 1; }
+    unsigned n = 0;
+    while (x >>= 1) n++;
     return n;
 #endif
 }
@@ -675,14 +677,14 @@ DK_INLINE int dk_ks_has(dk_keyset a, dk_key k) {
 }
 
 DK_INLINE dk_key dk_ks_highest_functionality(dk_keyset a) {
-    return (dk_key)dk__bit_width(a.repr >> DK_NUM_BACKENDS);
+    return (dk_key)dk__msb((a.repr >> (DK_NUM_BACKENDS - 1)) | 1);
 }
 DK_INLINE dk_backend dk_ks_highest_backend(dk_keyset a) {
-    return (dk_backend)dk__bit_width(a.repr & DK__R_BACKENDS);
+    return (dk_backend)dk__msb(((a.repr & DK__R_BACKENDS) << 1) | 1);
 }
 /* c10 getBackendIndex: index of the highest backend bit, 0 for CPU or none. */
 DK_INLINE int dk_ks_backend_index(dk_keyset a) {
-    return dk__bit_width((a.repr & DK__R_BACKENDS) >> 1);
+    return (int)dk__msb((a.repr & DK__R_BACKENDS) | 1);
 }
 /* c10 highestPriorityTypeId: the key a call with this keyset dispatches to. */
 DK_INLINE dk_key dk_ks_highest_key(dk_keyset a) {
@@ -695,11 +697,14 @@ DK_INLINE dk_key dk_ks_highest_backend_key(dk_keyset a) {
 
 /* c10 getDispatchTableIndexForDispatchKeySet: the runtime slot of the
    highest key. Two bit scans and one load: (repr >> (B-1)) | 1 puts the
-   functionality bits one place up, so its bit width minus one is f. */
-DK_INLINE int dk_ks_table_index(dk_keyset a) {
-    dk_offset_mask om = dk__offsets_and_masks[dk__bit_width(a.repr >> DK_NUM_BACKENDS)];
-    return om.offset + dk__bit_width((a.repr & om.mask) >> 1);
+   functionality bits one place above bit 0, so its msb is the highest
+   functionality f; within f's entry, the masked backend bits' msb is the
+   backend's offset (0 for CPU, for no backend, or when f is not per-backend). */
+DK_INLINE unsigned dk__slot(uint64_t repr) {
+    dk_offset_mask om = dk__offsets_and_masks[dk__msb((repr >> (DK_NUM_BACKENDS - 1)) | 1)];
+    return (unsigned)om.offset + dk__msb((repr & om.mask) | 1);
 }
+DK_INLINE int dk_ks_table_index(dk_keyset a) { return (int)dk__slot(a.repr); }
 
 /* The slot of a key (c10 getDispatchTableIndexForDispatchKey). */
 DK_INLINE int dk_key_table_index(dk_key k) { return dk_ks_table_index(dk_ks_from_key(k)); }
@@ -1171,9 +1176,9 @@ DK_API void dk__trace(const dk_operator *op, dk_keyset ks, int is_redispatch);
 
 DK_INLINE const dk_kernel *dk_lookup(const dk_operator *op, dk_keyset ks) {
 #ifndef DK_NO_TRACE
-    if (DK__UNLIKELY(DK__LOAD_RLX(&dk__trace_hook) != NULL)) dk__trace(op, ks, 1);
+    if (DK__UNLIKELY(dk__trace_hook != NULL)) dk__trace(op, ks, 1);
 #endif
-    return DK__LOAD_ACQ(&op->table[dk_ks_table_index(ks)]);
+    return DK__LOAD_ACQ(&op->table[dk__slot(ks.repr)]);
 }
 
 DK_INLINE const dk_kernel *dk_dispatch(const dk_operator *op, dk_keyset args, dk_keyset *out_ks) {
@@ -1181,15 +1186,15 @@ DK_INLINE const dk_kernel *dk_dispatch(const dk_operator *op, dk_keyset args, dk
     uint64_t ks = (args.repr | (t.included_raw ^ DK__R_DEFAULT_INCLUDED)) &
                   (DK__R_BACKENDS | ~(t.excluded_raw ^ DK__R_DEFAULT_EXCLUDED));
 #if DK_C10_VERSION == 11301 /* 1.13.1 picks the per-backend mask by the arguments' backend */
-    ks &= DK__LOAD_RLX(&op->nonfallthrough[dk_ks_backend_index(args)]);
+    ks &= DK__LOAD_RLX(&op->nonfallthrough[dk__msb((args.repr & DK__R_BACKENDS) | 1)]);
 #else
-    ks &= DK__LOAD_RLX(&op->nonfallthrough[dk_ks_backend_index(dk_ks_raw(ks))]);
+    ks &= DK__LOAD_RLX(&op->nonfallthrough[dk__msb((ks & DK__R_BACKENDS) | 1)]);
 #endif
     out_ks->repr = ks;
 #ifndef DK_NO_TRACE
-    if (DK__UNLIKELY(DK__LOAD_RLX(&dk__trace_hook) != NULL)) dk__trace(op, *out_ks, 0);
+    if (DK__UNLIKELY(dk__trace_hook != NULL)) dk__trace(op, *out_ks, 0);
 #endif
-    return DK__LOAD_ACQ(&op->table[dk_ks_table_index(*out_ks)]);
+    return DK__LOAD_ACQ(&op->table[dk__slot(ks)]);
 }
 
 /* The slow path: a boxed kernel or fallback gets (kernel, op, ks, args);
@@ -1548,6 +1553,22 @@ struct dk_library {
     dk_library *next;             /* the registry's open libraries */
 };
 
+/* What resolution needs to know about a slot, computed once per registry:
+   which alias roles cover its key (Undefined: c10's special rules), and the
+   backend keys behind it when it is an autograd key. */
+enum {
+    DK__IN_NON_FUNCTIONAL = 1, DK__IN_BACKEND = 2, DK__IN_NESTED = 4, DK__IN_MATH = 8,
+    DK__IN_AUTOGRAD = 16, DK__IN_BATCHED = 32
+};
+struct dk__slot_info {
+    uint8_t in;                   /* DK__IN_* */
+    uint8_t per_backend;          /* the key is a per-backend runtime key */
+    uint8_t backend;              /* its backend index (0-based) */
+    uint8_t autograd_other;       /* the AutogradOther slot (ambiguity rule) */
+    uint64_t fbit;                /* the key's functionality bit (0 for Undefined) */
+    dk_keyset autograd_backends;  /* c10 getBackendKeySetFromAutograd */
+};
+
 struct dk_registry {
     dk__mutex lock;
     dk_registry_desc desc;
@@ -1560,6 +1581,7 @@ struct dk_registry {
     dk_registration *listeners;
     dk_registration *retired;     /* deregistered handles: calls may still hold their kernels */
     dk_kernel missing, ambiguous; /* sentinels: no table slot is ever NULL */
+    struct dk__slot_info slot_info[DK_NUM_RUNTIME_ENTRIES];
     dk_call_error_fn call_error;  /* failed calls */
     void *call_error_user_data;
     const char *verified[4];      /* list signatures already compared */
@@ -1756,14 +1778,25 @@ DK__PRIVATE void dk__op_update_visible(dk__op *op) {
    whatever the order of changes; c10 1.13.1 updates only some slots and
    leaves stale ones), one slot in every operator for a fallback change. */
 
-typedef const dk_registration *dk__front[DK_NUM_KEYS];
+typedef struct dk__front {
+    const dk_registration *at[DK_NUM_KEYS];   /* the active (newest) impl per key */
+    unsigned aliases;                         /* DK__IN_* of the alias roles that have one */
+} dk__front;
 
-/* The active (newest) impl per key. */
-DK__PRIVATE void dk__collect_front(const dk__op *op, dk__front front) {
+DK__PRIVATE void dk__collect_front(const dk__op *op, dk__front *f) {
     const dk_registration *g;
-    memset((void *)front, 0, sizeof(dk__front));
-    for (g = op->impls; g; g = g->next)
-        if (!front[g->kernel.key]) front[g->kernel.key] = g;
+    memset((void *)f->at, 0, sizeof f->at);
+    f->aliases = 0;
+    for (g = op->impls; g; g = g->next) {
+        dk_key k = g->kernel.key;
+        if (f->at[k]) continue;
+        f->at[k] = g;
+        f->aliases |= (k == (dk_key)DK_ALIAS_NON_FUNCTIONAL ? DK__IN_NON_FUNCTIONAL : 0) |
+                      (k == (dk_key)DK_ALIAS_BACKEND ? DK__IN_BACKEND : 0) |
+                      (k == (dk_key)DK_ALIAS_NESTED ? DK__IN_NESTED : 0) | (k == (dk_key)DK_ALIAS_MATH ? DK__IN_MATH : 0) |
+                      (k == (dk_key)DK_ALIAS_AUTOGRAD ? DK__IN_AUTOGRAD : 0) |
+                      (k == (dk_key)DK_ALIAS_BATCHED ? DK__IN_BATCHED : 0);
+    }
 }
 
 /* c10 hasKernelForAnyDispatchKey: a direct (non-alias) kernel for a key in ks. */
@@ -1778,31 +1811,56 @@ DK__PRIVATE int dk__covers(dk_key alias, dk_key k) {
     return alias != DK_Undefined && dk_key_in_alias(k, alias);
 }
 
-DK__PRIVATE const dk_kernel *dk__resolve(const dk_registry *r, const dk__op *op, const dk__front front, int slot,
+DK__PRIVATE void dk__slot_info_init(struct dk__slot_info *info) {
+    int s;
+    for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
+        dk_key k = dk__slot_keys[s];
+        struct dk__slot_info *i = &info[s];
+        memset(i, 0, sizeof *i);
+        if (k == DK_Undefined) { /* c10: only the three composite aliases fill slot 0 */
+            i->in = DK__IN_NON_FUNCTIONAL | DK__IN_BACKEND | DK__IN_MATH;
+            continue;
+        }
+        i->in = (uint8_t)((dk__covers((dk_key)DK_ALIAS_NON_FUNCTIONAL, k) ? DK__IN_NON_FUNCTIONAL : 0) |
+                          (dk__covers((dk_key)DK_ALIAS_BACKEND, k) ? DK__IN_BACKEND : 0) |
+                          (dk__covers((dk_key)DK_ALIAS_NESTED, k) ? DK__IN_NESTED : 0) |
+                          (dk__covers((dk_key)DK_ALIAS_MATH, k) ? DK__IN_MATH : 0) |
+                          (dk__covers((dk_key)DK_ALIAS_AUTOGRAD, k) ? DK__IN_AUTOGRAD : 0) |
+                          (dk__covers((dk_key)DK_ALIAS_BATCHED, k) ? DK__IN_BATCHED : 0));
+        i->per_backend = (uint8_t)dk_key_is_per_backend_functionality(dk_key_functionality(k));
+        i->backend = (uint8_t)(i->per_backend ? dk_key_backend(k) - 1 : 0);
+        i->autograd_other = k == (dk_key)DK_KEY_AUTOGRAD_OTHER;
+        i->fbit = DK__FBIT(dk_key_functionality(k));
+        i->autograd_backends = dk_autograd_backend_set(k);
+    }
+}
+
+DK__PRIVATE const dk_kernel *dk__resolve(const dk_registry *r, const dk__op *op, const dk__front *f, int slot,
                                          const char **reason) {
+    const struct dk__slot_info *i = &r->slot_info[slot];
+    const dk_registration *const *front = f->at;
     dk_key k = dk__slot_keys[slot];
-    int undefined = k == DK_Undefined, has_backend_kernel;
     const dk_registration *alias;
 #define DK__CHOOSE(reg, why) do { if (reason) *reason = (why); return &(reg)->kernel; } while (0)
-    if (!undefined && front[k]) DK__CHOOSE(front[k], "kernel");
-    if ((alias = front[DK_ALIAS_NON_FUNCTIONAL]) && (undefined || dk__covers((dk_key)DK_ALIAS_NON_FUNCTIONAL, k)))
-        DK__CHOOSE(alias, "default backend kernel");
-    if ((alias = front[DK_ALIAS_BACKEND]) && (undefined || dk__covers((dk_key)DK_ALIAS_BACKEND, k)))
-        DK__CHOOSE(alias, "default backend kernel");
-    has_backend_kernel = front[DK_ALIAS_BACKEND] || dk__has_kernel_in(op, dk_autograd_backend_set(k));
-    if ((alias = front[DK_ALIAS_NESTED]) && !undefined && dk__covers((dk_key)DK_ALIAS_NESTED, k))
-        DK__CHOOSE(alias, "nested kernel");
-    if ((alias = front[DK_ALIAS_MATH]) && (undefined || dk__covers((dk_key)DK_ALIAS_MATH, k))) {
-        if (k == (dk_key)DK_KEY_AUTOGRAD_OTHER && dk__has_kernel_in(op, DK_KS_OTHER_BACKENDS)) {
-            if (reason) *reason = "ambiguous autogradother";
-            return &r->ambiguous;
+    if (k != DK_Undefined && front[k]) DK__CHOOSE(front[k], "kernel");
+    if (i->in & f->aliases) { /* an alias kernel covers this slot: c10's precedence */
+        if ((alias = front[DK_ALIAS_NON_FUNCTIONAL]) && (i->in & DK__IN_NON_FUNCTIONAL))
+            DK__CHOOSE(alias, "default backend kernel");
+        if ((alias = front[DK_ALIAS_BACKEND]) && (i->in & DK__IN_BACKEND)) DK__CHOOSE(alias, "default backend kernel");
+        if ((alias = front[DK_ALIAS_NESTED]) && (i->in & DK__IN_NESTED)) DK__CHOOSE(alias, "nested kernel");
+        if ((alias = front[DK_ALIAS_MATH]) && (i->in & DK__IN_MATH)) {
+            if (i->autograd_other && dk__has_kernel_in(op, DK_KS_OTHER_BACKENDS)) {
+                if (reason) *reason = "ambiguous autogradother";
+                return &r->ambiguous;
+            }
+            /* c10's has_backend_kernel: a CompositeExplicitAutograd kernel, or one at a backend under this autograd key */
+            if (!front[DK_ALIAS_BACKEND] &&
+                (dk_ks_is_empty(i->autograd_backends) || !dk__has_kernel_in(op, i->autograd_backends)))
+                DK__CHOOSE(alias, "math kernel");
         }
-        if (!has_backend_kernel) DK__CHOOSE(alias, "math kernel");
+        if ((alias = front[DK_ALIAS_AUTOGRAD]) && (i->in & DK__IN_AUTOGRAD)) DK__CHOOSE(alias, "autograd kernel");
+        if ((alias = front[DK_ALIAS_BATCHED]) && (i->in & DK__IN_BATCHED)) DK__CHOOSE(alias, "batched kernel");
     }
-    if ((alias = front[DK_ALIAS_AUTOGRAD]) && dk__covers((dk_key)DK_ALIAS_AUTOGRAD, k))
-        DK__CHOOSE(alias, "autograd kernel");
-    if ((alias = front[DK_ALIAS_BATCHED]) && dk__covers((dk_key)DK_ALIAS_BATCHED, k))
-        DK__CHOOSE(alias, "batched kernel");
     if (r->fallbacks[slot]) DK__CHOOSE(r->fallbacks[slot], "backend fallback");
 #undef DK__CHOOSE
     if (reason) *reason = "missing";
@@ -1810,24 +1868,27 @@ DK__PRIVATE const dk_kernel *dk__resolve(const dk_registry *r, const dk__op *op,
 }
 
 /* Stores a slot and keeps the fallthrough masks in step (c10
-   setOperatorHasFallthroughForKey, per backend index). */
-DK__PRIVATE void dk__set_slot(dk__op *op, int slot, const dk_kernel *k) {
-    dk_key key = dk__slot_keys[slot];
-    uint64_t bit = key == DK_Undefined ? 0 : DK__FBIT(dk_key_functionality(key));
+   setOperatorHasFallthroughForKey, per backend index); masks change only
+   when the slot's fallthrough-ness does. */
+DK__PRIVATE void dk__set_slot(const dk_registry *r, dk__op *op, int slot, const dk_kernel *k) {
+    const struct dk__slot_info *i = &r->slot_info[slot];
+    const dk_kernel *old = op->pub.table[slot];
     int fallthrough = k->kind == DK_KERNEL_FALLTHROUGH, b, first = 0, last = DK_NUM_BACKENDS - 1;
+    if (old == k) return;
     DK__STORE_REL(&op->pub.table[slot], k);
-    if (dk_key_is_per_backend_functionality(dk_key_functionality(key))) first = last = dk_key_backend(key) - 1;
+    if (fallthrough == (old && old->kind == DK_KERNEL_FALLTHROUGH)) return;
+    if (i->per_backend) first = last = i->backend;
     for (b = first; b <= last; b++) {
         uint64_t m = DK__LOAD_RLX(&op->pub.nonfallthrough[b]);
-        DK__STORE_RLX(&op->pub.nonfallthrough[b], fallthrough ? m & ~bit : m | bit);
+        DK__STORE_RLX(&op->pub.nonfallthrough[b], fallthrough ? m & ~i->fbit : m | i->fbit);
     }
 }
 
 DK__PRIVATE void dk__op_recompute(dk_registry *r, dk__op *op) {
     dk__front front;
     int s;
-    dk__collect_front(op, front);
-    for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) dk__set_slot(op, s, dk__resolve(r, op, front, s, NULL));
+    dk__collect_front(op, &front);
+    for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) dk__set_slot(r, op, s, dk__resolve(r, op, &front, s, NULL));
 }
 
 DK__PRIVATE void dk__op_init_table(dk_registry *r, dk__op *op) {
@@ -1842,8 +1903,8 @@ DK__PRIVATE void dk__recompute_slots(dk_registry *r, const int *slots, int n) {
     int j;
     for (i = 0; i < r->n_ops; i++) {
         dk__front front;
-        dk__collect_front(r->ops[i], front);
-        for (j = 0; j < n; j++) dk__set_slot(r->ops[i], slots[j], dk__resolve(r, r->ops[i], front, slots[j], NULL));
+        dk__collect_front(r->ops[i], &front);
+        for (j = 0; j < n; j++) dk__set_slot(r, r->ops[i], slots[j], dk__resolve(r, r->ops[i], &front, slots[j], NULL));
     }
 }
 
@@ -1994,8 +2055,8 @@ DK__PRIVATE dk_status dk__impl_locked(dk_registry *r, const char *name, dk_key k
     g->kernel.user_data = d.user_data;
     g->kernel.key = key;
     g->kernel.kind = d.fallthrough ? DK_KERNEL_FALLTHROUGH : DK_KERNEL_FUNCTION;
-    dk__collect_front(prep.op, front);
-    if ((old = front[key]) != NULL) dk__warn_override(r, prep.op, key, old, g->kernel.debug);
+    dk__collect_front(prep.op, &front);
+    if ((old = front.at[key]) != NULL) dk__warn_override(r, prep.op, key, old, g->kernel.debug);
     g->next = prep.op->impls;
     prep.op->impls = g;
     dk__op_recompute(r, prep.op);
@@ -2379,8 +2440,8 @@ DK_API const dk_kernel *dk_op_compute_slot(const dk_operator *op, int slot, cons
     const dk_kernel *k;
     if (!op || slot < 0 || slot >= DK_NUM_RUNTIME_ENTRIES) return NULL;
     dk__mutex_lock(&op->registry->lock);
-    dk__collect_front((const dk__op *)op, front);
-    k = dk__resolve(op->registry, (const dk__op *)op, front, slot, reason);
+    dk__collect_front((const dk__op *)op, &front);
+    k = dk__resolve(op->registry, (const dk__op *)op, &front, slot, reason);
     dk__mutex_unlock(&op->registry->lock);
     return k;
 }
@@ -2437,10 +2498,10 @@ DK_API int dk_op_dump_computed_table(const dk_operator *op, char *buf, size_t si
     else if (size) buf[0] = '\0';
     if (!op) return 0;
     dk__mutex_lock(&op->registry->lock);
-    dk__collect_front((const dk__op *)op, front);
+    dk__collect_front((const dk__op *)op, &front);
     for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
         const char *reason;
-        const dk_kernel *k = dk__resolve(op->registry, (const dk__op *)op, front, s, &reason);
+        const dk_kernel *k = dk__resolve(op->registry, (const dk__op *)op, &front, s, &reason);
         if (k->kind == DK_KERNEL_MISSING) continue;
         dk__append(buf, size, &len, dk_key_name(dk__slot_keys[s]));
         dk__append(buf, size, &len, k->kind == DK_KERNEL_FALLTHROUGH ? ": fallthrough " : ": ");
@@ -2518,6 +2579,7 @@ DK_API dk_status dk__registry_create(const dk_registry_desc *desc, dk_registry *
     r->ambiguous.key = (dk_key)DK_KEY_AUTOGRAD_OTHER;
     r->verified[0] = signature;
     r->call_error = dk_call_error_report;
+    dk__slot_info_init(r->slot_info);
     *out = r;
     return DK_OK;
 }

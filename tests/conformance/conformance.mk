@@ -11,6 +11,8 @@
 # gen_tables (dispatch-table vectors) also needs libtorch_cpu.so: it defines
 # operators and registers kernels/fallbacks through torch::Library, and the
 # built-in backend fallbacks it records are registered by libtorch_cpu.
+# gen_calls (end-to-end call vectors) links the same way: it replays
+# gen_tables' registration combinations and makes real Dispatcher calls.
 
 CONFORMANCE_MK := $(lastword $(MAKEFILE_LIST))
 CONFORMANCE_SAVED_GOAL := $(.DEFAULT_GOAL)
@@ -27,18 +29,24 @@ CONFORMANCE_LDLIBS    ?= -lc10 -pthread
 CONFORMANCE_TABLES_GEN     ?= $(CONFORMANCE_BUILD_DIR)/gen_tables
 CONFORMANCE_TABLES         ?= $(CONFORMANCE_DIR)/tables-1.13.1.txt
 CONFORMANCE_TABLES_LDLIBS  ?= -ltorch_cpu -lc10 -pthread
+CONFORMANCE_CALLS_GEN      ?= $(CONFORMANCE_BUILD_DIR)/gen_calls
+CONFORMANCE_CALLS          ?= $(CONFORMANCE_DIR)/calls-1.13.1.txt
+CONFORMANCE_CALLS_LDLIBS   ?= -ltorch_cpu -lc10 -pthread
 # Recorded in a comment line of the vectors only (evaluated at recipe time).
 LIBTORCH_DEB_VERSION   = $(shell dpkg-query -W -f='$${Version}' $(LIBTORCH_PACKAGE) 2>/dev/null)
 
 .PHONY: conformance-vectors conformance-libtorch conformance-clean
 
-conformance-vectors: $(CONFORMANCE_GEN) $(CONFORMANCE_TABLES_GEN)
+conformance-vectors: $(CONFORMANCE_GEN) $(CONFORMANCE_TABLES_GEN) $(CONFORMANCE_CALLS_GEN)
 	$(CONFORMANCE_GEN) $(CONFORMANCE_VECTORS).tmp
 	mv -f $(CONFORMANCE_VECTORS).tmp $(CONFORMANCE_VECTORS)
 	@echo "wrote $(CONFORMANCE_VECTORS) ($$(wc -l < $(CONFORMANCE_VECTORS)) lines)"
 	$(CONFORMANCE_TABLES_GEN) $(CONFORMANCE_TABLES).tmp
 	mv -f $(CONFORMANCE_TABLES).tmp $(CONFORMANCE_TABLES)
 	@echo "wrote $(CONFORMANCE_TABLES) ($$(wc -l < $(CONFORMANCE_TABLES)) lines)"
+	$(CONFORMANCE_CALLS_GEN) $(CONFORMANCE_CALLS).tmp
+	mv -f $(CONFORMANCE_CALLS).tmp $(CONFORMANCE_CALLS)
+	@echo "wrote $(CONFORMANCE_CALLS) ($$(wc -l < $(CONFORMANCE_CALLS)) lines)"
 
 $(CONFORMANCE_GEN): $(CONFORMANCE_DIR)/gen_keyspace.cpp $(CONFORMANCE_MK) | conformance-libtorch
 	@mkdir -p $(dir $@)
@@ -51,6 +59,12 @@ $(CONFORMANCE_TABLES_GEN): $(CONFORMANCE_DIR)/gen_tables.cpp $(CONFORMANCE_MK) |
 	$(CONFORMANCE_CXX) $(CONFORMANCE_CXXFLAGS) \
 	  -DLIBTORCH_DEB_VERSION='"$(LIBTORCH_DEB_VERSION)"' \
 	  -o $@ $< $(CONFORMANCE_TABLES_LDLIBS)
+
+$(CONFORMANCE_CALLS_GEN): $(CONFORMANCE_DIR)/gen_calls.cpp $(CONFORMANCE_MK) | conformance-libtorch
+	@mkdir -p $(dir $@)
+	$(CONFORMANCE_CXX) $(CONFORMANCE_CXXFLAGS) \
+	  -DLIBTORCH_DEB_VERSION='"$(LIBTORCH_DEB_VERSION)"' \
+	  -o $@ $< $(CONFORMANCE_CALLS_LDLIBS)
 
 # (a) make sure libtorch-dev is installed; install it when running as root.
 conformance-libtorch:
@@ -66,7 +80,7 @@ conformance-libtorch:
 	fi
 
 conformance-clean:
-	rm -f $(CONFORMANCE_GEN) $(CONFORMANCE_TABLES_GEN)
+	rm -f $(CONFORMANCE_GEN) $(CONFORMANCE_TABLES_GEN) $(CONFORMANCE_CALLS_GEN)
 
 # Standalone use: default to conformance-vectors. When included, leave the
 # including Makefile's default goal untouched.

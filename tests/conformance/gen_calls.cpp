@@ -106,19 +106,23 @@ at::Tensor kernel_body(int line, DispatchKeySet ks, const at::Tensor& a) {
   return a;
 }
 
-// A boxed backend fallback that knows its registration line.
-struct LineFallback final : c10::OperatorKernel {
-  explicit LineFallback(int l) : line(l) {}
-  void operator()(const c10::OperatorHandle& op, DispatchKeySet ks, torch::jit::Stack* stack) {
-    g_ran = line;
-    g_ran_ks = ks;
-    // Return the input tensor, like the kernels.
-    at::Tensor a = (*stack)[stack->size() - op.schema().arguments().size()].toTensor();
-    torch::jit::drop(*stack, op.schema().arguments().size());
-    for (size_t i = 0; i < op.schema().returns().size(); ++i) stack->emplace_back(a);
-  }
-  int line;
-};
+// Line of the (at most one) backend fallback of the current combination.
+// The fallback must be a plain boxed function: Library::fallback() with an
+// alias key moves the same CppFunction into every runtime key's
+// registration, so a stateful functor (makeFromBoxedFunctor) is only present
+// in the first key's fallback; the later keys get a null functor and crash
+// when called (seen with the alias CompositeImplicitAutograd fallback).
+int g_fallback_line = 0;
+
+void boxed_fallback(const c10::OperatorHandle& op, DispatchKeySet ks, torch::jit::Stack* stack) {
+  g_ran = g_fallback_line;
+  g_ran_ks = ks;
+  // Return the input tensor, like the kernels.
+  const size_t nargs = op.schema().arguments().size();
+  at::Tensor a = (*stack)[stack->size() - nargs].toTensor();
+  torch::jit::drop(*stack, nargs);
+  for (size_t i = 0; i < op.schema().returns().size(); ++i) stack->emplace_back(a);
+}
 
 // By toString() name: c10::parseDispatchKey does not know every runtime key
 // in 1.13.1 (e.g. AutogradHIP, NestedTensorCPU).
@@ -248,24 +252,48 @@ at::Tensor fake_tensor(DispatchKey k, c10::Device dev) {
       DispatchKeySet(k), caffe2::TypeMeta::Make<float>(), dev));
 }
 
+// How each input is built; printed as a '#' line of the output.
+struct InputSpec {
+  const char* name;
+  const char* how;
+};
+
 std::vector<Input> make_inputs() {
   std::vector<Input> in;
+  // Real tensors where libtorch_cpu can build them.
   in.push_back({"cpu", at::empty({1})});
+  // Backends without a usable device in this build: a storage-less
+  // TensorImpl constructed with the backend key and device.
   in.push_back({"cuda", fake_tensor(DispatchKey::CUDA, c10::Device(c10::DeviceType::CUDA, 0))});
-  in.push_back({"meta", fake_tensor(DispatchKey::Meta, c10::Device(c10::DeviceType::Meta))});
+  in.push_back({"meta", at::empty({1}, at::TensorOptions().device(c10::DeviceType::Meta))});
   in.push_back({"fpga", fake_tensor(DispatchKey::FPGA, c10::Device(c10::DeviceType::FPGA))});
   in.push_back({"xla", fake_tensor(DispatchKey::XLA, c10::Device(c10::DeviceType::XLA, 0))});
   in.push_back({"hip", fake_tensor(DispatchKey::HIP, c10::Device(c10::DeviceType::HIP, 0))});
   in.push_back({"privateuse1",
                 fake_tensor(DispatchKey::PrivateUse1, c10::Device(c10::DeviceType::PrivateUse1, 0))});
-  in.push_back({"sparsecpu", fake_tensor(DispatchKey::SparseCPU, c10::Device(c10::DeviceType::CPU))});
-  in.push_back({"quantizedcpu",
-                fake_tensor(DispatchKey::QuantizedCPU, c10::Device(c10::DeviceType::CPU))});
-  in.push_back({"nestedcpu",
-                fake_tensor(DispatchKey::NestedTensorCPU, c10::Device(c10::DeviceType::CPU))});
+  in.push_back({"sparsecpu", at::empty({1}, at::TensorOptions().layout(c10::kSparse))});
+  in.push_back({"quantizedcpu", at::quantize_per_tensor(at::ones({1}), 0.1, 0, c10::kQInt8)});
+  // A real nested tensor (NestedTensorImpl adds AutogradNestedTensor, which a
+  // plain TensorImpl constructed with NestedTensorCPU would not have).
+  in.push_back({"nestedcpu", at::_nested_tensor_from_tensor_list({at::ones({1}), at::ones({2})})});
   in.push_back({"undefined", at::Tensor()});
   return in;
 }
+
+const InputSpec kInputSpecs[] = {
+    {"cpu", "at::empty({1})"},
+    {"cuda", "TensorImpl(DispatchKeySet(CUDA), float, Device(CUDA, 0)) (no CUDA in this build)"},
+    {"meta", "at::empty({1}, device Meta)"},
+    {"fpga", "TensorImpl(DispatchKeySet(FPGA), float, Device(FPGA)) (no FPGA backend)"},
+    {"xla", "TensorImpl(DispatchKeySet(XLA), float, Device(XLA, 0)) (no XLA backend)"},
+    {"hip", "TensorImpl(DispatchKeySet(HIP), float, Device(HIP, 0)) (no HIP in this build)"},
+    {"privateuse1",
+     "TensorImpl(DispatchKeySet(PrivateUse1), float, Device(PrivateUse1, 0)) (no such backend)"},
+    {"sparsecpu", "at::empty({1}, layout Sparse)"},
+    {"quantizedcpu", "at::quantize_per_tensor(at::ones({1}), 0.1, 0, QInt8)"},
+    {"nestedcpu", "at::_nested_tensor_from_tensor_list({at::ones({1}), at::ones({2})})"},
+    {"undefined", "at::Tensor() (UndefinedTensorImpl; multi_dispatch_key_set does not skip it)"},
+};
 
 // ------------------------------------------------------------ modes
 
@@ -299,7 +327,20 @@ std::string hex(DispatchKeySet ks) {
   return buf;
 }
 
-std::string error_token(const std::string& what) {
+// "error:" + the first 60 characters of the message, whitespace replaced by
+// '_'. The boilerplate prefix of TORCH_INTERNAL_ASSERT messages
+// ("<cond> INTERNAL ASSERT FAILED at \"<file>\":<line>, please report a bug to
+// PyTorch. ") is removed first: the fallthrough-kernel and AutogradOther-
+// ambiguity errors are both internal asserts and would otherwise print the
+// same 60 characters.
+std::string error_token(std::string what) {
+  const std::string assert_tag = " INTERNAL ASSERT FAILED at ";
+  const std::string bug_tag = "please report a bug to PyTorch. ";
+  const size_t a = what.find(assert_tag);
+  if (a != std::string::npos) {
+    const size_t b = what.find(bug_tag, a);
+    if (b != std::string::npos) what = what.substr(b + bug_tag.size());
+  }
   std::string s = what.substr(0, 60);
   for (char& ch : s)
     if (ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r') ch = '_';
@@ -326,7 +367,18 @@ struct CallResult {
   std::string outcome;  // field 8
   std::string key;      // field 9 (without "key=")
   std::string then;     // field 10 (without "then="), only for builtin outcomes
+  bool skipped = false; // the call would crash the process; not made
 };
+
+// Built-in fallbacks that cannot be called here. The Tracer fallback
+// (torch/csrc/autograd/TraceTypeManual.cpp, general_trace_function) only
+// takes Tracer out of the TLS include set through setTracingState(nullptr)
+// when a TracingState is active; with Tracer included by a guard and no
+// TracingState it re-enters itself through op.callBoxed() until the stack
+// overflows (SIGSEGV), whatever the operator and tensor.
+bool crashes(DispatchKey entry_key) {
+  return entry_key == DispatchKey::Tracer;
+}
 
 CallResult do_call(const c10::OperatorHandle& op, const std::vector<std::string>& table,
                    const at::Tensor& t) {
@@ -337,6 +389,11 @@ CallResult do_call(const c10::OperatorHandle& op, const std::vector<std::string>
   const DispatchKey entry_key = entry_ks.highestPriorityTypeId();
   r.key = c10::toString(entry_key);
   const bool builtin = classify_entry(table, entry_key) == "builtin";
+  if (builtin && crashes(entry_key)) {
+    r.outcome = "builtin:" + r.key;
+    r.skipped = true;
+    return r;
+  }
 
   std::string result;
   g_ran = 0;
@@ -374,6 +431,9 @@ void print_calls(const char* record, int id, const c10::OperatorHandle& op,
       with_mode(mode, [&] {
         const c10::impl::LocalDispatchKeySet tls = c10::impl::tls_local_dispatch_key_set();
         const CallResult r = do_call(op, table, in.t);
+        if (r.skipped)
+          std::fprintf(out, "# skipped (%s fallback recurses until the stack overflows): ",
+                       r.key.c_str());
         std::fprintf(out, "%s %d %s %s %s %s %s %s key=%s", record, id, in.name.c_str(), mode,
                      hex(in.t.key_set()).c_str(), hex(tls.included_).c_str(),
                      hex(tls.excluded_).c_str(), r.outcome.c_str(), r.key.c_str());
@@ -422,10 +482,10 @@ void run_combo(int id, const Combo& combo, const std::vector<Input>& inputs) {
           break;
         case Kind::Fallback:
         case Kind::FallthroughFallback:
+          g_fallback_line = line;
           libs.emplace_back(new torch::Library(torch::Library::IMPL, "_", parse_key(r.key), kFile, line));
           if (r.kind == Kind::Fallback)
-            libs.back()->fallback(
-                torch::CppFunction::makeFromBoxedFunctor(std::make_unique<LineFallback>(line)));
+            libs.back()->fallback(torch::CppFunction::makeFromBoxedFunction<&boxed_fallback>());
           else
             libs.back()->fallback(torch::CppFunction::makeFallthrough());
           break;
@@ -445,6 +505,7 @@ void run_combo(int id, const Combo& combo, const std::vector<Input>& inputs) {
 
   // Deregister in reverse registration order.
   while (!libs.empty()) libs.pop_back();
+  g_fallback_line = 0;
   if (op_exists(name)) {
     std::fprintf(stderr, "gen_calls: %s still registered after combo %d\n", name.c_str(), id);
     std::exit(1);
@@ -480,10 +541,20 @@ int main(int argc, char** argv) {
   header();
 
   const std::vector<Input> inputs = make_inputs();
-  std::fprintf(out, "# inputs: name key_set().raw_repr() toString(key_set())\n");
-  for (const Input& in : inputs)
-    std::fprintf(out, "# input %s %s %s\n", in.name.c_str(), hex(in.t.key_set()).c_str(),
-                 c10::toString(in.t.key_set()).c_str());
+  std::fprintf(out, "# inputs: name key_set().raw_repr() toString(key_set()) -- how it is built\n");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Input& in = inputs[i];
+    if (in.name != kInputSpecs[i].name) {
+      std::fprintf(stderr, "gen_calls: input table out of order at %s\n", in.name.c_str());
+      return 1;
+    }
+    std::fprintf(out, "# input %s %s %s -- %s\n", in.name.c_str(), hex(in.t.key_set()).c_str(),
+                 c10::toString(in.t.key_set()).c_str(), kInputSpecs[i].how);
+  }
+  std::fprintf(out,
+               "# include_tracer: every call enters the built-in Tracer fallback, which\n"
+               "# recurses until the stack overflows when no TracingState is active; those\n"
+               "# calls are not made and appear as '# skipped' lines below.\n");
 
   {
     torch::Library def(torch::Library::DEF, "base", c10::nullopt, kFile, 1);
