@@ -969,6 +969,11 @@ typedef struct dk_registry_desc {
        default: written to stderr */
     void (*log)(int is_error, const char *message, void *user_data);
     void *log_user_data;
+    /* A new registry registers a fallthrough fallback for every key that
+       thread-local state includes by default (BackendSelect,
+       ADInplaceOrView), as libtorch does at load: such a key then only acts
+       for operators that register a kernel for it. 1 = start empty. */
+    int no_default_fallthroughs;
 } dk_registry_desc;
 
 DK_API dk_status dk__registry_create(const dk_registry_desc *desc, dk_registry **out, const char *signature);
@@ -2580,6 +2585,16 @@ DK_API dk_status dk__registry_create(const dk_registry_desc *desc, dk_registry *
     r->verified[0] = signature;
     r->call_error = dk_call_error_report;
     dk__slot_info_init(r->slot_info);
+    if (!d.no_default_fallthroughs) {
+        dk_key k;
+        DK_KS_FOREACH(k, DK_KS_DEFAULT_INCLUDED) {
+            if (dk__fallback_locked(r, k, dk_fallthrough(), "registered by dk_registry_create (default fallthrough)",
+                                    NULL, NULL) != DK_OK) {
+                dk_registry_destroy(r);
+                return dk__fail(DK_ERR_NO_MEMORY, "registry_create: out of memory");
+            }
+        }
+    }
     *out = r;
     return DK_OK;
 }

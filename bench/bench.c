@@ -79,9 +79,10 @@ static dk_registry *new_registry(void) {
     return r;
 }
 
-/* c10 1.13.1's default fallthrough fallbacks, so calls skip the same layers. */
+/* c10 1.13.1's autograd fallthrough fallbacks (the registry brings BackendSelect and
+   ADInplaceOrView), so calls skip the same layers as in libtorch. */
 static void default_fallbacks(dk_registry *r) {
-    static const dk_key keys[] = { DK_BackendSelect, DK_ADInplaceOrView, DK_AutogradOther, DK_AutogradCPU,
+    static const dk_key keys[] = { DK_AutogradOther, DK_AutogradCPU,
                                    DK_AutogradCUDA, DK_AutogradXLA, DK_AutogradLazy, DK_AutogradMPS,
                                    DK_AutogradXPU, DK_AutogradHPU };
     size_t i;

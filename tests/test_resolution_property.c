@@ -95,6 +95,7 @@ static dk_registry *new_registry(void) {
     dk_registry *r = NULL;
     memset(&d, 0, sizeof d);
     d.log = quiet_log;
+    d.no_default_fallthroughs = 1; /* the model starts from an empty registry */
     assert_int_equal(dk_registry_create(&d, &r), DK_OK);
     assert_non_null(r);
     return r;
