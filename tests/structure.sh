@@ -27,10 +27,19 @@ for cfg in too_many_backends:"backend masks are 16 bits" too_many_bits:"must fit
     sh -c "! $cc $cflags -std=c11 '-DDK_CONFIG_HEADER=\"$name.h\"' -Itests/structure -c tests/compile_all.c \
              -o $out/never.o > $out/$name.log 2>&1 && grep -q '$msg' $out/$name.log"
 done
-# README's example: extracted, compiled with the strict flags, run, output compared.
-sed -n '/<!-- example:readme -->/,/^```$/p' README.md | sed '1,2d;$d' > "$out/readme_example.c"
-check "README example compiles and prints what README says" \
-  sh -c "$cc $cflags $out/readme_example.c -o $out/readme_example && $out/readme_example > $out/readme.txt && \
-         diff tests/readme_example.out $out/readme.txt"
+# README's examples: each block after <!-- example:NAME --> is extracted to
+# example.c, compiled with the strict flags, run, and its output compared
+# with tests/readme_NAME.out.
+for name in $(sed -n 's/^<!-- example:\([a-z_]*\) -->$/\1/p' README.md); do
+  mkdir -p "$out/readme_$name"
+  sed -n "/<!-- example:$name -->/,/^\`\`\`\$/p" README.md | sed '1,2d;$d' > "$out/readme_$name/example.c"
+  check "README example '$name' compiles and prints what README says" \
+    sh -c "cd $out/readme_$name && $cc $cflags -I\"$(pwd)\" example.c -o example -lpthread && ./example > output.txt && \
+           diff \"$(pwd)/tests/readme_$name.out\" output.txt"
+  if grep -q "^<!-- output:$name -->$" README.md; then
+    sed -n "/<!-- output:$name -->/,/^\`\`\`\$/p" README.md | sed '1,2d;$d' > "$out/readme_$name/shown.txt"
+    check "README shows the real output of '$name'" diff tests/readme_$name.out "$out/readme_$name/shown.txt"
+  fi
+done
 echo "$ok $bad" > "$build/results/structure.count"
 [ "$bad" = 0 ]
