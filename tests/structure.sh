@@ -5,9 +5,9 @@ cc=$1; cflags=$2; build=$3
 out=$build/structure; mkdir -p "$out" "$build/results"
 ok=0; bad=0
 check() { # name, command...
-  name=$1; shift
-  if "$@" > "$out/log" 2>&1; then ok=$((ok + 1)); echo "  ok    $name"
-  else bad=$((bad + 1)); echo "  FAIL  $name"; cat "$out/log"; fi
+  label=$1; shift
+  if "$@" > "$out/log" 2>&1; then ok=$((ok + 1)); echo "  ok    $label"
+  else bad=$((bad + 1)); echo "  FAIL  $label"; cat "$out/log"; fi
 }
 check "header twice in one unit, implementation in another" \
   sh -c "$cc $cflags tests/structure/twice.c tests/structure/impl.c -o $out/twice && $out/twice"
@@ -37,7 +37,8 @@ for name in $(sed -n 's/^<!-- example:\([a-z_]*\) -->$/\1/p' README.md); do
     sh -c "cd $out/readme_$name && $cc $cflags -I\"$(pwd)\" example.c -o example -lpthread && ./example > output.txt && \
            diff \"$(pwd)/tests/readme_$name.out\" output.txt"
   if grep -q "^<!-- output:$name -->$" README.md; then
-    sed -n "/<!-- output:$name -->/,/^\`\`\`\$/p" README.md | sed '1,2d;$d' > "$out/readme_$name/shown.txt"
+    awk -v m="<!-- output:$name -->" '$0 == m { on = 1; next } on == 1 && /^```/ { on = 2; next }
+      on == 2 && /^```/ { exit } on == 2' README.md > "$out/readme_$name/shown.txt"
     check "README shows the real output of '$name'" diff tests/readme_$name.out "$out/readme_$name/shown.txt"
   fi
 done
