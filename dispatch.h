@@ -815,7 +815,9 @@ DK_INLINE dk_keyset dk_autograd_backend_set(dk_key k) {
     X(ERR_NOT_FOUND,     "no such operator")                                    \
     X(ERR_NO_KERNEL,     "no kernel for this call")                             \
     X(ERR_FALLTHROUGH_CALLED, "a fallthrough kernel was executed")              \
-    X(ERR_AMBIGUOUS_AUTOGRAD_OTHER, "the AutogradOther slot is ambiguous")
+    X(ERR_AMBIGUOUS_AUTOGRAD_OTHER, "the AutogradOther slot is ambiguous")      \
+    X(ERR_NO_ADAPTER,    "the operator has no boxing adapters")                 \
+    X(ERR_WRONG_SIGNATURE, "the operator was registered with another C signature")
 
 #define DK__STATUS_ENUM(name, text) DK_##name,
 typedef enum dk_status { DK_FORALL_STATUS(DK__STATUS_ENUM) DK__STATUS_END } dk_status;
@@ -907,9 +909,78 @@ typedef struct dk_library dk_library;
 /* Any unboxed kernel: stored as dk_fn, cast back to its real type to call. */
 typedef void (*dk_fn)(void);
 #define DK_FN(f) ((dk_fn)(f))
-/* A boxed kernel or backend fallback: receives the operator, the dispatch
-   keyset and an argument pointer (the caller's argument pack). */
-typedef void (*dk_boxed_fn)(const dk_kernel *kernel, const dk_operator *op, dk_keyset ks, void *args);
+
+/* >>boxed -------------------------------------------------------------------
+
+   Boxed values: a tagged union, and a stack whose storage the caller owns
+   (no allocation per call, no reference counting in the dispatcher). A
+   boxed kernel pops its arguments (the last argument is on top) and pushes
+   its returns, as c10's boxed calling convention. Tensors are the caller's
+   own handles (void *); the registry's tensor_keyset hook tells their keys. */
+typedef enum dk_value_tag {
+    DK_VALUE_NONE = 0, DK_VALUE_BOOL, DK_VALUE_INT, DK_VALUE_DOUBLE, DK_VALUE_STRING, DK_VALUE_TENSOR,
+    DK_VALUE_LIST, DK_VALUE_OBJECT
+} dk_value_tag;
+typedef struct dk_value {
+    dk_value_tag tag;
+    union {
+        int b;
+        int64_t i;
+        double d;
+        const char *s;
+        void *tensor;
+        struct { struct dk_value *items; size_t n; } list;  /* Tensor[], Tensor?[], int[], ... */
+        void *object;
+    } as;
+} dk_value;
+typedef struct dk_stack {
+    dk_value *values;         /* caller-owned storage */
+    size_t size, capacity;
+    /* a typed call without boxing adapters passes its argument pack here */
+    void *unboxed_args;
+} dk_stack;
+
+DK_INLINE void dk_stack_init(dk_stack *s, dk_value *storage, size_t capacity) {
+    s->values = storage; s->size = 0; s->capacity = capacity; s->unboxed_args = NULL;
+}
+/* Push returns 0 when the stack is full (nothing pushed). */
+DK_INLINE int dk_push(dk_stack *s, dk_value v) {
+    if (s->size >= s->capacity) return 0;
+    s->values[s->size++] = v;
+    return 1;
+}
+DK_INLINE dk_value dk_pop(dk_stack *s) {
+    dk_value none;
+    if (s->size) return s->values[--s->size];
+    none.tag = DK_VALUE_NONE; none.as.i = 0;
+    return none;
+}
+/* The value `depth` below the top (0 = top). */
+DK_INLINE dk_value *dk_peek(dk_stack *s, size_t depth) { return depth < s->size ? &s->values[s->size - 1 - depth] : NULL; }
+DK_INLINE dk_value dk_none(void) { dk_value v; v.tag = DK_VALUE_NONE; v.as.i = 0; return v; }
+DK_INLINE dk_value dk_bool(int b) { dk_value v; v.tag = DK_VALUE_BOOL; v.as.i = 0; v.as.b = b != 0; return v; }
+DK_INLINE dk_value dk_int(int64_t i) { dk_value v; v.tag = DK_VALUE_INT; v.as.i = i; return v; }
+DK_INLINE dk_value dk_double(double d) { dk_value v; v.tag = DK_VALUE_DOUBLE; v.as.d = d; return v; }
+DK_INLINE dk_value dk_string(const char *s) { dk_value v; v.tag = DK_VALUE_STRING; v.as.s = s; return v; }
+DK_INLINE dk_value dk_tensor(void *t) { dk_value v; v.tag = DK_VALUE_TENSOR; v.as.tensor = t; return v; }
+DK_INLINE dk_value dk_list(dk_value *items, size_t n) {
+    dk_value v; v.tag = DK_VALUE_LIST; v.as.list.items = items; v.as.list.n = n; return v;
+}
+DK_INLINE dk_value dk_object(void *p) { dk_value v; v.tag = DK_VALUE_OBJECT; v.as.object = p; return v; }
+
+/* A boxed kernel or backend fallback: the operator (so one fallback can act
+   on every operator), the dispatch keyset and the stack. */
+typedef void (*dk_boxed_fn)(const dk_kernel *kernel, const dk_operator *op, dk_keyset ks, dk_stack *stack);
+
+/* How an operator's C signature boxes and unboxes (written by gen/): box
+   puts a typed call's argument pack on a stack; unbox_result takes the
+   returns off it; call_unboxed runs an unboxed kernel from a stack. */
+typedef struct dk_op_adapters {
+    const char *signature;    /* the C signature, e.g. "tensor *(tensor *, tensor *, int64_t)" */
+    void (*box)(const void *args, dk_stack *stack);
+    void (*unbox_result)(dk_stack *stack, void *result);
+    void (*call_unboxed)(const dk_kernel *kernel, const dk_operator *op, dk_keyset ks, dk_stack *stack);
+} dk_op_adapters;
 
 typedef enum dk_kernel_kind {
     DK_KERNEL_FUNCTION = 0,   /* a real kernel (unboxed, boxed or both) */
@@ -958,6 +1029,10 @@ struct dk_operator {
     const char *schema;       /* the def()'s schema string, or NULL */
     uint32_t id;              /* dense, from 0, in creation order */
     dk_registry *registry;
+    /* bit j: the j-th value from the top of a boxed call's stack is a
+       dispatch argument (Tensor, Tensor?, Tensor[], Tensor?[]), from the schema */
+    uint64_t dispatch_args;
+    const dk_op_adapters *adapters;   /* NULL until set (dk_op_set_adapters) */
 };
 
 /* Memory and messages. Zero-initialise, set what you need. */
@@ -969,6 +1044,9 @@ typedef struct dk_registry_desc {
        default: written to stderr */
     void (*log)(int is_error, const char *message, void *user_data);
     void *log_user_data;
+    /* The keyset of a tensor handle on a boxed stack (dk_call_boxed). */
+    dk_keyset (*tensor_keyset)(const void *tensor, void *user_data);
+    void *tensor_keyset_user_data;
     /* A new registry registers a fallthrough fallback for every key that
        thread-local state includes by default (BackendSelect,
        ADInplaceOrView), as libtorch does at load: such a key then only acts
@@ -1207,6 +1285,20 @@ DK_INLINE const dk_kernel *dk_dispatch(const dk_operator *op, dk_keyset args, dk
    result is zero-filled. */
 DK_API void dk__call_slow(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args, void *result,
                           size_t result_size);
+
+/* Boxed calls: the dispatch keyset comes from the stack (the schema's
+   dispatch arguments, through the registry's tensor_keyset hook), then TLS
+   and masks as dk_dispatch. An unboxed kernel is reached through the
+   operator's adapters. */
+DK_API dk_keyset dk_stack_dispatch_keyset(const dk_operator *op, const dk_stack *stack);
+DK_API void dk_call_boxed(const dk_operator *op, dk_stack *stack);
+DK_API void dk_redispatch_boxed(const dk_operator *op, dk_keyset ks, dk_stack *stack);
+/* Sets the operator's boxing adapters (gen/ does this when it registers).
+   A different signature than the one already set is an error. */
+DK_API dk_status dk_op_set_adapters(dk_operator *op, const dk_op_adapters *adapters);
+/* c10's typed<>() check: DK_ERR_WRONG_SIGNATURE unless the operator's
+   adapters were registered for this C signature. */
+DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signature);
 
 /* DK_DECLARE_OP(name, R, keyset_expr, (T1, a1), (T2, a2), ...) defines
      typedef R (*name_fn)(const dk_kernel *, dk_keyset, T1 a1, T2 a2, ...);
@@ -2746,6 +2838,9 @@ DK__PRIVATE char *dk__missing_message(const dk_operator *op, dk_key key, size_t 
     return buf;
 }
 
+DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args,
+                                       void *result);
+
 DK_API void dk__call_slow(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args, void *result,
                           size_t result_size) {
     dk_registry *r = op->registry;
@@ -2753,7 +2848,7 @@ DK_API void dk__call_slow(const dk_operator *op, dk_keyset ks, const dk_kernel *
     char *message = NULL, small[1024];
     size_t len;
     if (k->boxed && k->kind == DK_KERNEL_FUNCTION) {
-        k->boxed(k, op, ks, args);
+        dk__call_boxed_kernel(op, ks, k, args, result);
         return;
     }
     if (result) memset(result, 0, result_size);
@@ -2778,6 +2873,101 @@ DK_API void dk__call_slow(const dk_operator *op, dk_keyset ks, const dk_kernel *
     }
     r->call_error(op, ks, status, message ? message : small, r->call_error_user_data);
     free(message);
+}
+
+/* ---- boxed calls --------------------------------------------------------------- */
+
+enum { DK__BOX_CAPACITY = 64 };
+
+/* A typed call that landed on a boxed kernel: box through the operator's
+   adapters when it has them, else hand over the argument pack. */
+DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args,
+                                       void *result) {
+    const dk_op_adapters *a = DK__LOAD_ACQ(&op->adapters);
+    dk_value storage[DK__BOX_CAPACITY];
+    dk_stack st;
+    dk_stack_init(&st, storage, DK__BOX_CAPACITY);
+    if (a && a->box && a->unbox_result) {
+        a->box(args, &st);
+        k->boxed(k, op, ks, &st);
+        if (result) a->unbox_result(&st, result);
+        return;
+    }
+    st.unboxed_args = args;
+    k->boxed(k, op, ks, &st);
+}
+
+DK_API dk_keyset dk_stack_dispatch_keyset(const dk_operator *op, const dk_stack *stack) {
+    const dk_registry *r = op->registry;
+    uint64_t bits = op->dispatch_args, ks = 0;
+    while (bits) {
+        size_t j = (size_t)dk__lowest_bit(bits);
+        const dk_value *v = j < stack->size ? &stack->values[stack->size - 1 - j] : NULL;
+        bits &= bits - 1;
+        if (!v || !r->desc.tensor_keyset) continue;
+        if (v->tag == DK_VALUE_TENSOR) ks |= r->desc.tensor_keyset(v->as.tensor, r->desc.tensor_keyset_user_data).repr;
+        if (v->tag == DK_VALUE_LIST) {
+            size_t i;
+            for (i = 0; i < v->as.list.n; i++)
+                if (v->as.list.items[i].tag == DK_VALUE_TENSOR)
+                    ks |= r->desc.tensor_keyset(v->as.list.items[i].as.tensor, r->desc.tensor_keyset_user_data).repr;
+        }
+    }
+    return dk_ks_raw(ks);
+}
+
+DK__PRIVATE void dk__run_boxed(const dk_operator *op, dk_keyset ks, const dk_kernel *k, dk_stack *stack) {
+    const dk_op_adapters *a = DK__LOAD_ACQ(&op->adapters);
+    char msg[1024];
+    if (k->kind == DK_KERNEL_FUNCTION && k->boxed) { k->boxed(k, op, ks, stack); return; }
+    if (k->kind == DK_KERNEL_FUNCTION && a && a->call_unboxed) { a->call_unboxed(k, op, ks, stack); return; }
+    if (k->kind == DK_KERNEL_FUNCTION) {
+        snprintf(msg, sizeof msg, "%s: the kernel at %s (%s) is unboxed and the operator has no boxing adapters "
+                 "(register the operator through gen/, or dk_op_set_adapters)", op->name,
+                 dk_key_name(dk_ks_highest_key(ks)), k->debug);
+        op->registry->call_error(op, ks, DK_ERR_NO_ADAPTER, msg, op->registry->call_error_user_data);
+        return;
+    }
+    dk__call_slow(op, ks, k, NULL, NULL, 0);  /* missing, fallthrough, ambiguous: reported */
+}
+
+DK_API void dk_call_boxed(const dk_operator *op, dk_stack *stack) {
+    dk_keyset ks;
+    const dk_kernel *k = dk_dispatch(op, dk_stack_dispatch_keyset(op, stack), &ks);
+    dk__run_boxed(op, ks, k, stack);
+}
+
+DK_API void dk_redispatch_boxed(const dk_operator *op, dk_keyset ks, dk_stack *stack) {
+    dk__run_boxed(op, ks, dk_lookup(op, ks), stack);
+}
+
+DK_API dk_status dk_op_set_adapters(dk_operator *op, const dk_op_adapters *adapters) {
+    dk_status s = DK_OK;
+    const dk_op_adapters *old;
+    if (!op || !adapters || !adapters->signature) return dk__fail(DK_ERR_NULL, "set_adapters: NULL argument");
+    dk__mutex_lock(&op->registry->lock);
+    old = op->adapters;
+    if (old && old != adapters && strcmp(old->signature, adapters->signature) != 0)
+        s = dk__fail(DK_ERR_WRONG_SIGNATURE,
+                     "\nMismatch in kernel C++ signatures\n  operator: %s\n  kernel 1: %s\n  kernel 2: %s",
+                     op->schema ? op->schema : op->name, old->signature, adapters->signature);
+    else
+        DK__STORE_REL(&op->adapters, adapters);
+    dk__mutex_unlock(&op->registry->lock);
+    return s;
+}
+
+DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signature) {
+    const dk_op_adapters *a;
+    if (!op || !signature) return dk__fail(DK_ERR_NULL, "check_signature: NULL argument");
+    a = DK__LOAD_ACQ(&op->adapters);
+    if (a && strcmp(a->signature, signature) == 0) return DK_OK;
+    return dk__fail(DK_ERR_WRONG_SIGNATURE,
+                    "\nTried to access or call an operator with a wrong signature.\n  operator: %s\n  correct "
+                    "signature:  %s\n  accessed/called as: %s\nThis likely happened in a call to a generated "
+                    "<op>_bind(). Please make sure that the function signature matches the signature in the operator "
+                    "registration call.", op->schema ? op->schema : op->name, a ? a->signature : "(none registered)",
+                    signature);
 }
 
 /* ---- explain ------------------------------------------------------------------ */

@@ -53,9 +53,9 @@ static NOINLINE tensor *k_autograd(const dk_kernel *k, dk_keyset ks, tensor *a) 
     (void)k;
     return bop1_redispatch(op_hops, dk_ks_and(ks, DK_KS_AFTER_AUTOGRAD), a);
 }
-static void k_boxed_fallback(const dk_kernel *k, const dk_operator *op, dk_keyset ks, void *args) {
+static void k_boxed_fallback(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *stack) {
     (void)k; (void)op; (void)ks;
-    ((bop1_args *)args)->result = ((bop1_args *)args)->a;
+    ((bop1_args *)stack->unboxed_args)->result = ((bop1_args *)stack->unboxed_args)->a;
 }
 /* the same-shape function pointer baseline */
 typedef tensor *(*kernel1_fn)(const dk_kernel *, dk_keyset, tensor *);

@@ -44,8 +44,8 @@ static int add_autograd(const dk_kernel *k, dk_keyset ks, tensor a, tensor b) {
     return 10 * add_redispatch(add_op, dk_ks_and(ks, DK_KS_AFTER_AUTOGRAD), a, b);
 }
 /* A boxed fallback: it sees the operator, the keyset and the argument pack. */
-static void boxed_tracer(const dk_kernel *k, const dk_operator *op, dk_keyset ks, void *args) {
-    add_args *p = (add_args *)args;
+static void boxed_tracer(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *stack) {
+    add_args *p = (add_args *)stack->unboxed_args; /* no boxing adapters: the typed argument pack */
     strcat(trail, (const char *)k->user_data);
     p->result = add_redispatch(op, dk_ks_remove(ks, DK_Tracer), p->a, p->b) + 1000;
 }

@@ -15,8 +15,8 @@
 
 static int k_cpu(int x) { return x + 1; }
 static int k_other(int x) { return x + 2; }
-static void k_boxed(const dk_kernel *k, const dk_operator *op, dk_keyset ks, void *args) {
-    (void)k; (void)op; (void)ks; (void)args;
+static void k_boxed(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *stack) {
+    (void)k; (void)op; (void)ks; (void)stack;
 }
 
 /* ---- helpers --------------------------------------------------------------- */

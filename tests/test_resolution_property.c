@@ -82,8 +82,8 @@ static const char *phase = "";
 static long step_no;
 
 static void kern(void) {}
-static void boxed_fb(const dk_kernel *k, const dk_operator *op, dk_keyset ks, void *args) {
-    (void)k; (void)op; (void)ks; (void)args;
+static void boxed_fb(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *stack) {
+    (void)k; (void)op; (void)ks; (void)stack;
 }
 static void quiet_log(int is_error, const char *message, void *user_data) {
     (void)user_data;

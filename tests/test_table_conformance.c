@@ -239,8 +239,8 @@ static int combo_partial(const combo *c) {
 /* ---- helpers ---------------------------------------------------------------- */
 
 static void dummy_unboxed(void) {}
-static void dummy_boxed(const dk_kernel *k, const dk_operator *op, dk_keyset ks, void *args) {
-    (void)k; (void)op; (void)ks; (void)args;
+static void dummy_boxed(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *stack) {
+    (void)k; (void)op; (void)ks; (void)stack;
 }
 
 static int warnings;

@@ -34,9 +34,9 @@ static int probe_impl(const dk_kernel *k, dk_keyset ks, tensor t) {
     (void)ks; (void)t;
     return *(const int *)k->user_data;
 }
-static void probe_fallback(const dk_kernel *k, const dk_operator *o, dk_keyset ks, void *args) {
+static void probe_fallback(const dk_kernel *k, const dk_operator *o, dk_keyset ks, dk_stack *stack) {
     (void)o; (void)ks;
-    ((probe_args *)args)->result = *(const int *)k->user_data;
+    ((probe_args *)stack->unboxed_args)->result = *(const int *)k->user_data;
 }
 static void silent(int is_error, const char *m, void *ud) { (void)is_error; (void)m; (void)ud; }
 
