@@ -20,7 +20,8 @@ DEPS := /usr/include/cmocka.h:libcmocka-dev /usr/include/xxhash.h:libxxhash-dev 
         /usr/bin/clang:clang /usr/bin/g++:g++
 
 UNIT_TESTS := test_keyspace test_conformance test_custom_config test_config_mismatch \
-              test_registry test_resolution_property test_table_conformance test_call test_threads
+              test_registry test_resolution_property test_table_conformance test_call test_threads \
+              test_call_conformance
 TSAN_TESTS := test_threads test_call
 KEYSPACE_VECTORS := tests/conformance/keyspace-1.13.1.txt
 TABLE_VECTORS    := tests/conformance/tables-1.13.1.txt
@@ -52,9 +53,11 @@ $(BUILD):
 # Per-test compile flags and command-line arguments.
 FLAGS_test_conformance       := -DDK_PRESET_TORCH_1_13_1
 FLAGS_test_table_conformance := -DDK_PRESET_TORCH_1_13_1
+FLAGS_test_call_conformance  := -DDK_PRESET_TORCH_1_13_1
 FLAGS_test_custom_config     := '-DDK_CONFIG_HEADER="custom_config.h"' -Itests
 ARGS_test_conformance        := $(KEYSPACE_VECTORS)
 ARGS_test_table_conformance  := $(TABLE_VECTORS)
+ARGS_test_call_conformance   := tests/conformance/calls-1.13.1.txt $(TABLE_VECTORS)
 
 $(BUILD)/test_%: tests/test_%.c dispatch.h tests/custom_config.h | $(BUILD)
 	$(CC) $(CFLAGS_T) $(EXTRA) $(FLAGS_test_$*) $< -o $@ $(LIBS_T)

@@ -12,6 +12,11 @@
 // records its registration line when it runs, so each call shows which
 // registration ran (or the error, or the built-in fallback that was entered).
 // An operator with no kernels at all is called first (BASECALL lines).
+// Where c10 1.13.1's live table is stale (a CompositeImplicitAutograd kernel
+// registered before a CompositeExplicitAutograd one) the calls are also made
+// after a replay in an order c10 handles correctly, and each CALL line of the
+// combination carries that answer too (recomputed=, recomputed_key=; see
+// "stale live tables" below).
 // The output format is documented in tests/conformance/README.md.
 //
 // Build and run with `make conformance-vectors` (see conformance.mk).
@@ -423,24 +428,53 @@ CallResult do_call(const c10::OperatorHandle& op, const std::vector<std::string>
   return r;
 }
 
-void print_calls(const char* record, int id, const c10::OperatorHandle& op,
-                 const std::vector<Input>& inputs) {
+// One call: the input, the mode, the TLS in force and the result.
+struct CallRecord {
+  std::string input, mode;
+  std::string tensor_ks, included, excluded;
+  CallResult r;
+};
+
+std::vector<CallRecord> make_calls(const c10::OperatorHandle& op, const std::vector<Input>& inputs) {
   const std::vector<std::string> table = split_lines(op.dumpComputedTable());
+  std::vector<CallRecord> calls;
   for (const Input& in : inputs) {
     for (const char* mode : kModes) {
       with_mode(mode, [&] {
         const c10::impl::LocalDispatchKeySet tls = c10::impl::tls_local_dispatch_key_set();
-        const CallResult r = do_call(op, table, in.t);
-        if (r.skipped)
-          std::fprintf(out, "# skipped (%s fallback recurses until the stack overflows): ",
-                       r.key.c_str());
-        std::fprintf(out, "%s %d %s %s %s %s %s %s key=%s", record, id, in.name.c_str(), mode,
-                     hex(in.t.key_set()).c_str(), hex(tls.included_).c_str(),
-                     hex(tls.excluded_).c_str(), r.outcome.c_str(), r.key.c_str());
-        if (!r.then.empty()) std::fprintf(out, " then=%s", r.then.c_str());
-        std::fprintf(out, "\n");
+        CallRecord c;
+        c.input = in.name;
+        c.mode = mode;
+        c.tensor_ks = hex(in.t.key_set());
+        c.included = hex(tls.included_);
+        c.excluded = hex(tls.excluded_);
+        c.r = do_call(op, table, in.t);
+        calls.push_back(c);
       });
     }
+  }
+  return calls;
+}
+
+// Prints the calls; with `recomputed` (same length, same inputs and modes),
+// appends each call's recomputed=/recomputed_key= fields.
+void print_calls(const char* record, int id, const std::vector<CallRecord>& calls,
+                 const std::vector<CallRecord>* recomputed = nullptr) {
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const CallRecord& c = calls[i];
+    const CallResult& r = c.r;
+    if (r.skipped)
+      std::fprintf(out, "# skipped (%s fallback recurses until the stack overflows): ",
+                   r.key.c_str());
+    std::fprintf(out, "%s %d %s %s %s %s %s %s key=%s", record, id, c.input.c_str(),
+                 c.mode.c_str(), c.tensor_ks.c_str(), c.included.c_str(), c.excluded.c_str(),
+                 r.outcome.c_str(), r.key.c_str());
+    if (!r.then.empty()) std::fprintf(out, " then=%s", r.then.c_str());
+    if (recomputed) {
+      const CallResult& q = (*recomputed)[i].r;
+      std::fprintf(out, " recomputed=%s recomputed_key=%s", q.outcome.c_str(), q.key.c_str());
+    }
+    std::fprintf(out, "\n");
   }
 }
 
@@ -448,22 +482,163 @@ bool op_exists(const std::string& name) {
   return c10::Dispatcher::singleton().findSchema(c10::OperatorName(name, "")).has_value();
 }
 
-void run_combo(int id, const Combo& combo, const std::vector<Input>& inputs) {
+// ------------------------------------------------------------ stale live tables
+//
+// c10 1.13.1 keeps a live dispatch table per operator and updates only some
+// slots on each registration (OperatorEntry::updateDispatchTable_): the
+// runtime keys of the registered key, Undefined for the Composite* aliases,
+// and the Autograd<backend> slot when the key is a backend key. An Autograd*
+// (or NestedTensor*) slot filled from a CompositeImplicitAutograd kernel is
+// computed with "no backend kernel" (Note [Refresh Runtime Autograd entries in
+// dispatchTable_]); a later CompositeExplicitAutograd kernel gives every
+// backend a kernel, but CEA is an alias key, not a backend key, so those slots
+// (and their fallthrough bits) are never refreshed and keep the math kernel.
+// dumpComputedTable() recomputes every slot from the registered kernels and
+// shows what the table should hold. The project's rule: where the live table
+// is stale, the recomputed table's answer is the truth.
+//
+// For such a combination the calls are made a second time after replaying the
+// SAME registrations, with the SAME debug lines, in an order c10 handles
+// correctly: the CompositeExplicitAutograd kernel(s) moved just before the
+// first CompositeImplicitAutograd one. Only alias kernels at DIFFERENT keys
+// change places; c10 keeps one kernel list per key, and "the newest kernel of
+// a key wins" only compares kernels of the same key, whose relative order is
+// unchanged, so the set of active kernels is the same. Then
+// dumpComputedTable() is identical (checked below, byte for byte), and the
+// live table equals it (checked below). tables-1.13.1.txt shows this for the
+// plain pair: combos 60 (CIA then CEA, stale) and 61 (CEA then CIA, not stale)
+// have identical dumpComputedTable() blocks once each kernel's line is mapped
+// to its key.
+
+bool is_cia(const Reg& r) {  // a kernel at CompositeImplicitAutograd
+  return r.kind == Kind::CatchAll ||  // c10 stores a catch-all kernel under CIA
+         ((r.kind == Kind::Impl || r.kind == Kind::Fallthrough) &&
+          r.key == "CompositeImplicitAutograd");
+}
+
+bool is_cea(const Reg& r) {  // a kernel at CompositeExplicitAutograd
+  return (r.kind == Kind::Impl || r.kind == Kind::Fallthrough) &&
+         r.key == "CompositeExplicitAutograd";
+}
+
+// Does a CIA kernel precede a CEA kernel (the live table may be stale)?
+bool cia_before_cea(const Combo& combo) {
+  bool cia = false;
+  for (const Reg& r : combo.regs) {
+    if (is_cia(r)) cia = true;
+    if (is_cea(r) && cia) return true;
+  }
+  return false;
+}
+
+// Indices of combo.regs in the order c10 handles correctly: every CEA kernel
+// moved just before the first CIA kernel, everything else in order.
+std::vector<size_t> correct_order(const Combo& combo) {
+  std::vector<size_t> order;
+  bool moved = false;
+  for (size_t i = 0; i < combo.regs.size(); ++i) {
+    if (is_cea(combo.regs[i])) continue;
+    if (is_cia(combo.regs[i]) && !moved) {
+      for (size_t j = 0; j < combo.regs.size(); ++j)
+        if (is_cea(combo.regs[j])) order.push_back(j);
+      moved = true;
+    }
+    order.push_back(i);
+  }
+  return order;
+}
+
+// Set when a probe of live_for() tripped c10's own consistency check.
+bool g_invariant_failed = false;
+
+// Which registration's code the slot of k in the live table runs, without key
+// extraction or fallthrough masking (as gen_tables.cpp's LIVE| lines):
+// "<line>", "fallthrough", "ambiguous", "missing" or "error". When a lookup
+// misses, OperatorEntry::reportError() first runs checkInvariants(), which
+// compares every stored slot with its recomputed value; with a stale table
+// that assert fires instead of "Could not run": the slot is "missing", and
+// g_invariant_failed records that c10 itself found the table inconsistent.
+std::string live_for(const c10::OperatorHandle& op, DispatchKey k) {
+  auto typed = op.typed<at::Tensor(const at::Tensor&)>();
+  const DispatchKeySet ks = k == DispatchKey::Undefined ? DispatchKeySet() : DispatchKeySet(k);
+  g_ran = 0;
+  try {
+    typed.redispatch(ks, at::empty({1}));
+  } catch (const c10::NotImplementedError&) {
+    return "missing";
+  } catch (const c10::Error& e) {
+    const std::string msg = e.what_without_backtrace();
+    if (msg.find("expected_k._equalsBoxedAndUnboxed(dispatchTable_[idx])") != std::string::npos) {
+      g_invariant_failed = true;
+      return "missing";
+    }
+    if (msg.find("fallthrough_kernel was executed") != std::string::npos) return "fallthrough";
+    if (msg.find("a backend mapped to AutogradOther") != std::string::npos) return "ambiguous";
+    return "error";
+  }
+  return g_ran ? std::to_string(g_ran) : "none";
+}
+
+// The same classification from dumpComputedTable().
+std::string computed_for(const std::vector<std::string>& table, DispatchKey k) {
+  const std::string cls = classify_entry(table, k);
+  if (cls != "ours") return cls;
+  const std::string head = std::string(c10::toString(k)) + ": registered at " + kFile + ":";
+  for (const std::string& l : table)
+    if (starts_with(l, head)) return l.substr(head.size(), l.find(' ', head.size()) - head.size());
+  return "?";
+}
+
+// The slots (Undefined and each runtime key of FULL, the keys
+// dumpComputedTable covers) whose live content differs from the recomputed
+// one, grouped by change: "<live>-><computed>: <Key> <Key> ...". Empty if the
+// live table equals dumpComputedTable. Keys where libtorch has a built-in
+// non-fallthrough fallback (in base_table) or where the recomputed entry is
+// one are not probed: calling those fallbacks can recurse (Tracer), and no
+// kernel registered here touches them. *invariant tells whether a probe
+// tripped c10's checkInvariants().
+std::vector<std::string> stale_slots(const c10::OperatorHandle& op,
+                                     const std::vector<std::string>& base_table, bool* invariant) {
+  const std::vector<std::string> table = split_lines(op.dumpComputedTable());
+  std::vector<DispatchKey> keys{DispatchKey::Undefined};
+  for (DispatchKey k : DispatchKeySet(DispatchKeySet::FULL)) keys.push_back(k);
+  std::vector<std::string> changes, groups;
+  g_invariant_failed = false;
+  for (DispatchKey k : keys) {
+    if (classify_entry(base_table, k) == "builtin" || classify_entry(table, k) == "builtin") continue;
+    const std::string live = live_for(op, k), computed = computed_for(table, k);
+    if (live == computed) continue;
+    const std::string change = live + "->" + computed;
+    size_t g = 0;
+    while (g < changes.size() && changes[g] != change) ++g;
+    if (g == changes.size()) {
+      changes.push_back(change);
+      groups.push_back(change + ":");
+    }
+    groups[g] += std::string(" ") + c10::toString(k);
+  }
+  *invariant = g_invariant_failed;
+  return groups;
+}
+
+// ------------------------------------------------------------ combos
+
+// Registers combo.regs in the given order (each with its own debug line
+// 1000*id + index + 1) into libs; returns the tokens of the registrations
+// that threw.
+std::vector<std::string> replay(int id, const Combo& combo, const std::vector<size_t>& order,
+                                std::vector<std::unique_ptr<torch::Library>>& libs) {
   const std::string ns = "c" + std::to_string(id);
-  const std::string name = ns + "::op";
-  std::vector<std::unique_ptr<torch::Library>> libs;
-  std::string tokens = "def:-@" + std::to_string(1000 * id);
   std::vector<std::string> errors;
 
   libs.emplace_back(new torch::Library(torch::Library::DEF, ns, c10::nullopt, kFile, 1000 * id));
   libs.back()->def("op(Tensor a) -> Tensor");
 
-  for (size_t i = 0; i < combo.regs.size(); ++i) {
+  for (size_t i : order) {
     const Reg& r = combo.regs[i];
     const int line = 1000 * id + static_cast<int>(i) + 1;
     const std::string token = std::string(kind_name(r.kind)) + ":" +
         (r.key.empty() ? std::string("-") : r.key) + "@" + std::to_string(line);
-    tokens += "," + token;
     try {
       switch (r.kind) {
         case Kind::Impl:
@@ -494,22 +669,111 @@ void run_combo(int id, const Combo& combo, const std::vector<Input>& inputs) {
       errors.push_back(token);
     }
   }
+  return errors;
+}
 
-  std::fprintf(out, "# %s\n", combo.note.c_str());
-  std::fprintf(out, "COMBO %d %s\n", id, tokens.c_str());
-  for (const std::string& e : errors)
-    std::fprintf(out, "# registration %s threw (see tables-1.13.1.txt)\n", e.c_str());
-
-  auto op = c10::Dispatcher::singleton().findSchemaOrThrow(name.c_str(), "");
-  print_calls("CALL", id, op, inputs);
-
-  // Deregister in reverse registration order.
+// Deregisters in reverse registration order.
+void deregister(int id, std::vector<std::unique_ptr<torch::Library>>& libs) {
+  const std::string name = "c" + std::to_string(id) + "::op";
   while (!libs.empty()) libs.pop_back();
   g_fallback_line = 0;
   if (op_exists(name)) {
     std::fprintf(stderr, "gen_calls: %s still registered after combo %d\n", name.c_str(), id);
     std::exit(1);
   }
+}
+
+[[noreturn]] void die(int id, const std::string& what) {
+  std::fprintf(stderr, "gen_calls: combo %d: %s\n", id, what.c_str());
+  std::exit(1);
+}
+
+std::string join(const std::vector<std::string>& v, const char* sep) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
+  return s;
+}
+
+void run_combo(int id, const Combo& combo, const std::vector<Input>& inputs,
+               const std::vector<std::string>& base_table) {
+  const std::string name = "c" + std::to_string(id) + "::op";
+  std::string tokens = "def:-@" + std::to_string(1000 * id);
+  std::vector<std::string> reg_tokens;
+  std::vector<size_t> in_order;
+  for (size_t i = 0; i < combo.regs.size(); ++i) {
+    const Reg& r = combo.regs[i];
+    reg_tokens.push_back(std::string(kind_name(r.kind)) + ":" + (r.key.empty() ? std::string("-") : r.key) +
+                         "@" + std::to_string(1000 * id + static_cast<int>(i) + 1));
+    tokens += "," + reg_tokens.back();
+    in_order.push_back(i);
+  }
+
+  // The combination as listed: c10's live table, real calls.
+  std::vector<std::unique_ptr<torch::Library>> libs;
+  const std::vector<std::string> errors = replay(id, combo, in_order, libs);
+  auto op = c10::Dispatcher::singleton().findSchemaOrThrow(name.c_str(), "");
+  const std::string table = op.dumpComputedTable();
+  bool invariant = false;
+  const std::vector<std::string> stale = stale_slots(op, base_table, &invariant);
+  const std::vector<CallRecord> calls = make_calls(op, inputs);
+  deregister(id, libs);
+
+  const bool check = cia_before_cea(combo);
+  if ((!stale.empty() || invariant) && !check)
+    die(id, "live slots differ from dumpComputedTable but no CompositeImplicitAutograd kernel precedes a "
+            "CompositeExplicitAutograd one; extend cia_before_cea(): " + join(stale, "; "));
+
+  // The same registrations in an order c10 handles correctly (see above).
+  std::vector<CallRecord> recomputed;
+  std::vector<std::string> order_tokens;
+  if (check) {
+    const std::vector<size_t> order = correct_order(combo);
+    for (size_t i : order) order_tokens.push_back(reg_tokens[i]);
+    const std::vector<std::string> errors2 = replay(id, combo, order, libs);
+    auto op2 = c10::Dispatcher::singleton().findSchemaOrThrow(name.c_str(), "");
+    if (errors2 != errors) die(id, "the reordered replay's failed registrations differ");
+    if (op2.dumpComputedTable() != table) die(id, "the reordered replay's dumpComputedTable differs");
+    bool invariant2 = false;
+    const std::vector<std::string> stale2 = stale_slots(op2, base_table, &invariant2);
+    if (!stale2.empty() || invariant2)
+      die(id, "the reordered replay's live table is stale too: " + join(stale2, "; "));
+    recomputed = make_calls(op2, inputs);
+    deregister(id, libs);
+    for (size_t i = 0; i < calls.size(); ++i) {
+      const CallRecord &a = calls[i], &b = recomputed[i];
+      if (a.input != b.input || a.mode != b.mode || a.tensor_ks != b.tensor_ks || a.included != b.included ||
+          a.excluded != b.excluded || a.r.skipped != b.r.skipped)
+        die(id, "the reordered replay's calls do not line up with the original ones");
+      // The format has no recomputed then= field.
+      if (!b.r.then.empty()) die(id, "a recomputed call entered a built-in fallback");
+    }
+  }
+
+  std::fprintf(out, "# %s\n", combo.note.c_str());
+  std::fprintf(out, "COMBO %d %s\n", id, tokens.c_str());
+  for (const std::string& e : errors)
+    std::fprintf(out, "# registration %s threw (see tables-1.13.1.txt)\n", e.c_str());
+  if (check) {
+    int differ = 0, made = 0;
+    for (size_t i = 0; i < calls.size(); ++i) {
+      if (calls[i].r.skipped) continue;
+      ++made;
+      if (calls[i].r.outcome != recomputed[i].r.outcome || calls[i].r.key != recomputed[i].r.key) ++differ;
+    }
+    std::fprintf(out,
+                 "# stale: combo %d registers CompositeImplicitAutograd before CompositeExplicitAutograd, and "
+                 "c10 1.13.1 did not recompute the Autograd*/NestedTensor* slots (nor their fallthrough bits) "
+                 "when the CEA kernel arrived. Live slot -> dumpComputedTable: %s.%s recomputed= and "
+                 "recomputed_key= are each call's outcome and key after replaying the same registrations with "
+                 "the same lines as %s (dumpComputedTable identical to this one's, live table equal to it); they "
+                 "differ from the live answer on %d of the %d calls made\n",
+                 id, stale.empty() ? "none" : join(stale, "; ").c_str(),
+                 invariant ? " A lookup that misses trips c10's own OperatorEntry::checkInvariants() (stored "
+                             "slot != recomputed) instead of reporting \"Could not run\"." : "",
+                 join(order_tokens, ",").c_str(), differ, made);
+  }
+
+  print_calls("CALL", id, calls, check ? &recomputed : nullptr);
 }
 
 void header() {
@@ -556,17 +820,19 @@ int main(int argc, char** argv) {
                "# recurses until the stack overflows when no TracingState is active; those\n"
                "# calls are not made and appear as '# skipped' lines below.\n");
 
+  std::vector<std::string> base_table;  // base::op's dumpComputedTable()
   {
     torch::Library def(torch::Library::DEF, "base", c10::nullopt, kFile, 1);
     def.def("op(Tensor a) -> Tensor");
     auto op = c10::Dispatcher::singleton().findSchemaOrThrow("base::op", "");
     std::fprintf(out, "# base::op: an operator with no kernels (only the built-in fallbacks)\n");
-    print_calls("BASECALL", 0, op, inputs);
+    print_calls("BASECALL", 0, make_calls(op, inputs));
+    base_table = split_lines(op.dumpComputedTable());
   }
 
   const std::vector<Combo> combos = make_combos();
   for (size_t i = 0; i < combos.size(); ++i)
-    run_combo(static_cast<int>(i) + 1, combos[i], inputs);
+    run_combo(static_cast<int>(i) + 1, combos[i], inputs, base_table);
 
   if (out != stdout && std::fclose(out) != 0) {
     std::perror(argv[1]);
