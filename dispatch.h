@@ -919,7 +919,7 @@ typedef void (*dk_fn)(void);
    own handles (void *); the registry's tensor_keyset hook tells their keys. */
 typedef enum dk_value_tag {
     DK_VALUE_NONE = 0, DK_VALUE_BOOL, DK_VALUE_INT, DK_VALUE_DOUBLE, DK_VALUE_STRING, DK_VALUE_TENSOR,
-    DK_VALUE_LIST, DK_VALUE_OBJECT
+    DK_VALUE_LIST, DK_VALUE_INT_LIST, DK_VALUE_DOUBLE_LIST, DK_VALUE_OBJECT
 } dk_value_tag;
 typedef struct dk_value {
     dk_value_tag tag;
@@ -929,10 +929,16 @@ typedef struct dk_value {
         double d;
         const char *s;
         void *tensor;
-        struct { struct dk_value *items; size_t n; } list;  /* Tensor[], Tensor?[], int[], ... */
+        struct { const struct dk_value *items; size_t n; } list;  /* Tensor[], Tensor?[]: tensors and nones */
+        struct { const int64_t *items; size_t n; } ints;          /* int[] */
+        struct { const double *items; size_t n; } doubles;        /* float[] */
         void *object;
     } as;
 } dk_value;
+/* Lists as typed arguments: the caller's arrays, never copied. */
+typedef struct dk_value_list { const dk_value *items; size_t n; } dk_value_list;
+typedef struct dk_int_list { const int64_t *items; size_t n; } dk_int_list;
+typedef struct dk_double_list { const double *items; size_t n; } dk_double_list;
 typedef struct dk_stack {
     dk_value *values;         /* caller-owned storage */
     size_t size, capacity;
@@ -963,8 +969,14 @@ DK_INLINE dk_value dk_int(int64_t i) { dk_value v; v.tag = DK_VALUE_INT; v.as.i 
 DK_INLINE dk_value dk_double(double d) { dk_value v; v.tag = DK_VALUE_DOUBLE; v.as.d = d; return v; }
 DK_INLINE dk_value dk_string(const char *s) { dk_value v; v.tag = DK_VALUE_STRING; v.as.s = s; return v; }
 DK_INLINE dk_value dk_tensor(void *t) { dk_value v; v.tag = DK_VALUE_TENSOR; v.as.tensor = t; return v; }
-DK_INLINE dk_value dk_list(dk_value *items, size_t n) {
+DK_INLINE dk_value dk_list(const dk_value *items, size_t n) {
     dk_value v; v.tag = DK_VALUE_LIST; v.as.list.items = items; v.as.list.n = n; return v;
+}
+DK_INLINE dk_value dk_int_list_value(dk_int_list l) {
+    dk_value v; v.tag = DK_VALUE_INT_LIST; v.as.ints.items = l.items; v.as.ints.n = l.n; return v;
+}
+DK_INLINE dk_value dk_double_list_value(dk_double_list l) {
+    dk_value v; v.tag = DK_VALUE_DOUBLE_LIST; v.as.doubles.items = l.items; v.as.doubles.n = l.n; return v;
 }
 DK_INLINE dk_value dk_object(void *p) { dk_value v; v.tag = DK_VALUE_OBJECT; v.as.object = p; return v; }
 
