@@ -29,7 +29,7 @@ TABLE_VECTORS    := tests/conformance/tables-1.13.1.txt
 .PHONY: help test deps unit sanitize tsan matrix structure clean conformance-vectors bench bench-icount
 
 help: ## list the targets
-	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/^[^:]*Makefile://' | \
+	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | \
 	  awk -F':.*## ' '{ printf "  %-22s %s\n", $$1, $$2 }'
 
 test: deps ## install what is missing, then build and run every test (unit, sanitizers, compile matrix, structure)
@@ -117,6 +117,8 @@ bench: deps $(BUILD)/bench ## lookup throughput and call overhead beside their b
 bench-icount: $(BUILD)/bench ## instructions per operation of each bench row, counted by valgrind's callgrind
 	@command -v valgrind >/dev/null || { echo "missing Debian package: valgrind"; exit 1; }
 	@sh bench/icount.sh $(BUILD)/bench $(BUILD)/icount
+
+include bench/c10.mk
 
 conformance-vectors: ## regenerate tests/conformance/*.txt from the real libtorch 1.13.1 (installs libtorch-dev)
 	@$(MAKE) --no-print-directory -f tests/conformance/conformance.mk conformance-vectors
