@@ -17,52 +17,33 @@
 #include <string.h>
 #include <cmocka.h>
 
+#define VECTORS_PRINTED_MISMATCHES 10
+#include "vectors.h"
+
 static const char *vectors_path = "tests/conformance/keyspace-1.13.1.txt";
 
 /* One pass over the file per test: calls `check` for each line with the tag. */
 typedef int (*line_check)(char **f, int n, const char *rest);
 
-static int mismatches;
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 1, 2)))
-#endif
-static void mismatch(const char *fmt, ...) {
-    va_list ap;
-    if (mismatches++ < 10) {
-        va_start(ap, fmt);
-        vprintf(fmt, ap);
-        va_end(ap);
-        putchar('\n');
-    }
-}
-
-static uint64_t hex(const char *s) { return strtoull(s, NULL, 16); }
-static int num(const char *s) { return atoi(s); }
-
 /* Returns how many records with `tag` were checked; failures go to mismatch(). */
 static int for_each_record(const char *tag, line_check check) {
-    static char line[16384];
-    char *fields[16];
+    char *text = read_all(vectors_path, "pass the path as argv[1]"), *p = text, *line;
     int count = 0;
-    FILE *fp = fopen(vectors_path, "r");
-    assert_non_null(fp);
-    while (fgets(line, sizeof line, fp)) {
-        char copy[sizeof line], *p;
-        int n = 0;
+    while ((line = next_line(&p)) != NULL) {
+        char copy[16384], *fields[17];
+        int n;
         const char *rest;
-        line[strcspn(line, "\n")] = '\0';
         if (line[0] == '#' || line[0] == '\0') continue;
-        memcpy(copy, line, sizeof line);
-        p = strtok(copy, " ");
-        if (!p || strcmp(p, tag) != 0) continue;
-        while (n < 16 && (p = strtok(NULL, " ")) != NULL) fields[n++] = p;
+        assert_true(strlen(line) < sizeof copy);
+        strcpy(copy, line);
+        n = split_fields(copy, fields, 17, NULL);
+        if (strcmp(fields[0], tag) != 0) continue;
         /* the text after "<tag> <first field> " (for P records) */
         rest = line + strlen(tag) + 1;
         rest = strchr(rest, ' ') ? strchr(rest, ' ') + 1 : "";
-        count += check(fields, n, rest);
+        count += check(fields + 1, n - 1, rest);
     }
-    fclose(fp);
+    free(text);
     return count;
 }
 

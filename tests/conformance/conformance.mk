@@ -48,19 +48,19 @@ conformance-vectors: $(CONFORMANCE_GEN) $(CONFORMANCE_TABLES_GEN) $(CONFORMANCE_
 	mv -f $(CONFORMANCE_CALLS).tmp $(CONFORMANCE_CALLS)
 	@echo "wrote $(CONFORMANCE_CALLS) ($$(wc -l < $(CONFORMANCE_CALLS)) lines)"
 
-$(CONFORMANCE_GEN): $(CONFORMANCE_DIR)/gen_keyspace.cpp $(CONFORMANCE_MK) | conformance-libtorch
+$(CONFORMANCE_GEN): $(CONFORMANCE_DIR)/gen_keyspace.cpp $(CONFORMANCE_DIR)/common.hpp $(CONFORMANCE_MK) | conformance-libtorch
 	@mkdir -p $(dir $@)
 	$(CONFORMANCE_CXX) $(CONFORMANCE_CXXFLAGS) \
 	  -DLIBTORCH_DEB_VERSION='"$(LIBTORCH_DEB_VERSION)"' \
 	  -o $@ $< $(CONFORMANCE_LDLIBS)
 
-$(CONFORMANCE_TABLES_GEN): $(CONFORMANCE_DIR)/gen_tables.cpp $(CONFORMANCE_MK) | conformance-libtorch
+$(CONFORMANCE_TABLES_GEN): $(CONFORMANCE_DIR)/gen_tables.cpp $(CONFORMANCE_DIR)/common.hpp $(CONFORMANCE_MK) | conformance-libtorch
 	@mkdir -p $(dir $@)
 	$(CONFORMANCE_CXX) $(CONFORMANCE_CXXFLAGS) \
 	  -DLIBTORCH_DEB_VERSION='"$(LIBTORCH_DEB_VERSION)"' \
 	  -o $@ $< $(CONFORMANCE_TABLES_LDLIBS)
 
-$(CONFORMANCE_CALLS_GEN): $(CONFORMANCE_DIR)/gen_calls.cpp $(CONFORMANCE_MK) | conformance-libtorch
+$(CONFORMANCE_CALLS_GEN): $(CONFORMANCE_DIR)/gen_calls.cpp $(CONFORMANCE_DIR)/common.hpp $(CONFORMANCE_MK) | conformance-libtorch
 	@mkdir -p $(dir $@)
 	$(CONFORMANCE_CXX) $(CONFORMANCE_CXXFLAGS) \
 	  -DLIBTORCH_DEB_VERSION='"$(LIBTORCH_DEB_VERSION)"' \
