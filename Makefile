@@ -17,23 +17,25 @@ TSAN     := -fsanitize=thread
 
 # Debian packages the tests need: header or program -> package.
 DEPS := /usr/include/cmocka.h:libcmocka-dev /usr/include/xxhash.h:libxxhash-dev \
-        /usr/bin/clang:clang /usr/bin/g++:g++
+        /usr/bin/clang:clang /usr/bin/g++:g++ \
+        /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a:libclang-rt-14-dev
 
 UNIT_TESTS := test_keyspace test_conformance test_custom_config test_config_mismatch \
               test_registry test_resolution_property test_table_conformance test_call test_threads \
-              test_call_conformance
+              test_call_conformance test_schema test_gen
 TSAN_TESTS := test_threads test_call
 KEYSPACE_VECTORS := tests/conformance/keyspace-1.13.1.txt
 TABLE_VECTORS    := tests/conformance/tables-1.13.1.txt
 
-.PHONY: help test deps unit sanitize tsan matrix structure clean conformance-vectors bench bench-icount
+.PHONY: help test deps unit sanitize tsan matrix structure clean conformance-vectors bench bench-icount \
+        gen check-gen fuzz-short
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | \
 	  awk -F':.*## ' '{ printf "  %-22s %s\n", $$1, $$2 }'
 
 test: deps ## install what is missing, then build and run every test (unit, sanitizers, compile matrix, structure)
-	@$(MAKE) --no-print-directory unit sanitize tsan matrix structure
+	@$(MAKE) --no-print-directory unit sanitize tsan matrix structure check-gen fuzz-short
 	@sh tests/summary.sh $(BUILD)/results
 
 deps: ## install missing Debian packages (as root) or say which are missing
@@ -55,12 +57,15 @@ FLAGS_test_conformance       := -DDK_PRESET_TORCH_1_13_1
 FLAGS_test_table_conformance := -DDK_PRESET_TORCH_1_13_1
 FLAGS_test_call_conformance  := -DDK_PRESET_TORCH_1_13_1
 FLAGS_test_custom_config     := '-DDK_CONFIG_HEADER="custom_config.h"' -Itests
+FLAGS_test_gen               := -Igen
+ARGS_test_schema             := tests/conformance/schemas-1.13.1.txt
 ARGS_test_conformance        := $(KEYSPACE_VECTORS)
 ARGS_test_table_conformance  := $(TABLE_VECTORS)
 ARGS_test_call_conformance   := tests/conformance/calls-1.13.1.txt $(TABLE_VECTORS)
 
 $(BUILD)/test_%: tests/test_%.c dispatch.h tests/custom_config.h tests/vectors.h | $(BUILD)
 	$(CC) $(CFLAGS_T) $(EXTRA) $(FLAGS_test_$*) $< -o $@ $(LIBS_T)
+$(BUILD)/test_gen: gen/sample_ops.h
 # two translation units compiled with different key lists
 $(BUILD)/test_config_mismatch: tests/test_config_mismatch.c tests/config_mismatch_other.c tests/custom_config.h dispatch.h | $(BUILD)
 	$(CC) $(CFLAGS_T) $(EXTRA) -c tests/test_config_mismatch.c -o $@.o
@@ -119,6 +124,32 @@ bench-icount: $(BUILD)/bench ## instructions per operation of each bench row, co
 	@sh bench/icount.sh $(BUILD)/bench $(BUILD)/icount
 
 include bench/c10.mk
+include schema/schema.mk
+
+# --- gen/: dkgen, typed bindings from schema files ---------------------------------
+$(BUILD)/dkgen: gen/dkgen.c dispatch.h | $(BUILD)
+	$(CC) $(CFLAGS_T) $< -o $@ -lpthread
+gen/sample_ops.h: gen/sample_ops.txt $(BUILD)/dkgen
+	$(BUILD)/dkgen $< $@
+
+gen: gen/sample_ops.h $(BUILD)/dkgen ## run dkgen: gen/sample_ops.h and README's key table
+	@sh gen/readme_keys.sh $(BUILD)/dkgen README.md > $(BUILD)/README.md.new && mv $(BUILD)/README.md.new README.md
+
+check-gen: $(BUILD)/dkgen | $(BUILD) ## regenerate gen/ outputs and README's key table; fail on any difference from the committed ones
+	@mkdir -p $(BUILD)/check-gen $(BUILD)/results
+	@$(BUILD)/dkgen gen/sample_ops.txt $(BUILD)/check-gen/sample_ops.h 2>/dev/null
+	@sh gen/readme_keys.sh $(BUILD)/dkgen README.md > $(BUILD)/check-gen/README.md
+	@ok=0; bad=0; \
+	for f in gen/sample_ops.h README.md; do \
+	  if diff -u $$f $(BUILD)/check-gen/$$(basename $$f) > $(BUILD)/check-gen/diff.txt; then ok=$$((ok+1)); echo "  ok    $$f is what dkgen generates"; \
+	  else bad=$$((bad+1)); echo "  FAIL  $$f differs from what dkgen generates (make gen):"; head -20 $(BUILD)/check-gen/diff.txt; fi; \
+	done; echo "$$ok $$bad" > $(BUILD)/results/check-gen.count; [ $$bad = 0 ]
+
+fuzz-short: | $(BUILD) ## a 20-second fuzz run of the schema parser (make fuzz runs longer)
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20 > $(BUILD)/fuzz.log 2>&1; rc=$$?; \
+	grep -E "Done [0-9]+ runs|stat::number_of_executed_units" $(BUILD)/fuzz.log | tail -1; \
+	if [ $$rc = 0 ]; then echo "1 0" > $(BUILD)/results/fuzz.count; echo "  ok    schema fuzzing found no crash"; \
+	else echo "0 1" > $(BUILD)/results/fuzz.count; echo "  FAIL  schema fuzzing (see $(BUILD)/fuzz.log)"; tail -30 $(BUILD)/fuzz.log; exit 1; fi
 
 conformance-vectors: ## regenerate tests/conformance/*.txt from the real libtorch 1.13.1 (installs libtorch-dev)
 	@$(MAKE) --no-print-directory -f tests/conformance/conformance.mk conformance-vectors

@@ -817,7 +817,8 @@ DK_INLINE dk_keyset dk_autograd_backend_set(dk_key k) {
     X(ERR_FALLTHROUGH_CALLED, "a fallthrough kernel was executed")              \
     X(ERR_AMBIGUOUS_AUTOGRAD_OTHER, "the AutogradOther slot is ambiguous")      \
     X(ERR_NO_ADAPTER,    "the operator has no boxing adapters")                 \
-    X(ERR_WRONG_SIGNATURE, "the operator was registered with another C signature")
+    X(ERR_WRONG_SIGNATURE, "the operator was registered with another C signature") \
+    X(ERR_BAD_SCHEMA,    "malformed function schema")
 
 #define DK__STATUS_ENUM(name, text) DK_##name,
 typedef enum dk_status { DK_FORALL_STATUS(DK__STATUS_ENUM) DK__STATUS_END } dk_status;
@@ -988,7 +989,8 @@ typedef void (*dk_boxed_fn)(const dk_kernel *kernel, const dk_operator *op, dk_k
    puts a typed call's argument pack on a stack; unbox_result takes the
    returns off it; call_unboxed runs an unboxed kernel from a stack. */
 typedef struct dk_op_adapters {
-    const char *signature;    /* the C signature, e.g. "tensor *(tensor *, tensor *, int64_t)" */
+    const char *signature;    /* the C signature in schema words, e.g. "(Tensor) (Tensor, Tensor, float)" */
+    int num_arguments, num_returns;
     void (*box)(const void *args, dk_stack *stack);
     void (*unbox_result)(dk_stack *stack, void *result);
     void (*call_unboxed)(const dk_kernel *kernel, const dk_operator *op, dk_keyset ks, dk_stack *stack);
@@ -1044,6 +1046,7 @@ struct dk_operator {
     /* bit j: the j-th value from the top of a boxed call's stack is a
        dispatch argument (Tensor, Tensor?, Tensor[], Tensor?[]), from the schema */
     uint64_t dispatch_args;
+    int num_arguments, num_returns;   /* from the schema (0 before the def) */
     const dk_op_adapters *adapters;   /* NULL until set (dk_op_set_adapters) */
 };
 
@@ -1421,6 +1424,119 @@ DK_API dk_status dk_explain(const dk_operator *op, dk_keyset args, dk_explanatio
 DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, char *buf, size_t size);
 /* Trace every call and redispatch (process-wide); NULL turns it off. */
 DK_API void dk_set_trace(dk_trace_fn fn, void *user_data);
+
+/* >>schema ------------------------------------------------------------------
+
+   Function schemas in c10's language (PyTorch 1.13.1):
+
+       aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
+
+   dk_schema_parse() accepts what c10's parser accepts, builds the same model
+   (types, alias annotations, default values) and prints it back exactly as
+   c10's toString(FunctionSchema) does; dispatch_args is the bitset c10's
+   DispatchKeyExtractor computes. A bare operator name ("aten::add.Tensor")
+   parses too, with name_only set. A schema is immutable and owns all of its
+   memory: one dk_schema_free() releases it. Where c10 prints text that its
+   own parser cannot read back, see Note [Schema deviations] (>>impl-schema).
+
+   Errors: DK_ERR_BAD_SCHEMA; dk_last_error() tells the 0-based byte position,
+   what was expected, and shows the line with a caret under the position. */
+
+/* Type kinds, in c10's TypeKind order (Union members are sorted by it).
+   X(Name, printed name or "" when the name is built from contained types). */
+#define DK_FORALL_TYPE_KINDS(X)                                               \
+    X(Any, "Any") X(AnyEnum, "AnyEnumType") X(Tensor, "Tensor")               \
+    X(Storage, "Storage") X(Tuple, "") X(List, "") X(Dict, "")                \
+    X(Number, "Scalar") X(Float, "float") X(Complex, "complex")               \
+    X(Future, "") X(RRef, "") X(Int, "int") X(None, "NoneType")               \
+    X(String, "str") X(Generator, "Generator") X(Quantizer, "Quantizer")      \
+    X(Bool, "bool") X(Optional, "") X(Var, "") X(DeviceObj, "Device")         \
+    X(StreamObj, "Stream") X(Class, "") X(Capsule, "Capsule")                 \
+    X(QScheme, "QScheme") X(ScalarType, "ScalarType") X(Layout, "Layout")     \
+    X(MemoryFormat, "MemoryFormat") X(AnyClass, "AnyClassType")               \
+    X(SymInt, "SymInt") X(Union, "")
+
+#define DK__TYPE_ENUM(name, text) DK_TYPE_##name,
+typedef enum dk_type_kind { DK_FORALL_TYPE_KINDS(DK__TYPE_ENUM) DK__TYPE_END } dk_type_kind;
+#undef DK__TYPE_ENUM
+
+/* A type. Var is a type variable ("t"); Class a custom class
+   ("__torch__.torch.classes.ns.Cls"); Number prints as "Scalar". */
+typedef struct dk_type {
+    dk_type_kind kind;
+    const char *str;                        /* c10's Type::str(): "int[]", "Dict(str, Tensor)" */
+    int num_contained;                      /* List/Optional/Future/RRef 1, Dict 2, Tuple/Union n */
+    const struct dk_type *const *contained;
+} dk_type;
+
+/* An alias annotation: Tensor(a), Tensor(a!), Tensor(a -> *), Tensor(a|b),
+   Tensor! (a fresh set "$0" with an empty after-set). "*" is the wildcard.
+   Sets keep their source order (c10 keeps them in an unordered_set). */
+typedef struct dk_alias_info {
+    int num_before;
+    const char *const *before;
+    int num_after;
+    const char *const *after;
+    int is_write;
+    const struct dk_alias_info *contained;  /* annotation of a list's elements, or NULL */
+} dk_alias_info;
+
+/* A default value, as c10 stores it (an IValue): ints for ScalarType,
+   Layout, MemoryFormat and reduction names; a list for int[N] x=1. */
+typedef enum dk_default_kind {
+    DK_DEFAULT_NONE, DK_DEFAULT_BOOL, DK_DEFAULT_INT, DK_DEFAULT_DOUBLE, DK_DEFAULT_COMPLEX,
+    DK_DEFAULT_STRING, DK_DEFAULT_DEVICE, DK_DEFAULT_LIST
+} dk_default_kind;
+typedef struct dk_default {
+    dk_default_kind kind;
+    int b;                                  /* BOOL */
+    int64_t i;                              /* INT; DEVICE: index, -1 if none */
+    double re, im;                          /* DOUBLE (re); COMPLEX */
+    const char *s;                          /* STRING bytes (may hold NUL); DEVICE "cuda:1" */
+    size_t len;                             /* bytes of s */
+    const struct dk_default *items;         /* LIST */
+    size_t count;
+} dk_default;
+
+/* An argument or a return. */
+typedef struct dk_arg {
+    const char *name;                       /* "" for an unnamed return */
+    const char *type_text;                  /* as printed: "Tensor(a!)", "int[2]", "Tensor?[]" */
+    const dk_type *type;                    /* as written: ScalarType stays ScalarType */
+    const dk_type *fake_type;               /* c10's fake type: ScalarType/Layout/MemoryFormat/SymInt -> int */
+    int list_size;                          /* N of a sized list "int[N]", else -1 */
+    const dk_alias_info *alias;             /* NULL without annotation */
+    const dk_default *default_value;        /* NULL without default */
+    const char *default_text;               /* as printed ("1", "[0, 1]", "\"mean\""), or NULL */
+    int kwarg_only;                         /* after a lone '*' */
+    int is_out;                             /* keyword-only and written to: c10's is_out() */
+    int is_dispatch;                        /* Tensor, Tensor?, Tensor[] or Tensor?[] (any annotation) */
+} dk_arg;
+
+typedef struct dk_schema {
+    const char *name;                       /* "ns::name" */
+    const char *overload;                   /* "" if none */
+    int name_only;                          /* a bare name: no argument or return list */
+    int num_arguments, num_returns;
+    const dk_arg *arguments, *returns;
+    int is_vararg, is_varret;               /* "..." ends the arguments / the returns */
+    uint64_t dispatch_args;                 /* bit n-1-i: argument i is a dispatch argument */
+    const char *text;                       /* c10's normalised form (dk_schema_to_string) */
+    void *dk__memory;                       /* private */
+} dk_schema;
+
+/* Parses text; on success *out owns a new schema, on failure *out = NULL and
+   DK_ERR_BAD_SCHEMA (or DK_ERR_NO_MEMORY / DK_ERR_NULL) comes back. More than
+   64 arguments is an error, as in c10's DispatchKeyExtractor. */
+DK_API dk_status dk_schema_parse(const char *text, dk_schema **out);
+DK_API void dk_schema_free(dk_schema *s);
+/* snprintf-like: c10's toString(FunctionSchema), or the operator name of a
+   name_only schema; returns the length the full text needs. */
+DK_API int dk_schema_to_string(const dk_schema *s, char *buf, size_t size);
+/* Names as in DK_FORALL_TYPE_KINDS ("Tensor", "List"); NULL when out of range. */
+DK_API const char *dk_type_kind_name(dk_type_kind k);
+
+DK_INLINE uint64_t dk_schema_dispatch_args(const dk_schema *s) { return s->dispatch_args; }
 
 #ifdef __cplusplus
 }
@@ -2087,6 +2203,9 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const c
     size_t len = dk__op_name_length(schema, 1);
     dk__op_prep prep;
     dk_registration *g, *l;
+    dk_schema *parsed;
+    uint64_t dispatch_args;
+    int num_arguments, num_returns;
     dk_status s;
     if (len && schema[len] == '\0')
         return dk__fail(DK_ERR_BAD_NAME,
@@ -2096,22 +2215,36 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const c
         return dk__fail(DK_ERR_BAD_NAME,
                         "def(\"%s\"): expected a schema 'ns::name[.overload](args) -> returns' (at position %lu)",
                         schema, (unsigned long)len);
-    if ((s = dk__op_prepare(r, schema, len, &prep)) != DK_OK) return s;
+    if ((s = dk_schema_parse(schema, &parsed)) != DK_OK) return s;
+    if ((s = dk__op_prepare(r, schema, len, &prep)) != DK_OK) {
+        dk_schema_free(parsed);
+        return s;
+    }
     if (prep.op->def) {
         dk__op_abandon(r, &prep);
+        dk_schema_free(parsed);
         return dk__fail(DK_ERR_DUPLICATE_DEF,
                         "Tried to register an operator (%s) with the same name and overload name multiple times. "
                         "Each overload's schema should only be registered with a single call to def(). "
                         "Duplicate registration: %s. Original registration: %s",
                         schema, debug, prep.op->def->kernel.debug);
     }
-    if (!(g = dk__new_registration(r, DK__REG_DEF, debug, schema))) {
+    /* keep c10's normalised text; the dispatch arguments drive boxed calls */
+    g = dk__new_registration(r, DK__REG_DEF, debug, parsed->text);
+    dispatch_args = parsed->dispatch_args;
+    num_arguments = parsed->num_arguments;
+    num_returns = parsed->num_returns;
+    dk_schema_free(parsed);
+    if (!g) {
         dk__op_abandon(r, &prep);
         return DK_ERR_NO_MEMORY;
     }
     dk__op_commit(r, &prep);
     g->op = prep.op;
     prep.op->def = g;
+    DK__STORE_REL(&prep.op->pub.dispatch_args, dispatch_args);
+    DK__STORE_REL(&prep.op->pub.num_arguments, num_arguments);
+    DK__STORE_REL(&prep.op->pub.num_returns, num_returns);
     DK__STORE_REL(&prep.op->pub.schema, g->schema);
     dk__op_update_visible(prep.op);
     dk__own(lib, g);
@@ -2220,6 +2353,7 @@ DK__PRIVATE void dk__deregister_locked(dk_registry *r, dk_registration *g) {
             if (l->on_deregistered) l->on_deregistered(&g->op->pub, l->kernel.user_data);
         g->op->def = NULL;
         DK__STORE_REL(&g->op->pub.schema, (const char *)NULL);
+        DK__STORE_REL(&g->op->pub.dispatch_args, (uint64_t)0);
         dk__op_update_visible(g->op);
         break;
     case DK__REG_IMPL:
@@ -2851,7 +2985,7 @@ DK__PRIVATE char *dk__missing_message(const dk_operator *op, dk_key key, size_t 
 }
 
 DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args,
-                                       void *result);
+                                       void *result, size_t result_size);
 
 DK_API void dk__call_slow(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args, void *result,
                           size_t result_size) {
@@ -2860,7 +2994,7 @@ DK_API void dk__call_slow(const dk_operator *op, dk_keyset ks, const dk_kernel *
     char *message = NULL, small[1024];
     size_t len;
     if (k->boxed && k->kind == DK_KERNEL_FUNCTION) {
-        dk__call_boxed_kernel(op, ks, k, args, result);
+        dk__call_boxed_kernel(op, ks, k, args, result, result_size);
         return;
     }
     if (result) memset(result, 0, result_size);
@@ -2894,7 +3028,7 @@ enum { DK__BOX_CAPACITY = 64 };
 /* A typed call that landed on a boxed kernel: box through the operator's
    adapters when it has them, else hand over the argument pack. */
 DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args,
-                                       void *result) {
+                                       void *result, size_t result_size) {
     const dk_op_adapters *a = DK__LOAD_ACQ(&op->adapters);
     dk_value storage[DK__BOX_CAPACITY];
     dk_stack st;
@@ -2902,7 +3036,9 @@ DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, dk_keyset ks, cons
     if (a && a->box && a->unbox_result) {
         a->box(args, &st);
         k->boxed(k, op, ks, &st);
-        if (result) a->unbox_result(&st, result);
+        if (!result) return;
+        if (st.size == (size_t)a->num_returns) a->unbox_result(&st, result);
+        else memset(result, 0, result_size); /* the boxed path failed (and said so): no garbage */
         return;
     }
     st.unboxed_args = args;
@@ -2911,7 +3047,7 @@ DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, dk_keyset ks, cons
 
 DK_API dk_keyset dk_stack_dispatch_keyset(const dk_operator *op, const dk_stack *stack) {
     const dk_registry *r = op->registry;
-    uint64_t bits = op->dispatch_args, ks = 0;
+    uint64_t bits = DK__LOAD_ACQ(&op->dispatch_args), ks = 0;
     while (bits) {
         size_t j = (size_t)dk__lowest_bit(bits);
         const dk_value *v = j < stack->size ? &stack->values[stack->size - 1 - j] : NULL;
@@ -2930,6 +3066,7 @@ DK_API dk_keyset dk_stack_dispatch_keyset(const dk_operator *op, const dk_stack 
 
 DK__PRIVATE void dk__run_boxed(const dk_operator *op, dk_keyset ks, const dk_kernel *k, dk_stack *stack) {
     const dk_op_adapters *a = DK__LOAD_ACQ(&op->adapters);
+    size_t nargs = (size_t)DK__LOAD_ACQ(&op->num_arguments);
     char msg[1024];
     if (k->kind == DK_KERNEL_FUNCTION && k->boxed) { k->boxed(k, op, ks, stack); return; }
     if (k->kind == DK_KERNEL_FUNCTION && a && a->call_unboxed) { a->call_unboxed(k, op, ks, stack); return; }
@@ -2938,9 +3075,11 @@ DK__PRIVATE void dk__run_boxed(const dk_operator *op, dk_keyset ks, const dk_ker
                  "(register the operator through gen/, or dk_op_set_adapters)", op->name,
                  dk_key_name(dk_ks_highest_key(ks)), k->debug);
         op->registry->call_error(op, ks, DK_ERR_NO_ADAPTER, msg, op->registry->call_error_user_data);
-        return;
+    } else {
+        dk__call_slow(op, ks, k, NULL, NULL, 0);  /* missing, fallthrough, ambiguous: reported */
     }
-    dk__call_slow(op, ks, k, NULL, NULL, 0);  /* missing, fallthrough, ambiguous: reported */
+    /* a failed boxed call consumes its arguments and returns nothing */
+    stack->size -= nargs < stack->size ? nargs : stack->size;
 }
 
 DK_API void dk_call_boxed(const dk_operator *op, dk_stack *stack) {
@@ -3030,6 +3169,1608 @@ DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, 
                     "%s\n  arguments:  %s\n  after TLS:  %s\n  dispatch:   %s\n  slot %d (%s) -> %s: %s [%s]\n",
                     op->name, a, b, c, e->slot, dk_key_name(e->key), sources[e->source],
                     e->kernel->debug[0] ? e->kernel->debug : "(no kernel)", e->reason);
+}
+
+/* >>impl-schema ---------------------------------------------------------------
+
+   Function-schema parser (see >>schema). c10's grammar, reimplemented from
+   its observable behaviour (libtorch 1.13.1): a lexer with the TorchScript
+   token rules c10 uses (keywords such as `in` or `def` are not identifiers,
+   a number is whatever strtod reads, plus an optional 'j'; a newline outside
+   brackets ends the declaration), a recursive-descent parser, c10's type
+   normalisation (fake types, Optional collapsing, Union flattening,
+   unification and sorting) and c10's printer (Argument / FunctionSchema
+   operator<<, IValue printing of defaults).
+
+   Memory: every node and string of one schema lives in an arena (a list of
+   chunks from dk__schema_malloc), so a failure, and dk_schema_free(), release
+   everything at once. A failure anywhere longjmps back to dk__sp_run().
+
+   Note [Schema deviations] -- where c10 1.13.1 prints text that its own
+   parser cannot read back, the text round-trips here instead:
+   - the printed forms of alias annotations parse: "$0" set names and empty
+     sets ("Tensor($0! -> )" from "Tensor!", "Tensor[]()[]", "(!)"), and an
+     annotation right after '?' ("Tensor?(a)[]" from "Tensor(a)?[]");
+   - Device defaults print bare as in c10 ("cuda:1") and parse bare too;
+   - complex defaults print as in c10 ("0.+1.j") and "<re>+<im>j" parses;
+   - the escape "\r" parses (c10 prints it, then rejects it);
+   - alias sets print in source order (c10 prints its unordered_set, which
+     reverses small sets: "Tensor(a|b)" prints "Tensor(b|a)");
+   - a string default of a non-str type prints quoted (c10: bare), bytes >=
+     0x80 in strings as 3-digit octal (c10: garbage from a signed char);
+   - an int list default prints as one value only when it is N copies in an
+     int[N]: "int[] x=[1, 1]" and "int[1] x=[1, 1]" print in full (c10
+     prints "x=1", which reads back as [1] or as an error);
+   - Union: c10 drops or misplaces the comma next to the Scalar group
+     ("Union(, str, Scalar)"); we print "Union(str, Scalar)";
+   - limits c10 does not have: list size hint <= 2^31-1 (c10 wraps it to
+     int32), device index <= 127 (c10 wraps it to int8), broadcast defaults
+     "T[N] x=v" with N <= 1024, types nested <= 64 deep;
+   - custom classes (__torch__.torch.classes.ns.Cls) are not looked up
+     (c10: "Unknown custom class type ... Please ensure it is registered.").
+*/
+
+#include <setjmp.h>
+#include <float.h>
+#include <locale.h>
+
+#define DK__SP_MAX_DEPTH 64
+#define DK__SP_MAX_REPEAT 1024
+#define DK__SP_CHUNK 4096
+
+/* Test hook: tests define these to inject allocation failures. */
+#ifndef DK__SCHEMA_MALLOC
+#define DK__SCHEMA_MALLOC(n) malloc(n)
+#define DK__SCHEMA_FREE(p) free(p)
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define DK__SP_NORETURN __attribute__((noreturn))
+#define DK__SP_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define DK__SP_NORETURN
+#define DK__SP_PRINTF(f, a)
+#endif
+
+/* --- arena ----------------------------------------------------------------- */
+
+typedef union dk__sp_align { void *p; double d; long double ld; int64_t i; } dk__sp_align;
+typedef struct dk__sp_chunk {
+    struct dk__sp_chunk *next;
+    size_t used, size;                 /* in units of dk__sp_align */
+    dk__sp_align data[1];
+} dk__sp_chunk;
+
+/* The only two places that touch the C allocator. */
+DK__PRIVATE void *dk__schema_malloc(size_t n) { return DK__SCHEMA_MALLOC(n); }
+DK__PRIVATE void dk__schema_mfree(void *p) { DK__SCHEMA_FREE(p); }
+
+DK__PRIVATE void dk__sp_arena_free(dk__sp_chunk *c) {
+    while (c) {
+        dk__sp_chunk *next = c->next;
+        dk__schema_mfree(c);
+        c = next;
+    }
+}
+
+/* --- parser state and errors ------------------------------------------------ */
+
+enum {
+    DK__TK_EOF = 256, DK__TK_IDENT, DK__TK_NUMBER, DK__TK_STRING, DK__TK_WS, DK__TK_WS_EOF,
+    DK__TK_NEWLINE, DK__TK_INDENT, DK__TK_ARROW, DK__TK_DOTS, DK__TK_TRUE, DK__TK_FALSE,
+    DK__TK_NONE, DK__TK_NONETYPE, DK__TK_KEYWORD, DK__TK_OPERATOR, DK__TK_TYPE_COMMENT,
+    DK__TK_ALIAS_ID                    /* "$0": the name c10 prints for a fresh set */
+};
+
+typedef struct dk__sp_tok { int kind; size_t start, end; } dk__sp_tok;
+
+typedef struct dk__sp {
+    const char *src;
+    size_t len, pos;                   /* lexer position */
+    int nesting;                       /* open ( [ { : newlines inside are blanks */
+    size_t base_indent;
+    dk__sp_tok cur, next;
+    int has_next;
+    int fresh;                         /* next "$n" of a bare '!' */
+    int depth;                         /* parse_type recursion */
+    size_t at;                         /* start of the type being built, for errors */
+    dk__sp_chunk *arena;
+    dk_type *basic[DK__TYPE_END];      /* Int, None, ... built once per schema */
+    jmp_buf fail;
+} dk__sp;
+
+/* The line around pos with a caret under it, for error messages. */
+DK__PRIVATE void dk__sp_excerpt(const dk__sp *p, size_t pos, char *out, size_t size) {
+    size_t ls = pos, le = pos, i, n = 0;
+    while (ls > 0 && p->src[ls - 1] != '\n' && pos - ls < 60) ls--;
+    while (le < p->len && p->src[le] != '\n' && le - pos < 60) le++;
+    for (i = ls; i < le && n + 8 < size; i++) {
+        unsigned char c = (unsigned char)p->src[i];
+        out[n++] = c == '\t' ? ' ' : (c < 0x20 || c >= 0x7f) ? '?' : (char)c;
+    }
+    out[n++] = '\n';
+    for (i = ls; i < pos && n + 4 < size; i++) out[n++] = ' ';
+    out[n++] = '^';
+    out[n] = '\0';
+}
+
+DK__PRIVATE DK__SP_NORETURN DK__SP_PRINTF(3, 4) void dk__sp_fail(dk__sp *p, size_t pos, const char *fmt, ...) {
+    char what[512], line[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    dk__sp_excerpt(p, pos, line, sizeof line);
+    dk__fail(DK_ERR_BAD_SCHEMA, "%s at position %lu:\n%s", what, (unsigned long)pos, line);
+    longjmp(p->fail, 1);
+}
+
+DK__PRIVATE DK__SP_NORETURN void dk__sp_oom(dk__sp *p, size_t n) {
+    dk__fail(DK_ERR_NO_MEMORY, "dk_schema_parse: out of memory allocating %lu bytes", (unsigned long)n);
+    longjmp(p->fail, 2);
+}
+
+DK__PRIVATE void *dk__sp_alloc(dk__sp *p, size_t bytes) {
+    size_t units = (bytes + sizeof(dk__sp_align) - 1) / sizeof(dk__sp_align);
+    dk__sp_chunk *c = p->arena;
+    void *r;
+    if (units == 0) units = 1;
+    if (!c || c->size - c->used < units) {
+        size_t size = units > DK__SP_CHUNK / sizeof(dk__sp_align) ? units : DK__SP_CHUNK / sizeof(dk__sp_align);
+        size_t total = offsetof(dk__sp_chunk, data) + size * sizeof(dk__sp_align);
+        if (units > ((size_t)-1 - offsetof(dk__sp_chunk, data)) / sizeof(dk__sp_align) ||
+            !(c = (dk__sp_chunk *)dk__schema_malloc(total)))
+            dk__sp_oom(p, bytes);
+        c->next = p->arena;
+        c->used = 0;
+        c->size = size;
+        p->arena = c;
+    }
+    r = c->data + c->used;
+    c->used += units;
+    memset(r, 0, bytes);
+    return r;
+}
+
+DK__PRIVATE char *dk__sp_strndup(dk__sp *p, const char *s, size_t n) {
+    char *r = (char *)dk__sp_alloc(p, n + 1);
+    memcpy(r, s, n);
+    r[n] = '\0';
+    return r;
+}
+
+/* A growing string in the arena (old copies stay in the arena). */
+typedef struct dk__sp_buf { char *s; size_t n, cap; } dk__sp_buf;
+
+DK__PRIVATE void dk__sp_put(dk__sp *p, dk__sp_buf *b, const char *s, size_t n) {
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = 2 * (b->cap + n) + 16;
+        char *t = (char *)dk__sp_alloc(p, cap);
+        if (b->n) memcpy(t, b->s, b->n);
+        b->s = t;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->n, s, n);
+    b->n += n;
+    b->s[b->n] = '\0';
+}
+DK__PRIVATE void dk__sp_puts(dk__sp *p, dk__sp_buf *b, const char *s) { dk__sp_put(p, b, s, strlen(s)); }
+DK__PRIVATE const char *dk__sp_done(dk__sp *p, dk__sp_buf *b) { return b->s ? b->s : dk__sp_strndup(p, "", 0); }
+
+/* --- lexer: c10's Lexer::match and lex, for one declaration --------------- */
+
+DK__PRIVATE int dk__sp_blank(int c) { return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r'; }
+DK__PRIVATE int dk__sp_digit(int c) { return c >= '0' && c <= '9'; }
+DK__PRIVATE int dk__sp_alpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+DK__PRIVATE int dk__sp_word(int c) { return dk__sp_alpha(c) || dk__sp_digit(c) || c == '_'; }
+DK__PRIVATE int dk__sp_xdigit(int c) {
+    return dk__sp_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+DK__PRIVATE int dk__sp_has(const char *s, size_t n, const char *lit) {
+    size_t k = strlen(lit);
+    return n >= k && memcmp(s, lit, k) == 0;
+}
+
+/* Length of the number strtod would read at s (0 if none); the lexer only
+   tries a number at a character that is not a sign or a letter. */
+DK__PRIVATE size_t dk__sp_scan_number(const char *s, size_t n) {
+    int hex = n >= 3 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') &&
+              (dk__sp_xdigit(s[2]) || (n >= 4 && s[2] == '.' && dk__sp_xdigit(s[3])));
+    size_t i = hex ? 2 : 0, digits = 0, k;
+    while (i < n && (hex ? dk__sp_xdigit(s[i]) : dk__sp_digit(s[i]))) i++, digits++;
+    if (i < n && s[i] == '.')
+        for (i++; i < n && (hex ? dk__sp_xdigit(s[i]) : dk__sp_digit(s[i])); i++) digits++;
+    if (!digits) return 0;
+    if (i < n && (hex ? (s[i] == 'p' || s[i] == 'P') : (s[i] == 'e' || s[i] == 'E'))) {
+        k = i + 1;
+        if (k < n && (s[k] == '+' || s[k] == '-')) k++;
+        if (k < n && dk__sp_digit(s[k])) {
+            while (k < n && dk__sp_digit(s[k])) k++;
+            i = k;
+        }
+    }
+    return i;
+}
+
+/* c10's isString: 1 or 3 quotes of either kind; a raw newline only inside
+   triple quotes; a backslash skips the next character. */
+DK__PRIVATE size_t dk__sp_scan_string(const char *s, size_t n) {
+    char q = s[0];
+    size_t ql = n >= 3 && s[1] == q && s[2] == q ? 3 : 1, end = ql;
+    while (end < n && !(end + ql <= n && s[end] == q && (ql == 1 || (s[end + 1] == q && s[end + 2] == q)))) {
+        if (s[end] == '\n' && ql != 3) return 0;
+        if (s[end] == '\\') end++;
+        end++;
+    }
+    return end < n ? end + ql : 0;
+}
+
+/* TorchScript keywords: tokens of their own, never identifiers. */
+DK__PRIVATE int dk__sp_keyword(const char *s, size_t n) {
+    static const char *const words[] = {
+        "def", "if", "else", "elif", "while", "return", "is", "and", "or", "not", "global", "for",
+        "in", "raise", "assert", "break", "continue", "del", "pass", "class", "import", "with",
+        "as", "Ellipsis"
+    };
+    size_t i;
+    if (n == 4 && !memcmp(s, "True", 4)) return DK__TK_TRUE;
+    if (n == 5 && !memcmp(s, "False", 5)) return DK__TK_FALSE;
+    if (n == 4 && !memcmp(s, "None", 4)) return DK__TK_NONE;
+    if (n == 8 && !memcmp(s, "NoneType", 8)) return DK__TK_NONETYPE;
+    for (i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strlen(words[i]) == n && !memcmp(s, words[i], n)) return DK__TK_KEYWORD;
+    return DK__TK_IDENT;
+}
+
+/* Operators, longest match first; only -> and ... (and single characters)
+   mean anything in a schema, the rest exist so that "**" is not "*" "*". */
+DK__PRIVATE size_t dk__sp_scan_operator(const char *s, size_t n, int *kind) {
+    static const char *const ops[] = {
+        "<<=", ">>=", "**=", "<=>", "...", "->", "!=", "==", "<=", ">=", "//", "<<", ">>",
+        "+=", "-=", "*=", "/=", "%=", "|=", "&=", "^=", "**"
+    };
+    size_t i;
+    for (i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (dk__sp_has(s, n, ops[i])) {
+            *kind = i == 4 ? DK__TK_DOTS : i == 5 ? DK__TK_ARROW : DK__TK_OPERATOR;
+            return strlen(ops[i]);
+        }
+    if (s[0] && strchr("+-*/%@()[]:,={}><.?!&^|~", s[0])) {
+        *kind = (unsigned char)s[0];
+        return 1;
+    }
+    return 0;
+}
+
+/* Length and kind of the (non-blank) token at pos. */
+DK__PRIVATE size_t dk__sp_scan_token(dk__sp *p, size_t pos, int *kind) {
+    const char *s = p->src + pos;
+    size_t n = p->len - pos, k = 0;
+    int c = (unsigned char)s[0];
+    if (c != '-' && c != '+' && !dk__sp_alpha(c) && (k = dk__sp_scan_number(s, n)) > 0) {
+        *kind = DK__TK_NUMBER;
+        return k < n && s[k] == 'j' ? k + 1 : k;
+    }
+    if ((c == '"' || c == '\'') && (k = dk__sp_scan_string(s, n)) > 0) {
+        *kind = DK__TK_STRING;
+        return k;
+    }
+    if (dk__sp_alpha(c) || c == '_') {
+        while (k < n && dk__sp_word(s[k])) k++;
+        *kind = dk__sp_keyword(s, k);
+        return k;
+    }
+    if (c == '$' && n > 1 && dk__sp_digit(s[1])) {
+        for (k = 1; k < n && dk__sp_digit(s[k]); k++) {}
+        *kind = DK__TK_ALIAS_ID;
+        return k;
+    }
+    if (c == '#') { /* only "# type:" gets here */
+        *kind = DK__TK_TYPE_COMMENT;
+        return 7;
+    }
+    if ((k = dk__sp_scan_operator(s, n, kind)) > 0) return k;
+    dk__sp_fail(p, pos, "expected a valid token but found '%c'", c >= 0x20 && c < 0x7f ? c : '?');
+}
+
+/* c10's match(): blanks, comments and backslash-newlines are skipped; a
+   newline outside brackets turns the next line's indentation into a
+   whitespace token (ws), which dk__sp_lex makes a NEWLINE or an INDENT. */
+DK__PRIVATE dk__sp_tok dk__sp_lex_raw(dk__sp *p, int ws) {
+    const char *s = p->src;
+    size_t n = p->len, pos = p->pos, start;
+    dk__sp_tok t;
+    for (;;) {
+        start = pos;
+        while (pos < n && dk__sp_blank(s[pos])) pos++;
+        if (pos < n && s[pos] == '#' && !dk__sp_has(s + pos, n - pos, "# type:")) {
+            while (pos < n && s[pos] != '\n') pos++;
+        } else if (!ws && pos + 1 < n && s[pos] == '\\' && s[pos + 1] == '\n') {
+            pos += 2;
+        } else if (pos < n && s[pos] == '\n') {
+            pos++;
+            ws = p->nesting <= 0;
+        } else {
+            break;
+        }
+    }
+    t.start = ws ? start : pos;
+    t.end = pos;
+    t.kind = ws ? (pos < n ? DK__TK_WS : DK__TK_WS_EOF) : DK__TK_EOF;
+    if (!ws && pos < n) t.end = pos + dk__sp_scan_token(p, pos, &t.kind);
+    if (t.kind == '(' || t.kind == '[' || t.kind == '{') p->nesting++;
+    if (t.kind == ')' || t.kind == ']' || t.kind == '}') p->nesting--;
+    p->pos = t.end;
+    return t;
+}
+
+DK__PRIVATE dk__sp_tok dk__sp_lex(dk__sp *p) {
+    dk__sp_tok t = dk__sp_lex_raw(p, 0);
+    if (t.kind == DK__TK_WS || t.kind == DK__TK_WS_EOF) {
+        size_t depth = t.kind == DK__TK_WS_EOF ? p->base_indent : t.end - t.start;
+        if (depth < p->base_indent) dk__sp_fail(p, t.start, "invalid indent level %lu", (unsigned long)depth);
+        t.kind = depth > p->base_indent ? DK__TK_INDENT : DK__TK_NEWLINE;
+    }
+    return t;
+}
+
+DK__PRIVATE void dk__sp_advance(dk__sp *p) {
+    if (p->has_next) p->cur = p->next;
+    else p->cur = dk__sp_lex(p);
+    p->has_next = 0;
+}
+
+DK__PRIVATE const dk__sp_tok *dk__sp_peek(dk__sp *p) {
+    if (!p->has_next) p->next = dk__sp_lex(p);
+    p->has_next = 1;
+    return &p->next;
+}
+
+/* tmp: room for a quoted single character. */
+DK__PRIVATE const char *dk__sp_kind_name(int kind, char tmp[4]) {
+    switch (kind) {
+    case DK__TK_EOF: return "end of input";
+    case DK__TK_IDENT: return "ident";
+    case DK__TK_NUMBER: return "number";
+    case DK__TK_STRING: return "string literal";
+    case DK__TK_NEWLINE: return "newline";
+    case DK__TK_INDENT: return "indent";
+    case DK__TK_ARROW: return "'->'";
+    case DK__TK_NONE: return "None";
+    default: break;
+    }
+    tmp[0] = '\'';
+    tmp[1] = (char)kind;
+    tmp[2] = '\'';
+    tmp[3] = '\0';
+    return tmp;
+}
+
+/* "expected X but found 'text'" at the current token. */
+DK__PRIVATE DK__SP_NORETURN void dk__sp_expected(dk__sp *p, const char *what) {
+    const dk__sp_tok *t = &p->cur;
+    size_t n = t->end - t->start;
+    char tmp[4];
+    if (t->kind == DK__TK_EOF || t->kind == DK__TK_NEWLINE || t->kind == DK__TK_INDENT)
+        dk__sp_fail(p, t->start, "expected %s but found %s", what, dk__sp_kind_name(t->kind, tmp));
+    dk__sp_fail(p, t->start, "expected %s but found '%.*s'", what, (int)(n > 40 ? 40 : n), p->src + t->start);
+}
+
+DK__PRIVATE int dk__sp_accept(dk__sp *p, int kind) {
+    if (p->cur.kind != kind) return 0;
+    dk__sp_advance(p);
+    return 1;
+}
+
+DK__PRIVATE dk__sp_tok dk__sp_expect(dk__sp *p, int kind) {
+    dk__sp_tok t = p->cur;
+    char tmp[4];
+    if (t.kind != kind) dk__sp_expected(p, dk__sp_kind_name(kind, tmp));
+    dk__sp_advance(p);
+    return t;
+}
+
+DK__PRIVATE const char *dk__sp_text(dk__sp *p, dk__sp_tok t) { return dk__sp_strndup(p, p->src + t.start, t.end - t.start); }
+DK__PRIVATE const char *dk__sp_ident(dk__sp *p) { return dk__sp_text(p, dk__sp_expect(p, DK__TK_IDENT)); }
+DK__PRIVATE int dk__sp_is_word(const dk__sp *p, const char *w) {
+    size_t n = p->cur.end - p->cur.start;
+    return p->cur.kind == DK__TK_IDENT && strlen(w) == n && !memcmp(p->src + p->cur.start, w, n);
+}
+
+/* --- numbers: std::stoll / std::stod as c10 calls them, c10's printing ---- */
+
+/* std::stoll of text (base 10, leading digits only: "0x10" is 0). */
+DK__PRIVATE int64_t dk__sp_stoll(dk__sp *p, const char *text, size_t pos) {
+    const char *s = text;
+    int neg = *s == '-';
+    uint64_t v = 0, limit = neg ? (uint64_t)INT64_MAX + 1u : (uint64_t)INT64_MAX;
+    if (neg) s++;
+    if (!dk__sp_digit(*s)) dk__sp_fail(p, pos, "invalid integer literal '%s'", text);
+    for (; dk__sp_digit(*s); s++) {
+        if (v > (limit - (uint64_t)(*s - '0')) / 10u) dk__sp_fail(p, pos, "integer literal '%s' out of range", text);
+        v = v * 10u + (uint64_t)(*s - '0');
+    }
+    return neg ? (int64_t)(0u - v) : (int64_t)v;
+}
+
+/* strtod in the "C" locale whatever the program's locale is. */
+DK__PRIVATE double dk__sp_strtod(dk__sp *p, const char *s) {
+    const char *dp = localeconv()->decimal_point;
+    size_t n, k, i;
+    char *copy;
+    if (!dp || !strcmp(dp, ".") || !strchr(s, '.')) return strtod(s, NULL);
+    n = strlen(s);
+    k = strlen(dp);
+    copy = (char *)dk__sp_alloc(p, n * k + 1);
+    for (i = 0; *s; s++) {
+        if (*s == '.') memcpy(copy + i, dp, k), i += k;
+        else copy[i++] = *s;
+    }
+    copy[i] = '\0';
+    return strtod(copy, NULL);
+}
+
+/* std::stod: the text must start with a number; out of range (overflow, or
+   a nonzero value that underflows to a subnormal or zero) is an error. */
+DK__PRIVATE double dk__sp_stod(dk__sp *p, const char *text, size_t pos) {
+    const char *s = text + (*text == '-'), *m;
+    int hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X'), nonzero = 0;
+    double d;
+    if (!dk__sp_digit(*s) && !(*s == '.' && dk__sp_digit(s[1])))
+        dk__sp_fail(p, pos, "invalid floating-point literal '%s'", text);
+    for (m = s + (hex ? 2 : 0); *m && *m != (hex ? 'p' : 'e') && *m != (hex ? 'P' : 'E'); m++)
+        if ((hex ? dk__sp_xdigit(*m) : dk__sp_digit(*m)) && *m != '0') nonzero = 1;
+    d = dk__sp_strtod(p, text);
+    if (d - d != 0 || (d != 0 && (d < 0 ? -d : d) < DBL_MIN) || (d == 0 && nonzero))
+        dk__sp_fail(p, pos, "floating-point literal '%s' out of range", text);
+    return d;
+}
+
+/* c10's IValue printing of a double: an integral value that fits int64
+   prints as "3."; everything else as %.17g ("0.10000000000000001"). */
+DK__PRIVATE void dk__sp_put_double(dk__sp *p, dk__sp_buf *b, double d) {
+    char buf[40], *q;
+    const char *dp = localeconv()->decimal_point;
+    double a = d < 0 ? -d : d;
+    if ((d == 0 || a >= DBL_MIN) && d >= -9223372036854775808.0 && d < 9223372036854775808.0 &&
+        (double)(int64_t)d == d) {
+        snprintf(buf, sizeof buf, "%lld.", (long long)(int64_t)d);
+    } else {
+        snprintf(buf, sizeof buf, "%.17g", d);
+        if (dp && strcmp(dp, ".") && (q = strstr(buf, dp)) != NULL) {
+            *q = '.';
+            memmove(q + 1, q + strlen(dp), strlen(q + strlen(dp)) + 1);
+        }
+    }
+    dk__sp_puts(p, b, buf);
+}
+
+/* --- types ----------------------------------------------------------------- */
+
+typedef struct dk__sp_node { dk_type pub; int depth; } dk__sp_node;
+typedef struct dk__sp_list { const dk_type **v; int n, cap; } dk__sp_list;
+
+DK__PRIVATE void dk__sp_push(dk__sp *p, dk__sp_list *l, const dk_type *t) {
+    if (l->n == l->cap) {
+        int cap = 2 * l->cap + 4;
+        const dk_type **v = (const dk_type **)dk__sp_alloc(p, (size_t)cap * sizeof *v);
+        if (l->n) memcpy(v, l->v, (size_t)l->n * sizeof *v);
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = t;
+}
+
+DK__PRIVATE int dk__sp_eq(const dk_type *a, const dk_type *b) {
+    return a == b || (a->kind == b->kind && !strcmp(a->str, b->str));
+}
+DK__PRIVATE int dk__sp_numeric(const dk_type *t) {
+    return t->kind == DK_TYPE_Int || t->kind == DK_TYPE_Float || t->kind == DK_TYPE_Complex;
+}
+DK__PRIVATE int dk__sp_any_kind(const dk_type *const *v, int n, dk_type_kind k) {
+    int i;
+    for (i = 0; i < n; i++)
+        if (v[i]->kind == k) return 1;
+    return 0;
+}
+DK__PRIVATE int dk__sp_has_kind(const dk_type *u, dk_type_kind k) { return dk__sp_any_kind(u->contained, u->num_contained, k); }
+/* Members int, float and complex: c10 prints them as one "Scalar". */
+DK__PRIVATE int dk__sp_numbers(const dk_type *const *v, int n) {
+    return dk__sp_any_kind(v, n, DK_TYPE_Int) && dk__sp_any_kind(v, n, DK_TYPE_Float) && dk__sp_any_kind(v, n, DK_TYPE_Complex);
+}
+DK__PRIVATE int dk__sp_holds_number(const dk_type *u) { return dk__sp_numbers(u->contained, u->num_contained); }
+
+DK__PRIVATE void dk__sp_put_union_str(dk__sp *p, dk__sp_buf *b, const dk_type *u) {
+    int i, number = dk__sp_holds_number(u), n = 0;
+    dk__sp_puts(p, b, "Union(");
+    for (i = 0; i < u->num_contained; i++) {
+        if (number && dk__sp_numeric(u->contained[i])) continue;
+        if (n++) dk__sp_puts(p, b, ", ");
+        dk__sp_puts(p, b, u->contained[i]->str);
+    }
+    if (number) dk__sp_puts(p, b, n ? ", Scalar" : "Scalar");
+    dk__sp_puts(p, b, ")");
+}
+
+/* c10's Type::str() of a new node. */
+DK__PRIVATE const char *dk__sp_type_str(dk__sp *p, const dk_type *t, const char *name) {
+    static const char *const fixed[] = {
+#define DK__TYPE_TEXT(n, text) text,
+        DK_FORALL_TYPE_KINDS(DK__TYPE_TEXT)
+#undef DK__TYPE_TEXT
+    };
+    dk__sp_buf b = { NULL, 0, 0 };
+    const char *open = t->kind == DK_TYPE_Dict ? "Dict(" : t->kind == DK_TYPE_Future ? "Future("
+                     : t->kind == DK_TYPE_RRef ? "RRef(" : "(";
+    int i;
+    if (name) return name;
+    if (*fixed[t->kind]) return fixed[t->kind];
+    if (t->kind == DK_TYPE_List || t->kind == DK_TYPE_Optional) {
+        dk__sp_puts(p, &b, t->contained[0]->str);
+        dk__sp_puts(p, &b, t->kind == DK_TYPE_List ? "[]" : "?");
+        return dk__sp_done(p, &b);
+    }
+    if (t->kind == DK_TYPE_Union) {
+        dk__sp_put_union_str(p, &b, t);
+        return dk__sp_done(p, &b);
+    }
+    dk__sp_puts(p, &b, open);
+    for (i = 0; i < t->num_contained; i++) {
+        if (i) dk__sp_puts(p, &b, ", ");
+        dk__sp_puts(p, &b, t->contained[i]->str);
+    }
+    dk__sp_puts(p, &b, ")");
+    return dk__sp_done(p, &b);
+}
+
+DK__PRIVATE const dk_type *dk__sp_type(dk__sp *p, dk_type_kind kind, int n, const dk_type *const *kids, const char *name) {
+    dk__sp_node *t = (dk__sp_node *)dk__sp_alloc(p, sizeof *t);
+    const dk_type **v = n ? (const dk_type **)dk__sp_alloc(p, (size_t)n * sizeof *v) : NULL;
+    int i, depth = 0;
+    for (i = 0; i < n; i++) {
+        v[i] = kids[i];
+        if (((const dk__sp_node *)kids[i])->depth > depth) depth = ((const dk__sp_node *)kids[i])->depth;
+    }
+    if (depth >= DK__SP_MAX_DEPTH) dk__sp_fail(p, p->at, "types nested deeper than %d", DK__SP_MAX_DEPTH);
+    t->depth = depth + 1;
+    t->pub.kind = kind;
+    t->pub.num_contained = n;
+    t->pub.contained = v;
+    t->pub.str = dk__sp_type_str(p, &t->pub, name);
+    return &t->pub;
+}
+
+DK__PRIVATE const dk_type *dk__sp_basic(dk__sp *p, dk_type_kind kind) {
+    if (!p->basic[kind]) p->basic[kind] = (dk_type *)dk__sp_type(p, kind, 0, NULL, NULL);
+    return p->basic[kind];
+}
+DK__PRIVATE const dk_type *dk__sp_type1(dk__sp *p, dk_type_kind kind, const dk_type *kid) {
+    return dk__sp_type(p, kind, 1, &kid, NULL);
+}
+
+/* c10's isSubtypeOf, restricted to the types a schema can spell. */
+DK__PRIVATE int dk__sp_subtype(const dk_type *a, const dk_type *b) {
+    int i;
+    if (b->kind == DK_TYPE_Any || dk__sp_eq(a, b)) return 1;
+    if (a->kind == DK_TYPE_Union) {
+        for (i = 0; i < a->num_contained; i++)
+            if (!dk__sp_subtype(a->contained[i], b)) return 0;
+        return 1;
+    }
+    if (a->kind == DK_TYPE_Optional) {
+        if (b->kind == DK_TYPE_Optional) return dk__sp_subtype(a->contained[0], b->contained[0]);
+        return b->kind == DK_TYPE_Union && dk__sp_has_kind(b, DK_TYPE_None) && dk__sp_subtype(a->contained[0], b);
+    }
+    if (b->kind == DK_TYPE_Optional) return a->kind == DK_TYPE_None || dk__sp_subtype(a, b->contained[0]);
+    if (b->kind == DK_TYPE_Union) {
+        for (i = 0; i < b->num_contained; i++)
+            if (dk__sp_subtype(a, b->contained[i])) return 1;
+        return a->kind == DK_TYPE_Number && dk__sp_holds_number(b);
+    }
+    if (b->kind == DK_TYPE_Number) return dk__sp_numeric(a);
+    if (b->kind == DK_TYPE_AnyClass) return a->kind == DK_TYPE_Class;
+    if (a->kind == DK_TYPE_Var && b->kind == DK_TYPE_Var) return 1; /* c10 unifies any two */
+    if (a->kind != b->kind || a->num_contained != b->num_contained) return 0;
+    if (a->kind != DK_TYPE_Tuple && a->kind != DK_TYPE_Future) return 0; /* lists, dicts: invariant */
+    for (i = 0; i < a->num_contained; i++)
+        if (!dk__sp_subtype(a->contained[i], b->contained[i])) return 0;
+    return 1;
+}
+
+DK__PRIVATE const dk_type *dk__sp_optional(dk__sp *p, const dk_type *x);
+
+/* c10's unifyTypes(a, b) without default_to_union; NULL if none. */
+DK__PRIVATE const dk_type *dk__sp_unify(dk__sp *p, const dk_type *a, const dk_type *b) {
+    const dk_type *u;
+    dk__sp_list l = { NULL, 0, 0 };
+    int i;
+    if (dk__sp_subtype(a, b)) return b;
+    if (dk__sp_subtype(b, a)) return a;
+    if ((a->kind == DK_TYPE_None) != (b->kind == DK_TYPE_None)) return dk__sp_optional(p, a->kind == DK_TYPE_None ? b : a);
+    if (a->kind == DK_TYPE_Optional || b->kind == DK_TYPE_Optional) {
+        const dk_type *o = a->kind == DK_TYPE_Optional ? a : b, *other = o == a ? b : a;
+        return (u = dk__sp_unify(p, o->contained[0], other)) != NULL ? dk__sp_optional(p, u) : NULL;
+    }
+    if (a->kind != b->kind || a->num_contained != b->num_contained) return NULL;
+    if (a->kind == DK_TYPE_Future)
+        return (u = dk__sp_unify(p, a->contained[0], b->contained[0])) != NULL ? dk__sp_type1(p, DK_TYPE_Future, u) : NULL;
+    if (a->kind != DK_TYPE_Tuple) return NULL;
+    for (i = 0; i < a->num_contained; i++) {
+        if (!(u = dk__sp_unify(p, a->contained[i], b->contained[i]))) return NULL;
+        dk__sp_push(p, &l, u);
+    }
+    return dk__sp_type(p, DK_TYPE_Tuple, l.n, l.v, NULL);
+}
+
+/* Union members: nested Unions and Optionals flattened, Scalar split into
+   int, float and complex. */
+DK__PRIVATE void dk__sp_flatten(dk__sp *p, const dk_type *t, dk__sp_list *out) {
+    int i;
+    if (t->kind == DK_TYPE_Union) {
+        for (i = 0; i < t->num_contained; i++) dk__sp_flatten(p, t->contained[i], out);
+    } else if (t->kind == DK_TYPE_Optional) {
+        dk__sp_flatten(p, t->contained[0], out);
+        dk__sp_push(p, out, dk__sp_basic(p, DK_TYPE_None));
+    } else if (t->kind == DK_TYPE_Number) {
+        dk__sp_push(p, out, dk__sp_basic(p, DK_TYPE_Int));
+        dk__sp_push(p, out, dk__sp_basic(p, DK_TYPE_Float));
+        dk__sp_push(p, out, dk__sp_basic(p, DK_TYPE_Complex));
+    } else {
+        dk__sp_push(p, out, t);
+    }
+}
+
+/* c10's filterDuplicateSubtypes: from the right, merge each member into
+   the first earlier one it unifies with (None only merges with None). */
+DK__PRIVATE void dk__sp_filter(dk__sp *p, dk__sp_list *l) {
+    int i, j, end = l->n - 1;
+    const dk_type *u;
+    for (i = l->n - 1; i > 0; i--) {
+        for (j = i - 1 < end ? i - 1 : end; j >= 0; j--) {
+            if ((l->v[i]->kind == DK_TYPE_None) != (l->v[j]->kind == DK_TYPE_None)) continue;
+            if ((u = dk__sp_unify(p, l->v[i], l->v[j])) != NULL) {
+                l->v[j] = u;
+                l->v[i] = l->v[end--];
+                break;
+            }
+        }
+    }
+    l->n = end + 1;
+}
+
+DK__PRIVATE int dk__sp_before(const dk_type *a, const dk_type *b) {
+    return a->kind != b->kind ? a->kind < b->kind : strcmp(a->str, b->str) < 0;
+}
+
+/* Flatten, merge, sort by (kind, str): c10's standardizeVectorForUnion. */
+DK__PRIVATE dk__sp_list dk__sp_standardize(dk__sp *p, const dk_type *const *v, int n) {
+    dk__sp_list l = { NULL, 0, 0 };
+    int i, j;
+    for (i = 0; i < n; i++) dk__sp_flatten(p, v[i], &l);
+    dk__sp_filter(p, &l);
+    for (i = 1; i < l.n; i++) {
+        const dk_type *t = l.v[i];
+        for (j = i; j > 0 && dk__sp_before(t, l.v[j - 1]); j--) l.v[j] = l.v[j - 1];
+        l.v[j] = t;
+    }
+    return l;
+}
+
+DK__PRIVATE DK__SP_NORETURN void dk__sp_single(dk__sp *p, const dk_type *const *v, int n, const dk_type *single) {
+    dk__sp_buf b = { NULL, 0, 0 };
+    int i;
+    for (i = 0; i < n; i++) {
+        if (i) dk__sp_puts(p, &b, ", ");
+        dk__sp_puts(p, &b, v[i]->str);
+    }
+    dk__sp_fail(p, p->at, "after type unification the Union of {%s} has the single type %s; use that type",
+                dk__sp_done(p, &b), single->str);
+}
+
+DK__PRIVATE const dk_type *dk__sp_other_than_none(const dk__sp_list *l) {
+    return l->v[0]->kind == DK_TYPE_None ? l->v[1] : l->v[0];
+}
+
+/* c10's UnionType::create: a Union of T and None is Optional(T). */
+DK__PRIVATE const dk_type *dk__sp_union(dk__sp *p, const dk_type *const *v, int n) {
+    dk__sp_list l = dk__sp_standardize(p, v, n);
+    if (l.n == 1) dk__sp_single(p, v, n, l.v[0]);
+    if (dk__sp_any_kind(l.v, l.n, DK_TYPE_None)) {
+        if (l.n == 4 && dk__sp_numbers(l.v, l.n)) return dk__sp_optional(p, dk__sp_basic(p, DK_TYPE_Number));
+        if (l.n == 2) return dk__sp_optional(p, dk__sp_other_than_none(&l));
+    }
+    return dk__sp_type(p, DK_TYPE_Union, l.n, l.v, NULL);
+}
+
+/* c10's OptionalType(x): T?? is T?, Union(int, float, complex)? is Scalar?,
+   a Union loses its None; None? is an error. */
+DK__PRIVATE const dk_type *dk__sp_optional(dk__sp *p, const dk_type *x) {
+    const dk_type *pair[2], *c;
+    dk__sp_list l, rest = { NULL, 0, 0 };
+    int i;
+    pair[0] = x;
+    pair[1] = dk__sp_basic(p, DK_TYPE_None);
+    l = dk__sp_standardize(p, pair, 2);
+    if (l.n == 1) dk__sp_single(p, pair, 2, l.v[0]);
+    if (l.n == 2) {
+        c = dk__sp_other_than_none(&l);
+    } else if (x->kind == DK_TYPE_Number || (x->kind == DK_TYPE_Union && x->num_contained == 3 && dk__sp_holds_number(x))) {
+        c = dk__sp_basic(p, DK_TYPE_Number);
+    } else {
+        for (i = 0; i < l.n; i++)
+            if (l.v[i]->kind != DK_TYPE_None) dk__sp_push(p, &rest, l.v[i]);
+        c = dk__sp_union(p, rest.v, rest.n);
+    }
+    return dk__sp_type1(p, DK_TYPE_Optional, c);
+}
+
+/* c10's fake type: ScalarType, Layout, MemoryFormat and SymInt are ints
+   (containers other than List and Optional already hold fake types). */
+DK__PRIVATE const dk_type *dk__sp_fake(dk__sp *p, const dk_type *t) {
+    const dk_type *c;
+    switch (t->kind) {
+    case DK_TYPE_ScalarType: case DK_TYPE_Layout: case DK_TYPE_MemoryFormat: case DK_TYPE_SymInt:
+        return dk__sp_basic(p, DK_TYPE_Int);
+    case DK_TYPE_List: case DK_TYPE_Optional:
+        c = dk__sp_fake(p, t->contained[0]);
+        return c == t->contained[0] ? t : dk__sp_type1(p, t->kind, c);
+    default:
+        return t;
+    }
+}
+
+/* c10's DispatchKeyExtractor test: a subtype of Tensor, Tensor[], Tensor?[]
+   or Tensor?, i.e. exactly these types (None is a subtype of Tensor?). */
+DK__PRIVATE int dk__sp_is_dispatch(const dk_type *fake) {
+    static const char *const names[] = { "Tensor", "Tensor?", "Tensor[]", "Tensor?[]", "NoneType" };
+    size_t i;
+    for (i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(fake->str, names[i])) return fake->kind != DK_TYPE_Union;
+    return 0;
+}
+
+/* --- alias annotations ----------------------------------------------------- */
+
+typedef struct dk__sp_names { const char **v; int n, cap; } dk__sp_names;
+
+DK__PRIVATE void dk__sp_add_name(dk__sp *p, dk__sp_names *s, const char *name) {
+    int i;
+    for (i = 0; i < s->n; i++)
+        if (!strcmp(s->v[i], name)) return;
+    if (s->n == s->cap) {
+        int cap = 2 * s->cap + 2;
+        const char **v = (const char **)dk__sp_alloc(p, (size_t)cap * sizeof *v);
+        if (s->n) memcpy(v, s->v, (size_t)s->n * sizeof *v);
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = name;
+}
+
+/* a|b|*: after a wildcard, c10 takes no more names (only more wildcards). */
+DK__PRIVATE void dk__sp_alias_sets(dk__sp *p, dk__sp_names *s) {
+    int wildcard = 0;
+    do {
+        if (dk__sp_accept(p, '*')) {
+            dk__sp_add_name(p, s, "*");
+            wildcard = 1;
+        } else if (!wildcard) {
+            if (p->cur.kind != DK__TK_IDENT && p->cur.kind != DK__TK_ALIAS_ID) dk__sp_expected(p, "ident");
+            dk__sp_add_name(p, s, dk__sp_text(p, p->cur));
+            dk__sp_advance(p);
+        }
+    } while (dk__sp_accept(p, '|'));
+}
+
+DK__PRIVATE dk_alias_info *dk__sp_alias_new(dk__sp *p, const dk__sp_names *before, const dk__sp_names *after, int write) {
+    dk_alias_info *a = (dk_alias_info *)dk__sp_alloc(p, sizeof *a);
+    a->num_before = before->n;
+    a->before = before->v;
+    a->num_after = after->n;
+    a->after = after->v;
+    a->is_write = write;
+    return a;
+}
+
+/* (sets[!] [-> sets]) or a bare '!' (a fresh set, empty after-set); NULL if
+   neither. Empty sets are accepted because c10 prints them. */
+DK__PRIVATE dk_alias_info *dk__sp_alias(dk__sp *p) {
+    dk__sp_names before = { NULL, 0, 0 }, after = { NULL, 0, 0 };
+    char fresh[24];
+    int write;
+    if (dk__sp_accept(p, '!')) {
+        snprintf(fresh, sizeof fresh, "$%d", p->fresh++);
+        dk__sp_add_name(p, &before, dk__sp_strndup(p, fresh, strlen(fresh)));
+        return dk__sp_alias_new(p, &before, &after, 1);
+    }
+    if (!dk__sp_accept(p, '(')) return NULL;
+    if (p->cur.kind != '!' && p->cur.kind != DK__TK_ARROW && p->cur.kind != ')') dk__sp_alias_sets(p, &before);
+    write = dk__sp_accept(p, '!');
+    if (!dk__sp_accept(p, DK__TK_ARROW)) after = before;
+    else if (p->cur.kind != ')') dk__sp_alias_sets(p, &after);
+    dk__sp_expect(p, ')');
+    return dk__sp_alias_new(p, &before, &after, write);
+}
+
+/* The annotation of a list built from an annotated element type: c10 makes
+   an (empty, same write flag) container annotation to hold the element's. */
+DK__PRIVATE dk_alias_info *dk__sp_container(dk__sp *p, dk_alias_info *outer, dk_alias_info *inner) {
+    dk__sp_names none = { NULL, 0, 0 };
+    if (!inner) return outer;
+    if (!outer) outer = dk__sp_alias_new(p, &none, &none, inner->is_write);
+    outer->contained = inner;
+    return outer;
+}
+
+/* --- type parser ----------------------------------------------------------- */
+
+DK__PRIVATE const dk_type *dk__sp_parse_type(dk__sp *p, int fake, dk_alias_info **alias);
+
+DK__PRIVATE const dk_type *dk__sp_nested(dk__sp *p) {
+    dk_alias_info *ignored;
+    return dk__sp_parse_type(p, 1, &ignored);
+}
+
+/* (T, ...), Future(T), RRef(T), Dict(K, V), Union(T, ...): elements are
+   fake types and their annotations are dropped, as in c10. */
+DK__PRIVATE const dk_type *dk__sp_parse_tuple(dk__sp *p) {
+    dk__sp_list l = { NULL, 0, 0 };
+    dk__sp_expect(p, '(');
+    if (p->cur.kind != ')') {
+        do dk__sp_push(p, &l, dk__sp_nested(p));
+        while (dk__sp_accept(p, ','));
+    }
+    dk__sp_expect(p, ')');
+    return dk__sp_type(p, DK_TYPE_Tuple, l.n, l.v, NULL);
+}
+
+DK__PRIVATE const dk_type *dk__sp_parse_wrapper(dk__sp *p, dk_type_kind kind) {
+    const dk_type *e;
+    dk__sp_advance(p);
+    dk__sp_expect(p, '(');
+    e = dk__sp_nested(p);
+    dk__sp_expect(p, ')');
+    return dk__sp_type1(p, kind, e);
+}
+
+/* c10's DictType::create allows only these key types. */
+DK__PRIVATE void dk__sp_check_key(dk__sp *p, const dk_type *key, size_t pos) {
+    switch (key->kind) {
+    case DK_TYPE_Any: case DK_TYPE_Int: case DK_TYPE_Bool: case DK_TYPE_Float: case DK_TYPE_Complex:
+    case DK_TYPE_String: case DK_TYPE_Tensor: case DK_TYPE_DeviceObj:
+        return;
+    default:
+        dk__sp_fail(p, pos, "Cannot create dict for key type '%s', only int, float, complex, Tensor, device and "
+                    "string keys are supported", key->str);
+    }
+}
+
+DK__PRIVATE const dk_type *dk__sp_parse_dict(dk__sp *p, dk_alias_info **alias) {
+    const dk_type *kv[2];
+    size_t pos;
+    dk__sp_advance(p);
+    dk__sp_expect(p, '(');
+    pos = p->cur.start;
+    kv[0] = dk__sp_nested(p);
+    dk__sp_check_key(p, kv[0], pos);
+    dk__sp_expect(p, ',');
+    kv[1] = dk__sp_nested(p);
+    dk__sp_expect(p, ')');
+    *alias = dk__sp_alias(p);
+    return dk__sp_type(p, DK_TYPE_Dict, 2, kv, NULL);
+}
+
+DK__PRIVATE const dk_type *dk__sp_parse_union(dk__sp *p, dk_alias_info **alias) {
+    dk__sp_list l = { NULL, 0, 0 };
+    dk__sp_advance(p);
+    dk__sp_expect(p, '(');
+    dk__sp_push(p, &l, dk__sp_nested(p));
+    while (p->cur.kind != ')') {
+        dk__sp_expect(p, ',');
+        dk__sp_push(p, &l, dk__sp_nested(p));
+    }
+    dk__sp_expect(p, ')');
+    *alias = dk__sp_alias(p);
+    return dk__sp_union(p, l.v, l.n);
+}
+
+DK__PRIVATE void dk__sp_expect_word(dk__sp *p, const char *w) {
+    if (p->cur.kind == DK__TK_IDENT && !dk__sp_is_word(p, w))
+        dk__sp_fail(p, p->cur.start, "Expected classes namespace but got %.*s",
+                    (int)(p->cur.end - p->cur.start), p->src + p->cur.start);
+    dk__sp_expect(p, DK__TK_IDENT);
+    dk__sp_expect(p, '.');
+}
+
+/* __torch__.torch.classes.ns.Cls (not looked up: see the deviations). */
+DK__PRIVATE const dk_type *dk__sp_parse_class(dk__sp *p) {
+    dk__sp_buf b = { NULL, 0, 0 };
+    dk__sp_advance(p);
+    dk__sp_expect(p, '.');
+    dk__sp_expect_word(p, "torch");
+    dk__sp_expect_word(p, "classes");
+    dk__sp_puts(p, &b, "__torch__.torch.classes.");
+    dk__sp_puts(p, &b, dk__sp_ident(p));
+    dk__sp_expect(p, '.');
+    dk__sp_puts(p, &b, ".");
+    dk__sp_puts(p, &b, dk__sp_ident(p));
+    return dk__sp_type(p, DK_TYPE_Class, 0, NULL, dk__sp_done(p, &b));
+}
+
+/* A named base type; an unknown lower-case name is a type variable. */
+DK__PRIVATE const dk_type *dk__sp_parse_base(dk__sp *p, int fake) {
+    static const struct { const char *name; dk_type_kind kind; int fake_int; } base[] = {
+        { "Generator", DK_TYPE_Generator, 0 }, { "Dimname", DK_TYPE_String, 0 },
+        { "ScalarType", DK_TYPE_ScalarType, 1 }, { "Layout", DK_TYPE_Layout, 1 },
+        { "MemoryFormat", DK_TYPE_MemoryFormat, 1 }, { "Storage", DK_TYPE_Storage, 0 },
+        { "QScheme", DK_TYPE_QScheme, 0 }, { "Quantizer", DK_TYPE_Quantizer, 0 },
+        { "ConstQuantizerPtr", DK_TYPE_Int, 0 }, { "Device", DK_TYPE_DeviceObj, 0 },
+        { "Stream", DK_TYPE_StreamObj, 0 }, { "Scalar", DK_TYPE_Number, 0 }, { "str", DK_TYPE_String, 0 },
+        { "float", DK_TYPE_Float, 0 }, { "complex", DK_TYPE_Complex, 0 }, { "int", DK_TYPE_Int, 0 },
+        { "SymInt", DK_TYPE_SymInt, 1 }, { "bool", DK_TYPE_Bool, 0 }, { "Capsule", DK_TYPE_Capsule, 0 },
+        { "Any", DK_TYPE_Any, 0 }, { "AnyClassType", DK_TYPE_AnyClass, 0 }, { "AnyEnumType", DK_TYPE_AnyEnum, 0 }
+    };
+    dk__sp_tok t = p->cur;
+    size_t i;
+    if (dk__sp_accept(p, DK__TK_NONE) || dk__sp_accept(p, DK__TK_NONETYPE)) return dk__sp_basic(p, DK_TYPE_None);
+    dk__sp_expect(p, DK__TK_IDENT);
+    for (i = 0; i < sizeof base / sizeof base[0]; i++)
+        if (strlen(base[i].name) == t.end - t.start && !memcmp(base[i].name, p->src + t.start, t.end - t.start))
+            return dk__sp_basic(p, fake && base[i].fake_int ? DK_TYPE_Int : base[i].kind);
+    if (p->src[t.start] >= 'a' && p->src[t.start] <= 'z') return dk__sp_type(p, DK_TYPE_Var, 0, NULL, dk__sp_text(p, t));
+    dk__sp_fail(p, t.start, "unknown type specifier '%.*s'", (int)(t.end - t.start), p->src + t.start);
+}
+
+/* T[] and T? suffixes; a list takes over its element's annotation. */
+DK__PRIVATE const dk_type *dk__sp_parse_suffixes(dk__sp *p, const dk_type *t, dk_alias_info **alias) {
+    for (;;) {
+        if (p->cur.kind == '[' && dk__sp_peek(p)->kind == ']') {
+            dk__sp_advance(p);
+            dk__sp_advance(p);
+            t = dk__sp_type1(p, DK_TYPE_List, t);
+            *alias = dk__sp_container(p, dk__sp_alias(p), *alias);
+        } else if (dk__sp_accept(p, '?')) {
+            t = dk__sp_optional(p, t);
+            if (!*alias && p->cur.kind == '(') *alias = dk__sp_alias(p); /* c10 prints "Tensor?(a)[]" */
+        } else {
+            return t;
+        }
+    }
+}
+
+DK__PRIVATE const dk_type *dk__sp_parse_type(dk__sp *p, int fake, dk_alias_info **alias) {
+    const dk_type *t;
+    size_t outer = p->at;
+    *alias = NULL;
+    p->at = p->cur.start;
+    if (++p->depth > DK__SP_MAX_DEPTH) dk__sp_fail(p, p->at, "types nested deeper than %d", DK__SP_MAX_DEPTH);
+    if (p->cur.kind == '(') t = dk__sp_parse_tuple(p);
+    else if (dk__sp_is_word(p, "Future")) t = dk__sp_parse_wrapper(p, DK_TYPE_Future);
+    else if (dk__sp_is_word(p, "RRef")) t = dk__sp_parse_wrapper(p, DK_TYPE_RRef);
+    else if (dk__sp_is_word(p, "Dict")) t = dk__sp_parse_dict(p, alias);
+    else if (dk__sp_is_word(p, "Union")) t = dk__sp_parse_union(p, alias);
+    else if (dk__sp_is_word(p, "__torch__")) t = dk__sp_parse_class(p);
+    else if (dk__sp_is_word(p, "Tensor")) {
+        dk__sp_advance(p);
+        t = dk__sp_basic(p, DK_TYPE_Tensor);
+        *alias = dk__sp_alias(p);
+    } else {
+        t = dk__sp_parse_base(p, fake);
+        *alias = dk__sp_alias(p);
+    }
+    t = dk__sp_parse_suffixes(p, t, alias);
+    p->depth--;
+    p->at = outer;
+    return t;
+}
+
+/* --- default values ---------------------------------------------------------- */
+
+DK__PRIVATE dk_default *dk__sp_value(dk__sp *p, dk_default_kind kind) {
+    dk_default *v = (dk_default *)dk__sp_alloc(p, sizeof *v);
+    v->kind = kind;
+    v->i = kind == DK_DEFAULT_DEVICE ? -1 : 0;
+    return v;
+}
+
+/* The character an escape "\<in[*i]...>" stands for; *i ends on its last
+   character. \xNN and \uNNNN are errors; \nnn is octal, exactly 3 digits. */
+DK__PRIVATE char dk__sp_escape(dk__sp *p, const char *in, size_t n, size_t *i, size_t pos) {
+    static const char from[] = "\\'\"\nabfnrvt", to[] = "\\'\"\n\a\b\f\n\r\v\t";
+    const char *hit = in[*i] ? strchr(from, in[*i]) : NULL;
+    size_t k = *i;
+    if (hit) return to[hit - from]; /* \r too: c10 rejects it but prints it */
+    if (in[k] == 'x') dk__sp_fail(p, pos, "unsupported hex specifier");
+    if (in[k] == 'u' || in[k] == 'U') dk__sp_fail(p, pos, "unsupported unicode specifier");
+    if (k + 2 >= n || in[k] < '0' || in[k] > '3' || in[k + 1] < '0' || in[k + 1] > '7' || in[k + 2] < '0' || in[k + 2] > '7')
+        dk__sp_fail(p, pos, "ill formed octal specifier");
+    *i += 2;
+    return (char)((in[k] - '0') * 64 + (in[k + 1] - '0') * 8 + (in[k + 2] - '0'));
+}
+
+/* c10's parseStringLiteral: quotes off, escapes replaced. */
+DK__PRIVATE dk_default *dk__sp_string(dk__sp *p, dk__sp_tok t) {
+    const char *s = p->src + t.start;
+    size_t ql = (t.end - t.start >= 6 && s[1] == s[0] && s[2] == s[0]) ? 3 : 1;
+    size_t n = t.end - t.start - 2 * ql, i, k = 0;
+    const char *in = s + ql;
+    char *out = (char *)dk__sp_alloc(p, n + 1);
+    dk_default *v = dk__sp_value(p, DK_DEFAULT_STRING);
+    for (i = 0; i < n; i++) {
+        if (in[i] != '\\') out[k++] = in[i];
+        else ++i, out[k++] = dk__sp_escape(p, in, n, &i, t.start);
+    }
+    v->s = out;
+    v->len = k;
+    return v;
+}
+
+/* c10's Device(string): name[:index], index without leading zeros. */
+DK__PRIVATE dk_default *dk__sp_device(dk__sp *p, const char *s, size_t pos) {
+    static const char *const types[] = {
+        "cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "ort",
+        "xla", "lazy", "vulkan", "mps", "meta", "hpu", "privateuseone"
+    };
+    size_t name = 0, i;
+    long index = -1;
+    dk_default *v = dk__sp_value(p, DK_DEFAULT_DEVICE);
+    if (!*s) dk__sp_fail(p, pos, "Device string must not be empty");
+    while (dk__sp_alpha(s[name]) || s[name] == '_') name++;
+    if (!name || (s[name] && (s[name] != ':' || !dk__sp_digit(s[name + 1]) || (s[name + 1] == '0' && s[name + 2]))))
+        dk__sp_fail(p, pos, "Invalid device string: '%s'", s);
+    for (i = name + 1; s[name] && s[i]; i++) {
+        if (!dk__sp_digit(s[i])) dk__sp_fail(p, pos, "Invalid device string: '%s'", s);
+        index = (index < 0 ? 0 : index) * 10 + (s[i] - '0');
+        if (index > 127) dk__sp_fail(p, pos, "device index in '%s' out of range (c10's DeviceIndex is 8 bits)", s);
+    }
+    for (i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (strlen(types[i]) == name && !memcmp(types[i], s, name)) break;
+    if (i == sizeof types / sizeof types[0])
+        dk__sp_fail(p, pos, "Expected one of cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, "
+                    "ort, xla, lazy, vulkan, mps, meta, hpu, privateuseone device type at start of device string: %s", s);
+    v->s = s;
+    v->len = strlen(s);
+    v->i = index;
+    return v;
+}
+
+/* A Device default: a string literal, or the bare form c10 prints. */
+DK__PRIVATE dk_default *dk__sp_device_default(dk__sp *p) {
+    dk__sp_buf b = { NULL, 0, 0 };
+    size_t pos = p->cur.start;
+    dk_default *lit;
+    if (p->cur.kind == DK__TK_IDENT) {
+        dk__sp_puts(p, &b, dk__sp_ident(p));
+        if (dk__sp_accept(p, ':')) {
+            dk__sp_puts(p, &b, ":");
+            dk__sp_puts(p, &b, dk__sp_text(p, dk__sp_expect(p, DK__TK_NUMBER)));
+        }
+        return dk__sp_device(p, dk__sp_done(p, &b), pos);
+    }
+    lit = dk__sp_string(p, dk__sp_expect(p, DK__TK_STRING));
+    if (memchr(lit->s, '\0', lit->len)) dk__sp_fail(p, pos, "Invalid device string");
+    return dk__sp_device(p, lit->s, pos);
+}
+
+/* Idents c10 accepts as numeric defaults: dtype, layout, reduction and
+   memory-format names (as their enum values). */
+DK__PRIVATE dk_default *dk__sp_named_constant(dk__sp *p) {
+    static const struct { const char *name; int value; } names[] = {
+        { "float", 6 }, { "complex", 9 }, { "long", 4 }, { "strided", 0 }, { "Mean", 1 }, { "contiguous_format", 0 }
+    };
+    size_t i;
+    dk_default *v = dk__sp_value(p, DK_DEFAULT_INT);
+    for (i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (dk__sp_is_word(p, names[i].name)) {
+            v->i = names[i].value;
+            dk__sp_advance(p);
+            return v;
+        }
+    dk__sp_fail(p, p->cur.start, "invalid numeric default value '%.*s'", (int)(p->cur.end - p->cur.start),
+                p->src + p->cur.start);
+}
+
+/* [-]number: complex if the type is complex or it ends in 'j' (then c10
+   drops the last character and reads the rest as the imaginary part),
+   float if the type is float or it has '.' or 'e', else int. Our extension:
+   number [+-] number'j' (how c10 prints a complex) is a complex. */
+DK__PRIVATE dk_default *dk__sp_number(dk__sp *p, dk_type_kind kind) {
+    size_t pos = p->cur.start;
+    int neg = dk__sp_accept(p, '-');
+    dk__sp_tok t = dk__sp_expect(p, DK__TK_NUMBER);
+    dk__sp_buf b = { NULL, 0, 0 };
+    const char *n;
+    dk_default *v;
+    dk__sp_puts(p, &b, neg ? "-" : "");
+    dk__sp_put(p, &b, p->src + t.start, t.end - t.start);
+    n = dk__sp_done(p, &b);
+    if (n[b.n - 1] != 'j' && (p->cur.kind == '+' || p->cur.kind == '-') && dk__sp_peek(p)->kind == DK__TK_NUMBER &&
+        p->src[p->next.end - 1] == 'j') {
+        v = dk__sp_value(p, DK_DEFAULT_COMPLEX);
+        v->re = dk__sp_stod(p, n, pos);
+        neg = p->cur.kind == '-';
+        dk__sp_advance(p);
+        t = dk__sp_expect(p, DK__TK_NUMBER);
+        v->im = dk__sp_stod(p, dk__sp_strndup(p, p->src + t.start, t.end - t.start - 1), t.start);
+        if (neg) v->im = -v->im;
+    } else if (kind == DK_TYPE_Complex || strchr(n, 'j')) {
+        v = dk__sp_value(p, DK_DEFAULT_COMPLEX);
+        v->im = dk__sp_stod(p, dk__sp_strndup(p, n, b.n - 1), pos);
+    } else if (kind == DK_TYPE_Float || strchr(n, '.') || strchr(n, 'e')) {
+        v = dk__sp_value(p, DK_DEFAULT_DOUBLE);
+        v->re = dk__sp_stod(p, n, pos);
+    } else {
+        v = dk__sp_value(p, DK_DEFAULT_INT);
+        v->i = dk__sp_stoll(p, n, pos);
+    }
+    return v;
+}
+
+/* c10's parseSingleConstant. */
+DK__PRIVATE dk_default *dk__sp_constant(dk__sp *p, dk_type_kind kind) {
+    dk_default *v;
+    switch (p->cur.kind) {
+    case DK__TK_TRUE: case DK__TK_FALSE:
+        v = dk__sp_value(p, DK_DEFAULT_BOOL);
+        v->b = p->cur.kind == DK__TK_TRUE;
+        dk__sp_advance(p);
+        return v;
+    case DK__TK_NONE:
+        dk__sp_advance(p);
+        return dk__sp_value(p, DK_DEFAULT_NONE);
+    case DK__TK_STRING:
+        v = dk__sp_string(p, p->cur);
+        dk__sp_advance(p);
+        return v;
+    case DK__TK_IDENT:
+        return dk__sp_named_constant(p);
+    default:
+        return dk__sp_number(p, kind);
+    }
+}
+
+/* c10's convertToList: the elements must already have the list's kind. */
+DK__PRIVATE void dk__sp_check_item(dk__sp *p, dk_type_kind kind, const dk_default *v, size_t pos) {
+    dk_default_kind want = kind == DK_TYPE_Complex ? DK_DEFAULT_COMPLEX : kind == DK_TYPE_Float ? DK_DEFAULT_DOUBLE
+                         : kind == DK_TYPE_Int ? DK_DEFAULT_INT : DK_DEFAULT_BOOL;
+    static const char *const names[] = { "None", "bool", "int", "float", "complex", "str", "Device", "list" };
+    if (v->kind != want)
+        dk__sp_fail(p, pos, "a %s list cannot hold the %s default element", kind == DK_TYPE_Complex ? "complex"
+                    : kind == DK_TYPE_Float ? "float" : kind == DK_TYPE_Int ? "int" : "bool", names[v->kind]);
+}
+
+DK__PRIVATE dk_default *dk__sp_list_value(dk__sp *p, const dk_default *items, size_t count) {
+    dk_default *v = dk__sp_value(p, DK_DEFAULT_LIST);
+    v->items = items;
+    v->count = count;
+    return v;
+}
+
+/* [a, b, ...] or, for a sized list, one value repeated N times. */
+DK__PRIVATE dk_default *dk__sp_list_default(dk__sp *p, dk_type_kind kind, int size) {
+    size_t pos = p->cur.start, n = 0, cap = 0, i;
+    dk_default *items = NULL, *one, *grown;
+    if (kind != DK_TYPE_Complex && kind != DK_TYPE_Float && kind != DK_TYPE_Int && kind != DK_TYPE_Bool) {
+        if (p->cur.kind != '[' && size < 0) dk__sp_expected(p, "'['");
+        dk__sp_fail(p, pos, "lists are only supported for float, int and complex types");
+    }
+    if (size >= 0 && p->cur.kind != '[') {
+        one = dk__sp_constant(p, kind);
+        dk__sp_check_item(p, kind, one, pos);
+        if (size > DK__SP_MAX_REPEAT) dk__sp_fail(p, pos, "a repeated default longer than %d elements", DK__SP_MAX_REPEAT);
+        items = (dk_default *)dk__sp_alloc(p, (size_t)(size ? size : 1) * sizeof *items);
+        for (i = 0; i < (size_t)size; i++) items[i] = *one;
+        return dk__sp_list_value(p, items, (size_t)size);
+    }
+    dk__sp_expect(p, '[');
+    if (p->cur.kind != ']') do {
+        size_t at = p->cur.start;
+        one = dk__sp_constant(p, kind);
+        dk__sp_check_item(p, kind, one, at);
+        if (n == cap) {
+            cap = 2 * cap + 4;
+            grown = (dk_default *)dk__sp_alloc(p, cap * sizeof *grown);
+            if (n) memcpy(grown, items, n * sizeof *grown);
+            items = grown;
+        }
+        items[n++] = *one;
+    } while (dk__sp_accept(p, ','));
+    dk__sp_expect(p, ']');
+    return dk__sp_list_value(p, items, n);
+}
+
+/* c10's parseDefaultValue, by the argument's fake type. */
+DK__PRIVATE dk_default *dk__sp_default(dk__sp *p, const dk_type *fake, int size) {
+    dk_type_kind elem;
+    switch (fake->kind) {
+    case DK_TYPE_Tensor: case DK_TYPE_Generator: case DK_TYPE_Quantizer:
+        dk__sp_expect(p, DK__TK_NONE);
+        return dk__sp_value(p, DK_DEFAULT_NONE);
+    case DK_TYPE_String: case DK_TYPE_Optional: case DK_TYPE_Number: case DK_TYPE_Int:
+    case DK_TYPE_Bool: case DK_TYPE_Float: case DK_TYPE_Complex:
+        return dk__sp_constant(p, fake->kind);
+    case DK_TYPE_DeviceObj:
+        return dk__sp_device_default(p);
+    case DK_TYPE_List:
+        elem = fake->contained[0]->kind;
+        if (p->cur.kind == DK__TK_IDENT) dk__sp_expected(p, "None");
+        return dk__sp_list_default(p, elem, size);
+    default:
+        dk__sp_fail(p, p->cur.start, "an argument of type %s cannot have a default value", fake->str);
+    }
+}
+
+/* --- declarations ------------------------------------------------------------ */
+
+typedef struct dk__sp_args { dk_arg *v; int n, cap; } dk__sp_args;
+
+DK__PRIVATE void dk__sp_add_arg(dk__sp *p, dk__sp_args *l, const dk_arg *a) {
+    if (l->n == l->cap) {
+        int cap = 2 * l->cap + 4;
+        dk_arg *v = (dk_arg *)dk__sp_alloc(p, (size_t)cap * sizeof *v);
+        if (l->n) memcpy(v, l->v, (size_t)l->n * sizeof *v);
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = *a;
+}
+
+/* T[N] (only here, at the argument level): std::stoll of the number. */
+DK__PRIVATE const dk_type *dk__sp_sized_list(dk__sp *p, const dk_type *t, dk_arg *a, dk_alias_info **alias) {
+    dk__sp_tok n = dk__sp_expect(p, DK__TK_NUMBER);
+    int64_t size = dk__sp_stoll(p, dk__sp_text(p, n), n.start);
+    if (size > INT32_MAX) dk__sp_fail(p, n.start, "list size %lld does not fit c10's int32", (long long)size);
+    a->list_size = (int)size;
+    dk__sp_expect(p, ']');
+    t = dk__sp_type1(p, DK_TYPE_List, t);
+    *alias = dk__sp_container(p, dk__sp_alias(p), *alias);
+    return dk__sp_accept(p, '?') ? dk__sp_optional(p, t) : t;
+}
+
+DK__PRIVATE void dk__sp_parse_arg(dk__sp *p, dk_arg *a, int is_return, int kwarg_only) {
+    dk_alias_info *alias;
+    const dk_type *t;
+    memset(a, 0, sizeof *a);
+    a->list_size = -1;
+    p->at = p->cur.start;
+    t = dk__sp_parse_type(p, 0, &alias);
+    if (dk__sp_accept(p, '[')) t = dk__sp_sized_list(p, t, a, &alias);
+    a->type = t;
+    a->fake_type = dk__sp_fake(p, t);
+    a->alias = alias;
+    a->kwarg_only = kwarg_only && !is_return;
+    a->is_out = a->kwarg_only && alias && alias->is_write;
+    a->is_dispatch = !is_return && dk__sp_is_dispatch(a->fake_type);
+    if (is_return) {
+        a->name = p->cur.kind == DK__TK_IDENT ? dk__sp_ident(p) : "";
+    } else {
+        a->name = dk__sp_ident(p);
+        if (dk__sp_accept(p, '=')) a->default_value = dk__sp_default(p, a->fake_type, a->list_size);
+    }
+}
+
+/* ns::name.overload; c10 rejects the overloads "default" and "__*". */
+DK__PRIVATE void dk__sp_parse_name(dk__sp *p, dk_schema *s) {
+    dk__sp_buf b = { NULL, 0, 0 };
+    dk__sp_tok ov;
+    dk__sp_puts(p, &b, dk__sp_ident(p));
+    if (dk__sp_accept(p, ':')) {
+        dk__sp_expect(p, ':');
+        dk__sp_puts(p, &b, "::");
+        dk__sp_puts(p, &b, dk__sp_ident(p));
+    }
+    s->name = dk__sp_done(p, &b);
+    s->overload = "";
+    if (!dk__sp_accept(p, '.')) return;
+    ov = p->cur;
+    s->overload = dk__sp_ident(p);
+    if (!strcmp(s->overload, "default") || !strncmp(s->overload, "__", 2))
+        dk__sp_fail(p, ov.start, "%s is not a legal overload name for aten operators", s->overload);
+}
+
+/* c10's checkSchema: after a default, positional arguments need one too
+   (lists excepted, for old serialized schemas). */
+DK__PRIVATE void dk__sp_check_order(dk__sp *p, const dk_arg *a, int *seen_default, size_t pos) {
+    if (a->default_value) *seen_default = 1;
+    else if (*seen_default && !a->kwarg_only && a->fake_type->kind != DK_TYPE_List)
+        dk__sp_fail(p, pos, "Non-default positional argument follows default argument. Parameter %s", a->name);
+}
+
+DK__PRIVATE void dk__sp_parse_args(dk__sp *p, dk_schema *s, dk__sp_args *args) {
+    int kwarg_only = 0, seen_default = 0, i;
+    size_t pos;
+    dk_arg a;
+    dk__sp_expect(p, '(');
+    if (p->cur.kind != ')') do {
+        if (s->is_vararg) dk__sp_fail(p, p->cur.start, "... must be the last element of the argument list");
+        pos = p->cur.start;
+        if (dk__sp_accept(p, '*')) kwarg_only = 1;
+        else if (dk__sp_accept(p, DK__TK_DOTS)) s->is_vararg = 1;
+        else {
+            dk__sp_parse_arg(p, &a, 0, kwarg_only);
+            dk__sp_check_order(p, &a, &seen_default, pos);
+            dk__sp_add_arg(p, args, &a);
+        }
+    } while (dk__sp_accept(p, ','));
+    dk__sp_expect(p, ')');
+    for (i = 0; s->is_vararg && i < args->n; i++)
+        if (args->v[i].default_value)
+            dk__sp_fail(p, p->cur.start, "schemas with vararg (...) can't have default value args");
+}
+
+DK__PRIVATE void dk__sp_parse_returns(dk__sp *p, dk_schema *s, dk__sp_args *rets) {
+    dk_arg a;
+    dk__sp_expect(p, DK__TK_ARROW);
+    if (dk__sp_accept(p, DK__TK_DOTS)) {
+        s->is_varret = 1;
+    } else if (p->cur.kind == '(') {
+        dk__sp_advance(p);
+        if (p->cur.kind != ')') do {
+            if (s->is_varret) dk__sp_fail(p, p->cur.start, "... must be the last element of the return list");
+            if (dk__sp_accept(p, DK__TK_DOTS)) s->is_varret = 1;
+            else {
+                dk__sp_parse_arg(p, &a, 1, 0);
+                dk__sp_add_arg(p, rets, &a);
+            }
+        } while (dk__sp_accept(p, ','));
+        dk__sp_expect(p, ')');
+    } else {
+        dk__sp_parse_arg(p, &a, 1, 0);
+        dk__sp_add_arg(p, rets, &a);
+    }
+}
+
+/* --- printer: c10's operator<< for Argument and FunctionSchema -------------- */
+
+DK__PRIVATE void dk__sp_put_sets(dk__sp *p, dk__sp_buf *b, const char *const *v, int n) {
+    int i;
+    for (i = 0; i < n; i++) {
+        if (i) dk__sp_puts(p, b, "|");
+        dk__sp_puts(p, b, v[i]);
+    }
+}
+
+DK__PRIVATE int dk__sp_same_sets(const dk_alias_info *a) {
+    int i, j;
+    if (a->num_before != a->num_after) return 0;
+    for (i = 0; i < a->num_before; i++) {
+        for (j = 0; j < a->num_after && strcmp(a->before[i], a->after[j]); j++) {}
+        if (j == a->num_after) return 0;
+    }
+    return 1;
+}
+
+DK__PRIVATE void dk__sp_put_alias(dk__sp *p, dk__sp_buf *b, const dk_alias_info *a) {
+    dk__sp_puts(p, b, "(");
+    dk__sp_put_sets(p, b, a->before, a->num_before);
+    if (a->is_write) dk__sp_puts(p, b, "!");
+    if (!dk__sp_same_sets(a)) {
+        dk__sp_puts(p, b, " -> ");
+        dk__sp_put_sets(p, b, a->after, a->num_after);
+    }
+    dk__sp_puts(p, b, ")");
+}
+
+/* c10's printQuotedString, with 3-digit octal for bytes >= 0x80. */
+DK__PRIVATE void dk__sp_put_quoted(dk__sp *p, dk__sp_buf *b, const char *s, size_t n) {
+    static const char from[] = "\\'\"\a\b\f\n\r\t\v", to[] = "\\'\"abfnrtv";
+    char esc[8];
+    size_t i;
+    const char *hit;
+    dk__sp_puts(p, b, "\"");
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c && (hit = strchr(from, c)) != NULL) {
+            esc[0] = '\\';
+            esc[1] = to[hit - from];
+            dk__sp_put(p, b, esc, 2);
+        } else if (c > 0x1f && c < 0x7f) {
+            dk__sp_put(p, b, (const char *)&s[i], 1);
+        } else {
+            snprintf(esc, sizeof esc, "\\%03o", c);
+            dk__sp_puts(p, b, esc);
+        }
+    }
+    dk__sp_puts(p, b, "\"");
+}
+
+DK__PRIVATE void dk__sp_put_value(dk__sp *p, dk__sp_buf *b, const dk_default *v) {
+    char num[32];
+    size_t i;
+    switch (v->kind) {
+    case DK_DEFAULT_NONE: dk__sp_puts(p, b, "None"); break;
+    case DK_DEFAULT_BOOL: dk__sp_puts(p, b, v->b ? "True" : "False"); break;
+    case DK_DEFAULT_INT:
+        snprintf(num, sizeof num, "%lld", (long long)v->i);
+        dk__sp_puts(p, b, num);
+        break;
+    case DK_DEFAULT_DOUBLE: dk__sp_put_double(p, b, v->re); break;
+    case DK_DEFAULT_COMPLEX:
+        dk__sp_put_double(p, b, v->re);
+        dk__sp_puts(p, b, v->im >= 0 ? "+" : "-");
+        dk__sp_put_double(p, b, v->im >= 0 ? v->im : -v->im);
+        dk__sp_puts(p, b, "j");
+        break;
+    case DK_DEFAULT_STRING: dk__sp_put_quoted(p, b, v->s, v->len); break;
+    case DK_DEFAULT_DEVICE: dk__sp_puts(p, b, v->s); break;
+    case DK_DEFAULT_LIST:
+        dk__sp_puts(p, b, "[");
+        for (i = 0; i < v->count; i++) {
+            if (i) dk__sp_puts(p, b, ", ");
+            dk__sp_put_value(p, b, &v->items[i]);
+        }
+        dk__sp_puts(p, b, "]");
+        break;
+    }
+}
+
+/* An int[N] default of N equal elements prints as one value ("int[2]
+   stride=1"), as in native_functions.yaml. c10 also does so for any other
+   count, and without N; that text reads back as something else, so not here. */
+DK__PRIVATE const char *dk__sp_default_text(dk__sp *p, const dk_arg *a) {
+    dk__sp_buf b = { NULL, 0, 0 };
+    const dk_default *v = a->default_value;
+    size_t i;
+    int same = v->kind == DK_DEFAULT_LIST && v->count > 1 && a->list_size >= 0 && v->count == (size_t)a->list_size &&
+               a->type->kind == DK_TYPE_List && a->type->contained[0]->kind == DK_TYPE_Int;
+    for (i = 1; same && i < v->count; i++) same = v->items[i].i == v->items[0].i;
+    dk__sp_put_value(p, &b, same ? &v->items[0] : v);
+    return dk__sp_done(p, &b);
+}
+
+/* Type(alias)? with c10's placement: "Tensor(a!)[]", "int[2](a)?". */
+DK__PRIVATE const char *dk__sp_type_text(dk__sp *p, const dk_arg *a) {
+    dk__sp_buf b = { NULL, 0, 0 };
+    char n[24];
+    const dk_type *t = a->type->kind == DK_TYPE_Optional ? a->type->contained[0] : a->type;
+    if (t->kind == DK_TYPE_List) {
+        dk__sp_puts(p, &b, t->contained[0]->str);
+        if (a->alias && a->alias->contained) dk__sp_put_alias(p, &b, a->alias->contained);
+        if (a->list_size >= 0) snprintf(n, sizeof n, "[%d]", a->list_size);
+        dk__sp_puts(p, &b, a->list_size >= 0 ? n : "[]");
+    } else {
+        dk__sp_puts(p, &b, t->str);
+    }
+    if (a->alias && a->alias->num_before) dk__sp_put_alias(p, &b, a->alias);
+    if (a->type->kind == DK_TYPE_Optional) dk__sp_puts(p, &b, "?");
+    return dk__sp_done(p, &b);
+}
+
+DK__PRIVATE void dk__sp_put_arg(dk__sp *p, dk__sp_buf *b, dk_arg *a) {
+    a->type_text = dk__sp_type_text(p, a);
+    dk__sp_puts(p, b, a->type_text);
+    if (*a->name) {
+        dk__sp_puts(p, b, " ");
+        dk__sp_puts(p, b, a->name);
+    }
+    if (a->default_value) {
+        a->default_text = dk__sp_default_text(p, a);
+        dk__sp_puts(p, b, "=");
+        dk__sp_puts(p, b, a->default_text);
+    }
+}
+
+/* Returns: bare when there is exactly one (unless it starts with '('). */
+DK__PRIVATE void dk__sp_put_returns(dk__sp *p, dk__sp_buf *b, dk_schema *s, dk_arg *rets) {
+    dk__sp_buf one = { NULL, 0, 0 };
+    int i, single = s->num_returns == 1 && !s->is_varret;
+    int paren = !(single || (s->num_returns == 0 && s->is_varret));
+    if (single) {
+        dk__sp_put_arg(p, &one, &rets[0]);
+        paren = one.s[0] == '(';
+    }
+    if (paren) dk__sp_puts(p, b, "(");
+    for (i = 0; i < s->num_returns; i++) {
+        if (i) dk__sp_puts(p, b, ", ");
+        if (single) dk__sp_puts(p, b, one.s);
+        else dk__sp_put_arg(p, b, &rets[i]);
+    }
+    if (s->is_varret) dk__sp_puts(p, b, s->num_returns ? ", ..." : "...");
+    if (paren) dk__sp_puts(p, b, ")");
+}
+
+DK__PRIVATE const char *dk__sp_print(dk__sp *p, dk_schema *s, dk_arg *args, dk_arg *rets) {
+    dk__sp_buf b = { NULL, 0, 0 };
+    int i, kw = 0;
+    dk__sp_puts(p, &b, s->name);
+    if (*s->overload) {
+        dk__sp_puts(p, &b, ".");
+        dk__sp_puts(p, &b, s->overload);
+    }
+    if (s->name_only) return dk__sp_done(p, &b);
+    dk__sp_puts(p, &b, "(");
+    for (i = 0; i < s->num_arguments; i++) {
+        if (i) dk__sp_puts(p, &b, ", ");
+        if (args[i].kwarg_only && !kw++) dk__sp_puts(p, &b, "*, ");
+        dk__sp_put_arg(p, &b, &args[i]);
+    }
+    if (s->is_vararg) dk__sp_puts(p, &b, s->num_arguments ? ", ..." : "...");
+    dk__sp_puts(p, &b, ") -> ");
+    dk__sp_put_returns(p, &b, s, rets);
+    return dk__sp_done(p, &b);
+}
+
+/* --- driver -------------------------------------------------------------------- */
+
+DK__PRIVATE uint64_t dk__sp_bitset(dk__sp *p, const dk__sp_args *args) {
+    uint64_t bits = 0;
+    int i;
+    if (args->n > 64)
+        dk__sp_fail(p, 0, "The function schema has %d arguments but this PyTorch build only supports 64", args->n);
+    for (i = 0; i < args->n; i++)
+        if (args->v[i].is_dispatch) bits |= (uint64_t)1 << (args->n - 1 - i);
+    return bits;
+}
+
+DK__PRIVATE dk_schema *dk__sp_schema(dk__sp *p) {
+    dk_schema *s = (dk_schema *)dk__sp_alloc(p, sizeof *s);
+    dk__sp_args args = { NULL, 0, 0 }, rets = { NULL, 0, 0 };
+    dk__sp_tok first = dk__sp_lex_raw(p, 1);
+    p->base_indent = first.end - first.start;
+    dk__sp_advance(p);
+    dk__sp_parse_name(p, s);
+    if (p->cur.kind == '(') {
+        dk__sp_parse_args(p, s, &args);
+        dk__sp_parse_returns(p, s, &rets);
+    } else {
+        s->name_only = 1;
+    }
+    dk__sp_accept(p, DK__TK_NEWLINE);
+    if (p->cur.kind != DK__TK_EOF) dk__sp_expected(p, "end of input");
+    s->num_arguments = args.n;
+    s->num_returns = rets.n;
+    s->arguments = args.v;
+    s->returns = rets.v;
+    s->dispatch_args = dk__sp_bitset(p, &args);
+    s->text = dk__sp_print(p, s, args.v, rets.v);
+    s->dk__memory = p->arena;
+    return s;
+}
+
+/* Separate from dk_schema_parse so that no local of the setjmp caller
+   changes between setjmp and longjmp. */
+DK__PRIVATE dk_status dk__sp_run(dk__sp *p, dk_schema **out) {
+    int code = setjmp(p->fail);
+    if (code) {
+        dk__sp_arena_free(p->arena);
+        return code == 1 ? DK_ERR_BAD_SCHEMA : DK_ERR_NO_MEMORY;
+    }
+    *out = dk__sp_schema(p);
+    return DK_OK;
+}
+
+DK_API dk_status dk_schema_parse(const char *text, dk_schema **out) {
+    dk__sp p;
+    if (!out) return dk__fail(DK_ERR_NULL, "dk_schema_parse: NULL out");
+    *out = NULL;
+    if (!text) return dk__fail(DK_ERR_NULL, "dk_schema_parse: NULL text");
+    memset(&p, 0, sizeof p);
+    p.src = text;
+    p.len = strlen(text);
+    return dk__sp_run(&p, out);
+}
+
+DK_API void dk_schema_free(dk_schema *s) {
+    if (s) dk__sp_arena_free((dk__sp_chunk *)s->dk__memory);
+}
+
+DK_API int dk_schema_to_string(const dk_schema *s, char *buf, size_t size) {
+    size_t n = s ? strlen(s->text) : 0;
+    if (size) {
+        size_t k = n < size - 1 ? n : size - 1;
+        if (k) memcpy(buf, s->text, k);
+        buf[k] = '\0';
+    }
+    return (int)n;
+}
+
+DK_API const char *dk_type_kind_name(dk_type_kind k) {
+    static const char *const names[] = {
+#define DK__TYPE_NAME(name, text) #name,
+        DK_FORALL_TYPE_KINDS(DK__TYPE_NAME)
+#undef DK__TYPE_NAME
+    };
+    return (unsigned)k < (unsigned)DK__TYPE_END ? names[k] : NULL;
 }
 
 #ifdef __cplusplus

@@ -171,9 +171,9 @@ static const char *ret_type(const opinfo *op, char *buf, size_t n) {
 static void emit_op(FILE *o, const opinfo *op) {
     const dk_schema *s = op->s;
     int i, n = s->num_arguments, nr = s->num_returns;
-    char rt[300], sig[2048];
+    char rbuf[300], sig[2048];
+    const char *rt = ret_type(op, rbuf, sizeof rbuf);
     size_t len = 0;
-    ret_type(op, rt, sizeof rt);
     /* the C signature, in schema words: what _bind compares */
     len += (size_t)snprintf(sig + len, sizeof sig - len, "(");
     for (i = 0; i < nr; i++) len += (size_t)snprintf(sig + len, sizeof sig - len, "%s%s", i ? ", " : "", op->rets[i]->sig);
@@ -264,8 +264,8 @@ static void emit_op(FILE *o, const opinfo *op) {
         emit_box(o, op->rets[i], expr);
         fprintf(o, ");\n");
     }
-    fprintf(o, "}\nstatic const dk_op_adapters %s_adapters = { %s_SIGNATURE, %s_box, %s_unbox_result, %s_call_unboxed };\n",
-            op->id, op->id, op->id, op->id, op->id);
+    fprintf(o, "}\nstatic const dk_op_adapters %s_adapters = { %s_SIGNATURE, %d, %d, %s_box, %s_unbox_result, "
+               "%s_call_unboxed };\n", op->id, op->id, n, nr, op->id, op->id, op->id);
     /* registration and typed access */
     fprintf(o,
             "DK_INLINE dk_status %s_def(dk_registry *r, dk_registration **out) {\n"
