@@ -34,7 +34,7 @@ for name in $(sed -n 's/^<!-- example:\([a-z_]*\) -->$/\1/p' README.md); do
   mkdir -p "$out/readme_$name"
   sed -n "/<!-- example:$name -->/,/^\`\`\`\$/p" README.md | sed '1,2d;$d' > "$out/readme_$name/example.c"
   check "README example '$name' compiles and prints what README says" \
-    sh -c "cd $out/readme_$name && $cc $cflags -I\"$(pwd)\" example.c -o example -lpthread && ./example > output.txt && \
+    sh -c "cd $out/readme_$name && $cc $cflags -I\"$(pwd)\" -I\"$(pwd)/gen\" example.c -o example -lpthread && ./example > output.txt && \
            diff \"$(pwd)/tests/readme_$name.out\" output.txt"
   if grep -q "^<!-- output:$name -->$" README.md; then
     awk -v m="<!-- output:$name -->" '$0 == m { on = 1; next } on == 1 && /^```/ { on = 2; next }
