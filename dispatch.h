@@ -1807,6 +1807,7 @@ struct dk_registry {
     dk_registration *retired;     /* deregistered handles: calls may still hold their kernels */
     dk_kernel missing, ambiguous; /* sentinels: no table slot is ever NULL */
     struct dk__slot_info slot_info[DK_NUM_RUNTIME_ENTRIES];
+    dk__op empty;                 /* the table of an operator without kernels */
     dk_call_error_fn call_error;  /* failed calls */
     void *call_error_user_data;
     const char *verified[4];      /* list signatures already compared */
@@ -2116,21 +2117,25 @@ DK__PRIVATE void dk__op_recompute(dk_registry *r, dk__op *op) {
     for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) dk__set_slot(r, op, s, dk__resolve(r, op, &front, s, NULL));
 }
 
+/* A new operator has no kernels: its table is the registry's template (the
+   fallbacks, else missing), kept current by every fallback change. */
 DK__PRIVATE void dk__op_init_table(dk_registry *r, dk__op *op) {
-    int b;
-    for (b = 0; b < DK_NUM_BACKENDS; b++) op->pub.nonfallthrough[b] = DK__R_FULL;
-    dk__op_recompute(r, op);
+    memcpy(op->pub.nonfallthrough, r->empty.pub.nonfallthrough, sizeof op->pub.nonfallthrough);
+    memcpy((void *)op->pub.table, (const void *)r->empty.pub.table, sizeof op->pub.table);
 }
 
-/* A fallback change: recompute the given slots in every operator. */
+DK__PRIVATE void dk__recompute_op_slots(dk_registry *r, dk__op *op, const int *slots, int n) {
+    dk__front front;
+    int j;
+    dk__collect_front(op, &front);
+    for (j = 0; j < n; j++) dk__set_slot(r, op, slots[j], dk__resolve(r, op, &front, slots[j], NULL));
+}
+
+/* A fallback change: recompute the given slots in every operator and the template. */
 DK__PRIVATE void dk__recompute_slots(dk_registry *r, const int *slots, int n) {
     uint32_t i;
-    int j;
-    for (i = 0; i < r->n_ops; i++) {
-        dk__front front;
-        dk__collect_front(r->ops[i], &front);
-        for (j = 0; j < n; j++) dk__set_slot(r, r->ops[i], slots[j], dk__resolve(r, r->ops[i], &front, slots[j], NULL));
-    }
+    dk__recompute_op_slots(r, &r->empty, slots, n);
+    for (i = 0; i < r->n_ops; i++) dk__recompute_op_slots(r, r->ops[i], slots, n);
 }
 
 /* Runtime slots a fallback at `key` occupies (an alias: every runtime key of it). */
@@ -2823,6 +2828,11 @@ DK_API dk_status dk__registry_create(const dk_registry_desc *desc, dk_registry *
     r->verified[0] = signature;
     r->call_error = dk_call_error_report;
     dk__slot_info_init(r->slot_info);
+    {
+        int b;
+        for (b = 0; b < DK_NUM_BACKENDS; b++) r->empty.pub.nonfallthrough[b] = DK__R_FULL;
+        dk__op_recompute(r, &r->empty);
+    }
     if (!d.no_default_fallthroughs) {
         dk_key k;
         DK_KS_FOREACH(k, DK_KS_DEFAULT_INCLUDED) {

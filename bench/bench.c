@@ -33,12 +33,17 @@
 /* ---- the benchmark's tensor type and operators -------------------------- */
 
 typedef struct tensor { dk_keyset ks; long value; } tensor;
+#define DKGEN_TENSOR tensor *
+#define DKGEN_TENSOR_KEYSET(t) ((t)->ks)
+#include "../gen/sample_ops.h"
 
 DK_DECLARE_OP(bop1, tensor *, a->ks, (tensor *, a))
 DK_DECLARE_OP(bop2, tensor *, dk_ks_or(a->ks, b->ks), (tensor *, a), (tensor *, b))
 
 static dk_registry *reg;
-static const dk_operator *op1, *op2, *op_hops, *op_boxed;
+static const dk_operator *op1, *op2, *op_hops, *op_boxed, *op_neg;
+static tensor *k_neg(const dk_kernel *k, dk_keyset ks, tensor *a) { (void)k; (void)ks; return a; }
+static dk_keyset tensor_keys(const void *t, void *ud) { (void)ud; return ((const tensor *)t)->ks; }
 
 static NOINLINE tensor *k_cpu1(const dk_kernel *k, dk_keyset ks, tensor *a) {
     (void)k; (void)ks;
@@ -75,6 +80,7 @@ static dk_registry *new_registry(void) {
     dk_registry_desc d;
     memset(&d, 0, sizeof d);
     d.log = quiet;
+    d.tensor_keyset = tensor_keys;
     must(dk_registry_create(&d, &r), "registry");
     return r;
 }
@@ -109,6 +115,9 @@ static void setup(void) {
     op2 = dk_op_lookup(reg, "b::two");
     op_hops = dk_op_lookup(reg, "b::hops");
     op_boxed = dk_op_lookup(reg, "b::boxed");
+    must(sample_neg_def(reg, &h), "def");
+    must(sample_neg_impl(reg, DK_CPU, k_neg, NULL, &h), "impl");
+    must(sample_neg_bind(reg, &op_neg), "bind");
     for (i = 0; i < NT; i++) {
         dk_backend b = backends[(i * 7) % 4];
         cpu_plain[i].ks = dk_ks_from_key(DK_CPU);
@@ -186,6 +195,18 @@ static NOINLINE long row_boxed_fallback(long n) {
     dk_guard g = dk_include_push(dk_ks_from_key(DK_Tracer));
     for (i = 0; i < n; i++) s += (long)(size_t)bop1_call(op_boxed, &cpu_full[i & (NT - 1)]);
     dk_guard_pop(g);
+    return s;
+}
+static NOINLINE long row_boxed_call(long n) {
+    long i, s = 0;
+    dk_value slots[4];
+    dk_stack st;
+    for (i = 0; i < n; i++) {
+        dk_stack_init(&st, slots, 4);
+        dk_push(&st, dk_tensor(&cpu_full[i & (NT - 1)]));
+        dk_call_boxed(op_neg, &st);
+        s += (long)(size_t)dk_pop(&st).as.tensor;
+    }
     return s;
 }
 static char names[NT][32];
@@ -384,7 +405,8 @@ static struct { const char *name; long (*fn)(long); } const all_rows[] = {
     { "keyset_to_kernel", row_keyset_to_kernel }, { "direct_call", row_direct_call }, { "fnptr_call", row_fnptr_call },
     { "call_one_hop", row_call_one_hop }, { "call_fallthrough", row_call_fallthrough },
     { "call_two_args", row_call_two_args }, { "call_two_hops", row_call_two_hops }, { "redispatch", row_redispatch },
-    { "boxed_fallback", row_boxed_fallback }, { "lookup_by_name", row_lookup_by_name },
+    { "boxed_fallback", row_boxed_fallback }, { "boxed_call", row_boxed_call },
+    { "lookup_by_name", row_lookup_by_name },
 };
 
 int main(int argc, char **argv) {
@@ -426,6 +448,8 @@ int main(int argc, char **argv) {
     print_row("call_two_hops", "autograd kernel redispatching to CPU", measure(row_call_two_hops, N), "2 x fnptr_call");
     print_row("redispatch", "redispatch alone (no TLS, no extraction)", measure(row_redispatch, N), "fnptr_call");
     print_row("boxed_fallback", "unboxed call landing on a boxed fallback", measure(row_boxed_fallback, N / 5),
+              "fnptr_call");
+    print_row("boxed_call", "boxed call (stack) into an unboxed kernel, via adapters", measure(row_boxed_call, N / 5),
               "fnptr_call");
     print_row("lookup_by_name", "operator lookup by name string (xxhash)", measure(row_lookup_by_name, N / 5), "");
     {   /* registration rates */

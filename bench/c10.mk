@@ -16,7 +16,7 @@ C10_SAVED_GOAL := $(.DEFAULT_GOAL)
 BUILD            ?= build
 CC               ?= cc
 CXX              ?= g++
-BENCH_C10_CFLAGS ?= -std=gnu99 -O2 -DNDEBUG
+BENCH_C10_CFLAGS ?= -std=gnu99 -O2 -DNDEBUG -I.
 C10_CXXFLAGS     ?= -std=c++17 -O2 -DNDEBUG
 C10_LDLIBS       ?= -ltorch_cpu -lc10 -lpthread
 LIBTORCH_PACKAGE ?= libtorch-dev
