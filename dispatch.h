@@ -1537,6 +1537,7 @@ DK_API int dk_schema_to_string(const dk_schema *s, char *buf, size_t size);
 DK_API const char *dk_type_kind_name(dk_type_kind k);
 
 DK_INLINE uint64_t dk_schema_dispatch_args(const dk_schema *s) { return s->dispatch_args; }
+/* <<schema */
 
 #ifdef __cplusplus
 }
@@ -3212,7 +3213,10 @@ DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, 
      int[N]: "int[] x=[1, 1]" and "int[1] x=[1, 1]" print in full (c10
      prints "x=1", which reads back as [1] or as an error);
    - Union: c10 drops or misplaces the comma next to the Scalar group
-     ("Union(, str, Scalar)"); we print "Union(str, Scalar)";
+     ("Union(, str, Scalar)"); we print "Union(str, Scalar)"; Scalar?? is
+     Scalar? (c10: "Union(Scalar)?", which reads back as Scalar?);
+   - an argument's own annotation that names no set ("Tensor( !)", which
+     only our extension reads) is dropped, as c10's printer drops it;
    - limits c10 does not have: list size hint <= 2^31-1 (c10 wraps it to
      int32), device index <= 127 (c10 wraps it to int8), broadcast defaults
      "T[N] x=v" with N <= 1024, types nested <= 64 deep;
@@ -3893,11 +3897,13 @@ DK__PRIVATE const dk_type *dk__sp_union(dk__sp *p, const dk_type *const *v, int 
 }
 
 /* c10's OptionalType(x): T?? is T?, Union(int, float, complex)? is Scalar?,
-   a Union loses its None; None? is an error. */
+   a Union loses its None; None? is an error. (c10 makes Scalar?? a
+   "Union(Scalar)?", which reads back as Scalar?: here it is Scalar?.) */
 DK__PRIVATE const dk_type *dk__sp_optional(dk__sp *p, const dk_type *x) {
     const dk_type *pair[2], *c;
     dk__sp_list l, rest = { NULL, 0, 0 };
     int i;
+    if (x->kind == DK_TYPE_Optional) return x;
     pair[0] = x;
     pair[1] = dk__sp_basic(p, DK_TYPE_None);
     l = dk__sp_standardize(p, pair, 2);
@@ -4425,6 +4431,17 @@ DK__PRIVATE void dk__sp_add_arg(dk__sp *p, dk__sp_args *l, const dk_arg *a) {
     l->v[l->n++] = *a;
 }
 
+/* c10 prints an argument's own annotation only when it names a set. One
+   that names none (our extension reads "Tensor( !)") keeps only what the
+   printed text can carry: the list element's annotation and its write flag. */
+DK__PRIVATE dk_alias_info *dk__sp_printable_alias(dk_alias_info *a) {
+    if (!a || a->num_before) return a;
+    if (!a->contained) return NULL;
+    a->num_after = 0;
+    a->is_write = a->contained->is_write;
+    return a;
+}
+
 /* T[N] (only here, at the argument level): std::stoll of the number. */
 DK__PRIVATE const dk_type *dk__sp_sized_list(dk__sp *p, const dk_type *t, dk_arg *a, dk_alias_info **alias) {
     dk__sp_tok n = dk__sp_expect(p, DK__TK_NUMBER);
@@ -4447,7 +4464,7 @@ DK__PRIVATE void dk__sp_parse_arg(dk__sp *p, dk_arg *a, int is_return, int kwarg
     if (dk__sp_accept(p, '[')) t = dk__sp_sized_list(p, t, a, &alias);
     a->type = t;
     a->fake_type = dk__sp_fake(p, t);
-    a->alias = alias;
+    a->alias = alias = dk__sp_printable_alias(alias);
     a->kwarg_only = kwarg_only && !is_return;
     a->is_out = a->kwarg_only && alias && alias->is_write;
     a->is_dispatch = !is_return && dk__sp_is_dispatch(a->fake_type);
@@ -4782,6 +4799,7 @@ DK_API const char *dk_type_kind_name(dk_type_kind k) {
     };
     return (unsigned)k < (unsigned)DK__TYPE_END ? names[k] : NULL;
 }
+/* <<impl-schema */
 
 #ifdef __cplusplus
 }

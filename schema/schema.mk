@@ -13,9 +13,11 @@
 #                   crash, a leak or a round-trip violation (the input is kept
 #                   in $(BUILD)/fuzz/artifacts/)
 #
-# As long as dispatch.h does not contain the parser yet, these targets build
-# against a copy with schema/decl.h and schema/impl.h spliced in by
-# schema/splice.sh ($(BUILD)/schema_scratch/dispatch.h).
+# They build against dispatch.h; with SCHEMA_SPLICE=1 (the default while
+# dispatch.h has no parser yet) against a copy with the current schema/decl.h
+# and schema/impl.h spliced in by schema/splice.sh, which replaces an earlier
+# spliced copy ($(BUILD)/schema_scratch/dispatch.h). To update dispatch.h
+# itself: sh schema/splice.sh dispatch.h schema/decl.h schema/impl.h dispatch.h
 
 SCHEMA_MK := $(lastword $(MAKEFILE_LIST))
 SCHEMA_SAVED_GOAL := $(.DEFAULT_GOAL)
@@ -41,7 +43,8 @@ FUZZ_ARGS    ?=
 # The top-level Makefile's run_tests passes ARGS_<test> to a unit test.
 ARGS_test_schema := $(SCHEMA_VECTORS)
 
-ifeq ($(shell grep -c 'dk_schema_parse' dispatch.h 2>/dev/null),0)
+SCHEMA_SPLICE ?= $(if $(shell grep -l 'dk_schema_parse' dispatch.h 2>/dev/null),0,1)
+ifeq ($(SCHEMA_SPLICE),1)
 SCHEMA_INC := $(BUILD)/schema_scratch
 SCHEMA_HDR := $(SCHEMA_INC)/dispatch.h
 $(SCHEMA_HDR): dispatch.h schema/decl.h schema/impl.h schema/splice.sh

@@ -394,6 +394,7 @@ static void test_extensions_round_trip(void **state) {
     check_arg("Tensor[]()[] a, Tensor[]?(!)[] b", "Tensor[]()[] a, Tensor[]?(!)[] b");
     check_arg("Tensor?(a)[] a", "Tensor?(a)[] a");
     check_arg("Tensor?(a) a", "Tensor(a)? a");
+    check_print("x::y(*, Tensor( !) a, Tensor( -> a) b, Tensor(a)[](!) c) -> ()", "x::y(*, Tensor a, Tensor b, Tensor(a)[] c) -> ()");
     check_arg("Device a=cuda:1, Device b=cpu, Device c=cuda : 0", "Device a=cuda:1, Device b=cpu, Device c=cuda:0");
     check_arg("complex a=0.+1.j, Scalar b=0.-2.5j, complex[] c=[0.+1.j, 3.-2.j]",
               "complex a=0.+1.j, Scalar b=0.-2.5j, complex[] c=[0.+1.j, 3.-2.j]");
@@ -405,6 +406,7 @@ static void test_extensions_round_trip(void **state) {
     check_arg("int[1] d=[-1, -1], int[2] f=[7, 7, 7]", "int[1] d=[-1, -1], int[2] f=[7, 7, 7]"); /* c10: d=-1, f=7 */
     check_arg("Union(str, int, float, complex) a", "Union(str, Scalar) a"); /* c10: Union(, str, Scalar) */
     check_arg("Union(Scalar, None, str) a", "Union(NoneType, str, Scalar) a");
+    check_arg("Scalar?? a, Union(Scalar, None)? b", "Scalar? a, Scalar? b");  /* c10: Union(Scalar)? */
 }
 
 /* ---- dispatch-argument bitset ------------------------------------------------------------ */
