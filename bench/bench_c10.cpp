@@ -244,6 +244,20 @@ NOINLINE long row_redispatch(long n) {
     }
     return s;
 }
+/* c10's boxed call: the argument on a torch::jit::Stack, OperatorHandle::callBoxed,
+   the CPU kernel (registered unboxed) reached through its boxing wrapper */
+NOINLINE long row_boxed_call(long n) {
+    long i, s = 0;
+    torch::jit::Stack stack;
+    stack.reserve(4);
+    for (i = 0; i < n; i++) {
+        stack.emplace_back(cpu_full[i & (NT - 1)]);
+        op1->callBoxed(&stack);
+        s += (long)(size_t)stack.back().toTensor().unsafeGetTensorImpl();
+        stack.clear();
+    }
+    return s;
+}
 NOINLINE long row_boxed_fallback(long n) {
     long i, s = 0;
     c10::impl::IncludeDispatchKeyGuard g(DispatchKey::TESTING_ONLY_GenericWrapper);
@@ -430,7 +444,8 @@ static const struct { const char *name; long (*fn)(long); } all_rows[] = {
     { "keyset_to_kernel", row_keyset_to_kernel }, { "direct_call", row_direct_call }, { "fnptr_call", row_fnptr_call },
     { "call_one_hop", row_call_one_hop }, { "call_fallthrough", row_call_fallthrough },
     { "call_two_args", row_call_two_args }, { "call_two_hops", row_call_two_hops }, { "redispatch", row_redispatch },
-    { "boxed_fallback", row_boxed_fallback }, { "lookup_by_name", row_lookup_by_name },
+    { "boxed_fallback", row_boxed_fallback }, { "boxed_call", row_boxed_call },
+    { "lookup_by_name", row_lookup_by_name },
 };
 
 int main(int argc, char **argv) {
@@ -471,6 +486,8 @@ int main(int argc, char **argv) {
     print_row("call_two_hops", "AutogradCPU kernel redispatching to CPU", measure(row_call_two_hops, N), "2 x fnptr_call");
     print_row("redispatch", "typed redispatch alone (no TLS, no extraction)", measure(row_redispatch, N), "fnptr_call");
     print_row("boxed_fallback", "call on boxed fallback (GenericWrapper, not Tracer)", measure(row_boxed_fallback, N / 5),
+              "fnptr_call");
+    print_row("boxed_call", "callBoxed (Stack of IValues) into an unboxed kernel", measure(row_boxed_call, N / 5),
               "fnptr_call");
     print_row("lookup_by_name", "findSchema(OperatorName(string))", measure(row_lookup_by_name, N / 5), "");
     {   // registration rates
