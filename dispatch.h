@@ -10,15 +10,18 @@
    Every other file just #includes "dispatch.h". Link with nothing but libc:
    xxhash is included header-only (XXH_INLINE_ALL) inside the implementation.
 
-   EXAMPLE (keysets, the part every later layer builds on)
+   EXAMPLE (README.md has it whole, compiled and run by make test)
 
-       dk_keyset ks = dk_ks_or(dk_ks_from_key(DK_CPU),
-                               dk_ks_from_key(DK_AutogradCPU));
-       char buf[128];
-       dk_ks_to_string(ks, buf, sizeof buf);     // "DispatchKeySet(CPU, AutogradCPU)"
-       dk_key top  = dk_ks_highest_key(ks);      // DK_AutogradCPU
-       int   slot  = dk_ks_table_index(ks);      // 93: the AutogradCPU runtime slot
-       dk_keyset below = dk_ks_and(ks, DK_KS_AFTER_AUTOGRAD);   // CPU only
+       typedef struct tensor { dk_keyset ks; float v; } tensor;
+       DK_DECLARE_OP(neg, float, x.ks, (tensor, x))     // neg_call, neg_redispatch
+       static float neg_cpu(const dk_kernel *k, dk_keyset ks, tensor x) { return -x.v; }
+
+       dk_registry *r;  dk_registration *h;
+       dk_registry_create(NULL, &r);
+       dk_def(r, "my::neg(Tensor x) -> Tensor", &h);
+       dk_impl(r, "my::neg", DK_CPU, dk_unboxed(DK_FN(neg_cpu), NULL), &h);
+       x.ks = dk_ks_from_key(DK_CPU);
+       float y = neg_call(dk_op_lookup(r, "my::neg"), x);    // runs neg_cpu
 
    TABLE OF CONTENTS (grep for the >>tag)
 
@@ -29,8 +32,15 @@
        >>keyset      dk_keyset and its algebra (all static inline)
        >>keys        key queries: alias / runtime / per-backend, conversions
        >>status      dk_status (X-macro list), last-error message
-       >>api         prototypes of the out-of-line functions
-       >>impl        implementation (DISPATCH_IMPLEMENTATION only)
+       >>api         names, parsing, printing, configuration check
+       >>aliases     alias keys found by role (Autograd, CompositeImplicitAutograd...)
+       >>registry    registries, kernels, def / impl / fallback, libraries, dumps
+       >>boxed       dk_value, dk_stack, boxed kernels, boxing adapters
+       >>tls         thread-local include / exclude sets and guards
+       >>call        dk_dispatch, dk_lookup, DK_DECLARE_OP, boxed calls, explain
+       >>schema      function schemas: parse, print, dispatch arguments
+       >>impl        implementation (DISPATCH_IMPLEMENTATION only):
+                     >>impl-registry (Note [Resolution]), >>impl-call, >>impl-schema
 
    CONFIGURATION MACROS
 
@@ -43,6 +53,9 @@
        DK_PRESET_TORCH_1_13_1   use PyTorch 1.13.1's key lists instead of 2.7.1's.
                                 MUST be the same in every translation unit.
        DK_THREAD_LOCAL          storage class for thread-local variables
+       DK_TLS_MODEL             TLS model attribute (initial-exec on ELF)
+       DK_NO_TRACE              remove the trace-hook check from calls
+       DK_HASH64(p, n)          name hash (default xxhash's XXH3_64bits)
        DK_ASSERT(c)             internal assertion, default assert()
 
    CONCEPTS
@@ -66,8 +79,15 @@
    in >>lists; nothing is maintained by hand beside them.
 
    ERRORS   Fallible functions return dk_status (DK_OK == 0); dk_last_error()
-            gives a thread-local message with the details.
-   THREADS  Keyset algebra and key queries are pure functions.
+            gives a thread-local message with the details; a failed
+            registration changes nothing. Failed calls go to the registry's
+            call-error hook (default: dk_last_error / dk_last_call_status).
+   MEMORY   Registries allocate through dk_registry_desc.alloc/free; calls
+            never allocate. Deregistered kernel records live until the
+            registry is destroyed (calls may still be running them).
+   THREADS  Registration takes the registry's mutex; calls and name lookups
+            take no lock and write nothing shared. Listener and log hooks
+            run under the mutex and must not register.
 */
 
 #ifndef DISPATCH_H
