@@ -23,36 +23,32 @@ static void k_boxed(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_
 
 /* Everything observable about a registry, as text. */
 typedef struct { char *text; size_t len, cap; } snap;
+typedef int (*dump_fn)(const dk_operator *op, char *buf, size_t size);
+/* Appends dump(op), growing the buffer until the whole text fits. */
+static void snap_dump(snap *s, dump_fn dump, const dk_operator *op) {
+    size_t n;
+    while ((n = (size_t)dump(op, s->text + s->len, s->cap - s->len)) >= s->cap - s->len) {
+        s->cap *= 2;
+        s->text = (char *)realloc(s->text, s->cap);
+    }
+    s->len += n;
+}
+/* The live table and the fallthrough masks. */
+static int dump_live(const dk_operator *op, char *buf, size_t size) {
+    size_t len = 0;
+    int slot, b;
+    for (slot = 0; slot < DK_NUM_RUNTIME_ENTRIES; slot++)
+        len += (size_t)snprintf(buf + (len < size ? len : size), len < size ? size - len : 0, "%d:%s|", slot,
+                                op->table[slot]->debug);
+    for (b = 0; b < DK_NUM_BACKENDS; b++)
+        len += (size_t)snprintf(buf + (len < size ? len : size), len < size ? size - len : 0, "%llx,",
+                                (unsigned long long)op->nonfallthrough[b]);
+    return (int)len;
+}
 static int snap_op(dk_operator *op, void *ud) {
-    snap *s = (snap *)ud;
-    char head[128];
-    int n, b, slot;
-    for (;;) {
-        size_t room = s->cap - s->len;
-        n = dk_op_dump_state(op, s->text + s->len, room);
-        if ((size_t)n < room) break;
-        s->cap *= 2;
-        s->text = (char *)realloc(s->text, s->cap);
-    }
-    s->len += (size_t)n;
-    for (;;) {
-        size_t room = s->cap - s->len;
-        n = dk_op_dump_computed_table(op, s->text + s->len, room);
-        if ((size_t)n < room) break;
-        s->cap *= 2;
-        s->text = (char *)realloc(s->text, s->cap);
-    }
-    s->len += (size_t)n;
-    /* the live table and masks too */
-    for (slot = 0; slot < DK_NUM_RUNTIME_ENTRIES; slot++) {
-        if (s->cap - s->len < 256) { s->cap *= 2; s->text = (char *)realloc(s->text, s->cap); }
-        s->len += (size_t)snprintf(s->text + s->len, s->cap - s->len, "%d:%s|", slot, op->table[slot]->debug);
-    }
-    for (b = 0; b < DK_NUM_BACKENDS; b++) {
-        snprintf(head, sizeof head, "%llx,", (unsigned long long)op->nonfallthrough[b]);
-        if (s->cap - s->len < 256) { s->cap *= 2; s->text = (char *)realloc(s->text, s->cap); }
-        s->len += (size_t)snprintf(s->text + s->len, s->cap - s->len, "%s", head);
-    }
+    snap_dump((snap *)ud, dk_op_dump_state, op);
+    snap_dump((snap *)ud, dk_op_dump_computed_table, op);
+    snap_dump((snap *)ud, dump_live, op);
     return 0;
 }
 static char *snapshot(dk_registry *r) {
