@@ -124,7 +124,7 @@ bench-icount: $(BUILD)/bench ## instructions per operation of each bench row, co
 	@sh bench/icount.sh $(BUILD)/bench $(BUILD)/icount
 
 include bench/c10.mk
-include schema/schema.mk
+include tests/schema.mk
 
 # --- gen/: dkgen, typed bindings from schema files ---------------------------------
 $(BUILD)/dkgen: gen/dkgen.c dispatch.h | $(BUILD)

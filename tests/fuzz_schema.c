@@ -1,4 +1,4 @@
-/* libFuzzer harness for the schema parser (`make fuzz`, see schema/schema.mk).
+/* libFuzzer harness for the schema parser (`make fuzz`, see tests/schema.mk).
 
    For every input: parse it; on failure the error must be DK_ERR_BAD_SCHEMA
    with a positioned message. On success the printed text must parse again

@@ -13,7 +13,7 @@
 // (byte order) so that the file is deterministic. Operators registered
 // without a schema (impl only) are counted in a trailing comment.
 //
-// Build and run with `make schema-vectors` (see schema/schema.mk).
+// Build and run with `make schema-vectors` (see tests/schema.mk).
 // Usage: gen_schemas [output-file]    (default: stdout)
 
 #include <ATen/core/dispatch/Dispatcher.h>

@@ -1,5 +1,6 @@
-# schema.mk - targets of the function-schema parser; `include schema/schema.mk`
-# from the top-level Makefile (or run standalone: make -f schema/schema.mk <target>).
+# tests/schema.mk - targets of the function-schema parser (>>schema in
+# dispatch.h); included by the top-level Makefile, or standalone:
+# make -f tests/schema.mk <target>.
 #
 #   schema-test     build and run tests/test_schema.c: unit tests, and every
 #                   schema of tests/conformance/schemas-1.13.1.txt parsed and
@@ -12,12 +13,6 @@
 #                   (default 60) starting from tests/fuzz/corpus; fails on a
 #                   crash, a leak or a round-trip violation (the input is kept
 #                   in $(BUILD)/fuzz/artifacts/)
-#
-# They build against dispatch.h; with SCHEMA_SPLICE=1 (the default while
-# dispatch.h has no parser yet) against a copy with the current schema/decl.h
-# and schema/impl.h spliced in by schema/splice.sh, which replaces an earlier
-# spliced copy ($(BUILD)/schema_scratch/dispatch.h). To update dispatch.h
-# itself: sh schema/splice.sh dispatch.h schema/decl.h schema/impl.h dispatch.h
 
 SCHEMA_MK := $(lastword $(MAKEFILE_LIST))
 SCHEMA_SAVED_GOAL := $(.DEFAULT_GOAL)
@@ -43,16 +38,8 @@ FUZZ_ARGS    ?=
 # The top-level Makefile's run_tests passes ARGS_<test> to a unit test.
 ARGS_test_schema := $(SCHEMA_VECTORS)
 
-SCHEMA_SPLICE ?= $(if $(shell grep -l 'dk_schema_parse' dispatch.h 2>/dev/null),0,1)
-ifeq ($(SCHEMA_SPLICE),1)
-SCHEMA_INC := $(BUILD)/schema_scratch
-SCHEMA_HDR := $(SCHEMA_INC)/dispatch.h
-$(SCHEMA_HDR): dispatch.h schema/decl.h schema/impl.h schema/splice.sh
-	sh schema/splice.sh dispatch.h schema/decl.h schema/impl.h $@
-else
 SCHEMA_INC := .
 SCHEMA_HDR := dispatch.h
-endif
 
 .PHONY: schema-test schema-matrix schema-vectors schema-libtorch fuzz
 
