@@ -113,7 +113,7 @@ structure: | $(BUILD) ## header twice in one unit; two DISPATCH_STATIC units lin
 
 # --- benchmarks ------------------------------------------------------------------
 BENCH_CFLAGS := -std=gnu99 -O2 -DNDEBUG -Wall -Wextra -I.
-$(BUILD)/bench: bench/bench.c dispatch.h gen/sample_ops.h | $(BUILD)
+$(BUILD)/bench: bench/bench.c bench/measure.h dispatch.h gen/sample_ops.h | $(BUILD)
 	$(CC) $(BENCH_CFLAGS) $< -o $@ -lpthread
 
 bench: deps $(BUILD)/bench ## lookup throughput and call overhead beside their baselines (under a minute)

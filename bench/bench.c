@@ -263,75 +263,7 @@ static NOINLINE long row_teardown(long n) {
 
 /* ---- measurement ------------------------------------------------------------------- */
 
-#define REPS 11
-static int perf_fd = -1;
-
-static void perf_open(void) {
-#if defined(__linux__)
-    struct perf_event_attr pe;
-    memset(&pe, 0, sizeof pe);
-    pe.type = PERF_TYPE_HARDWARE;
-    pe.size = sizeof pe;
-    pe.config = PERF_COUNT_HW_INSTRUCTIONS;
-    pe.disabled = 1;
-    pe.exclude_kernel = 1;
-    pe.exclude_hv = 1;
-    perf_fd = (int)syscall(__NR_perf_event_open, &pe, 0, -1, -1, 0);
-#endif
-}
-static long long perf_read(void) {
-    long long v = -1;
-    if (perf_fd < 0 || read(perf_fd, &v, sizeof v) != (ssize_t)sizeof v) return -1;
-    return v;
-}
-
-static double now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-typedef struct result { double med, min, max, instr; } result;
-
-static result measure(long (*row)(long), long n) {
-    double t[REPS];
-    long long i0, i1, best = -1;
-    result r;
-    int rep;
-    row(n / 10); /* warm up */
-    for (rep = 0; rep < REPS; rep++) {
-        double a;
-        long s;
-#if defined(__linux__)
-        if (perf_fd >= 0) { ioctl(perf_fd, PERF_EVENT_IOC_RESET, 0); ioctl(perf_fd, PERF_EVENT_IOC_ENABLE, 0); }
-#endif
-        i0 = perf_read();
-        a = now_ns();
-        s = row(n);
-        t[rep] = (now_ns() - a) / (double)n;
-        i1 = perf_read();
-        SINK(s);
-        if (i0 >= 0 && i1 >= 0 && (best < 0 || i1 - i0 < best)) best = i1 - i0;
-    }
-    qsort(t, REPS, sizeof t[0], cmp_double);
-    r.med = t[REPS / 2];
-    r.min = t[0];
-    r.max = t[REPS - 1];
-    r.instr = best >= 0 ? (double)best / (double)n : -1;
-    return r;
-}
-
-static void print_row(const char *id, const char *what, result r, const char *vs) {
-    char instr[32];
-    if (r.instr >= 0) snprintf(instr, sizeof instr, "%8.1f", r.instr);
-    else snprintf(instr, sizeof instr, "%8s", "n/a");
-    printf("%-22s %-52s %9.2f %9.2f-%-9.2f %s  %s\n", id, what, r.med, r.min, r.max, instr, vs);
-    fflush(stdout);
-}
+#include "measure.h"
 
 /* ---- rows with their own shape -------------------------------------------------- */
 
@@ -384,14 +316,12 @@ static void scaling_rows(void) {
             long s = 0, n = 2000000;
             for (i = 0; i < n; i++) s += (long)(size_t)bop1_call(ops[i % rot], &cpu_full[i & (NT - 1)]);
             SINK(s);
-            res.med = res.min = res.max = (now_ns() - t0) / (double)n;
-            res.instr = -1;
+            res = once((now_ns() - t0) / (double)n);
         }
         snprintf(id, sizeof id, "scale_rotate_%ld", nops);
         snprintf(what, sizeof what, "call rotating over %ld operators", rot);
         print_row(id, what, res, "tables out of L1");
-        res.med = res.min = res.max = reg_ns;
-        res.instr = -1;
+        res = once(reg_ns);
         snprintf(id, sizeof id, "scale_register_%ld", nops);
         snprintf(what, sizeof what, "def + impl, average over %ld operators", nops);
         print_row(id, what, res, "");
@@ -461,12 +391,11 @@ int main(int argc, char **argv) {
         default_fallbacks(reg_rate);
         a = now_ns();
         row_def(n);
-        r.med = r.min = r.max = (now_ns() - a) / (double)n;
-        r.instr = -1;
+        r = once((now_ns() - a) / (double)n);
         print_row("def", "def (new operator)", r, "");
         a = now_ns();
         row_impl(n);
-        r.med = r.min = r.max = (now_ns() - a) / (double)n;
+        r = once((now_ns() - a) / (double)n);
         print_row("impl", "impl (one CPU kernel)", r, "");
         dk_registry_destroy(reg_rate);
         free(rate_names);
@@ -482,10 +411,9 @@ int main(int argc, char **argv) {
         r.instr = -1;
         print_row("teardown_1000x4", "destroy a registry of 1,000 ops x 4 kernels (ns)", r, "");
     }
-    r.med = r.min = r.max = (double)sizeof(dk_operator);
-    r.instr = -1;
+    r = once((double)sizeof(dk_operator));
     print_row("memory_per_op", "bytes per operator (table + masks + header)", r, "");
-    r.med = r.min = r.max = (double)sizeof(((dk_operator *)0)->table) / DK_NUM_RUNTIME_ENTRIES;
+    r = once((double)sizeof(((dk_operator *)0)->table) / DK_NUM_RUNTIME_ENTRIES);
     print_row("memory_per_slot", "bytes per runtime slot", r, "");
     scaling_rows();
     {   /* two threads at once: throughput relative to one */
@@ -499,8 +427,7 @@ int main(int argc, char **argv) {
         one = j[0].ns;
         for (k = 0; k < 2; k++) { j[k].n = n; pthread_create(&th[k], NULL, thread_calls, &j[k]); }
         for (k = 0; k < 2; k++) { pthread_join(th[k], NULL); if (j[k].ns > both) both = j[k].ns; }
-        r.med = r.min = r.max = (2.0 * n / both) / (n / one);
-        r.instr = -1;
+        r = once((2.0 * n / both) / (n / one));
         print_row("two_threads", "throughput of 2 threads / 1 thread (x)", r, "2.0 is the target");
     }
     (void)row_two_threads_single;

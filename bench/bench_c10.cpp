@@ -315,72 +315,7 @@ extern "C" NOINLINE long row_teardown(long n) {
 }
 
 // ---- measurement (as bench.c) --------------------------------------------------------
-#define REPS 11
-static int perf_fd = -1;
-
-static void perf_open(void) {
-#if defined(__linux__)
-    struct perf_event_attr pe;
-    memset(&pe, 0, sizeof pe);
-    pe.type = PERF_TYPE_HARDWARE;
-    pe.size = sizeof pe;
-    pe.config = PERF_COUNT_HW_INSTRUCTIONS;
-    pe.disabled = 1;
-    pe.exclude_kernel = 1;
-    pe.exclude_hv = 1;
-    perf_fd = (int)syscall(__NR_perf_event_open, &pe, 0, -1, -1, 0);
-#endif
-}
-static long long perf_read(void) {
-    long long v = -1;
-    if (perf_fd < 0 || read(perf_fd, &v, sizeof v) != (ssize_t)sizeof v) return -1;
-    return v;
-}
-static double now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-struct result { double med, min, max, instr; };
-
-static result measure(long (*row)(long), long n) {
-    double t[REPS];
-    long long i0, i1, best = -1;
-    result r;
-    row(n / 10); // warm up
-    for (int rep = 0; rep < REPS; rep++) {
-#if defined(__linux__)
-        if (perf_fd >= 0) { ioctl(perf_fd, PERF_EVENT_IOC_RESET, 0); ioctl(perf_fd, PERF_EVENT_IOC_ENABLE, 0); }
-#endif
-        i0 = perf_read();
-        double a = now_ns();
-        long s = row(n);
-        t[rep] = (now_ns() - a) / (double)n;
-        i1 = perf_read();
-        SINK(s);
-        if (i0 >= 0 && i1 >= 0 && (best < 0 || i1 - i0 < best)) best = i1 - i0;
-    }
-    qsort(t, REPS, sizeof t[0], cmp_double);
-    r.med = t[REPS / 2];
-    r.min = t[0];
-    r.max = t[REPS - 1];
-    r.instr = best >= 0 ? (double)best / (double)n : -1;
-    return r;
-}
-static result once(double v) { result r; r.med = r.min = r.max = v; r.instr = -1; return r; }
-
-static void print_row(const char *id, const char *what, result r, const char *vs) {
-    char instr[32];
-    if (r.instr >= 0) snprintf(instr, sizeof instr, "%8.1f", r.instr);
-    else snprintf(instr, sizeof instr, "%8s", "n/a");
-    printf("%-22s %-52s %9.2f %9.2f-%-9.2f %s  %s\n", id, what, r.med, r.min, r.max, instr, vs);
-    fflush(stdout);
-}
+#include "measure.h"
 
 // ---- rows with their own shape ----------------------------------------------------------
 struct thread_job { long n; const at::Tensor *t; double ns; };

@@ -42,7 +42,7 @@ c10-libtorch:
 c10-gnuplot:
 	@$(call c10_need,command -v $(GNUPLOT) >/dev/null 2>&1,gnuplot-nox)
 
-$(BUILD)/bench_c10: bench/bench_c10.cpp | c10-libtorch
+$(BUILD)/bench_c10: bench/bench_c10.cpp bench/measure.h | c10-libtorch
 	@mkdir -p $(BUILD)
 	$(CXX) $(C10_CXXFLAGS) $< -o $@ $(C10_LDLIBS)
 
