@@ -267,7 +267,6 @@ static NOINLINE long row_teardown(long n) {
 
 /* ---- rows with their own shape -------------------------------------------------- */
 
-static NOINLINE long row_two_threads_single(long n) { return row_call_fallthrough(n); }
 
 typedef struct { long n; double ns; } thread_job;
 static void *thread_calls(void *arg) {
@@ -430,6 +429,5 @@ int main(int argc, char **argv) {
         r = once((2.0 * n / both) / (n / one));
         print_row("two_threads", "throughput of 2 threads / 1 thread (x)", r, "2.0 is the target");
     }
-    (void)row_two_threads_single;
     return 0;
 }
