@@ -62,7 +62,7 @@ schema-matrix: $(SCHEMA_HDR) ## schema parser: compile as C99/C11 with gcc and c
 	done; [ $$bad = 0 ]
 
 # --- conformance vectors from the real libtorch 1.13.1 --------------------------
-$(SCHEMA_GEN): tests/conformance/gen_schemas.cpp | schema-libtorch
+$(SCHEMA_GEN): tests/conformance/gen_schemas.cpp tests/conformance/common.hpp | schema-libtorch
 	@mkdir -p $(dir $@)
 	$(CXX) $(SCHEMA_CXXFLAGS) \
 	  -DLIBTORCH_DEB_VERSION='"$(shell dpkg-query -W -f='$${Version}' $(LIBTORCH_PACKAGE) 2>/dev/null)"' \
