@@ -374,21 +374,15 @@ static void scaling_rows(void) {
     }
 }
 
-static const struct { const char *name; long (*fn)(long); } all_rows[] = {
-    { "loop_baseline", row_loop_baseline }, { "highest_key", row_highest_key }, { "table_index", row_table_index },
-    { "keyset_to_kernel", row_keyset_to_kernel }, { "direct_call", row_direct_call }, { "fnptr_call", row_fnptr_call },
-    { "call_one_hop", row_call_one_hop }, { "call_fallthrough", row_call_fallthrough },
-    { "call_two_args", row_call_two_args }, { "call_two_hops", row_call_two_hops }, { "redispatch", row_redispatch },
-    { "boxed_fallback", row_boxed_fallback }, { "boxed_call", row_boxed_call },
-    { "lookup_by_name", row_lookup_by_name },
-};
+static const bench_row all_rows[] = { BENCH_FORALL_ROWS(BENCH_ROW_ENTRY) };
+static const size_t n_rows = sizeof all_rows / sizeof all_rows[0];
 
 int main(int argc, char **argv) {
     const long N = 5000000;
     result r;
     size_t i;
     if (argc >= 2 && strcmp(argv[1], "--list") == 0) { // no libtorch work needed to list
-        for (i = 0; i < sizeof all_rows / sizeof all_rows[0]; i++) puts(all_rows[i].name);
+        bench_list(all_rows, n_rows);
         return 0;
     }
     setup();
@@ -396,8 +390,7 @@ int main(int argc, char **argv) {
     if (argc >= 4 && strcmp(argv[1], "--row") == 0) {
         long n = atol(argv[3]), s = 0;
         START_INSTRUMENTATION();
-        for (i = 0; i < sizeof all_rows / sizeof all_rows[0]; i++)
-            if (strcmp(all_rows[i].name, argv[2]) == 0) s = all_rows[i].fn(n);
+        s = bench_run_row(all_rows, n_rows, argv[2], n);
         SINK(s);
         return 0;
     }
@@ -406,7 +399,7 @@ int main(int argc, char **argv) {
            "(min-max) of %d runs; instructions/op from hardware counters (%s)\n\n",
            (int)c10::num_runtime_entries, REPS,
            perf_fd >= 0 ? "available" : "not available here: see bench/icount.sh");
-    printf("%-22s %-52s %9s %19s %8s  %s\n", "row", "what", "median", "min-max", "instr", "compare with");
+    bench_print_heading();
     print_row("loop_baseline", "loop over rotating keysets, no work", measure(row_loop_baseline, N), "");
     print_row("highest_key", "DispatchKeySet::highestPriorityTypeId", measure(row_highest_key, N), "loop_baseline");
     print_row("table_index", "getDispatchTableIndexForDispatchKeySet", measure(row_table_index, N), "loop_baseline");

@@ -80,4 +80,30 @@ static void print_row(const char *id, const char *what, result r, const char *vs
     fflush(stdout);
 }
 
+/* The rows timed per operation by both benches, in print order; their
+   row_<name> functions are what bench/icount.sh counts under callgrind. */
+#define BENCH_FORALL_ROWS(X)                                                             \
+    X(loop_baseline) X(highest_key) X(table_index) X(keyset_to_kernel) X(direct_call)    \
+    X(fnptr_call) X(call_one_hop) X(call_fallthrough) X(call_two_args) X(call_two_hops)  \
+    X(redispatch) X(boxed_fallback) X(boxed_call) X(lookup_by_name)
+typedef struct bench_row { const char *name; long (*fn)(long); } bench_row;
+#define BENCH_ROW_ENTRY(name) { #name, row_##name },
+
+/* --list: the row names. */
+static void bench_list(const bench_row *rows, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i++) puts(rows[i].name);
+}
+/* --row NAME N: run one row N times (for callgrind). */
+static long bench_run_row(const bench_row *rows, size_t n, const char *name, long iters) {
+    size_t i;
+    long s = 0;
+    for (i = 0; i < n; i++)
+        if (strcmp(rows[i].name, name) == 0) s = rows[i].fn(iters);
+    return s;
+}
+static void bench_print_heading(void) {
+    printf("%-22s %-52s %9s %19s %8s  %s\n", "row", "what", "median", "min-max", "instr", "compare with");
+}
+
 #endif
