@@ -838,7 +838,9 @@ DK_INLINE dk_keyset dk_autograd_backend_set(dk_key k) {
     X(ERR_AMBIGUOUS_AUTOGRAD_OTHER, "the AutogradOther slot is ambiguous")      \
     X(ERR_NO_ADAPTER,    "the operator has no boxing adapters")                 \
     X(ERR_WRONG_SIGNATURE, "the operator was registered with another C signature") \
-    X(ERR_BAD_SCHEMA,    "malformed function schema")
+    X(ERR_BAD_SCHEMA,    "malformed function schema")                      \
+    X(ERR_REENTRANT,     "a registration from a listener or log hook of the same registry") \
+    X(ERR_IN_CALL,       "must not be called from inside a call (a kernel or hook)")
 
 #define DK__STATUS_ENUM(name, text) DK_##name,
 typedef enum dk_status { DK_FORALL_STATUS(DK__STATUS_ENUM) DK__STATUS_END } dk_status;
@@ -850,10 +852,15 @@ typedef enum dk_status { DK_FORALL_STATUS(DK__STATUS_ENUM) DK__STATUS_END } dk_s
 #define DK__SIG_BC(name, own_ag, autocast, functional, extra) name own_ag autocast functional;
 #define DK__SIG_FK(name, pb, prefix, roles, extra) name pb prefix roles;
 #define DK__SIG_ALIAS(name, set, extra) name set;
+#ifdef DK_CALL_EPOCHS
+#define DK__SIG_MODE "call epochs"
+#else
+#define DK__SIG_MODE "quiescent reclaim"
+#endif
 #define DK_CONFIG_SIGNATURE                                                  \
     DK__XSTR(DK_FORALL_BACKEND_COMPONENTS(DK__SIG_BC, ~) |                   \
              DK_FORALL_FUNCTIONALITY_KEYS(DK__SIG_FK, ~) |                   \
-             DK_FORALL_ALIAS_KEYS(DK__SIG_ALIAS, ~))
+             DK_FORALL_ALIAS_KEYS(DK__SIG_ALIAS, ~)) "|" DK__SIG_MODE
 
 DK_API int dk_version_number(void);
 DK_API const char *dk_status_str(dk_status s);
@@ -885,11 +892,28 @@ DK_API dk_status dk__config_check(const char *caller_signature);
 #define DK__LOAD_RLX(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 #define DK__STORE_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #define DK__STORE_RLX(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define DK__FENCE_SEQ() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define DK__FENCE_ACQ() __atomic_thread_fence(__ATOMIC_ACQUIRE)
+#define DK__FENCE_REL() __atomic_thread_fence(__ATOMIC_RELEASE)
+#define DK__FETCH_ADD(p, v) __atomic_add_fetch((p), (v), __ATOMIC_SEQ_CST)
+#define DK__CAS(p, expected, desired) \
+    __atomic_compare_exchange_n((p), (expected), (desired), 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)
 #else /* aligned word accesses; MSVC gives volatile acquire/release semantics on x86 */
 #define DK__LOAD_ACQ(p) (*(volatile const void *const *)0, *(p))
 #define DK__LOAD_RLX(p) (*(p))
 #define DK__STORE_REL(p, v) (*(p) = (v))
 #define DK__STORE_RLX(p, v) (*(p) = (v))
+#if defined(_MSC_VER)
+#include <intrin.h>
+#define DK__FENCE_SEQ() _mm_mfence()
+#define DK__FENCE_ACQ() _ReadWriteBarrier()
+#define DK__FENCE_REL() _ReadWriteBarrier()
+#define DK__FETCH_ADD(p, v) ((uint64_t)_InterlockedExchangeAdd64((volatile __int64 *)(p), (__int64)(v)) + (v))
+#define DK__CAS(p, expected, desired) \
+    (_InterlockedCompareExchangePointer((void *volatile *)(p), (desired), *(expected)) == *(expected))
+#else
+#error "dispatch.h: define the DK__LOAD/STORE/FENCE/FETCH_ADD/CAS atomics for this compiler"
+#endif
 #endif
 
 /* >>aliases -----------------------------------------------------------------
@@ -1052,23 +1076,61 @@ DK_INLINE dk_kernel_desc dk_fallthrough(void) {
     dk_kernel_desc d; d.fn = NULL; d.boxed = NULL; d.user_data = NULL; d.fallthrough = 1; return d;
 }
 
-/* An operator: a stable pointer with a dense id. The first two fields are
-   what the call path reads. */
-struct dk_operator {
+/* Why a slot holds its kernel: c10's words (computeDispatchTableEntryWithDebug)
+   and the dk_source they belong to (see dk_explain). */
+#define DK_FORALL_REASONS(X)                                              \
+    X(KERNEL,         "kernel",                  DK_SOURCE_KERNEL)          \
+    X(NON_FUNCTIONAL, "default backend kernel",  DK_SOURCE_DEFAULT_BACKEND) \
+    X(BACKEND,        "default backend kernel",  DK_SOURCE_DEFAULT_BACKEND) \
+    X(NESTED,         "nested kernel",           DK_SOURCE_MATH)            \
+    X(MATH,           "math kernel",             DK_SOURCE_MATH)            \
+    X(AMBIGUOUS,      "ambiguous autogradother", DK_SOURCE_AMBIGUOUS)       \
+    X(AUTOGRAD,       "autograd kernel",         DK_SOURCE_AUTOGRAD)        \
+    X(BATCHED,        "batched kernel",          DK_SOURCE_BATCHED)         \
+    X(FALLBACK,       "backend fallback",        DK_SOURCE_FALLBACK)        \
+    X(MISSING,        "missing",                 DK_SOURCE_MISSING)
+#define DK__REASON_ENUM(name, text, source) DK_REASON_##name,
+typedef enum dk_reason { DK_FORALL_REASONS(DK__REASON_ENUM) DK__REASON_END } dk_reason;
+#undef DK__REASON_ENUM
+
+/* Everything a call reads of an operator, as one immutable snapshot: the
+   dispatch table, the fallthrough masks and what the def says. A change
+   builds a new snapshot and publishes it with one release store, so a call
+   sees the state before or the state after a registration, never a mix
+   (see THREADS in the manual). */
+typedef struct dk_op_table {
     /* keys whose slot is not a fallthrough, by c10 getBackendIndex() */
     uint64_t nonfallthrough[DK_NUM_BACKENDS];
     /* one kernel record per runtime slot, never NULL */
-    const dk_kernel *table[DK_NUM_RUNTIME_ENTRIES];
-    const char *name;         /* "ns::name" or "ns::name.overload" */
-    const char *schema;       /* the def()'s schema string, or NULL */
-    uint32_t id;              /* dense, from 0, in creation order */
-    dk_registry *registry;
-    /* bit j: the j-th value from the top of a boxed call's stack is a
-       dispatch argument (Tensor, Tensor?, Tensor[], Tensor?[]), from the schema */
+    const dk_kernel *kernels[DK_NUM_RUNTIME_ENTRIES];
+    /* from the def (NULL / 0 without one): c10's normalised schema text;
+       bit j: the j-th value from the top of a boxed call's stack is a
+       dispatch argument (Tensor, Tensor?, Tensor[], Tensor?[]) */
+    const char *schema;
     uint64_t dispatch_args;
-    int num_arguments, num_returns;   /* from the schema (0 before the def) */
-    const dk_op_adapters *adapters;   /* NULL until set (dk_op_set_adapters) */
+    int num_arguments, num_returns;
+    const dk_op_adapters *adapters;   /* the def's boxing adapters, or NULL */
+    uint8_t reasons[DK_NUM_RUNTIME_ENTRIES];   /* dk_reason of each slot */
+} dk_op_table;
+
+/* An operator: a stable pointer with a dense id, valid while the operator
+   has a def or a kernel (and until the next reclaim after that). The first
+   field is what the call path reads. */
+struct dk_operator {
+    const dk_op_table *table;  /* the current snapshot: read with dk_op_table_of() */
+    const char *name;          /* "ns::name" or "ns::name.overload" */
+    uint32_t id;               /* dense: the lowest id no live operator uses */
+    dk_registry *registry;
 };
+
+/* The operator's current snapshot; everything in it is complete (acquire). */
+DK_INLINE const dk_op_table *dk_op_table_of(const dk_operator *op) { return DK__LOAD_ACQ(&op->table); }
+/* The kernel record a call would run at a slot (dk_ks_table_index). */
+DK_INLINE const dk_kernel *dk_op_slot_kernel(const dk_operator *op, int slot) {
+    return dk_op_table_of(op)->kernels[slot];
+}
+/* The def's schema in c10's normalised form, or NULL without a def. */
+DK_INLINE const char *dk_op_schema(const dk_operator *op) { return dk_op_table_of(op)->schema; }
 
 /* Memory and messages. Zero-initialise, set what you need. */
 typedef struct dk_registry_desc {
@@ -1091,14 +1153,38 @@ typedef struct dk_registry_desc {
 
 DK_API dk_status dk__registry_create(const dk_registry_desc *desc, dk_registry **out, const char *signature);
 #define dk_registry_create(desc, out) dk__registry_create((desc), (out), DK_CONFIG_SIGNATURE)
-/* Frees everything the registry owns, every handle included. */
+/* Frees everything the registry owns, every handle included. The caller
+   guarantees that no call, lookup or registration on it is running or will
+   start. Destroying the default registry is allowed: the next
+   dk_registry_default() creates a fresh one. */
 DK_API void dk_registry_destroy(dk_registry *r);
-/* The process-wide registry (created on first use) that DK_LIBRARY uses. */
+/* The process-wide registry that the DK_LIBRARY macros use, created on
+   first use with the description given to dk_registry_default_configure. */
 DK_API dk_registry *dk_registry_default(void);
+/* Sets the hooks of the default registry (log, tensor_keyset, and the
+   memory functions if it does not exist yet; see dk_registry_set_hooks),
+   whether called before or after the first DK_LIBRARY block ran. */
+DK_API dk_status dk_registry_default_configure(const dk_registry_desc *desc);
+/* Replaces a registry's log and tensor_keyset hooks (desc's other fields
+   are ignored); calls see the old pair or the new one, never a mix. */
+DK_API dk_status dk_registry_set_hooks(dk_registry *r, const dk_registry_desc *desc);
+/* Frees the memory that deregistrations retired (kernel records, old
+   tables, operators without registrations). Without DK_CALL_EPOCHS the
+   caller declares a quiescent point: no other thread is inside a call or a
+   lookup on r, and this thread is not inside a kernel. With DK_CALL_EPOCHS
+   it waits for the calls in flight instead and may be called anywhere but
+   from inside a call (DK_ERR_IN_CALL). See MEMORY in the manual. */
+DK_API dk_status dk_registry_reclaim(dk_registry *r);
+/* Bytes the registry holds through desc.alloc, and how many of them wait
+   for a reclaim. */
+typedef struct dk_registry_stats { size_t live_bytes, retired_bytes, operators; } dk_registry_stats;
+DK_API void dk_registry_get_stats(dk_registry *r, dk_registry_stats *out);
 
-/* def: an operator schema "ns::name.overload(args) -> returns". */
-DK_API dk_status dk__def(dk_registry *r, const char *schema, const char *file, int line,
-                         dk_registration **out, const char *signature);
+/* def: an operator schema "ns::name.overload(args) -> returns", with
+   optional boxing adapters (gen/ passes its generated ones): they belong to
+   the def and go with it. */
+DK_API dk_status dk__def(dk_registry *r, const char *schema, const dk_op_adapters *adapters, const char *file,
+                         int line, dk_registration **out, const char *signature);
 /* impl: a kernel for one key of an operator (runtime or alias key;
    DK_Undefined = catch-all = CompositeImplicitAutograd). The operator need
    not be defined yet. */
@@ -1108,7 +1194,9 @@ DK_API dk_status dk__impl(dk_registry *r, const char *op_name, dk_key key, dk_ke
    an alias key registers every runtime key of the alias. */
 DK_API dk_status dk__fallback(dk_registry *r, dk_key key, dk_kernel_desc kernel,
                               const char *file, int line, dk_registration **out, const char *signature);
-#define dk_def(r, schema, out) dk__def((r), (schema), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
+#define dk_def(r, schema, out) dk__def((r), (schema), NULL, __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
+#define dk_def_with_adapters(r, schema, adapters, out) \
+    dk__def((r), (schema), (adapters), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
 #define dk_impl(r, op, key, kernel, out) \
     dk__impl((r), (op), (key), (kernel), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
 #define dk_fallback(r, key, kernel, out) \
@@ -1150,14 +1238,26 @@ DK_API dk_status dk__library_run(dk_registry *r, dk_library_kind kind, const cha
 /* Static registration before main (GCC / Clang constructors):
        DK_LIBRARY(myops, m) { dk_lib_def(m, "add(Tensor a, Tensor b) -> Tensor"); }
        DK_LIBRARY_IMPL(myops, CPU, m) { dk_lib_impl(m, "add", DK_Undefined, dk_unboxed(DK_FN(add_cpu), NULL)); }
-   Without constructors (or when a static library would drop the object),
-   write the block as a function and call dk_library_run() yourself. */
+   Each block registers into dk_registry_default() when its object is
+   loaded and closes its library when the object is unloaded (dlclose, or
+   exit): everything it registered goes away, and with DK_CALL_EPOCHS the
+   unload waits for the calls running its kernels. Without constructors
+   (or when a static library would drop the object), write the block as a
+   function and call dk_library_run() / dk_library_close() yourself. */
+DK_API dk_status dk__library_static(dk_library_kind kind, const char *ns, dk_key key, dk_library_block block,
+                                    const char *file, int line, dk_library **slot, const char *signature);
 #if defined(__GNUC__) || defined(__clang__)
 #define DK__CONSTRUCTOR(fn) static void fn(void) __attribute__((constructor)); static void fn(void)
+#define DK__DESTRUCTOR(fn) static void fn(void) __attribute__((destructor)); static void fn(void)
 #define DK__LIBRARY_STATIC(kind, ns, key, m, uid)                                                    \
     static void DK__XCAT(dk__lib_block_, uid)(dk_library *m);                                         \
+    static dk_library *DK__XCAT(dk__lib_, uid);                                                       \
     DK__CONSTRUCTOR(DK__XCAT(dk__lib_init_, uid)) {                                                  \
-        dk_library_run(dk_registry_default(), kind, #ns, key, DK__XCAT(dk__lib_block_, uid), NULL);   \
+        dk__library_static(kind, #ns, key, DK__XCAT(dk__lib_block_, uid), __FILE__, __LINE__,         \
+                           &DK__XCAT(dk__lib_, uid), DK_CONFIG_SIGNATURE);                            \
+    }                                                                                                \
+    DK__DESTRUCTOR(DK__XCAT(dk__lib_fini_, uid)) {                                                   \
+        if (DK__XCAT(dk__lib_, uid)) dk_library_close(DK__XCAT(dk__lib_, uid));                      \
     }                                                                                                \
     static void DK__XCAT(dk__lib_block_, uid)(dk_library *m)
 #define DK_LIBRARY(ns, m) DK__LIBRARY_STATIC(DK_LIB_DEF, ns, DK_Undefined, m, DK__XCAT(ns##_def_, __LINE__))
@@ -1220,12 +1320,21 @@ typedef struct dk_tls_state { uint64_t included_raw, excluded_raw; } dk_tls_stat
 /* Trace hook: called for every call and redispatch while set (see dk_set_trace). */
 typedef void (*dk_trace_fn)(const dk_operator *op, dk_keyset ks, dk_key key, int is_redispatch, void *user_data);
 
+/* Call epochs (DK_CALL_EPOCHS only): a thread inside a call publishes the
+   registry-wide epoch it entered at in its reader record; 0 = outside. */
+typedef struct dk__reader { uint64_t epoch; struct dk__reader *next; int in_use; } dk__reader;
+typedef struct dk__reader_tls { unsigned nesting; dk__reader *rec; } dk__reader_tls;
+
 #ifdef DISPATCH_STATIC
 static DK_THREAD_LOCAL dk_tls_state dk__tls DK_TLS_MODEL;
+static DK_THREAD_LOCAL dk__reader_tls dk__rd DK_TLS_MODEL;
 static dk_trace_fn dk__trace_hook;
+static uint64_t dk__epoch = 1;
 #else
 extern DK_THREAD_LOCAL dk_tls_state dk__tls DK_TLS_MODEL;
+extern DK_THREAD_LOCAL dk__reader_tls dk__rd DK_TLS_MODEL;
 extern dk_trace_fn dk__trace_hook;
+extern uint64_t dk__epoch;
 #endif
 
 DK_INLINE dk_keyset dk_tls_included(void) { return dk_ks_raw(dk__tls.included_raw ^ DK__R_DEFAULT_INCLUDED); }
@@ -1291,28 +1400,62 @@ DK_INLINE dk_guard dk_skip_functionalize_push(void) {
 #endif
 
 DK_API void dk__trace(const dk_operator *op, dk_keyset ks, int is_redispatch);
+DK_API void dk__reader_attach(void);
+
+/* Brackets of a call under DK_CALL_EPOCHS (the typed calls and boxed calls
+   use them; a program that calls dk_dispatch / dk_lookup and then the
+   kernel itself brackets both): while any thread is inside, memory it may
+   read is not freed and deregistration waits for it. Nest freely. Without
+   DK_CALL_EPOCHS they compile to nothing. */
+DK_INLINE void dk_call_enter(void) {
+#ifdef DK_CALL_EPOCHS
+    if (dk__rd.nesting++ == 0) {
+        if (DK__UNLIKELY(dk__rd.rec == NULL)) dk__reader_attach();
+        DK__STORE_RLX(&dk__rd.rec->epoch, DK__LOAD_RLX(&dk__epoch));
+        DK__FENCE_SEQ(); /* the epoch is visible before any table is read */
+    }
+#endif
+}
+DK_INLINE void dk_call_exit(void) {
+#ifdef DK_CALL_EPOCHS
+    if (--dk__rd.nesting == 0) DK__STORE_REL(&dk__rd.rec->epoch, (uint64_t)0);
+#endif
+}
 
 DK_INLINE const dk_kernel *dk_lookup(const dk_operator *op, dk_keyset ks) {
 #ifndef DK_NO_TRACE
-    if (DK__UNLIKELY(dk__trace_hook != NULL)) dk__trace(op, ks, 1);
+    if (DK__UNLIKELY(DK__LOAD_RLX(&dk__trace_hook) != NULL)) dk__trace(op, ks, 1);
 #endif
-    return DK__LOAD_ACQ(&op->table[dk__slot(ks.repr)]);
+    return DK__LOAD_ACQ(&op->table)->kernels[dk__slot(ks.repr)];
+}
+
+/* c10's dispatch keyset, written once (dk_dispatch, dk_explain): the
+   arguments with the thread's included keys, minus its excluded ones
+   (backend bits are never excluded), ... */
+DK_INLINE uint64_t dk__call_keyset_after_tls(uint64_t args) {
+    dk_tls_state t = dk__tls;
+    return (args | (t.included_raw ^ DK__R_DEFAULT_INCLUDED)) &
+           (DK__R_BACKENDS | ~(t.excluded_raw ^ DK__R_DEFAULT_EXCLUDED));
+}
+/* ... then the operator's fallthrough mask of the highest backend. */
+DK_INLINE uint64_t dk__call_keyset_masked(const dk_op_table *tab, uint64_t args, uint64_t ks) {
+#if DK_C10_VERSION == 11301 /* 1.13.1 picks the per-backend mask by the arguments' backend */
+    (void)ks;
+    return ks & tab->nonfallthrough[dk__msb((args & DK__R_BACKENDS) | 1)];
+#else
+    (void)args;
+    return ks & tab->nonfallthrough[dk__msb((ks & DK__R_BACKENDS) | 1)];
+#endif
 }
 
 DK_INLINE const dk_kernel *dk_dispatch(const dk_operator *op, dk_keyset args, dk_keyset *out_ks) {
-    dk_tls_state t = dk__tls;
-    uint64_t ks = (args.repr | (t.included_raw ^ DK__R_DEFAULT_INCLUDED)) &
-                  (DK__R_BACKENDS | ~(t.excluded_raw ^ DK__R_DEFAULT_EXCLUDED));
-#if DK_C10_VERSION == 11301 /* 1.13.1 picks the per-backend mask by the arguments' backend */
-    ks &= DK__LOAD_RLX(&op->nonfallthrough[dk__msb((args.repr & DK__R_BACKENDS) | 1)]);
-#else
-    ks &= DK__LOAD_RLX(&op->nonfallthrough[dk__msb((ks & DK__R_BACKENDS) | 1)]);
-#endif
+    const dk_op_table *tab = DK__LOAD_ACQ(&op->table); /* one snapshot: mask and slot agree */
+    uint64_t ks = dk__call_keyset_masked(tab, args.repr, dk__call_keyset_after_tls(args.repr));
     out_ks->repr = ks;
 #ifndef DK_NO_TRACE
-    if (DK__UNLIKELY(dk__trace_hook != NULL)) dk__trace(op, *out_ks, 0);
+    if (DK__UNLIKELY(DK__LOAD_RLX(&dk__trace_hook) != NULL)) dk__trace(op, *out_ks, 0);
 #endif
-    return DK__LOAD_ACQ(&op->table[dk__slot(ks)]);
+    return tab->kernels[dk__slot(ks)];
 }
 
 /* The slow path: a boxed kernel or fallback gets (kernel, op, ks, args);
@@ -1390,17 +1533,32 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
         DK__MAP(DK__OP_PACK, __VA_ARGS__)                                                            \
         dk__call_slow(dk__o, dk__ks, dk__k, &dk__a, NULL, 0);                                       \
     }                                                                                                \
-    DK__DECLARE_OP_ENTRIES(name, void, (void), keyset_expr, __VA_ARGS__)
+    DK__DECLARE_OP_ENTRIES(name, void, void, keyset_expr, __VA_ARGS__)
 
+/* DK__OP_BODY_<ret>(R, call): the body of an entry; under DK_CALL_EPOCHS the
+   call runs between dk_call_enter and dk_call_exit. */
+#define DK__OP_TAIL_return(R, call) return call;
+#define DK__OP_TAIL_void(R, call) call;
+#ifdef DK_CALL_EPOCHS
+#define DK__OP_BODY_return(R, call) R dk__r; dk_call_enter(); dk__r = call; dk_call_exit(); return dk__r;
+#define DK__OP_BODY_void(R, call) dk_call_enter(); call; dk_call_exit();
+#else
+#define DK__OP_BODY_return DK__OP_TAIL_return
+#define DK__OP_BODY_void DK__OP_TAIL_void
+#endif
 #define DK__DECLARE_OP_ENTRIES(name, R, ret, keyset_expr, ...)                                       \
-    DK_INLINE R name##_call(const dk_operator *dk__o DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {          \
+    DK_INLINE R name##_dispatch_invoke(const dk_operator *dk__o DK__MAP(DK__OP_PARAM, __VA_ARGS__)) { \
         dk_keyset dk__ks;                                                                            \
         const dk_kernel *dk__k = dk_dispatch(dk__o, (keyset_expr), &dk__ks);                        \
-        ret name##_invoke(dk__o, dk__ks, dk__k DK__MAP(DK__OP_ARG, __VA_ARGS__));                   \
+        DK__OP_TAIL_##ret(R, name##_invoke(dk__o, dk__ks, dk__k DK__MAP(DK__OP_ARG, __VA_ARGS__)))  \
+    }                                                                                                \
+    DK_INLINE R name##_call(const dk_operator *dk__o DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {          \
+        DK__OP_BODY_##ret(R, name##_dispatch_invoke(dk__o DK__MAP(DK__OP_ARG, __VA_ARGS__)))       \
     }                                                                                                \
     DK_INLINE R name##_redispatch(const dk_operator *dk__o, dk_keyset dk__ks                        \
                                   DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {                              \
-        ret name##_invoke(dk__o, dk__ks, dk_lookup(dk__o, dk__ks) DK__MAP(DK__OP_ARG, __VA_ARGS__)); \
+        DK__OP_BODY_##ret(R, name##_invoke(dk__o, dk__ks, dk_lookup(dk__o, dk__ks)                 \
+                                            DK__MAP(DK__OP_ARG, __VA_ARGS__)))                       \
     }
 
 /* Errors of calls (no kernel, a fallthrough or the ambiguity executed). */
@@ -1409,7 +1567,7 @@ typedef void (*dk_call_error_fn)(const dk_operator *op, dk_keyset ks, dk_status 
 /* What the registry does on a failed call: default dk_call_error_report
    (message in dk_last_error, status in dk_last_call_status); or
    dk_call_error_abort (print and abort), or a function of your own. */
-DK_API void dk_registry_set_call_error(dk_registry *r, dk_call_error_fn fn, void *user_data);
+DK_API dk_status dk_registry_set_call_error(dk_registry *r, dk_call_error_fn fn, void *user_data);
 DK_API void dk_call_error_report(const dk_operator *op, dk_keyset ks, dk_status status, const char *message,
                                  void *user_data);
 DK_API void dk_call_error_abort(const dk_operator *op, dk_keyset ks, dk_status status, const char *message,
@@ -1587,9 +1745,111 @@ DK_INLINE uint64_t dk_schema_dispatch_args(const dk_schema *s) { return s->dispa
 extern "C" {
 #endif
 
+/* >>impl-threads --------------------------------------------------------------
+
+   Platform pieces: one mutex per registry (and one process-wide, for the
+   default registry, the trace hook and the reader list), and per-thread
+   state kept OUT of static TLS: a dlopen'ed object may only have a small
+   initial-exec block (glibc reserves a few hundred bytes for all of them),
+   so the hot keysets and the call-epoch record (32 bytes) are initial-exec,
+   and the 4 KB message buffer is allocated on a thread's first error and
+   freed when the thread exits. */
+#if defined(_WIN32)
+#include <windows.h>
+typedef SRWLOCK dk__mutex;
+#define DK__MUTEX_INITIALIZER SRWLOCK_INIT
+#define dk__mutex_init(m) InitializeSRWLock(m)
+#define dk__mutex_destroy(m) ((void)(m))
+#define dk__mutex_lock(m) AcquireSRWLockExclusive(m)
+#define dk__mutex_unlock(m) ReleaseSRWLockExclusive(m)
+#define dk__yield() SwitchToThread()
+#else
+#include <pthread.h>
+#include <sched.h>
+typedef pthread_mutex_t dk__mutex;
+#define DK__MUTEX_INITIALIZER PTHREAD_MUTEX_INITIALIZER
+#define dk__mutex_init(m) pthread_mutex_init((m), NULL)
+#define dk__mutex_destroy(m) pthread_mutex_destroy(m)
+#define dk__mutex_lock(m) pthread_mutex_lock(m)
+#define dk__mutex_unlock(m) pthread_mutex_unlock(m)
+#define dk__yield() sched_yield()
+#endif
+
+static dk__mutex dk__global_lock = DK__MUTEX_INITIALIZER;
+
+enum { DK__MESSAGE_MAX = 4096 };
+
+/* What a thread owns outside TLS; released by dk__thread_exit. */
+typedef struct dk__thread_state {
+    char message[DK__MESSAGE_MAX];   /* dk_last_error() */
+    dk__reader *reader;              /* its call-epoch record, or NULL */
+} dk__thread_state;
+
+static DK_THREAD_LOCAL dk__thread_state *dk__thread;
+static DK_THREAD_LOCAL dk_status dk__call_status;
+static DK_THREAD_LOCAL char dk__me;  /* its address names the thread (lock owner) */
+
+static void dk__thread_exit(void *p) {
+    dk__thread_state *t = (dk__thread_state *)p;
+    if (!t) return;
+    if (t->reader) {                 /* the record stays in the list, free for another thread */
+        DK__STORE_REL(&t->reader->epoch, (uint64_t)0);
+        DK__STORE_REL(&t->reader->in_use, 0);
+    }
+    dk__thread = NULL;
+    free(t);
+}
+
+#if defined(_WIN32)
+static DWORD dk__thread_key = FLS_OUT_OF_INDEXES;
+static void WINAPI dk__thread_exit_win(void *p) { dk__thread_exit(p); }
+static BOOL CALLBACK dk__thread_key_init(PINIT_ONCE o, PVOID p, PVOID *c) {
+    (void)o; (void)p; (void)c;
+    dk__thread_key = FlsAlloc(dk__thread_exit_win);
+    return TRUE;
+}
+static INIT_ONCE dk__thread_key_once = INIT_ONCE_STATIC_INIT;
+static void dk__thread_register(dk__thread_state *t) {
+    InitOnceExecuteOnce(&dk__thread_key_once, dk__thread_key_init, NULL, NULL);
+    if (dk__thread_key != FLS_OUT_OF_INDEXES) FlsSetValue(dk__thread_key, t);
+}
+#else
+static pthread_key_t dk__thread_key;
+static int dk__thread_key_ok;
+static pthread_once_t dk__thread_key_once = PTHREAD_ONCE_INIT;
+static void dk__thread_key_init(void) { dk__thread_key_ok = pthread_key_create(&dk__thread_key, dk__thread_exit) == 0; }
+static void dk__thread_register(dk__thread_state *t) {
+    pthread_once(&dk__thread_key_once, dk__thread_key_init);
+    if (dk__thread_key_ok) pthread_setspecific(dk__thread_key, t);
+}
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(DISPATCH_STATIC)
+/* Unloading the object that holds the implementation must not leave glibc
+   a destructor pointing into unmapped code. */
+__attribute__((destructor)) static void dk__thread_key_unload(void) {
+    if (dk__thread_key_ok) pthread_key_delete(dk__thread_key);
+    dk__thread_key_ok = 0;
+}
+#endif
+#endif
+
+/* The calling thread's state, allocated on first use (NULL when out of memory). */
+DK__PRIVATE dk__thread_state *dk__thread_state_get(void) {
+    dk__thread_state *t = dk__thread;
+    if (t) return t;
+    if (!(t = (dk__thread_state *)calloc(1, sizeof *t))) return NULL;
+    dk__thread = t;
+    dk__thread_register(t);
+    return t;
+}
+
 /* >>impl-errors ------------------------------------------------------------- */
 
-static DK_THREAD_LOCAL char dk__error_text[2048];
+static const char dk__no_message[] = "(no message: out of memory for this thread's message buffer)";
+
+DK__PRIVATE void dk__set_message(const char *fmt, va_list ap) {
+    dk__thread_state *t = dk__thread_state_get();
+    if (t) vsnprintf(t->message, sizeof t->message, fmt, ap);
+}
 
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 2, 3)))
@@ -1597,7 +1857,7 @@ __attribute__((format(printf, 2, 3)))
 DK__PRIVATE dk_status dk__fail(dk_status s, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(dk__error_text, sizeof dk__error_text, fmt, ap);
+    dk__set_message(fmt, ap);
     va_end(ap);
     return s;
 }
@@ -1611,7 +1871,121 @@ DK_API const char *dk_status_str(dk_status s) {
     return (unsigned)s < (unsigned)DK__STATUS_END ? texts[s] : "unknown status";
 }
 
-DK_API const char *dk_last_error(void) { return dk__error_text; }
+DK_API const char *dk_last_error(void) {
+    dk__thread_state *t = dk__thread_state_get();
+    return t ? t->message : dk__no_message;
+}
+
+/* >>impl-epochs ----------------------------------------------------------------
+
+   Note [Reclamation]. Readers (calls, lookups) never lock, so memory a
+   registration unpublishes (an old table snapshot, a kernel record, an
+   operator, an old name index) may still be read. It is retired, tagged
+   with a grace-period number, and freed once no reader can hold it:
+   - default (no DK_CALL_EPOCHS): readers do nothing; the program declares
+     quiescent points with dk_registry_reclaim(), which frees everything.
+   - DK_CALL_EPOCHS: a reader entering its outermost call stores the
+     current epoch in its per-thread record, then a full fence; it stores 0
+     when it leaves. A writer unpublishes, then advances the epoch (a
+     seq_cst RMW and fence); memory tagged g is safe once every record
+     reads 0 or >= g: a reader that stored its epoch before the writer's
+     fence is seen by the scan, one that stored it after sees the new
+     pointers (the two fences order the store-load pairs). Registrations
+     free what is already safe; deregistration and reclaim wait. */
+#ifndef DISPATCH_STATIC
+DK_THREAD_LOCAL dk__reader_tls dk__rd DK_TLS_MODEL;
+uint64_t dk__epoch = 1;
+#endif
+static dk__reader *dk__readers;    /* every record ever attached; reused, never freed */
+
+DK_API void dk__reader_attach(void) {
+    dk__thread_state *t = dk__thread_state_get();
+    dk__reader *rec, *head;
+    if (!t) { fprintf(stderr, "dispatch.h: out of memory attaching a thread to call epochs\n"); abort(); }
+    for (rec = DK__LOAD_ACQ(&dk__readers); rec; rec = rec->next) {
+        int expected = 0;
+        if (DK__LOAD_RLX(&rec->in_use) == 0 && DK__CAS(&rec->in_use, &expected, 1)) break;
+    }
+    if (!rec) {
+        if (!(rec = (dk__reader *)calloc(1, sizeof *rec))) {
+            fprintf(stderr, "dispatch.h: out of memory attaching a thread to call epochs\n");
+            abort();
+        }
+        rec->in_use = 1;
+        head = DK__LOAD_RLX(&dk__readers);
+        do rec->next = head; while (!DK__CAS(&dk__readers, &head, rec));
+    }
+    t->reader = rec;
+    dk__rd.rec = rec;
+}
+
+DK__PRIVATE int dk__in_call(void) {
+#ifdef DK_CALL_EPOCHS
+    return dk__rd.nesting > 0;
+#else
+    return 0;
+#endif
+}
+
+/* Starts a grace period; memory unpublished before it is tagged with the result. */
+DK__PRIVATE uint64_t dk__grace_start(void) {
+    uint64_t g = DK__FETCH_ADD(&dk__epoch, 1);
+    DK__FENCE_SEQ();
+    return g;
+}
+
+/* The oldest epoch a thread is inside, or UINT64_MAX when none is. */
+DK__PRIVATE uint64_t dk__oldest_reader(void) {
+    uint64_t oldest = UINT64_MAX;
+    const dk__reader *rec;
+    for (rec = DK__LOAD_ACQ(&dk__readers); rec; rec = rec->next) {
+        uint64_t e = DK__LOAD_ACQ(&rec->epoch);
+        if (e && e < oldest) oldest = e;
+    }
+    return oldest;
+}
+
+/* Waits until every thread that was inside a call when grace period g
+   started has left it (never called from inside a call). */
+DK__PRIVATE void dk__grace_wait(uint64_t g) {
+    unsigned spins = 0;
+    while (dk__oldest_reader() < g)
+        if (++spins > 64) dk__yield();
+}
+
+/* ---- hooks published as one unit -------------------------------------------
+
+   The trace hook is process-wide: its function and user data sit behind a
+   sequence counter (odd while written), so a reader never pairs one hook
+   with another's user data. */
+static unsigned dk__trace_seq;
+static void *dk__trace_user_data;
+
+DK_API void dk_set_trace(dk_trace_fn fn, void *user_data) {
+    unsigned s;
+    dk__mutex_lock(&dk__global_lock);
+    s = DK__LOAD_RLX(&dk__trace_seq);
+    DK__STORE_RLX(&dk__trace_seq, s + 1);
+    DK__FENCE_REL();
+    DK__STORE_RLX(&dk__trace_user_data, user_data);
+    DK__STORE_RLX(&dk__trace_hook, fn);
+    DK__STORE_REL(&dk__trace_seq, s + 2);
+    dk__mutex_unlock(&dk__global_lock);
+}
+
+DK_API void dk__trace(const dk_operator *op, dk_keyset ks, int is_redispatch) {
+    dk_trace_fn fn;
+    void *ud;
+    unsigned s1, s2;
+    do {
+        s1 = DK__LOAD_ACQ(&dk__trace_seq);
+        fn = DK__LOAD_RLX(&dk__trace_hook);
+        ud = DK__LOAD_RLX(&dk__trace_user_data);
+        DK__FENCE_ACQ();
+        s2 = DK__LOAD_RLX(&dk__trace_seq);
+    } while ((s1 & 1) || s1 != s2);
+    if (fn) fn(op, ks, dk_ks_highest_key(ks), is_redispatch, ud);
+}
 
 /* >>impl-names -------------------------------------------------------------- */
 
@@ -1683,19 +2057,23 @@ DK__PRIVATE void dk__append(char *buf, size_t size, size_t *len, const char *tex
     *len += n;
 }
 
-DK_API int dk_ks_to_string(dk_keyset ks, char *buf, size_t size) {
-    size_t len = 0;
+DK__PRIVATE void dk__append_keyset(char *buf, size_t size, size_t *len, dk_keyset ks) {
     dk_key k;
     const char *sep = "";
-    if (buf && size) buf[0] = '\0';
-    else size = 0;
-    dk__append(buf, size, &len, "DispatchKeySet(");
+    dk__append(buf, size, len, "DispatchKeySet(");
     DK_KS_FOREACH(k, ks) {
-        dk__append(buf, size, &len, sep);
-        dk__append(buf, size, &len, dk__key_names[k]);
+        dk__append(buf, size, len, sep);
+        dk__append(buf, size, len, dk__key_names[k]);
         sep = ", ";
     }
-    dk__append(buf, size, &len, ")");
+    dk__append(buf, size, len, ")");
+}
+
+DK_API int dk_ks_to_string(dk_keyset ks, char *buf, size_t size) {
+    size_t len = 0;
+    if (buf && size) buf[0] = '\0';
+    else size = 0;
+    dk__append_keyset(buf, size, &len, ks);
     return (int)len;
 }
 
@@ -1731,26 +2109,6 @@ DK_API dk_status dk__config_check(const char *caller_signature) {
 }
 
 
-/* >>impl-threads -------------------------------------------------------------
-
-   One mutex per registry serialises every change; readers (calls, name
-   lookups) take no lock: they load published pointers with acquire order. */
-#if defined(_WIN32)
-#include <windows.h>
-typedef SRWLOCK dk__mutex;
-#define dk__mutex_init(m) InitializeSRWLock(m)
-#define dk__mutex_destroy(m) ((void)(m))
-#define dk__mutex_lock(m) AcquireSRWLockExclusive(m)
-#define dk__mutex_unlock(m) ReleaseSRWLockExclusive(m)
-#else
-#include <pthread.h>
-typedef pthread_mutex_t dk__mutex;
-#define dk__mutex_init(m) pthread_mutex_init((m), NULL)
-#define dk__mutex_destroy(m) pthread_mutex_destroy(m)
-#define dk__mutex_lock(m) pthread_mutex_lock(m)
-#define dk__mutex_unlock(m) pthread_mutex_unlock(m)
-#endif
-
 #ifndef DK_HASH64
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -1765,13 +2123,17 @@ struct dk_registration {
     dk_kernel kernel;             /* first: dispatch tables point here */
     dk_registry *registry;
     int type;                     /* DK__REG_* */
-    int live;                     /* 0 once deregistered (kept until the registry dies) */
+    int live;                     /* 0 once deregistered (until reclaimed) */
     struct dk__op *op;            /* def, impl */
-    dk_registration *next;        /* op's impl list (newest first), listener list, retired list */
+    dk_registration *next;        /* op's impl list (newest first), listener list */
     dk_library *library;          /* the block that made it, or NULL */
     dk_registration *lib_next;    /* that block's list (newest first) */
     dk_op_listener on_registered, on_deregistered;
-    const char *schema;           /* def: the schema text */
+    /* def: c10's normalised schema text, what boxed calls need, adapters */
+    const char *schema;
+    uint64_t dispatch_args;
+    int num_arguments, num_returns;
+    const dk_op_adapters *adapters;
 };
 
 typedef struct dk__op {
@@ -1779,13 +2141,11 @@ typedef struct dk__op {
     uint64_t hash;
     dk_registration *def;         /* at most one live def */
     dk_registration *impls;       /* live impls, newest first */
-    int visible;                  /* has a def or an impl (read lock-free) */
 } dk__op;
 
 typedef struct dk__bucket { uint64_t hash; dk__op *op; } dk__bucket;
-typedef struct dk__index {        /* open addressing, linear probing, never shrinks */
-    struct dk__index *retired_next;
-    size_t mask, count;
+typedef struct dk__index {        /* open addressing, linear probing; removal leaves a tombstone */
+    size_t mask, used;            /* used: live entries + tombstones */
     dk__bucket *buckets;          /* points just past this header */
 } dk__index;
 
@@ -1794,6 +2154,8 @@ struct dk_library {
     dk_library_kind kind;
     dk_key key;                   /* IMPL blocks; Undefined otherwise */
     int log_errors;               /* a static block: report failures through the log hook */
+    int closed;                   /* dk_library_close ran (kept until reclaimed) */
+    dk_library **static_slot;     /* a static block's handle variable, cleared when closed */
     const char *ns, *debug, *where;  /* "registered at f:l", "f:l" */
     dk_registration *regs;        /* what the block registered, newest first */
     dk_library *next;             /* the registry's open libraries */
@@ -1815,26 +2177,76 @@ struct dk__slot_info {
     dk_keyset autograd_backends;  /* c10 getBackendKeySetFromAutograd */
 };
 
+/* The hooks calls read, published as one immutable record. */
+typedef struct dk__hooks {
+    dk_call_error_fn call_error;
+    void *call_error_user_data;
+    dk_keyset (*tensor_keyset)(const void *tensor, void *user_data);
+    void *tensor_keyset_user_data;
+    void (*log)(int is_error, const char *message, void *user_data);
+    void *log_user_data;
+} dk__hooks;
+
+/* Every allocation of a registry starts with this header: its size (for the
+   statistics) and, once retired, the retired list's link and grace period. */
+typedef union dk__block {
+    struct { union dk__block *next; uint64_t grace; size_t size; } h;
+    long double align_ld;
+    void *align_p;
+    uint64_t align_u;
+} dk__block;
+
 struct dk_registry {
     dk__mutex lock;
-    dk_registry_desc desc;
+    const char *owner;            /* &dk__me of the thread holding the lock, else NULL */
+    dk_registry_desc desc;        /* alloc / free / no_default_fallthroughs */
+    const dk__hooks *hooks;       /* published with release */
     dk__index *index;             /* published with release; read lock-free */
-    dk__index *retired_indexes;
-    dk__op **ops;                 /* by id */
-    uint32_t n_ops, cap_ops;
+    dk__op **ops;                 /* by id; NULL = free id; only read under the lock */
+    uint32_t n_ops, cap_ops;      /* ids in use are below n_ops */
+    uint32_t live_ops, free_hint; /* no free id below free_hint */
     dk_registration *fallbacks[DK_NUM_RUNTIME_ENTRIES];
     dk_library *libraries;
     dk_registration *listeners;
-    dk_registration *retired;     /* deregistered handles: calls may still hold their kernels */
+    dk__block *retired;           /* unpublished memory, newest first */
+    size_t live_bytes, retired_bytes;
     dk_kernel missing, ambiguous; /* sentinels: no table slot is ever NULL */
     struct dk__slot_info slot_info[DK_NUM_RUNTIME_ENTRIES];
-    dk__op empty;                 /* the table of an operator without kernels */
-    dk_call_error_fn call_error;  /* failed calls */
-    void *call_error_user_data;
+    dk_op_table empty;            /* the table of an operator without kernels */
+    dk__op tombstone;             /* marks a removed entry of the name index */
     const char *verified[4];      /* list signatures already compared */
 };
 
 static const char dk__own_signature[] = DK_CONFIG_SIGNATURE;
+
+/* ---- locking ----------------------------------------------------------------
+
+   Listener and log hooks run under the registry's lock. Read-only
+   introspection from such a hook works (the lock knows its owner);
+   registering from it fails with DK_ERR_REENTRANT instead of deadlocking. */
+DK__PRIVATE int dk__owns(const dk_registry *r) { return DK__LOAD_RLX(&r->owner) == &dk__me; }
+
+DK__PRIVATE void dk__lock(dk_registry *r) {
+    dk__mutex_lock(&r->lock);
+    DK__STORE_RLX(&r->owner, (const char *)&dk__me);
+}
+DK__PRIVATE void dk__unlock(dk_registry *r) {
+    DK__STORE_RLX(&r->owner, (const char *)NULL);
+    dk__mutex_unlock(&r->lock);
+}
+/* For readers: locks unless this thread already holds the lock; returns
+   whether it locked (pass it to dk__read_unlock). */
+DK__PRIVATE int dk__read_lock(dk_registry *r) {
+    if (dk__owns(r)) return 0;
+    dk__lock(r);
+    return 1;
+}
+DK__PRIVATE void dk__read_unlock(dk_registry *r, int locked) { if (locked) dk__unlock(r); }
+
+DK__PRIVATE dk_status dk__reentrant(const char *what) {
+    return dk__fail(DK_ERR_REENTRANT, "%s: called from a listener or log hook of the same registry, while it "
+                                      "is changing (register from outside the hook)", what);
+}
 
 /* ---- memory --------------------------------------------------------------- */
 
@@ -1842,11 +2254,112 @@ static void *dk__default_alloc(size_t n, void *ud) { (void)ud; return malloc(n);
 static void dk__default_free(void *p, void *ud) { (void)ud; free(p); }
 
 DK__PRIVATE void *dk__alloc(dk_registry *r, size_t n) {
-    void *p = r->desc.alloc(n, r->desc.alloc_user_data);
-    if (!p) dk__fail(DK_ERR_NO_MEMORY, "out of memory allocating %lu bytes", (unsigned long)n);
-    return p;
+    dk__block *b = (dk__block *)r->desc.alloc(sizeof(dk__block) + n, r->desc.alloc_user_data);
+    if (!b) {
+        dk__fail(DK_ERR_NO_MEMORY, "out of memory allocating %lu bytes", (unsigned long)n);
+        return NULL;
+    }
+    b->h.next = NULL;
+    b->h.grace = 0;
+    b->h.size = sizeof(dk__block) + n;
+    r->live_bytes += b->h.size;
+    return b + 1;
 }
-DK__PRIVATE void dk__free(dk_registry *r, void *p) { if (p) r->desc.free(p, r->desc.alloc_user_data); }
+DK__PRIVATE void dk__free(dk_registry *r, void *p) {
+    dk__block *b = (dk__block *)p - 1;
+    if (!p) return;
+    r->live_bytes -= b->h.size;
+    r->desc.free(b, r->desc.alloc_user_data);
+}
+/* Unpublished memory: freed when no reader can hold it (Note [Reclamation]). */
+DK__PRIVATE void dk__retire(dk_registry *r, const void *p) {
+    dk__block *b = (dk__block *)p - 1;
+    if (!p) return;
+    b->h.grace = 0;                /* tagged by dk__end_change */
+    b->h.next = r->retired;
+    r->retired = b;
+    r->retired_bytes += b->h.size;
+}
+
+/* An operator's table, unless it is still the registry's template. */
+DK__PRIVATE void dk__retire_table(dk_registry *r, const dk_op_table *t) {
+    if (t != &r->empty) dk__retire(r, t);
+}
+
+/* Frees the retired blocks whose grace period is at most `safe`. */
+DK__PRIVATE void dk__free_retired(dk_registry *r, uint64_t safe) {
+    dk__block **p = &r->retired, *b;
+    while ((b = *p) != NULL) {
+        if (b->h.grace && b->h.grace <= safe) {
+            *p = b->h.next;
+            r->retired_bytes -= b->h.size;
+            r->live_bytes -= b->h.size;
+            r->desc.free(b, r->desc.alloc_user_data);
+        } else {
+            p = &b->h.next;
+        }
+    }
+}
+
+/* Ends a change (under the lock): tags what it retired with a new grace
+   period and, with call epochs, frees what no reader can hold any more.
+   Returns the grace period (0 if nothing was retired). */
+DK__PRIVATE uint64_t dk__end_change(dk_registry *r) {
+    dk__block *b;
+    uint64_t g;
+    if (!r->retired || r->retired->h.grace) return 0;
+    g = dk__grace_start();
+    for (b = r->retired; b && !b->h.grace; b = b->h.next) b->h.grace = g;
+#ifdef DK_CALL_EPOCHS
+    dk__free_retired(r, dk__oldest_reader());
+#endif
+    return g;
+}
+
+/* After a deregistration (lock released): with call epochs, waits for the
+   calls that may still run what it removed, then frees it. Inside a call
+   it cannot wait for itself: the memory is freed by a later change. */
+DK__PRIVATE void dk__settle(dk_registry *r, uint64_t g) {
+#ifdef DK_CALL_EPOCHS
+    if (!g || dk__in_call()) return;
+    dk__grace_wait(g);
+    dk__lock(r);
+    dk__free_retired(r, dk__oldest_reader());
+    dk__unlock(r);
+#else
+    (void)r; (void)g;
+#endif
+}
+
+DK_API dk_status dk_registry_reclaim(dk_registry *r) {
+    uint64_t g;
+    if (!r) return dk__fail(DK_ERR_NULL, "registry_reclaim: NULL registry");
+    if (dk__in_call()) return dk__fail(DK_ERR_IN_CALL, "registry_reclaim: called from inside a call");
+    if (dk__owns(r)) return dk__reentrant("registry_reclaim");
+    dk__lock(r);
+    g = dk__end_change(r);
+    (void)g;
+#ifdef DK_CALL_EPOCHS
+    dk__unlock(r);
+    dk__settle(r, DK__LOAD_RLX(&dk__epoch));
+#else
+    dk__free_retired(r, UINT64_MAX);   /* the caller declared a quiescent point */
+    dk__unlock(r);
+#endif
+    return DK_OK;
+}
+
+DK_API void dk_registry_get_stats(dk_registry *r, dk_registry_stats *out) {
+    int locked;
+    if (!out) return;
+    memset(out, 0, sizeof *out);
+    if (!r) return;
+    locked = dk__read_lock(r);
+    out->live_bytes = r->live_bytes;
+    out->retired_bytes = r->retired_bytes;
+    out->operators = r->live_ops;
+    dk__read_unlock(r, locked);
+}
 
 /* Copies the strings after `size` bytes of one allocation: no partial failures. */
 DK__PRIVATE void *dk__alloc_with_strings(dk_registry *r, size_t size, const char **dst1, const char *s1,
@@ -1860,16 +2373,73 @@ DK__PRIVATE void *dk__alloc_with_strings(dk_registry *r, size_t size, const char
     return p;
 }
 
-/* ---- logging -------------------------------------------------------------- */
+/* ---- hooks and logging ------------------------------------------------------- */
 
 static void dk__default_log(int is_error, const char *message, void *ud) {
     (void)ud;
     fprintf(stderr, "%s: %s\n", is_error ? "dispatch.h error" : "Warning", message);
 }
 
+DK__PRIVATE const dk__hooks *dk__hooks_of(const dk_registry *r) { return DK__LOAD_ACQ(&r->hooks); }
+
 DK__PRIVATE void dk__log(dk_registry *r, int is_error, const char *message) {
-    r->desc.log(is_error, message, r->desc.log_user_data);
+    const dk__hooks *h = dk__hooks_of(r);
+    h->log(is_error, message, h->log_user_data);
 }
+
+/* Publishes a new hooks record built from the current one (under the lock). */
+DK__PRIVATE dk_status dk__publish_hooks(dk_registry *r, const dk__hooks *h) {
+    dk__hooks *n = (dk__hooks *)dk__alloc(r, sizeof *n);
+    if (!n) return DK_ERR_NO_MEMORY;
+    *n = *h;
+    if (!n->call_error) n->call_error = dk_call_error_report;
+    if (!n->log) n->log = dk__default_log;
+    dk__retire(r, r->hooks);
+    DK__STORE_REL(&r->hooks, (const dk__hooks *)n);
+    return DK_OK;
+}
+
+DK__PRIVATE dk_status dk__set_hooks_locked(dk_registry *r, const dk_registry_desc *d) {
+    dk__hooks h = *r->hooks;
+    h.log = d->log;
+    h.log_user_data = d->log_user_data;
+    h.tensor_keyset = d->tensor_keyset;
+    h.tensor_keyset_user_data = d->tensor_keyset_user_data;
+    return dk__publish_hooks(r, &h);
+}
+
+DK_API dk_status dk_registry_set_hooks(dk_registry *r, const dk_registry_desc *desc) {
+    dk_status s;
+    if (!r || !desc) return dk__fail(DK_ERR_NULL, "registry_set_hooks: NULL argument");
+    if (dk__owns(r)) return dk__reentrant("registry_set_hooks");
+    dk__lock(r);
+    s = dk__set_hooks_locked(r, desc);
+    dk__end_change(r);
+    dk__unlock(r);
+    return s;
+}
+
+DK_API dk_status dk_registry_set_call_error(dk_registry *r, dk_call_error_fn fn, void *user_data) {
+    dk__hooks h;
+    dk_status s;
+    if (!r) return dk__fail(DK_ERR_NULL, "registry_set_call_error: NULL registry");
+    if (dk__owns(r)) return dk__reentrant("registry_set_call_error");
+    dk__lock(r);
+    h = *r->hooks;
+    h.call_error = fn;
+    h.call_error_user_data = user_data;
+    s = dk__publish_hooks(r, &h);
+    dk__end_change(r);
+    dk__unlock(r);
+    return s;
+}
+
+/* Reports a failed call through the registry's hook (one hooks record). */
+DK__PRIVATE void dk__call_error(const dk_operator *op, dk_keyset ks, dk_status status, const char *message) {
+    const dk__hooks *h = dk__hooks_of(op->registry);
+    h->call_error(op, ks, status, message, h->call_error_user_data);
+}
+
 
 /* ---- names -------------------------------------------------------------------
 
@@ -1902,7 +2472,12 @@ DK__PRIVATE size_t dk__op_name_length(const char *s, int need_ns) {
     return n;
 }
 
-/* ---- the name index --------------------------------------------------------- */
+/* ---- the name index ---------------------------------------------------------
+
+   Readers probe without a lock. An entry is written once (hash, then the
+   operator with release); removal replaces the operator by the registry's
+   tombstone (its name is "", so it never matches). Tombstones are dropped
+   when the index is rebuilt, which publishes a new index and retires the old. */
 
 DK__PRIVATE dk__op *dk__index_find(const dk__index *ix, uint64_t h, const char *name, size_t len) {
     size_t i;
@@ -1920,15 +2495,21 @@ DK__PRIVATE void dk__index_put(dk__index *ix, dk__op *op) {
     while (ix->buckets[i].op) i = (i + 1) & ix->mask;
     ix->buckets[i].hash = op->hash;
     DK__STORE_REL(&ix->buckets[i].op, op);
-    ix->count++;
+    ix->used++;
+}
+
+DK__PRIVATE void dk__index_remove(dk_registry *r, dk__op *op) {
+    dk__index *ix = r->index;
+    size_t i = (size_t)op->hash & ix->mask;
+    while (ix->buckets[i].op != op) i = (i + 1) & ix->mask;
+    DK__STORE_REL(&ix->buckets[i].op, &r->tombstone);
 }
 
 DK__PRIVATE dk__index *dk__index_new(dk_registry *r, size_t nbuckets) {
     dk__index *ix = (dk__index *)dk__alloc(r, sizeof(dk__index) + nbuckets * sizeof(dk__bucket));
     if (!ix) return NULL;
-    ix->retired_next = NULL;
     ix->mask = nbuckets - 1;
-    ix->count = 0;
+    ix->used = 0;
     ix->buckets = (dk__bucket *)(ix + 1);
     memset(ix->buckets, 0, nbuckets * sizeof(dk__bucket));
     return ix;
@@ -1937,93 +2518,124 @@ DK__PRIVATE dk__index *dk__index_new(dk_registry *r, size_t nbuckets) {
 /* ---- operators ---------------------------------------------------------------
 
    Creating an operator is split in two so that a registration allocates
-   everything first and then commits without any step that can fail. */
+   everything first and then commits without any step that can fail. The
+   table of the registration's operator is allocated here too. */
 typedef struct dk__op_prep {
     dk__op *op;                   /* existing or new */
     int is_new;
-    dk__index *grown;             /* a larger index to publish, or NULL */
+    dk_op_table *table;           /* the operator's next snapshot */
+    dk__index *grown;             /* a rebuilt index to publish, or NULL */
     dk__op **grown_ops;           /* a larger ops array, or NULL */
+    uint32_t grown_cap;
 } dk__op_prep;
 
+DK__PRIVATE dk__op *dk__op_by_name(const dk_registry *r, const char *name, size_t len) {
+    return dk__index_find(r->index, DK_HASH64(name, len), name, len);
+}
+
 DK__PRIVATE dk_status dk__op_prepare(dk_registry *r, const char *name, size_t len, dk__op_prep *p) {
-    uint64_t h = DK_HASH64(name, len);
     size_t cap = r->index ? r->index->mask + 1 : 0;
     memset(p, 0, sizeof *p);
-    p->op = dk__index_find(r->index, h, name, len);
+    p->op = dk__op_by_name(r, name, len);
+    if (!(p->table = (dk_op_table *)dk__alloc(r, sizeof(dk_op_table)))) return DK_ERR_NO_MEMORY;
     if (p->op) return DK_OK;
     p->op = (dk__op *)dk__alloc(r, sizeof(dk__op) + len + 1);
-    if (!p->op) return DK_ERR_NO_MEMORY;
+    if (!p->op) goto fail;
     memset(p->op, 0, sizeof(dk__op));
     memcpy((char *)(p->op + 1), name, len);
     ((char *)(p->op + 1))[len] = '\0';
     p->op->pub.name = (const char *)(p->op + 1);
-    p->op->hash = h;
+    p->op->hash = DK_HASH64(name, len);
     p->is_new = 1;
-    if ((r->index ? r->index->count + 1 : 1) * 2 > cap) {   /* keep the load factor <= 1/2 */
-        p->grown = dk__index_new(r, cap ? cap * 2 : 64);
-        if (!p->grown) goto fail;
+    if ((r->index ? r->index->used + 1 : 1) * 2 > cap) { /* keep entries + tombstones <= 1/2 */
+        size_t n = 64;
+        while (n < (size_t)(r->live_ops + 1) * 4) n *= 2;
+        if (!(p->grown = dk__index_new(r, n))) goto fail;
     }
-    if (r->n_ops == r->cap_ops) {
-        uint32_t ncap = r->cap_ops ? r->cap_ops * 2 : 64;
-        p->grown_ops = (dk__op **)dk__alloc(r, ncap * sizeof(dk__op *));
-        if (!p->grown_ops) goto fail;
+    if (r->live_ops == r->n_ops && r->n_ops == r->cap_ops) { /* no free id */
+        p->grown_cap = r->cap_ops ? r->cap_ops * 2 : 64;
+        if (!(p->grown_ops = (dk__op **)dk__alloc(r, p->grown_cap * sizeof(dk__op *)))) goto fail;
     }
     return DK_OK;
 fail:
     dk__free(r, p->grown);
-    dk__free(r, p->op);
+    dk__free(r, p->is_new ? p->op : NULL);
+    dk__free(r, p->table);
     memset(p, 0, sizeof *p);
     return DK_ERR_NO_MEMORY;
 }
 
 DK__PRIVATE void dk__op_abandon(dk_registry *r, dk__op_prep *p) {
+    dk__free(r, p->table);
     if (!p->is_new) return;
     dk__free(r, p->grown);
     dk__free(r, p->grown_ops);
     dk__free(r, p->op);
 }
 
-DK__PRIVATE void dk__op_init_table(dk_registry *r, dk__op *op);
+/* The lowest free id. */
+DK__PRIVATE uint32_t dk__take_id(dk_registry *r) {
+    uint32_t id = r->free_hint < r->n_ops ? r->free_hint : r->n_ops;
+    while (id < r->n_ops && r->ops[id]) id++;
+    if (id == r->n_ops) r->n_ops++;
+    r->free_hint = id + 1;
+    return id;
+}
 
 DK__PRIVATE void dk__op_commit(dk_registry *r, dk__op_prep *p) {
     dk__op *op = p->op;
     size_t i;
     if (!p->is_new) return;
-    op->pub.id = r->n_ops;
-    op->pub.registry = r;
-    dk__op_init_table(r, op);
     if (p->grown_ops) {
         if (r->n_ops) memcpy(p->grown_ops, r->ops, r->n_ops * sizeof(dk__op *));
         dk__free(r, r->ops);       /* only ever read under the lock */
         r->ops = p->grown_ops;
-        r->cap_ops = r->cap_ops ? r->cap_ops * 2 : 64;
+        r->cap_ops = p->grown_cap;
     }
-    r->ops[r->n_ops++] = op;
+    op->pub.id = dk__take_id(r);
+    op->pub.registry = r;
+    r->ops[op->pub.id] = op;
+    r->live_ops++;
+    /* until the registration publishes its table: the registry's template */
+    op->pub.table = &r->empty;
     if (p->grown) {
         dk__index *old = r->index;
         if (old)
             for (i = 0; i <= old->mask; i++)
-                if (old->buckets[i].op) dk__index_put(p->grown, old->buckets[i].op);
+                if (old->buckets[i].op && old->buckets[i].op != &r->tombstone)
+                    dk__index_put(p->grown, old->buckets[i].op);
         dk__index_put(p->grown, op);
         DK__STORE_REL(&r->index, p->grown);
-        if (old) { old->retired_next = r->retired_indexes; r->retired_indexes = old; }
+        dk__retire(r, old);
     } else {
         dk__index_put(r->index, op);
     }
 }
 
-DK__PRIVATE void dk__op_update_visible(dk__op *op) {
-    DK__STORE_REL(&op->visible, op->def != NULL || op->impls != NULL);
+/* An operator with neither a def nor a kernel goes away. */
+DK__PRIVATE void dk__op_remove_if_unused(dk_registry *r, dk__op *op) {
+    if (op->def || op->impls) return;
+    dk__index_remove(r, op);
+    r->ops[op->pub.id] = NULL;
+    if (op->pub.id < r->free_hint) r->free_hint = op->pub.id;
+    while (r->n_ops && !r->ops[r->n_ops - 1]) r->n_ops--;
+    r->live_ops--;
+    dk__retire_table(r, op->pub.table);
+    dk__retire(r, op);
 }
+
 
 /* ---- Note [Resolution] ---------------------------------------------------------
 
    A slot's kernel is a pure function of the operator's registrations and the
    registry's fallbacks, computed in c10's computeDispatchTableEntry order.
-   Every change recomputes every slot it can affect: the whole table for a
-   def / impl change (so the live table always equals a full recomputation,
-   whatever the order of changes; c10 1.13.1 updates only some slots and
-   leaves stale ones), one slot in every operator for a fallback change. */
+   Every change builds the operator's next snapshot: every slot it can affect
+   recomputed, the rest copied (the whole table for a def / impl change, so
+   the live table always equals a full recomputation whatever the order of
+   changes; c10 1.13.1 updates only some slots and leaves stale ones; the
+   fallback's slots in every operator for a fallback change), the masks
+   derived from the slots, the def's fields copied. Then one release store
+   publishes it and the old snapshot is retired (Note [Reclamation]). */
 
 typedef struct dk__front {
     const dk_registration *at[DK_NUM_KEYS];   /* the active (newest) impl per key */
@@ -2082,81 +2694,114 @@ DK__PRIVATE void dk__slot_info_init(struct dk__slot_info *info) {
     }
 }
 
+/* The kernel of one slot and why (a dk_reason). */
 DK__PRIVATE const dk_kernel *dk__resolve(const dk_registry *r, const dk__op *op, const dk__front *f, int slot,
-                                         const char **reason) {
+                                         dk_reason *why) {
     const struct dk__slot_info *i = &r->slot_info[slot];
     const dk_registration *const *front = f->at;
     dk_key k = dk__slot_keys[slot];
     const dk_registration *alias;
-#define DK__CHOOSE(reg, why) do { if (reason) *reason = (why); return &(reg)->kernel; } while (0)
-    if (k != DK_Undefined && front[k]) DK__CHOOSE(front[k], "kernel");
+#define DK__CHOOSE(reg, reason) do { *why = DK_REASON_##reason; return &(reg)->kernel; } while (0)
+    if (k != DK_Undefined && front[k]) DK__CHOOSE(front[k], KERNEL);
     if (i->in & f->aliases) { /* an alias kernel covers this slot: c10's precedence */
-        if ((alias = front[DK_ALIAS_NON_FUNCTIONAL]) && (i->in & DK__IN_NON_FUNCTIONAL))
-            DK__CHOOSE(alias, "default backend kernel");
-        if ((alias = front[DK_ALIAS_BACKEND]) && (i->in & DK__IN_BACKEND)) DK__CHOOSE(alias, "default backend kernel");
-        if ((alias = front[DK_ALIAS_NESTED]) && (i->in & DK__IN_NESTED)) DK__CHOOSE(alias, "nested kernel");
+        if ((alias = front[DK_ALIAS_NON_FUNCTIONAL]) && (i->in & DK__IN_NON_FUNCTIONAL)) DK__CHOOSE(alias, NON_FUNCTIONAL);
+        if ((alias = front[DK_ALIAS_BACKEND]) && (i->in & DK__IN_BACKEND)) DK__CHOOSE(alias, BACKEND);
+        if ((alias = front[DK_ALIAS_NESTED]) && (i->in & DK__IN_NESTED)) DK__CHOOSE(alias, NESTED);
         if ((alias = front[DK_ALIAS_MATH]) && (i->in & DK__IN_MATH)) {
             if (i->autograd_other && dk__has_kernel_in(op, DK_KS_OTHER_BACKENDS)) {
-                if (reason) *reason = "ambiguous autogradother";
+                *why = DK_REASON_AMBIGUOUS;
                 return &r->ambiguous;
             }
             /* c10's has_backend_kernel: a CompositeExplicitAutograd kernel, or one at a backend under this autograd key */
             if (!front[DK_ALIAS_BACKEND] &&
                 (dk_ks_is_empty(i->autograd_backends) || !dk__has_kernel_in(op, i->autograd_backends)))
-                DK__CHOOSE(alias, "math kernel");
+                DK__CHOOSE(alias, MATH);
         }
-        if ((alias = front[DK_ALIAS_AUTOGRAD]) && (i->in & DK__IN_AUTOGRAD)) DK__CHOOSE(alias, "autograd kernel");
-        if ((alias = front[DK_ALIAS_BATCHED]) && (i->in & DK__IN_BATCHED)) DK__CHOOSE(alias, "batched kernel");
+        if ((alias = front[DK_ALIAS_AUTOGRAD]) && (i->in & DK__IN_AUTOGRAD)) DK__CHOOSE(alias, AUTOGRAD);
+        if ((alias = front[DK_ALIAS_BATCHED]) && (i->in & DK__IN_BATCHED)) DK__CHOOSE(alias, BATCHED);
     }
-    if (r->fallbacks[slot]) DK__CHOOSE(r->fallbacks[slot], "backend fallback");
+    if (r->fallbacks[slot]) DK__CHOOSE(r->fallbacks[slot], FALLBACK);
 #undef DK__CHOOSE
-    if (reason) *reason = "missing";
+    *why = DK_REASON_MISSING;
     return &r->missing;
 }
 
-/* Stores a slot and keeps the fallthrough masks in step (c10
-   setOperatorHasFallthroughForKey, per backend index); masks change only
-   when the slot's fallthrough-ness does. */
-DK__PRIVATE void dk__set_slot(const dk_registry *r, dk__op *op, int slot, const dk_kernel *k) {
-    const struct dk__slot_info *i = &r->slot_info[slot];
-    const dk_kernel *old = op->pub.table[slot];
-    int fallthrough = k->kind == DK_KERNEL_FALLTHROUGH, b, first = 0, last = DK_NUM_BACKENDS - 1;
-    if (old == k) return;
-    DK__STORE_REL(&op->pub.table[slot], k);
-    if (fallthrough == (old && old->kind == DK_KERNEL_FALLTHROUGH)) return;
-    if (i->per_backend) first = last = i->backend;
-    for (b = first; b <= last; b++) {
-        uint64_t m = DK__LOAD_RLX(&op->pub.nonfallthrough[b]);
-        DK__STORE_RLX(&op->pub.nonfallthrough[b], fallthrough ? m & ~i->fbit : m | i->fbit);
+/* c10 setOperatorHasFallthroughForKey, derived from the slots: a
+   fallthrough slot clears its functionality bit in its backend's mask (in
+   every mask for a key that is not per-backend). */
+DK__PRIVATE void dk__table_masks(const dk_registry *r, dk_op_table *t) {
+    int s, b;
+    for (b = 0; b < DK_NUM_BACKENDS; b++) t->nonfallthrough[b] = DK__R_FULL;
+    for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
+        const struct dk__slot_info *i = &r->slot_info[s];
+        if (t->kernels[s]->kind != DK_KERNEL_FALLTHROUGH) continue;
+        if (i->per_backend) t->nonfallthrough[i->backend] &= ~i->fbit;
+        else
+            for (b = 0; b < DK_NUM_BACKENDS; b++) t->nonfallthrough[b] &= ~i->fbit;
     }
 }
 
-DK__PRIVATE void dk__op_recompute(dk_registry *r, dk__op *op) {
+/* Fills t (which may be op's own live table only when out of memory, see
+   dk__op_update) from op's current table: the given slots (all when
+   slots == NULL) resolved again, masks and def fields derived. */
+DK__PRIVATE void dk__table_fill(const dk_registry *r, const dk__op *op, dk_op_table *t, const int *slots, int n) {
+    const dk_op_table *cur = op->pub.table;
+    const dk_registration *def = op->def;
     dk__front front;
-    int s;
-    dk__collect_front(op, &front);
-    for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) dk__set_slot(r, op, s, dk__resolve(r, op, &front, s, NULL));
-}
-
-/* A new operator has no kernels: its table is the registry's template (the
-   fallbacks, else missing), kept current by every fallback change. */
-DK__PRIVATE void dk__op_init_table(dk_registry *r, dk__op *op) {
-    memcpy(op->pub.nonfallthrough, r->empty.pub.nonfallthrough, sizeof op->pub.nonfallthrough);
-    memcpy((void *)op->pub.table, (const void *)r->empty.pub.table, sizeof op->pub.table);
-}
-
-DK__PRIVATE void dk__recompute_op_slots(dk_registry *r, dk__op *op, const int *slots, int n) {
-    dk__front front;
+    dk_reason why;
     int j;
+    if (t != cur) memcpy(t, cur, sizeof *t);
     dk__collect_front(op, &front);
-    for (j = 0; j < n; j++) dk__set_slot(r, op, slots[j], dk__resolve(r, op, &front, slots[j], NULL));
+    for (j = 0; j < (slots ? n : DK_NUM_RUNTIME_ENTRIES); j++) {
+        int s = slots ? slots[j] : j;
+        t->kernels[s] = dk__resolve(r, op, &front, s, &why);
+        t->reasons[s] = (uint8_t)why;
+    }
+    dk__table_masks(r, t);
+    t->schema = def ? def->schema : NULL;
+    t->dispatch_args = def ? def->dispatch_args : 0;
+    t->num_arguments = def ? def->num_arguments : 0;
+    t->num_returns = def ? def->num_returns : 0;
+    t->adapters = def ? def->adapters : NULL;
 }
 
-/* A fallback change: recompute the given slots in every operator and the template. */
-DK__PRIVATE void dk__recompute_slots(dk_registry *r, const int *slots, int n) {
-    uint32_t i;
-    dk__recompute_op_slots(r, &r->empty, slots, n);
-    for (i = 0; i < r->n_ops; i++) dk__recompute_op_slots(r, r->ops[i], slots, n);
+/* Publishes t (allocated by the caller) as op's table. */
+DK__PRIVATE void dk__op_publish(dk_registry *r, dk__op *op, dk_op_table *t, const int *slots, int n) {
+    const dk_op_table *old = op->pub.table;
+    dk__table_fill(r, op, t, slots, n);
+    DK__STORE_REL(&op->pub.table, (const dk_op_table *)t);
+    dk__retire_table(r, old);
+}
+
+/* A change that cannot fail (a deregistration): a new snapshot if memory
+   allows; otherwise the live table is rewritten in place, and only then can
+   a call racing it see a mix of the two states (see MEMORY). */
+DK__PRIVATE void dk__op_update(dk_registry *r, dk__op *op, const int *slots, int n) {
+    dk_op_table *t;
+    if (op->pub.table == &r->empty || !(t = (dk_op_table *)dk__alloc(r, sizeof *t))) {
+        if (op->pub.table != &r->empty) {
+            dk__table_fill(r, op, (dk_op_table *)(void *)op->pub.table, slots, n);
+            return;
+        }
+        return; /* the template itself is never an operator's own table */
+    }
+    dk__op_publish(r, op, t, slots, n);
+}
+
+/* A fallback change: the template and every operator get the new slots.
+   tables: one preallocated table per live operator (in id order), or NULL
+   to allocate as dk__op_update does. */
+DK__PRIVATE void dk__recompute_slots(dk_registry *r, const int *slots, int n, dk_op_table **tables) {
+    uint32_t i, j = 0;
+    dk__op empty_op;
+    memset(&empty_op, 0, sizeof empty_op);
+    empty_op.pub.table = &r->empty;
+    dk__table_fill(r, &empty_op, &r->empty, slots, n);
+    for (i = 0; i < r->n_ops; i++) {
+        if (!r->ops[i]) continue;
+        if (tables) dk__op_publish(r, r->ops[i], tables[j++], slots, n);
+        else dk__op_update(r, r->ops[i], slots, n);
+    }
 }
 
 /* Runtime slots a fallback at `key` occupies (an alias: every runtime key of it). */
@@ -2168,12 +2813,13 @@ DK__PRIVATE int dk__fallback_slots(dk_key key, int *slots) {
     return n;
 }
 
+
 /* ---- checks shared by the registration functions ----------------------------- */
 
 DK__PRIVATE dk_status dk__check_signature(dk_registry *r, const char *signature) {
     int i;
     for (i = 0; i < 4; i++)
-        if (r->verified[i] == signature) return DK_OK;
+        if (signature && r->verified[i] == signature) return DK_OK;
     if (dk__config_check(signature) != DK_OK) return DK_ERR_CONFIG_MISMATCH;
     memmove((void *)(r->verified + 1), (const void *)r->verified, 3 * sizeof(const char *));
     r->verified[0] = signature;
@@ -2224,14 +2870,12 @@ DK__PRIVATE void dk__own(dk_library *lib, dk_registration *g) {
 
 /* ---- def ---------------------------------------------------------------------- */
 
-DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const char *debug, dk_library *lib,
-                                     dk_registration **out) {
+DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const dk_op_adapters *adapters,
+                                     const char *debug, dk_library *lib, dk_registration **out) {
     size_t len = dk__op_name_length(schema, 1);
     dk__op_prep prep;
     dk_registration *g, *l;
     dk_schema *parsed;
-    uint64_t dispatch_args;
-    int num_arguments, num_returns;
     dk_status s;
     if (len && schema[len] == '\0')
         return dk__fail(DK_ERR_BAD_NAME,
@@ -2241,6 +2885,8 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const c
         return dk__fail(DK_ERR_BAD_NAME,
                         "def(\"%s\"): expected a schema 'ns::name[.overload](args) -> returns' (at position %lu)",
                         schema, (unsigned long)len);
+    if (adapters && !adapters->signature)
+        return dk__fail(DK_ERR_NULL, "def(\"%s\"): the boxing adapters have no signature", schema);
     if ((s = dk_schema_parse(schema, &parsed)) != DK_OK) return s;
     if ((s = dk__op_prepare(r, schema, len, &prep)) != DK_OK) {
         dk_schema_free(parsed);
@@ -2257,9 +2903,12 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const c
     }
     /* keep c10's normalised text; the dispatch arguments drive boxed calls */
     g = dk__new_registration(r, DK__REG_DEF, debug, parsed->text);
-    dispatch_args = parsed->dispatch_args;
-    num_arguments = parsed->num_arguments;
-    num_returns = parsed->num_returns;
+    if (g) {
+        g->dispatch_args = parsed->dispatch_args;
+        g->num_arguments = parsed->num_arguments;
+        g->num_returns = parsed->num_returns;
+        g->adapters = adapters;
+    }
     dk_schema_free(parsed);
     if (!g) {
         dk__op_abandon(r, &prep);
@@ -2268,11 +2917,7 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const c
     dk__op_commit(r, &prep);
     g->op = prep.op;
     prep.op->def = g;
-    DK__STORE_REL(&prep.op->pub.dispatch_args, dispatch_args);
-    DK__STORE_REL(&prep.op->pub.num_arguments, num_arguments);
-    DK__STORE_REL(&prep.op->pub.num_returns, num_returns);
-    DK__STORE_REL(&prep.op->pub.schema, g->schema);
-    dk__op_update_visible(prep.op);
+    dk__op_publish(r, prep.op, prep.table, NULL, 0);
     dk__own(lib, g);
     for (l = r->listeners; l; l = l->next)
         if (l->on_registered) l->on_registered(&prep.op->pub, l->kernel.user_data);
@@ -2299,7 +2944,6 @@ DK__PRIVATE dk_status dk__impl_locked(dk_registry *r, const char *name, dk_key k
     dk__op_prep prep;
     dk_registration *g;
     const dk_registration *old;
-    dk__front front;
     dk_status s;
     if (!len || name[len] != '\0')
         return dk__fail(DK_ERR_BAD_NAME, "impl(\"%s\", ...): expected an operator name 'ns::name[.overload]'", name);
@@ -2323,12 +2967,11 @@ DK__PRIVATE dk_status dk__impl_locked(dk_registry *r, const char *name, dk_key k
     g->kernel.user_data = d.user_data;
     g->kernel.key = key;
     g->kernel.kind = d.fallthrough ? DK_KERNEL_FALLTHROUGH : DK_KERNEL_FUNCTION;
-    dk__collect_front(prep.op, &front);
-    if ((old = front.at[key]) != NULL) dk__warn_override(r, prep.op, key, old, g->kernel.debug);
+    for (old = prep.op->impls; old && old->kernel.key != key; old = old->next) {}
+    if (old) dk__warn_override(r, prep.op, key, old, g->kernel.debug);
     g->next = prep.op->impls;
     prep.op->impls = g;
-    dk__op_recompute(r, prep.op);
-    dk__op_update_visible(prep.op);
+    dk__op_publish(r, prep.op, prep.table, NULL, 0);
     dk__own(lib, g);
     if (out) *out = g;
     return DK_OK;
@@ -2339,7 +2982,9 @@ DK__PRIVATE dk_status dk__impl_locked(dk_registry *r, const char *name, dk_key k
 DK__PRIVATE dk_status dk__fallback_locked(dk_registry *r, dk_key key, dk_kernel_desc d, const char *debug,
                                           dk_library *lib, dk_registration **out) {
     int slots[DK_NUM_RUNTIME_ENTRIES], n, i;
+    dk_op_table **tables = NULL;
     dk_registration *g;
+    uint32_t j;
     dk_status s;
     if ((s = dk__check_kernel_key("fallback", key)) != DK_OK) return s;
     if (key == DK_Undefined)
@@ -2355,14 +3000,29 @@ DK__PRIVATE dk_status dk__fallback_locked(dk_registry *r, dk_key key, dk_kernel_
                             "Tried to register multiple backend fallbacks for the same dispatch key %s; "
                             "previous registration %s, new registration %s",
                             dk_key_name(dk__slot_keys[slots[i]]), r->fallbacks[slots[i]]->kernel.debug, debug);
-    if (!(g = dk__new_registration(r, DK__REG_FALLBACK, debug, NULL))) return DK_ERR_NO_MEMORY;
+    /* every operator's next table first: nothing can fail after this */
+    if (r->live_ops) {
+        if (!(tables = (dk_op_table **)dk__alloc(r, r->live_ops * sizeof *tables))) return DK_ERR_NO_MEMORY;
+        for (j = 0; j < r->live_ops; j++)
+            if (!(tables[j] = (dk_op_table *)dk__alloc(r, sizeof(dk_op_table)))) {
+                while (j--) dk__free(r, tables[j]);
+                dk__free(r, tables);
+                return DK_ERR_NO_MEMORY;
+            }
+    }
+    if (!(g = dk__new_registration(r, DK__REG_FALLBACK, debug, NULL))) {
+        for (j = 0; tables && j < r->live_ops; j++) dk__free(r, tables[j]);
+        dk__free(r, tables);
+        return DK_ERR_NO_MEMORY;
+    }
     g->kernel.boxed = d.boxed;
     g->kernel.user_data = d.user_data;
     g->kernel.key = key;
     g->kernel.kind = d.fallthrough ? DK_KERNEL_FALLTHROUGH : DK_KERNEL_FUNCTION;
     g->kernel.is_fallback = 1;
     for (i = 0; i < n; i++) r->fallbacks[slots[i]] = g;
-    dk__recompute_slots(r, slots, n);
+    dk__recompute_slots(r, slots, n, tables);
+    dk__free(r, tables);
     dk__own(lib, g);
     if (out) *out = g;
     return DK_OK;
@@ -2370,71 +3030,80 @@ DK__PRIVATE dk_status dk__fallback_locked(dk_registry *r, dk_key key, dk_kernel_
 
 /* ---- deregistration ------------------------------------------------------------ */
 
+DK__PRIVATE void dk__unlink(dk_registration **head, dk_registration *g, int lib_list) {
+    dk_registration **p;
+    for (p = head; *p && *p != g; p = lib_list ? &(*p)->lib_next : &(*p)->next) {}
+    if (*p) *p = lib_list ? g->lib_next : g->next;
+}
+
 DK__PRIVATE void dk__deregister_locked(dk_registry *r, dk_registration *g) {
-    dk_registration **p, *l;
+    dk_registration *l;
     int slots[DK_NUM_RUNTIME_ENTRIES], n = 0, s;
     switch (g->type) {
     case DK__REG_DEF:
         for (l = r->listeners; l; l = l->next) /* told before the schema goes, as c10 */
             if (l->on_deregistered) l->on_deregistered(&g->op->pub, l->kernel.user_data);
         g->op->def = NULL;
-        DK__STORE_REL(&g->op->pub.schema, (const char *)NULL);
-        DK__STORE_REL(&g->op->pub.dispatch_args, (uint64_t)0);
-        dk__op_update_visible(g->op);
+        dk__op_update(r, g->op, NULL, 0);
+        dk__op_remove_if_unused(r, g->op);
         break;
     case DK__REG_IMPL:
-        for (p = &g->op->impls; *p != g; p = &(*p)->next) {}
-        *p = g->next;
-        dk__op_recompute(r, g->op);
-        dk__op_update_visible(g->op);
+        dk__unlink(&g->op->impls, g, 0);
+        dk__op_update(r, g->op, NULL, 0);
+        dk__op_remove_if_unused(r, g->op);
         break;
     case DK__REG_FALLBACK:
         for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++)
             if (r->fallbacks[s] == g) { r->fallbacks[s] = NULL; slots[n++] = s; }
-        dk__recompute_slots(r, slots, n);
+        dk__recompute_slots(r, slots, n, NULL);
         break;
     default: /* listener */
-        for (p = &r->listeners; *p != g; p = &(*p)->next) {}
-        *p = g->next;
+        dk__unlink(&r->listeners, g, 0);
         break;
     }
     g->live = 0;
-    g->next = r->retired;   /* calls may still be running its kernel: freed with the registry */
-    r->retired = g;
+    dk__retire(r, g);   /* calls may still be running its kernel */
 }
 
 DK_API dk_status dk_deregister(dk_registration *g) {
     dk_registry *r;
+    uint64_t grace;
     if (!g) return dk__fail(DK_ERR_BAD_HANDLE, "dk_deregister: NULL handle");
     r = g->registry;
-    dk__mutex_lock(&r->lock);
+    if (dk__owns(r)) return dk__reentrant("dk_deregister");
+    dk__lock(r);
     if (!g->live) {
-        dk__mutex_unlock(&r->lock);
+        dk__unlock(r);
         return dk__fail(DK_ERR_BAD_HANDLE, "dk_deregister: this handle was already deregistered (%s)",
                         g->type == DK__REG_LISTENER ? "a listener" : g->kernel.debug);
     }
+    if (g->library) dk__unlink(&g->library->regs, g, 1);
     dk__deregister_locked(r, g);
-    dk__mutex_unlock(&r->lock);
+    grace = dk__end_change(r);
+    dk__unlock(r);
+    dk__settle(r, grace);
     return DK_OK;
 }
 
 /* ---- public registration entry points ------------------------------------------ */
 
-#define DK__LOCKED_CALL(r, sig, call)                                           \
+#define DK__LOCKED_CALL(r, what, sig, call)                                     \
     do {                                                                        \
         dk_status st_ = DK_OK;                                                  \
-        dk__mutex_lock(&(r)->lock);                                             \
+        if (dk__owns(r)) return dk__reentrant(what);                            \
+        dk__lock(r);                                                            \
         if ((st_ = dk__check_signature((r), (sig))) == DK_OK) st_ = (call);     \
-        dk__mutex_unlock(&(r)->lock);                                           \
+        dk__end_change(r);                                                      \
+        dk__unlock(r);                                                          \
         return st_;                                                             \
     } while (0)
 
-DK_API dk_status dk__def(dk_registry *r, const char *schema, const char *file, int line, dk_registration **out,
-                         const char *signature) {
+DK_API dk_status dk__def(dk_registry *r, const char *schema, const dk_op_adapters *adapters, const char *file,
+                         int line, dk_registration **out, const char *signature) {
     char debug[512];
     if (!r || !schema) return dk__fail(DK_ERR_NULL, "def: NULL registry or schema");
     dk__format_debug(debug, sizeof debug, file, line);
-    DK__LOCKED_CALL(r, signature, dk__def_locked(r, schema, debug, NULL, out));
+    DK__LOCKED_CALL(r, "def", signature, dk__def_locked(r, schema, adapters, debug, NULL, out));
 }
 
 DK_API dk_status dk__impl(dk_registry *r, const char *op_name, dk_key key, dk_kernel_desc kernel, const char *file,
@@ -2442,7 +3111,7 @@ DK_API dk_status dk__impl(dk_registry *r, const char *op_name, dk_key key, dk_ke
     char debug[512];
     if (!r || !op_name) return dk__fail(DK_ERR_NULL, "impl: NULL registry or operator name");
     dk__format_debug(debug, sizeof debug, file, line);
-    DK__LOCKED_CALL(r, signature, dk__impl_locked(r, op_name, key, kernel, debug, NULL, out));
+    DK__LOCKED_CALL(r, "impl", signature, dk__impl_locked(r, op_name, key, kernel, debug, NULL, out));
 }
 
 DK_API dk_status dk__fallback(dk_registry *r, dk_key key, dk_kernel_desc kernel, const char *file, int line,
@@ -2450,7 +3119,7 @@ DK_API dk_status dk__fallback(dk_registry *r, dk_key key, dk_kernel_desc kernel,
     char debug[512];
     if (!r) return dk__fail(DK_ERR_NULL, "fallback: NULL registry");
     dk__format_debug(debug, sizeof debug, file, line);
-    DK__LOCKED_CALL(r, signature, dk__fallback_locked(r, key, kernel, debug, NULL, out));
+    DK__LOCKED_CALL(r, "fallback", signature, dk__fallback_locked(r, key, kernel, debug, NULL, out));
 }
 
 DK_API dk_status dk_add_listener(dk_registry *r, dk_op_listener on_registered, dk_op_listener on_deregistered,
@@ -2458,9 +3127,10 @@ DK_API dk_status dk_add_listener(dk_registry *r, dk_op_listener on_registered, d
     dk_registration *g;
     uint32_t i;
     if (!r || (!on_registered && !on_deregistered)) return dk__fail(DK_ERR_NULL, "add_listener: NULL argument");
-    dk__mutex_lock(&r->lock);
+    if (dk__owns(r)) return dk__reentrant("add_listener");
+    dk__lock(r);
     if (!(g = dk__new_registration(r, DK__REG_LISTENER, NULL, NULL))) {
-        dk__mutex_unlock(&r->lock);
+        dk__unlock(r);
         return DK_ERR_NO_MEMORY;
     }
     g->on_registered = on_registered;
@@ -2469,11 +3139,12 @@ DK_API dk_status dk_add_listener(dk_registry *r, dk_op_listener on_registered, d
     g->next = r->listeners;
     r->listeners = g;
     for (i = 0; i < r->n_ops; i++)
-        if (r->ops[i]->def && on_registered) on_registered(&r->ops[i]->pub, user_data);
-    dk__mutex_unlock(&r->lock);
+        if (r->ops[i] && r->ops[i]->def && on_registered) on_registered(&r->ops[i]->pub, user_data);
+    dk__unlock(r);
     if (out) *out = g;
     return DK_OK;
 }
+
 
 /* ---- library blocks --------------------------------------------------------------- */
 
@@ -2536,22 +3207,43 @@ DK_API dk_status dk__library_open(dk_registry *r, dk_library_kind kind, const ch
                                   int line, dk_library **out, const char *signature) {
     if (!r || !ns || !out) return dk__fail(DK_ERR_NULL, "library_open: NULL argument");
     if ((unsigned)kind > (unsigned)DK_LIB_IMPL) return dk__fail(DK_ERR_BAD_ARGUMENT, "library_open: bad kind %d", (int)kind);
-    DK__LOCKED_CALL(r, signature, dk__library_open_locked(r, kind, ns, key, file, line, out));
+    DK__LOCKED_CALL(r, "library_open", signature, dk__library_open_locked(r, kind, ns, key, file, line, out));
+}
+
+DK__PRIVATE dk_status dk__library_closed(const char *what) {
+    return dk__fail(DK_ERR_BAD_HANDLE, "%s: the library was already closed", what);
+}
+
+/* Undoes everything the block registered, newest first, and unlinks it. */
+DK__PRIVATE void dk__library_close_locked(dk_registry *r, dk_library *lib) {
+    dk_library **p;
+    dk_registration *g;
+    while ((g = lib->regs) != NULL) {
+        lib->regs = g->lib_next;
+        if (g->live) dk__deregister_locked(r, g);
+    }
+    for (p = &r->libraries; *p != lib; p = &(*p)->next) {}
+    *p = lib->next;
+    if (lib->static_slot) *lib->static_slot = NULL;
+    lib->closed = 1;
+    dk__retire(r, lib);  /* a second close still finds it closed until the next reclaim */
 }
 
 DK_API dk_status dk_library_close(dk_library *lib) {
     dk_registry *r;
-    dk_library **p;
-    dk_registration *g;
+    uint64_t grace;
     if (!lib) return dk__fail(DK_ERR_NULL, "library_close: NULL library");
     r = lib->registry;
-    dk__mutex_lock(&r->lock);
-    for (g = lib->regs; g; g = g->lib_next)   /* newest first: undo in reverse order */
-        if (g->live) dk__deregister_locked(r, g);
-    for (p = &r->libraries; *p != lib; p = &(*p)->next) {}
-    *p = lib->next;
-    dk__free(r, lib);
-    dk__mutex_unlock(&r->lock);
+    if (dk__owns(r)) return dk__reentrant("library_close");
+    dk__lock(r);
+    if (lib->closed) {
+        dk__unlock(r);
+        return dk__library_closed("library_close");
+    }
+    dk__library_close_locked(r, lib);
+    grace = dk__end_change(r);
+    dk__unlock(r);
+    dk__settle(r, grace);
     return DK_OK;
 }
 
@@ -2589,15 +3281,19 @@ DK_API dk_status dk_lib_def(dk_library *lib, const char *schema) {
     char full[DK__QUALIFIED_MAX];
     dk_status s;
     if (!lib || !schema) return dk__fail(DK_ERR_NULL, "def: NULL library or schema");
-    dk__mutex_lock(&lib->registry->lock);
-    if (lib->kind == DK_LIB_IMPL)
+    if (dk__owns(lib->registry)) return dk__reentrant("def");
+    dk__lock(lib->registry);
+    if (lib->closed)
+        s = dk__library_closed("def");
+    else if (lib->kind == DK_LIB_IMPL)
         s = dk__fail(DK_ERR_WRONG_BLOCK,
                      "def(\"%s\"): Cannot define an operator inside of a DK_LIBRARY_IMPL block.  All def()s should be "
                      "placed in the (unique) DK_LIBRARY block for their namespace.  (Error occurred while processing "
                      "DK_LIBRARY_IMPL block at %s)", schema, lib->where);
     else if ((s = dk__qualify(lib, "def", schema, full, sizeof full)) == DK_OK)
-        s = dk__def_locked(lib->registry, full, lib->debug, lib, NULL);
-    dk__mutex_unlock(&lib->registry->lock);
+        s = dk__def_locked(lib->registry, full, NULL, lib->debug, lib, NULL);
+    dk__end_change(lib->registry);
+    dk__unlock(lib->registry);
     return dk__lib_result(lib, s);
 }
 
@@ -2605,8 +3301,11 @@ DK_API dk_status dk_lib_impl(dk_library *lib, const char *name, dk_key key, dk_k
     char full[DK__QUALIFIED_MAX];
     dk_status s;
     if (!lib || !name) return dk__fail(DK_ERR_NULL, "impl: NULL library or name");
-    dk__mutex_lock(&lib->registry->lock);
-    if (lib->kind == DK_LIB_IMPL && key != DK_Undefined && key != lib->key)
+    if (dk__owns(lib->registry)) return dk__reentrant("impl");
+    dk__lock(lib->registry);
+    if (lib->closed)
+        s = dk__library_closed("impl");
+    else if (lib->kind == DK_LIB_IMPL && key != DK_Undefined && key != lib->key)
         s = dk__fail(DK_ERR_KEY_MISMATCH,
                      "impl(\"%s\", ...): Explicitly provided dispatch key (%s) is inconsistent with the dispatch key "
                      "of the enclosing DK_LIBRARY_IMPL block (%s).  Please declare a separate DK_LIBRARY_IMPL block "
@@ -2617,15 +3316,19 @@ DK_API dk_status dk_lib_impl(dk_library *lib, const char *name, dk_key key, dk_k
     else if ((s = dk__qualify(lib, "impl", name, full, sizeof full)) == DK_OK)
         s = dk__impl_locked(lib->registry, full, lib->kind == DK_LIB_IMPL ? lib->key : key, kernel, lib->debug, lib,
                             NULL);
-    dk__mutex_unlock(&lib->registry->lock);
+    dk__end_change(lib->registry);
+    dk__unlock(lib->registry);
     return dk__lib_result(lib, s);
 }
 
 DK_API dk_status dk_lib_fallback(dk_library *lib, dk_kernel_desc kernel) {
     dk_status s;
     if (!lib) return dk__fail(DK_ERR_NULL, "fallback: NULL library");
-    dk__mutex_lock(&lib->registry->lock);
-    if (lib->kind != DK_LIB_IMPL)
+    if (dk__owns(lib->registry)) return dk__reentrant("fallback");
+    dk__lock(lib->registry);
+    if (lib->closed)
+        s = dk__library_closed("fallback");
+    else if (lib->kind != DK_LIB_IMPL)
         s = dk__fail(DK_ERR_WRONG_BLOCK,
                      "fallback(...): Cannot define an operator inside of a %s block.  Did you mean to call this "
                      "function inside a DK_LIBRARY_IMPL block?  (Error occurred while processing %s block at %s)",
@@ -2639,18 +3342,19 @@ DK_API dk_status dk_lib_fallback(dk_library *lib, dk_kernel_desc kernel) {
                      lib->ns, dk_key_name(lib->key), lib->where);
     else
         s = dk__fallback_locked(lib->registry, lib->key, kernel, lib->debug, lib, NULL);
-    dk__mutex_unlock(&lib->registry->lock);
+    dk__end_change(lib->registry);
+    dk__unlock(lib->registry);
     return dk__lib_result(lib, s);
 }
 
-DK_API dk_status dk__library_run(dk_registry *r, dk_library_kind kind, const char *ns, dk_key key,
-                                 dk_library_block block, const char *file, int line, dk_library **out,
-                                 const char *signature) {
+DK__PRIVATE dk_status dk__library_run_in(dk_registry *r, dk_library_kind kind, const char *ns, dk_key key,
+                                         dk_library_block block, const char *file, int line, dk_library **out,
+                                         dk_library **static_slot, const char *signature) {
     dk_library *lib = NULL;
     dk_status s;
     if (!r || !block) {
         s = dk__fail(DK_ERR_NULL, "library_run: NULL registry or block (%s:%d)", file ? file : "?", line);
-        fprintf(stderr, "dispatch.h error: %s\n", dk_last_error());
+        if (r) dk__log(r, 1, dk_last_error());
         return s;
     }
     if ((s = dk__library_open(r, kind, ns, key, file, line, &lib, signature)) != DK_OK) {
@@ -2658,60 +3362,87 @@ DK_API dk_status dk__library_run(dk_registry *r, dk_library_kind kind, const cha
         return s;
     }
     lib->log_errors = 1;
+    lib->static_slot = static_slot;
+    if (static_slot) *static_slot = lib;
     block(lib);
     if (out) *out = lib;   /* otherwise it stays open until the registry is destroyed */
     return DK_OK;
 }
 
+DK_API dk_status dk__library_run(dk_registry *r, dk_library_kind kind, const char *ns, dk_key key,
+                                 dk_library_block block, const char *file, int line, dk_library **out,
+                                 const char *signature) {
+    return dk__library_run_in(r, kind, ns, key, block, file, line, out, NULL, signature);
+}
+
+DK_API dk_status dk__library_static(dk_library_kind kind, const char *ns, dk_key key, dk_library_block block,
+                                    const char *file, int line, dk_library **slot, const char *signature) {
+    return dk__library_run_in(dk_registry_default(), kind, ns, key, block, file, line, NULL, slot, signature);
+}
+
 /* ---- lookup and introspection ----------------------------------------------------- */
+
+/* ---- lookup and introspection -------------------------------------------------------
+
+   Lookups and everything read from a snapshot take no lock; what walks the
+   registrations (dump_state, has_kernel_for_key, compute_slot, the
+   computed table, iteration) takes the lock unless this thread already
+   holds it (inside a listener or log hook). */
 
 DK_API dk_operator *dk_op_lookup(dk_registry *r, const char *name) {
     size_t len;
     dk__op *op;
     if (!r || !name) return NULL;
     len = strlen(name);
+    dk_call_enter();
     op = dk__index_find(DK__LOAD_ACQ(&r->index), DK_HASH64(name, len), name, len);
-    return op && DK__LOAD_ACQ(&op->visible) ? &op->pub : NULL;
+    dk_call_exit();
+    return op ? &op->pub : NULL;
 }
 
 DK_API dk_status dk_op_find(dk_registry *r, const char *name, dk_operator **out) {
-    dk__op *op;
-    int has_def;
+    dk_operator *op;
     if (!r || !name || !out) return dk__fail(DK_ERR_NULL, "op_find: NULL argument");
-    op = (dk__op *)dk_op_lookup(r, name);
-    dk__mutex_lock(&r->lock);
-    has_def = op && op->def;
-    dk__mutex_unlock(&r->lock);
-    if (!has_def)
+    op = dk_op_lookup(r, name);
+    if (!op || !dk_op_schema(op))
         return dk__fail(DK_ERR_NOT_FOUND, "Could not find schema for %s%s", name,
                         op ? " but we found an implementation; did you forget to def() the operator?" : "");
-    *out = &op->pub;
+    *out = op;
     return DK_OK;
 }
 
 DK_API int dk_op_has_kernel_for_key(const dk_operator *op, dk_key k) {
     const dk_registration *g;
-    int found = 0;
+    int found = 0, locked;
     if (!op) return 0;
-    dk__mutex_lock(&op->registry->lock);
+    locked = dk__read_lock(op->registry);
     for (g = ((const dk__op *)op)->impls; g && !found; g = g->next) found = g->kernel.key == k;
-    dk__mutex_unlock(&op->registry->lock);
+    dk__read_unlock(op->registry, locked);
     return found;
 }
 
 DK_API int dk_op_has_computed_kernel_for_key(const dk_operator *op, dk_key k) {
     if (!op || !dk_key_is_runtime(k)) return 0;
-    return DK__LOAD_ACQ(&op->table[dk_key_table_index(k)])->kind != DK_KERNEL_MISSING;
+    return dk_op_slot_kernel(op, dk_key_table_index(k))->kind != DK_KERNEL_MISSING;
 }
+
+static const char *const dk__reason_texts[] = {
+#define DK__REASON_TEXT(name, text, source) text,
+    DK_FORALL_REASONS(DK__REASON_TEXT)
+#undef DK__REASON_TEXT
+};
 
 DK_API const dk_kernel *dk_op_compute_slot(const dk_operator *op, int slot, const char **reason) {
     dk__front front;
     const dk_kernel *k;
+    dk_reason why;
+    int locked;
     if (!op || slot < 0 || slot >= DK_NUM_RUNTIME_ENTRIES) return NULL;
-    dk__mutex_lock(&op->registry->lock);
+    locked = dk__read_lock(op->registry);
     dk__collect_front((const dk__op *)op, &front);
-    k = dk__resolve(op->registry, (const dk__op *)op, &front, slot, reason);
-    dk__mutex_unlock(&op->registry->lock);
+    k = dk__resolve(op->registry, (const dk__op *)op, &front, slot, &why);
+    dk__read_unlock(op->registry, locked);
+    if (reason) *reason = dk__reason_texts[why];
     return k;
 }
 
@@ -2721,15 +3452,23 @@ DK__PRIVATE const char *dk__kernel_state(const dk_kernel *k) {
     return k->fn ? "unboxed " : "boxed ";
 }
 
+/* The output convention of every dump and *_to_string: snprintf's. buf may
+   be NULL when size is 0; the text is cut to size - 1 characters and
+   NUL-terminated when size > 0; the return value is the length of the
+   whole text. */
+DK__PRIVATE void dk__out_init(char *buf, size_t *size) {
+    if (!buf) *size = 0;
+    else if (*size) buf[0] = '\0';
+}
+
 DK_API int dk_op_dump_state(const dk_operator *op, char *buf, size_t size) {
     const dk__op *o = (const dk__op *)op;
     const dk_registration *g;
     size_t len = 0;
-    int k;
-    if (!buf) size = 0;
-    else if (size) buf[0] = '\0';
+    int k, locked;
+    dk__out_init(buf, &size);
     if (!op) return 0;
-    dk__mutex_lock(&op->registry->lock);
+    locked = dk__read_lock(op->registry);
     dk__append(buf, size, &len, "name: ");
     dk__append(buf, size, &len, op->name);
     if (o->def) {
@@ -2755,62 +3494,75 @@ DK_API int dk_op_dump_state(const dk_operator *op, char *buf, size_t size) {
             dk__append(buf, size, &len, "]\n");
         }
     }
-    dk__mutex_unlock(&op->registry->lock);
+    dk__read_unlock(op->registry, locked);
     return (int)len;
 }
 
+/* c10's dumpComputedTable text of slots with a kernel. */
+DK__PRIVATE void dk__dump_slots(const dk_kernel *const *kernels, const uint8_t *reasons, char *buf, size_t size,
+                                size_t *len) {
+    int s;
+    for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
+        const dk_kernel *k = kernels[s];
+        if (k->kind == DK_KERNEL_MISSING) continue;
+        dk__append(buf, size, len, dk_key_name(dk__slot_keys[s]));
+        dk__append(buf, size, len, k->kind == DK_KERNEL_FALLTHROUGH ? ": fallthrough " : ": ");
+        dk__append(buf, size, len, k->debug);
+        dk__append(buf, size, len, " [");
+        dk__append(buf, size, len, dk__reason_texts[reasons[s]]);
+        dk__append(buf, size, len, "]\n");
+    }
+}
+
+/* Recomputed from the registrations (c10 dumpComputedTable), not read from
+   the live table: tests compare the two. */
 DK_API int dk_op_dump_computed_table(const dk_operator *op, char *buf, size_t size) {
+    const dk_kernel *kernels[DK_NUM_RUNTIME_ENTRIES];
+    uint8_t reasons[DK_NUM_RUNTIME_ENTRIES];
     dk__front front;
     size_t len = 0;
-    int s;
-    if (!buf) size = 0;
-    else if (size) buf[0] = '\0';
+    int s, locked;
+    dk__out_init(buf, &size);
     if (!op) return 0;
-    dk__mutex_lock(&op->registry->lock);
+    locked = dk__read_lock(op->registry);
     dk__collect_front((const dk__op *)op, &front);
     for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
-        const char *reason;
-        const dk_kernel *k = dk__resolve(op->registry, (const dk__op *)op, &front, s, &reason);
-        if (k->kind == DK_KERNEL_MISSING) continue;
-        dk__append(buf, size, &len, dk_key_name(dk__slot_keys[s]));
-        dk__append(buf, size, &len, k->kind == DK_KERNEL_FALLTHROUGH ? ": fallthrough " : ": ");
-        dk__append(buf, size, &len, k->debug);
-        dk__append(buf, size, &len, " [");
-        dk__append(buf, size, &len, reason);
-        dk__append(buf, size, &len, "]\n");
+        dk_reason why;
+        kernels[s] = dk__resolve(op->registry, (const dk__op *)op, &front, s, &why);
+        reasons[s] = (uint8_t)why;
     }
-    dk__mutex_unlock(&op->registry->lock);
+    dk__dump_slots(kernels, reasons, buf, size, &len);
+    dk__read_unlock(op->registry, locked);
     return (int)len;
 }
 
-/* The i-th operator for which keep() holds, read under the lock; callbacks
-   then run unlocked (operators live as long as their registry). */
-DK__PRIVATE dk__op *dk__op_at(dk_registry *r, uint32_t i, dk_key k, int any_key) {
+/* The i-th operator id for which keep() holds, read under the lock (unless
+   held); the callback then runs unlocked, inside a call bracket so that the
+   operator stays readable. */
+DK__PRIVATE dk__op *dk__op_at(dk_registry *r, uint32_t i, dk_key k, int any_key, int *past_end) {
     dk__op *op = NULL;
     const dk_registration *g;
-    dk__mutex_lock(&r->lock);
-    if (i < r->n_ops) {
-        op = r->ops[i];
-        if (any_key) {
-            if (!op->visible) op = NULL;
-        } else {
-            for (g = op->impls; g && g->kernel.key != k; g = g->next) {}
-            if (!g) op = NULL;
-        }
-    } else {
-        op = (dk__op *)(void *)r; /* past the end */
+    int locked = dk__read_lock(r);
+    *past_end = i >= r->n_ops;
+    if (!*past_end && (op = r->ops[i]) != NULL && !any_key) {
+        for (g = op->impls; g && g->kernel.key != k; g = g->next) {}
+        if (!g) op = NULL;
     }
-    dk__mutex_unlock(&r->lock);
+    dk__read_unlock(r, locked);
     return op;
 }
 
 DK__PRIVATE void dk__each(dk_registry *r, dk_key k, int any_key, int (*fn)(dk_operator *op, void *user_data),
                           void *user_data) {
     uint32_t i;
-    dk__op *op;
+    int past_end = 0, stop = 0;
     if (!r || !fn) return;
-    for (i = 0; (op = dk__op_at(r, i, k, any_key)) != (dk__op *)(void *)r; i++)
-        if (op && fn(&op->pub, user_data)) break;
+    for (i = 0; !past_end && !stop; i++) {
+        dk__op *op;
+        dk_call_enter();
+        if ((op = dk__op_at(r, i, k, any_key, &past_end)) != NULL) stop = fn(&op->pub, user_data);
+        dk_call_exit();
+    }
 }
 
 DK_API void dk_registry_each_op(dk_registry *r, int (*fn)(dk_operator *op, void *user_data), void *user_data) {
@@ -2822,7 +3574,43 @@ DK_API void dk_registry_each_op_for_key(dk_registry *r, dk_key k, int (*fn)(dk_o
     dk__each(r, k, 0, fn, user_data);
 }
 
+
 /* ---- registries ------------------------------------------------------------------------- */
+
+DK__PRIVATE dk_status dk__registry_init(dk_registry *r) {
+    dk__hooks h;
+    int b;
+    dk__mutex_init(&r->lock);
+    r->missing.kind = DK_KERNEL_MISSING;
+    r->missing.debug = "";
+    r->ambiguous.kind = DK_KERNEL_AMBIGUOUS;
+    r->ambiguous.debug = "ambiguous_autogradother";
+    r->ambiguous.key = (dk_key)DK_KEY_AUTOGRAD_OTHER;
+    r->tombstone.pub.name = "";
+    dk__slot_info_init(r->slot_info);
+    for (b = 0; b < DK_NUM_BACKENDS; b++) r->empty.nonfallthrough[b] = DK__R_FULL;
+    {
+        dk__op empty_op;
+        memset(&empty_op, 0, sizeof empty_op);
+        empty_op.pub.table = &r->empty;
+        dk__table_fill(r, &empty_op, &r->empty, NULL, 0);
+    }
+    memset(&h, 0, sizeof h);
+    h.log = r->desc.log;
+    h.log_user_data = r->desc.log_user_data;
+    h.tensor_keyset = r->desc.tensor_keyset;
+    h.tensor_keyset_user_data = r->desc.tensor_keyset_user_data;
+    if (dk__publish_hooks(r, &h) != DK_OK) return dk__fail(DK_ERR_NO_MEMORY, "registry_create: out of memory");
+    if (!r->desc.no_default_fallthroughs) {
+        dk_key k;
+        DK_KS_FOREACH(k, DK_KS_DEFAULT_INCLUDED) {
+            if (dk__fallback_locked(r, k, dk_fallthrough(), "registered by dk_registry_create (default fallthrough)",
+                                    NULL, NULL) != DK_OK)
+                return dk__fail(DK_ERR_NO_MEMORY, "registry_create: out of memory");
+        }
+    }
+    return DK_OK;
+}
 
 DK_API dk_status dk__registry_create(const dk_registry_desc *desc, dk_registry **out, const char *signature) {
     dk_registry_desc d;
@@ -2835,49 +3623,38 @@ DK_API dk_status dk__registry_create(const dk_registry_desc *desc, dk_registry *
         return dk__fail(DK_ERR_BAD_ARGUMENT, "registry_create: give both alloc and free, or neither");
     if ((s = dk__config_check(signature)) != DK_OK) return s;
     if (!d.alloc) { d.alloc = dk__default_alloc; d.free = dk__default_free; }
-    if (!d.log) d.log = dk__default_log;
     r = (dk_registry *)d.alloc(sizeof *r, d.alloc_user_data);
     if (!r) return dk__fail(DK_ERR_NO_MEMORY, "registry_create: out of memory");
     memset(r, 0, sizeof *r);
     r->desc = d;
-    dk__mutex_init(&r->lock);
-    r->missing.kind = DK_KERNEL_MISSING;
-    r->missing.debug = "";
-    r->ambiguous.kind = DK_KERNEL_AMBIGUOUS;
-    r->ambiguous.debug = "ambiguous_autogradother";
-    r->ambiguous.key = (dk_key)DK_KEY_AUTOGRAD_OTHER;
     r->verified[0] = signature;
-    r->call_error = dk_call_error_report;
-    dk__slot_info_init(r->slot_info);
-    {
-        int b;
-        for (b = 0; b < DK_NUM_BACKENDS; b++) r->empty.pub.nonfallthrough[b] = DK__R_FULL;
-        dk__op_recompute(r, &r->empty);
+    if ((s = dk__registry_init(r)) != DK_OK) {
+        dk_registry_destroy(r);
+        return dk__fail(s, "registry_create: out of memory");
     }
-    if (!d.no_default_fallthroughs) {
-        dk_key k;
-        DK_KS_FOREACH(k, DK_KS_DEFAULT_INCLUDED) {
-            if (dk__fallback_locked(r, k, dk_fallthrough(), "registered by dk_registry_create (default fallthrough)",
-                                    NULL, NULL) != DK_OK) {
-                dk_registry_destroy(r);
-                return dk__fail(DK_ERR_NO_MEMORY, "registry_create: out of memory");
-            }
-        }
-    }
+    dk__end_change(r);
     *out = r;
     return DK_OK;
 }
 
+static dk_registry *dk__default_registry;
+static dk_registry_desc dk__default_desc;
+
 DK_API void dk_registry_destroy(dk_registry *r) {
     dk_registration *g, *next;
-    dk__index *ix, *nix;
     dk_library *lib, *nlib;
+    dk__block *b, *nb;
     uint32_t i;
     int s, t;
     if (!r) return;
+    dk__mutex_lock(&dk__global_lock);
+    if (DK__LOAD_RLX(&dk__default_registry) == r) DK__STORE_REL(&dk__default_registry, (dk_registry *)NULL);
+    dk__mutex_unlock(&dk__global_lock);
     for (i = 0; i < r->n_ops; i++) {
+        if (!r->ops[i]) continue;
         for (g = r->ops[i]->impls; g; g = next) { next = g->next; dk__free(r, g); }
         dk__free(r, r->ops[i]->def);
+        dk__retire_table(r, r->ops[i]->pub.table);
         dk__free(r, r->ops[i]);
     }
     for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
@@ -2887,37 +3664,42 @@ DK_API void dk_registry_destroy(dk_registry *r) {
         dk__free(r, g);
     }
     for (g = r->listeners; g; g = next) { next = g->next; dk__free(r, g); }
-    for (g = r->retired; g; g = next) { next = g->next; dk__free(r, g); }
-    for (lib = r->libraries; lib; lib = nlib) { nlib = lib->next; dk__free(r, lib); }
-    for (ix = r->retired_indexes; ix; ix = nix) { nix = ix->retired_next; dk__free(r, ix); }
-    dk__free(r, r->index);
+    for (lib = r->libraries; lib; lib = nlib) {
+        nlib = lib->next;
+        if (lib->static_slot) *lib->static_slot = NULL;
+        dk__free(r, lib);
+    }
+    dk__retire(r, r->hooks);
+    dk__retire(r, r->index);
+    for (b = r->retired; b; b = nb) { nb = b->h.next; r->desc.free(b, r->desc.alloc_user_data); }
     dk__free(r, r->ops);
     dk__mutex_destroy(&r->lock);
     r->desc.free(r, r->desc.alloc_user_data);
 }
 
-static dk_registry *dk__default_registry;
-static void dk__default_init(void) {
-    if (dk__registry_create(NULL, &dk__default_registry, dk__own_signature) != DK_OK) dk__default_registry = NULL;
-}
-#if defined(_WIN32)
-static INIT_ONCE dk__default_once = INIT_ONCE_STATIC_INIT;
-static BOOL CALLBACK dk__default_init_once(PINIT_ONCE o, PVOID p, PVOID *c) {
-    (void)o; (void)p; (void)c;
-    dk__default_init();
-    return TRUE;
-}
+/* The default registry: created on first use, again after a destroy. */
 DK_API dk_registry *dk_registry_default(void) {
-    InitOnceExecuteOnce(&dk__default_once, dk__default_init_once, NULL, NULL);
-    return dk__default_registry;
+    dk_registry *r = DK__LOAD_ACQ(&dk__default_registry);
+    if (r) return r;
+    dk__mutex_lock(&dk__global_lock);
+    if (!(r = dk__default_registry) && dk__registry_create(&dk__default_desc, &r, dk__own_signature) != DK_OK)
+        r = NULL;
+    DK__STORE_REL(&dk__default_registry, r);
+    dk__mutex_unlock(&dk__global_lock);
+    return r;
 }
-#else
-static pthread_once_t dk__default_once = PTHREAD_ONCE_INIT;
-DK_API dk_registry *dk_registry_default(void) {
-    pthread_once(&dk__default_once, dk__default_init);
-    return dk__default_registry;
+
+DK_API dk_status dk_registry_default_configure(const dk_registry_desc *desc) {
+    dk_registry *r;
+    if (!desc) return dk__fail(DK_ERR_NULL, "registry_default_configure: NULL description");
+    if (!desc->alloc != !desc->free)
+        return dk__fail(DK_ERR_BAD_ARGUMENT, "registry_default_configure: give both alloc and free, or neither");
+    dk__mutex_lock(&dk__global_lock);
+    dk__default_desc = *desc;
+    r = dk__default_registry;
+    dk__mutex_unlock(&dk__global_lock);
+    return r ? dk_registry_set_hooks(r, desc) : DK_OK;
 }
-#endif
 
 
 /* >>impl-call ------------------------------------------------------------------- */
@@ -2926,31 +3708,12 @@ DK_API dk_registry *dk_registry_default(void) {
 DK_THREAD_LOCAL dk_tls_state dk__tls DK_TLS_MODEL;
 dk_trace_fn dk__trace_hook;
 #endif
-static void *dk__trace_user_data;
-static DK_THREAD_LOCAL dk_status dk__call_status;
-
-DK_API void dk_set_trace(dk_trace_fn fn, void *user_data) {
-    dk__trace_user_data = user_data;
-    DK__STORE_REL(&dk__trace_hook, fn);
-}
-
-DK_API void dk__trace(const dk_operator *op, dk_keyset ks, int is_redispatch) {
-    dk_trace_fn fn = DK__LOAD_ACQ(&dk__trace_hook);
-    if (fn) fn(op, ks, dk_ks_highest_key(ks), is_redispatch, dk__trace_user_data);
-}
-
-DK_API void dk_registry_set_call_error(dk_registry *r, dk_call_error_fn fn, void *user_data) {
-    if (!r) return;
-    dk__mutex_lock(&r->lock);
-    r->call_error = fn ? fn : dk_call_error_report;
-    r->call_error_user_data = user_data;
-    dk__mutex_unlock(&r->lock);
-}
 
 DK_API void dk_call_error_report(const dk_operator *op, dk_keyset ks, dk_status status, const char *message,
                                  void *user_data) {
+    dk__thread_state *t = dk__thread_state_get();
     (void)op; (void)ks; (void)user_data;
-    snprintf(dk__error_text, sizeof dk__error_text, "%s", message);
+    if (t) snprintf(t->message, sizeof t->message, "%s", message);
     dk__call_status = status;
 }
 
@@ -2967,52 +3730,41 @@ DK_API dk_status dk_last_call_status(void) {
     return s;
 }
 
-/* c10 reportError: the keys with a kernel, then the computed table. */
-DK__PRIVATE char *dk__missing_message(const dk_operator *op, dk_key key, size_t *len_out) {
-    dk_registry *r = op->registry;
-    size_t size = 4096, len;
-    char *buf;
-    for (;;) {
-        const char *sep = "";
-        int s, n;
-        if (!(buf = (char *)malloc(size))) return NULL;
-        len = 0;
-        buf[0] = '\0';
-        if (key == DK_Undefined) {
-            dk__append(buf, size, &len, "There were no tensor arguments to this function (e.g., you passed an empty "
-                                        "list of Tensors), but no fallback function is registered for schema ");
-            dk__append(buf, size, &len, op->name);
-            dk__append(buf, size, &len, ".  This usually means that this function requires a non-empty list of "
-                                        "Tensors, or that you (the operator writer) forgot to register a fallback "
-                                        "function.  Available functions are [");
-        } else {
-            dk__append(buf, size, &len, "Could not run '");
-            dk__append(buf, size, &len, op->name);
-            dk__append(buf, size, &len, "' with arguments from the '");
-            dk__append(buf, size, &len, dk_key_name(key));
-            dk__append(buf, size, &len, "' backend. This could be because the operator doesn't exist for this "
-                                        "backend, or was omitted during the selective/custom build process (if using "
-                                        "custom build). If you are a Facebook employee using PyTorch on mobile, "
-                                        "please visit https://fburl.com/ptmfixes for possible resolutions. '");
-            dk__append(buf, size, &len, op->name);
-            dk__append(buf, size, &len, "' is only available for these backends: [");
-        }
-        for (s = 1; s < DK_NUM_RUNTIME_ENTRIES; s++) {
-            if (DK__LOAD_ACQ(&op->table[s])->kind == DK_KERNEL_MISSING) continue;
-            dk__append(buf, size, &len, sep);
-            dk__append(buf, size, &len, dk_key_name(dk__slot_keys[s]));
-            sep = ", ";
-        }
-        dk__append(buf, size, &len, "].\n\n");
-        n = len < size ? dk_op_dump_computed_table(op, buf + len, size - len) : 0;
-        len += (size_t)n;
-        if (len < size) break;
-        free(buf);
-        size = len + 1;
+/* c10 reportError, from one snapshot (no lock, no allocation): the keys
+   with a kernel, then the table. Cut to the caller's buffer. */
+DK__PRIVATE void dk__missing_message(const dk_operator *op, const dk_op_table *t, dk_key key, char *buf,
+                                     size_t size) {
+    const char *sep = "";
+    size_t len = 0;
+    int s;
+    buf[0] = '\0';
+    if (key == DK_Undefined) {
+        dk__append(buf, size, &len, "There were no tensor arguments to this function (e.g., you passed an empty "
+                                    "list of Tensors), but no fallback function is registered for schema ");
+        dk__append(buf, size, &len, op->name);
+        dk__append(buf, size, &len, ".  This usually means that this function requires a non-empty list of "
+                                    "Tensors, or that you (the operator writer) forgot to register a fallback "
+                                    "function.  Available functions are [");
+    } else {
+        dk__append(buf, size, &len, "Could not run '");
+        dk__append(buf, size, &len, op->name);
+        dk__append(buf, size, &len, "' with arguments from the '");
+        dk__append(buf, size, &len, dk_key_name(key));
+        dk__append(buf, size, &len, "' backend. This could be because the operator doesn't exist for this "
+                                    "backend, or was omitted during the selective/custom build process (if using "
+                                    "custom build). If you are a Facebook employee using PyTorch on mobile, "
+                                    "please visit https://fburl.com/ptmfixes for possible resolutions. '");
+        dk__append(buf, size, &len, op->name);
+        dk__append(buf, size, &len, "' is only available for these backends: [");
     }
-    (void)r;
-    *len_out = len;
-    return buf;
+    for (s = 1; s < DK_NUM_RUNTIME_ENTRIES; s++) {
+        if (t->kernels[s]->kind == DK_KERNEL_MISSING) continue;
+        dk__append(buf, size, &len, sep);
+        dk__append(buf, size, &len, dk_key_name(dk__slot_keys[s]));
+        sep = ", ";
+    }
+    dk__append(buf, size, &len, "].\n\n");
+    dk__dump_slots(t->kernels, t->reasons, buf, size, &len);
 }
 
 DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args,
@@ -3020,10 +3772,8 @@ DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, dk_keyset ks, cons
 
 DK_API void dk__call_slow(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args, void *result,
                           size_t result_size) {
-    dk_registry *r = op->registry;
     dk_status status;
-    char *message = NULL, small[1024];
-    size_t len;
+    char message[DK__MESSAGE_MAX];
     if (k->boxed && k->kind == DK_KERNEL_FUNCTION) {
         dk__call_boxed_kernel(op, ks, k, args, result, result_size);
         return;
@@ -3031,25 +3781,23 @@ DK_API void dk__call_slow(const dk_operator *op, dk_keyset ks, const dk_kernel *
     if (result) memset(result, 0, result_size);
     if (k->kind == DK_KERNEL_FALLTHROUGH) {
         status = DK_ERR_FALLTHROUGH_CALLED;
-        snprintf(small, sizeof small, "fallthrough_kernel was executed but it should have been short-circuited by the "
+        snprintf(message, sizeof message, "fallthrough_kernel was executed but it should have been short-circuited by the "
                  "dispatcher. This could occur if you registered a fallthrough kernel as a override for a specific "
                  "operator (as opposed to a backend fallback); this is NOT currently supported, and we do not intend "
                  "to add support for it in the near future.  If you do find yourself in need of this, let us know in "
                  "the bug tracker.");
     } else if (k->kind == DK_KERNEL_AMBIGUOUS) {
         status = DK_ERR_AMBIGUOUS_AUTOGRAD_OTHER;
-        snprintf(small, sizeof small, "%s has kernels registered to both CompositeImplicitAutograd and a backend "
+        snprintf(message, sizeof message, "%s has kernels registered to both CompositeImplicitAutograd and a backend "
                  "mapped to AutogradOther. This makes the backend kernel unreachable; the dispatcher will always "
                  "prefer the CompositeImplicitAutograd lowering (see Note [Ambiguity in AutogradOther kernel]). If "
                  "you want to override CompositeImplicitAutograd, please open an issue to request a dedicated "
                  "Autograd dispatch key for the backend.", op->name);
     } else {
         status = DK_ERR_NO_KERNEL;
-        message = dk__missing_message(op, dk_ks_highest_key(ks), &len);
-        if (!message) snprintf(small, sizeof small, "Could not run '%s' (and out of memory explaining why)", op->name);
+        dk__missing_message(op, dk_op_table_of(op), dk_ks_highest_key(ks), message, sizeof message);
     }
-    r->call_error(op, ks, status, message ? message : small, r->call_error_user_data);
-    free(message);
+    dk__call_error(op, ks, status, message);
 }
 
 /* ---- boxed calls --------------------------------------------------------------- */
@@ -3060,7 +3808,7 @@ enum { DK__BOX_CAPACITY = 64 };
    adapters when it has them, else hand over the argument pack. */
 DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args,
                                        void *result, size_t result_size) {
-    const dk_op_adapters *a = DK__LOAD_ACQ(&op->adapters);
+    const dk_op_adapters *a = dk_op_table_of(op)->adapters;
     dk_value storage[DK__BOX_CAPACITY];
     dk_stack st;
     dk_stack_init(&st, storage, DK__BOX_CAPACITY);
@@ -3076,28 +3824,34 @@ DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, dk_keyset ks, cons
     k->boxed(k, op, ks, &st);
 }
 
-DK_API dk_keyset dk_stack_dispatch_keyset(const dk_operator *op, const dk_stack *stack) {
-    const dk_registry *r = op->registry;
-    uint64_t bits = DK__LOAD_ACQ(&op->dispatch_args), ks = 0;
+DK__PRIVATE dk_keyset dk__stack_keyset(const dk_operator *op, const dk_op_table *t, const dk_stack *stack) {
+    const dk__hooks *h = dk__hooks_of(op->registry);
+    uint64_t bits = t->dispatch_args, ks = 0;
+    if (!h->tensor_keyset) return dk_ks_raw(0);
     while (bits) {
         size_t j = (size_t)dk__lowest_bit(bits);
         const dk_value *v = j < stack->size ? &stack->values[stack->size - 1 - j] : NULL;
         bits &= bits - 1;
-        if (!v || !r->desc.tensor_keyset) continue;
-        if (v->tag == DK_VALUE_TENSOR) ks |= r->desc.tensor_keyset(v->as.tensor, r->desc.tensor_keyset_user_data).repr;
+        if (!v) continue;
+        if (v->tag == DK_VALUE_TENSOR) ks |= h->tensor_keyset(v->as.tensor, h->tensor_keyset_user_data).repr;
         if (v->tag == DK_VALUE_LIST) {
             size_t i;
             for (i = 0; i < v->as.list.n; i++)
                 if (v->as.list.items[i].tag == DK_VALUE_TENSOR)
-                    ks |= r->desc.tensor_keyset(v->as.list.items[i].as.tensor, r->desc.tensor_keyset_user_data).repr;
+                    ks |= h->tensor_keyset(v->as.list.items[i].as.tensor, h->tensor_keyset_user_data).repr;
         }
     }
     return dk_ks_raw(ks);
 }
 
-DK__PRIVATE void dk__run_boxed(const dk_operator *op, dk_keyset ks, const dk_kernel *k, dk_stack *stack) {
-    const dk_op_adapters *a = DK__LOAD_ACQ(&op->adapters);
-    size_t nargs = (size_t)DK__LOAD_ACQ(&op->num_arguments);
+DK_API dk_keyset dk_stack_dispatch_keyset(const dk_operator *op, const dk_stack *stack) {
+    return dk__stack_keyset(op, dk_op_table_of(op), stack);
+}
+
+DK__PRIVATE void dk__run_boxed(const dk_operator *op, const dk_op_table *t, dk_keyset ks, const dk_kernel *k,
+                              dk_stack *stack) {
+    const dk_op_adapters *a = t->adapters;
+    size_t nargs = (size_t)t->num_arguments;
     char msg[1024];
     if (k->kind == DK_KERNEL_FUNCTION && k->boxed) { k->boxed(k, op, ks, stack); return; }
     if (k->kind == DK_KERNEL_FUNCTION && a && a->call_unboxed) { a->call_unboxed(k, op, ks, stack); return; }
@@ -3105,7 +3859,7 @@ DK__PRIVATE void dk__run_boxed(const dk_operator *op, dk_keyset ks, const dk_ker
         snprintf(msg, sizeof msg, "%s: the kernel at %s (%s) is unboxed and the operator has no boxing adapters "
                  "(register the operator through gen/, or dk_op_set_adapters)", op->name,
                  dk_key_name(dk_ks_highest_key(ks)), k->debug);
-        op->registry->call_error(op, ks, DK_ERR_NO_ADAPTER, msg, op->registry->call_error_user_data);
+        dk__call_error(op, ks, DK_ERR_NO_ADAPTER, msg);
     } else {
         dk__call_slow(op, ks, k, NULL, NULL, 0);  /* missing, fallthrough, ambiguous: reported */
     }
@@ -3114,76 +3868,92 @@ DK__PRIVATE void dk__run_boxed(const dk_operator *op, dk_keyset ks, const dk_ker
 }
 
 DK_API void dk_call_boxed(const dk_operator *op, dk_stack *stack) {
+    const dk_op_table *t;
+    const dk_kernel *k;
     dk_keyset ks;
-    const dk_kernel *k = dk_dispatch(op, dk_stack_dispatch_keyset(op, stack), &ks);
-    dk__run_boxed(op, ks, k, stack);
+    dk_call_enter();
+    t = dk_op_table_of(op);
+    k = dk_dispatch(op, dk__stack_keyset(op, t, stack), &ks);
+    dk__run_boxed(op, t, ks, k, stack);
+    dk_call_exit();
 }
 
 DK_API void dk_redispatch_boxed(const dk_operator *op, dk_keyset ks, dk_stack *stack) {
-    dk__run_boxed(op, ks, dk_lookup(op, ks), stack);
+    dk_call_enter();
+    dk__run_boxed(op, dk_op_table_of(op), ks, dk_lookup(op, ks), stack);
+    dk_call_exit();
 }
 
+/* Adapters belong to the operator's def: set here, they go when it goes. */
 DK_API dk_status dk_op_set_adapters(dk_operator *op, const dk_op_adapters *adapters) {
+    dk_registry *r;
+    dk__op *o = (dk__op *)op;
+    dk_op_table *t;
     dk_status s = DK_OK;
-    const dk_op_adapters *old;
     if (!op || !adapters || !adapters->signature) return dk__fail(DK_ERR_NULL, "set_adapters: NULL argument");
-    dk__mutex_lock(&op->registry->lock);
-    old = op->adapters;
-    if (old && old != adapters && strcmp(old->signature, adapters->signature) != 0)
+    r = op->registry;
+    if (dk__owns(r)) return dk__reentrant("set_adapters");
+    dk__lock(r);
+    if (!o->def)
+        s = dk__fail(DK_ERR_NOT_FOUND, "set_adapters: %s has no def; adapters belong to the def", op->name);
+    else if (o->def->adapters && o->def->adapters != adapters &&
+             strcmp(o->def->adapters->signature, adapters->signature) != 0)
         s = dk__fail(DK_ERR_WRONG_SIGNATURE,
                      "\nMismatch in kernel C++ signatures\n  operator: %s\n  kernel 1: %s\n  kernel 2: %s",
-                     op->schema ? op->schema : op->name, old->signature, adapters->signature);
-    else
-        DK__STORE_REL(&op->adapters, adapters);
-    dk__mutex_unlock(&op->registry->lock);
+                     o->def->schema, o->def->adapters->signature, adapters->signature);
+    else if (!(t = (dk_op_table *)dk__alloc(r, sizeof *t)))
+        s = DK_ERR_NO_MEMORY;
+    else {
+        o->def->adapters = adapters;
+        dk__op_publish(r, o, t, NULL, 0);
+    }
+    dk__end_change(r);
+    dk__unlock(r);
     return s;
 }
 
 DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signature) {
-    const dk_op_adapters *a;
+    const dk_op_table *t;
     if (!op || !signature) return dk__fail(DK_ERR_NULL, "check_signature: NULL argument");
-    a = DK__LOAD_ACQ(&op->adapters);
-    if (a && strcmp(a->signature, signature) == 0) return DK_OK;
+    t = dk_op_table_of(op);
+    if (t->adapters && strcmp(t->adapters->signature, signature) == 0) return DK_OK;
     return dk__fail(DK_ERR_WRONG_SIGNATURE,
                     "\nTried to access or call an operator with a wrong signature.\n  operator: %s\n  correct "
                     "signature:  %s\n  accessed/called as: %s\nThis likely happened in a call to a generated "
                     "<op>_bind(). Please make sure that the function signature matches the signature in the operator "
-                    "registration call.", op->schema ? op->schema : op->name, a ? a->signature : "(none registered)",
-                    signature);
+                    "registration call.", t->schema ? t->schema : op->name,
+                    t->adapters ? t->adapters->signature : "(none registered)", signature);
 }
 
 /* ---- explain ------------------------------------------------------------------ */
 
-DK__PRIVATE dk_source dk__source_of(const dk_kernel *k, const char *reason) {
-    if (k->kind == DK_KERNEL_MISSING) return DK_SOURCE_MISSING;
-    if (k->kind == DK_KERNEL_AMBIGUOUS) return DK_SOURCE_AMBIGUOUS;
+static const dk_source dk__reason_sources[] = {
+#define DK__REASON_SOURCE(name, text, source) source,
+    DK_FORALL_REASONS(DK__REASON_SOURCE)
+#undef DK__REASON_SOURCE
+};
+
+DK__PRIVATE dk_source dk__source_of(const dk_kernel *k, dk_reason why) {
     if (k->kind == DK_KERNEL_FALLTHROUGH) return DK_SOURCE_FALLTHROUGH;
-    if (k->is_fallback) return DK_SOURCE_FALLBACK;
-    if (strcmp(reason, "default backend kernel") == 0) return DK_SOURCE_DEFAULT_BACKEND;
-    if (strcmp(reason, "math kernel") == 0 || strcmp(reason, "nested kernel") == 0) return DK_SOURCE_MATH;
-    if (strcmp(reason, "autograd kernel") == 0) return DK_SOURCE_AUTOGRAD;
-    if (strcmp(reason, "batched kernel") == 0) return DK_SOURCE_BATCHED;
-    return DK_SOURCE_KERNEL;
+    return dk__reason_sources[why];
 }
 
+/* One snapshot: the keyset, the kernel and the reason all describe one state. */
 DK_API dk_status dk_explain(const dk_operator *op, dk_keyset args, dk_explanation *out) {
-    dk_keyset ks;
+    const dk_op_table *t;
     if (!op || !out) return dk__fail(DK_ERR_NULL, "explain: NULL argument");
     memset(out, 0, sizeof *out);
+    dk_call_enter();
+    t = dk_op_table_of(op);
     out->args = args;
-    out->after_tls = dk_ks_minus(dk_ks_or(args, dk_tls_included()), dk_tls_excluded());
-    ks = out->after_tls; /* then the fallthrough mask, exactly as dk_dispatch */
-#if DK_C10_VERSION == 11301
-    ks.repr &= DK__LOAD_RLX(&op->nonfallthrough[dk_ks_backend_index(args)]);
-#else
-    ks.repr &= DK__LOAD_RLX(&op->nonfallthrough[dk_ks_backend_index(ks)]);
-#endif
-    out->final = ks;
-    out->slot = dk_ks_table_index(ks);
+    out->after_tls = dk_ks_raw(dk__call_keyset_after_tls(args.repr));
+    out->final = dk_ks_raw(dk__call_keyset_masked(t, args.repr, out->after_tls.repr));
+    out->slot = dk_ks_table_index(out->final);
     out->key = dk__slot_keys[out->slot];
-    dk_op_compute_slot(op, out->slot, &out->reason); /* the reason; the live slot is what runs */
-    out->kernel = DK__LOAD_ACQ(&op->table[out->slot]);
-    out->source = dk__source_of(out->kernel, out->reason);
+    out->kernel = t->kernels[out->slot];
+    out->reason = dk__reason_texts[t->reasons[out->slot]];
+    out->source = dk__source_of(out->kernel, (dk_reason)t->reasons[out->slot]);
+    dk_call_exit();
     return DK_OK;
 }
 
@@ -3191,15 +3961,30 @@ DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, 
     static const char *const sources[] = { "kernel", "default backend kernel", "math kernel", "autograd kernel",
                                            "batched kernel", "backend fallback", "fallthrough", "ambiguous",
                                            "missing" };
-    char a[1024], b[1024], c[1024];
+    char slot[64];
+    size_t len = 0;
+    int n;
+    dk__out_init(buf, &size);
     if (!op || !e) return 0;
-    dk_ks_to_string(e->args, a, sizeof a);
-    dk_ks_to_string(e->after_tls, b, sizeof b);
-    dk_ks_to_string(e->final, c, sizeof c);
-    return snprintf(buf, size,
-                    "%s\n  arguments:  %s\n  after TLS:  %s\n  dispatch:   %s\n  slot %d (%s) -> %s: %s [%s]\n",
-                    op->name, a, b, c, e->slot, dk_key_name(e->key), sources[e->source],
-                    e->kernel->debug[0] ? e->kernel->debug : "(no kernel)", e->reason);
+    dk__append(buf, size, &len, op->name);
+    dk__append(buf, size, &len, "\n  arguments:  ");
+    dk__append_keyset(buf, size, &len, e->args);
+    dk__append(buf, size, &len, "\n  after TLS:  ");
+    dk__append_keyset(buf, size, &len, e->after_tls);
+    dk__append(buf, size, &len, "\n  dispatch:   ");
+    dk__append_keyset(buf, size, &len, e->final);
+    n = snprintf(slot, sizeof slot, "\n  slot %d (", e->slot);
+    (void)n;
+    dk__append(buf, size, &len, slot);
+    dk__append(buf, size, &len, dk_key_name(e->key));
+    dk__append(buf, size, &len, ") -> ");
+    dk__append(buf, size, &len, sources[e->source]);
+    dk__append(buf, size, &len, ": ");
+    dk__append(buf, size, &len, e->kernel->debug[0] ? e->kernel->debug : "(no kernel)");
+    dk__append(buf, size, &len, " [");
+    dk__append(buf, size, &len, e->reason);
+    dk__append(buf, size, &len, "]\n");
+    return (int)len;
 }
 
 /* >>impl-schema ---------------------------------------------------------------

@@ -8,7 +8,7 @@
    are ignored. For each operator the header defines, on top of
    DK_DECLARE_OP (typed call / redispatch, argument pack):
      <op>_keyset(args...)   the dispatch keyset of the tensor arguments
-     <op>_def(r, &h)        def the schema and attach the boxing adapters
+     <op>_def(r, &h)        def the schema with its boxing adapters (one registration)
      <op>_impl(r, key, fn, user_data, &h)   register a typed kernel
      <op>_bind(r, &op)      look the operator up, checking its C signature
    and the adapters that let boxed calls reach the typed kernels and typed
@@ -269,10 +269,8 @@ static void emit_op(FILE *o, const opinfo *op) {
     /* registration and typed access */
     fprintf(o,
             "DK_INLINE dk_status %s_def(dk_registry *r, dk_registration **out) {\n"
-            "    dk_status s = dk_def(r, %s_SCHEMA, out);\n"
-            "    if (s != DK_OK) return s;\n"
-            "    return dk_op_set_adapters(dk_op_lookup(r, \"%s%s%s\"), &%s_adapters);\n}\n",
-            op->id, op->id, s->name, s->overload[0] ? "." : "", s->overload, op->id);
+            "    return dk_def_with_adapters(r, %s_SCHEMA, &%s_adapters, out);\n}\n",
+            op->id, op->id, op->id);
     fprintf(o,
             "DK_INLINE dk_status %s_impl(dk_registry *r, dk_key key, %s_fn fn, void *user_data, dk_registration **out) {\n"
             "    return dk_impl(r, \"%s%s%s\", key, dk_unboxed(DK_FN(fn), user_data), out);\n}\n",

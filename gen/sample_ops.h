@@ -41,9 +41,7 @@ static void sample_add_Tensor_call_unboxed(const dk_kernel *kernel, const dk_ope
 }
 static const dk_op_adapters sample_add_Tensor_adapters = { sample_add_Tensor_SIGNATURE, 3, 1, sample_add_Tensor_box, sample_add_Tensor_unbox_result, sample_add_Tensor_call_unboxed };
 DK_INLINE dk_status sample_add_Tensor_def(dk_registry *r, dk_registration **out) {
-    dk_status s = dk_def(r, sample_add_Tensor_SCHEMA, out);
-    if (s != DK_OK) return s;
-    return dk_op_set_adapters(dk_op_lookup(r, "sample::add.Tensor"), &sample_add_Tensor_adapters);
+    return dk_def_with_adapters(r, sample_add_Tensor_SCHEMA, &sample_add_Tensor_adapters, out);
 }
 DK_INLINE dk_status sample_add_Tensor_impl(dk_registry *r, dk_key key, sample_add_Tensor_fn fn, void *user_data, dk_registration **out) {
     return dk_impl(r, "sample::add.Tensor", key, dk_unboxed(DK_FN(fn), user_data), out);
@@ -87,9 +85,7 @@ static void sample_neg_call_unboxed(const dk_kernel *kernel, const dk_operator *
 }
 static const dk_op_adapters sample_neg_adapters = { sample_neg_SIGNATURE, 1, 1, sample_neg_box, sample_neg_unbox_result, sample_neg_call_unboxed };
 DK_INLINE dk_status sample_neg_def(dk_registry *r, dk_registration **out) {
-    dk_status s = dk_def(r, sample_neg_SCHEMA, out);
-    if (s != DK_OK) return s;
-    return dk_op_set_adapters(dk_op_lookup(r, "sample::neg"), &sample_neg_adapters);
+    return dk_def_with_adapters(r, sample_neg_SCHEMA, &sample_neg_adapters, out);
 }
 DK_INLINE dk_status sample_neg_impl(dk_registry *r, dk_key key, sample_neg_fn fn, void *user_data, dk_registration **out) {
     return dk_impl(r, "sample::neg", key, dk_unboxed(DK_FN(fn), user_data), out);
@@ -136,9 +132,7 @@ static void sample_fill__call_unboxed(const dk_kernel *kernel, const dk_operator
 }
 static const dk_op_adapters sample_fill__adapters = { sample_fill__SIGNATURE, 2, 1, sample_fill__box, sample_fill__unbox_result, sample_fill__call_unboxed };
 DK_INLINE dk_status sample_fill__def(dk_registry *r, dk_registration **out) {
-    dk_status s = dk_def(r, sample_fill__SCHEMA, out);
-    if (s != DK_OK) return s;
-    return dk_op_set_adapters(dk_op_lookup(r, "sample::fill_"), &sample_fill__adapters);
+    return dk_def_with_adapters(r, sample_fill__SCHEMA, &sample_fill__adapters, out);
 }
 DK_INLINE dk_status sample_fill__impl(dk_registry *r, dk_key key, sample_fill__fn fn, void *user_data, dk_registration **out) {
     return dk_impl(r, "sample::fill_", key, dk_unboxed(DK_FN(fn), user_data), out);
@@ -185,9 +179,7 @@ static void sample_cat_call_unboxed(const dk_kernel *kernel, const dk_operator *
 }
 static const dk_op_adapters sample_cat_adapters = { sample_cat_SIGNATURE, 2, 1, sample_cat_box, sample_cat_unbox_result, sample_cat_call_unboxed };
 DK_INLINE dk_status sample_cat_def(dk_registry *r, dk_registration **out) {
-    dk_status s = dk_def(r, sample_cat_SCHEMA, out);
-    if (s != DK_OK) return s;
-    return dk_op_set_adapters(dk_op_lookup(r, "sample::cat"), &sample_cat_adapters);
+    return dk_def_with_adapters(r, sample_cat_SCHEMA, &sample_cat_adapters, out);
 }
 DK_INLINE dk_status sample_cat_impl(dk_registry *r, dk_key key, sample_cat_fn fn, void *user_data, dk_registration **out) {
     return dk_impl(r, "sample::cat", key, dk_unboxed(DK_FN(fn), user_data), out);
@@ -246,9 +238,7 @@ static void sample_split_call_unboxed(const dk_kernel *kernel, const dk_operator
 }
 static const dk_op_adapters sample_split_adapters = { sample_split_SIGNATURE, 5, 2, sample_split_box, sample_split_unbox_result, sample_split_call_unboxed };
 DK_INLINE dk_status sample_split_def(dk_registry *r, dk_registration **out) {
-    dk_status s = dk_def(r, sample_split_SCHEMA, out);
-    if (s != DK_OK) return s;
-    return dk_op_set_adapters(dk_op_lookup(r, "sample::split"), &sample_split_adapters);
+    return dk_def_with_adapters(r, sample_split_SCHEMA, &sample_split_adapters, out);
 }
 DK_INLINE dk_status sample_split_impl(dk_registry *r, dk_key key, sample_split_fn fn, void *user_data, dk_registration **out) {
     return dk_impl(r, "sample::split", key, dk_unboxed(DK_FN(fn), user_data), out);
@@ -295,9 +285,7 @@ static void sample_where_call_unboxed(const dk_kernel *kernel, const dk_operator
 }
 static const dk_op_adapters sample_where_adapters = { sample_where_SIGNATURE, 2, 1, sample_where_box, sample_where_unbox_result, sample_where_call_unboxed };
 DK_INLINE dk_status sample_where_def(dk_registry *r, dk_registration **out) {
-    dk_status s = dk_def(r, sample_where_SCHEMA, out);
-    if (s != DK_OK) return s;
-    return dk_op_set_adapters(dk_op_lookup(r, "sample::where"), &sample_where_adapters);
+    return dk_def_with_adapters(r, sample_where_SCHEMA, &sample_where_adapters, out);
 }
 DK_INLINE dk_status sample_where_impl(dk_registry *r, dk_key key, sample_where_fn fn, void *user_data, dk_registration **out) {
     return dk_impl(r, "sample::where", key, dk_unboxed(DK_FN(fn), user_data), out);
@@ -341,9 +329,7 @@ static void sample_numel_call_unboxed(const dk_kernel *kernel, const dk_operator
 }
 static const dk_op_adapters sample_numel_adapters = { sample_numel_SIGNATURE, 1, 1, sample_numel_box, sample_numel_unbox_result, sample_numel_call_unboxed };
 DK_INLINE dk_status sample_numel_def(dk_registry *r, dk_registration **out) {
-    dk_status s = dk_def(r, sample_numel_SCHEMA, out);
-    if (s != DK_OK) return s;
-    return dk_op_set_adapters(dk_op_lookup(r, "sample::numel"), &sample_numel_adapters);
+    return dk_def_with_adapters(r, sample_numel_SCHEMA, &sample_numel_adapters, out);
 }
 DK_INLINE dk_status sample_numel_impl(dk_registry *r, dk_key key, sample_numel_fn fn, void *user_data, dk_registration **out) {
     return dk_impl(r, "sample::numel", key, dk_unboxed(DK_FN(fn), user_data), out);
@@ -382,9 +368,7 @@ static void sample_touch_call_unboxed(const dk_kernel *kernel, const dk_operator
 }
 static const dk_op_adapters sample_touch_adapters = { sample_touch_SIGNATURE, 1, 0, sample_touch_box, sample_touch_unbox_result, sample_touch_call_unboxed };
 DK_INLINE dk_status sample_touch_def(dk_registry *r, dk_registration **out) {
-    dk_status s = dk_def(r, sample_touch_SCHEMA, out);
-    if (s != DK_OK) return s;
-    return dk_op_set_adapters(dk_op_lookup(r, "sample::touch"), &sample_touch_adapters);
+    return dk_def_with_adapters(r, sample_touch_SCHEMA, &sample_touch_adapters, out);
 }
 DK_INLINE dk_status sample_touch_impl(dk_registry *r, dk_key key, sample_touch_fn fn, void *user_data, dk_registration **out) {
     return dk_impl(r, "sample::touch", key, dk_unboxed(DK_FN(fn), user_data), out);

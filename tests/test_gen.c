@@ -187,8 +187,8 @@ static void test_boxed_to_unboxed(void **state) {
     dk_call_boxed(where_op, &st);
     assert_ptr_equal(st.values[0].as.tensor, &a);
     /* the schema's dispatch arguments, c10's reverse-indexed bitset */
-    assert_true(add_op->dispatch_args == 0x6);
-    assert_true(cat_op->dispatch_args == 0x2);
+    assert_true(dk_op_table_of(add_op)->dispatch_args == 0x6);
+    assert_true(dk_op_table_of(cat_op)->dispatch_args == 0x2);
 }
 
 

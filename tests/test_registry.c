@@ -39,10 +39,10 @@ static int dump_live(const dk_operator *op, char *buf, size_t size) {
     int slot, b;
     for (slot = 0; slot < DK_NUM_RUNTIME_ENTRIES; slot++)
         len += (size_t)snprintf(buf + (len < size ? len : size), len < size ? size - len : 0, "%d:%s|", slot,
-                                op->table[slot]->debug);
+                                dk_op_slot_kernel(op, slot)->debug);
     for (b = 0; b < DK_NUM_BACKENDS; b++)
         len += (size_t)snprintf(buf + (len < size ? len : size), len < size ? size - len : 0, "%llx,",
-                                (unsigned long long)op->nonfallthrough[b]);
+                                (unsigned long long)dk_op_table_of(op)->nonfallthrough[b]);
     return (int)len;
 }
 static int snap_op(dk_operator *op, void *ud) {
@@ -81,7 +81,7 @@ static dk_registry *new_registry(void) {
     return r;
 }
 
-static const char *slot_debug(const dk_operator *op, dk_key k) { return op->table[dk_key_table_index(k)]->debug; }
+static const char *slot_debug(const dk_operator *op, dk_key k) { return dk_op_slot_kernel(op, dk_key_table_index(k))->debug; }
 
 /* ---- basics ------------------------------------------------------------------- */
 
@@ -97,17 +97,17 @@ static void test_def_impl_lookup(void **state) {
     assert_non_null(op);
     assert_null(dk_op_lookup(r, "myns::add"));
     assert_string_equal(op->name, "myns::add.Tensor");
-    assert_string_equal(op->schema, "myns::add.Tensor(Tensor a, Tensor b) -> Tensor");
+    assert_string_equal(dk_op_schema(op), "myns::add.Tensor(Tensor a, Tensor b) -> Tensor");
     assert_int_equal(op->id, 0);
     assert_int_equal(dk_op_find(r, "myns::add.Tensor", &found), DK_OK);
     assert_ptr_equal(found, op);
     /* every slot is the missing sentinel, never NULL */
-    assert_int_equal(op->table[0]->kind, DK_KERNEL_MISSING);
+    assert_int_equal(dk_op_slot_kernel(op, 0)->kind, DK_KERNEL_MISSING);
     l_impl = __LINE__ + 1;
     assert_int_equal(dk_impl(r, "myns::add.Tensor", DK_CPU, dk_unboxed(DK_FN(k_cpu), &line), &i), DK_OK);
-    assert_ptr_equal(op->table[dk_key_table_index(DK_CPU)]->fn, DK_FN(k_cpu));
-    assert_ptr_equal(op->table[dk_key_table_index(DK_CPU)]->user_data, &line);
-    assert_int_equal(op->table[dk_key_table_index(DK_CPU)]->key, DK_CPU);
+    assert_ptr_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_CPU))->fn, DK_FN(k_cpu));
+    assert_ptr_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_CPU))->user_data, &line);
+    assert_int_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_CPU))->key, DK_CPU);
     assert_true(dk_op_has_kernel_for_key(op, DK_CPU));
     assert_false(dk_op_has_kernel_for_key(op, DK_CUDA));
     assert_true(dk_op_has_computed_kernel_for_key(op, DK_CPU));
@@ -118,7 +118,7 @@ static void test_def_impl_lookup(void **state) {
         assert_string_equal(slot_debug(op, DK_CPU), expect);
     }
     assert_int_equal(dk_deregister(i), DK_OK);
-    assert_int_equal(op->table[dk_key_table_index(DK_CPU)]->kind, DK_KERNEL_MISSING);
+    assert_int_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_CPU))->kind, DK_KERNEL_MISSING);
     assert_int_equal(dk_deregister(d), DK_OK);
     assert_null(dk_op_lookup(r, "myns::add.Tensor"));
     dk_registry_destroy(r);
@@ -132,14 +132,14 @@ static void test_impl_before_def(void **state) {
     assert_int_equal(dk_impl(r, "late::op", DK_CUDA, dk_unboxed(DK_FN(k_cpu), NULL), &i), DK_OK);
     op = dk_op_lookup(r, "late::op");
     assert_non_null(op);
-    assert_null(op->schema);
+    assert_null(dk_op_schema(op));
     assert_int_equal(dk_op_find(r, "late::op", &op), DK_ERR_NOT_FOUND);
     assert_string_equal(dk_last_error(),
                         "Could not find schema for late::op but we found an implementation; did you forget to def() "
                         "the operator?");
     assert_int_equal(dk_def(r, "late::op(Tensor x) -> Tensor", &d), DK_OK);
     assert_int_equal(dk_op_find(r, "late::op", &op), DK_OK);
-    assert_ptr_equal(op->table[dk_key_table_index(DK_CUDA)]->fn, DK_FN(k_cpu));
+    assert_ptr_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_CUDA))->fn, DK_FN(k_cpu));
     dk_registry_destroy(r); /* frees live handles too */
 }
 
@@ -164,7 +164,7 @@ static void test_override_warning_and_restore(void **state) {
              __FILE__, l0, __FILE__, l1, __FILE__, l2);
     assert_string_equal(logged, expect);
     op = dk_op_lookup(r, "w::op");
-    assert_ptr_equal(op->table[dk_key_table_index(DK_CPU)]->fn, DK_FN(k_other));
+    assert_ptr_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_CPU))->fn, DK_FN(k_other));
     dk_op_dump_state(op, dump, sizeof dump);
     snprintf(expect, sizeof expect,
              "name: w::op\nschema: w::op(Tensor a) -> Tensor\ndebug: registered at %s:%d\n"
@@ -175,11 +175,11 @@ static void test_override_warning_and_restore(void **state) {
     assert_string_equal(dump, expect);
     /* removing the newest restores the older one */
     assert_int_equal(dk_deregister(second), DK_OK);
-    assert_ptr_equal(op->table[dk_key_table_index(DK_CPU)]->fn, DK_FN(k_cpu));
+    assert_ptr_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_CPU))->fn, DK_FN(k_cpu));
     /* removing the older one first keeps the newest active */
     assert_int_equal(dk_impl(r, "w::op", DK_CPU, dk_unboxed(DK_FN(k_other), NULL), &second), DK_OK);
     assert_int_equal(dk_deregister(first), DK_OK);
-    assert_ptr_equal(op->table[dk_key_table_index(DK_CPU)]->fn, DK_FN(k_other));
+    assert_ptr_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_CPU))->fn, DK_FN(k_other));
     dk_registry_destroy(r);
 }
 
@@ -223,7 +223,7 @@ static void test_fallbacks(void **state) {
     /* an alias fallback registers every runtime key of the alias */
     assert_int_equal(dk_fallback(r, DK_Autograd, dk_boxed(k_boxed, NULL), &fb), DK_OK);
     DK_KS_FOREACH(k, dk_alias_runtime_set(DK_Autograd)) {
-        const dk_kernel *kern = op->table[dk_key_table_index(k)];
+        const dk_kernel *kern = dk_op_slot_kernel(op, dk_key_table_index(k));
         assert_true(kern->is_fallback);
         assert_ptr_equal(kern->boxed, k_boxed);
         n++;
@@ -240,19 +240,19 @@ static void test_fallbacks(void **state) {
     free(after);
     /* fallbacks come after kernels; operators defined later see them */
     assert_int_equal(dk_def(r, "fb::later(Tensor a) -> Tensor", &d), DK_OK);
-    assert_true(dk_op_lookup(r, "fb::later")->table[dk_key_table_index(DK_AutogradMeta)]->is_fallback);
+    assert_true(dk_op_slot_kernel(dk_op_lookup(r, "fb::later"), dk_key_table_index(DK_AutogradMeta))->is_fallback);
     assert_int_equal(dk_deregister(fb), DK_OK);
-    assert_int_equal(op->table[dk_key_table_index(DK_AutogradCPU)]->kind, DK_KERNEL_MISSING);
+    assert_int_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_AutogradCPU))->kind, DK_KERNEL_MISSING);
     /* fallthrough fallback: masked per backend */
     assert_int_equal(dk_fallback(r, DK_AutogradCPU, dk_fallthrough(), &ft), DK_OK);
-    assert_int_equal(op->table[dk_key_table_index(DK_AutogradCPU)]->kind, DK_KERNEL_FALLTHROUGH);
-    assert_false(op->nonfallthrough[0] & dk_ks_from_key(DK_AutogradFunctionality).repr);
-    assert_true(op->nonfallthrough[1] & dk_ks_from_key(DK_AutogradFunctionality).repr);
+    assert_int_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_AutogradCPU))->kind, DK_KERNEL_FALLTHROUGH);
+    assert_false(dk_op_table_of(op)->nonfallthrough[0] & dk_ks_from_key(DK_AutogradFunctionality).repr);
+    assert_true(dk_op_table_of(op)->nonfallthrough[1] & dk_ks_from_key(DK_AutogradFunctionality).repr);
     assert_int_equal(dk_deregister(ft), DK_OK);
-    assert_true(op->nonfallthrough[0] & dk_ks_from_key(DK_AutogradFunctionality).repr);
+    assert_true(dk_op_table_of(op)->nonfallthrough[0] & dk_ks_from_key(DK_AutogradFunctionality).repr);
     /* a non-per-backend fallthrough clears the bit for every backend */
     assert_int_equal(dk_fallback(r, DK_Tracer, dk_fallthrough(), &ft), DK_OK);
-    for (n = 0; n < DK_NUM_BACKENDS; n++) assert_false(op->nonfallthrough[n] & dk_ks_from_key(DK_Tracer).repr);
+    for (n = 0; n < DK_NUM_BACKENDS; n++) assert_false(dk_op_table_of(op)->nonfallthrough[n] & dk_ks_from_key(DK_Tracer).repr);
     dk_registry_destroy(r);
 }
 
@@ -278,12 +278,12 @@ static void test_resolution_example(void **state) {
     assert_string_equal(reason, "math kernel");
     dk_op_compute_slot(op, 0, &reason);
     assert_string_equal(reason, "math kernel");
-    assert_int_equal(op->table[dk_key_table_index(DK_AutogradCPU)]->key, DK_Autograd);
-    assert_int_equal(op->table[0]->key, DK_CompositeImplicitAutograd); /* catch-all is stored there */
+    assert_int_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_AutogradCPU))->key, DK_Autograd);
+    assert_int_equal(dk_op_slot_kernel(op, 0)->key, DK_CompositeImplicitAutograd); /* catch-all is stored there */
     /* SparseCPU + CompositeImplicitAutograd: the AutogradOther ambiguity */
     assert_int_equal(dk_impl(r, "ex::op", DK_SparseCPU, dk_unboxed(DK_FN(k_cpu), NULL), &h), DK_OK);
-    assert_int_equal(op->table[dk_key_table_index(DK_AutogradOther)]->kind, DK_KERNEL_AMBIGUOUS);
-    assert_string_equal(op->table[dk_key_table_index(DK_AutogradOther)]->debug, "ambiguous_autogradother");
+    assert_int_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_AutogradOther))->kind, DK_KERNEL_AMBIGUOUS);
+    assert_string_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_AutogradOther))->debug, "ambiguous_autogradother");
     assert_null(dk_op_compute_slot(op, -1, &reason));
     assert_null(dk_op_compute_slot(op, DK_NUM_RUNTIME_ENTRIES, &reason));
     dk_registry_destroy(r);
@@ -296,13 +296,13 @@ static void on_reg(const dk_operator *op, void *ud) {
     strcat(events, (const char *)ud);
     strcat(events, "+");
     strcat(events, op->name);
-    strcat(events, op->schema ? "(s) " : " ");
+    strcat(events, dk_op_schema(op) ? "(s) " : " ");
 }
 static void on_dereg(const dk_operator *op, void *ud) {
     strcat(events, (const char *)ud);
     strcat(events, "-");
     strcat(events, op->name);
-    strcat(events, op->schema ? "(s) " : " ");
+    strcat(events, dk_op_schema(op) ? "(s) " : " ");
 }
 
 static void test_listeners(void **state) {
@@ -346,7 +346,7 @@ static void test_library_blocks(void **state) {
     {
         char expect[256];
         snprintf(expect, sizeof expect, "registered at %s:%d", __FILE__, l_def);
-        assert_string_equal(op->table[0]->debug, expect); /* the block's site, as c10 */
+        assert_string_equal(dk_op_slot_kernel(op, 0)->debug, expect); /* the block's site, as c10 */
     }
     /* a second DEF block for the namespace names both sites */
     assert_int_equal(dk_library_open(r, DK_LIB_DEF, "lib", DK_Undefined, &dup), DK_ERR_DUPLICATE_LIBRARY);
@@ -365,7 +365,7 @@ static void test_library_blocks(void **state) {
     /* IMPL blocks */
     assert_int_equal(dk_library_open(r, DK_LIB_IMPL, "lib", DK_CPU, &impl), DK_OK);
     assert_int_equal(dk_lib_impl(impl, "add", DK_Undefined, dk_unboxed(DK_FN(k_cpu), NULL)), DK_OK);
-    assert_ptr_equal(op->table[dk_key_table_index(DK_CPU)]->fn, DK_FN(k_cpu));
+    assert_ptr_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_CPU))->fn, DK_FN(k_cpu));
     assert_int_equal(dk_lib_impl(impl, "add", DK_CPU, dk_unboxed(DK_FN(k_cpu), NULL)), DK_OK);
     assert_int_equal(dk_lib_impl(impl, "add", DK_CUDA, dk_unboxed(DK_FN(k_cpu), NULL)), DK_ERR_KEY_MISMATCH);
     assert_non_null(strstr(dk_last_error(), "impl(\"add\", ...): Explicitly provided dispatch key (CUDA) is "
@@ -382,7 +382,7 @@ static void test_library_blocks(void **state) {
     /* fallbacks live in IMPL blocks of namespace _ */
     assert_int_equal(dk_library_open(r, DK_LIB_IMPL, "_", DK_Tracer, &fb), DK_OK);
     assert_int_equal(dk_lib_fallback(fb, dk_boxed(k_boxed, NULL)), DK_OK);
-    assert_true(op->table[dk_key_table_index(DK_Tracer)]->is_fallback);
+    assert_true(dk_op_slot_kernel(op, dk_key_table_index(DK_Tracer))->is_fallback);
     assert_int_equal(dk_library_open(r, DK_LIB_DEF, "_", DK_Undefined, &dup), DK_ERR_WRONG_BLOCK);
     assert_non_null(strstr(dk_last_error(), "DK_LIBRARY: cannot define DK_LIBRARY with the wildcard namespace _"));
     assert_int_equal(dk_library_open(r, DK_LIB_DEF, "li-b", DK_Undefined, &dup), DK_ERR_BAD_NAME);
@@ -429,13 +429,13 @@ static void test_static_and_explicit_registration(void **state) {
     (void)state;
     assert_non_null(op); /* registered before main */
     assert_non_null(dk_op_lookup(dk_registry_default(), "stat::scale2"));
-    assert_ptr_equal(op->table[dk_key_table_index(DK_CPU)]->fn, DK_FN(static_cpu));
+    assert_ptr_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_CPU))->fn, DK_FN(static_cpu));
     assert_ptr_equal(op->registry, dk_registry_default());
     /* the same block, run explicitly (static libraries drop unreferenced objects) */
     assert_int_equal(dk_library_run(r, DK_LIB_DEF, "stat", DK_Undefined, explicit_block, &lib), DK_OK);
     op = dk_op_lookup(r, "stat::scale");
     assert_non_null(op);
-    assert_ptr_equal(op->table[dk_key_table_index(DK_CPU)]->fn, DK_FN(static_cpu));
+    assert_ptr_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_CPU))->fn, DK_FN(static_cpu));
     /* failures inside a block run this way go to the log hook */
     n_logged = 0;
     assert_int_equal(dk_library_run(r, DK_LIB_DEF, "stat", DK_Undefined, explicit_block, NULL),
@@ -457,7 +457,7 @@ static void test_independent_registries(void **state) {
     assert_int_equal(dk_fallback(a, DK_Tracer, dk_fallthrough(), &h), DK_OK);
     assert_null(dk_op_lookup(b, "ind::op"));
     assert_int_equal(dk_def(b, "ind::op(Tensor x) -> Tensor", &h), DK_OK); /* no duplicate across registries */
-    assert_int_equal(dk_op_lookup(b, "ind::op")->table[dk_key_table_index(DK_Tracer)]->kind, DK_KERNEL_MISSING);
+    assert_int_equal(dk_op_slot_kernel(dk_op_lookup(b, "ind::op"), dk_key_table_index(DK_Tracer))->kind, DK_KERNEL_MISSING);
     dk_registry_destroy(a);
     dk_registry_destroy(b);
 }

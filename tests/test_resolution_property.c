@@ -270,7 +270,7 @@ static void check_op(int o, int thorough) {
     for (b = 0; b < DK_NUM_BACKENDS; b++) masks[b] = DK_KS_FULL.repr;
     for (slot = 0; slot < DK_NUM_RUNTIME_ENTRIES; slot++) {
         answer want = resolve(m, newest, slot);
-        const dk_kernel *k = op->table[slot];
+        const dk_kernel *k = dk_op_slot_kernel(op, slot);
         dk_key key = dk_slot_key(slot);
         assert_non_null(k);
         if (!kernel_matches(k, want)) slot_mismatch(o, slot, k, want, "table");
@@ -297,11 +297,11 @@ static void check_op(int o, int thorough) {
         }
     }
     for (b = 0; b < DK_NUM_BACKENDS; b++) {
-        if (op->nonfallthrough[b] != masks[b]) {
+        if (dk_op_table_of(op)->nonfallthrough[b] != masks[b]) {
             print_error("%s step %ld: %s nonfallthrough[%d] (%s) = %#llx, expected %#llx (diff %#llx)\n", phase,
                         step_no, op_names[o], b, dk_backend_name((dk_backend)(b + 1)),
-                        (unsigned long long)op->nonfallthrough[b], (unsigned long long)masks[b],
-                        (unsigned long long)(op->nonfallthrough[b] ^ masks[b]));
+                        (unsigned long long)dk_op_table_of(op)->nonfallthrough[b], (unsigned long long)masks[b],
+                        (unsigned long long)(dk_op_table_of(op)->nonfallthrough[b] ^ masks[b]));
             fail();
         }
     }
@@ -442,8 +442,8 @@ static void take_snapshot(snapshot *s) {
     for (o = 0; o < nops_used; o++) {
         s->op[o] = dk_op_lookup(reg, op_names[o]);
         if (!s->op[o]) continue;
-        memcpy(s->table[o], s->op[o]->table, sizeof s->table[o]);
-        memcpy(s->masks[o], s->op[o]->nonfallthrough, sizeof s->masks[o]);
+        memcpy(s->table[o], dk_op_table_of(s->op[o])->kernels, sizeof s->table[o]);
+        memcpy(s->masks[o], dk_op_table_of(s->op[o])->nonfallthrough, sizeof s->masks[o]);
     }
 }
 
@@ -530,7 +530,7 @@ static void deregister_everything_and_compare_with_fresh(void) {
         op = dk_op_lookup(reg, op_names[o]);
         assert_non_null(op);
         for (slot = 0; slot < DK_NUM_RUNTIME_ENTRIES; slot++) {
-            const dk_kernel *a = op->table[slot], *f = fop->table[slot];
+            const dk_kernel *a = dk_op_slot_kernel(op, slot), *f = dk_op_slot_kernel(fop, slot);
             if (a->kind != DK_KERNEL_MISSING || a->kind != f->kind || a->user_data != f->user_data ||
                 a->is_fallback != f->is_fallback) {
                 print_error("after teardown: %s slot %d (%s) differs from a fresh operator's\n", op_names[o], slot,
@@ -540,8 +540,8 @@ static void deregister_everything_and_compare_with_fresh(void) {
             n_slots++;
         }
         for (b = 0; b < DK_NUM_BACKENDS; b++) {
-            assert_true(op->nonfallthrough[b] == fop->nonfallthrough[b]);
-            assert_true(op->nonfallthrough[b] == DK_KS_FULL.repr);
+            assert_true(dk_op_table_of(op)->nonfallthrough[b] == dk_op_table_of(fop)->nonfallthrough[b]);
+            assert_true(dk_op_table_of(op)->nonfallthrough[b] == DK_KS_FULL.repr);
         }
     }
     for (o = 0; o < NOPS; o++) assert_int_equal(dk_deregister(hs[o]), DK_OK);
@@ -673,7 +673,7 @@ static void run_permutations(const fixed_reg *set, const char *name, long *perms
         check_op(0, 1);
         op = dk_op_lookup(reg, op_names[0]);
         for (slot = 0; slot < DK_NUM_RUNTIME_ENTRIES; slot++) {
-            answer a = decode(op->table[slot]);
+            answer a = decode(dk_op_slot_kernel(op, slot));
             if (first) {
                 first_answers[slot] = a;
             } else if (a.what != first_answers[slot].what || a.id != first_answers[slot].id ||
@@ -686,8 +686,8 @@ static void run_permutations(const fixed_reg *set, const char *name, long *perms
                 fail();
             }
         }
-        if (first) memcpy(first_masks, op->nonfallthrough, sizeof first_masks);
-        else assert_memory_equal(first_masks, op->nonfallthrough, sizeof first_masks);
+        if (first) memcpy(first_masks, dk_op_table_of(op)->nonfallthrough, sizeof first_masks);
+        else assert_memory_equal(first_masks, dk_op_table_of(op)->nonfallthrough, sizeof first_masks);
         first = 0;
         /* deregister the set (and the def, last or not) in a random order */
         while (nlive > 0) {

@@ -15,7 +15,7 @@
                            after " :: " on kernel lines is normalised (c10
                            prints the inferred C++ schema and "[ boxed unboxed ]",
                            dispatch.h ":: (none)" and its own kernel record);
-     test_live_tables      the live table op->table[slot] with the THIRD column
+     test_live_tables      the live table dk_op_slot_kernel(op, slot) with the THIRD column
                            of every LIVE| line (c10's recomputed answer), which
                            is also where c10 1.13.1 had stale slots.
 
@@ -257,7 +257,7 @@ static void check_live(const combo *c, dk_operator *op, void *ctx) {
     for (i = 0; i < c->n_live; i++) {
         const live_line *l = &c->live[i];
         int slot = dk_key_table_index(key_of(l->key)), partial = 0;
-        const dk_kernel *k = op->table[slot], *computed;
+        const dk_kernel *k = dk_op_slot_kernel(op, slot), *computed;
         const char *reason;
         for (j = 0; j < c->n_regs; j++)
             if (c->regs[j].partial && atoi(l->computed) == c->regs[j].line) partial = 1;

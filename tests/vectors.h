@@ -388,7 +388,7 @@ static inline dk_registry *new_registry(void) {
 static inline dk_operator *def_base_op(dk_registry *r) {
     dk_registration *h = NULL;
     dk_operator *op;
-    assert_int_equal(dk__def(r, "base::op(Tensor a) -> Tensor", "combo.cpp", 0, &h, DK_CONFIG_SIGNATURE), DK_OK);
+    assert_int_equal(dk__def(r, "base::op(Tensor a) -> Tensor", NULL, "combo.cpp", 0, &h, DK_CONFIG_SIGNATURE), DK_OK);
     op = dk_op_lookup(r, "base::op");
     assert_non_null(op);
     return op;
@@ -399,7 +399,7 @@ static inline dk_status replay_one(dk_registry *r, const combo *c, reg *g) {
     void *ud = &g->line;
     switch (g->kind) {
     case K_DEF:
-        return dk__def(r, c->schema, "combo.cpp", g->line, &h, DK_CONFIG_SIGNATURE);
+        return dk__def(r, c->schema, NULL, "combo.cpp", g->line, &h, DK_CONFIG_SIGNATURE);
     case K_IMPL:
         return dk__impl(r, c->name, key_of(g->key), dk_unboxed(replay_kernels.unboxed, ud), "combo.cpp", g->line,
                         &h, DK_CONFIG_SIGNATURE);
