@@ -14,6 +14,8 @@ CFLAGS_T := $(CSTD) $(WARN) -g -O1 -I.
 LIBS_T   := -lcmocka -lpthread
 SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN     := -fsanitize=thread
+# ThreadSanitizer runs the single-threaded churn loops of test_reclaim shorter (its races in full)
+TSAN_SCALE := -DCYCLES_IMPL=20000 -DCYCLES_DEF=5000
 
 # Debian packages the tests need: header or program -> package.
 DEPS := /usr/include/cmocka.h:libcmocka-dev /usr/include/xxhash.h:libxxhash-dev \
@@ -22,8 +24,8 @@ DEPS := /usr/include/cmocka.h:libcmocka-dev /usr/include/xxhash.h:libxxhash-dev 
 
 UNIT_TESTS := test_keyspace test_conformance test_custom_config test_config_mismatch \
               test_registry test_resolution_property test_table_conformance test_call test_threads \
-              test_call_conformance test_schema test_gen
-TSAN_TESTS := test_threads test_call
+              test_call_conformance test_schema test_gen test_reclaim test_reclaim_epochs test_threads_epochs
+TSAN_TESTS := test_threads test_call test_reclaim test_reclaim_epochs test_threads_epochs
 KEYSPACE_VECTORS := tests/conformance/keyspace-1.13.1.txt
 TABLE_VECTORS    := tests/conformance/tables-1.13.1.txt
 
@@ -66,6 +68,9 @@ ARGS_test_call_conformance   := tests/conformance/calls-1.13.1.txt $(TABLE_VECTO
 $(BUILD)/test_%: tests/test_%.c dispatch.h tests/custom_config.h tests/vectors.h | $(BUILD)
 	$(CC) $(CFLAGS_T) $(EXTRA) $(FLAGS_test_$*) $< -o $@ $(LIBS_T)
 $(BUILD)/test_gen: gen/sample_ops.h
+# the same tests in the call-epochs mode (DK_CALL_EPOCHS)
+$(BUILD)/test_%_epochs: tests/test_%.c dispatch.h | $(BUILD)
+	$(CC) $(CFLAGS_T) $(EXTRA) -DDK_CALL_EPOCHS $(FLAGS_test_$*) $< -o $@ $(LIBS_T)
 # two translation units compiled with different key lists
 $(BUILD)/test_config_mismatch: tests/test_config_mismatch.c tests/config_mismatch_other.c tests/custom_config.h dispatch.h | $(BUILD)
 	$(CC) $(CFLAGS_T) $(EXTRA) -c tests/test_config_mismatch.c -o $@.o
@@ -89,7 +94,7 @@ sanitize: | $(BUILD) ## run the unit tests under AddressSanitizer + UndefinedBeh
 	$(call run_tests,asan-,ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/san/,$(UNIT_TESTS))
 
 tsan: | $(BUILD) ## run the concurrency tests under ThreadSanitizer
-	@$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan EXTRA="$(TSAN)" LIBS_T="$(LIBS_T)" \
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan EXTRA="$(TSAN) $(TSAN_SCALE)" LIBS_T="$(LIBS_T)" \
 	  $(addprefix $(BUILD)/tsan/,$(TSAN_TESTS)) >/dev/null
 	$(call run_tests,tsan-,TSAN_OPTIONS=halt_on_error=1 $(BUILD)/tsan/,$(TSAN_TESTS))
 

@@ -892,9 +892,24 @@ DK_API dk_status dk__config_check(const char *caller_signature);
 #define DK__LOAD_RLX(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 #define DK__STORE_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #define DK__STORE_RLX(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#if defined(__SANITIZE_THREAD__)
+#define DK__TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define DK__TSAN 1
+#endif
+#endif
+#ifdef DK__TSAN
+/* ThreadSanitizer models no standalone fence: a seq_cst RMW stands in. */
+static int dk__tsan_fence_word DK__UNUSED;
+#define DK__FENCE_SEQ() ((void)__atomic_fetch_add(&dk__tsan_fence_word, 0, __ATOMIC_SEQ_CST))
+#define DK__FENCE_ACQ() DK__FENCE_SEQ()
+#define DK__FENCE_REL() DK__FENCE_SEQ()
+#else
 #define DK__FENCE_SEQ() __atomic_thread_fence(__ATOMIC_SEQ_CST)
 #define DK__FENCE_ACQ() __atomic_thread_fence(__ATOMIC_ACQUIRE)
 #define DK__FENCE_REL() __atomic_thread_fence(__ATOMIC_RELEASE)
+#endif
 #define DK__FETCH_ADD(p, v) __atomic_add_fetch((p), (v), __ATOMIC_SEQ_CST)
 #define DK__CAS(p, expected, desired) \
     __atomic_compare_exchange_n((p), (expected), (desired), 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)
@@ -1513,7 +1528,7 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
 #define DK_DECLARE_OP(name, R, keyset_expr, ...)                                                     \
     DK__DECLARE_OP_COMMON(name, R, __VA_ARGS__)                                                      \
     typedef struct name##_args { DK__MAP(DK__OP_FIELD, __VA_ARGS__) R result; } name##_args;         \
-    DK_INLINE R name##_invoke(const dk_operator *dk__o, dk_keyset dk__ks, const dk_kernel *dk__k    \
+    DK_INLINE DK__UNUSED R name##_invoke(const dk_operator *dk__o, dk_keyset dk__ks, const dk_kernel *dk__k    \
                               DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {                                  \
         name##_args dk__a;                                                                           \
         if (dk__k->fn) return ((name##_fn)dk__k->fn)(dk__k, dk__ks DK__MAP(DK__OP_ARG, __VA_ARGS__)); \
@@ -1526,7 +1541,7 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
 #define DK_DECLARE_OP_VOID(name, keyset_expr, ...)                                                   \
     DK__DECLARE_OP_COMMON(name, void, __VA_ARGS__)                                                   \
     typedef struct name##_args { DK__MAP(DK__OP_FIELD, __VA_ARGS__) } name##_args;                   \
-    DK_INLINE void name##_invoke(const dk_operator *dk__o, dk_keyset dk__ks, const dk_kernel *dk__k \
+    DK_INLINE DK__UNUSED void name##_invoke(const dk_operator *dk__o, dk_keyset dk__ks, const dk_kernel *dk__k \
                                  DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {                               \
         name##_args dk__a;                                                                           \
         if (dk__k->fn) { ((name##_fn)dk__k->fn)(dk__k, dk__ks DK__MAP(DK__OP_ARG, __VA_ARGS__)); return; } \
@@ -1547,15 +1562,15 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
 #define DK__OP_BODY_void DK__OP_TAIL_void
 #endif
 #define DK__DECLARE_OP_ENTRIES(name, R, ret, keyset_expr, ...)                                       \
-    DK_INLINE R name##_dispatch_invoke(const dk_operator *dk__o DK__MAP(DK__OP_PARAM, __VA_ARGS__)) { \
+    DK_INLINE DK__UNUSED R name##_dispatch_invoke(const dk_operator *dk__o DK__MAP(DK__OP_PARAM, __VA_ARGS__)) { \
         dk_keyset dk__ks;                                                                            \
         const dk_kernel *dk__k = dk_dispatch(dk__o, (keyset_expr), &dk__ks);                        \
         DK__OP_TAIL_##ret(R, name##_invoke(dk__o, dk__ks, dk__k DK__MAP(DK__OP_ARG, __VA_ARGS__)))  \
     }                                                                                                \
-    DK_INLINE R name##_call(const dk_operator *dk__o DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {          \
+    DK_INLINE DK__UNUSED R name##_call(const dk_operator *dk__o DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {          \
         DK__OP_BODY_##ret(R, name##_dispatch_invoke(dk__o DK__MAP(DK__OP_ARG, __VA_ARGS__)))       \
     }                                                                                                \
-    DK_INLINE R name##_redispatch(const dk_operator *dk__o, dk_keyset dk__ks                        \
+    DK_INLINE DK__UNUSED R name##_redispatch(const dk_operator *dk__o, dk_keyset dk__ks                        \
                                   DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {                              \
         DK__OP_BODY_##ret(R, name##_invoke(dk__o, dk__ks, dk_lookup(dk__o, dk__ks)                 \
                                             DK__MAP(DK__OP_ARG, __VA_ARGS__)))                       \

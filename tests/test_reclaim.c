@@ -1,0 +1,582 @@
+/* Memory, hooks and re-entrancy (issue: safe under concurrency and churn).
+   Built twice by `make test`: the default mode (memory freed at the
+   quiescent points the program declares with dk_registry_reclaim) and
+   -DDK_CALL_EPOCHS (calls bracket their kernels; deregistration waits for
+   the calls in flight and frees by itself). Counts are fixed; nothing here
+   depends on timing. */
+#define DISPATCH_IMPLEMENTATION
+#include "dispatch.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#ifndef CYCLES_IMPL
+#define CYCLES_IMPL 1000000  /* impl + deregister cycles */
+#endif
+#ifndef CYCLES_DEF
+#define CYCLES_DEF 100000    /* def of a fresh name + deregister cycles */
+#endif
+#ifndef RACE_ROUNDS
+#define RACE_ROUNDS 200000
+#endif
+
+typedef struct tensor { dk_keyset ks; int v; } tensor;
+DK_DECLARE_OP(unary, int, x.ks, (tensor, x))
+
+static int k_value(const dk_kernel *k, dk_keyset ks, tensor x) {
+    (void)ks; (void)x;
+    return k->user_data ? *(const int *)k->user_data : 0;
+}
+static void silent(int is_error, const char *m, void *ud) { (void)is_error; (void)m; (void)ud; }
+static dk_status last_failure;
+static void quiet_call_error(const dk_operator *op, dk_keyset ks, dk_status s, const char *m, void *ud) {
+    (void)op; (void)ks; (void)m; (void)ud;
+    last_failure = s;
+}
+static tensor cpu_tensor(void) { tensor t; t.ks = dk_ks_from_key(DK_CPU); t.v = 1; return t; }
+
+/* The memory the registry holds, counted through its allocator hooks. */
+typedef struct counter { size_t live, peak; long allocs; } counter;
+static void *counting_alloc(size_t n, void *ud) {
+    counter *c = (counter *)ud;
+    size_t *p = (size_t *)malloc(n + 16);
+    if (!p) return NULL;
+    p[0] = n;
+    c->live += n;
+    c->allocs++;
+    if (c->live > c->peak) c->peak = c->live;
+    return (char *)p + 16;
+}
+static void counting_free(void *q, void *ud) {
+    counter *c = (counter *)ud;
+    size_t *p = (size_t *)((char *)q - 16);
+    c->live -= p[0];
+    free(p);
+}
+static dk_registry *counted_registry(counter *c) {
+    dk_registry_desc d;
+    dk_registry *r;
+    memset(&d, 0, sizeof d);
+    memset(c, 0, sizeof *c);
+    d.alloc = counting_alloc;
+    d.free = counting_free;
+    d.alloc_user_data = c;
+    d.log = silent;
+    assert_int_equal(dk_registry_create(&d, &r), DK_OK);
+    return r;
+}
+
+/* A quiescent point: in the default mode the program declares it; with call
+   epochs the registry has already freed what it could, and reclaim only
+   confirms it. */
+static void quiesce(dk_registry *r) { assert_int_equal(dk_registry_reclaim(r), DK_OK); }
+
+/* The registry's statistics count what it holds through its allocator:
+   everything but the registry object itself. */
+static size_t unaccounted(dk_registry *r, const counter *c) {
+    dk_registry_stats st;
+    dk_registry_get_stats(r, &st);
+    return c->live - st.live_bytes;
+}
+
+static void test_impl_cycles_bounded(void **state) {
+    counter c;
+    dk_registry *r = counted_registry(&c);
+    dk_registration *def, *h;
+    const dk_operator *op;
+    size_t after_warmup = 0, fixed;
+    dk_registry_stats st;
+    int i, one = 1;
+    (void)state;
+    assert_int_equal(dk_def(r, "mem::op(Tensor x) -> Tensor", &def), DK_OK);
+    op = dk_op_lookup(r, "mem::op");
+    fixed = unaccounted(r, &c);
+    for (i = 1; i <= CYCLES_IMPL; i++) {
+        assert_int_equal(dk_impl(r, "mem::op", DK_CPU, dk_unboxed(DK_FN(k_value), &one), &h), DK_OK);
+        if (i % 997 == 0) assert_int_equal(unary_call(op, cpu_tensor()), 1);
+        assert_int_equal(dk_deregister(h), DK_OK);
+        if (i % 1000 == 0) {
+            quiesce(r);
+            if (i == 1000) after_warmup = c.live;
+        }
+    }
+    quiesce(r);
+    dk_registry_get_stats(r, &st);
+    printf("  %d impl/deregister cycles: %lu bytes after 1,000, %lu at the end, peak %lu; %ld allocations\n",
+           CYCLES_IMPL, (unsigned long)after_warmup, (unsigned long)c.live, (unsigned long)c.peak, c.allocs);
+    assert_true(c.live <= 2 * after_warmup);
+    assert_int_equal(st.retired_bytes, 0);
+    assert_int_equal(st.operators, 1);
+    assert_int_equal(unaccounted(r, &c), fixed);
+    dk_registry_destroy(r);
+    assert_int_equal(c.live, 0);
+}
+
+static void test_fresh_name_cycles_bounded(void **state) {
+    counter c;
+    dk_registry *r = counted_registry(&c);
+    dk_registration *h;
+    size_t after_warmup = 0;
+    dk_registry_stats st;
+    char schema[64];
+    int i;
+    (void)state;
+    for (i = 1; i <= CYCLES_DEF; i++) {
+        snprintf(schema, sizeof schema, "fresh::op%d(Tensor x) -> Tensor", i);
+        assert_int_equal(dk_def(r, schema, &h), DK_OK);
+        assert_int_equal(dk_deregister(h), DK_OK);
+        if (i % 1000 == 0) {
+            quiesce(r);
+            if (i == 1000) after_warmup = c.live;
+        }
+    }
+    quiesce(r);
+    dk_registry_get_stats(r, &st);
+    printf("  %d fresh-name def/deregister cycles: %lu bytes after 1,000, %lu at the end, peak %lu\n", CYCLES_DEF,
+           (unsigned long)after_warmup, (unsigned long)c.live, (unsigned long)c.peak);
+    assert_true(c.live <= 2 * after_warmup);
+    assert_int_equal(st.operators, 0);
+    assert_null(dk_op_lookup(r, "fresh::op1"));
+    /* the ids of operators that went away are used again */
+    assert_int_equal(dk_def(r, "fresh::again(Tensor x) -> Tensor", &h), DK_OK);
+    assert_int_equal(dk_op_lookup(r, "fresh::again")->id, 0);
+    dk_registry_destroy(r);
+    assert_int_equal(c.live, 0);
+}
+
+/* Library open/close with one def and one impl, and fallback churn. */
+static void lib_block(dk_library *m) {
+    assert_int_equal(dk_lib_def(m, "op(Tensor x) -> Tensor"), DK_OK);
+    assert_int_equal(dk_lib_impl(m, "op", DK_CPU, dk_unboxed(DK_FN(k_value), NULL)), DK_OK);
+}
+static void test_library_and_fallback_cycles_bounded(void **state) {
+    counter c;
+    dk_registry *r = counted_registry(&c);
+    dk_registration *h, *fb;
+    size_t after_warmup = 0;
+    int i;
+    (void)state;
+    assert_int_equal(dk_def(r, "keep::op(Tensor x) -> Tensor", &h), DK_OK);
+    for (i = 1; i <= 20000; i++) {
+        dk_library *lib;
+        assert_int_equal(dk_library_run(r, DK_LIB_DEF, "churn", DK_Undefined, lib_block, &lib), DK_OK);
+        assert_int_equal(dk_library_close(lib), DK_OK);
+        assert_int_equal(dk_fallback(r, DK_Tracer, dk_fallthrough(), &fb), DK_OK);
+        assert_int_equal(dk_deregister(fb), DK_OK);
+        if (i % 1000 == 0) {
+            quiesce(r);
+            if (i == 1000) after_warmup = c.live;
+        }
+    }
+    quiesce(r);
+    printf("  20000 library open/close + fallback cycles: %lu bytes after 1,000, %lu at the end\n",
+           (unsigned long)after_warmup, (unsigned long)c.live);
+    assert_true(c.live <= 2 * after_warmup);
+    assert_null(dk_op_lookup(r, "churn::op"));
+    dk_registry_destroy(r);
+}
+
+/* Everything deregistered and reclaimed: the registry holds what a new one does. */
+static void test_reclaim_returns_to_empty(void **state) {
+    counter fresh, used;
+    dk_registry *a = counted_registry(&fresh), *b = counted_registry(&used);
+    dk_registration *h[6];
+    int one = 1;
+    (void)state;
+    assert_int_equal(dk_def(b, "e::a(Tensor x) -> Tensor", &h[0]), DK_OK);
+    assert_int_equal(dk_impl(b, "e::a", DK_CPU, dk_unboxed(DK_FN(k_value), &one), &h[1]), DK_OK);
+    assert_int_equal(dk_impl(b, "e::b", DK_Autograd, dk_unboxed(DK_FN(k_value), &one), &h[2]), DK_OK);
+    assert_int_equal(dk_fallback(b, DK_Tracer, dk_fallthrough(), &h[3]), DK_OK);
+    assert_int_equal(dk_def(b, "e::c(Tensor x) -> Tensor", &h[4]), DK_OK);
+    assert_int_equal(dk_impl(b, "e::c", DK_CompositeImplicitAutograd, dk_unboxed(DK_FN(k_value), &one), &h[5]),
+                     DK_OK);
+    assert_int_equal(dk_deregister(h[5]), DK_OK);
+    assert_int_equal(dk_deregister(h[1]), DK_OK);
+    assert_int_equal(dk_deregister(h[0]), DK_OK);
+    assert_int_equal(dk_deregister(h[3]), DK_OK);
+    assert_int_equal(dk_deregister(h[2]), DK_OK);
+    assert_int_equal(dk_deregister(h[4]), DK_OK);
+    quiesce(b);
+    /* the ops array and the index keep their grown size: compare the rest */
+    assert_true(used.live >= fresh.live);
+    assert_true(used.live - fresh.live <= 64 * sizeof(void *) + 64 * 16 + 256);
+    dk_registry_destroy(a);
+    dk_registry_destroy(b);
+    assert_int_equal(used.live, 0);
+}
+
+/* ---- introspection and failed calls from listener and log hooks ------------ */
+
+static dk_registry *hook_reg;
+static int hook_checks;
+static void introspect(const dk_operator *op) {
+    dk_operator *found = NULL;
+    dk_explanation e;
+    char buf[256];
+    dk_registration *h = (dk_registration *)1;
+    assert_int_equal(dk_op_find(hook_reg, op->name, &found), DK_OK);
+    assert_ptr_equal(found, op);
+    (void)dk_op_has_kernel_for_key(op, DK_CPU);
+    assert_true(dk_op_dump_state(op, buf, sizeof buf) > 0);
+    (void)dk_op_dump_computed_table(op, buf, sizeof buf);
+    assert_non_null(dk_op_compute_slot(op, 0, NULL));
+    assert_int_equal(dk_explain(op, dk_ks_from_key(DK_CUDA), &e), DK_OK);
+    assert_true(dk_explain_to_string(op, &e, buf, sizeof buf) > 0);
+    dk_registry_each_op(hook_reg, NULL, NULL);
+    /* a failed call (no kernel for CUDA) reports and returns */
+    {
+        tensor t;
+        t.ks = dk_ks_from_key(DK_CUDA);
+        t.v = 0;
+        assert_int_equal(unary_call(op, t), 0);
+        assert_int_equal(dk_last_call_status(), DK_ERR_NO_KERNEL);
+    }
+    /* registering from inside the hook is refused, not a deadlock */
+    assert_int_equal(dk_def(hook_reg, "hook::other(Tensor x) -> Tensor", &h), DK_ERR_REENTRANT);
+    assert_ptr_equal(h, (dk_registration *)1);
+    assert_int_equal(dk_registry_reclaim(hook_reg), DK_ERR_REENTRANT);
+    hook_checks++;
+}
+static void on_def(const dk_operator *op, void *ud) { (void)ud; introspect(op); }
+static void on_log(int is_error, const char *m, void *ud) {
+    (void)is_error; (void)m; (void)ud;
+    introspect(dk_op_lookup(hook_reg, "hook::op"));
+}
+
+static void test_hooks_may_introspect(void **state) {
+    dk_registry_desc d;
+    dk_registration *h, *l, *k1, *k2;
+    int one = 1;
+    (void)state;
+    alarm(60); /* a deadlock fails the test instead of hanging make test */
+    memset(&d, 0, sizeof d);
+    d.log = on_log;
+    assert_int_equal(dk_registry_create(&d, &hook_reg), DK_OK);
+    assert_int_equal(dk_add_listener(hook_reg, on_def, on_def, NULL, &l), DK_OK);
+    assert_int_equal(dk_def(hook_reg, "hook::op(Tensor x) -> Tensor", &h), DK_OK);
+    assert_int_equal(hook_checks, 1);
+    assert_int_equal(dk_impl(hook_reg, "hook::op", DK_CPU, dk_unboxed(DK_FN(k_value), &one), &k1), DK_OK);
+    assert_int_equal(dk_impl(hook_reg, "hook::op", DK_CPU, dk_unboxed(DK_FN(k_value), &one), &k2), DK_OK);
+    assert_int_equal(hook_checks, 2); /* the override warning went to the log hook */
+    assert_null(dk_op_lookup(hook_reg, "hook::other"));
+    assert_int_equal(dk_deregister(h), DK_OK); /* on_deregistered */
+    assert_int_equal(hook_checks, 3);
+    dk_registry_destroy(hook_reg);
+    alarm(0);
+}
+
+/* ---- the default registry ---------------------------------------------------- */
+
+static dk_keyset tensor_ks(const void *t, void *ud) { (void)ud; return ((const tensor *)t)->ks; }
+static void boxed_one(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
+    (void)k; (void)op; (void)ks;
+    dk_pop(s);
+    dk_push(s, dk_int(41));
+}
+
+static void test_default_registry(void **state) {
+    dk_registry *first = dk_registry_default(), *second;
+    dk_registry_desc d;
+    dk_registration *h;
+    dk_value storage[4];
+    dk_stack st;
+    tensor t;
+    (void)state;
+    assert_non_null(first);
+    assert_int_equal(dk_def(first, "dflt::op(Tensor x) -> Tensor", &h), DK_OK);
+    dk_registry_destroy(first);
+    /* configured before it exists: the next one is created with the hooks */
+    memset(&d, 0, sizeof d);
+    d.tensor_keyset = tensor_ks;
+    d.log = silent;
+    assert_int_equal(dk_registry_default_configure(&d), DK_OK);
+    second = dk_registry_default();
+    assert_non_null(second);
+    assert_null(dk_op_lookup(second, "dflt::op"));  /* a fresh registry */
+    assert_int_equal(dk_def(second, "dflt::op(Tensor x) -> Tensor", &h), DK_OK);
+    assert_int_equal(dk_impl(second, "dflt::op", DK_CPU, dk_boxed(boxed_one, NULL), &h), DK_OK);
+    t = cpu_tensor();
+    dk_stack_init(&st, storage, 4);
+    dk_push(&st, dk_tensor(&t));
+    dk_call_boxed(dk_op_lookup(second, "dflt::op"), &st);
+    assert_int_equal(dk_last_call_status(), DK_OK);
+    assert_int_equal(st.size, 1);
+    assert_int_equal(st.values[0].as.i, 41);
+    /* configured after: the hooks change in place */
+    d.tensor_keyset = NULL;
+    assert_int_equal(dk_registry_default_configure(&d), DK_OK);
+    assert_ptr_equal(dk_registry_default(), second);
+    dk_stack_init(&st, storage, 4);
+    dk_push(&st, dk_tensor(&t));
+    dk_call_boxed(dk_op_lookup(second, "dflt::op"), &st);
+    assert_int_equal(dk_last_call_status(), DK_ERR_NO_KERNEL); /* no tensor keyset: "no tensor arguments" */
+    dk_registry_destroy(second);
+    memset(&d, 0, sizeof d);
+    assert_int_equal(dk_registry_default_configure(&d), DK_OK);
+}
+
+/* ---- adapters belong to the def --------------------------------------------------- */
+
+static void box_one(const void *args, dk_stack *s) { (void)args; dk_push(s, dk_none()); }
+static void unbox_one(dk_stack *s, void *result) { (void)s; (void)result; }
+static void call_one(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
+    (void)k; (void)op; (void)ks;
+    dk_pop(s);
+    dk_push(s, dk_int(7));
+}
+static const dk_op_adapters adapters_a = { "(Tensor) (Tensor)", 1, 1, box_one, unbox_one, call_one };
+static const dk_op_adapters adapters_b = { "(int) (Tensor, int)", 2, 1, box_one, unbox_one, call_one };
+
+static void test_adapters_belong_to_def(void **state) {
+    dk_registry *r;
+    dk_registration *def, *impl, *dup = NULL;
+    const dk_operator *op;
+    dk_value storage[4];
+    dk_stack st;
+    char before[2048], after[2048];
+    (void)state;
+    assert_int_equal(dk_registry_create(NULL, &r), DK_OK);
+    assert_int_equal(dk_registry_set_call_error(r, quiet_call_error, NULL), DK_OK);
+    assert_int_equal(dk_def_with_adapters(r, "ad::op(Tensor x) -> Tensor", &adapters_a, &def), DK_OK);
+    assert_int_equal(dk_impl(r, "ad::op", DK_CPU, dk_unboxed(DK_FN(k_value), NULL), &impl), DK_OK);
+    op = dk_op_lookup(r, "ad::op");
+    assert_ptr_equal(dk_op_table_of(op)->adapters, &adapters_a);
+    assert_int_equal(dk_op_check_signature(op, adapters_a.signature), DK_OK);
+    /* a second def fails and leaves everything as it was */
+    dk_op_dump_state(op, before, sizeof before);
+    assert_int_equal(dk_def_with_adapters(r, "ad::op(Tensor x, int n) -> Tensor", &adapters_b, &dup),
+                     DK_ERR_DUPLICATE_DEF);
+    assert_null(dup);
+    dk_op_dump_state(op, after, sizeof after);
+    assert_string_equal(before, after);
+    assert_ptr_equal(dk_op_table_of(op)->adapters, &adapters_a);
+    /* the def goes: the operator lives on (its kernel), without adapters */
+    assert_int_equal(dk_deregister(def), DK_OK);
+    assert_ptr_equal(dk_op_lookup(r, "ad::op"), op);
+    assert_null(dk_op_table_of(op)->adapters);
+    assert_null(dk_op_schema(op));
+    assert_int_equal(dk_op_check_signature(op, adapters_a.signature), DK_ERR_WRONG_SIGNATURE);
+    dk_stack_init(&st, storage, 4);
+    dk_push(&st, dk_none());
+    last_failure = DK_OK;
+    dk_redispatch_boxed(op, dk_ks_from_key(DK_CPU), &st);   /* no dangling adapters: a clear error */
+    assert_int_equal(last_failure, DK_ERR_NO_ADAPTER);
+    /* another signature can be defined now */
+    assert_int_equal(dk_def_with_adapters(r, "ad::op(Tensor x, int n) -> Tensor", &adapters_b, &def), DK_OK);
+    assert_ptr_equal(dk_op_table_of(op)->adapters, &adapters_b);
+    assert_int_equal(dk_op_set_adapters((dk_operator *)op, &adapters_a), DK_ERR_WRONG_SIGNATURE);
+    dk_registry_destroy(r);
+}
+
+/* ---- a hook and its user data are published together ---------------------------- */
+
+static int tag_a = 1, tag_b = 2;
+static long torn, seen_hooks;
+static volatile int race_done;
+static void trace_a(const dk_operator *op, dk_keyset ks, dk_key k, int re, void *ud) {
+    (void)op; (void)ks; (void)k; (void)re;
+    if (ud != &tag_a) __atomic_add_fetch(&torn, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&seen_hooks, 1, __ATOMIC_RELAXED);
+}
+static void trace_b(const dk_operator *op, dk_keyset ks, dk_key k, int re, void *ud) {
+    (void)op; (void)ks; (void)k; (void)re;
+    if (ud != &tag_b) __atomic_add_fetch(&torn, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&seen_hooks, 1, __ATOMIC_RELAXED);
+}
+static void error_a(const dk_operator *op, dk_keyset ks, dk_status s, const char *m, void *ud) {
+    (void)op; (void)ks; (void)s; (void)m;
+    if (ud != &tag_a) __atomic_add_fetch(&torn, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&seen_hooks, 1, __ATOMIC_RELAXED);
+}
+static void error_b(const dk_operator *op, dk_keyset ks, dk_status s, const char *m, void *ud) {
+    (void)op; (void)ks; (void)s; (void)m;
+    if (ud != &tag_b) __atomic_add_fetch(&torn, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&seen_hooks, 1, __ATOMIC_RELAXED);
+}
+static dk_registry *race_reg;
+static void *hook_flipper(void *arg) {
+    int i;
+    (void)arg;
+    for (i = 0; i < RACE_ROUNDS / 20; i++) {
+        dk_set_trace(i & 1 ? trace_a : trace_b, i & 1 ? &tag_a : &tag_b);
+        assert_int_equal(dk_registry_set_call_error(race_reg, i & 1 ? error_a : error_b, i & 1 ? &tag_a : &tag_b),
+                         DK_OK);
+        if (i % 64 == 0) sched_yield();
+    }
+    __atomic_store_n(&race_done, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
+static void test_hooks_never_torn(void **state) {
+    pthread_t t;
+    dk_registration *h;
+    const dk_operator *op;
+    tensor x;
+    long calls = 0;
+    (void)state;
+    assert_int_equal(dk_registry_create(NULL, &race_reg), DK_OK);
+    assert_int_equal(dk_def(race_reg, "race::op(Tensor x) -> Tensor", &h), DK_OK);
+    op = dk_op_lookup(race_reg, "race::op");
+    x.ks = dk_ks_from_key(DK_CUDA); /* no kernel: every call reports an error */
+    x.v = 0;
+    torn = seen_hooks = 0;
+    race_done = 0;
+    dk_set_trace(trace_a, &tag_a);
+    assert_int_equal(pthread_create(&t, NULL, hook_flipper, NULL), 0);
+    while (!__atomic_load_n(&race_done, __ATOMIC_SEQ_CST) || calls < RACE_ROUNDS / 10) {
+        (void)unary_call(op, x);
+        calls++;
+    }
+    pthread_join(t, NULL);
+    dk_set_trace(NULL, NULL);
+    printf("  %ld calls, %ld hook runs while hooks were replaced, %ld with another hook's user data\n", calls,
+           seen_hooks, torn);
+    assert_int_equal(torn, 0);
+    assert_true(seen_hooks >= calls); /* a trace per call, and an error once the flipper set one */
+    dk_registry_destroy(race_reg);
+}
+
+/* ---- an explanation describes one state ----------------------------------------- */
+
+static dk_registry *ex_reg;
+static int ex_kernel_value = 5;
+static void *ex_flipper(void *arg) {
+    int i;
+    (void)arg;
+    for (i = 0; i < RACE_ROUNDS / 20; i++) {
+        dk_registration *h;
+        assert_int_equal(dk_impl(ex_reg, "ex::op", DK_CPU, dk_unboxed(DK_FN(k_value), &ex_kernel_value), &h),
+                         DK_OK);
+        assert_int_equal(dk_deregister(h), DK_OK);
+    }
+    __atomic_store_n(&race_done, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
+static void test_explain_is_one_state(void **state) {
+    pthread_t t;
+    dk_registration *def, *math;
+    const dk_operator *op;
+    long n = 0, bad = 0;
+    (void)state;
+    assert_int_equal(dk_registry_create(NULL, &ex_reg), DK_OK);
+    assert_int_equal(dk_registry_set_hooks(ex_reg, &(dk_registry_desc){ .log = silent }), DK_OK);
+    assert_int_equal(dk_def(ex_reg, "ex::op(Tensor x) -> Tensor", &def), DK_OK);
+    assert_int_equal(dk_impl(ex_reg, "ex::op", DK_CompositeImplicitAutograd, dk_unboxed(DK_FN(k_value), NULL), &math),
+                     DK_OK);
+    op = dk_op_lookup(ex_reg, "ex::op");
+    race_done = 0;
+    assert_int_equal(pthread_create(&t, NULL, ex_flipper, NULL), 0);
+    while (!__atomic_load_n(&race_done, __ATOMIC_SEQ_CST) || n < RACE_ROUNDS / 10) {
+        dk_explanation e;
+        dk_call_enter(); /* the explanation's kernel pointer is read inside the call bracket */
+        assert_int_equal(dk_explain(op, dk_ks_from_key(DK_CPU), &e), DK_OK);
+        if (e.kernel->user_data == &ex_kernel_value) bad += strcmp(e.reason, "kernel") != 0;
+        else bad += strcmp(e.reason, "math kernel") != 0;
+        dk_call_exit();
+        n++;
+    }
+    pthread_join(t, NULL);
+    printf("  %ld explanations while the CPU kernel came and went: %ld mixed\n", n, bad);
+    assert_int_equal(bad, 0);
+    dk_registry_destroy(ex_reg);
+}
+
+/* ---- with call epochs, deregistration waits for the calls in flight ---------------- */
+
+#ifdef DK_CALL_EPOCHS
+static volatile int in_kernel, dereg_started, kernel_done;
+static int slow_kernel(const dk_kernel *k, dk_keyset ks, tensor x) {
+    int i;
+    (void)k; (void)ks; (void)x;
+    __atomic_store_n(&in_kernel, 1, __ATOMIC_SEQ_CST);
+    while (!__atomic_load_n(&dereg_started, __ATOMIC_SEQ_CST)) sched_yield();
+    for (i = 0; i < 2000; i++) sched_yield(); /* the deregistration runs meanwhile */
+    __atomic_store_n(&kernel_done, 1, __ATOMIC_SEQ_CST);
+    return 3;
+}
+static const dk_operator *wait_op;
+static void *slow_caller(void *arg) {
+    (void)arg;
+    assert_int_equal(unary_call(wait_op, cpu_tensor()), 3);
+    return NULL;
+}
+
+static void test_deregistration_waits_for_calls(void **state) {
+    dk_registry *r;
+    dk_registration *def, *h;
+    dk_registry_stats st;
+    pthread_t t;
+    (void)state;
+    assert_int_equal(dk_registry_create(NULL, &r), DK_OK);
+    assert_int_equal(dk_def(r, "wait::op(Tensor x) -> Tensor", &def), DK_OK);
+    assert_int_equal(dk_impl(r, "wait::op", DK_CPU, dk_unboxed(DK_FN(slow_kernel), NULL), &h), DK_OK);
+    wait_op = dk_op_lookup(r, "wait::op");
+    assert_int_equal(pthread_create(&t, NULL, slow_caller, NULL), 0);
+    while (!__atomic_load_n(&in_kernel, __ATOMIC_SEQ_CST)) sched_yield();
+    __atomic_store_n(&dereg_started, 1, __ATOMIC_SEQ_CST);
+    assert_int_equal(dk_deregister(h), DK_OK);
+    assert_int_equal(__atomic_load_n(&kernel_done, __ATOMIC_SEQ_CST), 1); /* returned only after the kernel */
+    dk_registry_get_stats(r, &st);
+    assert_int_equal(st.retired_bytes, 0);  /* and freed what it retired */
+    pthread_join(t, NULL);
+    dk_registry_destroy(r);
+}
+
+/* Inside a call, reclaim refuses and deregistration does not wait for itself. */
+static dk_registry *self_reg;
+static dk_registration *self_handle;
+static int self_kernel(const dk_kernel *k, dk_keyset ks, tensor x) {
+    (void)k; (void)ks; (void)x;
+    assert_int_equal(dk_registry_reclaim(self_reg), DK_ERR_IN_CALL);
+    assert_int_equal(dk_deregister(self_handle), DK_OK);
+    return 4;
+}
+static void test_deregister_from_inside_a_call(void **state) {
+    dk_registration *def;
+    dk_registry_stats st;
+    (void)state;
+    assert_int_equal(dk_registry_create(NULL, &self_reg), DK_OK);
+    assert_int_equal(dk_def(self_reg, "self::op(Tensor x) -> Tensor", &def), DK_OK);
+    assert_int_equal(dk_impl(self_reg, "self::op", DK_CPU, dk_unboxed(DK_FN(self_kernel), NULL), &self_handle),
+                     DK_OK);
+    assert_int_equal(unary_call(dk_op_lookup(self_reg, "self::op"), cpu_tensor()), 4);
+    dk_registry_get_stats(self_reg, &st);
+    assert_true(st.retired_bytes > 0);  /* still held: the call was running */
+    assert_int_equal(dk_registry_reclaim(self_reg), DK_OK);
+    dk_registry_get_stats(self_reg, &st);
+    assert_int_equal(st.retired_bytes, 0);
+    dk_registry_destroy(self_reg);
+}
+#endif
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_impl_cycles_bounded),
+        cmocka_unit_test(test_fresh_name_cycles_bounded),
+        cmocka_unit_test(test_library_and_fallback_cycles_bounded),
+        cmocka_unit_test(test_reclaim_returns_to_empty),
+        cmocka_unit_test(test_hooks_may_introspect),
+        cmocka_unit_test(test_default_registry),
+        cmocka_unit_test(test_adapters_belong_to_def),
+        cmocka_unit_test(test_hooks_never_torn),
+        cmocka_unit_test(test_explain_is_one_state),
+#ifdef DK_CALL_EPOCHS
+        cmocka_unit_test(test_deregistration_waits_for_calls),
+        cmocka_unit_test(test_deregister_from_inside_a_call),
+#endif
+    };
+#ifdef DK_CALL_EPOCHS
+    return cmocka_run_group_tests_name("memory, hooks, re-entrancy (call epochs)", tests, NULL, NULL);
+#else
+    return cmocka_run_group_tests_name("memory, hooks, re-entrancy (quiescent reclaim)", tests, NULL, NULL);
+#endif
+}
