@@ -39,9 +39,10 @@ typedef struct mt_tensor {
 #include "mt_ops.h"
 
 /* A kernel for operator OP (mt_add, ...), ready for dk_impl / dk_lib_impl.
-   The conditional expression makes the compiler check fn against OP's
-   generated kernel type OP##_fn: a kernel with the wrong parameters is a
-   compile error, not a crash at run time. */
+   The conditional expression makes the compiler compare fn with OP's
+   generated kernel type OP##_fn: a kernel with the wrong parameters gets a
+   "pointer type mismatch" diagnostic (an error under -Werror), not a crash
+   at run time. */
 #define MT_KERNEL(op, fn) dk_unboxed(DK_FN(1 ? (fn) : (op##_fn)0), NULL)
 
 /* ---- setup ---------------------------------------------------------------- */

@@ -1,7 +1,7 @@
 # examples/minitensor/minitensor.mk — builds and runs the minitensor example.
 #
 # Include it from the top-level Makefile, after the gen/ rules (it uses the
-# $(BUILD)/dkgen rule to regenerate mt_ops.h) and after CC, WARN and BUILD:
+# $(BUILD)/dkgen rule to regenerate mt_ops.h) and after CC and BUILD:
 #
 #     include examples/minitensor/minitensor.mk
 #

@@ -73,7 +73,9 @@ static mt_tensor *matmul_pu1(const dk_kernel *k, dk_keyset ks, mt_tensor *a, mt_
 static dk_library *plugin_library;
 
 /* Runs when the host dlopen()s this object. The names are relative to the
-   block's namespace (mt::add); DK_Undefined means the block's own key. */
+   block's namespace (mt::add); DK_Undefined means the block's own key. A
+   failed registration inside a block goes to the registry's log hook
+   (stderr by default), since a constructor has no caller to return it to. */
 DK_LIBRARY_IMPL(mt, PrivateUse1, m) {
     plugin_library = m;   /* TODO(unload-deregister) */
     dk_lib_impl(m, "add", DK_Undefined, MT_KERNEL(mt_add, add_pu1));
