@@ -130,6 +130,7 @@ bench-icount: $(BUILD)/bench ## instructions per operation of each bench row, co
 
 include bench/c10.mk
 include tests/schema.mk
+include examples/minitensor/minitensor.mk
 
 # --- gen/: dkgen, typed bindings from schema files ---------------------------------
 $(BUILD)/dkgen: gen/dkgen.c dispatch.h | $(BUILD)

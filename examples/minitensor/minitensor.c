@@ -324,7 +324,7 @@ static void describe_value(const dk_value *v, char *buf, size_t size) {
 }
 
 static void trace_fallback(const dk_kernel *k, const dk_operator *o, dk_keyset ks, dk_stack *stack) {
-    size_t n = (size_t)o->num_arguments, base = stack->size - n, i, len;
+    size_t n = (size_t)dk_op_table_of(o)->num_arguments, base = stack->size - n, i, len;
     char line[512], value[64];
     (void)k;
     len = (size_t)snprintf(line, sizeof line, "trace: %s(", o->name);
@@ -358,21 +358,24 @@ static void report_call_error(const dk_operator *o, dk_keyset ks, dk_status stat
     dk_call_error_report(o, ks, status, message, ud);
 }
 
+static dk_keyset tensor_keyset(const void *t, void *ud) {
+    (void)ud;
+    return ((const mt_tensor *)t)->keys;
+}
+
 /* The registry, set up in one place.
    minitensor uses the process-wide default registry because DK_LIBRARY
-   blocks register there: that is where the plugin's kernels land.
-
-   TODO(default-registry-config): the default registry cannot be given a
-   dk_registry_desc yet, so its tensor_keyset hook stays unset (only
-   dk_call_boxed on a stack built by the caller needs it; the tracer's
-   redispatch passes its keyset explicitly). Once the library has the
-   function that configures the default registry, pass both hooks to it here
-   (call_error = report_call_error, tensor_keyset = a function returning
-   ((const mt_tensor *)t)->keys) instead of the call below. */
+   blocks register there: that is where the plugin's kernels land. Its hooks
+   can be set before or after the first block runs. */
 static dk_registry *registry_setup(void) {
-    dk_registry *r = dk_registry_default();
+    dk_registry_desc d;
+    dk_registry *r;
+    memset(&d, 0, sizeof d);
+    d.tensor_keyset = tensor_keyset;   /* boxed calls find the tensors' keysets */
+    mt_check(dk_registry_default_configure(&d) == DK_OK, dk_last_error());
+    r = dk_registry_default();
     mt_check(r != NULL, "no default registry");
-    dk_registry_set_call_error(r, report_call_error, NULL);
+    mt_check(dk_registry_set_call_error(r, report_call_error, NULL) == DK_OK, dk_last_error());
     return r;
 }
 

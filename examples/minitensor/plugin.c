@@ -64,32 +64,16 @@ static mt_tensor *matmul_pu1(const dk_kernel *k, dk_keyset ks, mt_tensor *a, mt_
     return out;
 }
 
-/* TODO(unload-deregister): remove this variable, its assignment in the block
-   and unregister_at_unload() below once DK_LIBRARY blocks deregister what
-   they registered when their shared object is unloaded (the library will do
-   exactly this itself; keeping both would close the block twice). Until
-   then, without it, dlclose() would leave the PrivateUse1 slots pointing
-   into unmapped code. */
-static dk_library *plugin_library;
-
-/* Runs when the host dlopen()s this object. The names are relative to the
+/* Runs when the host dlopen()s this object; when the host dlclose()s it,
+   the block's library is closed before the code is unmapped, so every
+   PrivateUse1 slot gets back what it had before the plugin was loaded. The names are relative to the
    block's namespace (mt::add); DK_Undefined means the block's own key. A
    failed registration inside a block goes to the registry's log hook
    (stderr by default), since a constructor has no caller to return it to. */
 DK_LIBRARY_IMPL(mt, PrivateUse1, m) {
-    plugin_library = m;   /* TODO(unload-deregister) */
     dk_lib_impl(m, "add", DK_Undefined, MT_KERNEL(mt_add, add_pu1));
     dk_lib_impl(m, "mul", DK_Undefined, MT_KERNEL(mt_mul, mul_pu1));
     dk_lib_impl(m, "sum", DK_Undefined, MT_KERNEL(mt_sum, sum_pu1));
     dk_lib_impl(m, "matmul", DK_Undefined, MT_KERNEL(mt_matmul, matmul_pu1));
 }
 
-/* TODO(unload-deregister): runs when the host dlclose()s this object, before
-   its code is unmapped: closing the block's library deregisters every kernel
-   it registered, and each PrivateUse1 slot gets back what it had before the
-   plugin was loaded. */
-static void unregister_at_unload(void) __attribute__((destructor));
-static void unregister_at_unload(void) {
-    if (plugin_library) dk_library_close(plugin_library);
-    plugin_library = NULL;
-}
