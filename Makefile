@@ -29,7 +29,7 @@ TSAN_TESTS := test_threads test_call test_reclaim test_reclaim_epochs test_threa
 KEYSPACE_VECTORS := tests/conformance/keyspace-1.13.1.txt
 TABLE_VECTORS    := tests/conformance/tables-1.13.1.txt
 
-.PHONY: help test deps unit sanitize tsan matrix structure clean conformance-vectors bench bench-icount \
+.PHONY: help test deps unit sanitize tsan matrix structure clean conformance-vectors bench bench-icount examples-test \
         gen check-gen fuzz-short
 
 help: ## list the targets
@@ -37,7 +37,7 @@ help: ## list the targets
 	  awk -F':.*## ' '{ printf "  %-22s %s\n", $$1, $$2 }'
 
 test: deps ## install what is missing, then build and run every test (unit, sanitizers, compile matrix, structure)
-	@$(MAKE) --no-print-directory unit sanitize tsan matrix structure check-gen fuzz-short
+	@$(MAKE) --no-print-directory unit sanitize tsan matrix structure check-gen plugin-test examples-test fuzz-short
 	@sh tests/summary.sh $(BUILD)/results
 
 deps: ## install missing Debian packages (as root) or say which are missing
@@ -131,6 +131,15 @@ bench-icount: $(BUILD)/bench ## instructions per operation of each bench row, co
 include bench/c10.mk
 include tests/schema.mk
 include examples/minitensor/minitensor.mk
+include tests/plugin/plugin.mk
+
+examples-test: | $(BUILD) ## run examples/minitensor plain and under ASan+UBSan, comparing its output
+	@mkdir -p $(BUILD)/results; ok=0; bad=0; \
+	for v in "$(BUILD)|" "$(BUILD)/san|$(SAN)"; do \
+	  if $(MAKE) --no-print-directory example-minitensor BUILD="$${v%%|*}" EXTRA="$${v#*|}" > $(BUILD)/examples.log 2>&1; \
+	  then ok=$$((ok+1)); grep -E "ok|FAIL" $(BUILD)/examples.log; \
+	  else bad=$$((bad+1)); cat $(BUILD)/examples.log; fi; \
+	done; echo "$$ok $$bad" > $(BUILD)/results/examples.count; [ $$bad = 0 ]
 
 # --- gen/: dkgen, typed bindings from schema files ---------------------------------
 $(BUILD)/dkgen: gen/dkgen.c dispatch.h | $(BUILD)

@@ -885,6 +885,9 @@ DK_API dk_key dk_slot_key(int slot);
    (with both signatures in dk_last_error) when they differ. */
 DK_API dk_status dk__config_check(const char *caller_signature);
 #define dk_config_check() dk__config_check(DK_CONFIG_SIGNATURE)
+/* The implementation's own signature: what a caller without the header's
+   macros (a foreign-function interface) passes as `signature`. */
+DK_API const char *dk_config_signature(void);
 
 /* Publication of tables and pointers to lock-free readers. */
 #if defined(__GNUC__) || defined(__clang__)
@@ -2112,6 +2115,8 @@ DK_API dk_key dk_slot_key(int slot) {
 
 /* >>impl-config -------------------------------------------------------------- */
 
+DK_API const char *dk_config_signature(void) { return DK_CONFIG_SIGNATURE; }
+
 DK_API dk_status dk__config_check(const char *caller_signature) {
     static const char own[] = DK_CONFIG_SIGNATURE;
     if (!caller_signature) return dk__fail(DK_ERR_NULL, "dk_config_check: NULL signature");
@@ -2281,15 +2286,17 @@ DK__PRIVATE void *dk__alloc(dk_registry *r, size_t n) {
     return b + 1;
 }
 DK__PRIVATE void dk__free(dk_registry *r, void *p) {
-    dk__block *b = (dk__block *)p - 1;
+    dk__block *b;
     if (!p) return;
+    b = (dk__block *)p - 1;
     r->live_bytes -= b->h.size;
     r->desc.free(b, r->desc.alloc_user_data);
 }
 /* Unpublished memory: freed when no reader can hold it (Note [Reclamation]). */
 DK__PRIVATE void dk__retire(dk_registry *r, const void *p) {
-    dk__block *b = (dk__block *)p - 1;
+    dk__block *b;
     if (!p) return;
+    b = (dk__block *)p - 1;
     b->h.grace = 0;                /* tagged by dk__end_change */
     b->h.next = r->retired;
     r->retired = b;

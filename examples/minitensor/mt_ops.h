@@ -38,9 +38,7 @@ static void mt_add_call_unboxed(const dk_kernel *kernel, const dk_operator *op, 
 }
 static const dk_op_adapters mt_add_adapters = { mt_add_SIGNATURE, 2, 1, mt_add_box, mt_add_unbox_result, mt_add_call_unboxed };
 DK_INLINE dk_status mt_add_def(dk_registry *r, dk_registration **out) {
-    dk_status s = dk_def(r, mt_add_SCHEMA, out);
-    if (s != DK_OK) return s;
-    return dk_op_set_adapters(dk_op_lookup(r, "mt::add"), &mt_add_adapters);
+    return dk_def_with_adapters(r, mt_add_SCHEMA, &mt_add_adapters, out);
 }
 DK_INLINE dk_status mt_add_impl(dk_registry *r, dk_key key, mt_add_fn fn, void *user_data, dk_registration **out) {
     return dk_impl(r, "mt::add", key, dk_unboxed(DK_FN(fn), user_data), out);
@@ -87,9 +85,7 @@ static void mt_mul_call_unboxed(const dk_kernel *kernel, const dk_operator *op, 
 }
 static const dk_op_adapters mt_mul_adapters = { mt_mul_SIGNATURE, 2, 1, mt_mul_box, mt_mul_unbox_result, mt_mul_call_unboxed };
 DK_INLINE dk_status mt_mul_def(dk_registry *r, dk_registration **out) {
-    dk_status s = dk_def(r, mt_mul_SCHEMA, out);
-    if (s != DK_OK) return s;
-    return dk_op_set_adapters(dk_op_lookup(r, "mt::mul"), &mt_mul_adapters);
+    return dk_def_with_adapters(r, mt_mul_SCHEMA, &mt_mul_adapters, out);
 }
 DK_INLINE dk_status mt_mul_impl(dk_registry *r, dk_key key, mt_mul_fn fn, void *user_data, dk_registration **out) {
     return dk_impl(r, "mt::mul", key, dk_unboxed(DK_FN(fn), user_data), out);
@@ -133,9 +129,7 @@ static void mt_sum_call_unboxed(const dk_kernel *kernel, const dk_operator *op, 
 }
 static const dk_op_adapters mt_sum_adapters = { mt_sum_SIGNATURE, 1, 1, mt_sum_box, mt_sum_unbox_result, mt_sum_call_unboxed };
 DK_INLINE dk_status mt_sum_def(dk_registry *r, dk_registration **out) {
-    dk_status s = dk_def(r, mt_sum_SCHEMA, out);
-    if (s != DK_OK) return s;
-    return dk_op_set_adapters(dk_op_lookup(r, "mt::sum"), &mt_sum_adapters);
+    return dk_def_with_adapters(r, mt_sum_SCHEMA, &mt_sum_adapters, out);
 }
 DK_INLINE dk_status mt_sum_impl(dk_registry *r, dk_key key, mt_sum_fn fn, void *user_data, dk_registration **out) {
     return dk_impl(r, "mt::sum", key, dk_unboxed(DK_FN(fn), user_data), out);
@@ -179,9 +173,7 @@ static void mt_relu_call_unboxed(const dk_kernel *kernel, const dk_operator *op,
 }
 static const dk_op_adapters mt_relu_adapters = { mt_relu_SIGNATURE, 1, 1, mt_relu_box, mt_relu_unbox_result, mt_relu_call_unboxed };
 DK_INLINE dk_status mt_relu_def(dk_registry *r, dk_registration **out) {
-    dk_status s = dk_def(r, mt_relu_SCHEMA, out);
-    if (s != DK_OK) return s;
-    return dk_op_set_adapters(dk_op_lookup(r, "mt::relu"), &mt_relu_adapters);
+    return dk_def_with_adapters(r, mt_relu_SCHEMA, &mt_relu_adapters, out);
 }
 DK_INLINE dk_status mt_relu_impl(dk_registry *r, dk_key key, mt_relu_fn fn, void *user_data, dk_registration **out) {
     return dk_impl(r, "mt::relu", key, dk_unboxed(DK_FN(fn), user_data), out);
@@ -228,9 +220,7 @@ static void mt_matmul_call_unboxed(const dk_kernel *kernel, const dk_operator *o
 }
 static const dk_op_adapters mt_matmul_adapters = { mt_matmul_SIGNATURE, 2, 1, mt_matmul_box, mt_matmul_unbox_result, mt_matmul_call_unboxed };
 DK_INLINE dk_status mt_matmul_def(dk_registry *r, dk_registration **out) {
-    dk_status s = dk_def(r, mt_matmul_SCHEMA, out);
-    if (s != DK_OK) return s;
-    return dk_op_set_adapters(dk_op_lookup(r, "mt::matmul"), &mt_matmul_adapters);
+    return dk_def_with_adapters(r, mt_matmul_SCHEMA, &mt_matmul_adapters, out);
 }
 DK_INLINE dk_status mt_matmul_impl(dk_registry *r, dk_key key, mt_matmul_fn fn, void *user_data, dk_registration **out) {
     return dk_impl(r, "mt::matmul", key, dk_unboxed(DK_FN(fn), user_data), out);
