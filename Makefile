@@ -121,8 +121,12 @@ BENCH_CFLAGS := -std=gnu99 -O2 -DNDEBUG -Wall -Wextra -I.
 $(BUILD)/bench: bench/bench.c bench/measure.h dispatch.h gen/sample_ops.h | $(BUILD)
 	$(CC) $(BENCH_CFLAGS) $< -o $@ -lpthread
 
-bench: deps $(BUILD)/bench ## lookup throughput and call overhead beside their baselines (under a minute)
+$(BUILD)/bench-epochs: bench/bench.c bench/measure.h dispatch.h gen/sample_ops.h | $(BUILD)
+	$(CC) $(BENCH_CFLAGS) -DDK_CALL_EPOCHS $< -o $@ -lpthread
+
+bench: deps $(BUILD)/bench $(BUILD)/bench-epochs ## lookup throughput and call overhead beside their baselines (under a minute)
 	@$(BUILD)/bench
+	@$(BUILD)/bench-epochs --calls
 
 bench-icount: $(BUILD)/bench ## instructions per operation of each bench row, counted by valgrind's callgrind
 	@command -v valgrind >/dev/null || { echo "missing Debian package: valgrind"; exit 1; }

@@ -40,6 +40,8 @@
        >>call        dk_dispatch, dk_lookup, DK_DECLARE_OP, boxed calls, explain
        >>schema      function schemas: parse, print, dispatch arguments
        >>impl        implementation (DISPATCH_IMPLEMENTATION only):
+                     >>impl-threads, >>impl-errors, >>impl-epochs (Note
+                     [Reclamation]), >>impl-names, >>impl-slots, >>impl-config,
                      >>impl-registry (Note [Resolution]), >>impl-call, >>impl-schema
 
    CONFIGURATION MACROS
@@ -55,6 +57,10 @@
        DK_THREAD_LOCAL          storage class for thread-local variables
        DK_TLS_MODEL             TLS model attribute (initial-exec on ELF)
        DK_NO_TRACE              remove the trace-hook check from calls
+       DK_CALL_EPOCHS           calls bracket their kernels with a per-thread
+                                epoch; memory is freed automatically and
+                                deregistration waits for calls in flight.
+                                MUST be the same in every translation unit.
        DK_HASH64(p, n)          name hash (default xxhash's XXH3_64bits)
        DK_ASSERT(c)             internal assertion, default assert()
 
@@ -79,15 +85,42 @@
    in >>lists; nothing is maintained by hand beside them.
 
    ERRORS   Fallible functions return dk_status (DK_OK == 0); dk_last_error()
-            gives a thread-local message with the details; a failed
+            gives a per-thread message with the details; a failed
             registration changes nothing. Failed calls go to the registry's
             call-error hook (default: dk_last_error / dk_last_call_status).
    MEMORY   Registries allocate through dk_registry_desc.alloc/free; calls
-            never allocate. Deregistered kernel records live until the
-            registry is destroyed (calls may still be running them).
+            never allocate (a thread's 4 KB message buffer is malloc'ed on
+            its first error and freed at its exit). What a change
+            unpublishes (old tables, deregistered kernel records, operators
+            left with no def and no kernel, old name indexes) is retired
+            and freed once no call can read it (Note [Reclamation]):
+              default         at dk_registry_reclaim(r), called by the
+                              program at a quiescent point (no other
+                              thread inside a call or lookup on r);
+              DK_CALL_EPOCHS  calls bracket their kernels (dk_call_enter /
+                              dk_call_exit: a TLS store and a fence); the
+                              registry frees by itself, and deregistration
+                              (dk_deregister, dk_library_close, a plugin's
+                              unload) waits for the calls that may run
+                              what it removed.
+            Out of memory during a deregistration, the table is rewritten in
+            place: the one case in which a racing call may see a mix.
    THREADS  Registration takes the registry's mutex; calls and name lookups
-            take no lock and write nothing shared. Listener and log hooks
-            run under the mutex and must not register.
+            take no lock, do no atomic read-modify-write and write nothing
+            shared (call epochs: their own per-thread record). A call reads
+            an operator through one immutable snapshot (dk_op_table: table,
+            fallthrough masks, def fields) published with one release store,
+            so it runs what the state before or the state after a racing
+            registration would run. Hooks and their user data are published
+            together. Listener and log hooks run under the mutex: read-only
+            introspection and calls work from them; registering from them
+            returns DK_ERR_REENTRANT. dk_registry_destroy needs the caller to
+            guarantee that nothing else uses the registry; destroying the
+            default registry makes the next dk_registry_default() create a
+            fresh one.
+   PLUGINS  DK_LIBRARY* blocks close their library when their object is
+            unloaded; with DK_CALL_EPOCHS that waits for the calls running
+            the object's kernels, so dlclose is safe while others call.
 */
 
 #ifndef DISPATCH_H

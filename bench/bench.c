@@ -9,7 +9,8 @@
 
    Usage: bench                 all rows, as a table
           bench --row NAME N    run one row N times (for callgrind)
-          bench --list          row names */
+          bench --list          row names
+          bench --calls         the call rows alone (run on the -DDK_CALL_EPOCHS build) */
 #define _GNU_SOURCE
 #define DISPATCH_IMPLEMENTATION
 #include "../dispatch.h"
@@ -349,6 +350,17 @@ int main(int argc, char **argv) {
         return 0;
     }
     perf_open();
+    if (argc >= 2 && strcmp(argv[1], "--calls") == 0) { /* the call rows alone (make bench: the other mode) */
+        printf("\nthe same calls built with -DDK_CALL_EPOCHS (calls bracket their kernels):\n\n");
+        bench_print_heading();
+        fp = measure(row_fnptr_call, N);
+        print_row("fnptr_call", "call through a function pointer, same shape", fp, "");
+        print_row("call_one_hop", "dispatched call, keyset {CPU}", measure(row_call_one_hop, N), "fnptr_call");
+        print_row("call_two_hops", "autograd kernel redispatching to CPU", measure(row_call_two_hops, N),
+                  "2 x fnptr_call");
+        print_row("redispatch", "redispatch alone (no TLS, no extraction)", measure(row_redispatch, N), "fnptr_call");
+        return 0;
+    }
     printf("dispatch.h bench (%s preset, %d runtime slots); ns/op: median (min-max) of %d runs; instructions/op "
            "from hardware counters (%s)\n\n", DK_C10_VERSION == 11301 ? "PyTorch 1.13.1" : "PyTorch 2.7.1",
            DK_NUM_RUNTIME_ENTRIES, REPS, perf_fd >= 0 ? "available" : "not available here: see make bench-icount");
@@ -403,9 +415,9 @@ int main(int argc, char **argv) {
         r.instr = -1;
         print_row("teardown_1000x4", "destroy a registry of 1,000 ops x 4 kernels (ns)", r, "");
     }
-    r = once((double)sizeof(dk_operator));
-    print_row("memory_per_op", "bytes per operator (table + masks + header)", r, "");
-    r = once((double)sizeof(((dk_operator *)0)->table) / DK_NUM_RUNTIME_ENTRIES);
+    r = once((double)(sizeof(dk_operator) + sizeof(dk_op_table)));
+    print_row("memory_per_op", "bytes per operator (handle + table snapshot)", r, "");
+    r = once((double)sizeof(((dk_op_table *)0)->kernels) / DK_NUM_RUNTIME_ENTRIES);
     print_row("memory_per_slot", "bytes per runtime slot", r, "");
     scaling_rows();
     {   /* two threads at once: throughput relative to one */
