@@ -101,7 +101,8 @@ tsan: | $(BUILD) ## run the concurrency tests under ThreadSanitizer
 # --- compile matrix: the header as C99/C11 with gcc and clang, and as C++ -------
 MATRIX := "$(CC) -std=c99 $(WARN)" "$(CC) -std=c11 $(WARN)" "$(CLANG) -std=c99 $(WARN)" \
           "$(CLANG) -std=c11 $(WARN)" "$(CC) -std=c99 $(WARN) -O2 -DNDEBUG" \
-          "$(CC) -std=c99 $(WARN) -DDK_PRESET_TORCH_1_13_1" \
+          "$(CC) -std=c99 $(WARN) -DDK_PRESET_TORCH_1_13_1" "$(CC) -std=c99 $(WARN) -DDK_CALL_EPOCHS" \
+          "$(CLANGXX) -x c++ -std=c++11 -pedantic -Wall -Wextra -Werror -Wshadow -DDK_CALL_EPOCHS" \
           "$(CXX) -x c++ -std=c++11 -pedantic -Wall -Wextra -Werror -Wshadow" \
           "$(CLANGXX) -x c++ -std=c++17 -pedantic -Wall -Wextra -Werror -Wshadow"
 matrix: | $(BUILD) ## compile the header (implementation included) with every compiler and standard

@@ -946,6 +946,7 @@ static int dk__tsan_fence_word DK__UNUSED;
 #define DK__FENCE_ACQ() __atomic_thread_fence(__ATOMIC_ACQUIRE)
 #define DK__FENCE_REL() __atomic_thread_fence(__ATOMIC_RELEASE)
 #endif
+#define DK__COMPILER_BARRIER() __atomic_signal_fence(__ATOMIC_SEQ_CST)
 #define DK__FETCH_ADD(p, v) __atomic_add_fetch((p), (v), __ATOMIC_SEQ_CST)
 #define DK__CAS(p, expected, desired) \
     __atomic_compare_exchange_n((p), (expected), (desired), 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)
@@ -959,6 +960,7 @@ static int dk__tsan_fence_word DK__UNUSED;
 #define DK__FENCE_SEQ() _mm_mfence()
 #define DK__FENCE_ACQ() _ReadWriteBarrier()
 #define DK__FENCE_REL() _ReadWriteBarrier()
+#define DK__COMPILER_BARRIER() _ReadWriteBarrier()
 #define DK__FETCH_ADD(p, v) ((uint64_t)_InterlockedExchangeAdd64((volatile __int64 *)(p), (__int64)(v)) + (v))
 #define DK__CAS(p, expected, desired) \
     (_InterlockedCompareExchangePointer((void *volatile *)(p), (desired), *(expected)) == *(expected))
@@ -1381,11 +1383,13 @@ static DK_THREAD_LOCAL dk_tls_state dk__tls DK_TLS_MODEL;
 static DK_THREAD_LOCAL dk__reader_tls dk__rd DK_TLS_MODEL;
 static dk_trace_fn dk__trace_hook;
 static uint64_t dk__epoch = 1;
+static int dk__asymmetric;
 #else
 extern DK_THREAD_LOCAL dk_tls_state dk__tls DK_TLS_MODEL;
 extern DK_THREAD_LOCAL dk__reader_tls dk__rd DK_TLS_MODEL;
 extern dk_trace_fn dk__trace_hook;
 extern uint64_t dk__epoch;
+extern int dk__asymmetric;
 #endif
 
 DK_INLINE dk_keyset dk_tls_included(void) { return dk_ks_raw(dk__tls.included_raw ^ DK__R_DEFAULT_INCLUDED); }
@@ -1463,7 +1467,11 @@ DK_INLINE void dk_call_enter(void) {
     if (dk__rd.nesting++ == 0) {
         if (DK__UNLIKELY(dk__rd.rec == NULL)) dk__reader_attach();
         DK__STORE_RLX(&dk__rd.rec->epoch, DK__LOAD_RLX(&dk__epoch));
-        DK__FENCE_SEQ(); /* the epoch is visible before any table is read */
+        /* the epoch is visible before any table is read: a fence, or with
+           asymmetric barriers (Linux membarrier) only the compiler's, the
+           writer paying for both sides */
+        if (DK__LOAD_RLX(&dk__asymmetric)) DK__COMPILER_BARRIER();
+        else DK__FENCE_SEQ();
     }
 #endif
 }
@@ -1946,7 +1954,38 @@ DK_API const char *dk_last_error(void) {
 #ifndef DISPATCH_STATIC
 DK_THREAD_LOCAL dk__reader_tls dk__rd DK_TLS_MODEL;
 uint64_t dk__epoch = 1;
+int dk__asymmetric;
 #endif
+
+/* Asymmetric barriers: on Linux (4.14+) membarrier's private expedited
+   command runs a full barrier on every thread of the process, so readers
+   need only a compiler barrier. Enabled once, before main (or before
+   dlopen returns), so readers and writers agree on it all along; without
+   it (other systems, old kernels, qemu-user, ThreadSanitizer) readers
+   fence. */
+#if defined(DK_CALL_EPOCHS) && defined(__linux__) && !defined(DK__TSAN) && (defined(__GNUC__) || defined(__clang__))
+#include <unistd.h>
+#include <sys/syscall.h>
+#if defined(__NR_membarrier)
+#define DK__MEMBARRIER 1
+#if !defined(__USE_MISC)
+extern long syscall(long number, ...);
+#endif
+enum { DK__MEMBARRIER_PRIVATE_EXPEDITED = 8, DK__MEMBARRIER_REGISTER_PRIVATE_EXPEDITED = 16 };
+__attribute__((constructor)) static void dk__membarrier_init(void) {
+    if (syscall(__NR_membarrier, (int)DK__MEMBARRIER_REGISTER_PRIVATE_EXPEDITED, 0) == 0)
+        DK__STORE_REL(&dk__asymmetric, 1);
+}
+#endif
+#endif
+
+/* The writer's side of a barrier pair with every reader. */
+DK__PRIVATE void dk__barrier_all(void) {
+    DK__FENCE_SEQ();
+#ifdef DK__MEMBARRIER
+    if (DK__LOAD_RLX(&dk__asymmetric)) syscall(__NR_membarrier, (int)DK__MEMBARRIER_PRIVATE_EXPEDITED, 0);
+#endif
+}
 static dk__reader *dk__readers;    /* every record ever attached; reused, never freed */
 
 DK_API void dk__reader_attach(void) {
@@ -1981,7 +2020,7 @@ DK__PRIVATE int dk__in_call(void) {
 /* Starts a grace period; memory unpublished before it is tagged with the result. */
 DK__PRIVATE uint64_t dk__grace_start(void) {
     uint64_t g = DK__FETCH_ADD(&dk__epoch, 1);
-    DK__FENCE_SEQ();
+    dk__barrier_all();
     return g;
 }
 
