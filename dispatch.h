@@ -1766,6 +1766,10 @@ typedef struct dk_schema {
    DK_ERR_BAD_SCHEMA (or DK_ERR_NO_MEMORY / DK_ERR_NULL) comes back. More than
    64 arguments is an error, as in c10's DispatchKeyExtractor. */
 DK_API dk_status dk_schema_parse(const char *text, dk_schema **out);
+/* The same, allocating through desc->alloc / desc->free (a registry's
+   description; NULL or no alloc: the C allocator). dk_schema_free uses
+   the same functions. */
+DK_API dk_status dk_schema_parse_with(const char *text, const dk_registry_desc *desc, dk_schema **out);
 DK_API void dk_schema_free(dk_schema *s);
 /* snprintf-like: c10's toString(FunctionSchema), or the operator name of a
    name_only schema; returns the length the full text needs. */
@@ -2981,7 +2985,7 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
                         schema, (unsigned long)len);
     if (adapters && !adapters->signature)
         return dk__fail(DK_ERR_NULL, "def(\"%s\"): the boxing adapters have no signature", schema);
-    if ((s = dk_schema_parse(schema, &parsed)) != DK_OK) return s;
+    if ((s = dk_schema_parse_with(schema, &r->desc, &parsed)) != DK_OK) return s;
     if ((s = dk__op_prepare(r, schema, len, &prep)) != DK_OK) {
         dk_schema_free(parsed);
         return s;
@@ -4150,18 +4154,20 @@ DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, 
 typedef union dk__sp_align { void *p; double d; long double ld; int64_t i; } dk__sp_align;
 typedef struct dk__sp_chunk {
     struct dk__sp_chunk *next;
+    void (*free)(void *ptr, void *user_data);   /* how this chunk goes back */
+    void *user_data;
     size_t used, size;                 /* in units of dk__sp_align */
     dk__sp_align data[1];
 } dk__sp_chunk;
 
-/* The only two places that touch the C allocator. */
-DK__PRIVATE void *dk__schema_malloc(size_t n) { return DK__SCHEMA_MALLOC(n); }
-DK__PRIVATE void dk__schema_mfree(void *p) { DK__SCHEMA_FREE(p); }
+/* The C allocator, when no registry description gives one. */
+DK__PRIVATE void *dk__schema_malloc(size_t n, void *ud) { (void)ud; return DK__SCHEMA_MALLOC(n); }
+DK__PRIVATE void dk__schema_mfree(void *p, void *ud) { (void)ud; DK__SCHEMA_FREE(p); }
 
 DK__PRIVATE void dk__sp_arena_free(dk__sp_chunk *c) {
     while (c) {
         dk__sp_chunk *next = c->next;
-        dk__schema_mfree(c);
+        c->free(c, c->user_data);
         c = next;
     }
 }
@@ -4188,6 +4194,9 @@ typedef struct dk__sp {
     int depth;                         /* parse_type recursion */
     size_t at;                         /* start of the type being built, for errors */
     dk__sp_chunk *arena;
+    void *(*alloc)(size_t size, void *user_data);   /* the arena's allocator */
+    void (*free)(void *ptr, void *user_data);
+    void *alloc_user_data;
     dk_type *basic[DK__TYPE_END];      /* Int, None, ... built once per schema */
     jmp_buf fail;
 } dk__sp;
@@ -4232,9 +4241,11 @@ DK__PRIVATE void *dk__sp_alloc(dk__sp *p, size_t bytes) {
         size_t size = units > DK__SP_CHUNK / sizeof(dk__sp_align) ? units : DK__SP_CHUNK / sizeof(dk__sp_align);
         size_t total = offsetof(dk__sp_chunk, data) + size * sizeof(dk__sp_align);
         if (units > ((size_t)-1 - offsetof(dk__sp_chunk, data)) / sizeof(dk__sp_align) ||
-            !(c = (dk__sp_chunk *)dk__schema_malloc(total)))
+            !(c = (dk__sp_chunk *)p->alloc(total, p->alloc_user_data)))
             dk__sp_oom(p, bytes);
         c->next = p->arena;
+        c->free = p->free;
+        c->user_data = p->alloc_user_data;
         c->used = 0;
         c->size = size;
         p->arena = c;
@@ -5665,7 +5676,7 @@ DK__PRIVATE dk_status dk__sp_run(dk__sp *p, dk_schema **out) {
     return DK_OK;
 }
 
-DK_API dk_status dk_schema_parse(const char *text, dk_schema **out) {
+DK_API dk_status dk_schema_parse_with(const char *text, const dk_registry_desc *desc, dk_schema **out) {
     dk__sp p;
     if (!out) return dk__fail(DK_ERR_NULL, "dk_schema_parse: NULL out");
     *out = NULL;
@@ -5673,8 +5684,18 @@ DK_API dk_status dk_schema_parse(const char *text, dk_schema **out) {
     memset(&p, 0, sizeof p);
     p.src = text;
     p.len = strlen(text);
+    if (desc && desc->alloc && desc->free) {
+        p.alloc = desc->alloc;
+        p.free = desc->free;
+        p.alloc_user_data = desc->alloc_user_data;
+    } else {
+        p.alloc = dk__schema_malloc;
+        p.free = dk__schema_mfree;
+    }
     return dk__sp_run(&p, out);
 }
+
+DK_API dk_status dk_schema_parse(const char *text, dk_schema **out) { return dk_schema_parse_with(text, NULL, out); }
 
 DK_API void dk_schema_free(dk_schema *s) {
     if (s) dk__sp_arena_free((dk__sp_chunk *)s->dk__memory);
