@@ -1061,12 +1061,20 @@ DK_INLINE dk_value dk_pop(dk_stack *s) {
 }
 /* The value `depth` below the top (0 = top). */
 DK_INLINE dk_value *dk_peek(dk_stack *s, size_t depth) { return depth < s->size ? &s->values[s->size - 1 - depth] : NULL; }
-DK_INLINE dk_value dk_none(void) { dk_value v; v.tag = DK_VALUE_NONE; v.as.i = 0; return v; }
-DK_INLINE dk_value dk_bool(int b) { dk_value v; v.tag = DK_VALUE_BOOL; v.as.i = 0; v.as.b = b != 0; return v; }
-DK_INLINE dk_value dk_int(int64_t i) { dk_value v; v.tag = DK_VALUE_INT; v.as.i = i; return v; }
-DK_INLINE dk_value dk_double(double d) { dk_value v; v.tag = DK_VALUE_DOUBLE; v.as.d = d; return v; }
-DK_INLINE dk_value dk_string(const char *s) { dk_value v; v.tag = DK_VALUE_STRING; v.as.s = s; return v; }
-DK_INLINE dk_value dk_tensor(void *t) { dk_value v; v.tag = DK_VALUE_TENSOR; v.as.tensor = t; return v; }
+/* Every byte of a value is set: values are copied whole. */
+DK_INLINE dk_value dk__value(dk_value_tag tag) {
+    dk_value v;
+    v.tag = tag;
+    v.as.list.items = NULL;
+    v.as.list.n = 0;
+    return v;
+}
+DK_INLINE dk_value dk_none(void) { return dk__value(DK_VALUE_NONE); }
+DK_INLINE dk_value dk_bool(int b) { dk_value v = dk__value(DK_VALUE_BOOL); v.as.b = b != 0; return v; }
+DK_INLINE dk_value dk_int(int64_t i) { dk_value v = dk__value(DK_VALUE_INT); v.as.i = i; return v; }
+DK_INLINE dk_value dk_double(double d) { dk_value v = dk__value(DK_VALUE_DOUBLE); v.as.d = d; return v; }
+DK_INLINE dk_value dk_string(const char *s) { dk_value v = dk__value(DK_VALUE_STRING); v.as.s = s; return v; }
+DK_INLINE dk_value dk_tensor(void *t) { dk_value v = dk__value(DK_VALUE_TENSOR); v.as.tensor = t; return v; }
 DK_INLINE dk_value dk_list(const dk_value *items, size_t n) {
     dk_value v; v.tag = DK_VALUE_LIST; v.as.list.items = items; v.as.list.n = n; return v;
 }
@@ -1076,7 +1084,7 @@ DK_INLINE dk_value dk_int_list_value(dk_int_list l) {
 DK_INLINE dk_value dk_double_list_value(dk_double_list l) {
     dk_value v; v.tag = DK_VALUE_DOUBLE_LIST; v.as.doubles.items = l.items; v.as.doubles.n = l.n; return v;
 }
-DK_INLINE dk_value dk_object(void *p) { dk_value v; v.tag = DK_VALUE_OBJECT; v.as.object = p; return v; }
+DK_INLINE dk_value dk_object(void *p) { dk_value v = dk__value(DK_VALUE_OBJECT); v.as.object = p; return v; }
 
 /* A boxed kernel or backend fallback: the operator (so one fallback can act
    on every operator), the dispatch keyset and the stack. */
@@ -1163,6 +1171,8 @@ typedef struct dk_op_table {
     uint64_t dispatch_args;
     int num_arguments, num_returns;
     const dk_op_adapters *adapters;   /* the def's boxing adapters, or NULL */
+    const struct dk_schema *parsed;   /* the def's parsed schema (read-only), or NULL */
+    const dk_value *defaults;         /* per argument: its default as a value (NONE tag if none) */
     uint8_t reasons[DK_NUM_RUNTIME_ENTRIES];   /* dk_reason of each slot */
 } dk_op_table;
 
@@ -1184,6 +1194,10 @@ DK_INLINE const dk_kernel *dk_op_slot_kernel(const dk_operator *op, int slot) {
 }
 /* The def's schema in c10's normalised form, or NULL without a def. */
 DK_INLINE const char *dk_op_schema(const dk_operator *op) { return dk_op_table_of(op)->schema; }
+/* The def's parsed schema (arguments, types, defaults, alias annotations,
+   return names; see >>schema), or NULL without a def. Read-only; valid
+   while the def is registered (and until the next reclaim after). */
+DK_INLINE const struct dk_schema *dk_op_function_schema(const dk_operator *op) { return dk_op_table_of(op)->parsed; }
 
 /* Memory and messages. Zero-initialise, set what you need. */
 typedef struct dk_registry_desc {
@@ -2230,6 +2244,8 @@ struct dk_registration {
     uint64_t dispatch_args;
     int num_arguments, num_returns;
     const dk_op_adapters *adapters;
+    dk_schema *parsed;            /* its chunks are registry blocks */
+    dk_value *defaults;           /* one block: the values, then list storage */
 };
 
 typedef struct dk__op {
@@ -2861,6 +2877,8 @@ DK__PRIVATE void dk__table_fill(const dk_registry *r, const dk__op *op, dk_op_ta
     t->num_arguments = def ? def->num_arguments : 0;
     t->num_returns = def ? def->num_returns : 0;
     t->adapters = def ? def->adapters : NULL;
+    t->parsed = def ? def->parsed : NULL;
+    t->defaults = def ? def->defaults : NULL;
 }
 
 /* Publishes t (allocated by the caller) as op's table. */
@@ -2968,6 +2986,96 @@ DK__PRIVATE void dk__own(dk_library *lib, dk_registration *g) {
 
 /* ---- def ---------------------------------------------------------------------- */
 
+/* A def keeps its parsed schema: the parser's chunks are registry blocks,
+   so they are counted, retired and reclaimed like the rest. */
+static void *dk__block_alloc(size_t n, void *r) { return dk__alloc((dk_registry *)r, n); }
+static void dk__block_free(void *p, void *r) { dk__free((dk_registry *)r, p); }
+
+DK__PRIVATE dk_status dk__parse_in(dk_registry *r, const char *schema, dk_schema **out) {
+    dk_registry_desc d;
+    memset(&d, 0, sizeof d);
+    d.alloc = dk__block_alloc;
+    d.free = dk__block_free;
+    d.alloc_user_data = r;
+    return dk_schema_parse_with(schema, &d, out);
+}
+
+/* Retires (or, when the registry dies, frees) a def's schema and defaults. */
+DK__PRIVATE void dk__def_release(dk_registry *r, dk_registration *g, int now) {
+    void **chunk = g->parsed ? (void **)g->parsed->dk__memory : NULL;
+    while (chunk) {               /* the arena's chunks start with their link */
+        void **next = (void **)*chunk;
+        if (now) dk__free(r, chunk);
+        else dk__retire(r, chunk);
+        chunk = next;
+    }
+    if (now) dk__free(r, g->defaults);
+    else dk__retire(r, g->defaults);
+    g->parsed = NULL;
+    g->defaults = NULL;
+}
+
+/* The value a boxed call gets for an argument left off: its default. */
+DK__PRIVATE size_t dk__default_extra(const dk_default *d) {
+    return d && d->kind == DK_DEFAULT_LIST ? d->count * (sizeof(dk_value) > 8 ? sizeof(dk_value) : 8) : 0;
+}
+DK__PRIVATE dk_value dk__default_value(const dk_arg *a, char **extra) {
+    const dk_default *d = a->default_value;
+    const dk_type *t = a->fake_type;
+    dk_value v = dk_none();
+    size_t i;
+    while (t && t->kind == DK_TYPE_Optional) t = t->contained[0];
+    if (!d) return v;
+    switch (d->kind) {
+    case DK_DEFAULT_NONE: break;
+    case DK_DEFAULT_BOOL: v = dk_bool(d->b); break;
+    case DK_DEFAULT_INT: v = t && (t->kind == DK_TYPE_Float) ? dk_double((double)d->i) : dk_int(d->i); break;
+    case DK_DEFAULT_DOUBLE: case DK_DEFAULT_COMPLEX: v = dk_double(d->re); break;
+    case DK_DEFAULT_STRING: case DK_DEFAULT_DEVICE: v = dk_string(d->s); break;
+    case DK_DEFAULT_LIST: {
+        const dk_type *e = t && t->kind == DK_TYPE_List ? t->contained[0] : NULL;
+        if (e && e->kind == DK_TYPE_Float) {
+            double *items = (double *)(void *)*extra;
+            for (i = 0; i < d->count; i++)
+                items[i] = d->items[i].kind == DK_DEFAULT_INT ? (double)d->items[i].i : d->items[i].re;
+            dk_double_list l;
+            l.items = items;
+            l.n = d->count;
+            v = dk_double_list_value(l);
+        } else if (e && (e->kind == DK_TYPE_Int || e->kind == DK_TYPE_SymInt)) {
+            int64_t *items = (int64_t *)(void *)*extra;
+            for (i = 0; i < d->count; i++) items[i] = d->items[i].i;
+            dk_int_list l;
+            l.items = items;
+            l.n = d->count;
+            v = dk_int_list_value(l);
+        } else {
+            dk_value *items = (dk_value *)(void *)*extra;
+            for (i = 0; i < d->count; i++)
+                items[i] = d->items[i].kind == DK_DEFAULT_BOOL ? dk_bool(d->items[i].b)
+                         : d->items[i].kind == DK_DEFAULT_INT ? dk_int(d->items[i].i)
+                         : d->items[i].kind == DK_DEFAULT_DOUBLE ? dk_double(d->items[i].re) : dk_none();
+            v = dk_list(items, d->count);
+        }
+        *extra += dk__default_extra(d);
+        break;
+    }
+    }
+    return v;
+}
+
+/* One block: a value per argument, then the storage of list defaults. */
+DK__PRIVATE dk_value *dk__defaults_new(dk_registry *r, const dk_schema *s) {
+    size_t n = (size_t)s->num_arguments, size = n * sizeof(dk_value), i;
+    dk_value *v;
+    char *extra;
+    for (i = 0; i < n; i++) size += dk__default_extra(s->arguments[i].default_value);
+    if (!(v = (dk_value *)dk__alloc(r, size ? size : 1))) return NULL;
+    extra = (char *)(v + n);
+    for (i = 0; i < n; i++) v[i] = dk__default_value(&s->arguments[i], &extra);
+    return v;
+}
+
 DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const dk_op_adapters *adapters,
                                      const char *debug, dk_library *lib, dk_registration **out) {
     size_t len = dk__op_name_length(schema, 1);
@@ -2985,7 +3093,7 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
                         schema, (unsigned long)len);
     if (adapters && !adapters->signature)
         return dk__fail(DK_ERR_NULL, "def(\"%s\"): the boxing adapters have no signature", schema);
-    if ((s = dk_schema_parse_with(schema, &r->desc, &parsed)) != DK_OK) return s;
+    if ((s = dk__parse_in(r, schema, &parsed)) != DK_OK) return s;
     if ((s = dk__op_prepare(r, schema, len, &prep)) != DK_OK) {
         dk_schema_free(parsed);
         return s;
@@ -2999,19 +3107,24 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
                         "Duplicate registration: %s. Original registration: %s",
                         schema, debug, prep.op->def->kernel.debug);
     }
-    /* keep c10's normalised text; the dispatch arguments drive boxed calls */
-    g = dk__new_registration(r, DK__REG_DEF, debug, parsed->text);
-    if (g) {
-        g->dispatch_args = parsed->dispatch_args;
-        g->num_arguments = parsed->num_arguments;
-        g->num_returns = parsed->num_returns;
-        g->adapters = adapters;
+    /* keep the parsed schema (c10's normalised text, the dispatch arguments
+       and the defaults drive boxed calls) */
+    g = dk__new_registration(r, DK__REG_DEF, debug, NULL);
+    if (g && !(g->defaults = dk__defaults_new(r, parsed))) {
+        dk__free(r, g);
+        g = NULL;
     }
-    dk_schema_free(parsed);
     if (!g) {
         dk__op_abandon(r, &prep);
+        dk_schema_free(parsed);
         return DK_ERR_NO_MEMORY;
     }
+    g->parsed = parsed;
+    g->schema = parsed->text;
+    g->dispatch_args = parsed->dispatch_args;
+    g->num_arguments = parsed->num_arguments;
+    g->num_returns = parsed->num_returns;
+    g->adapters = adapters;
     dk__op_commit(r, &prep);
     g->op = prep.op;
     prep.op->def = g;
@@ -3144,6 +3257,7 @@ DK__PRIVATE void dk__deregister_locked(dk_registry *r, dk_registration *g) {
         g->op->def = NULL;
         dk__op_update(r, g->op, NULL, 0);
         dk__op_remove_if_unused(r, g->op);
+        dk__def_release(r, g, 0);
         break;
     case DK__REG_IMPL:
         dk__unlink(&g->op->impls, g, 0);
@@ -3751,6 +3865,7 @@ DK_API void dk_registry_destroy(dk_registry *r) {
     for (i = 0; i < r->n_ops; i++) {
         if (!r->ops[i]) continue;
         for (g = r->ops[i]->impls; g; g = next) { next = g->next; dk__free(r, g); }
+        if (r->ops[i]->def) dk__def_release(r, r->ops[i]->def, 1);
         dk__free(r, r->ops[i]->def);
         dk__retire_table(r, r->ops[i]->pub.table);
         dk__free(r, r->ops[i]);
@@ -4133,7 +4248,6 @@ DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, 
 
 #define DK__SP_MAX_DEPTH 64
 #define DK__SP_MAX_REPEAT 1024
-#define DK__SP_CHUNK 4096
 
 /* Test hook: tests define these to inject allocation failures. */
 #ifndef DK__SCHEMA_MALLOC
@@ -4238,7 +4352,9 @@ DK__PRIVATE void *dk__sp_alloc(dk__sp *p, size_t bytes) {
     void *r;
     if (units == 0) units = 1;
     if (!c || c->size - c->used < units) {
-        size_t size = units > DK__SP_CHUNK / sizeof(dk__sp_align) ? units : DK__SP_CHUNK / sizeof(dk__sp_align);
+        /* chunks of 512 bytes, then doubling: a def keeps its schema */
+        size_t grow = c ? c->size * 2 : 512 / sizeof(dk__sp_align);
+        size_t size = units > grow ? units : grow;
         size_t total = offsetof(dk__sp_chunk, data) + size * sizeof(dk__sp_align);
         if (units > ((size_t)-1 - offsetof(dk__sp_chunk, data)) / sizeof(dk__sp_align) ||
             !(c = (dk__sp_chunk *)p->alloc(total, p->alloc_user_data)))
