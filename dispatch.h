@@ -873,7 +873,9 @@ DK_INLINE dk_keyset dk_autograd_backend_set(dk_key k) {
     X(ERR_WRONG_SIGNATURE, "the operator was registered with another C signature") \
     X(ERR_BAD_SCHEMA,    "malformed function schema")                      \
     X(ERR_REENTRANT,     "a registration from a listener or log hook of the same registry") \
-    X(ERR_IN_CALL,       "must not be called from inside a call (a kernel or hook)")
+    X(ERR_IN_CALL,       "must not be called from inside a call (a kernel or hook)") \
+    X(ERR_BAD_STACK,     "the boxed stack does not match the operator's schema") \
+    X(ERR_KERNEL_FAILED, "a kernel failed the call")
 
 #define DK__STATUS_ENUM(name, text) DK_##name,
 typedef enum dk_status { DK_FORALL_STATUS(DK__STATUS_ENUM) DK__STATUS_END } dk_status;
@@ -1216,6 +1218,10 @@ typedef struct dk_registry_desc {
        ADInplaceOrView), as libtorch does at load: such a key then only acts
        for operators that register a kernel for it. 1 = start empty. */
     int no_default_fallthroughs;
+    /* 1: a call without a kernel reports c10's message word for word (the
+       conformance tests compare it); 0: a shorter one that says what is
+       registered and the likely cause. */
+    int c10_messages;
 } dk_registry_desc;
 
 DK_API dk_status dk__registry_create(const dk_registry_desc *desc, dk_registry **out, const char *signature);
@@ -1232,8 +1238,9 @@ DK_API dk_registry *dk_registry_default(void);
    memory functions if it does not exist yet; see dk_registry_set_hooks),
    whether called before or after the first DK_LIBRARY block ran. */
 DK_API dk_status dk_registry_default_configure(const dk_registry_desc *desc);
-/* Replaces a registry's log and tensor_keyset hooks (desc's other fields
-   are ignored); calls see the old pair or the new one, never a mix. */
+/* Replaces a registry's log and tensor_keyset hooks and its c10_messages
+   choice (desc's other fields are ignored); calls see the old set or the
+   new one, never a mix. */
 DK_API dk_status dk_registry_set_hooks(dk_registry *r, const dk_registry_desc *desc);
 /* Frees the memory that deregistrations retired (kernel records, old
    tables, operators without registrations). Without DK_CALL_EPOCHS the
@@ -1396,8 +1403,8 @@ typedef struct dk__reader_tls { unsigned nesting; dk__reader *rec; } dk__reader_
 static DK_THREAD_LOCAL dk_tls_state dk__tls DK_TLS_MODEL;
 static DK_THREAD_LOCAL dk__reader_tls dk__rd DK_TLS_MODEL;
 static dk_trace_fn dk__trace_hook;
-static uint64_t dk__epoch = 1;
-static int dk__asymmetric;
+static uint64_t dk__epoch DK__UNUSED = 1;
+static int dk__asymmetric DK__UNUSED;
 #else
 extern DK_THREAD_LOCAL dk_tls_state dk__tls DK_TLS_MODEL;
 extern DK_THREAD_LOCAL dk__reader_tls dk__rd DK_TLS_MODEL;
@@ -1534,16 +1541,35 @@ DK_INLINE const dk_kernel *dk_dispatch(const dk_operator *op, dk_keyset args, dk
 /* The slow path: a boxed kernel or fallback gets (kernel, op, ks, args);
    anything else is reported through the registry's error hook and the
    result is zero-filled. */
-DK_API void dk__call_slow(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args, void *result,
-                          size_t result_size);
+DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks, const dk_kernel *k, void *args,
+                          void *result, size_t result_size);
 
-/* Boxed calls: the dispatch keyset comes from the stack (the schema's
-   dispatch arguments, through the registry's tensor_keyset hook), then TLS
-   and masks as dk_dispatch. An unboxed kernel is reached through the
-   operator's adapters. */
+/* Boxed calls. dk_call_boxed takes the stack's values as the call's
+   arguments, the last one on top: trailing arguments left off get their
+   schema defaults (as dk_stack_fill_defaults), then every value is checked
+   against the def's schema (count and kinds; Tensor? takes a tensor or
+   none, Tensor[] a list of tensors, int[] an int list or a list of ints);
+   a mismatch is reported through the call-error hook as DK_ERR_BAD_STACK
+   and nothing runs (the stack is left as it was given). The dispatch
+   keyset comes from the schema's dispatch arguments through the registry's
+   tensor_keyset hook, then TLS and masks as dk_dispatch. An unboxed kernel
+   is reached through the def's adapters. dk_redispatch_boxed checks the top
+   num_arguments values the same way and fills nothing. A NULL operator or
+   stack: DK_ERR_NULL in dk_last_call_status(), nothing runs. An operator
+   without a def is not checked. On return, a successful call has replaced
+   the arguments by the results; a failed one has consumed its arguments. */
 DK_API dk_keyset dk_stack_dispatch_keyset(const dk_operator *op, const dk_stack *stack);
 DK_API void dk_call_boxed(const dk_operator *op, dk_stack *stack);
 DK_API void dk_redispatch_boxed(const dk_operator *op, dk_keyset ks, dk_stack *stack);
+/* Pushes the defaults of the arguments after the stack's values (the stack
+   holding the first arguments of a call of op): DK_ERR_BAD_STACK naming the
+   first argument that has none, or when the stack is full or has more
+   values than the schema has arguments. */
+DK_API dk_status dk_stack_fill_defaults(const dk_operator *op, dk_stack *stack);
+/* Checks the top num_arguments values against the def's schema (count and
+   kinds, as dk_call_boxed): DK_OK or DK_ERR_BAD_STACK with the argument in
+   dk_last_error(). */
+DK_API dk_status dk_stack_check(const dk_operator *op, const dk_stack *stack);
 /* Sets the operator's boxing adapters (gen/ does this when it registers).
    A different signature than the one already set is an error. */
 DK_API dk_status dk_op_set_adapters(dk_operator *op, const dk_op_adapters *adapters);
@@ -1591,7 +1617,7 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
         name##_args dk__a;                                                                           \
         if (dk__k->fn) return ((name##_fn)dk__k->fn)(dk__k, dk__ks DK__MAP(DK__OP_ARG, __VA_ARGS__)); \
         DK__MAP(DK__OP_PACK, __VA_ARGS__)                                                            \
-        dk__call_slow(dk__o, dk__ks, dk__k, &dk__a, &dk__a.result, sizeof dk__a.result);            \
+        dk__call_slow(dk__o, (keyset_expr), dk__ks, dk__k, &dk__a, &dk__a.result, sizeof dk__a.result); \
         return dk__a.result;                                                                         \
     }                                                                                                \
     DK__DECLARE_OP_ENTRIES(name, R, return, keyset_expr, __VA_ARGS__)
@@ -1604,7 +1630,7 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
         name##_args dk__a;                                                                           \
         if (dk__k->fn) { ((name##_fn)dk__k->fn)(dk__k, dk__ks DK__MAP(DK__OP_ARG, __VA_ARGS__)); return; } \
         DK__MAP(DK__OP_PACK, __VA_ARGS__)                                                            \
-        dk__call_slow(dk__o, dk__ks, dk__k, &dk__a, NULL, 0);                                       \
+        dk__call_slow(dk__o, (keyset_expr), dk__ks, dk__k, &dk__a, NULL, 0);                        \
     }                                                                                                \
     DK__DECLARE_OP_ENTRIES(name, void, void, keyset_expr, __VA_ARGS__)
 
@@ -1647,6 +1673,19 @@ DK_API void dk_call_error_abort(const dk_operator *op, dk_keyset ks, dk_status s
                                 void *user_data);
 /* The status of the last failed call on this thread, then reset to DK_OK. */
 DK_API dk_status dk_last_call_status(void);
+/* From inside a kernel or fallback: fails the current call (c10's
+   TORCH_CHECK) with a status (e.g. DK_ERR_KERNEL_FAILED) and a printf-style
+   message, through the registry's call-error hook as a missing kernel is;
+   with the default hook the caller finds them in dk_last_call_status() and
+   dk_last_error(). Nothing unwinds: the kernel then returns (a zero result,
+   say). op may be NULL for a kernel registered with dk_impl (found from
+   the kernel); a backend fallback passes the op it received. */
+DK_API void dk_fail_call(const dk_operator *op, const dk_kernel *kernel, dk_keyset ks, dk_status status,
+                         const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
 
 /* Explain: what a call with these argument keysets would do, on this thread. */
 typedef enum dk_source {
@@ -2297,6 +2336,7 @@ typedef struct dk__hooks {
     void *tensor_keyset_user_data;
     void (*log)(int is_error, const char *message, void *user_data);
     void *log_user_data;
+    int c10_messages;
 } dk__hooks;
 
 /* Every allocation of a registry starts with this header: its size (for the
@@ -2519,6 +2559,7 @@ DK__PRIVATE dk_status dk__set_hooks_locked(dk_registry *r, const dk_registry_des
     h.log_user_data = d->log_user_data;
     h.tensor_keyset = d->tensor_keyset;
     h.tensor_keyset_user_data = d->tensor_keyset_user_data;
+    h.c10_messages = d->c10_messages;
     return dk__publish_hooks(r, &h);
 }
 
@@ -3812,6 +3853,7 @@ DK__PRIVATE dk_status dk__registry_init(dk_registry *r) {
     h.log_user_data = r->desc.log_user_data;
     h.tensor_keyset = r->desc.tensor_keyset;
     h.tensor_keyset_user_data = r->desc.tensor_keyset_user_data;
+    h.c10_messages = r->desc.c10_messages;
     if (dk__publish_hooks(r, &h) != DK_OK) return dk__fail(DK_ERR_NO_MEMORY, "registry_create: out of memory");
     if (!r->desc.no_default_fallthroughs) {
         dk_key k;
@@ -3945,12 +3987,11 @@ DK_API dk_status dk_last_call_status(void) {
 
 /* c10 reportError, from one snapshot (no lock, no allocation): the keys
    with a kernel, then the table. Cut to the caller's buffer. */
-DK__PRIVATE void dk__missing_message(const dk_operator *op, const dk_op_table *t, dk_key key, char *buf,
-                                     size_t size) {
+DK__PRIVATE void dk__c10_missing_message(const dk_operator *op, const dk_op_table *t, dk_key key, char *buf,
+                                         size_t size) {
     const char *sep = "";
     size_t len = 0;
     int s;
-    buf[0] = '\0';
     if (key == DK_Undefined) {
         dk__append(buf, size, &len, "There were no tensor arguments to this function (e.g., you passed an empty "
                                     "list of Tensors), but no fallback function is registered for schema ");
@@ -3980,17 +4021,68 @@ DK__PRIVATE void dk__missing_message(const dk_operator *op, const dk_op_table *t
     dk__dump_slots(t->kernels, t->reasons, buf, size, &len);
 }
 
+/* The default message (PyTorch #46885): what was asked, what is there, and
+   the likely cause, in a few lines. */
+DK__PRIVATE void dk__missing_message(const dk_operator *op, const dk_op_table *t, dk_keyset args, dk_keyset ks,
+                                     char *buf, size_t size) {
+    dk_key key = dk_ks_highest_key(ks), seen[DK_NUM_RUNTIME_ENTRIES];
+    int s, n = 0, i, has_fallback = 0;
+    size_t len = 0;
+    dk__append(buf, size, &len, "Could not run '");
+    dk__append(buf, size, &len, op->name);
+    if (key == DK_Undefined) {
+        dk__append(buf, size, &len, "': the dispatch keyset is empty, and no kernel covers that.");
+    } else {
+        dk__append(buf, size, &len, "' for dispatch key ");
+        dk__append(buf, size, &len, dk_key_name(key));
+        dk__append(buf, size, &len, ": it has no kernel there.");
+    }
+    dk__append(buf, size, &len, "\n  argument keyset: ");
+    dk__append_keyset(buf, size, &len, args);
+    dk__append(buf, size, &len, "\n  dispatch keyset: ");
+    dk__append_keyset(buf, size, &len, ks);
+    dk__append(buf, size, &len, "\n  kernels: ");
+    for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {   /* the keys kernels were registered at, once each */
+        const dk_kernel *k = t->kernels[s];
+        if (k->kind != DK_KERNEL_FUNCTION) continue;
+        if (k->is_fallback) { has_fallback = 1; continue; }
+        for (i = 0; i < n && seen[i] != k->key; i++) {}
+        if (i < n) continue;
+        seen[n++] = k->key;
+        dk__append(buf, size, &len, n > 1 ? ", " : "");
+        dk__append(buf, size, &len, dk_key_name(k->key));
+    }
+    if (!n) dk__append(buf, size, &len, "none");
+    dk__append(buf, size, &len, has_fallback ? " (and backend fallbacks at other keys)" : "");
+    dk__append(buf, size, &len, "\n  likely cause: ");
+    if (key == DK_Undefined)
+        dk__append(buf, size, &len, "no tensor argument carried a dispatch key (an empty keyset); pass tensors, or "
+                                    "register a fallback or a CompositeImplicitAutograd kernel");
+    else if (!n && !t->schema)
+        dk__append(buf, size, &len, "the operator has neither a def nor a kernel: was the library that registers "
+                                    "it loaded?");
+    else if (!n)
+        dk__append(buf, size, &len, "the operator is defined but has no kernels yet");
+    else if (dk_key_has_role(dk_key_functionality(key), DK_R_AUTOGRAD))
+        dk__append(buf, size, &len, "no autograd kernel: register one at this key or at Autograd, or (for "
+                                    "operators without autograd support) a fallthrough fallback at Autograd");
+    else
+        dk__append(buf, size, &len, "no kernel for this backend, and no CompositeImplicitAutograd / "
+                                    "CompositeExplicitAutograd kernel or backend fallback covers it");
+}
+
 DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args,
                                        void *result, size_t result_size);
 
-DK_API void dk__call_slow(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args, void *result,
-                          size_t result_size) {
+DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks, const dk_kernel *k, void *args,
+                          void *result, size_t result_size) {
     dk_status status;
     char message[DK__MESSAGE_MAX];
     if (k->boxed && k->kind == DK_KERNEL_FUNCTION) {
         dk__call_boxed_kernel(op, ks, k, args, result, result_size);
         return;
     }
+    message[0] = '\0';
     if (result) memset(result, 0, result_size);
     if (k->kind == DK_KERNEL_FALLTHROUGH) {
         status = DK_ERR_FALLTHROUGH_CALLED;
@@ -4006,11 +4098,30 @@ DK_API void dk__call_slow(const dk_operator *op, dk_keyset ks, const dk_kernel *
                  "prefer the CompositeImplicitAutograd lowering (see Note [Ambiguity in AutogradOther kernel]). If "
                  "you want to override CompositeImplicitAutograd, please open an issue to request a dedicated "
                  "Autograd dispatch key for the backend.", op->name);
+    } else if (dk__hooks_of(op->registry)->c10_messages) {
+        status = DK_ERR_NO_KERNEL;
+        dk__c10_missing_message(op, dk_op_table_of(op), dk_ks_highest_key(ks), message, sizeof message);
     } else {
         status = DK_ERR_NO_KERNEL;
-        dk__missing_message(op, dk_op_table_of(op), dk_ks_highest_key(ks), message, sizeof message);
+        dk__missing_message(op, dk_op_table_of(op), args_ks, ks, message, sizeof message);
     }
     dk__call_error(op, ks, status, message);
+}
+
+DK_API void dk_fail_call(const dk_operator *op, const dk_kernel *kernel, dk_keyset ks, dk_status status,
+                         const char *fmt, ...) {
+    char message[DK__MESSAGE_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt ? fmt : "", ap);
+    va_end(ap);
+    if (!op && kernel && !kernel->is_fallback && kernel->kind == DK_KERNEL_FUNCTION)
+        op = &((const dk_registration *)(const void *)kernel)->op->pub;
+    if (op) {
+        dk__call_error(op, ks, status, message);
+    } else {   /* no operator to find a hook through: the default hook's effect */
+        dk_call_error_report(NULL, ks, status, message, NULL);
+    }
 }
 
 /* ---- boxed calls --------------------------------------------------------------- */
@@ -4061,8 +4172,121 @@ DK_API dk_keyset dk_stack_dispatch_keyset(const dk_operator *op, const dk_stack 
     return dk__stack_keyset(op, dk_op_table_of(op), stack);
 }
 
-DK__PRIVATE void dk__run_boxed(const dk_operator *op, const dk_op_table *t, dk_keyset ks, const dk_kernel *k,
-                              dk_stack *stack) {
+/* ---- stack checks: the values against the def's schema ---------------------- */
+
+static const char *const dk__value_tag_names[] = { "none", "bool", "int", "float", "string", "tensor", "list",
+                                                   "int list", "float list", "object" };
+
+DK__PRIVATE int dk__is_int_type(const dk_type *t) { return t->kind == DK_TYPE_Int || t->kind == DK_TYPE_SymInt; }
+
+/* Does v fit type t (c10's fake type: ScalarType, Layout... are int)?
+   Types without a value kind of their own (Device, Generator, classes,
+   Dict, Tuple, Any...) take any value. */
+DK__PRIVATE int dk__value_fits(const dk_type *t, const dk_value *v) {
+    size_t i;
+    switch (t->kind) {
+    case DK_TYPE_Optional: return v->tag == DK_VALUE_NONE || dk__value_fits(t->contained[0], v);
+    case DK_TYPE_Tensor: return v->tag == DK_VALUE_TENSOR;
+    case DK_TYPE_Int: case DK_TYPE_SymInt: return v->tag == DK_VALUE_INT;
+    case DK_TYPE_Float: return v->tag == DK_VALUE_DOUBLE;
+    case DK_TYPE_Number: return v->tag == DK_VALUE_INT || v->tag == DK_VALUE_DOUBLE || v->tag == DK_VALUE_BOOL;
+    case DK_TYPE_Bool: return v->tag == DK_VALUE_BOOL;
+    case DK_TYPE_String: return v->tag == DK_VALUE_STRING;
+    case DK_TYPE_None: return v->tag == DK_VALUE_NONE;
+    case DK_TYPE_List:
+        if (v->tag == DK_VALUE_INT_LIST) return dk__is_int_type(t->contained[0]);
+        if (v->tag == DK_VALUE_DOUBLE_LIST) return t->contained[0]->kind == DK_TYPE_Float;
+        if (v->tag != DK_VALUE_LIST) return 0;
+        for (i = 0; i < v->as.list.n; i++)
+            if (!dk__value_fits(t->contained[0], &v->as.list.items[i])) return 0;
+        return 1;
+    default: return 1;
+    }
+}
+
+DK__PRIVATE dk_status dk__bad_stack(char *msg, size_t size, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+DK__PRIVATE dk_status dk__bad_stack(char *msg, size_t size, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, size, fmt, ap);
+    va_end(ap);
+    return DK_ERR_BAD_STACK;
+}
+
+/* The top num_arguments values against the schema; the message names the first mismatch. */
+DK__PRIVATE dk_status dk__check_stack(const dk_operator *op, const dk_op_table *t, const dk_stack *stack,
+                                      char *msg, size_t size) {
+    const dk_schema *s = t->parsed;
+    size_t n, base, j;
+    if (!s || s->is_vararg) return DK_OK;
+    n = (size_t)s->num_arguments;
+    if (stack->size < n)
+        return dk__bad_stack(msg, size, "%s: the schema has %lu arguments, the stack holds %lu values\n  schema: %s",
+                             op->name, (unsigned long)n, (unsigned long)stack->size, s->text);
+    base = stack->size - n;
+    for (j = 0; j < n; j++) {
+        const dk_arg *a = &s->arguments[j];
+        const dk_value *v = &stack->values[base + j];
+        if (!dk__value_fits(a->fake_type, v))
+            return dk__bad_stack(msg, size, "%s: argument %lu '%s' is %s, the stack has %s %s there\n  schema: %s",
+                                 op->name, (unsigned long)j, a->name, a->type_text,
+                                 (unsigned)v->tag < sizeof dk__value_tag_names / sizeof *dk__value_tag_names
+                                     ? (v->tag == DK_VALUE_INT ? "an" : "a") : "a",
+                                 (unsigned)v->tag < sizeof dk__value_tag_names / sizeof *dk__value_tag_names
+                                     ? dk__value_tag_names[v->tag] : "value of unknown kind",
+                                 s->text);
+    }
+    return DK_OK;
+}
+
+/* The stack holds the first arguments of a call: push the others' defaults. */
+DK__PRIVATE dk_status dk__fill_defaults(const dk_operator *op, const dk_op_table *t, dk_stack *stack, char *msg,
+                                        size_t size) {
+    const dk_schema *s = t->parsed;
+    size_t n, j;
+    if (!s || s->is_vararg) return DK_OK;
+    n = (size_t)s->num_arguments;
+    if (stack->size > n)
+        return dk__bad_stack(msg, size, "%s: the schema has %lu arguments, the stack holds %lu values\n  schema: %s",
+                             op->name, (unsigned long)n, (unsigned long)stack->size, s->text);
+    for (j = stack->size; j < n; j++)
+        if (!s->arguments[j].default_value)
+            return dk__bad_stack(msg, size, "%s: argument %lu '%s' (%s) has no default and the stack does not "
+                                 "give it\n  schema: %s", op->name, (unsigned long)j, s->arguments[j].name,
+                                 s->arguments[j].type_text, s->text);
+    if (n > stack->capacity)
+        return dk__bad_stack(msg, size, "%s: the stack's capacity (%lu) is below the schema's %lu arguments",
+                             op->name, (unsigned long)stack->capacity, (unsigned long)n);
+    for (j = stack->size; j < n; j++) stack->values[stack->size++] = t->defaults[j];
+    return DK_OK;
+}
+
+DK_API dk_status dk_stack_fill_defaults(const dk_operator *op, dk_stack *stack) {
+    char msg[1024];
+    dk_status s;
+    if (!op || !stack) return dk__fail(DK_ERR_NULL, "stack_fill_defaults: NULL argument");
+    dk_call_enter();
+    s = dk__fill_defaults(op, dk_op_table_of(op), stack, msg, sizeof msg);
+    dk_call_exit();
+    return s == DK_OK ? s : dk__fail(s, "%s", msg);
+}
+
+DK_API dk_status dk_stack_check(const dk_operator *op, const dk_stack *stack) {
+    char msg[1024];
+    dk_status s;
+    if (!op || !stack) return dk__fail(DK_ERR_NULL, "stack_check: NULL argument");
+    dk_call_enter();
+    s = dk__check_stack(op, dk_op_table_of(op), stack, msg, sizeof msg);
+    dk_call_exit();
+    return s == DK_OK ? s : dk__fail(s, "%s", msg);
+}
+
+DK__PRIVATE void dk__run_boxed(const dk_operator *op, const dk_op_table *t, dk_keyset args, dk_keyset ks,
+                              const dk_kernel *k, dk_stack *stack) {
     const dk_op_adapters *a = t->adapters;
     size_t nargs = (size_t)t->num_arguments;
     char msg[1024];
@@ -4070,30 +4294,53 @@ DK__PRIVATE void dk__run_boxed(const dk_operator *op, const dk_op_table *t, dk_k
     if (k->kind == DK_KERNEL_FUNCTION && a && a->call_unboxed) { a->call_unboxed(k, op, ks, stack); return; }
     if (k->kind == DK_KERNEL_FUNCTION) {
         snprintf(msg, sizeof msg, "%s: the kernel at %s (%s) is unboxed and the operator has no boxing adapters "
-                 "(register the operator through gen/, or dk_op_set_adapters)", op->name,
+                 "(define it through gen/'s <op>_def, or dk_def_with_adapters)", op->name,
                  dk_key_name(dk_ks_highest_key(ks)), k->debug);
         dk__call_error(op, ks, DK_ERR_NO_ADAPTER, msg);
     } else {
-        dk__call_slow(op, ks, k, NULL, NULL, 0);  /* missing, fallthrough, ambiguous: reported */
+        dk__call_slow(op, args, ks, k, NULL, NULL, 0);  /* missing, fallthrough, ambiguous: reported */
     }
     /* a failed boxed call consumes its arguments and returns nothing */
     stack->size -= nargs < stack->size ? nargs : stack->size;
 }
 
+/* A boxed call that cannot start: NULL arguments, or a stack that does not fit. */
+DK__PRIVATE int dk__boxed_refused(const dk_operator *op, const dk_op_table *t, dk_stack *stack, int fill) {
+    char msg[1024];
+    size_t given;
+    dk_status s;
+    if (!op || !stack) {
+        dk_call_error_report(op, dk_ks_raw(0), DK_ERR_NULL, "boxed call: NULL operator or stack", NULL);
+        return 1;
+    }
+    given = stack->size;
+    s = fill ? dk__fill_defaults(op, t, stack, msg, sizeof msg) : DK_OK;
+    if (s == DK_OK) s = dk__check_stack(op, t, stack, msg, sizeof msg);
+    if (s == DK_OK) return 0;
+    stack->size = given;   /* as it was given */
+    dk__call_error(op, dk_ks_raw(0), s, msg);
+    return 1;
+}
+
 DK_API void dk_call_boxed(const dk_operator *op, dk_stack *stack) {
     const dk_op_table *t;
     const dk_kernel *k;
-    dk_keyset ks;
+    dk_keyset args, ks;
     dk_call_enter();
-    t = dk_op_table_of(op);
-    k = dk_dispatch(op, dk__stack_keyset(op, t, stack), &ks);
-    dk__run_boxed(op, t, ks, k, stack);
+    t = op ? dk_op_table_of(op) : NULL;
+    if (!dk__boxed_refused(op, t, stack, 1)) {
+        args = dk__stack_keyset(op, t, stack);
+        k = dk_dispatch(op, args, &ks);
+        dk__run_boxed(op, t, args, ks, k, stack);
+    }
     dk_call_exit();
 }
 
 DK_API void dk_redispatch_boxed(const dk_operator *op, dk_keyset ks, dk_stack *stack) {
+    const dk_op_table *t;
     dk_call_enter();
-    dk__run_boxed(op, dk_op_table_of(op), ks, dk_lookup(op, ks), stack);
+    t = op ? dk_op_table_of(op) : NULL;
+    if (!dk__boxed_refused(op, t, stack, 0)) dk__run_boxed(op, t, ks, ks, dk_lookup(op, ks), stack);
     dk_call_exit();
 }
 

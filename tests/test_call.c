@@ -183,8 +183,23 @@ static void test_fallthrough_masks(void **state) {
 static void test_missing_kernel_messages(void **state) {
     tensor x = make_tensor(DK_XLABit, 1);
     const char *msg;
+    dk_registry_desc c10_words;
     dk_guard g;
     (void)state;
+    /* by default: what was asked, what is there, the likely cause */
+    assert_int_equal(add_call(add_op, x, x), 0);
+    assert_int_equal(dk_last_call_status(), DK_ERR_NO_KERNEL);
+    msg = dk_last_error();
+    assert_non_null(strstr(msg, "Could not run 't::add' for dispatch key XLA: it has no kernel there.\n"
+                                "  argument keyset: DispatchKeySet(XLA, ADInplaceOrView, AutogradXLA)\n"
+                                "  dispatch keyset: DispatchKeySet(XLA)\n"));
+    assert_non_null(strstr(msg, "\n  kernels: CPU, Autograd\n"));
+    assert_non_null(strstr(msg, "\n  likely cause: no kernel for this backend, and no CompositeImplicitAutograd"));
+    assert_null(strstr(msg, "fburl"));
+    /* c10's words, for those who compare them */
+    memset(&c10_words, 0, sizeof c10_words);
+    c10_words.c10_messages = 1;
+    assert_int_equal(dk_registry_set_hooks(reg, &c10_words), DK_OK);
     assert_int_equal(add_call(add_op, x, x), 0);
     assert_int_equal(dk_last_call_status(), DK_ERR_NO_KERNEL);
     msg = dk_last_error();
@@ -207,6 +222,13 @@ static void test_missing_kernel_messages(void **state) {
                                             "schema t::add.  This usually means that this function requires a "
                                             "non-empty list of Tensors, or that you (the operator writer) forgot to "
                                             "register a fallback function.  Available functions are [CPU, "));
+    c10_words.c10_messages = 0;
+    assert_int_equal(dk_registry_set_hooks(reg, &c10_words), DK_OK);
+    g = dk_force_push(DK_KS_EMPTY, DK_KS_EMPTY);
+    assert_int_equal(add_call(add_op, x, x), 0);
+    dk_guard_pop(g);
+    assert_int_equal(dk_last_call_status(), DK_ERR_NO_KERNEL);
+    assert_non_null(strstr(dk_last_error(), "likely cause: no tensor argument carried a dispatch key"));
 }
 
 static int hook_calls;

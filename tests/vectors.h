@@ -378,6 +378,7 @@ static inline dk_registry *new_registry(void) {
     memset(&desc, 0, sizeof desc);
     desc.log = quiet_log;
     desc.no_default_fallthroughs = 1; /* libtorch's own fallbacks come from the BASE lines */
+    desc.c10_messages = 1;            /* the vectors hold c10's words */
     assert_int_equal(dk_registry_create(&desc, &r), DK_OK);
     if (replay_kernels.call_error) dk_registry_set_call_error(r, replay_kernels.call_error, NULL);
     register_base(r);
