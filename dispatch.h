@@ -910,8 +910,13 @@ DK_API const char *dk_backend_name(dk_backend b);
    DK_ERR_UNKNOWN_KEY and leave *out untouched. */
 DK_API dk_status dk_key_parse(const char *name, dk_key *out);
 DK_API dk_status dk_backend_parse(const char *name, dk_backend *out);
-/* snprintf-like: writes "DispatchKeySet(CPU, AutogradCPU)", returns the
-   length the full text needs. */
+/* Every function that writes text (dk_ks_to_string, dk_op_dump_state,
+   dk_op_dump_computed_table, dk_explain_to_string, dk_schema_to_string)
+   follows snprintf: it writes at most size - 1 characters and a NUL when
+   size > 0, nothing when buf is NULL or size is 0, and returns the length
+   of the whole text, so a second call with a buffer of that length + 1
+   gets all of it.
+   dk_ks_to_string writes "DispatchKeySet(CPU, AutogradCPU)". */
 DK_API int dk_ks_to_string(dk_keyset ks, char *buf, size_t size);
 /* The runtime key of each slot (c10's runtime-key table). */
 DK_API dk_key dk_slot_key(int slot);
@@ -2974,10 +2979,11 @@ DK__PRIVATE int dk__fallback_slots(dk_key key, int *slots) {
 /* ---- checks shared by the registration functions ----------------------------- */
 
 DK__PRIVATE dk_status dk__check_signature(dk_registry *r, const char *signature) {
+    dk_status st;
     int i;
     for (i = 0; i < 4; i++)
         if (signature && r->verified[i] == signature) return DK_OK;
-    if (dk__config_check(signature) != DK_OK) return DK_ERR_CONFIG_MISMATCH;
+    if ((st = dk__config_check(signature)) != DK_OK) return st;
     memmove((void *)(r->verified + 1), (const void *)r->verified, 3 * sizeof(const char *));
     r->verified[0] = signature;
     return DK_OK;
@@ -6066,7 +6072,7 @@ DK_API void dk_schema_free(dk_schema *s) {
 
 DK_API int dk_schema_to_string(const dk_schema *s, char *buf, size_t size) {
     size_t n = s ? strlen(s->text) : 0;
-    if (size) {
+    if (buf && size) {
         size_t k = n < size - 1 ? n : size - 1;
         if (k) memcpy(buf, s->text, k);
         buf[k] = '\0';

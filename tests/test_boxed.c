@@ -1,0 +1,376 @@
+/* Boxed calls checked against the schema, kernels that fail a call, the
+   parsed schema of an operator, and the text-output convention. */
+#define DISPATCH_IMPLEMENTATION
+#include "dispatch.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+typedef struct tensor { dk_keyset ks; int v; } tensor;
+static dk_keyset tensor_ks(const void *t, void *ud) { (void)ud; return ((const tensor *)t)->ks; }
+
+static dk_registry *reg;
+static dk_status last_status;
+static char last_message[4096];
+static int kernel_runs;
+static dk_value seen[16];
+static size_t seen_n;
+
+static void record_error(const dk_operator *op, dk_keyset ks, dk_status s, const char *m, void *ud) {
+    (void)op; (void)ks; (void)ud;
+    last_status = s;
+    snprintf(last_message, sizeof last_message, "%s", m);
+}
+
+/* A boxed kernel that records its arguments and returns the first one. */
+static void record_args(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
+    const dk_schema *sch = dk_op_function_schema(op);
+    size_t n = (size_t)sch->num_arguments, i;
+    (void)k; (void)ks;
+    kernel_runs++;
+    seen_n = n;
+    for (i = 0; i < n; i++) seen[i] = s->values[s->size - n + i];
+    s->size -= n;
+    dk_push(s, seen[0]);
+}
+
+static int setup(void **state) {
+    dk_registry_desc d;
+    dk_registration *h;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    d.tensor_keyset = tensor_ks;
+    assert_int_equal(dk_registry_create(&d, &reg), DK_OK);
+    assert_int_equal(dk_registry_set_call_error(reg, record_error, NULL), DK_OK);
+    assert_int_equal(dk_def(reg, "sample::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", &h),
+                     DK_OK);
+    assert_int_equal(dk_impl(reg, "sample::add.Tensor", DK_CPU, dk_boxed(record_args, NULL), &h), DK_OK);
+    assert_int_equal(dk_def(reg, "sample::many(Tensor? a, Tensor[] b, int[] c, float[] d, int[2] stride=1, "
+                                 "float[] f=[1.5, 2], str mode=\"mean\", ScalarType? dtype=None, bool flag=True, "
+                                 "int[1]? dim=None, float x=2) -> Tensor", &h), DK_OK);
+    assert_int_equal(dk_impl(reg, "sample::many", DK_CPU, dk_boxed(record_args, NULL), &h), DK_OK);
+    return 0;
+}
+static int teardown(void **state) {
+    (void)state;
+    dk_registry_destroy(reg);
+    return 0;
+}
+
+static tensor cpu(int v) { tensor t; t.ks = dk_ks_from_key(DK_CPU); t.v = v; return t; }
+
+/* The case: alias left off, as a torch user would. */
+static void test_trailing_defaults_filled(void **state) {
+    const dk_operator *op = dk_op_lookup(reg, "sample::add.Tensor");
+    tensor a = cpu(1), b = cpu(2);
+    dk_value storage[8];
+    dk_stack st;
+    (void)state;
+    dk_stack_init(&st, storage, 8);
+    dk_push(&st, dk_tensor(&a));
+    dk_push(&st, dk_tensor(&b));
+    kernel_runs = 0;
+    last_status = DK_OK;
+    dk_call_boxed(op, &st);
+    assert_int_equal(last_status, DK_OK);
+    assert_int_equal(kernel_runs, 1);
+    assert_int_equal(seen_n, 3);
+    assert_ptr_equal(seen[0].as.tensor, &a);
+    assert_ptr_equal(seen[1].as.tensor, &b);
+    assert_int_equal(seen[2].tag, DK_VALUE_INT);
+    assert_int_equal(seen[2].as.i, 1);
+    assert_int_equal(st.size, 1);
+}
+
+static void expect_refused(const dk_operator *op, dk_stack *st, const char *words) {
+    size_t size = st->size;
+    kernel_runs = 0;
+    last_status = DK_OK;
+    dk_call_boxed(op, st);
+    assert_int_equal(last_status, DK_ERR_BAD_STACK);
+    assert_int_equal(kernel_runs, 0);
+    assert_int_equal(st->size, size);   /* the stack as it was given */
+    if (!strstr(last_message, words)) fail_msg("message %s\nlacks %s", last_message, words);
+}
+
+static void test_bad_stacks_refused(void **state) {
+    const dk_operator *op = dk_op_lookup(reg, "sample::add.Tensor");
+    tensor a = cpu(1);
+    dk_value storage[8];
+    dk_stack st;
+    (void)state;
+    /* too few: other has no default */
+    dk_stack_init(&st, storage, 8);
+    dk_push(&st, dk_tensor(&a));
+    expect_refused(op, &st, "argument 1 'other' (Tensor) has no default");
+    /* a string where a tensor goes */
+    dk_push(&st, dk_string("b"));
+    expect_refused(op, &st, "argument 1 'other' is Tensor, the stack has a string there");
+    /* a string as Scalar */
+    st.size = 1;
+    dk_push(&st, dk_tensor(&a));
+    dk_push(&st, dk_string("1"));
+    expect_refused(op, &st, "argument 2 'alpha' is Scalar, the stack has a string there");
+    /* too many */
+    st.size = 2;
+    dk_push(&st, dk_int(1));
+    dk_push(&st, dk_int(2));
+    expect_refused(op, &st, "the schema has 3 arguments, the stack holds 4 values");
+    /* no room for the defaults */
+    dk_stack_init(&st, storage, 2);
+    dk_push(&st, dk_tensor(&a));
+    dk_push(&st, dk_tensor(&a));
+    expect_refused(op, &st, "capacity (2)");
+    /* NULL operator, NULL stack: a status, no crash */
+    (void)dk_last_call_status();
+    dk_call_boxed(NULL, &st);
+    assert_int_equal(dk_last_call_status(), DK_ERR_NULL);
+    dk_call_boxed(op, NULL);
+    assert_int_equal(dk_last_call_status(), DK_ERR_NULL);
+    dk_redispatch_boxed(NULL, dk_ks_from_key(DK_CPU), NULL);
+    assert_int_equal(dk_last_call_status(), DK_ERR_NULL);
+}
+
+static void test_kinds_and_list_defaults(void **state) {
+    const dk_operator *op = dk_op_lookup(reg, "sample::many");
+    tensor a = cpu(1), b = cpu(2);
+    dk_value storage[16], tensors[2];
+    int64_t ints[2] = { 3, 4 };
+    double dbl[1] = { 0.5 };
+    dk_int_list il;
+    dk_double_list dl;
+    dk_value listed_ints[2];
+    dk_stack st;
+    (void)state;
+    tensors[0] = dk_tensor(&a);
+    tensors[1] = dk_tensor(&b);
+    il.items = ints; il.n = 2;
+    dl.items = dbl; dl.n = 1;
+    dk_stack_init(&st, storage, 16);
+    dk_push(&st, dk_none());                  /* Tensor? a */
+    dk_push(&st, dk_list(tensors, 2));        /* Tensor[] b */
+    dk_push(&st, dk_int_list_value(il));      /* int[] c */
+    dk_push(&st, dk_double_list_value(dl));   /* float[] d */
+    kernel_runs = 0;
+    last_status = DK_OK;
+    dk_call_boxed(op, &st);
+    assert_int_equal(last_status, DK_OK);
+    assert_int_equal(kernel_runs, 1);
+    assert_int_equal(seen_n, 11);
+    assert_int_equal(seen[4].tag, DK_VALUE_INT_LIST);   /* int[2] stride=1 is [1, 1] */
+    assert_int_equal(seen[4].as.ints.n, 2);
+    assert_true(seen[4].as.ints.items[0] == 1 && seen[4].as.ints.items[1] == 1);
+    assert_int_equal(seen[5].tag, DK_VALUE_DOUBLE_LIST);
+    assert_true(seen[5].as.doubles.n == 2 && seen[5].as.doubles.items[0] == 1.5 && seen[5].as.doubles.items[1] == 2.0);
+    assert_int_equal(seen[6].tag, DK_VALUE_STRING);
+    assert_string_equal(seen[6].as.s, "mean");
+    assert_int_equal(seen[7].tag, DK_VALUE_NONE);
+    assert_int_equal(seen[8].tag, DK_VALUE_BOOL);
+    assert_int_equal(seen[8].as.b, 1);
+    assert_int_equal(seen[9].tag, DK_VALUE_NONE);
+    assert_int_equal(seen[10].tag, DK_VALUE_DOUBLE);  /* float x=2 is 2.0 */
+    assert_true(seen[10].as.d == 2.0);
+    /* int[] as a list of ints works too; a list holding a string does not */
+    listed_ints[0] = dk_int(1);
+    listed_ints[1] = dk_string("x");
+    dk_stack_init(&st, storage, 16);
+    dk_push(&st, dk_tensor(&a));
+    dk_push(&st, dk_list(tensors, 2));
+    dk_push(&st, dk_list(listed_ints, 1));
+    dk_push(&st, dk_double_list_value(dl));
+    dk_call_boxed(op, &st);
+    assert_int_equal(last_status, DK_OK);
+    dk_stack_init(&st, storage, 16);
+    dk_push(&st, dk_tensor(&a));
+    dk_push(&st, dk_list(tensors, 2));
+    dk_push(&st, dk_list(listed_ints, 2));
+    dk_push(&st, dk_double_list_value(dl));
+    expect_refused(op, &st, "argument 2 'c' is int[]");
+    /* float takes a float, not an int */
+    dk_stack_init(&st, storage, 16);
+    dk_push(&st, dk_none());
+    dk_push(&st, dk_list(tensors, 0));
+    dk_push(&st, dk_int_list_value(il));
+    dk_push(&st, dk_int_list_value(il));
+    expect_refused(op, &st, "argument 3 'd' is float[], the stack has an int list there");
+}
+
+static void test_helpers(void **state) {
+    const dk_operator *op = dk_op_lookup(reg, "sample::add.Tensor");
+    tensor a = cpu(1);
+    dk_value storage[4];
+    dk_stack st;
+    (void)state;
+    dk_stack_init(&st, storage, 4);
+    dk_push(&st, dk_tensor(&a));
+    dk_push(&st, dk_tensor(&a));
+    assert_int_equal(dk_stack_check(op, &st), DK_ERR_BAD_STACK);   /* alpha missing */
+    assert_non_null(strstr(dk_last_error(), "the schema has 3 arguments, the stack holds 2 values"));
+    assert_int_equal(dk_stack_fill_defaults(op, &st), DK_OK);
+    assert_int_equal(st.size, 3);
+    assert_int_equal(dk_stack_check(op, &st), DK_OK);
+    assert_int_equal(dk_stack_fill_defaults(op, NULL), DK_ERR_NULL);
+}
+
+/* ---- kernels fail a call ------------------------------------------------------------ */
+
+DK_DECLARE_OP(mm, tensor *, dk_ks_or(a->ks, b->ks), (tensor *, a), (tensor *, b))
+static tensor *mm_cpu(const dk_kernel *k, dk_keyset ks, tensor *a, tensor *b) {
+    if (a->v != b->v) {
+        dk_fail_call(NULL, k, ks, DK_ERR_KERNEL_FAILED, "mm: shapes %dx? and %dx? do not fit", a->v, b->v);
+        return NULL;
+    }
+    return a;
+}
+static void failing_fallback(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
+    (void)s;
+    dk_fail_call(op, k, ks, DK_ERR_BAD_ARGUMENT, "%s: the tracer refuses", op->name);
+}
+
+static void test_kernel_fails_call(void **state) {
+    dk_registry *r;
+    dk_registration *h, *fb;
+    const dk_operator *op;
+    tensor a = cpu(2), b = cpu(3);
+    dk_guard g;
+    (void)state;
+    assert_int_equal(dk_registry_create(NULL, &r), DK_OK);
+    assert_int_equal(dk_def(r, "k::mm(Tensor a, Tensor b) -> Tensor", &h), DK_OK);
+    assert_int_equal(dk_impl(r, "k::mm", DK_CPU, dk_unboxed(DK_FN(mm_cpu), NULL), &h), DK_OK);
+    op = dk_op_lookup(r, "k::mm");
+    assert_ptr_equal(mm_call(op, &a, &a), &a);
+    assert_int_equal(dk_last_call_status(), DK_OK);
+    assert_null(mm_call(op, &a, &b));
+    assert_int_equal(dk_last_call_status(), DK_ERR_KERNEL_FAILED);
+    assert_string_equal(dk_last_error(), "mm: shapes 2x? and 3x? do not fit");
+    /* through the registry's own hook */
+    assert_int_equal(dk_registry_set_call_error(r, record_error, NULL), DK_OK);
+    last_status = DK_OK;
+    assert_null(mm_call(op, &a, &b));
+    assert_int_equal(last_status, DK_ERR_KERNEL_FAILED);
+    /* a fallback fails the call it received */
+    assert_int_equal(dk_fallback(r, DK_Tracer, dk_boxed(failing_fallback, NULL), &fb), DK_OK);
+    g = dk_include_push(dk_ks_from_key(DK_Tracer));
+    last_status = DK_OK;
+    assert_null(mm_call(op, &a, &a));
+    dk_guard_pop(g);
+    assert_int_equal(last_status, DK_ERR_BAD_ARGUMENT);
+    assert_string_equal(last_message, "k::mm: the tracer refuses");
+    dk_registry_destroy(r);
+}
+
+/* ---- the parsed schema of an operator ---------------------------------------------------- */
+
+static void test_parsed_schema_view(void **state) {
+    dk_registry *r;
+    dk_registration *h;
+    const dk_operator *op;
+    const dk_schema *s;
+    (void)state;
+    assert_int_equal(dk_registry_create(NULL, &r), DK_OK);
+    assert_int_equal(dk_def(r, "v::topk(Tensor(a!) self, int k, *, bool largest=True) -> (Tensor values, Tensor "
+                               "indices)", &h), DK_OK);
+    op = dk_op_lookup(r, "v::topk");
+    s = dk_op_function_schema(op);
+    assert_non_null(s);
+    assert_int_equal(s->num_arguments, 3);
+    assert_string_equal(s->arguments[0].name, "self");
+    assert_non_null(s->arguments[0].alias);
+    assert_true(s->arguments[0].alias->is_write);
+    assert_int_equal(s->arguments[2].kwarg_only, 1);
+    assert_string_equal(s->arguments[2].default_text, "True");
+    assert_int_equal(s->num_returns, 2);
+    assert_string_equal(s->returns[0].name, "values");
+    assert_string_equal(s->returns[1].name, "indices");
+    assert_string_equal(s->text, dk_op_schema(op));
+    assert_int_equal(dk_deregister(h), DK_OK);
+    assert_null(dk_op_lookup(r, "v::topk"));
+    dk_registry_destroy(r);
+}
+
+/* ---- misuse: libraries after close, NULL signatures ------------------------------------------ */
+
+static void lib_block(dk_library *m) { (void)m; }
+static void test_library_misuse(void **state) {
+    dk_registry *r;
+    dk_library *lib;
+    dk_registration *h = NULL;
+    (void)state;
+    assert_int_equal(dk_registry_create(NULL, &r), DK_OK);
+    assert_int_equal(dk_library_run(r, DK_LIB_DEF, "m", DK_Undefined, lib_block, &lib), DK_OK);
+    assert_int_equal(dk_library_close(lib), DK_OK);
+    assert_int_equal(dk_library_close(lib), DK_ERR_BAD_HANDLE);
+    assert_int_equal(dk_lib_def(lib, "op(Tensor x) -> Tensor"), DK_ERR_BAD_HANDLE);
+    assert_int_equal(dk_lib_impl(lib, "op", DK_CPU, dk_fallthrough()), DK_ERR_BAD_HANDLE);
+    assert_int_equal(dk_lib_fallback(lib, dk_fallthrough()), DK_ERR_BAD_HANDLE);
+    assert_null(dk_op_lookup(r, "m::op"));
+    /* a NULL configuration signature is refused, not skipped */
+    assert_int_equal(dk__def(r, "m::op(Tensor x) -> Tensor", NULL, __FILE__, __LINE__, &h, NULL), DK_ERR_NULL);
+    assert_int_equal(dk__impl(r, "m::op", DK_CPU, dk_fallthrough(), __FILE__, __LINE__, &h, NULL), DK_ERR_NULL);
+    assert_null(h);
+    assert_null(dk_op_lookup(r, "m::op"));
+    dk_registry_destroy(r);
+}
+
+/* ---- one convention for every function that writes text, at every size ------------------------ */
+
+typedef int (*text_fn)(const void *subject, char *buf, size_t size);
+static const dk_operator *text_op;
+static dk_explanation text_expl;
+static int ks_text(const void *x, char *b, size_t n) { (void)x; return dk_ks_to_string(dk_ks_raw(~(uint64_t)0), b, n); }
+static int state_text(const void *x, char *b, size_t n) { (void)x; return dk_op_dump_state(text_op, b, n); }
+static int table_text(const void *x, char *b, size_t n) { (void)x; return dk_op_dump_computed_table(text_op, b, n); }
+static int explain_text(const void *x, char *b, size_t n) { (void)x; return dk_explain_to_string(text_op, &text_expl, b, n); }
+static int schema_text(const void *x, char *b, size_t n) { (void)x; return dk_schema_to_string(dk_op_function_schema(text_op), b, n); }
+
+static void check_convention(const char *what, text_fn f) {
+    int full = f(NULL, NULL, 0), size;
+    char *whole = (char *)malloc((size_t)full + 1), *buf = (char *)malloc((size_t)full + 8);
+    assert_true(full > 0);
+    assert_int_equal(f(NULL, whole, (size_t)full + 1), full);
+    assert_int_equal((int)strlen(whole), full);
+    assert_int_equal(f(NULL, NULL, 100), full);      /* NULL with a size: nothing written */
+    for (size = 0; size <= full + 2; size++) {
+        memset(buf, 'X', (size_t)full + 8);
+        if (f(NULL, buf, (size_t)size) != full) fail_msg("%s: size %d: wrong length", what, size);
+        if (size == 0) { assert_true(buf[0] == 'X'); continue; }
+        {
+            int k = size - 1 < full ? size - 1 : full;
+            if (memcmp(buf, whole, (size_t)k) != 0 || buf[k] != '\0' || buf[k + 1] != 'X')
+                fail_msg("%s: size %d: not the cut text", what, size);
+        }
+    }
+    free(whole);
+    free(buf);
+}
+
+static void test_text_convention(void **state) {
+    (void)state;
+    text_op = dk_op_lookup(reg, "sample::many");
+    assert_int_equal(dk_explain(text_op, dk_ks_raw(~(uint64_t)0), &text_expl), DK_OK);
+    check_convention("dk_ks_to_string", ks_text);
+    check_convention("dk_op_dump_state", state_text);
+    check_convention("dk_op_dump_computed_table", table_text);
+    check_convention("dk_explain_to_string", explain_text);  /* keysets longer than 1 KB, whole */
+    check_convention("dk_schema_to_string", schema_text);
+    assert_true(explain_text(NULL, NULL, 0) > 1024);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_trailing_defaults_filled),
+        cmocka_unit_test(test_bad_stacks_refused),
+        cmocka_unit_test(test_kinds_and_list_defaults),
+        cmocka_unit_test(test_helpers),
+        cmocka_unit_test(test_kernel_fails_call),
+        cmocka_unit_test(test_parsed_schema_view),
+        cmocka_unit_test(test_library_misuse),
+        cmocka_unit_test(test_text_convention),
+    };
+    return cmocka_run_group_tests_name("boxed calls, failing kernels, schema view, text", tests, setup, teardown);
+}
