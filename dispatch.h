@@ -731,9 +731,17 @@ DK_INLINE int dk_key_table_index(dk_key k) { return dk_ks_table_index(dk_ks_from
 
 /* Iteration in c10's order: functionality keys ascending, and for a
    per-backend functionality one runtime key per backend bit, ascending.
-       for (k = dk_ks_first(ks); k != DK_Undefined; k = dk_ks_next(ks, k)) */
+       for (k = dk_ks_first(ks); k != DK_Undefined; k = dk_ks_next(ks, k))
+   Defined for every 64-bit keyset: the bit just above FULL yields
+   EndOfFunctionalityKeys (as c10's iterator does); bits above that are no
+   key, are never yielded, and cannot make the loop restart (they used to:
+   their "key" looked like a per-backend runtime key). dk_ks_to_string
+   prints them as UnknownBits(0x...). */
+#define DK__FBITS_KEYS ((uint64_t)-1 >> (64 - DK_NUM_FUNCTIONALITY_KEYS)) /* keys 1..EndOfFunctionalityKeys */
 DK_INLINE dk_key dk__ks_from_functionality(dk_keyset a, int f) {
-    uint64_t fbits = (a.repr >> DK_NUM_BACKENDS) & ~(((uint64_t)1 << f) - 1);
+    uint64_t fbits;
+    if (f >= DK_NUM_FUNCTIONALITY_KEYS) return DK_Undefined;
+    fbits = (a.repr >> DK_NUM_BACKENDS) & DK__FBITS_KEYS & ~(((uint64_t)1 << f) - 1);
     for (; fbits; fbits &= fbits - 1) {
         dk_key fk = (dk_key)(dk__lowest_bit(fbits) + 1);
         if (!dk_key_is_per_backend_functionality(fk)) return fk;
@@ -869,7 +877,8 @@ DK_API const char *dk_backend_name(dk_backend b);
 DK_API dk_status dk_key_parse(const char *name, dk_key *out);
 DK_API dk_status dk_backend_parse(const char *name, dk_backend *out);
 /* snprintf-like: writes "DispatchKeySet(CPU, AutogradCPU)", returns the
-   length the full text needs. */
+   length the full text needs. Bits above EndOfFunctionalityKeys's (no key
+   has them) print last, as "UnknownBits(0x8000000000000000)". */
 DK_API int dk_ks_to_string(dk_keyset ks, char *buf, size_t size);
 /* The runtime key of each slot (c10's runtime-key table). */
 DK_API dk_key dk_slot_key(int slot);
@@ -1694,6 +1703,13 @@ DK_API int dk_ks_to_string(dk_keyset ks, char *buf, size_t size) {
         dk__append(buf, size, &len, sep);
         dk__append(buf, size, &len, dk__key_names[k]);
         sep = ", ";
+    }
+    if (ks.repr & ~((DK__FBITS_KEYS << DK_NUM_BACKENDS) | DK__R_BACKENDS)) { /* bits above every key */
+        char hexbits[40];
+        snprintf(hexbits, sizeof hexbits, "UnknownBits(0x%llx)",
+                 (unsigned long long)(ks.repr & ~((DK__FBITS_KEYS << DK_NUM_BACKENDS) | DK__R_BACKENDS)));
+        dk__append(buf, size, &len, sep);
+        dk__append(buf, size, &len, hexbits);
     }
     dk__append(buf, size, &len, ")");
     return (int)len;
