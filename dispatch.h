@@ -1244,36 +1244,49 @@ DK_INLINE void dk_tls_set_excluded(dk_keyset ks) { dk__tls.excluded_raw = ks.rep
 DK_INLINE int dk_tls_is_included(dk_key k) { return dk_ks_has(dk_tls_included(), k); }
 DK_INLINE int dk_tls_is_excluded(dk_key k) { return dk_ks_has(dk_tls_excluded(), k); }
 
-/* Guards: push returns exactly what it changed, pop undoes exactly that, so
-   nested and out-of-order use restore the right state. */
-typedef struct dk_guard { uint64_t included_added, excluded_added; dk_tls_state saved; int forced; } dk_guard;
-DK_INLINE dk_guard dk__guard(uint64_t inc, uint64_t exc) {
+/* Guards. A push flips bits of this thread's (included, excluded) state and
+   returns exactly which ones, as an XOR delta; dk_guard_pop(g) flips those
+   same bits back. The exact guarantee:
+
+   - Any order. Pops commute: once every guard pushed after some moment has
+     been popped again, in any order and interleaved in any way with other
+     pushes and pops, while every guard that was live at that moment is
+     still live, the state (included and excluded) is bit for bit what it
+     was at that moment. In particular, when all guards are popped the state
+     is the one before the first push. This holds as long as only guards
+     change the state in between: dk_tls_set_included / _excluded are not
+     guards, and pops do not undo them.
+   - Properly nested (each pop undoes the most recent live push), every step
+     is c10's: dk_include_push adds only the keys not yet included and its
+     pop removes only those (a key that was already included stays
+     included); dk_exclude_push likewise for the excluded set; dk_force_push
+     replaces both sets and its pop restores the ones it replaced. (Backend
+     bits count as any other bit: see "Differences from c10" in README.)
+   - Out of order, the state between pops is not c10's (c10's guards leave
+     it wrong for good): popping a guard flips back its own delta even when a
+     later guard (a force, say) has changed those bits since. The state is
+     exact again once the later guards are popped too.
+
+   Pop each guard once, on the thread that pushed it. */
+typedef struct dk_guard { uint64_t included_delta, excluded_delta; } dk_guard;
+DK_INLINE dk_guard dk__guard(uint64_t included_delta, uint64_t excluded_delta) {
     dk_guard g;
-    g.included_added = inc & ~dk_tls_included().repr;
-    g.excluded_added = exc & ~dk_tls_excluded().repr;
-    g.saved = dk__tls;
-    g.forced = 0;
-    dk__tls.included_raw ^= g.included_added;
-    dk__tls.excluded_raw ^= g.excluded_added;
+    g.included_delta = included_delta;
+    g.excluded_delta = excluded_delta;
+    dk__tls.included_raw ^= included_delta;
+    dk__tls.excluded_raw ^= excluded_delta;
     return g;
 }
 /* c10 IncludeDispatchKeyGuard / ExcludeDispatchKeyGuard. */
-DK_INLINE dk_guard dk_include_push(dk_keyset ks) { return dk__guard(ks.repr, 0); }
-DK_INLINE dk_guard dk_exclude_push(dk_keyset ks) { return dk__guard(0, ks.repr); }
+DK_INLINE dk_guard dk_include_push(dk_keyset ks) { return dk__guard(ks.repr & ~dk_tls_included().repr, 0); }
+DK_INLINE dk_guard dk_exclude_push(dk_keyset ks) { return dk__guard(0, ks.repr & ~dk_tls_excluded().repr); }
 /* c10 ForceDispatchKeyGuard: replaces the whole state until popped. */
 DK_INLINE dk_guard dk_force_push(dk_keyset included, dk_keyset excluded) {
-    dk_guard g;
-    g.included_added = g.excluded_added = 0;
-    g.saved = dk__tls;
-    g.forced = 1;
-    dk_tls_set_included(included);
-    dk_tls_set_excluded(excluded);
-    return g;
+    return dk__guard(included.repr ^ dk_tls_included().repr, excluded.repr ^ dk_tls_excluded().repr);
 }
 DK_INLINE void dk_guard_pop(dk_guard g) {
-    if (g.forced) { dk__tls = g.saved; return; }
-    dk__tls.included_raw ^= g.included_added;
-    dk__tls.excluded_raw ^= g.excluded_added;
+    dk__tls.included_raw ^= g.included_delta;
+    dk__tls.excluded_raw ^= g.excluded_delta;
 }
 /* c10 at::AutoDispatchBelowAutograd, AutoDispatchBelowADInplaceOrView,
    AutoDispatchSkipFunctionalize. */

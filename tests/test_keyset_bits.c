@@ -169,6 +169,16 @@ static void check_keyset(dk_keyset ks, int call) {
         assert_int_equal(s, s_valid);
         assert_int_equal(r, r_valid);
         assert_int_equal(r, s == DK_OK ? 1 : 0);
+        /* redispatch: the slot of ks as given (bits above FULL: slot 0) */
+        r = probe_redispatch(op, ks, t);
+        s = dk_last_call_status();
+        if (dk_ks_table_index(ks) == dk_key_table_index(DK_CPU)) {
+            assert_int_equal(r, 1);
+            assert_int_equal(s, DK_OK);
+        } else {
+            assert_int_equal(r, 0);
+            assert_int_not_equal(s, DK_OK);
+        }
     }
     keysets_checked++;
 }
