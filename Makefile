@@ -23,8 +23,8 @@ DEPS := /usr/include/cmocka.h:libcmocka-dev /usr/include/xxhash.h:libxxhash-dev 
 UNIT_TESTS := test_keyspace test_conformance test_custom_config test_config_mismatch \
               test_registry test_resolution_property test_table_conformance test_call test_threads \
               test_call_conformance test_schema test_gen test_keyset_bits test_keyset_bits_1_13_1 \
-              test_guards
-TSAN_TESTS := test_threads test_call
+              test_guards test_races
+TSAN_TESTS := test_threads test_call test_races
 KEYSPACE_VECTORS := tests/conformance/keyspace-1.13.1.txt
 TABLE_VECTORS    := tests/conformance/tables-1.13.1.txt
 
