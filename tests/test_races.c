@@ -13,8 +13,9 @@
    Only the public API: the operators under test stay defined throughout,
    and no dk_kernel pointer is kept across a deregistration.
 
-   RACES_SCALE (default 1; 1/4 under ThreadSanitizer) multiplies every
-   count: -DRACES_SCALE=4 runs four times longer. */
+   RACES_SCALE multiplies every count (-DRACES_SCALE=4 runs four times
+   longer); the default is 1, 1/4 under AddressSanitizer and 1/8 under
+   ThreadSanitizer. */
 #define _POSIX_C_SOURCE 200809L
 #define DISPATCH_IMPLEMENTATION
 #include "dispatch.h"
@@ -30,9 +31,13 @@
 
 #if defined(__SANITIZE_THREAD__)
 #define RACES_TSAN 1
+#elif defined(__SANITIZE_ADDRESS__)
+#define RACES_ASAN 1
 #elif defined(__has_feature)
 #if __has_feature(thread_sanitizer)
 #define RACES_TSAN 1
+#elif __has_feature(address_sanitizer)
+#define RACES_ASAN 1
 #endif
 #endif
 
@@ -41,6 +46,9 @@
 #define RACES_SCALE_NUM (RACES_SCALE)
 #define RACES_SCALE_DEN 1
 #elif defined(RACES_TSAN)
+#define RACES_SCALE_NUM 1
+#define RACES_SCALE_DEN 8
+#elif defined(RACES_ASAN)
 #define RACES_SCALE_NUM 1
 #define RACES_SCALE_DEN 4
 #else
@@ -102,10 +110,14 @@ static int destroy_registry(void **state) {
    i only when every writer has done its share of rounds for that point
    (i * rounds / batches), waiting (sched_yield) while it is ahead. So the
    readers' calls are spread over the writers' whole run, and every count
-   is fixed. All threads start together. Before each batch a reader spins
-   for a pseudo-random while (up to `spread` loop iterations, about a
-   writer's round), so that its batches do not all start at the same point
-   of a writer's round. */
+   is fixed. All threads start together. A reader may run up to LEAD
+   batches ahead of that point, so that while a writer is descheduled (on a
+   busy machine, at any point of a round) the reader keeps calling, for up
+   to about a scheduler time slice. Before each batch a reader spins for a
+   pseudo-random while (up to `spread` loop iterations, about a writer's
+   round), so that its batches do not all start at the same point of a
+   writer's round. */
+#define LEAD 256
 
 #define MAX_THREADS 4
 typedef void (*work_fn)(int me, long i);
@@ -137,7 +149,8 @@ static void *thread_main(void *arg) {
             volatile unsigned spin;
             for (w = 0; w < race.n; w++)
                 while (race.roles[w].writer &&
-                       __atomic_load_n(&race.progress[w], __ATOMIC_ACQUIRE) < i * race.roles[w].count / r->count)
+                       __atomic_load_n(&race.progress[w], __ATOMIC_ACQUIRE) <
+                           (i - LEAD) * race.roles[w].count / r->count)
                     sched_yield();
             x ^= x << 13; x ^= x >> 7; x ^= x << 17;
             for (spin = r->spread ? (unsigned)(x % r->spread) : 0; spin; spin--) {}
@@ -711,11 +724,12 @@ static void test_f_guards_on_three_threads(void **state) {
    fallthrough. A table published slot first, mask second, fails about once
    per thousand calls made while the writer runs on another core -- but only
    then: on a machine whose other core is busy, the writer and the caller
-   rarely run at the same moment. Hence many calls (125 million, in batches
-   of 500 placed in every writer round, about a second): on two cores shared
-   with other jobs, every run tried on the unfixed library failed. */
-#define G_ROUNDS 250000
-#define G_BATCHES 250000
+   rarely run at the same moment. Hence many calls: 250 million per
+   variant, in batches of 500 placed in each of 500,000 writer rounds (four
+   segments of a fresh registry each, about 2 s in all). */
+#define G_SEGMENTS 4
+#define G_ROUNDS 125000          /* per segment */
+#define G_BATCHES 125000
 #define G_CALLS_PER_BATCH 500
 #define G_SPREAD 2048
 static dk_registry *g_reg;
@@ -741,15 +755,16 @@ static void g_caller(int me, long batch) {
     for (i = 0; i < G_CALLS_PER_BATCH; i++) classify(&g_out, probe_call(g_op, t));
 }
 
-static void run_g(int variant) {
-    static const int expect[] = { 1, 2 };
-    long batches = SCALED(G_BATCHES);
+/* One segment: a fresh registry (so the records retired by the toggles are
+   freed after each segment), the expected outcomes checked on one thread,
+   then the race. */
+static void run_g_segment(int variant) {
     role roles[2];
     dk_registration *h, *k;
     roles[0] = writer(variant == 0 ? g_writer_fallthrough_kernel : g_writer_real_kernel, SCALED(G_ROUNDS));
-    roles[1] = reader(g_caller, batches, G_SPREAD);
+    roles[1] = reader(g_caller, SCALED(G_BATCHES), G_SPREAD);
+    destroy_registry(NULL);
     g_reg = new_registry();
-    writer_failures = 0;
     assert_int_equal(dk_def(g_reg, "rg::op(Tensor a) -> Tensor", &h), DK_OK);
     assert_int_equal(dk_impl(g_reg, "rg::op", DK_CPU, dk_unboxed(DK_FN(k_id), id(1)), &h), DK_OK);
     if (variant == 0)
@@ -757,20 +772,25 @@ static void run_g(int variant) {
     else
         assert_int_equal(dk_fallback(g_reg, DK_AutogradCPU, dk_fallthrough(), &h), DK_OK);
     g_op = dk_op_lookup(g_reg, "rg::op");
-    /* both outcomes, on one thread */
     assert_int_equal(probe_call(g_op, make(DK_CPU, DK_AutogradCPU)), variant == 0 ? 2 : 1);
     if (variant == 0) assert_int_equal(dk_impl(g_reg, "rg::op", DK_AutogradCPU, dk_fallthrough(), &k), DK_OK);
     else assert_int_equal(dk_impl(g_reg, "rg::op", DK_AutogradCPU, dk_unboxed(DK_FN(k_id), id(2)), &k), DK_OK);
     assert_int_equal(probe_call(g_op, make(DK_CPU, DK_AutogradCPU)), variant == 0 ? 1 : 2);
     assert_int_equal(dk_deregister(k), DK_OK);
     assert_int_equal(dk_last_call_status(), DK_OK);
-
-    outcomes_init(&g_out, 2, expect);
     run(2, roles);
+}
+
+static void run_g(int variant) {
+    static const int expect[] = { 1, 2 };
+    int seg;
+    writer_failures = 0;
+    outcomes_init(&g_out, 2, expect);
+    for (seg = 0; seg < G_SEGMENTS; seg++) run_g_segment(variant);
     report(variant == 0 ? "(g) fallthrough kernel toggled at AutogradCPU" : "(g) real kernel over fallthrough fallback",
            &g_out);
     assert_int_equal(writer_failures, 0);
-    assert_outcomes(&g_out, batches * G_CALLS_PER_BATCH);
+    assert_outcomes(&g_out, G_SEGMENTS * SCALED(G_BATCHES) * G_CALLS_PER_BATCH);
 }
 
 static void test_g_fallthrough_toggled_under_calls(void **state) {
