@@ -24,8 +24,9 @@ DEPS := /usr/include/cmocka.h:libcmocka-dev /usr/include/xxhash.h:libxxhash-dev 
 
 UNIT_TESTS := test_keyspace test_conformance test_custom_config test_config_mismatch \
               test_registry test_resolution_property test_table_conformance test_call test_threads \
-              test_call_conformance test_schema test_gen test_reclaim test_reclaim_epochs test_threads_epochs test_boxed
-TSAN_TESTS := test_threads test_call test_reclaim test_reclaim_epochs test_threads_epochs
+              test_call_conformance test_schema test_gen test_keyset_bits test_keyset_bits_1_13_1 \
+              test_guards test_races test_reclaim test_reclaim_epochs test_threads_epochs test_boxed
+TSAN_TESTS := test_threads test_call test_races test_reclaim test_reclaim_epochs test_threads_epochs
 KEYSPACE_VECTORS := tests/conformance/keyspace-1.13.1.txt
 TABLE_VECTORS    := tests/conformance/tables-1.13.1.txt
 
@@ -71,6 +72,9 @@ $(BUILD)/test_gen: gen/sample_ops.h
 # the same tests in the call-epochs mode (DK_CALL_EPOCHS)
 $(BUILD)/test_%_epochs: tests/test_%.c dispatch.h | $(BUILD)
 	$(CC) $(CFLAGS_T) $(EXTRA) -DDK_CALL_EPOCHS $(FLAGS_test_$*) $< -o $@ $(LIBS_T)
+# the same source built with the 1.13.1 preset
+$(BUILD)/test_keyset_bits_1_13_1: tests/test_keyset_bits.c dispatch.h | $(BUILD)
+	$(CC) $(CFLAGS_T) $(EXTRA) -DDK_PRESET_TORCH_1_13_1 $< -o $@ $(LIBS_T)
 # two translation units compiled with different key lists
 $(BUILD)/test_config_mismatch: tests/test_config_mismatch.c tests/config_mismatch_other.c tests/custom_config.h dispatch.h | $(BUILD)
 	$(CC) $(CFLAGS_T) $(EXTRA) -c tests/test_config_mismatch.c -o $@.o

@@ -764,9 +764,17 @@ DK_INLINE int dk_key_table_index(dk_key k) { return dk_ks_table_index(dk_ks_from
 
 /* Iteration in c10's order: functionality keys ascending, and for a
    per-backend functionality one runtime key per backend bit, ascending.
-       for (k = dk_ks_first(ks); k != DK_Undefined; k = dk_ks_next(ks, k)) */
+       for (k = dk_ks_first(ks); k != DK_Undefined; k = dk_ks_next(ks, k))
+   Defined for every 64-bit keyset: the bit just above FULL yields
+   EndOfFunctionalityKeys (as c10's iterator does); bits above that are no
+   key, are never yielded, and cannot make the loop restart (they used to:
+   their "key" looked like a per-backend runtime key). dk_ks_to_string
+   prints them as UnknownBits(0x...). */
+#define DK__FBITS_KEYS ((uint64_t)-1 >> (64 - DK_NUM_FUNCTIONALITY_KEYS)) /* keys 1..EndOfFunctionalityKeys */
 DK_INLINE dk_key dk__ks_from_functionality(dk_keyset a, int f) {
-    uint64_t fbits = (a.repr >> DK_NUM_BACKENDS) & ~(((uint64_t)1 << f) - 1);
+    uint64_t fbits;
+    if (f >= DK_NUM_FUNCTIONALITY_KEYS) return DK_Undefined;
+    fbits = (a.repr >> DK_NUM_BACKENDS) & DK__FBITS_KEYS & ~(((uint64_t)1 << f) - 1);
     for (; fbits; fbits &= fbits - 1) {
         dk_key fk = (dk_key)(dk__lowest_bit(fbits) + 1);
         if (!dk_key_is_per_backend_functionality(fk)) return fk;
@@ -916,7 +924,9 @@ DK_API dk_status dk_backend_parse(const char *name, dk_backend *out);
    size > 0, nothing when buf is NULL or size is 0, and returns the length
    of the whole text, so a second call with a buffer of that length + 1
    gets all of it.
-   dk_ks_to_string writes "DispatchKeySet(CPU, AutogradCPU)". */
+   dk_ks_to_string writes "DispatchKeySet(CPU, AutogradCPU)". Bits above
+   EndOfFunctionalityKeys's (no key has them) print last, as
+   "UnknownBits(0x8000000000000000)". */
 DK_API int dk_ks_to_string(dk_keyset ks, char *buf, size_t size);
 /* The runtime key of each slot (c10's runtime-key table). */
 DK_API dk_key dk_slot_key(int slot);
@@ -1425,36 +1435,49 @@ DK_INLINE void dk_tls_set_excluded(dk_keyset ks) { dk__tls.excluded_raw = ks.rep
 DK_INLINE int dk_tls_is_included(dk_key k) { return dk_ks_has(dk_tls_included(), k); }
 DK_INLINE int dk_tls_is_excluded(dk_key k) { return dk_ks_has(dk_tls_excluded(), k); }
 
-/* Guards: push returns exactly what it changed, pop undoes exactly that, so
-   nested and out-of-order use restore the right state. */
-typedef struct dk_guard { uint64_t included_added, excluded_added; dk_tls_state saved; int forced; } dk_guard;
-DK_INLINE dk_guard dk__guard(uint64_t inc, uint64_t exc) {
+/* Guards. A push flips bits of this thread's (included, excluded) state and
+   returns exactly which ones, as an XOR delta; dk_guard_pop(g) flips those
+   same bits back. The exact guarantee:
+
+   - Any order. Pops commute: once every guard pushed after some moment has
+     been popped again, in any order and interleaved in any way with other
+     pushes and pops, while every guard that was live at that moment is
+     still live, the state (included and excluded) is bit for bit what it
+     was at that moment. In particular, when all guards are popped the state
+     is the one before the first push. This holds as long as only guards
+     change the state in between: dk_tls_set_included / _excluded are not
+     guards, and pops do not undo them.
+   - Properly nested (each pop undoes the most recent live push), every step
+     is c10's: dk_include_push adds only the keys not yet included and its
+     pop removes only those (a key that was already included stays
+     included); dk_exclude_push likewise for the excluded set; dk_force_push
+     replaces both sets and its pop restores the ones it replaced. (Backend
+     bits count as any other bit: see "Differences from c10" in README.)
+   - Out of order, the state between pops is not c10's (c10's guards leave
+     it wrong for good): popping a guard flips back its own delta even when a
+     later guard (a force, say) has changed those bits since. The state is
+     exact again once the later guards are popped too.
+
+   Pop each guard once, on the thread that pushed it. */
+typedef struct dk_guard { uint64_t included_delta, excluded_delta; } dk_guard;
+DK_INLINE dk_guard dk__guard(uint64_t included_delta, uint64_t excluded_delta) {
     dk_guard g;
-    g.included_added = inc & ~dk_tls_included().repr;
-    g.excluded_added = exc & ~dk_tls_excluded().repr;
-    g.saved = dk__tls;
-    g.forced = 0;
-    dk__tls.included_raw ^= g.included_added;
-    dk__tls.excluded_raw ^= g.excluded_added;
+    g.included_delta = included_delta;
+    g.excluded_delta = excluded_delta;
+    dk__tls.included_raw ^= included_delta;
+    dk__tls.excluded_raw ^= excluded_delta;
     return g;
 }
 /* c10 IncludeDispatchKeyGuard / ExcludeDispatchKeyGuard. */
-DK_INLINE dk_guard dk_include_push(dk_keyset ks) { return dk__guard(ks.repr, 0); }
-DK_INLINE dk_guard dk_exclude_push(dk_keyset ks) { return dk__guard(0, ks.repr); }
+DK_INLINE dk_guard dk_include_push(dk_keyset ks) { return dk__guard(ks.repr & ~dk_tls_included().repr, 0); }
+DK_INLINE dk_guard dk_exclude_push(dk_keyset ks) { return dk__guard(0, ks.repr & ~dk_tls_excluded().repr); }
 /* c10 ForceDispatchKeyGuard: replaces the whole state until popped. */
 DK_INLINE dk_guard dk_force_push(dk_keyset included, dk_keyset excluded) {
-    dk_guard g;
-    g.included_added = g.excluded_added = 0;
-    g.saved = dk__tls;
-    g.forced = 1;
-    dk_tls_set_included(included);
-    dk_tls_set_excluded(excluded);
-    return g;
+    return dk__guard(included.repr ^ dk_tls_included().repr, excluded.repr ^ dk_tls_excluded().repr);
 }
 DK_INLINE void dk_guard_pop(dk_guard g) {
-    if (g.forced) { dk__tls = g.saved; return; }
-    dk__tls.included_raw ^= g.included_added;
-    dk__tls.excluded_raw ^= g.excluded_added;
+    dk__tls.included_raw ^= g.included_delta;
+    dk__tls.excluded_raw ^= g.excluded_delta;
 }
 /* c10 at::AutoDispatchBelowAutograd, AutoDispatchBelowADInplaceOrView,
    AutoDispatchSkipFunctionalize. */
@@ -2217,6 +2240,13 @@ DK__PRIVATE void dk__append_keyset(char *buf, size_t size, size_t *len, dk_keyse
         dk__append(buf, size, len, sep);
         dk__append(buf, size, len, dk__key_names[k]);
         sep = ", ";
+    }
+    if (ks.repr & ~((DK__FBITS_KEYS << DK_NUM_BACKENDS) | DK__R_BACKENDS)) { /* bits above every key */
+        char hexbits[40];
+        snprintf(hexbits, sizeof hexbits, "UnknownBits(0x%llx)",
+                 (unsigned long long)(ks.repr & ~((DK__FBITS_KEYS << DK_NUM_BACKENDS) | DK__R_BACKENDS)));
+        dk__append(buf, size, len, sep);
+        dk__append(buf, size, len, hexbits);
     }
     dk__append(buf, size, len, ")");
 }
@@ -4151,6 +4181,7 @@ DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, dk_keyset ks, cons
         return;
     }
     st.unboxed_args = args;
+    if (result) memset(result, 0, result_size);   /* a fallback that sets no result returns zero */
     k->boxed(k, op, ks, &st);
 }
 
@@ -4237,14 +4268,13 @@ DK__PRIVATE dk_status dk__check_stack(const dk_operator *op, const dk_op_table *
     for (j = 0; j < n; j++) {
         const dk_arg *a = &s->arguments[j];
         const dk_value *v = &stack->values[base + j];
-        if (!dk__value_fits(a->fake_type, v))
+        if (!dk__value_fits(a->fake_type, v)) {
+            const char *kind = (unsigned)v->tag < sizeof dk__value_tag_names / sizeof *dk__value_tag_names
+                                   ? dk__value_tag_names[v->tag] : "value of unknown kind";
             return dk__bad_stack(msg, size, "%s: argument %lu '%s' is %s, the stack has %s %s there\n  schema: %s",
                                  op->name, (unsigned long)j, a->name, a->type_text,
-                                 (unsigned)v->tag < sizeof dk__value_tag_names / sizeof *dk__value_tag_names
-                                     ? (v->tag == DK_VALUE_INT ? "an" : "a") : "a",
-                                 (unsigned)v->tag < sizeof dk__value_tag_names / sizeof *dk__value_tag_names
-                                     ? dk__value_tag_names[v->tag] : "value of unknown kind",
-                                 s->text);
+                                 strchr("aeiou", kind[0]) ? "an" : "a", kind, s->text);
+        }
     }
     return DK_OK;
 }
