@@ -4148,8 +4148,9 @@ DK_API void dk_fail_call(const dk_operator *op, const dk_kernel *kernel, dk_keys
                          const char *fmt, ...) {
     char message[DK__MESSAGE_MAX];
     va_list ap;
+    message[0] = '\0';
     va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt ? fmt : "", ap);
+    if (fmt) vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
     if (!op && kernel && !kernel->is_fallback && kernel->kind == DK_KERNEL_FUNCTION)
         op = &((const dk_registration *)(const void *)kernel)->op->pub;
