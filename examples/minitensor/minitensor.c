@@ -353,8 +353,8 @@ void mt_trace_end(dk_guard g) { dk_guard_pop(g); }
    the default hook does, for dk_last_error() and dk_last_call_status(). A
    real runtime would raise an exception instead. */
 static void report_call_error(const dk_operator *o, dk_keyset ks, dk_status status, const char *message, void *ud) {
-    const char *end = strstr(message, ". ");
-    printf("  error: %.*s\n", end ? (int)(end - message + 1) : (int)strlen(message), message);
+    const char *end = strchr(message, '\n');   /* the first line says what failed */
+    printf("  error: %.*s\n", end ? (int)(end - message) : (int)strlen(message), message);
     dk_call_error_report(o, ks, status, message, ud);
 }
 
