@@ -629,17 +629,21 @@ static const uint16_t dk__functionality_roles[DK_NUM_FUNCTIONALITY_KEYS] DK__UNU
 /* Index of the highest set bit of x != 0 (one bsr / lzcnt). Every caller ORs
    in bit 0, which turns "1-based bit width, 0 for none" into a plain bit
    scan: width(x) == msb((x << 1) | 1). */
-DK_INLINE unsigned dk__msb(uint64_t x) {
-#if defined(__GNUC__) || defined(__clang__)
-    return 63u ^ (unsigned)__builtin_clzll(x);
+/* Index of the highest set bit of x (x != 0), as a 64-bit value so that it
+   indexes a table without a zero extension (gcc adds one to its builtin). */
+DK_INLINE size_t dk__msb(uint64_t x) {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+    uint64_t r;
+    __asm__("bsrq %1, %0" : "=r"(r) : "rm"(x));
+    return (size_t)r;
+#elif defined(__GNUC__) || defined(__clang__)
+    return (size_t)(63u ^ (unsigned)__builtin_clzll(x));
 #else
-    unsigned n = 0;
+    size_t n = 0;
     while (x >>= 1) n++;
     return n;
 #endif
 }
-
-/* Position of the lowest set bit, 0-based; x != 0. */
 DK_INLINE int dk__lowest_bit(uint64_t x) {
 #if defined(__GNUC__) || defined(__clang__)
     return __builtin_ctzll(x);
@@ -753,10 +757,15 @@ DK_INLINE dk_key dk_ks_highest_backend_key(dk_keyset a) {
    functionality bits one place above bit 0, so its msb is the highest
    functionality f; within f's entry, the masked backend bits' msb is the
    backend's offset (0 for CPU, for no backend, or when f is not per-backend). */
-DK_INLINE unsigned dk__slot(uint64_t repr) {
+/* c10's getBackendIndex: the highest backend bit's index (0 without one). */
+DK_INLINE size_t dk__backend_index(uint64_t repr) { return dk__msb((repr & DK__R_BACKENDS) | 1); }
+/* The slot, given the backend index b: the functionality's first slot, plus
+   b when the functionality is per-backend (mask = every backend bit). */
+DK_INLINE size_t dk__slot_at(uint64_t repr, size_t b) {
     dk_offset_mask om = dk__offsets_and_masks[dk__msb((repr >> (DK_NUM_BACKENDS - 1)) | 1)];
-    return (unsigned)om.offset + dk__msb((repr & om.mask) | 1);
+    return (size_t)om.offset + (b & om.mask);
 }
+DK_INLINE size_t dk__slot(uint64_t repr) { return dk__slot_at(repr, dk__backend_index(repr)); }
 DK_INLINE int dk_ks_table_index(dk_keyset a) { return (int)dk__slot(a.repr); }
 
 /* The slot of a key (c10 getDispatchTableIndexForDispatchKey). */
@@ -1379,11 +1388,13 @@ DK_API void dk_registry_each_op_for_key(dk_registry *r, dk_key k, int (*fn)(dk_o
 
 /* >>tls ---------------------------------------------------------------------
 
-   Thread-local included / excluded keysets, stored XORed with c10's
-   defaults so that an all-zero (never touched) thread means included =
-   DK_KS_DEFAULT_INCLUDED, excluded = DK_KS_DEFAULT_EXCLUDED. Read once per
-   call; initial-exec TLS where the platform has it (no __tls_get_addr call
-   when dispatch.h is compiled into a shared library). */
+   Thread-local included / excluded keysets, initialised to c10's defaults
+   (included DK_KS_DEFAULT_INCLUDED, excluded DK_KS_DEFAULT_EXCLUDED) by the
+   TLS image itself: constants, so no guard and no constructor (c10 XORs
+   its state with the defaults to get this from zero). Next to them, what a
+   call needs pre-combined: keep = backend bits | ~excluded, so the call's
+   keyset is (args | included) & keep. Initial-exec TLS where the platform
+   has it (no __tls_get_addr call when dispatch.h is in a shared library). */
 #ifndef DK_THREAD_LOCAL
 #if defined(__GNUC__) || defined(__clang__)
 #define DK_THREAD_LOCAL __thread
@@ -1405,7 +1416,8 @@ DK_API void dk_registry_each_op_for_key(dk_registry *r, dk_key k, int (*fn)(dk_o
 #endif
 #endif
 
-typedef struct dk_tls_state { uint64_t included_raw, excluded_raw; } dk_tls_state;
+typedef struct dk_tls_state { uint64_t included, keep, excluded; } dk_tls_state;
+#define DK__TLS_DEFAULTS { DK__R_DEFAULT_INCLUDED, DK__R_BACKENDS | ~DK__R_DEFAULT_EXCLUDED, DK__R_DEFAULT_EXCLUDED }
 /* Trace hook: called for every call and redispatch while set (see dk_set_trace). */
 typedef void (*dk_trace_fn)(const dk_operator *op, dk_keyset ks, dk_key key, int is_redispatch, void *user_data);
 
@@ -1415,7 +1427,7 @@ typedef struct dk__reader { uint64_t epoch; struct dk__reader *next; int in_use;
 typedef struct dk__reader_tls { unsigned nesting; dk__reader *rec; } dk__reader_tls;
 
 #ifdef DISPATCH_STATIC
-static DK_THREAD_LOCAL dk_tls_state dk__tls DK_TLS_MODEL;
+static DK_THREAD_LOCAL dk_tls_state dk__tls DK_TLS_MODEL = DK__TLS_DEFAULTS;
 static DK_THREAD_LOCAL dk__reader_tls dk__rd DK_TLS_MODEL;
 static dk_trace_fn dk__trace_hook;
 static uint64_t dk__epoch DK__UNUSED = 1;
@@ -1428,10 +1440,18 @@ extern uint64_t dk__epoch;
 extern int dk__asymmetric;
 #endif
 
-DK_INLINE dk_keyset dk_tls_included(void) { return dk_ks_raw(dk__tls.included_raw ^ DK__R_DEFAULT_INCLUDED); }
-DK_INLINE dk_keyset dk_tls_excluded(void) { return dk_ks_raw(dk__tls.excluded_raw ^ DK__R_DEFAULT_EXCLUDED); }
-DK_INLINE void dk_tls_set_included(dk_keyset ks) { dk__tls.included_raw = ks.repr ^ DK__R_DEFAULT_INCLUDED; }
-DK_INLINE void dk_tls_set_excluded(dk_keyset ks) { dk__tls.excluded_raw = ks.repr ^ DK__R_DEFAULT_EXCLUDED; }
+DK_INLINE dk_keyset dk_tls_included(void) { return dk_ks_raw(dk__tls.included); }
+DK_INLINE dk_keyset dk_tls_excluded(void) { return dk_ks_raw(dk__tls.excluded); }
+DK_INLINE void dk_tls_set_included(dk_keyset ks) { dk__tls.included = ks.repr; }
+DK_INLINE void dk_tls_set_excluded(dk_keyset ks) {
+    dk__tls.excluded = ks.repr;
+    dk__tls.keep = DK__R_BACKENDS | ~ks.repr;
+}
+/* This thread's state is c10's defaults (never changed, or every guard popped). */
+DK_INLINE int dk_tls_is_default(void) {
+    return dk__tls.included == DK__R_DEFAULT_INCLUDED && dk__tls.excluded == DK__R_DEFAULT_EXCLUDED &&
+           dk__tls.keep == (DK__R_BACKENDS | ~DK__R_DEFAULT_EXCLUDED);
+}
 DK_INLINE int dk_tls_is_included(dk_key k) { return dk_ks_has(dk_tls_included(), k); }
 DK_INLINE int dk_tls_is_excluded(dk_key k) { return dk_ks_has(dk_tls_excluded(), k); }
 
@@ -1464,8 +1484,8 @@ DK_INLINE dk_guard dk__guard(uint64_t included_delta, uint64_t excluded_delta) {
     dk_guard g;
     g.included_delta = included_delta;
     g.excluded_delta = excluded_delta;
-    dk__tls.included_raw ^= included_delta;
-    dk__tls.excluded_raw ^= excluded_delta;
+    dk__tls.included ^= included_delta;
+    dk_tls_set_excluded(dk_ks_raw(dk__tls.excluded ^ excluded_delta));
     return g;
 }
 /* c10 IncludeDispatchKeyGuard / ExcludeDispatchKeyGuard. */
@@ -1476,8 +1496,8 @@ DK_INLINE dk_guard dk_force_push(dk_keyset included, dk_keyset excluded) {
     return dk__guard(included.repr ^ dk_tls_included().repr, excluded.repr ^ dk_tls_excluded().repr);
 }
 DK_INLINE void dk_guard_pop(dk_guard g) {
-    dk__tls.included_raw ^= g.included_delta;
-    dk__tls.excluded_raw ^= g.excluded_delta;
+    dk__tls.included ^= g.included_delta;
+    dk_tls_set_excluded(dk_ks_raw(dk__tls.excluded ^ g.excluded_delta));
 }
 /* c10 at::AutoDispatchBelowAutograd, AutoDispatchBelowADInplaceOrView,
    AutoDispatchSkipFunctionalize. */
@@ -1540,30 +1560,29 @@ DK_INLINE const dk_kernel *dk_lookup(const dk_operator *op, dk_keyset ks) {
 /* c10's dispatch keyset, written once (dk_dispatch, dk_explain): the
    arguments with the thread's included keys, minus its excluded ones
    (backend bits are never excluded), ... */
-DK_INLINE uint64_t dk__call_keyset_after_tls(uint64_t args) {
-    dk_tls_state t = dk__tls;
-    return (args | (t.included_raw ^ DK__R_DEFAULT_INCLUDED)) &
-           (DK__R_BACKENDS | ~(t.excluded_raw ^ DK__R_DEFAULT_EXCLUDED));
-}
-/* ... then the operator's fallthrough mask of the highest backend. */
-DK_INLINE uint64_t dk__call_keyset_masked(const dk_op_table *tab, uint64_t args, uint64_t ks) {
+DK_INLINE uint64_t dk__call_keyset_after_tls(uint64_t args) { return (args | dk__tls.included) & dk__tls.keep; }
+/* ... then the operator's fallthrough mask of the highest backend, b (the
+   masks leave backend bits alone, so b is also the slot's backend). */
+DK_INLINE uint64_t dk__call_keyset_masked(const dk_op_table *tab, uint64_t args, uint64_t ks, size_t b) {
 #if DK_C10_VERSION == 11301 /* 1.13.1 picks the per-backend mask by the arguments' backend */
-    (void)ks;
-    return ks & tab->nonfallthrough[dk__msb((args & DK__R_BACKENDS) | 1)];
+    (void)b;
+    return ks & tab->nonfallthrough[dk__backend_index(args)];
 #else
     (void)args;
-    return ks & tab->nonfallthrough[dk__msb((ks & DK__R_BACKENDS) | 1)];
+    return ks & tab->nonfallthrough[b];
 #endif
 }
 
 DK_INLINE const dk_kernel *dk_dispatch(const dk_operator *op, dk_keyset args, dk_keyset *out_ks) {
     const dk_op_table *tab = DK__LOAD_ACQ(&op->table); /* one snapshot: mask and slot agree */
-    uint64_t ks = dk__call_keyset_masked(tab, args.repr, dk__call_keyset_after_tls(args.repr));
+    uint64_t ks = dk__call_keyset_after_tls(args.repr);
+    size_t b = dk__backend_index(ks);
+    ks = dk__call_keyset_masked(tab, args.repr, ks, b);
     out_ks->repr = ks;
 #ifndef DK_NO_TRACE
     if (DK__UNLIKELY(DK__LOAD_RLX(&dk__trace_hook) != NULL)) dk__trace(op, *out_ks, 0);
 #endif
-    return tab->kernels[dk__slot(ks)];
+    return tab->kernels[dk__slot_at(ks, b)];
 }
 
 /* The slow path: a boxed kernel or fallback gets (kernel, op, ks, args);
@@ -3996,7 +4015,7 @@ DK_API dk_status dk_registry_default_configure(const dk_registry_desc *desc) {
 /* >>impl-call ------------------------------------------------------------------- */
 
 #ifndef DISPATCH_STATIC
-DK_THREAD_LOCAL dk_tls_state dk__tls DK_TLS_MODEL;
+DK_THREAD_LOCAL dk_tls_state dk__tls DK_TLS_MODEL = DK__TLS_DEFAULTS;
 dk_trace_fn dk__trace_hook;
 #endif
 
@@ -4444,7 +4463,8 @@ DK_API dk_status dk_explain(const dk_operator *op, dk_keyset args, dk_explanatio
     t = dk_op_table_of(op);
     out->args = args;
     out->after_tls = dk_ks_raw(dk__call_keyset_after_tls(args.repr));
-    out->final = dk_ks_raw(dk__call_keyset_masked(t, args.repr, out->after_tls.repr));
+    out->final = dk_ks_raw(dk__call_keyset_masked(t, args.repr, out->after_tls.repr,
+                                                  dk__backend_index(out->after_tls.repr)));
     out->slot = dk_ks_table_index(out->final);
     out->key = dk__slot_keys[out->slot];
     out->kernel = t->kernels[out->slot];

@@ -268,7 +268,7 @@ static void run_all(int n) {
     }
     dk_tls_set_included(DK_KS_DEFAULT_INCLUDED);
     dk_tls_set_excluded(DK_KS_DEFAULT_EXCLUDED);
-    assert_true(dk__tls.included_raw == 0 && dk__tls.excluded_raw == 0);
+    assert_true(dk_tls_is_default());
 }
 
 static void test_two_guards_every_order(void **state) {
@@ -305,14 +305,14 @@ static void test_reported_orders(void **state) {
     dk_guard_pop(inc);
     dk_guard_pop(force);
     assert_false(dk_tls_is_included(DK_Tracer));
-    assert_true(dk__tls.included_raw == 0 && dk__tls.excluded_raw == 0);
+    assert_true(dk_tls_is_default());
     /* force, include, pop force, pop include */
     force = dk_force_push(DK_KS_EMPTY, DK_KS_EMPTY);
     inc = dk_include_push(K(Tracer));
     dk_guard_pop(force);
     dk_guard_pop(inc);
     assert_false(dk_tls_is_included(DK_Tracer));
-    assert_true(dk__tls.included_raw == 0 && dk__tls.excluded_raw == 0);
+    assert_true(dk_tls_is_default());
     /* c10, nested: including what is included changes nothing, and its pop leaves it included */
     inc = dk_include_push(K(BackendSelect));
     assert_true(inc.included_delta == 0 && inc.excluded_delta == 0);

@@ -680,7 +680,7 @@ static void f_thread(int me, long batch) {
             f_expect(me, none, none, 11);
             break;
         }
-        if (dk__tls.included_raw != 0 || dk__tls.excluded_raw != 0) f_bad_state[me]++;
+        if (!dk_tls_is_default()) f_bad_state[me]++;
     }
 }
 
@@ -708,7 +708,7 @@ static void test_f_guards_on_three_threads(void **state) {
         assert_int_equal(f_bad_call[i], 0);
         assert_int_equal(f_steps[i], batches * F_ROUNDS_PER_BATCH * 4);
     }
-    assert_true(dk__tls.included_raw == 0 && dk__tls.excluded_raw == 0); /* this thread: untouched */
+    assert_true(dk_tls_is_default()); /* this thread: untouched */
 }
 
 /* ---- (g) a fallthrough toggled under calls (the known bug) ---------------- */
