@@ -603,6 +603,15 @@ static const dk_offset_mask dk__offsets_and_masks[65 - DK_NUM_BACKENDS] DK__UNUS
     { 0, 0 },
     DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_OFFSET_MASK, ~)
 };
+/* The same entries indexed by a keyset's highest bit, msb(repr | 1), which
+   costs the call one shift less: the backend bits' indices (no
+   functionality bit set) and those above the last key are {0, 0}. */
+#define DK__BC_NO_SLOT(name, own_ag, autocast, functional, extra) { 0, 0 },
+static const dk_offset_mask dk__slot_by_bit[64] DK__UNUSED = {
+    DK_FORALL_BACKEND_COMPONENTS(DK__BC_NO_SLOT, ~)
+    DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_OFFSET_MASK, ~)
+};
+#undef DK__BC_NO_SLOT
 #undef DK__FK_OFFSET_MASK
 
 /* Per-backend functionality keys in list order (block j of the runtime keys). */
@@ -762,7 +771,7 @@ DK_INLINE size_t dk__backend_index(uint64_t repr) { return dk__msb((repr & DK__R
 /* The slot, given the backend index b: the functionality's first slot, plus
    b when the functionality is per-backend (mask = every backend bit). */
 DK_INLINE size_t dk__slot_at(uint64_t repr, size_t b) {
-    dk_offset_mask om = dk__offsets_and_masks[dk__msb((repr >> (DK_NUM_BACKENDS - 1)) | 1)];
+    dk_offset_mask om = dk__slot_by_bit[dk__msb(repr | 1)];
     return (size_t)om.offset + (b & om.mask);
 }
 DK_INLINE size_t dk__slot(uint64_t repr) { return dk__slot_at(repr, dk__backend_index(repr)); }
@@ -1519,8 +1528,10 @@ DK_INLINE dk_guard dk_skip_functionalize_push(void) {
    for any signature. */
 #if defined(__GNUC__) || defined(__clang__)
 #define DK__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define DK__LIKELY(x) __builtin_expect(!!(x), 1)
 #else
 #define DK__UNLIKELY(x) (x)
+#define DK__LIKELY(x) (x)
 #endif
 
 DK_API void dk__trace(const dk_operator *op, dk_keyset ks, int is_redispatch);
@@ -1550,13 +1561,6 @@ DK_INLINE void dk_call_exit(void) {
 #endif
 }
 
-DK_INLINE const dk_kernel *dk_lookup(const dk_operator *op, dk_keyset ks) {
-#ifndef DK_NO_TRACE
-    if (DK__UNLIKELY(DK__LOAD_RLX(&dk__trace_hook) != NULL)) dk__trace(op, ks, 1);
-#endif
-    return DK__LOAD_ACQ(&op->table)->kernels[dk__slot(ks.repr)];
-}
-
 /* c10's dispatch keyset, written once (dk_dispatch, dk_explain): the
    arguments with the thread's included keys, minus its excluded ones
    (backend bits are never excluded), ... */
@@ -1573,16 +1577,44 @@ DK_INLINE uint64_t dk__call_keyset_masked(const dk_op_table *tab, uint64_t args,
 #endif
 }
 
-DK_INLINE const dk_kernel *dk_dispatch(const dk_operator *op, dk_keyset args, dk_keyset *out_ks) {
+/* The kernel of the slot of ks as given (redispatch), and the kernel of a
+   call's keyset (computed into *out_ks); the typed calls use these, and
+   report to the trace hook on their slow path. */
+DK_INLINE const dk_kernel *dk__lookup(const dk_operator *op, dk_keyset ks) {
+    return DK__LOAD_ACQ(&op->table)->kernels[dk__slot(ks.repr)];
+}
+DK_INLINE const dk_kernel *dk__dispatch(const dk_operator *op, dk_keyset args, dk_keyset *out_ks) {
     const dk_op_table *tab = DK__LOAD_ACQ(&op->table); /* one snapshot: mask and slot agree */
     uint64_t ks = dk__call_keyset_after_tls(args.repr);
     size_t b = dk__backend_index(ks);
     ks = dk__call_keyset_masked(tab, args.repr, ks, b);
     out_ks->repr = ks;
-#ifndef DK_NO_TRACE
-    if (DK__UNLIKELY(DK__LOAD_RLX(&dk__trace_hook) != NULL)) dk__trace(op, *out_ks, 0);
-#endif
     return tab->kernels[dk__slot_at(ks, b)];
+}
+/* Is a trace hook set? Calls test it beside the kernel's fn, in one branch. */
+#if defined(DK_NO_TRACE)
+#define DK__TRACING() 0
+#elif defined(DK__TSAN)
+#define DK__TRACING() (DK__LOAD_RLX(&dk__trace_hook) != NULL)
+#else
+/* A plain read of one aligned pointer (dk_set_trace stores it atomically):
+   the compiler folds it into a compare with memory, one instruction less
+   on every call than an atomic load, which it never folds. */
+#define DK__TRACING() (dk__trace_hook != NULL)
+#endif
+#if 0
+#define DK__TRACING() 0
+#endif
+
+/* The public primitives: as above, and they report to the trace hook. */
+DK_INLINE const dk_kernel *dk_lookup(const dk_operator *op, dk_keyset ks) {
+    if (DK__UNLIKELY(DK__TRACING())) dk__trace(op, ks, 1);
+    return dk__lookup(op, ks);
+}
+DK_INLINE const dk_kernel *dk_dispatch(const dk_operator *op, dk_keyset args, dk_keyset *out_ks) {
+    const dk_kernel *k = dk__dispatch(op, args, out_ks);
+    if (DK__UNLIKELY(DK__TRACING())) dk__trace(op, *out_ks, 0);
+    return k;
 }
 
 /* The slow path: a boxed kernel or fallback gets (kernel, op, ks, args);
@@ -1656,35 +1688,56 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
 #define DK__DECLARE_OP_COMMON(name, R, ...)                                                          \
     typedef R (*name##_fn)(const dk_kernel *dk__kernel, dk_keyset dk__ks DK__MAP(DK__OP_PARAM, __VA_ARGS__));
 
+#if defined(__GNUC__) || defined(__clang__)
+#define DK__NOINLINE __attribute__((noinline))
+#else
+#define DK__NOINLINE
+#endif
+
+/* Each operator gets: _invoke, which calls an unboxed kernel directly
+   unless tracing is on, and otherwise tail-calls _slow (so a call site
+   needs no stack frame of its own); _slow, out of line, which reports to
+   the trace hook, then calls the kernel or, for a record without fn (boxed
+   kernel, fallback, fallthrough, ambiguity, missing), packs the arguments
+   for dk__call_slow; and the entries _call and _redispatch. */
+#define DK__DECLARE_OP_BODY(name, R, ret, keyset_expr, result_ptr, result_size, ...)                      \
+    static DK__NOINLINE DK__UNUSED R name##_slow(const dk_operator *dk__o, dk_keyset dk__ks,                \
+                                                 const dk_kernel *dk__k, int dk__re                           \
+                                                 DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {                        \
+        name##_args dk__a;                                                                                    \
+        if (DK__TRACING()) dk__trace(dk__o, dk__ks, dk__re);                                                  \
+        if (dk__k->fn) {                                                                                      \
+            DK__OP_TAIL_##ret(R, ((name##_fn)dk__k->fn)(dk__k, dk__ks DK__MAP(DK__OP_ARG, __VA_ARGS__)))       \
+        }                                                                                                     \
+        DK__MAP(DK__OP_PACK, __VA_ARGS__)                                                                     \
+        dk__call_slow(dk__o, (keyset_expr), dk__ks, dk__k, &dk__a, result_ptr, result_size);                 \
+        DK__OP_RESULT_##ret                                                                                   \
+    }                                                                                                         \
+    DK_INLINE DK__UNUSED R name##_invoke(const dk_operator *dk__o, dk_keyset dk__ks, const dk_kernel *dk__k,  \
+                                         int dk__re DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {                     \
+        if (DK__LIKELY(dk__k->fn != NULL && !DK__TRACING()))                                                  \
+            DK__OP_TAIL_##ret(R, ((name##_fn)dk__k->fn)(dk__k, dk__ks DK__MAP(DK__OP_ARG, __VA_ARGS__)))       \
+        DK__OP_TAIL_##ret(R, name##_slow(dk__o, dk__ks, dk__k, dk__re DK__MAP(DK__OP_ARG, __VA_ARGS__)))       \
+    }                                                                                                         \
+    DK__DECLARE_OP_ENTRIES(name, R, ret, keyset_expr, __VA_ARGS__)
+
+#define DK__OP_RESULT_return return dk__a.result;
+#define DK__OP_RESULT_void
+
 #define DK_DECLARE_OP(name, R, keyset_expr, ...)                                                     \
     DK__DECLARE_OP_COMMON(name, R, __VA_ARGS__)                                                      \
     typedef struct name##_args { DK__MAP(DK__OP_FIELD, __VA_ARGS__) R result; } name##_args;         \
-    DK_INLINE DK__UNUSED R name##_invoke(const dk_operator *dk__o, dk_keyset dk__ks, const dk_kernel *dk__k    \
-                              DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {                                  \
-        name##_args dk__a;                                                                           \
-        if (dk__k->fn) return ((name##_fn)dk__k->fn)(dk__k, dk__ks DK__MAP(DK__OP_ARG, __VA_ARGS__)); \
-        DK__MAP(DK__OP_PACK, __VA_ARGS__)                                                            \
-        dk__call_slow(dk__o, (keyset_expr), dk__ks, dk__k, &dk__a, &dk__a.result, sizeof dk__a.result); \
-        return dk__a.result;                                                                         \
-    }                                                                                                \
-    DK__DECLARE_OP_ENTRIES(name, R, return, keyset_expr, __VA_ARGS__)
+    DK__DECLARE_OP_BODY(name, R, return, keyset_expr, &dk__a.result, sizeof dk__a.result, __VA_ARGS__)
 
 #define DK_DECLARE_OP_VOID(name, keyset_expr, ...)                                                   \
     DK__DECLARE_OP_COMMON(name, void, __VA_ARGS__)                                                   \
     typedef struct name##_args { DK__MAP(DK__OP_FIELD, __VA_ARGS__) } name##_args;                   \
-    DK_INLINE DK__UNUSED void name##_invoke(const dk_operator *dk__o, dk_keyset dk__ks, const dk_kernel *dk__k \
-                                 DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {                               \
-        name##_args dk__a;                                                                           \
-        if (dk__k->fn) { ((name##_fn)dk__k->fn)(dk__k, dk__ks DK__MAP(DK__OP_ARG, __VA_ARGS__)); return; } \
-        DK__MAP(DK__OP_PACK, __VA_ARGS__)                                                            \
-        dk__call_slow(dk__o, (keyset_expr), dk__ks, dk__k, &dk__a, NULL, 0);                        \
-    }                                                                                                \
-    DK__DECLARE_OP_ENTRIES(name, void, void, keyset_expr, __VA_ARGS__)
+    DK__DECLARE_OP_BODY(name, void, void, keyset_expr, NULL, 0, __VA_ARGS__)
 
 /* DK__OP_BODY_<ret>(R, call): the body of an entry; under DK_CALL_EPOCHS the
    call runs between dk_call_enter and dk_call_exit. */
 #define DK__OP_TAIL_return(R, call) return call;
-#define DK__OP_TAIL_void(R, call) call;
+#define DK__OP_TAIL_void(R, call) { call; return; }
 #ifdef DK_CALL_EPOCHS
 #define DK__OP_BODY_return(R, call) R dk__r; dk_call_enter(); dk__r = call; dk_call_exit(); return dk__r;
 #define DK__OP_BODY_void(R, call) dk_call_enter(); call; dk_call_exit();
@@ -1695,15 +1748,15 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
 #define DK__DECLARE_OP_ENTRIES(name, R, ret, keyset_expr, ...)                                       \
     DK_INLINE DK__UNUSED R name##_dispatch_invoke(const dk_operator *dk__o DK__MAP(DK__OP_PARAM, __VA_ARGS__)) { \
         dk_keyset dk__ks;                                                                            \
-        const dk_kernel *dk__k = dk_dispatch(dk__o, (keyset_expr), &dk__ks);                        \
-        DK__OP_TAIL_##ret(R, name##_invoke(dk__o, dk__ks, dk__k DK__MAP(DK__OP_ARG, __VA_ARGS__)))  \
+        const dk_kernel *dk__k = dk__dispatch(dk__o, (keyset_expr), &dk__ks);                       \
+        DK__OP_TAIL_##ret(R, name##_invoke(dk__o, dk__ks, dk__k, 0 DK__MAP(DK__OP_ARG, __VA_ARGS__))) \
     }                                                                                                \
     DK_INLINE DK__UNUSED R name##_call(const dk_operator *dk__o DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {          \
         DK__OP_BODY_##ret(R, name##_dispatch_invoke(dk__o DK__MAP(DK__OP_ARG, __VA_ARGS__)))       \
     }                                                                                                \
     DK_INLINE DK__UNUSED R name##_redispatch(const dk_operator *dk__o, dk_keyset dk__ks                        \
                                   DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {                              \
-        DK__OP_BODY_##ret(R, name##_invoke(dk__o, dk__ks, dk_lookup(dk__o, dk__ks)                 \
+        DK__OP_BODY_##ret(R, name##_invoke(dk__o, dk__ks, dk__lookup(dk__o, dk__ks), 1             \
                                             DK__MAP(DK__OP_ARG, __VA_ARGS__)))                       \
     }
 
