@@ -84,7 +84,7 @@ include $(dir $(SCHEMA_MK))fuzz.mk
 FUZZ_CORPUS_schema := tests/fuzz/corpus
 FUZZ_DICT_schema   := tests/fuzz/schema.dict
 FUZZ_SEED_schema   := 1
-FUZZ_RUNS_schema   := 500000
+FUZZ_RUNS_schema   := 700000
 $(eval $(call fuzzer,schema))
 
 ifeq ($(firstword $(MAKEFILE_LIST)),$(SCHEMA_MK))
