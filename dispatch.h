@@ -4575,11 +4575,15 @@ DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, 
    Note [Schema deviations] -- where c10 1.13.1 prints text that its own
    parser cannot read back, the text round-trips here instead:
    - the printed forms of alias annotations parse: "$0" set names and empty
-     sets ("Tensor($0! -> )" from "Tensor!", "Tensor[]()[]", "(!)"), and an
-     annotation right after '?' ("Tensor?(a)[]" from "Tensor(a)?[]");
+     sets ("Tensor($0! -> )" from "Tensor!", "Tensor[]()[]", "(!)"), an
+     annotation right after '?' ("Tensor?(a)[]" from "Tensor(a)?[]"), and one
+     on a tuple, Future, RRef or class ("(int)(a)?" from "Union((int), None)(a)");
    - Device defaults print bare as in c10 ("cuda:1") and parse bare too;
    - complex defaults print as in c10 ("0.+1.j") and "<re>+<im>j" parses;
    - the escape "\r" parses (c10 prints it, then rejects it);
+   - a dtype, layout, reduction or memory-format name as the default of a
+     float or complex argument (an int, as in c10) prints as the name
+     ("float x=long"; c10 prints "x=4", which reads back as a float);
    - alias sets print in source order (c10 prints its unordered_set, which
      reverses small sets: "Tensor(a|b)" prints "Tensor(b|a)");
    - a string default of a non-str type prints quoted (c10: bare), bytes >=
@@ -5543,18 +5547,20 @@ DK__PRIVATE const dk_type *dk__sp_parse_type(dk__sp *p, int fake, dk_alias_info 
     *alias = NULL;
     p->at = p->cur.start;
     if (++p->depth > DK__SP_MAX_DEPTH) dk__sp_fail(p, p->at, "types nested deeper than %d", DK__SP_MAX_DEPTH);
-    if (p->cur.kind == '(') t = dk__sp_parse_tuple(p);
-    else if (dk__sp_is_word(p, "Future")) t = dk__sp_parse_wrapper(p, DK_TYPE_Future);
-    else if (dk__sp_is_word(p, "RRef")) t = dk__sp_parse_wrapper(p, DK_TYPE_RRef);
-    else if (dk__sp_is_word(p, "Dict")) t = dk__sp_parse_dict(p, alias);
+    if (dk__sp_is_word(p, "Dict")) t = dk__sp_parse_dict(p, alias);
     else if (dk__sp_is_word(p, "Union")) t = dk__sp_parse_union(p, alias);
-    else if (dk__sp_is_word(p, "__torch__")) t = dk__sp_parse_class(p);
-    else if (dk__sp_is_word(p, "Tensor")) {
-        dk__sp_advance(p);
-        t = dk__sp_basic(p, DK_TYPE_Tensor);
-        *alias = dk__sp_alias(p);
-    } else {
-        t = dk__sp_parse_base(p, fake);
+    else {
+        if (p->cur.kind == '(') t = dk__sp_parse_tuple(p);
+        else if (dk__sp_is_word(p, "Future")) t = dk__sp_parse_wrapper(p, DK_TYPE_Future);
+        else if (dk__sp_is_word(p, "RRef")) t = dk__sp_parse_wrapper(p, DK_TYPE_RRef);
+        else if (dk__sp_is_word(p, "__torch__")) t = dk__sp_parse_class(p);
+        else if (dk__sp_is_word(p, "Tensor")) {
+            dk__sp_advance(p);
+            t = dk__sp_basic(p, DK_TYPE_Tensor);
+        } else {
+            t = dk__sp_parse_base(p, fake);
+        }
+        /* on a tuple, Future, RRef or class only our extension: c10 prints "(int)(a)?" */
         *alias = dk__sp_alias(p);
     }
     t = dk__sp_parse_suffixes(p, t, alias);
@@ -5653,15 +5659,16 @@ DK__PRIVATE dk_default *dk__sp_device_default(dk__sp *p) {
 
 /* Idents c10 accepts as numeric defaults: dtype, layout, reduction and
    memory-format names (as their enum values). */
+static const struct { const char *name; int value; } dk__sp_constants[] = {
+    { "float", 6 }, { "complex", 9 }, { "long", 4 }, { "strided", 0 }, { "Mean", 1 }, { "contiguous_format", 0 }
+};
+
 DK__PRIVATE dk_default *dk__sp_named_constant(dk__sp *p) {
-    static const struct { const char *name; int value; } names[] = {
-        { "float", 6 }, { "complex", 9 }, { "long", 4 }, { "strided", 0 }, { "Mean", 1 }, { "contiguous_format", 0 }
-    };
     size_t i;
     dk_default *v = dk__sp_value(p, DK_DEFAULT_INT);
-    for (i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (dk__sp_is_word(p, names[i].name)) {
-            v->i = names[i].value;
+    for (i = 0; i < sizeof dk__sp_constants / sizeof dk__sp_constants[0]; i++)
+        if (dk__sp_is_word(p, dk__sp_constants[i].name)) {
+            v->i = dk__sp_constants[i].value;
             dk__sp_advance(p);
             return v;
         }
@@ -6024,6 +6031,12 @@ DK__PRIVATE const char *dk__sp_default_text(dk__sp *p, const dk_arg *a) {
     int same = v->kind == DK_DEFAULT_LIST && v->count > 1 && a->list_size >= 0 && v->count == (size_t)a->list_size &&
                a->type->kind == DK_TYPE_List && a->type->contained[0]->kind == DK_TYPE_Int;
     for (i = 1; same && i < v->count; i++) same = v->items[i].i == v->items[0].i;
+    if (v->kind == DK_DEFAULT_INT && (a->fake_type->kind == DK_TYPE_Float || a->fake_type->kind == DK_TYPE_Complex)) {
+        /* only a name gives a float or complex argument an int (c10 prints the
+           int, which reads back as a float or a complex) */
+        for (i = 0; i < sizeof dk__sp_constants / sizeof dk__sp_constants[0]; i++)
+            if (dk__sp_constants[i].value == v->i) return dk__sp_constants[i].name;
+    }
     dk__sp_put_value(p, &b, same ? &v->items[0] : v);
     return dk__sp_done(p, &b);
 }

@@ -1,8 +1,9 @@
-/* libFuzzer harness for the schema parser (`make fuzz`, see tests/schema.mk).
+/* libFuzzer harness for the schema parser (make fuzz-short / make fuzz, see tests/fuzz.mk).
 
    For every input: parse it; on failure the error must be DK_ERR_BAD_SCHEMA
    with a positioned message. On success the printed text must parse again
-   and print identically (round-trip stability), the two models must agree,
+   and print identically (round-trip stability), the two models must agree
+   (names, printed types, default kinds, flags),
    the dispatch bitset must only use the argument bits, and
    dk_schema_to_string must truncate like snprintf. Any violation aborts,
    which libFuzzer reports as a crash; AddressSanitizer reports leaks.
@@ -24,6 +25,18 @@
         }                                                                          \
     } while (0)
 
+/* The printed text carries the values; the kinds must survive it too
+   ("float x=complex" holds an int, which must not read back as a float). */
+static int same_default_kind(const dk_default *a, const dk_default *b) {
+    size_t i;
+    if (a->kind != b->kind) return 0;
+    if (a->kind != DK_DEFAULT_LIST) return 1;
+    if (a->count != b->count) return 0;
+    for (i = 0; i < a->count; i++)
+        if (!same_default_kind(&a->items[i], &b->items[i])) return 0;
+    return 1;
+}
+
 static void check_args(const dk_arg *a, const dk_arg *b, int n) {
     int i;
     for (i = 0; i < n; i++) {
@@ -32,6 +45,7 @@ static void check_args(const dk_arg *a, const dk_arg *b, int n) {
         CHECK(strcmp(a[i].type->str, b[i].type->str) == 0);
         CHECK(a[i].kwarg_only == b[i].kwarg_only && a[i].list_size == b[i].list_size);
         CHECK(!a[i].default_value == !b[i].default_value);
+        CHECK(!a[i].default_value || same_default_kind(a[i].default_value, b[i].default_value));
         CHECK(!a[i].default_text || strcmp(a[i].default_text, b[i].default_text) == 0);
         CHECK(a[i].is_dispatch == b[i].is_dispatch && a[i].is_out == b[i].is_out);
     }

@@ -9,10 +9,9 @@
 #                   and C++ (g++, clang++)
 #   schema-vectors  regenerate tests/conformance/schemas-1.13.1.txt from the
 #                   real libtorch 1.13.1 (installs libtorch-dev when run as root)
-#   fuzz            libFuzzer + ASan + UBSan on the parser for FUZZ_SECONDS
-#                   (default 60) starting from tests/fuzz/corpus; fails on a
-#                   crash, a leak or a round-trip violation (the input is kept
-#                   in $(BUILD)/fuzz/artifacts/)
+#   fuzz-short-schema  libFuzzer + ASan + UBSan on the parser (tests/fuzz_schema.c),
+#   fuzz-schema        deterministic (make test) or exploratory (tests/fuzz.mk);
+#                      fail on a crash, a leak or a round-trip violation
 
 SCHEMA_MK := $(lastword $(MAKEFILE_LIST))
 SCHEMA_SAVED_GOAL := $(.DEFAULT_GOAL)
@@ -31,9 +30,6 @@ SCHEMA_CXXFLAGS ?= -std=c++17 -O1 -pthread -I/usr/include
 SCHEMA_LDLIBS   ?= -ltorch_cpu -lc10 -pthread
 LIBTORCH_PACKAGE ?= libtorch-dev
 SCHEMA_LIBTORCH_PROBE ?= /usr/include/ATen/core/dispatch/Dispatcher.h
-FUZZ_SECONDS ?= 60
-FUZZ_FLAGS   ?= -std=c99 $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-FUZZ_ARGS    ?=
 
 # The top-level Makefile's run_tests passes ARGS_<test> to a unit test.
 ARGS_test_schema := $(SCHEMA_VECTORS)
@@ -41,7 +37,7 @@ ARGS_test_schema := $(SCHEMA_VECTORS)
 SCHEMA_INC := .
 SCHEMA_HDR := dispatch.h
 
-.PHONY: schema-test schema-matrix schema-vectors schema-libtorch fuzz
+.PHONY: schema-test schema-matrix schema-vectors schema-libtorch
 
 $(BUILD)/schema/test_schema: tests/test_schema.c $(SCHEMA_HDR)
 	@mkdir -p $(dir $@)
@@ -83,17 +79,13 @@ schema-libtorch:
 	  apt-get install -y $(LIBTORCH_PACKAGE) || { apt-get update && apt-get install -y $(LIBTORCH_PACKAGE); } || exit 1; \
 	fi
 
-# --- fuzzing ------------------------------------------------------------------------
-$(BUILD)/fuzz_schema: tests/fuzz_schema.c $(SCHEMA_HDR)
-	@mkdir -p $(dir $@)
-	$(CLANG) $(FUZZ_FLAGS) -I$(SCHEMA_INC) $< -o $@
-
-# New inputs go to $(BUILD)/fuzz/corpus; tests/fuzz/corpus only seeds the run.
-fuzz: $(BUILD)/fuzz_schema ## fuzz the schema parser for FUZZ_SECONDS (default 60)
-	@mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/artifacts
-	$(BUILD)/fuzz_schema -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -dict=tests/fuzz/schema.dict \
-	  -artifact_prefix=$(BUILD)/fuzz/artifacts/ -print_final_stats=1 $(FUZZ_ARGS) \
-	  $(BUILD)/fuzz/corpus tests/fuzz/corpus
+# --- fuzzing (tests/fuzz.mk): make fuzz-short-schema, make fuzz-schema ---------------
+include $(dir $(SCHEMA_MK))fuzz.mk
+FUZZ_CORPUS_schema := tests/fuzz/corpus
+FUZZ_DICT_schema   := tests/fuzz/schema.dict
+FUZZ_SEED_schema   := 1
+FUZZ_RUNS_schema   := 700000
+$(eval $(call fuzzer,schema))
 
 ifeq ($(firstword $(MAKEFILE_LIST)),$(SCHEMA_MK))
 .DEFAULT_GOAL := schema-test
