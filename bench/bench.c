@@ -170,6 +170,20 @@ static NOINLINE long row_call_one_hop(long n) {
     for (i = 0; i < n; i++) s += (long)(size_t)bop1_call(op1, &cpu_plain[i & (NT - 1)]);
     return s;
 }
+/* A real call site: a function of its own holding one call (its prologue,
+   argument moves and return count), through a pointer and dispatched. */
+static NOINLINE tensor *site_fnptr(tensor *t) { return fnptr(NULL, t->ks, t); }
+static NOINLINE tensor *site_dispatched(tensor *t) { return bop1_call(op1, t); }
+static NOINLINE long row_site_fnptr(long n) {
+    long i, s = 0;
+    for (i = 0; i < n; i++) s += (long)(size_t)site_fnptr(&cpu_plain[i & (NT - 1)]);
+    return s;
+}
+static NOINLINE long row_site_one_hop(long n) {
+    long i, s = 0;
+    for (i = 0; i < n; i++) s += (long)(size_t)site_dispatched(&cpu_plain[i & (NT - 1)]);
+    return s;
+}
 static NOINLINE long row_call_fallthrough(long n) {
     long i, s = 0;
     for (i = 0; i < n; i++) s += (long)(size_t)bop1_call(op1, &cpu_full[i & (NT - 1)]);
@@ -376,6 +390,8 @@ int main(int argc, char **argv) {
     print_row("fnptr_call", "call through a function pointer, same shape", fp, "");
     r = measure(row_call_one_hop, N);
     print_row("call_one_hop", "dispatched call, keyset {CPU}", r, "fnptr_call");
+    print_row("site_fnptr", "a function holding one call through a pointer", measure(row_site_fnptr, N), "");
+    print_row("site_one_hop", "a function holding one dispatched call", measure(row_site_one_hop, N), "site_fnptr");
     print_row("call_fallthrough", "call skipping fallthrough layers (autograd, view)", measure(row_call_fallthrough, N),
               "fnptr_call");
     print_row("call_two_args", "two tensor arguments", measure(row_call_two_args, N), "fnptr_call");

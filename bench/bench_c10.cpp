@@ -213,6 +213,18 @@ NOINLINE long row_fnptr_call(long n) {
     }
     return s;
 }
+NOINLINE at::Tensor site_fnptr(const at::Tensor &a) { return fnptr(nullptr, a.key_set(), a); }
+NOINLINE at::Tensor site_dispatched(const at::Tensor &a) { return op1->call(a); }
+NOINLINE long row_site_fnptr(long n) {
+    long i, s = 0;
+    for (i = 0; i < n; i++) s += (long)(size_t)site_fnptr(cpu_plain[i & (NT - 1)]).unsafeGetTensorImpl();
+    return s;
+}
+NOINLINE long row_site_one_hop(long n) {
+    long i, s = 0;
+    for (i = 0; i < n; i++) s += (long)(size_t)site_dispatched(cpu_plain[i & (NT - 1)]).unsafeGetTensorImpl();
+    return s;
+}
 NOINLINE long row_call_one_hop(long n) {
     long i, s = 0;
     for (i = 0; i < n; i++) s += (long)(size_t)op1->call(cpu_plain[i & (NT - 1)]).unsafeGetTensorImpl();
@@ -408,6 +420,8 @@ int main(int argc, char **argv) {
     print_row("direct_call", "direct call Tensor(const Tensor&) (+refcount)", measure(row_direct_call, N), "");
     print_row("fnptr_call", "fn pointer, c10 unboxed shape (+refcount)", measure(row_fnptr_call, N), "");
     print_row("call_one_hop", "typed call, keyset {CPU} (TensorImpl subclass)", measure(row_call_one_hop, N), "fnptr_call");
+    print_row("site_fnptr", "a function holding one call through a pointer", measure(row_site_fnptr, N), "");
+    print_row("site_one_hop", "a function holding one typed call", measure(row_site_one_hop, N), "site_fnptr");
     print_row("call_fallthrough", "call skipping libtorch's fallthroughs (autograd etc)",
               measure(row_call_fallthrough, N), "fnptr_call");
     print_row("call_two_args", "two tensor arguments", measure(row_call_two_args, N), "fnptr_call");

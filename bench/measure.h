@@ -84,7 +84,7 @@ static void print_row(const char *id, const char *what, result r, const char *vs
    row_<name> functions are what bench/icount.sh counts under callgrind. */
 #define BENCH_FORALL_ROWS(X)                                                             \
     X(loop_baseline) X(highest_key) X(table_index) X(keyset_to_kernel) X(direct_call)    \
-    X(fnptr_call) X(call_one_hop) X(call_fallthrough) X(call_two_args) X(call_two_hops)  \
+    X(fnptr_call) X(call_one_hop) X(site_fnptr) X(site_one_hop) X(call_fallthrough) X(call_two_args) X(call_two_hops)  \
     X(redispatch) X(boxed_fallback) X(boxed_call) X(lookup_by_name)
 typedef struct bench_row { const char *name; long (*fn)(long); } bench_row;
 #define BENCH_ROW_ENTRY(name) { #name, row_##name },
