@@ -2431,6 +2431,7 @@ struct dk__slot_info {
     uint8_t per_backend;          /* the key is a per-backend runtime key */
     uint8_t backend;              /* its backend index (0-based) */
     uint8_t autograd_other;       /* the AutogradOther slot (ambiguity rule) */
+    uint8_t coupled;              /* its resolution looks at kernels of other keys */
     uint64_t fbit;                /* the key's functionality bit (0 for Undefined) */
     dk_keyset autograd_backends;  /* c10 getBackendKeySetFromAutograd */
 };
@@ -2471,6 +2472,7 @@ struct dk_registry {
     size_t live_bytes, retired_bytes;
     dk_kernel missing, ambiguous; /* sentinels: no table slot is ever NULL */
     struct dk__slot_info slot_info[DK_NUM_RUNTIME_ENTRIES];
+    int coupled[DK_NUM_RUNTIME_ENTRIES], n_coupled;   /* the slots whose slot_info.coupled is set */
     dk_op_table empty;            /* the table of an operator without kernels */
     dk__op tombstone;             /* marks a removed entry of the name index */
     const char *verified[4];      /* list signatures already compared */
@@ -2899,25 +2901,37 @@ DK__PRIVATE void dk__op_remove_if_unused(dk_registry *r, dk__op *op) {
    derived from the slots, the def's fields copied. Then one release store
    publishes it and the old snapshot is retired (Note [Reclamation]). */
 
+/* What resolution reads of an operator's impls: the newest per alias key
+   (found once), and the list itself for a runtime key (short: scanned). */
 typedef struct dk__front {
-    const dk_registration *at[DK_NUM_KEYS];   /* the active (newest) impl per key */
-    unsigned aliases;                         /* DK__IN_* of the alias roles that have one */
+    const dk_registration *impls;                    /* newest first */
+    const dk_registration *alias[DK_NUM_ALIAS_KEYS]; /* the active impl per alias key */
+    unsigned aliases;                                /* DK__IN_* of the alias roles that have one */
 } dk__front;
 
 DK__PRIVATE void dk__collect_front(const dk__op *op, dk__front *f) {
     const dk_registration *g;
-    memset((void *)f->at, 0, sizeof f->at);
-    f->aliases = 0;
+    memset((void *)f, 0, sizeof *f);
+    f->impls = op->impls;
     for (g = op->impls; g; g = g->next) {
         dk_key k = g->kernel.key;
-        if (f->at[k]) continue;
-        f->at[k] = g;
+        if (!dk_key_is_alias(k) || f->alias[k - DK_StartOfAliasKeys]) continue;
+        f->alias[k - DK_StartOfAliasKeys] = g;
         f->aliases |= (k == (dk_key)DK_ALIAS_NON_FUNCTIONAL ? DK__IN_NON_FUNCTIONAL : 0) |
                       (k == (dk_key)DK_ALIAS_BACKEND ? DK__IN_BACKEND : 0) |
                       (k == (dk_key)DK_ALIAS_NESTED ? DK__IN_NESTED : 0) | (k == (dk_key)DK_ALIAS_MATH ? DK__IN_MATH : 0) |
                       (k == (dk_key)DK_ALIAS_AUTOGRAD ? DK__IN_AUTOGRAD : 0) |
                       (k == (dk_key)DK_ALIAS_BATCHED ? DK__IN_BATCHED : 0);
     }
+}
+
+/* The active (newest) impl at key k, or NULL. */
+DK__PRIVATE const dk_registration *dk__front_at(const dk__front *f, int k) {
+    const dk_registration *g;
+    if (k == DK_Undefined) return NULL;
+    if (dk_key_is_alias((dk_key)k)) return f->alias[k - DK_StartOfAliasKeys];
+    for (g = f->impls; g && g->kernel.key != (dk_key)k; g = g->next) {}
+    return g;
 }
 
 /* c10 hasKernelForAnyDispatchKey: a direct (non-alias) kernel for a key in ks. */
@@ -2953,6 +2967,7 @@ DK__PRIVATE void dk__slot_info_init(struct dk__slot_info *info) {
         i->autograd_other = k == (dk_key)DK_KEY_AUTOGRAD_OTHER;
         i->fbit = DK__FBIT(dk_key_functionality(k));
         i->autograd_backends = dk_autograd_backend_set(k);
+        i->coupled = (uint8_t)(i->autograd_other || !dk_ks_is_empty(i->autograd_backends));
     }
 }
 
@@ -2960,27 +2975,27 @@ DK__PRIVATE void dk__slot_info_init(struct dk__slot_info *info) {
 DK__PRIVATE const dk_kernel *dk__resolve(const dk_registry *r, const dk__op *op, const dk__front *f, int slot,
                                          dk_reason *why) {
     const struct dk__slot_info *i = &r->slot_info[slot];
-    const dk_registration *const *front = f->at;
     dk_key k = dk__slot_keys[slot];
     const dk_registration *alias;
 #define DK__CHOOSE(reg, reason) do { *why = DK_REASON_##reason; return &(reg)->kernel; } while (0)
-    if (k != DK_Undefined && front[k]) DK__CHOOSE(front[k], KERNEL);
+    if ((alias = dk__front_at(f, k)) != NULL) DK__CHOOSE(alias, KERNEL);
     if (i->in & f->aliases) { /* an alias kernel covers this slot: c10's precedence */
-        if ((alias = front[DK_ALIAS_NON_FUNCTIONAL]) && (i->in & DK__IN_NON_FUNCTIONAL)) DK__CHOOSE(alias, NON_FUNCTIONAL);
-        if ((alias = front[DK_ALIAS_BACKEND]) && (i->in & DK__IN_BACKEND)) DK__CHOOSE(alias, BACKEND);
-        if ((alias = front[DK_ALIAS_NESTED]) && (i->in & DK__IN_NESTED)) DK__CHOOSE(alias, NESTED);
-        if ((alias = front[DK_ALIAS_MATH]) && (i->in & DK__IN_MATH)) {
+        if ((alias = dk__front_at(f, DK_ALIAS_NON_FUNCTIONAL)) && (i->in & DK__IN_NON_FUNCTIONAL))
+            DK__CHOOSE(alias, NON_FUNCTIONAL);
+        if ((alias = dk__front_at(f, DK_ALIAS_BACKEND)) && (i->in & DK__IN_BACKEND)) DK__CHOOSE(alias, BACKEND);
+        if ((alias = dk__front_at(f, DK_ALIAS_NESTED)) && (i->in & DK__IN_NESTED)) DK__CHOOSE(alias, NESTED);
+        if ((alias = dk__front_at(f, DK_ALIAS_MATH)) && (i->in & DK__IN_MATH)) {
             if (i->autograd_other && dk__has_kernel_in(op, DK_KS_OTHER_BACKENDS)) {
                 *why = DK_REASON_AMBIGUOUS;
                 return &r->ambiguous;
             }
             /* c10's has_backend_kernel: a CompositeExplicitAutograd kernel, or one at a backend under this autograd key */
-            if (!front[DK_ALIAS_BACKEND] &&
+            if (!dk__front_at(f, DK_ALIAS_BACKEND) &&
                 (dk_ks_is_empty(i->autograd_backends) || !dk__has_kernel_in(op, i->autograd_backends)))
                 DK__CHOOSE(alias, MATH);
         }
-        if ((alias = front[DK_ALIAS_AUTOGRAD]) && (i->in & DK__IN_AUTOGRAD)) DK__CHOOSE(alias, AUTOGRAD);
-        if ((alias = front[DK_ALIAS_BATCHED]) && (i->in & DK__IN_BATCHED)) DK__CHOOSE(alias, BATCHED);
+        if ((alias = dk__front_at(f, DK_ALIAS_AUTOGRAD)) && (i->in & DK__IN_AUTOGRAD)) DK__CHOOSE(alias, AUTOGRAD);
+        if ((alias = dk__front_at(f, DK_ALIAS_BATCHED)) && (i->in & DK__IN_BATCHED)) DK__CHOOSE(alias, BATCHED);
     }
     if (r->fallbacks[slot]) DK__CHOOSE(r->fallbacks[slot], FALLBACK);
 #undef DK__CHOOSE
@@ -3003,9 +3018,25 @@ DK__PRIVATE void dk__table_masks(const dk_registry *r, dk_op_table *t) {
     }
 }
 
+/* The slots a kernel at `key` can change: its own, and those c10's
+   resolution couples to every kernel (the autograd slots, whose math-kernel
+   rule looks at the backend kernels under them, and AutogradOther's
+   ambiguity rule); every slot (-1) for an alias key, whose kernel covers
+   many and decides the precedence of the others. The property test checks
+   the result against a full recomputation. */
+DK__PRIVATE int dk__affected_slots(const dk_registry *r, dk_key key, int *slots) {
+    int j, n = 0;
+    if (key == DK_Undefined || dk_key_is_alias(key)) return -1;
+    slots[n++] = dk_key_table_index(key);
+    for (j = 0; j < r->n_coupled; j++)
+        if (r->coupled[j] != slots[0]) slots[n++] = r->coupled[j];
+    return n;
+}
+
 /* Fills t (which may be op's own live table only when out of memory, see
-   dk__op_update) from op's current table: the given slots (all when
-   slots == NULL) resolved again, masks and def fields derived. */
+   dk__op_update) from op's current table: the given slots resolved again
+   (every slot when n < 0, none when n == 0: a def change), masks and def
+   fields derived. */
 DK__PRIVATE void dk__table_fill(const dk_registry *r, const dk__op *op, dk_op_table *t, const int *slots, int n) {
     const dk_op_table *cur = op->pub.table;
     const dk_registration *def = op->def;
@@ -3013,13 +3044,19 @@ DK__PRIVATE void dk__table_fill(const dk_registry *r, const dk__op *op, dk_op_ta
     dk_reason why;
     int j;
     if (t != cur) memcpy(t, cur, sizeof *t);
-    dk__collect_front(op, &front);
-    for (j = 0; j < (slots ? n : DK_NUM_RUNTIME_ENTRIES); j++) {
-        int s = slots ? slots[j] : j;
-        t->kernels[s] = dk__resolve(r, op, &front, s, &why);
-        t->reasons[s] = (uint8_t)why;
+    if (n != 0) {
+        dk__collect_front(op, &front);
+        int masks_change = t == cur;   /* in place: the masks are recomputed anyway */
+        for (j = 0; j < (n < 0 ? DK_NUM_RUNTIME_ENTRIES : n); j++) {
+            int s = n < 0 ? j : slots[j];
+            const dk_kernel *k = dk__resolve(r, op, &front, s, &why);
+            masks_change |= !t->kernels[s] || /* a template being built */
+                            (k->kind == DK_KERNEL_FALLTHROUGH) != (t->kernels[s]->kind == DK_KERNEL_FALLTHROUGH);
+            t->kernels[s] = k;
+            t->reasons[s] = (uint8_t)why;
+        }
+        if (masks_change || n < 0) dk__table_masks(r, t);
     }
-    dk__table_masks(r, t);
     t->schema = def ? def->schema : NULL;
     t->dispatch_args = def ? def->dispatch_args : 0;
     t->num_arguments = def ? def->num_arguments : 0;
@@ -3110,8 +3147,20 @@ DK__PRIVATE dk_status dk__check_kernel_desc(const char *what, dk_kernel_desc d) 
     return DK_OK;
 }
 
+/* "registered at file:line", without printf (a registration's hot spot). */
 DK__PRIVATE void dk__format_debug(char *buf, size_t n, const char *file, int line) {
-    snprintf(buf, n, "registered at %s:%d", file ? file : "<unknown>", line);
+    char digits[16];
+    size_t len = 0;
+    int d = 0;
+    unsigned u = line < 0 ? 0u : (unsigned)line;
+    buf[0] = '\0';
+    dk__append(buf, n, &len, "registered at ");
+    dk__append(buf, n, &len, file ? file : "<unknown>");
+    digits[15] = '\0';
+    do digits[14 - d++] = (char)('0' + u % 10); while ((u /= 10) && d < 14);
+    if (line < 0) digits[14 - d++] = '-';
+    dk__append(buf, n, &len, ":");
+    dk__append(buf, n, &len, digits + 15 - d);
 }
 
 DK__PRIVATE dk_registration *dk__new_registration(dk_registry *r, int type, const char *debug, const char *schema) {
@@ -3331,7 +3380,10 @@ DK__PRIVATE dk_status dk__impl_locked(dk_registry *r, const char *name, dk_key k
     if (old) dk__warn_override(r, prep.op, key, old, g->kernel.debug);
     g->next = prep.op->impls;
     prep.op->impls = g;
-    dk__op_publish(r, prep.op, prep.table, NULL, 0);
+    {
+        int slots[DK_NUM_RUNTIME_ENTRIES], n = dk__affected_slots(r, key, slots);
+        dk__op_publish(r, prep.op, prep.table, slots, n);
+    }
     dk__own(lib, g);
     if (out) *out = g;
     return DK_OK;
@@ -3410,7 +3462,8 @@ DK__PRIVATE void dk__deregister_locked(dk_registry *r, dk_registration *g) {
         break;
     case DK__REG_IMPL:
         dk__unlink(&g->op->impls, g, 0);
-        dk__op_update(r, g->op, NULL, 0);
+        n = dk__affected_slots(r, g->kernel.key, slots);
+        dk__op_update(r, g->op, slots, n);
         dk__op_remove_if_unused(r, g->op);
         break;
     case DK__REG_FALLBACK:
@@ -3949,12 +4002,14 @@ DK__PRIVATE dk_status dk__registry_init(dk_registry *r) {
     r->ambiguous.key = (dk_key)DK_KEY_AUTOGRAD_OTHER;
     r->tombstone.pub.name = "";
     dk__slot_info_init(r->slot_info);
+    for (b = 0; b < DK_NUM_RUNTIME_ENTRIES; b++)
+        if (r->slot_info[b].coupled) r->coupled[r->n_coupled++] = b;
     for (b = 0; b < DK_NUM_BACKENDS; b++) r->empty.nonfallthrough[b] = DK__R_FULL;
     {
         dk__op empty_op;
         memset(&empty_op, 0, sizeof empty_op);
         empty_op.pub.table = &r->empty;
-        dk__table_fill(r, &empty_op, &r->empty, NULL, 0);
+        dk__table_fill(r, &empty_op, &r->empty, NULL, -1);
     }
     memset(&h, 0, sizeof h);
     h.log = r->desc.log;
