@@ -4862,35 +4862,59 @@ DK__PRIVATE size_t dk__sp_scan_string(const char *s, size_t n) {
 }
 
 /* TorchScript keywords: tokens of their own, never identifiers. */
-DK__PRIVATE int dk__sp_keyword(const char *s, size_t n) {
-    static const char *const words[] = {
-        "def", "if", "else", "elif", "while", "return", "is", "and", "or", "not", "global", "for",
-        "in", "raise", "assert", "break", "continue", "del", "pass", "class", "import", "with",
-        "as", "Ellipsis"
-    };
+/* A literal with its length, compared by length and first character before
+   its bytes: the lexer runs these tables on every token. */
+typedef struct dk__sp_word_t { const char *text; unsigned char len; short kind; } dk__sp_word_t;
+#define DK__SP_WORD(text, kind) { text, sizeof text - 1, kind }
+
+DK__PRIVATE int dk__sp_find_word(const dk__sp_word_t *w, size_t count, const char *s, size_t n) {
     size_t i;
-    if (n == 4 && !memcmp(s, "True", 4)) return DK__TK_TRUE;
-    if (n == 5 && !memcmp(s, "False", 5)) return DK__TK_FALSE;
-    if (n == 4 && !memcmp(s, "None", 4)) return DK__TK_NONE;
-    if (n == 8 && !memcmp(s, "NoneType", 8)) return DK__TK_NONETYPE;
-    for (i = 0; i < sizeof words / sizeof words[0]; i++)
-        if (strlen(words[i]) == n && !memcmp(s, words[i], n)) return DK__TK_KEYWORD;
-    return DK__TK_IDENT;
+    for (i = 0; i < count; i++)
+        if (w[i].len == n && w[i].text[0] == s[0] && !memcmp(s, w[i].text, n)) return (int)i;
+    return -1;
+}
+
+DK__PRIVATE int dk__sp_keyword(const char *s, size_t n) {
+    static const dk__sp_word_t words[] = {
+        DK__SP_WORD("True", DK__TK_TRUE), DK__SP_WORD("False", DK__TK_FALSE), DK__SP_WORD("None", DK__TK_NONE),
+        DK__SP_WORD("NoneType", DK__TK_NONETYPE), DK__SP_WORD("def", DK__TK_KEYWORD),
+        DK__SP_WORD("if", DK__TK_KEYWORD), DK__SP_WORD("else", DK__TK_KEYWORD), DK__SP_WORD("elif", DK__TK_KEYWORD),
+        DK__SP_WORD("while", DK__TK_KEYWORD), DK__SP_WORD("return", DK__TK_KEYWORD), DK__SP_WORD("is", DK__TK_KEYWORD),
+        DK__SP_WORD("and", DK__TK_KEYWORD), DK__SP_WORD("or", DK__TK_KEYWORD), DK__SP_WORD("not", DK__TK_KEYWORD),
+        DK__SP_WORD("global", DK__TK_KEYWORD), DK__SP_WORD("for", DK__TK_KEYWORD), DK__SP_WORD("in", DK__TK_KEYWORD),
+        DK__SP_WORD("raise", DK__TK_KEYWORD), DK__SP_WORD("assert", DK__TK_KEYWORD),
+        DK__SP_WORD("break", DK__TK_KEYWORD), DK__SP_WORD("continue", DK__TK_KEYWORD),
+        DK__SP_WORD("del", DK__TK_KEYWORD), DK__SP_WORD("pass", DK__TK_KEYWORD), DK__SP_WORD("class", DK__TK_KEYWORD),
+        DK__SP_WORD("import", DK__TK_KEYWORD), DK__SP_WORD("with", DK__TK_KEYWORD), DK__SP_WORD("as", DK__TK_KEYWORD),
+        DK__SP_WORD("Ellipsis", DK__TK_KEYWORD)
+    };
+    int i = n >= 2 && n <= 8 && strchr("TFNEdiewraongfbcp", s[0]) /* the words' first letters */
+                ? dk__sp_find_word(words, sizeof words / sizeof words[0], s, n) : -1;
+    return i < 0 ? DK__TK_IDENT : words[i].kind;
 }
 
 /* Operators, longest match first; only -> and ... (and single characters)
    mean anything in a schema, the rest exist so that "**" is not "*" "*". */
 DK__PRIVATE size_t dk__sp_scan_operator(const char *s, size_t n, int *kind) {
-    static const char *const ops[] = {
-        "<<=", ">>=", "**=", "<=>", "...", "->", "!=", "==", "<=", ">=", "//", "<<", ">>",
-        "+=", "-=", "*=", "/=", "%=", "|=", "&=", "^=", "**"
+    static const dk__sp_word_t ops[] = {
+        DK__SP_WORD("<<=", DK__TK_OPERATOR), DK__SP_WORD(">>=", DK__TK_OPERATOR), DK__SP_WORD("**=", DK__TK_OPERATOR),
+        DK__SP_WORD("<=>", DK__TK_OPERATOR), DK__SP_WORD("...", DK__TK_DOTS), DK__SP_WORD("->", DK__TK_ARROW),
+        DK__SP_WORD("!=", DK__TK_OPERATOR), DK__SP_WORD("==", DK__TK_OPERATOR), DK__SP_WORD("<=", DK__TK_OPERATOR),
+        DK__SP_WORD(">=", DK__TK_OPERATOR), DK__SP_WORD("//", DK__TK_OPERATOR), DK__SP_WORD("<<", DK__TK_OPERATOR),
+        DK__SP_WORD(">>", DK__TK_OPERATOR), DK__SP_WORD("+=", DK__TK_OPERATOR), DK__SP_WORD("-=", DK__TK_OPERATOR),
+        DK__SP_WORD("*=", DK__TK_OPERATOR), DK__SP_WORD("/=", DK__TK_OPERATOR), DK__SP_WORD("%=", DK__TK_OPERATOR),
+        DK__SP_WORD("|=", DK__TK_OPERATOR), DK__SP_WORD("&=", DK__TK_OPERATOR), DK__SP_WORD("^=", DK__TK_OPERATOR),
+        DK__SP_WORD("**", DK__TK_OPERATOR)
     };
-    size_t i;
-    for (i = 0; i < sizeof ops / sizeof ops[0]; i++)
-        if (dk__sp_has(s, n, ops[i])) {
-            *kind = i == 4 ? DK__TK_DOTS : i == 5 ? DK__TK_ARROW : DK__TK_OPERATOR;
-            return strlen(ops[i]);
-        }
+    size_t len;
+    int i;
+    if (strchr("<>*.-!=/+%|&^", s[0])) {     /* where a longer operator can start */
+        for (len = 3; len >= 2; len--)        /* longest match first */
+            if (n >= len && (i = dk__sp_find_word(ops, sizeof ops / sizeof ops[0], s, len)) >= 0) {
+                *kind = ops[i].kind;
+                return len;
+            }
+    }
     if (s[0] && strchr("+-*/%@()[]:,={}><.?!&^|~", s[0])) {
         *kind = (unsigned char)s[0];
         return 1;
