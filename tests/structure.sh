@@ -27,6 +27,10 @@ for cfg in too_many_backends:"backend masks are 16 bits" too_many_bits:"must fit
     sh -c "! $cc $cflags -std=c11 '-DDK_CONFIG_HEADER=\"$name.h\"' -Itests/structure -c tests/compile_all.c \
              -o $out/never.o > $out/$name.log 2>&1 && grep -q '$msg' $out/$name.log"
 done
+check "the header's table of contents lists every >>tag, in the file's order" sh -c '
+  toc=$(sed -n "/TABLE OF CONTENTS/,/CONFIGURATION MACROS/p" dispatch.h | sed 1d | grep -o ">>[a-z-]*" | tr "\n" " ")
+  body=$(grep -o "^/\* >>[a-z-]*" dispatch.h | sed "s|/\* ||" | tr "\n" " ")
+  [ "$toc" = "$body" ] || { echo "TOC:  $toc"; echo "file: $body"; exit 1; }'
 # README's examples: each block after <!-- example:NAME --> is extracted to
 # example.c, compiled with the strict flags, run, and its output compared
 # with tests/readme_NAME.out.
