@@ -3,22 +3,24 @@
 
    The input drives a sequence of steps on one registry: def, impl, fallback,
    fallthrough impl / fallback, deregistration of a live handle or of a dead
-   one, library open / lib_def / lib_impl / lib_fallback / close, and an
-   injected allocation failure (the registry's desc.alloc fails the Nth
-   allocation of the next step). A small model records every registration
-   that succeeded, in order, and whether it is still live.
+   one, library open (or dk_library_run) / lib_def / lib_impl / lib_fallback /
+   close, and an injected allocation failure (the registry's desc.alloc fails
+   the Nth allocation of the next step). A small model records every
+   registration that succeeded, in order, and whether it is still live.
 
    After every step:
-   (a) a FRESH registry rebuilt from the surviving registrations, replayed in
+   (a) a FRESH registry holding only the surviving registrations, replayed in
        their original order through the same helper functions (so debug
        strings agree), must show, for every operator with a def or a live
        registration: the same kernel in every runtime slot (dk_lookup of the
        slot key; kernels are identified by user_data, kind, key, fallback
-       flag, entry points and debug string), the same fallthrough masks
+       flag, entry points, debug string), the same fallthrough masks
        (dk_dispatch under a forced-empty TLS with every functionality bit plus
        one backend bit: final keysets and kernels), and byte-identical
        dk_op_dump_state / dk_op_dump_computed_table. An operator without def
-       or registrations may be absent or present-but-empty, in either.
+       or registrations may be absent or present-but-empty, in either. (The
+       fresh registry is rebuilt from nothing after any removal; a new
+       registration, being the newest, is appended to it.)
    (b) a step that fails (bad input, dead handle, or the injected allocation
        failure) leaves dk_op_dump_state, dk_op_dump_computed_table, the live
        tables and masks of every operator, the operators dk_op_lookup finds
@@ -26,15 +28,20 @@
    Besides, every status must be the one the model expects (DK_ERR_NO_MEMORY
    only when the injected failure happened), a failed registration must not
    set its handle, and both registries must free everything they allocated.
+   At the end, unless the input says otherwise, every library is closed and
+   every handle deregistered, and (a) is checked once more.
    A violation prints the decoded steps and aborts (a libFuzzer crash).
    Only the public API is used: no private (double-underscore) name.
 
-   Input format: byte 0 holds flags (bit 0: desc.no_default_fallthroughs);
+   Input format: byte 0 holds flags (bit 0: desc.no_default_fallthroughs;
+   bit 1: no teardown, the registry is destroyed with everything live);
    then steps, each an opcode byte (mod NSTEPS, see enum step) followed by a
    fixed number of operand bytes (see step_operands); missing bytes read as 0.
+   tests/fuzz/registry-seeds.txt spells the operands out.
    FUZZ_REGISTRY_TRACE=1 in the environment prints every decoded step.
 
-   clang -std=c99 -fsanitize=fuzzer,address,undefined -I<dir of dispatch.h> tests/fuzz_registry.c */
+   clang -std=c99 -fsanitize=fuzzer,address,undefined -I<dir of dispatch.h> tests/fuzz_registry.c
+   (the make fragment adds -fno-sanitize-coverage=trace-cmp: three times faster) */
 #define DISPATCH_IMPLEMENTATION
 #include "dispatch.h"
 
@@ -190,6 +197,7 @@ typedef struct mlib {
     dk_library_kind kind;
     int ns;               /* index into lib_ns_names */
     dk_key key;
+    int run;              /* opened by dk_library_run (an empty block) */
     int open;
     dk_library *live, *fresh;
 } mlib;
@@ -248,6 +256,7 @@ static void violation(const char *fmt, ...) {
     va_end(ap);
     fprintf(stderr, "\nregistry created with no_default_fallthroughs=%d; steps:\n%s\n", S.no_default_fallthroughs,
             S.log ? S.log : "");
+    fflush(stderr);
     abort();
 }
 
@@ -315,7 +324,9 @@ static dk_status h_impl(dk_registry *r, const char *name, dk_key key, dk_kernel_
 static dk_status h_fallback(dk_registry *r, dk_key key, dk_kernel_desc d, dk_registration **out) {
     return dk_fallback(r, key, d, out);
 }
+static void empty_block(dk_library *lib) { (void)lib; }
 static dk_status h_lib_open(dk_registry *r, const mlib *l, dk_library **out) {
+    if (l->run) return dk_library_run(r, l->kind, lib_ns_names[l->ns], l->key, empty_block, out);
     return dk_library_open(r, l->kind, lib_ns_names[l->ns], l->key, out);
 }
 
@@ -823,6 +834,7 @@ static int run_step(reader *in, int fired_out[1]) {
         if (S.nopen == MAX_OPEN) { log_add("library open: %d open already, nothing done\n", MAX_OPEN); break; }
         memset(l, 0, sizeof *l);
         l->kind = (dk_library_kind)(ops[0] % 3);
+        l->run = (ops[0] & 0x80) != 0;
         l->ns = (int)(ops[1] % 4);
         l->key = keys[ops[2] % NKEYS].key;
         if (l->kind != DK_LIB_IMPL && !(ops[2] & 0x80)) l->key = DK_Undefined;
@@ -835,7 +847,8 @@ static int run_step(reader *in, int fired_out[1]) {
                 if (S.libs[S.open[j]].kind == DK_LIB_DEF && S.libs[S.open[j]].ns == l->ns)
                     errors |= BIT(DK_ERR_DUPLICATE_LIBRARY);
         ARMED_CALL(h_lib_open(S.live, l, &lib));
-        log_add("library open L%d %s ns \"%s\" key %s -> %s\n", S.nlibs, lib_kind_names[l->kind],
+        log_add("library %s L%d %s ns \"%s\" key %s -> %s\n", l->run ? "run" : "open", S.nlibs,
+                lib_kind_names[l->kind],
                 lib_ns_names[l->ns], key_name(l->key), status_name(st));
         check_status(st, errors ? errors : BIT(DK_OK), S.live_alloc.fired);
         if (st == DK_OK) {
@@ -932,6 +945,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static int initialised;
     reader in;
+    unsigned flags;
     if (!initialised) {
         const char *t = getenv("FUZZ_REGISTRY_TRACE");
         int o;
@@ -956,7 +970,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     in.p = data;
     in.n = size;
     in.i = 0;
-    S.no_default_fallthroughs = (int)(rd(&in) & 1);
+    flags = rd(&in);
+    S.no_default_fallthroughs = (int)(flags & 1);
     S.fresh_version = -1;
     S.fresh_view_build = -1;
     S.live = new_registry(&S.live_alloc);
@@ -972,13 +987,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (failed) check_unchanged(&live_before, &live_now);   /* (b) */
         check_against_fresh();                                   /* (a) */
     }
-    {
+    if (!(flags & 2)) {
+        /* teardown: close the libraries, deregister the rest; every operator
+           must end up empty, as in a fresh registry */
         int i;
+        log_add("teardown: close every library, deregister every handle\n");
         for (i = 0; i < S.nlibs; i++)
             if (S.libs[i].open) {
                 dk_status st = dk_library_close(S.libs[i].live);
                 if (st != DK_OK) violation("closing L%d at the end: %s", i, dk_status_str(st));
+                S.libs[i].open = 0;
             }
+        for (i = 0; i < S.nregs; i++) {
+            dk_status st;
+            if (!S.regs[i].live) continue;
+            S.regs[i].live = 0;
+            if (S.regs[i].lib >= 0) continue;
+            if ((st = dk_deregister(S.regs[i].h)) != DK_OK)
+                violation("deregistering #%d at the end: %s", i, dk_status_str(st));
+        }
+        S.version++;
+        take_view(S.live, &live_now);
+        check_against_fresh();
     }
     destroy_registry(&S.live, &S.live_alloc, "live");
     destroy_registry(&S.fresh, &S.fresh_alloc, "fresh");
