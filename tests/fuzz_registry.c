@@ -694,19 +694,25 @@ static unsigned def_errors(int o, int variant) {
     return op_has_def(o) ? BIT(DK_ERR_DUPLICATE_DEF) : 0;
 }
 
-static unsigned impl_errors(dk_key key, int key_ok, int kd) {
-    unsigned e = 0;
-    (void)key;
-    if (!key_ok) e |= BIT(DK_ERR_BAD_KEY);
-    if (!kd_ok_impl(kd)) e |= BIT(DK_ERR_BAD_KERNEL);
-    return e;
+/* A key byte: the pool, or from 0xC0 on any runtime key (every slot's). */
+static dk_key key_from_byte(unsigned b) {
+    if (b < 0xC0) return keys[b % NKEYS].key;
+    return dk_slot_key(1 + (int)((b - 0xC0) % (DK_NUM_RUNTIME_ENTRIES - 1)));
 }
 
+/* A valid key for a kernel (runtime, alias, or Undefined = catch-all). */
 static int key_ok(dk_key key) {
     int i;
     for (i = 0; i < NKEYS; i++)
         if (keys[i].key == key) return keys[i].ok;
-    return 0;
+    return 1; /* a slot's runtime key */
+}
+
+static unsigned impl_errors(dk_key key, int kd) {
+    unsigned e = 0;
+    if (!key_ok(key)) e |= BIT(DK_ERR_BAD_KEY);
+    if (!kd_ok_impl(kd)) e |= BIT(DK_ERR_BAD_KERNEL);
+    return e;
 }
 
 static unsigned fallback_errors(dk_key key, int kd) {
@@ -772,30 +778,32 @@ static int run_step(reader *in, int fired_out[1]) {
     case S_IMPL:
     case S_FT_IMPL: {
         /* operator 0..5, or a malformed / NULL name */
-        int o = (int)(ops[0] % (NOPS + 3)), ki = (int)(ops[1] % NKEYS), id, kd;
+        int o = (int)(ops[0] % (NOPS + 3)), id, kd;
+        dk_key key = key_from_byte(ops[1]);
         const char *name = o < NOPS ? op_names[o] : o == NOPS ? "fz:a" : o == NOPS + 1 ? "fz::a(" : NULL;
         unsigned errors;
         if (kind == S_IMPL) kd = (int)(ops[2] % NKD);
         else kd = ops[2] % 8 == 7 ? KD_BAD_FALLTHROUGH : KD_FALLTHROUGH;
-        errors = impl_errors(keys[ki].key, keys[ki].ok, kd);
+        errors = impl_errors(key, kd);
         if (o == NOPS || o == NOPS + 1) errors |= BIT(DK_ERR_BAD_NAME);
         if (!name) errors |= BIT(DK_ERR_NULL);
-        id = new_reg(T_IMPL, o, name, keys[ki].key, kd, -1);
-        ARMED_CALL(h_impl(S.live, name, keys[ki].key, make_desc(kd, &tags[id]), &h));
+        id = new_reg(T_IMPL, o, name, key, kd, -1);
+        ARMED_CALL(h_impl(S.live, name, key, make_desc(kd, &tags[id]), &h));
         log_add("impl %s%s%s @%s %s -> %s\n", name ? "\"" : "", name ? name : "NULL", name ? "\"" : "",
-                key_name(keys[ki].key), kd_names[kd], status_name(st));
+                key_name(key), kd_names[kd], status_name(st));
         registration_result(st, errors, S.live_alloc.fired, id, h, 1);
         break;
     }
     case S_FALLBACK:
     case S_FT_FALLBACK: {
-        int ki = (int)(ops[0] % NKEYS), id, kd;
+        dk_key key = key_from_byte(ops[0]);
+        int id, kd;
         if (kind == S_FALLBACK) kd = (int)(ops[1] % NKD);
         else kd = ops[1] % 8 == 7 ? KD_BAD_FALLTHROUGH : KD_FALLTHROUGH;
-        id = new_reg(T_FALLBACK, -1, "", keys[ki].key, kd, -1);
-        ARMED_CALL(h_fallback(S.live, keys[ki].key, make_desc(kd, &tags[id]), &h));
-        log_add("fallback @%s %s -> %s\n", key_name(keys[ki].key), kd_names[kd], status_name(st));
-        registration_result(st, fallback_errors(keys[ki].key, kd), S.live_alloc.fired, id, h, 1);
+        id = new_reg(T_FALLBACK, -1, "", key, kd, -1);
+        ARMED_CALL(h_fallback(S.live, key, make_desc(kd, &tags[id]), &h));
+        log_add("fallback @%s %s -> %s\n", key_name(key), kd_names[kd], status_name(st));
+        registration_result(st, fallback_errors(key, kd), S.live_alloc.fired, id, h, 1);
         break;
     }
     case S_DEREG: {
@@ -836,7 +844,7 @@ static int run_step(reader *in, int fired_out[1]) {
         l->kind = (dk_library_kind)(ops[0] % 3);
         l->run = (ops[0] & 0x80) != 0;
         l->ns = (int)(ops[1] % 4);
-        l->key = keys[ops[2] % NKEYS].key;
+        l->key = key_from_byte(ops[2]);
         if (l->kind != DK_LIB_IMPL && !(ops[2] & 0x80)) l->key = DK_Undefined;
         if (l->ns == LNS_WILD && l->kind != DK_LIB_IMPL) errors |= BIT(DK_ERR_WRONG_BLOCK);
         if (l->ns == LNS_BAD) errors |= BIT(DK_ERR_BAD_NAME);
@@ -883,11 +891,11 @@ static int run_step(reader *in, int fired_out[1]) {
             ARMED_CALL(dk_lib_def(l->live, text));
             log_add("L%d def \"%s\" -> %s\n", li, text, status_name(st));
         } else {
-            int ki = (int)(ops[2] % NKEYS), kd = (int)(ops[3] % NKD);
-            dk_key key = keys[ki].key, eff = l->kind == DK_LIB_IMPL ? l->key : key;
+            int kd = (int)(ops[3] % NKD);
+            dk_key key = key_from_byte(ops[2]), eff = l->kind == DK_LIB_IMPL ? l->key : key;
             snprintf(text, sizeof text, "%s%s", prefix, short_names[sh]);
             if (l->kind == DK_LIB_IMPL && key != DK_Undefined && key != l->key) errors |= BIT(DK_ERR_KEY_MISMATCH);
-            errors |= impl_errors(eff, key_ok(eff), kd);
+            errors |= impl_errors(eff, kd);
             id = new_reg(T_IMPL, o, text, key, kd, li);
             ARMED_CALL(dk_lib_impl(l->live, text, key, make_desc(kd, &tags[id])));
             log_add("L%d impl \"%s\" @%s %s -> %s\n", li, text, key_name(key), kd_names[kd], status_name(st));

@@ -65,7 +65,8 @@ fuzz-registry-short: $(FUZZ_REGISTRY_BIN) ## deterministic registration-sequence
 	@rm -rf $(FUZZ_REGISTRY_DIR)/short && mkdir -p $(FUZZ_REGISTRY_DIR)/short
 	@# libFuzzer orders seed inputs by size alone: equal sizes would make the order depend on the directory listing
 	@dup=$$(wc -c $(FUZZ_REGISTRY_CORPUS)/* | grep -v ' total$$' | awk '{print $$1}' | sort -n | uniq -d); \
-	if [ -n "$$dup" ]; then echo "  FAIL  $(FUZZ_REGISTRY_CORPUS) has inputs of equal size ($$dup bytes): not deterministic"; exit 1; fi
+	if [ -n "$$dup" ]; then echo "0 1" > $(BUILD)/results/fuzz-registry.count; \
+	  echo "  FAIL  $(FUZZ_REGISTRY_CORPUS) has inputs of equal size ($$dup bytes): not deterministic"; exit 1; fi
 	@log=$(BUILD)/fuzz-registry-short.log; \
 	{ $(FUZZ_REGISTRY_BIN) $(FUZZ_REGISTRY_COMMON) $(FUZZ_REGISTRY_CORPUS)/* && \
 	  $(FUZZ_REGISTRY_BIN) $(FUZZ_REGISTRY_COMMON) -seed=$(FUZZ_REGISTRY_SEED) -runs=$(FUZZ_REGISTRY_RUNS) \
