@@ -185,7 +185,7 @@ static const char *const type_names[] = { "def", "impl", "fallback" };
 typedef struct mreg {
     int type;             /* T_* */
     int op;               /* def, impl: the operator (index into op_names) */
-    char text[80];        /* the schema / name as passed */
+    char text[96];        /* the schema / name as passed */
     dk_key key;           /* as passed */
     int kd;               /* KD_* */
     int lib;              /* the library record, or -1 */
@@ -561,7 +561,7 @@ static void kernel_mismatch(const char *what, const char *name, const char *wher
 
 /* An operator without def or registrations, if present at all, shows none. */
 static void check_empty_op(const char *which, const char *name, const view *v, const opview *o) {
-    char want[128];
+    char want[256];
     if (!o->op) return;
     snprintf(want, sizeof want, "name: %s\nschema: (none)\n", name);
     if (strcmp(v->text.p + o->state, want) != 0)
@@ -1018,6 +1018,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         take_view(S.live, &live_now);
         check_against_fresh();
     }
+    if (trace)
+        fprintf(stderr, "%d steps, %d registrations; the fresh registry was rebuilt %ld times, extended %ld times\n",
+                S.step, S.nregs, S.rebuilds, S.appends);
     destroy_registry(&S.live, &S.live_alloc, "live");
     destroy_registry(&S.fresh, &S.fresh_alloc, "fresh");
     return 0;
