@@ -12,7 +12,7 @@
 # own have a FUZZ_REGISTRY_ prefix (FUZZ_SECONDS is shared with `make fuzz`).
 # It also works standalone: make -f tests/fuzz_registry.mk fuzz-registry-short
 #
-#   fuzz-registry-short  deterministic (about 20 s on 2 cores): replays every
+#   fuzz-registry-short  deterministic (about 20 s of CPU time): replays every
 #                        input of tests/fuzz/registry-corpus once, then fuzzes
 #                        from that corpus with a fixed -seed and a fixed -runs
 #                        into an emptied scratch directory, so every run
@@ -60,7 +60,7 @@ $(FUZZ_REGISTRY_BIN): tests/fuzz_registry.c dispatch.h
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_REGISTRY_FLAGS) -I. $< -o $@
 
-fuzz-registry-short: $(FUZZ_REGISTRY_BIN) ## deterministic registration-sequence fuzzing: seed corpus, then fixed -seed / -runs (about 20 s)
+fuzz-registry-short: $(FUZZ_REGISTRY_BIN) ## deterministic registration-sequence fuzzing: seed corpus, then fixed -seed / -runs (about 20 s of CPU)
 	@mkdir -p $(BUILD)/results $(FUZZ_REGISTRY_DIR)/artifacts
 	@rm -rf $(FUZZ_REGISTRY_DIR)/short && mkdir -p $(FUZZ_REGISTRY_DIR)/short
 	@# libFuzzer orders seed inputs by size alone: equal sizes would make the order depend on the directory listing
