@@ -593,9 +593,9 @@ static void check_against_fresh(void) {
             violation("%s has a live registration but dk_op_lookup finds it in %s", name,
                       !l->op && !f->op ? "neither registry" : !l->op ? "the fresh registry only" : "the live registry only");
         if (strcmp(l->op->name, name) != 0) violation("dk_op_lookup(%s) gives an operator named %s", name, l->op->name);
-        if (op_has_def(i) != (l->op->schema != NULL))
+        if (op_has_def(i) != (dk_op_schema(l->op) != NULL))
             violation("%s: the model says def=%d, the operator's schema is %s", name, op_has_def(i),
-                      l->op->schema ? l->op->schema : "NULL");
+                      dk_op_schema(l->op) ? dk_op_schema(l->op) : "NULL");
         for (slot = 0; slot < DK_NUM_RUNTIME_ENTRIES; slot++)
             if (!same_kernel(l->slot[slot], f->slot[slot])) {
                 char where[96];
