@@ -4890,7 +4890,7 @@ DK__PRIVATE int dk__sp_keyword(const char *s, size_t n) {
     };
     int i = n >= 2 && n <= 8 && strchr("TFNEdiewraongfbcp", s[0]) /* the words' first letters */
                 ? dk__sp_find_word(words, sizeof words / sizeof words[0], s, n) : -1;
-    return i < 0 ? DK__TK_IDENT : words[i].kind;
+    return i < 0 ? (int)DK__TK_IDENT : words[i].kind;
 }
 
 /* Operators, longest match first; only -> and ... (and single characters)
