@@ -34,8 +34,9 @@
        >>status      dk_status (X-macro list), last-error message
        >>api         names, parsing, printing, configuration check
        >>aliases     alias keys found by role (Autograd, CompositeImplicitAutograd...)
-       >>registry    registries, kernels, def / impl / fallback, libraries, dumps
-       >>boxed       dk_value, dk_stack, boxed kernels, boxing adapters
+       >>boxed       the handle types, dk_value, dk_stack, boxed kernels, adapters
+       >>registry    kernels, operator tables, registries, def / impl / fallback,
+                     libraries, introspection
        >>tls         thread-local include / exclude sets and guards
        >>call        dk_dispatch, dk_lookup, DK_DECLARE_OP, boxed calls, explain
        >>schema      function schemas: parse, print, dispatch arguments
@@ -1024,15 +1025,15 @@ enum {
     DK_ALIAS_BATCHED = DK__ALIAS_KEY(DK__SET_FUNCTORCH_BATCHED)      /* FuncTorchBatchedDecomposition */
 };
 
-/* >>registry ----------------------------------------------------------------
+/* >>boxed -------------------------------------------------------------------
 
-   A dk_registry holds operators, their kernels and the backend fallbacks.
-   Registries are independent; dk_registry_default() is the process-wide one
-   the DK_LIBRARY macros use. Every registration returns a dk_registration
-   handle; dk_deregister() removes exactly that registration and restores what
-   it shadowed. Invariant: every operator's dispatch table equals a full
-   recomputation from its current registrations (see Note [Resolution]). */
+   Boxed values: a tagged union, and a stack whose storage the caller owns
+   (no allocation per call, no reference counting in the dispatcher). A
+   boxed kernel pops its arguments (the last argument is on top) and pushes
+   its returns, as c10's boxed calling convention. Tensors are the caller's
+   own handles (void *); the registry's tensor_keyset hook tells their keys. */
 
+/* The opaque handles, declared first: boxed kernels and adapters name them. */
 typedef struct dk_registry dk_registry;
 typedef struct dk_operator dk_operator;
 typedef struct dk_kernel dk_kernel;
@@ -1043,13 +1044,6 @@ typedef struct dk_library dk_library;
 typedef void (*dk_fn)(void);
 #define DK_FN(f) ((dk_fn)(f))
 
-/* >>boxed -------------------------------------------------------------------
-
-   Boxed values: a tagged union, and a stack whose storage the caller owns
-   (no allocation per call, no reference counting in the dispatcher). A
-   boxed kernel pops its arguments (the last argument is on top) and pushes
-   its returns, as c10's boxed calling convention. Tensors are the caller's
-   own handles (void *); the registry's tensor_keyset hook tells their keys. */
 typedef enum dk_value_tag {
     DK_VALUE_NONE = 0, DK_VALUE_BOOL, DK_VALUE_INT, DK_VALUE_DOUBLE, DK_VALUE_STRING, DK_VALUE_TENSOR,
     DK_VALUE_LIST, DK_VALUE_INT_LIST, DK_VALUE_DOUBLE_LIST, DK_VALUE_OBJECT
@@ -1135,6 +1129,15 @@ typedef struct dk_op_adapters {
     void (*unbox_result)(dk_stack *stack, void *result);
     void (*call_unboxed)(const dk_kernel *kernel, const dk_operator *op, dk_keyset ks, dk_stack *stack);
 } dk_op_adapters;
+
+/* >>registry ----------------------------------------------------------------
+
+   A dk_registry holds operators, their kernels and the backend fallbacks.
+   Registries are independent; dk_registry_default() is the process-wide one
+   the DK_LIBRARY macros use. Every registration returns a dk_registration
+   handle; dk_deregister() removes exactly that registration and restores what
+   it shadowed. Invariant: every operator's dispatch table equals a full
+   recomputation from its current registrations (see Note [Resolution]). */
 
 typedef enum dk_kernel_kind {
     DK_KERNEL_FUNCTION = 0,   /* a real kernel (unboxed, boxed or both) */
