@@ -390,7 +390,8 @@ extern "C" {
 
 /* >>enums -------------------------------------------------------------------
 
-   Numbering is c10's (see Note [Key numbering]):
+   Note [Key numbering]. The numbering is c10's, so that every key has the
+   value c10 gives it and names, dumps and conformance vectors line up:
      0                          Undefined
      1 .. F-1                   functionality keys, list order
      F                          EndOfFunctionalityKeys
