@@ -1010,21 +1010,32 @@ static int dk__tsan_fence_word DK__UNUSED;
 
    Each alias plays the role named by its Set column; the resolution rules
    find aliases by role, so a user alias list may drop any of them (the role
-   constant is then Undefined). */
-enum {
-    DK__SET_AUTOGRAD_ALIAS = 1, DK__SET_MATH, DK__SET_NESTED, DK__SET_BACKEND,
-    DK__SET_NON_FUNCTIONAL_BACKEND, DK__SET_FUNCTORCH_BATCHED
-};
+   constant is then Undefined). The roles are one list, in c10's resolution
+   order (computeDispatchTableEntry): X(Set, Alias, Reason) gives the Set
+   column's name, the DK_ALIAS_<Alias> constant and the dk_reason a kernel
+   found through the role has. Everything about roles is generated from it:
+   the role numbers, their bits, the alias key of each role, the resolution
+   loop (Note [Resolution]). */
+#define DK__FORALL_ALIAS_ROLES(X)                                      \
+    X(NON_FUNCTIONAL_BACKEND, NON_FUNCTIONAL, NON_FUNCTIONAL)           \
+    X(BACKEND,                BACKEND,        BACKEND)                  \
+    X(NESTED,                 NESTED,         NESTED)                   \
+    X(MATH,                   MATH,           MATH)                     \
+    X(AUTOGRAD_ALIAS,         AUTOGRAD,       AUTOGRAD)                 \
+    X(FUNCTORCH_BATCHED,      BATCHED,        BATCHED)
+#define DK__ROLE_NUMBER(set, alias, reason) DK__SET_##set,
+enum { DK__SET_NONE_ = 0, DK__FORALL_ALIAS_ROLES(DK__ROLE_NUMBER) DK__NUM_ROLES_PLUS_1 };
+#undef DK__ROLE_NUMBER
+#define DK__NUM_ROLES (DK__NUM_ROLES_PLUS_1 - 1)
 #define DK__ALIAS_FIRST(name, set, want) (DK__SET_##set == (want)) ? DK_##name :
 #define DK__ALIAS_KEY(want) (DK_FORALL_ALIAS_KEYS(DK__ALIAS_FIRST, want) DK_Undefined)
-enum {
-    DK_ALIAS_AUTOGRAD = DK__ALIAS_KEY(DK__SET_AUTOGRAD_ALIAS),       /* Autograd */
-    DK_ALIAS_MATH = DK__ALIAS_KEY(DK__SET_MATH),                     /* CompositeImplicitAutograd (catch-all) */
-    DK_ALIAS_NESTED = DK__ALIAS_KEY(DK__SET_NESTED),                 /* CompositeImplicitAutogradNestedTensor */
-    DK_ALIAS_BACKEND = DK__ALIAS_KEY(DK__SET_BACKEND),               /* CompositeExplicitAutograd */
-    DK_ALIAS_NON_FUNCTIONAL = DK__ALIAS_KEY(DK__SET_NON_FUNCTIONAL_BACKEND), /* ...NonFunctional */
-    DK_ALIAS_BATCHED = DK__ALIAS_KEY(DK__SET_FUNCTORCH_BATCHED)      /* FuncTorchBatchedDecomposition */
-};
+/* DK_ALIAS_AUTOGRAD (Autograd), DK_ALIAS_MATH (CompositeImplicitAutograd, the
+   catch-all), DK_ALIAS_NESTED, DK_ALIAS_BACKEND (CompositeExplicitAutograd),
+   DK_ALIAS_NON_FUNCTIONAL (...NonFunctional), DK_ALIAS_BATCHED
+   (FuncTorchBatchedDecomposition): the alias key of each role. */
+#define DK__ROLE_ALIAS(set, alias, reason) DK_ALIAS_##alias = DK__ALIAS_KEY(DK__SET_##set),
+enum { DK__FORALL_ALIAS_ROLES(DK__ROLE_ALIAS) DK__ALIAS_ROLES_END_ };
+#undef DK__ROLE_ALIAS
 
 /* >>boxed -------------------------------------------------------------------
 
@@ -2426,10 +2437,9 @@ struct dk_library {
 /* What resolution needs to know about a slot, computed once per registry:
    which alias roles cover its key (Undefined: c10's special rules), and the
    backend keys behind it when it is an autograd key. */
-enum {
-    DK__IN_NON_FUNCTIONAL = 1, DK__IN_BACKEND = 2, DK__IN_NESTED = 4, DK__IN_MATH = 8,
-    DK__IN_AUTOGRAD = 16, DK__IN_BATCHED = 32
-};
+#define DK__ROLE_BIT(set, alias, reason) DK__IN_##alias = 1 << (DK__SET_##set - 1),
+enum { DK__FORALL_ALIAS_ROLES(DK__ROLE_BIT) DK__IN_END_ };
+#undef DK__ROLE_BIT
 struct dk__slot_info {
     uint8_t in;                   /* DK__IN_* */
     uint8_t per_backend;          /* the key is a per-backend runtime key */
@@ -2905,27 +2915,32 @@ DK__PRIVATE void dk__op_remove_if_unused(dk_registry *r, dk__op *op) {
    derived from the slots, the def's fields copied. Then one release store
    publishes it and the old snapshot is retired (Note [Reclamation]). */
 
-/* What resolution reads of an operator's impls: the newest per alias key
-   (found once), and the list itself for a runtime key (short: scanned). */
+/* What resolution reads of an operator's impls: the newest per role (found
+   once), and the list itself for a runtime key (short: scanned). */
 typedef struct dk__front {
     const dk_registration *impls;                    /* newest first */
-    const dk_registration *alias[DK_NUM_ALIAS_KEYS]; /* the active impl per alias key */
-    unsigned aliases;                                /* DK__IN_* of the alias roles that have one */
+    const dk_registration *role[DK__NUM_ROLES + 1]; /* the active impl of each role's alias, by DK__SET_* */
+    unsigned aliases;                                /* DK__IN_* of the roles that have one */
 } dk__front;
+
+/* The role (DK__SET_*) an alias key plays, 0 for any other key. */
+DK__PRIVATE int dk__role_of(dk_key k) {
+#define DK__ROLE_IF(set, alias, reason) if (k == (dk_key)DK_ALIAS_##alias) return DK__SET_##set;
+    if (k == DK_Undefined) return 0;
+    DK__FORALL_ALIAS_ROLES(DK__ROLE_IF)
+#undef DK__ROLE_IF
+    return 0;
+}
 
 DK__PRIVATE void dk__collect_front(const dk__op *op, dk__front *f) {
     const dk_registration *g;
     memset((void *)f, 0, sizeof *f);
     f->impls = op->impls;
     for (g = op->impls; g; g = g->next) {
-        dk_key k = g->kernel.key;
-        if (!dk_key_is_alias(k) || f->alias[k - DK_StartOfAliasKeys]) continue;
-        f->alias[k - DK_StartOfAliasKeys] = g;
-        f->aliases |= (k == (dk_key)DK_ALIAS_NON_FUNCTIONAL ? DK__IN_NON_FUNCTIONAL : 0) |
-                      (k == (dk_key)DK_ALIAS_BACKEND ? DK__IN_BACKEND : 0) |
-                      (k == (dk_key)DK_ALIAS_NESTED ? DK__IN_NESTED : 0) | (k == (dk_key)DK_ALIAS_MATH ? DK__IN_MATH : 0) |
-                      (k == (dk_key)DK_ALIAS_AUTOGRAD ? DK__IN_AUTOGRAD : 0) |
-                      (k == (dk_key)DK_ALIAS_BATCHED ? DK__IN_BATCHED : 0);
+        int role = dk_key_is_alias(g->kernel.key) ? dk__role_of(g->kernel.key) : 0;
+        if (!role || f->role[role]) continue;
+        f->role[role] = g;
+        f->aliases |= 1u << (role - 1);
     }
 }
 
@@ -2933,7 +2948,7 @@ DK__PRIVATE void dk__collect_front(const dk__op *op, dk__front *f) {
 DK__PRIVATE const dk_registration *dk__front_at(const dk__front *f, int k) {
     const dk_registration *g;
     if (k == DK_Undefined) return NULL;
-    if (dk_key_is_alias((dk_key)k)) return f->alias[k - DK_StartOfAliasKeys];
+    if (dk_key_is_alias((dk_key)k)) return f->role[dk__role_of((dk_key)k)];
     for (g = f->impls; g && g->kernel.key != (dk_key)k; g = g->next) {}
     return g;
 }
@@ -2960,12 +2975,9 @@ DK__PRIVATE void dk__slot_info_init(struct dk__slot_info *info) {
             i->in = DK__IN_NON_FUNCTIONAL | DK__IN_BACKEND | DK__IN_MATH;
             continue;
         }
-        i->in = (uint8_t)((dk__covers((dk_key)DK_ALIAS_NON_FUNCTIONAL, k) ? DK__IN_NON_FUNCTIONAL : 0) |
-                          (dk__covers((dk_key)DK_ALIAS_BACKEND, k) ? DK__IN_BACKEND : 0) |
-                          (dk__covers((dk_key)DK_ALIAS_NESTED, k) ? DK__IN_NESTED : 0) |
-                          (dk__covers((dk_key)DK_ALIAS_MATH, k) ? DK__IN_MATH : 0) |
-                          (dk__covers((dk_key)DK_ALIAS_AUTOGRAD, k) ? DK__IN_AUTOGRAD : 0) |
-                          (dk__covers((dk_key)DK_ALIAS_BATCHED, k) ? DK__IN_BATCHED : 0));
+#define DK__ROLE_COVERS(set, alias, reason) | (dk__covers((dk_key)DK_ALIAS_##alias, k) ? DK__IN_##alias : 0)
+        i->in = (uint8_t)(0 DK__FORALL_ALIAS_ROLES(DK__ROLE_COVERS));
+#undef DK__ROLE_COVERS
         i->per_backend = (uint8_t)dk_key_is_per_backend_functionality(dk_key_functionality(k));
         i->backend = (uint8_t)(i->per_backend ? dk_key_backend(k) - 1 : 0);
         i->autograd_other = k == (dk_key)DK_KEY_AUTOGRAD_OTHER;
@@ -2975,31 +2987,43 @@ DK__PRIVATE void dk__slot_info_init(struct dk__slot_info *info) {
     }
 }
 
+/* c10's special rules for a CompositeImplicitAutograd kernel at a slot it
+   covers: the AutogradOther slot is ambiguous when a kernel sits at one of
+   the other backends (returns the marker, why = AMBIGUOUS); it does not
+   apply when a CompositeExplicitAutograd kernel exists or a backend under
+   this autograd key has a kernel (has_backend_kernel; returns NULL). */
+static dk_registration dk__ambiguous_marker; /* never read: only its address */
+DK__PRIVATE const dk_registration *dk__math_rule(const dk_registry *r, const dk__op *op, const dk__front *f,
+                                                const struct dk__slot_info *i, const dk_registration *math,
+                                                dk_reason *why) {
+    (void)r;
+    if (i->autograd_other && dk__has_kernel_in(op, DK_KS_OTHER_BACKENDS)) {
+        *why = DK_REASON_AMBIGUOUS;
+        return &dk__ambiguous_marker;
+    }
+    if (f->role[DK__SET_BACKEND] ||
+        (!dk_ks_is_empty(i->autograd_backends) && dk__has_kernel_in(op, i->autograd_backends)))
+        return NULL;
+    return math;
+}
+
 /* The kernel of one slot and why (a dk_reason). */
 DK__PRIVATE const dk_kernel *dk__resolve(const dk_registry *r, const dk__op *op, const dk__front *f, int slot,
                                          dk_reason *why) {
     const struct dk__slot_info *i = &r->slot_info[slot];
     dk_key k = dk__slot_keys[slot];
-    const dk_registration *alias;
+    const dk_registration *g;
 #define DK__CHOOSE(reg, reason) do { *why = DK_REASON_##reason; return &(reg)->kernel; } while (0)
-    if ((alias = dk__front_at(f, k)) != NULL) DK__CHOOSE(alias, KERNEL);
-    if (i->in & f->aliases) { /* an alias kernel covers this slot: c10's precedence */
-        if ((alias = dk__front_at(f, DK_ALIAS_NON_FUNCTIONAL)) && (i->in & DK__IN_NON_FUNCTIONAL))
-            DK__CHOOSE(alias, NON_FUNCTIONAL);
-        if ((alias = dk__front_at(f, DK_ALIAS_BACKEND)) && (i->in & DK__IN_BACKEND)) DK__CHOOSE(alias, BACKEND);
-        if ((alias = dk__front_at(f, DK_ALIAS_NESTED)) && (i->in & DK__IN_NESTED)) DK__CHOOSE(alias, NESTED);
-        if ((alias = dk__front_at(f, DK_ALIAS_MATH)) && (i->in & DK__IN_MATH)) {
-            if (i->autograd_other && dk__has_kernel_in(op, DK_KS_OTHER_BACKENDS)) {
-                *why = DK_REASON_AMBIGUOUS;
-                return &r->ambiguous;
-            }
-            /* c10's has_backend_kernel: a CompositeExplicitAutograd kernel, or one at a backend under this autograd key */
-            if (!dk__front_at(f, DK_ALIAS_BACKEND) &&
-                (dk_ks_is_empty(i->autograd_backends) || !dk__has_kernel_in(op, i->autograd_backends)))
-                DK__CHOOSE(alias, MATH);
+    if ((g = dk__front_at(f, k)) != NULL) DK__CHOOSE(g, KERNEL);
+    if (i->in & f->aliases) { /* an alias kernel covers this slot: the roles in c10's precedence */
+#define DK__ROLE_TRY(set, alias, reason)                                                                   \
+        if ((i->in & DK__IN_##alias) && (g = f->role[DK__SET_##set]) != NULL &&                          \
+            (DK__SET_##set != DK__SET_MATH || (g = dk__math_rule(r, op, f, i, g, why)) != NULL)) {         \
+            if (g == &dk__ambiguous_marker) return &r->ambiguous;                                         \
+            DK__CHOOSE(g, reason);                                                                        \
         }
-        if ((alias = dk__front_at(f, DK_ALIAS_AUTOGRAD)) && (i->in & DK__IN_AUTOGRAD)) DK__CHOOSE(alias, AUTOGRAD);
-        if ((alias = dk__front_at(f, DK_ALIAS_BATCHED)) && (i->in & DK__IN_BATCHED)) DK__CHOOSE(alias, BATCHED);
+        DK__FORALL_ALIAS_ROLES(DK__ROLE_TRY)
+#undef DK__ROLE_TRY
     }
     if (r->fallbacks[slot]) DK__CHOOSE(r->fallbacks[slot], FALLBACK);
 #undef DK__CHOOSE
