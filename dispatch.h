@@ -1522,6 +1522,14 @@ DK_INLINE const dk_kernel *dk_dispatch(const dk_operator *op, dk_keyset args, dk
    result is zero-filled. */
 DK_API void dk__call_slow(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args, void *result,
                           size_t result_size);
+/* The same for typed calls written out in full (gen/dkgen's bindings): a
+   kernel record whose fn is NULL gets the argument pack `args` (boxed
+   through the operator's adapters, or handed to a boxed kernel as
+   stack->unboxed_args); a failed call is reported and *result zero-filled. */
+DK_INLINE void dk_call_slow(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args, void *result,
+                            size_t result_size) {
+    dk__call_slow(op, ks, k, args, result, result_size);
+}
 
 /* Boxed calls: the dispatch keyset comes from the stack (the schema's
    dispatch arguments, through the registry's tensor_keyset hook), then TLS
