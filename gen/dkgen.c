@@ -411,6 +411,7 @@ static int is_pointer_kind(ckind k) {
 }
 
 enum { MAX_DEFAULT_STRING = 1024 };
+enum { MAX_STRING_LITERAL = 4000 };   /* C99 compilers need not take more than 4095 */
 
 /* Whether argument v's default has a C value, and where it lives. Kept
    apart from default_text (which needs the operator's C name) so that the
@@ -537,36 +538,46 @@ static void describe(opinfo *op) {
     }
 }
 
-/* Calls fn with every global name operator `op` generates under C name id. */
+/* Calls fn with every global name operator `op` generates under C name id
+   (until fn returns non-zero). */
+static char *signature(const opinfo *op);
 static int each_global_name(const opinfo *op, const char *id, int (*fn)(const char *name, void *ud), void *ud) {
-    static const char *const typed[] = {
-        "keyset", "fn", "args", "result", "invoke", "call", "redispatch", "SCHEMA", "SCHEMA_text", "NAME",
-        "NAME_text", "SIGNATURE", "SIGNATURE_text", "slow", "box", "unbox_result", "call_unboxed", "adapters", "def",
-        "impl", "bind", "opts", "defaults", "call_opts", "calld",
-    };
-    static const char *const boxed[] = { "SCHEMA", "SCHEMA_text", "NAME", "NAME_text", "def", "impl", "bind",
-                                         "call", "redispatch" };
-    const char *const *list = op->boxed_only ? boxed : typed;
-    size_t count = op->boxed_only ? sizeof boxed / sizeof *boxed : sizeof typed / sizeof *typed, i;
+    static const char *const typed[] = { "keyset", "fn", "args", "slow", "invoke", "call", "redispatch",
+                                         "SIGNATURE", "box", "unbox_result", "call_unboxed", "adapters" };
+    static const char *const both[] = { "SCHEMA", "NAME", "def", "impl", "bind" };
+    static const char *const with_defaults[] = { "opts", "defaults", "call_opts", "calld" };
+    const char *names[64];
+    char *sig = op->boxed_only ? NULL : signature(op), *name;
+    size_t n = 0, i, name_len = strlen(op->s->name) + (op->s->overload[0] ? 1 + strlen(op->s->overload) : 0);
     int stop = 0, k;
-    for (i = 0; i < count && !stop; i++) {
-        char *name = xprintf("%s_%s", id, list[i]);
+    for (i = 0; i < sizeof both / sizeof *both; i++) names[n++] = both[i];
+    if (strlen(op->s->text) > MAX_STRING_LITERAL) names[n++] = "SCHEMA_text";
+    if (name_len > MAX_STRING_LITERAL) names[n++] = "NAME_text";
+    if (op->boxed_only) names[n++] = "call", names[n++] = "redispatch";
+    for (i = 0; !op->boxed_only && i < sizeof typed / sizeof *typed; i++) names[n++] = typed[i];
+    if (sig && strlen(sig) > MAX_STRING_LITERAL) names[n++] = "SIGNATURE_text";
+    if (op->nr > 1) names[n++] = "result";
+    for (i = 0; op->ndefaults && i < sizeof with_defaults / sizeof *with_defaults; i++) names[n++] = with_defaults[i];
+    free(sig);
+    for (i = 0; i < n && !stop; i++) {
+        name = xprintf("%s_%s", id, names[i]);
         stop = fn(name, ud);
         free(name);
     }
-    for (k = 0; k <= op->n && op->ndefaults && !stop; k++) {   /* calld_<number of macro arguments> */
-        char *name = xprintf("%s_calld_%d", id, k + 1);
+    for (k = 0; op->ndefaults && k <= op->ndefaults && !stop; k++) {   /* calld_<number of macro arguments> */
+        name = xprintf("%s_calld_%d", id, 1 + op->n - op->ndefaults + k);
         stop = fn(name, ud);
         free(name);
     }
     for (k = 0; k < op->n && !stop; k++) {
-        if (op->args[k].store == STORE_NONE || !op->args[k].has_default) continue;
-        {
-            char *name = xprintf("%s_default%d", id, k), *items = xprintf("%s_default%d_items", id, k);
-            stop = fn(name, ud) || fn(items, ud);
-            free(name);
-            free(items);
-        }
+        if (!op->args[k].has_default || op->args[k].store == STORE_NONE) continue;
+        name = xprintf("%s_default%d", id, k);
+        stop = fn(name, ud);
+        free(name);
+        if (op->args[k].store != STORE_LIST || stop) continue;
+        name = xprintf("%s_default%d_items", id, k);
+        stop = fn(name, ud);
+        free(name);
     }
     return stop;
 }
@@ -641,7 +652,6 @@ static void emit_comment_text(FILE *o, const char *s) {
     }
 }
 
-enum { MAX_STRING_LITERAL = 4000 };   /* C99 compilers need not take more than 4095 */
 
 /* #define <id>_<what> "text": a string literal, or for a long text an
    array (-pedantic rejects string literals over 4095 bytes). */
@@ -728,8 +738,8 @@ static void emit_types(FILE *o, const opinfo *op) {
     const char *rt = ret_type(op, &owned);
     int i;
     if (op->nr > 1) {
-        fprintf(o, "typedef struct %s_result {", op->id);
-        for (i = 0; i < op->nr; i++) emit_decl(o, KINDS[op->rets[i].kind].c, op->rets[i].field, ";"), fputs(" ", o);
+        fprintf(o, "typedef struct %s_result { ", op->id);
+        for (i = 0; i < op->nr; i++) emit_decl(o, KINDS[op->rets[i].kind].c, op->rets[i].field, "; ");
         fprintf(o, "} %s_result;\n", op->id);
     }
     fprintf(o, "typedef %s (*%s_fn)(const dk_kernel *kernel_, dk_keyset ks_", rt, op->id);
@@ -750,14 +760,16 @@ static void emit_keyset(FILE *o, const opinfo *op) {
     emit_params(o, op, "", 0);
     fprintf(o, "%s) {\n    dk_keyset ks_ = DK_KS_EMPTY;\n", op->n ? "" : "void");
     for (i = 0; i < op->n; i++) {
-        const char *a = op->args[i].field;
-        ckind k = op->args[i].kind;
-        if (op->args[i].a->is_dispatch && k == K_TENSOR)
-            fprintf(o, "    ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(%s_));\n", a);
-        else if (op->args[i].a->is_dispatch && k == K_OPT_TENSOR)
-            fprintf(o, "    ks_ = dk_ks_or(ks_, dkgen_opt_tensor_keyset(%s_));\n", a);
-        else if (op->args[i].a->is_dispatch && k == K_TENSOR_LIST)
-            fprintf(o, "    ks_ = dk_ks_or(ks_, dkgen_list_keyset(%s_));\n", a);
+        const char *a = op->args[i].field, *keys = NULL;
+        if (op->args[i].a->is_dispatch) switch (op->args[i].kind) {
+            case K_TENSOR: keys = "DKGEN_TENSOR_KEYSET"; break;
+            case K_OPT_TENSOR: keys = "dkgen_opt_tensor_keyset"; break;
+            case K_TENSOR_LIST: case K_LIST: keys = "dkgen_list_keyset"; break;
+            case K_OPT_LIST: keys = "dkgen_opt_list_keyset"; break;
+            case K_VALUE: keys = "dkgen_value_keyset"; break;
+            default: break;
+            }
+        if (keys) fprintf(o, "    ks_ = dk_ks_or(ks_, %s(%s_));\n", keys, a);
         else fprintf(o, "    (void)%s_;\n", a);
     }
     fputs("    return ks_;\n}\n", o);
@@ -999,6 +1011,14 @@ static void emit_prelude(FILE *o) {
           "    return ks_;\n"
           "}\n"
           "DK_INLINE dk_keyset dkgen_opt_tensor_keyset(dkgen_tensor t_) { return t_ ? DKGEN_TENSOR_KEYSET(t_) : DK_KS_EMPTY; }\n"
+          "DK_INLINE dk_keyset dkgen_opt_list_keyset(const dk_value_list *l_) { return l_ ? dkgen_list_keyset(*l_) : DK_KS_EMPTY; }\n"
+          "/* a dk_value argument that the schema makes a dispatch argument: as dk_call_boxed reads it */\n"
+          "DK_INLINE dk_keyset dkgen_value_keyset(dk_value v_) {\n"
+          "    dk_value_list l_ = { NULL, 0 };\n"
+          "    if (v_.tag == DK_VALUE_TENSOR) return DKGEN_TENSOR_KEYSET((dkgen_tensor)(uintptr_t)v_.as.tensor);\n"
+          "    if (v_.tag == DK_VALUE_LIST) { l_.items = v_.as.list.items; l_.n = v_.as.list.n; }\n"
+          "    return dkgen_list_keyset(l_);\n"
+          "}\n"
           "/* <op>_bind: the operator, if defined with this C signature (NULL: bound boxed) */\n"
           "DK_INLINE dk_status dkgen_bind(dk_registry *reg_, const char *name_, const char *signature_, const dk_operator **op_) {\n"
           "    dk_operator *found_;\n"
@@ -1183,6 +1203,8 @@ static int generate_stream(FILE *in, const char *in_path, FILE *o, const char *o
     return bad;
 }
 
+#ifndef DKGEN_NO_MAIN   /* the command line (gen/fuzz_dkgen.c calls generate_stream) */
+
 /* Writes OUT_HEADER through a temporary file: an error leaves none. */
 static int generate(const char *in_path, const char *out_path) {
     FILE *in = fopen(in_path, "r"), *o;
@@ -1230,7 +1252,6 @@ static void print_keys(void) {
            DK_NUM_BACKENDS, DK_NUM_FUNCTIONALITY_KEYS, DK_NUM_PER_BACKEND_FUNCTIONALITIES, DK_NUM_RUNTIME_ENTRIES);
 }
 
-#ifndef DKGEN_NO_MAIN
 int main(int argc, char **argv) {
     if (argc == 2 && strcmp(argv[1], "--keys") == 0) { print_keys(); return 0; }
     if (argc == 3) return generate(argv[1], argv[2]);
