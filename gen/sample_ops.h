@@ -35,6 +35,14 @@ DK_INLINE dk_keyset dkgen_list_keyset(dk_value_list l_) {
     return ks_;
 }
 DK_INLINE dk_keyset dkgen_opt_tensor_keyset(dkgen_tensor t_) { return t_ ? DKGEN_TENSOR_KEYSET(t_) : DK_KS_EMPTY; }
+DK_INLINE dk_keyset dkgen_opt_list_keyset(const dk_value_list *l_) { return l_ ? dkgen_list_keyset(*l_) : DK_KS_EMPTY; }
+/* a dk_value argument that the schema makes a dispatch argument: as dk_call_boxed reads it */
+DK_INLINE dk_keyset dkgen_value_keyset(dk_value v_) {
+    dk_value_list l_ = { NULL, 0 };
+    if (v_.tag == DK_VALUE_TENSOR) return DKGEN_TENSOR_KEYSET((dkgen_tensor)(uintptr_t)v_.as.tensor);
+    if (v_.tag == DK_VALUE_LIST) { l_.items = v_.as.list.items; l_.n = v_.as.list.n; }
+    return dkgen_list_keyset(l_);
+}
 /* <op>_bind: the operator, if defined with this C signature (NULL: bound boxed) */
 DK_INLINE dk_status dkgen_bind(dk_registry *reg_, const char *name_, const char *signature_, const dk_operator **op_) {
     dk_operator *found_;
@@ -427,7 +435,7 @@ DK_INLINE dkgen_tensor sample_cat_call_opts(const dk_operator *op_, dk_value_lis
 #define sample_split_SCHEMA "sample::split(Tensor self, int[] sizes, bool flag=False, str? mode=None, int? chunk=None) -> (Tensor, Tensor)"
 #define sample_split_NAME "sample::split"
 #define sample_split_SIGNATURE "(Tensor, Tensor) (Tensor, int[], bool, str, int?)"
-typedef struct sample_split_result {dkgen_tensor r0; dkgen_tensor r1; } sample_split_result;
+typedef struct sample_split_result { dkgen_tensor r0; dkgen_tensor r1; } sample_split_result;
 typedef sample_split_result (*sample_split_fn)(const dk_kernel *kernel_, dk_keyset ks_, dkgen_tensor self_, dk_int_list sizes_, int flag_, const char *mode_, const int64_t *chunk_);
 typedef struct sample_split_args { dkgen_tensor self; dk_int_list sizes; int flag; const char *mode; const int64_t *chunk; sample_split_result result; } sample_split_args;
 DK_INLINE dk_keyset sample_split_keyset(dkgen_tensor self_, dk_int_list sizes_, int flag_, const char *mode_, const int64_t *chunk_) {
@@ -731,6 +739,432 @@ DK_INLINE dk_status sample_touch_bind(dk_registry *reg_, const dk_operator **op_
     return dkgen_bind(reg_, sample_touch_NAME, sample_touch_SIGNATURE, op_);
 }
 
+/* ---- sample::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
+#define sample_max_dim_SCHEMA "sample::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"
+#define sample_max_dim_NAME "sample::max.dim"
+#define sample_max_dim_SIGNATURE "(Tensor, Tensor) (Tensor, int, bool)"
+typedef struct sample_max_dim_result { dkgen_tensor values; dkgen_tensor indices; } sample_max_dim_result;
+typedef sample_max_dim_result (*sample_max_dim_fn)(const dk_kernel *kernel_, dk_keyset ks_, dkgen_tensor self_, int64_t dim_, int keepdim_);
+typedef struct sample_max_dim_args { dkgen_tensor self; int64_t dim; int keepdim; sample_max_dim_result result; } sample_max_dim_args;
+DK_INLINE dk_keyset sample_max_dim_keyset(dkgen_tensor self_, int64_t dim_, int keepdim_) {
+    dk_keyset ks_ = DK_KS_EMPTY;
+    ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(self_));
+    (void)dim_;
+    (void)keepdim_;
+    return ks_;
+}
+static sample_max_dim_result sample_max_dim_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, int64_t dim_, int keepdim_) {
+    sample_max_dim_args pack_;
+    pack_.self = self_;
+    pack_.dim = dim_;
+    pack_.keepdim = keepdim_;
+    dk_call_slow(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    return pack_.result;
+}
+DK_INLINE sample_max_dim_result sample_max_dim_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, int64_t dim_, int keepdim_) {
+    return kernel_->fn ? ((sample_max_dim_fn)kernel_->fn)(kernel_, ks_, self_, dim_, keepdim_) : sample_max_dim_slow(op_, ks_, kernel_, self_, dim_, keepdim_);
+}
+DK_INLINE sample_max_dim_result sample_max_dim_call(const dk_operator *op_, dkgen_tensor self_, int64_t dim_, int keepdim_) {
+    dk_keyset ks_;
+    const dk_kernel *kernel_;
+    sample_max_dim_result ret_;
+    dk_call_enter();
+    kernel_ = dk_dispatch(op_, sample_max_dim_keyset(self_, dim_, keepdim_), &ks_);
+    ret_ = sample_max_dim_invoke(op_, ks_, kernel_, self_, dim_, keepdim_);
+    dk_call_exit();
+    return ret_;
+}
+DK_INLINE sample_max_dim_result sample_max_dim_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, int64_t dim_, int keepdim_) {
+    sample_max_dim_result ret_;
+    dk_call_enter();
+    ret_ = sample_max_dim_invoke(op_, ks_, dk_lookup(op_, ks_), self_, dim_, keepdim_);
+    dk_call_exit();
+    return ret_;
+}
+static void sample_max_dim_box(const void *args_, dk_stack *stack_) {
+    const sample_max_dim_args *pack_ = (const sample_max_dim_args *)args_;
+    dk_push(stack_, dkgen_box_tensor(pack_->self));
+    dk_push(stack_, dk_int(pack_->dim));
+    dk_push(stack_, dk_bool(pack_->keepdim));
+}
+static void sample_max_dim_unbox_result(dk_stack *stack_, void *result_) {
+    sample_max_dim_result *ret_ = (sample_max_dim_result *)result_;
+    ret_->indices = dkgen_tensor_of(dk_pop(stack_));
+    ret_->values = dkgen_tensor_of(dk_pop(stack_));
+}
+static void sample_max_dim_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
+    sample_max_dim_args pack_;
+    sample_max_dim_result ret_;
+    (void)op_; (void)stack_;
+    pack_.keepdim = dkgen_bool_of(dk_pop(stack_));
+    pack_.dim = dkgen_int_of(dk_pop(stack_));
+    pack_.self = dkgen_tensor_of(dk_pop(stack_));
+    ret_ = ((sample_max_dim_fn)kernel_->fn)(kernel_, ks_, pack_.self, pack_.dim, pack_.keepdim);
+    dk_push(stack_, dkgen_box_tensor(ret_.values));
+    dk_push(stack_, dkgen_box_tensor(ret_.indices));
+}
+static const dk_op_adapters sample_max_dim_adapters = { sample_max_dim_SIGNATURE, 3, 2, sample_max_dim_box, sample_max_dim_unbox_result, sample_max_dim_call_unboxed };
+DK_INLINE dk_status sample_max_dim_def(dk_registry *reg_, dk_registration **handle_) {
+    return dk_def_with_adapters(reg_, sample_max_dim_SCHEMA, &sample_max_dim_adapters, handle_);
+}
+DK_INLINE dk_status sample_max_dim_impl(dk_registry *reg_, dk_key key_, sample_max_dim_fn fn_, void *user_data_, dk_registration **handle_) {
+    return dk_impl(reg_, sample_max_dim_NAME, key_, dk_unboxed(DK_FN(fn_), user_data_), handle_);
+}
+DK_INLINE dk_status sample_max_dim_bind(dk_registry *reg_, const dk_operator **op_) {
+    return dkgen_bind(reg_, sample_max_dim_NAME, sample_max_dim_SIGNATURE, op_);
+}
+typedef struct sample_max_dim_opts {
+    int keepdim;   /* = False */
+} sample_max_dim_opts;
+DK_INLINE sample_max_dim_opts sample_max_dim_defaults(void) {
+    sample_max_dim_opts opts_;
+    opts_.keepdim = 0;
+    return opts_;
+}
+DK_INLINE sample_max_dim_result sample_max_dim_call_opts(const dk_operator *op_, dkgen_tensor self_, int64_t dim_, const sample_max_dim_opts *opts_) {
+    sample_max_dim_opts all_ = opts_ ? *opts_ : sample_max_dim_defaults();
+    return sample_max_dim_call(op_, self_, dim_, all_.keepdim);
+}
+#define sample_max_dim_calld(...) DKGEN_CAT(sample_max_dim_calld_, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_max_dim_calld_3(p0_, p1_, p2_) sample_max_dim_call(p0_, p1_, p2_, 0)
+#define sample_max_dim_calld_4(p0_, p1_, p2_, p3_) sample_max_dim_call(p0_, p1_, p2_, p3_)
+
+/* ---- sample::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
+#define sample_sum_dim_IntList_SCHEMA "sample::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"
+#define sample_sum_dim_IntList_NAME "sample::sum.dim_IntList"
+#define sample_sum_dim_IntList_SIGNATURE "(Tensor) (Tensor, int[]?, bool, int?)"
+typedef dkgen_tensor (*sample_sum_dim_IntList_fn)(const dk_kernel *kernel_, dk_keyset ks_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_);
+typedef struct sample_sum_dim_IntList_args { dkgen_tensor self; const dk_int_list *dim; int keepdim; const int64_t *dtype; dkgen_tensor result; } sample_sum_dim_IntList_args;
+DK_INLINE dk_keyset sample_sum_dim_IntList_keyset(dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
+    dk_keyset ks_ = DK_KS_EMPTY;
+    ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(self_));
+    (void)dim_;
+    (void)keepdim_;
+    (void)dtype_;
+    return ks_;
+}
+static dkgen_tensor sample_sum_dim_IntList_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
+    sample_sum_dim_IntList_args pack_;
+    pack_.self = self_;
+    pack_.dim = dim_;
+    pack_.keepdim = keepdim_;
+    pack_.dtype = dtype_;
+    dk_call_slow(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    return pack_.result;
+}
+DK_INLINE dkgen_tensor sample_sum_dim_IntList_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
+    return kernel_->fn ? ((sample_sum_dim_IntList_fn)kernel_->fn)(kernel_, ks_, self_, dim_, keepdim_, dtype_) : sample_sum_dim_IntList_slow(op_, ks_, kernel_, self_, dim_, keepdim_, dtype_);
+}
+DK_INLINE dkgen_tensor sample_sum_dim_IntList_call(const dk_operator *op_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
+    dk_keyset ks_;
+    const dk_kernel *kernel_;
+    dkgen_tensor ret_;
+    dk_call_enter();
+    kernel_ = dk_dispatch(op_, sample_sum_dim_IntList_keyset(self_, dim_, keepdim_, dtype_), &ks_);
+    ret_ = sample_sum_dim_IntList_invoke(op_, ks_, kernel_, self_, dim_, keepdim_, dtype_);
+    dk_call_exit();
+    return ret_;
+}
+DK_INLINE dkgen_tensor sample_sum_dim_IntList_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
+    dkgen_tensor ret_;
+    dk_call_enter();
+    ret_ = sample_sum_dim_IntList_invoke(op_, ks_, dk_lookup(op_, ks_), self_, dim_, keepdim_, dtype_);
+    dk_call_exit();
+    return ret_;
+}
+static void sample_sum_dim_IntList_box(const void *args_, dk_stack *stack_) {
+    const sample_sum_dim_IntList_args *pack_ = (const sample_sum_dim_IntList_args *)args_;
+    dk_push(stack_, dkgen_box_tensor(pack_->self));
+    dk_push(stack_, dkgen_box_opt_int_list(pack_->dim));
+    dk_push(stack_, dk_bool(pack_->keepdim));
+    dk_push(stack_, dkgen_box_opt_int(pack_->dtype));
+}
+static void sample_sum_dim_IntList_unbox_result(dk_stack *stack_, void *result_) {
+    dkgen_tensor *ret_ = (dkgen_tensor *)result_;
+    *ret_ = dkgen_tensor_of(dk_pop(stack_));
+}
+static void sample_sum_dim_IntList_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
+    sample_sum_dim_IntList_args pack_;
+    dkgen_scratch tmp_[4];
+    dkgen_tensor ret_;
+    (void)op_; (void)stack_;
+    pack_.dtype = dkgen_opt_int_of(dk_pop(stack_), &tmp_[3]);
+    pack_.keepdim = dkgen_bool_of(dk_pop(stack_));
+    pack_.dim = dkgen_opt_int_list_of(dk_pop(stack_), &tmp_[1]);
+    pack_.self = dkgen_tensor_of(dk_pop(stack_));
+    ret_ = ((sample_sum_dim_IntList_fn)kernel_->fn)(kernel_, ks_, pack_.self, pack_.dim, pack_.keepdim, pack_.dtype);
+    dk_push(stack_, dkgen_box_tensor(ret_));
+}
+static const dk_op_adapters sample_sum_dim_IntList_adapters = { sample_sum_dim_IntList_SIGNATURE, 4, 1, sample_sum_dim_IntList_box, sample_sum_dim_IntList_unbox_result, sample_sum_dim_IntList_call_unboxed };
+DK_INLINE dk_status sample_sum_dim_IntList_def(dk_registry *reg_, dk_registration **handle_) {
+    return dk_def_with_adapters(reg_, sample_sum_dim_IntList_SCHEMA, &sample_sum_dim_IntList_adapters, handle_);
+}
+DK_INLINE dk_status sample_sum_dim_IntList_impl(dk_registry *reg_, dk_key key_, sample_sum_dim_IntList_fn fn_, void *user_data_, dk_registration **handle_) {
+    return dk_impl(reg_, sample_sum_dim_IntList_NAME, key_, dk_unboxed(DK_FN(fn_), user_data_), handle_);
+}
+DK_INLINE dk_status sample_sum_dim_IntList_bind(dk_registry *reg_, const dk_operator **op_) {
+    return dkgen_bind(reg_, sample_sum_dim_IntList_NAME, sample_sum_dim_IntList_SIGNATURE, op_);
+}
+typedef struct sample_sum_dim_IntList_opts {
+    int keepdim;   /* = False */
+    const int64_t *dtype;   /* = None */
+} sample_sum_dim_IntList_opts;
+DK_INLINE sample_sum_dim_IntList_opts sample_sum_dim_IntList_defaults(void) {
+    sample_sum_dim_IntList_opts opts_;
+    opts_.keepdim = 0;
+    opts_.dtype = NULL;
+    return opts_;
+}
+DK_INLINE dkgen_tensor sample_sum_dim_IntList_call_opts(const dk_operator *op_, dkgen_tensor self_, const dk_int_list *dim_, const sample_sum_dim_IntList_opts *opts_) {
+    sample_sum_dim_IntList_opts all_ = opts_ ? *opts_ : sample_sum_dim_IntList_defaults();
+    return sample_sum_dim_IntList_call(op_, self_, dim_, all_.keepdim, all_.dtype);
+}
+#define sample_sum_dim_IntList_calld(...) DKGEN_CAT(sample_sum_dim_IntList_calld_, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_sum_dim_IntList_calld_3(p0_, p1_, p2_) sample_sum_dim_IntList_call(p0_, p1_, p2_, 0, NULL)
+#define sample_sum_dim_IntList_calld_4(p0_, p1_, p2_, p3_) sample_sum_dim_IntList_call(p0_, p1_, p2_, p3_, NULL)
+#define sample_sum_dim_IntList_calld_5(p0_, p1_, p2_, p3_, p4_) sample_sum_dim_IntList_call(p0_, p1_, p2_, p3_, p4_)
+
+/* ---- sample::pad(Tensor self, int[2] pad=1, float value=0.5, str mode="constant") -> Tensor */
+#define sample_pad_SCHEMA "sample::pad(Tensor self, int[2] pad=1, float value=0.5, str mode=\"constant\") -> Tensor"
+#define sample_pad_NAME "sample::pad"
+#define sample_pad_SIGNATURE "(Tensor) (Tensor, int[], float, str)"
+typedef dkgen_tensor (*sample_pad_fn)(const dk_kernel *kernel_, dk_keyset ks_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_);
+typedef struct sample_pad_args { dkgen_tensor self; dk_int_list pad; double value; const char *mode; dkgen_tensor result; } sample_pad_args;
+DK_INLINE dk_keyset sample_pad_keyset(dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
+    dk_keyset ks_ = DK_KS_EMPTY;
+    ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(self_));
+    (void)pad_;
+    (void)value_;
+    (void)mode_;
+    return ks_;
+}
+static dkgen_tensor sample_pad_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
+    sample_pad_args pack_;
+    pack_.self = self_;
+    pack_.pad = pad_;
+    pack_.value = value_;
+    pack_.mode = mode_;
+    dk_call_slow(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    return pack_.result;
+}
+DK_INLINE dkgen_tensor sample_pad_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
+    return kernel_->fn ? ((sample_pad_fn)kernel_->fn)(kernel_, ks_, self_, pad_, value_, mode_) : sample_pad_slow(op_, ks_, kernel_, self_, pad_, value_, mode_);
+}
+DK_INLINE dkgen_tensor sample_pad_call(const dk_operator *op_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
+    dk_keyset ks_;
+    const dk_kernel *kernel_;
+    dkgen_tensor ret_;
+    dk_call_enter();
+    kernel_ = dk_dispatch(op_, sample_pad_keyset(self_, pad_, value_, mode_), &ks_);
+    ret_ = sample_pad_invoke(op_, ks_, kernel_, self_, pad_, value_, mode_);
+    dk_call_exit();
+    return ret_;
+}
+DK_INLINE dkgen_tensor sample_pad_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
+    dkgen_tensor ret_;
+    dk_call_enter();
+    ret_ = sample_pad_invoke(op_, ks_, dk_lookup(op_, ks_), self_, pad_, value_, mode_);
+    dk_call_exit();
+    return ret_;
+}
+static void sample_pad_box(const void *args_, dk_stack *stack_) {
+    const sample_pad_args *pack_ = (const sample_pad_args *)args_;
+    dk_push(stack_, dkgen_box_tensor(pack_->self));
+    dk_push(stack_, dk_int_list_value(pack_->pad));
+    dk_push(stack_, dk_double(pack_->value));
+    dk_push(stack_, dkgen_box_string(pack_->mode));
+}
+static void sample_pad_unbox_result(dk_stack *stack_, void *result_) {
+    dkgen_tensor *ret_ = (dkgen_tensor *)result_;
+    *ret_ = dkgen_tensor_of(dk_pop(stack_));
+}
+static void sample_pad_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
+    sample_pad_args pack_;
+    dkgen_tensor ret_;
+    (void)op_; (void)stack_;
+    pack_.mode = dkgen_string_of(dk_pop(stack_));
+    pack_.value = dkgen_double_of(dk_pop(stack_));
+    pack_.pad = dkgen_int_list_of(dk_pop(stack_));
+    pack_.self = dkgen_tensor_of(dk_pop(stack_));
+    ret_ = ((sample_pad_fn)kernel_->fn)(kernel_, ks_, pack_.self, pack_.pad, pack_.value, pack_.mode);
+    dk_push(stack_, dkgen_box_tensor(ret_));
+}
+static const dk_op_adapters sample_pad_adapters = { sample_pad_SIGNATURE, 4, 1, sample_pad_box, sample_pad_unbox_result, sample_pad_call_unboxed };
+DK_INLINE dk_status sample_pad_def(dk_registry *reg_, dk_registration **handle_) {
+    return dk_def_with_adapters(reg_, sample_pad_SCHEMA, &sample_pad_adapters, handle_);
+}
+DK_INLINE dk_status sample_pad_impl(dk_registry *reg_, dk_key key_, sample_pad_fn fn_, void *user_data_, dk_registration **handle_) {
+    return dk_impl(reg_, sample_pad_NAME, key_, dk_unboxed(DK_FN(fn_), user_data_), handle_);
+}
+DK_INLINE dk_status sample_pad_bind(dk_registry *reg_, const dk_operator **op_) {
+    return dkgen_bind(reg_, sample_pad_NAME, sample_pad_SIGNATURE, op_);
+}
+static const int64_t sample_pad_default1_items[] = { 1, 1 };
+static const dk_int_list sample_pad_default1 = { sample_pad_default1_items, 2 };
+typedef struct sample_pad_opts {
+    dk_int_list pad;   /* = 1 */
+    double value;   /* = 0.5 */
+    const char *mode;   /* = "constant" */
+} sample_pad_opts;
+DK_INLINE sample_pad_opts sample_pad_defaults(void) {
+    sample_pad_opts opts_;
+    opts_.pad = sample_pad_default1;
+    opts_.value = 0.5;
+    opts_.mode = "constant";
+    return opts_;
+}
+DK_INLINE dkgen_tensor sample_pad_call_opts(const dk_operator *op_, dkgen_tensor self_, const sample_pad_opts *opts_) {
+    sample_pad_opts all_ = opts_ ? *opts_ : sample_pad_defaults();
+    return sample_pad_call(op_, self_, all_.pad, all_.value, all_.mode);
+}
+#define sample_pad_calld(...) DKGEN_CAT(sample_pad_calld_, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_pad_calld_2(p0_, p1_) sample_pad_call(p0_, p1_, sample_pad_default1, 0.5, "constant")
+#define sample_pad_calld_3(p0_, p1_, p2_) sample_pad_call(p0_, p1_, p2_, 0.5, "constant")
+#define sample_pad_calld_4(p0_, p1_, p2_, p3_) sample_pad_call(p0_, p1_, p2_, p3_, "constant")
+#define sample_pad_calld_5(p0_, p1_, p2_, p3_, p4_) sample_pad_call(p0_, p1_, p2_, p3_, p4_)
+
+/* ---- sample::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[] */
+#define sample_unbind_int_SCHEMA "sample::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]"
+#define sample_unbind_int_NAME "sample::unbind.int"
+#define sample_unbind_int_SIGNATURE "(Tensor[]) (Tensor, int)"
+typedef dk_value_list (*sample_unbind_int_fn)(const dk_kernel *kernel_, dk_keyset ks_, dkgen_tensor self_, int64_t dim_);
+typedef struct sample_unbind_int_args { dkgen_tensor self; int64_t dim; dk_value_list result; } sample_unbind_int_args;
+DK_INLINE dk_keyset sample_unbind_int_keyset(dkgen_tensor self_, int64_t dim_) {
+    dk_keyset ks_ = DK_KS_EMPTY;
+    ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(self_));
+    (void)dim_;
+    return ks_;
+}
+static dk_value_list sample_unbind_int_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, int64_t dim_) {
+    sample_unbind_int_args pack_;
+    pack_.self = self_;
+    pack_.dim = dim_;
+    dk_call_slow(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    return pack_.result;
+}
+DK_INLINE dk_value_list sample_unbind_int_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, int64_t dim_) {
+    return kernel_->fn ? ((sample_unbind_int_fn)kernel_->fn)(kernel_, ks_, self_, dim_) : sample_unbind_int_slow(op_, ks_, kernel_, self_, dim_);
+}
+DK_INLINE dk_value_list sample_unbind_int_call(const dk_operator *op_, dkgen_tensor self_, int64_t dim_) {
+    dk_keyset ks_;
+    const dk_kernel *kernel_;
+    dk_value_list ret_;
+    dk_call_enter();
+    kernel_ = dk_dispatch(op_, sample_unbind_int_keyset(self_, dim_), &ks_);
+    ret_ = sample_unbind_int_invoke(op_, ks_, kernel_, self_, dim_);
+    dk_call_exit();
+    return ret_;
+}
+DK_INLINE dk_value_list sample_unbind_int_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, int64_t dim_) {
+    dk_value_list ret_;
+    dk_call_enter();
+    ret_ = sample_unbind_int_invoke(op_, ks_, dk_lookup(op_, ks_), self_, dim_);
+    dk_call_exit();
+    return ret_;
+}
+static void sample_unbind_int_box(const void *args_, dk_stack *stack_) {
+    const sample_unbind_int_args *pack_ = (const sample_unbind_int_args *)args_;
+    dk_push(stack_, dkgen_box_tensor(pack_->self));
+    dk_push(stack_, dk_int(pack_->dim));
+}
+static void sample_unbind_int_unbox_result(dk_stack *stack_, void *result_) {
+    dk_value_list *ret_ = (dk_value_list *)result_;
+    *ret_ = dkgen_list_of(dk_pop(stack_));
+}
+static void sample_unbind_int_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
+    sample_unbind_int_args pack_;
+    dk_value_list ret_;
+    (void)op_; (void)stack_;
+    pack_.dim = dkgen_int_of(dk_pop(stack_));
+    pack_.self = dkgen_tensor_of(dk_pop(stack_));
+    ret_ = ((sample_unbind_int_fn)kernel_->fn)(kernel_, ks_, pack_.self, pack_.dim);
+    dk_push(stack_, dkgen_box_list(ret_));
+}
+static const dk_op_adapters sample_unbind_int_adapters = { sample_unbind_int_SIGNATURE, 2, 1, sample_unbind_int_box, sample_unbind_int_unbox_result, sample_unbind_int_call_unboxed };
+DK_INLINE dk_status sample_unbind_int_def(dk_registry *reg_, dk_registration **handle_) {
+    return dk_def_with_adapters(reg_, sample_unbind_int_SCHEMA, &sample_unbind_int_adapters, handle_);
+}
+DK_INLINE dk_status sample_unbind_int_impl(dk_registry *reg_, dk_key key_, sample_unbind_int_fn fn_, void *user_data_, dk_registration **handle_) {
+    return dk_impl(reg_, sample_unbind_int_NAME, key_, dk_unboxed(DK_FN(fn_), user_data_), handle_);
+}
+DK_INLINE dk_status sample_unbind_int_bind(dk_registry *reg_, const dk_operator **op_) {
+    return dkgen_bind(reg_, sample_unbind_int_NAME, sample_unbind_int_SIGNATURE, op_);
+}
+typedef struct sample_unbind_int_opts {
+    int64_t dim;   /* = 0 */
+} sample_unbind_int_opts;
+DK_INLINE sample_unbind_int_opts sample_unbind_int_defaults(void) {
+    sample_unbind_int_opts opts_;
+    opts_.dim = 0;
+    return opts_;
+}
+DK_INLINE dk_value_list sample_unbind_int_call_opts(const dk_operator *op_, dkgen_tensor self_, const sample_unbind_int_opts *opts_) {
+    sample_unbind_int_opts all_ = opts_ ? *opts_ : sample_unbind_int_defaults();
+    return sample_unbind_int_call(op_, self_, all_.dim);
+}
+#define sample_unbind_int_calld(...) DKGEN_CAT(sample_unbind_int_calld_, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_unbind_int_calld_2(p0_, p1_) sample_unbind_int_call(p0_, p1_, 0)
+#define sample_unbind_int_calld_3(p0_, p1_, p2_) sample_unbind_int_call(p0_, p1_, p2_)
+
+/* ---- sample::available() -> bool */
+#define sample_available_SCHEMA "sample::available() -> bool"
+#define sample_available_NAME "sample::available"
+#define sample_available_SIGNATURE "(bool) ()"
+typedef int (*sample_available_fn)(const dk_kernel *kernel_, dk_keyset ks_);
+typedef struct sample_available_args { int result; } sample_available_args;
+DK_INLINE dk_keyset sample_available_keyset(void) {
+    dk_keyset ks_ = DK_KS_EMPTY;
+    return ks_;
+}
+static int sample_available_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_) {
+    sample_available_args pack_;
+    dk_call_slow(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    return pack_.result;
+}
+DK_INLINE int sample_available_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_) {
+    return kernel_->fn ? ((sample_available_fn)kernel_->fn)(kernel_, ks_) : sample_available_slow(op_, ks_, kernel_);
+}
+DK_INLINE int sample_available_call(const dk_operator *op_) {
+    dk_keyset ks_;
+    const dk_kernel *kernel_;
+    int ret_;
+    dk_call_enter();
+    kernel_ = dk_dispatch(op_, sample_available_keyset(), &ks_);
+    ret_ = sample_available_invoke(op_, ks_, kernel_);
+    dk_call_exit();
+    return ret_;
+}
+DK_INLINE int sample_available_redispatch(const dk_operator *op_, dk_keyset ks_) {
+    int ret_;
+    dk_call_enter();
+    ret_ = sample_available_invoke(op_, ks_, dk_lookup(op_, ks_));
+    dk_call_exit();
+    return ret_;
+}
+static void sample_available_box(const void *args_, dk_stack *stack_) {
+    (void)args_; (void)stack_;
+}
+static void sample_available_unbox_result(dk_stack *stack_, void *result_) {
+    int *ret_ = (int *)result_;
+    *ret_ = dkgen_bool_of(dk_pop(stack_));
+}
+static void sample_available_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
+    int ret_;
+    (void)op_; (void)stack_;
+    ret_ = ((sample_available_fn)kernel_->fn)(kernel_, ks_);
+    dk_push(stack_, dk_bool(ret_));
+}
+static const dk_op_adapters sample_available_adapters = { sample_available_SIGNATURE, 0, 1, sample_available_box, sample_available_unbox_result, sample_available_call_unboxed };
+DK_INLINE dk_status sample_available_def(dk_registry *reg_, dk_registration **handle_) {
+    return dk_def_with_adapters(reg_, sample_available_SCHEMA, &sample_available_adapters, handle_);
+}
+DK_INLINE dk_status sample_available_impl(dk_registry *reg_, dk_key key_, sample_available_fn fn_, void *user_data_, dk_registration **handle_) {
+    return dk_impl(reg_, sample_available_NAME, key_, dk_unboxed(DK_FN(fn_), user_data_), handle_);
+}
+DK_INLINE dk_status sample_available_bind(dk_registry *reg_, const dk_operator **op_) {
+    return dkgen_bind(reg_, sample_available_NAME, sample_available_SIGNATURE, op_);
+}
+
 /* X(<op>) for every operator of this header */
 #define DKGEN_FORALL_SAMPLE_OPS(X) \
     X(sample_add_Tensor) \
@@ -740,6 +1174,11 @@ DK_INLINE dk_status sample_touch_bind(dk_registry *reg_, const dk_operator **op_
     X(sample_split) \
     X(sample_where) \
     X(sample_numel) \
-    X(sample_touch)
+    X(sample_touch) \
+    X(sample_max_dim) \
+    X(sample_sum_dim_IntList) \
+    X(sample_pad) \
+    X(sample_unbind_int) \
+    X(sample_available)
 
 #endif /* DKGEN_SAMPLE_OPS_H */
