@@ -1114,8 +1114,9 @@ static void emit_header_start(FILE *o, const char *in_base, const char *out_base
 static void emit_header_end(FILE *o, const opinfo *ops, int n, const char *out_base) {
     char *stem = file_macro(out_base, 0), *guard = file_macro(out_base, 1);
     int i;
-    fprintf(o, "/* X(<op>) for every operator of this header */\n#define DKGEN_FORALL_%s(X)", stem);
-    for (i = 0; i < n; i++) fprintf(o, " \\\n    X(%s)", ops[i].id);
+    /* the parameter cannot be an operator's C name (none starts with "DK") */
+    fprintf(o, "/* X(<op>) for every operator of this header */\n#define DKGEN_FORALL_%s(DKGEN_X)", stem);
+    for (i = 0; i < n; i++) fprintf(o, " \\\n    DKGEN_X(%s)", ops[i].id);
     fprintf(o, "\n\n#endif /* DKGEN_%s */\n", guard);
     free(stem);
     free(guard);

@@ -1,8 +1,10 @@
 /* libFuzzer harness for dkgen (make gen-fuzz, gen-fuzz-short; see gen/gen.mk).
 
-   An input is one line of a schema file. When dk_schema_parse accepts it,
-   dkgen must generate a header from it (in process, the code path of the
-   command line), and that header must compile: the harness runs every
+   An input is a schema file. When dk_schema_parse accepts each of its lines
+   (but blank and comment lines), dkgen must generate a header from it (in
+   process, the code path of the command line), and that header must
+   compile: several lines exercise dkgen's C names across operators. The
+   harness runs every
    command of DKGEN_FUZZ_CC (';'-separated; each gets " -I<dir>
    -DDKGEN_HEADER=... <root>/gen/tests/driver.c" appended) and aborts on a
    failure, which libFuzzer reports as a crash and keeps the input. With
@@ -50,33 +52,46 @@ static void compile(const char *line) {
     }
 }
 
+/* Every line as dkgen reads it is blank, a comment or a schema the parser accepts. */
+static int all_lines_parse(char *text) {
+    char *line = text, *end;
+    int ok = 1;
+    for (; ok && line; line = end ? end + 1 : NULL) {
+        dk_schema *s;
+        if ((end = strchr(line, '\n')) != NULL) *end = '\0';
+        while (*line == ' ' || *line == '\t') line++;
+        if (*line && *line != '#') {
+            ok = dk_schema_parse(line, &s) == DK_OK;
+            if (ok) dk_schema_free(s);
+        }
+        if (end) *end = '\n';
+    }
+    return ok;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    char *line;
-    const char *p;
-    dk_schema *s;
+    char *text;
     FILE *in, *out;
     int errors;
     if (!header[0]) setup();
-    if (memchr(data, '\n', size) || memchr(data, '\r', size) || memchr(data, '\0', size)) return 0;
-    line = (char *)malloc(size + 1);
-    memcpy(line, data, size);
-    line[size] = '\0';
-    for (p = line; *p == ' ' || *p == '\t'; p++) {}
-    if (!*p || *p == '#' || dk_schema_parse(p, &s) != DK_OK) { free(line); return 0; }
-    dk_schema_free(s);
+    if (memchr(data, '\r', size) || memchr(data, '\0', size)) return 0;
+    text = (char *)malloc(size + 1);
+    memcpy(text, data, size);
+    text[size] = '\0';
+    if (!all_lines_parse(text)) { free(text); return 0; }
     in = tmpfile();
     out = fopen(header, "w");
     if (!in || !out) { fprintf(stderr, "fuzz_dkgen: cannot write %s\n", header); abort(); }
-    fputs(line, in);
+    fputs(text, in);
     rewind(in);
     errors = generate_stream(in, "fuzz_ops.txt", out, "fuzz_ops.h");
     fclose(in);
     fclose(out);
     if (errors) {
-        fprintf(stderr, "fuzz_dkgen: dkgen rejected a schema the parser accepts:\n%s\n", line);
+        fprintf(stderr, "fuzz_dkgen: dkgen rejected schemas the parser accepts:\n%s\n", text);
         abort();
     }
-    compile(line);
-    free(line);
+    compile(text);
+    free(text);
     return 0;
 }

@@ -1166,19 +1166,19 @@ DK_INLINE dk_status sample_available_bind(dk_registry *reg_, const dk_operator *
 }
 
 /* X(<op>) for every operator of this header */
-#define DKGEN_FORALL_SAMPLE_OPS(X) \
-    X(sample_add_Tensor) \
-    X(sample_neg) \
-    X(sample_fill_) \
-    X(sample_cat) \
-    X(sample_split) \
-    X(sample_where) \
-    X(sample_numel) \
-    X(sample_touch) \
-    X(sample_max_dim) \
-    X(sample_sum_dim_IntList) \
-    X(sample_pad) \
-    X(sample_unbind_int) \
-    X(sample_available)
+#define DKGEN_FORALL_SAMPLE_OPS(DKGEN_X) \
+    DKGEN_X(sample_add_Tensor) \
+    DKGEN_X(sample_neg) \
+    DKGEN_X(sample_fill_) \
+    DKGEN_X(sample_cat) \
+    DKGEN_X(sample_split) \
+    DKGEN_X(sample_where) \
+    DKGEN_X(sample_numel) \
+    DKGEN_X(sample_touch) \
+    DKGEN_X(sample_max_dim) \
+    DKGEN_X(sample_sum_dim_IntList) \
+    DKGEN_X(sample_pad) \
+    DKGEN_X(sample_unbind_int) \
+    DKGEN_X(sample_available)
 
 #endif /* DKGEN_SAMPLE_OPS_H */

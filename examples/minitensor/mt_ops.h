@@ -462,11 +462,11 @@ DK_INLINE dk_status mt_matmul_bind(dk_registry *reg_, const dk_operator **op_) {
 }
 
 /* X(<op>) for every operator of this header */
-#define DKGEN_FORALL_MT_OPS(X) \
-    X(mt_add) \
-    X(mt_mul) \
-    X(mt_sum) \
-    X(mt_relu) \
-    X(mt_matmul)
+#define DKGEN_FORALL_MT_OPS(DKGEN_X) \
+    DKGEN_X(mt_add) \
+    DKGEN_X(mt_mul) \
+    DKGEN_X(mt_sum) \
+    DKGEN_X(mt_relu) \
+    DKGEN_X(mt_matmul)
 
 #endif /* DKGEN_MT_OPS_H */
