@@ -53,5 +53,10 @@ check "an empty file gives a header without operators; a missing one exits 1" sh
   '$dkgen' '$out/empty.txt' '$out/empty.h' && grep -q 'DKGEN_EMPTY_H' '$out/empty.h' &&
   ! '$dkgen' '$out/missing.txt' '$out/missing.h' 2>/dev/null"
 
+# the generated code calls dispatch.h's public API only (schema text and comments aside)
+check "no internal name of dispatch.h (dk__*, DK__*) in generated code" sh -c "
+  '$dkgen' gen/tests/adversarial.txt '$out/names.h' 2>/dev/null &&
+  ! grep -v -e '^/\* ---- ' -e '_SCHEMA \"' '$out/names.h' | grep -nE '(^|[^A-Za-z0-9_])(dk__|DK__)'"
+
 echo "$ok $bad" > "$out/check.count"
 [ "$bad" = 0 ]
