@@ -38,7 +38,8 @@ help: ## list the targets
 	  awk -F':.*## ' '{ printf "  %-22s %s\n", $$1, $$2 }'
 
 test: deps ## install what is missing, then build and run every test (unit, sanitizers, compile matrix, structure, plugins, examples, fuzz-short)
-	@$(MAKE) --no-print-directory unit sanitize tsan matrix structure check-gen plugin-test examples-test fuzz-short fuzz-registry-short
+	@$(MAKE) --no-print-directory unit sanitize tsan matrix structure check-gen plugin-test examples-test gen-check gen-check-libtorch \
+	  fuzz-short fuzz-registry-short gen-fuzz-short
 	@sh tests/summary.sh $(BUILD)/results
 
 deps: ## install missing Debian packages (as root) or say which are missing
@@ -140,6 +141,7 @@ bench-icount: $(BUILD)/bench ## instructions per operation of each bench row, co
 include bench/c10.mk
 include tests/schema.mk
 include tests/fuzz_registry.mk
+include gen/gen.mk
 include examples/minitensor/minitensor.mk
 include tests/plugin/plugin.mk
 

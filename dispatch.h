@@ -1637,6 +1637,15 @@ DK_INLINE const dk_kernel *dk_dispatch(const dk_operator *op, dk_keyset args, dk
    result is zero-filled. */
 DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks, const dk_kernel *k, void *args,
                           void *result, size_t result_size);
+/* The same for typed calls written out in full (gen/dkgen's bindings): a
+   kernel record whose fn is NULL gets the argument pack `args` (boxed
+   through the operator's adapters, or handed to a boxed kernel as
+   stack->unboxed_args); a failed call is reported (ks standing for the
+   arguments' keyset in the message) and *result zero-filled. */
+DK_INLINE void dk_call_slow(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args, void *result,
+                            size_t result_size) {
+    dk__call_slow(op, ks, ks, k, args, result, result_size);
+}
 
 /* Boxed calls. dk_call_boxed takes the stack's values as the call's
    arguments, the last one on top: trailing arguments left off get their

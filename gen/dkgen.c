@@ -4,322 +4,1230 @@
    dkgen --keys                the key tables (names, bits, slots) as Markdown
 
    OPS_FILE holds one operator schema per line, in PyTorch's schema language
-   (`ns::name.overload(args) -> returns`); '#' starts a comment; blank lines
-   are ignored. For each operator the header defines, on top of
-   DK_DECLARE_OP (typed call / redispatch, argument pack):
+   (`ns::name.overload(args) -> returns`); a line whose first non-blank
+   character is '#' is a comment, the schema language's own trailing '#'
+   comments are allowed, blank lines are ignored, and a line may be of any
+   length. Every schema dk_schema_parse accepts generates. Every line is
+   read; every error names its line; any error means no header (exit
+   status 1). Two operators whose C names would clash (my::a_b and my::a.b)
+   both generate, the second under a numbered name, with a warning.
+
+   For each operator the header defines (<op> is the operator name with "::"
+   and "." replaced by "_": aten::add.Tensor -> aten_add_Tensor):
+     <op>_fn, <op>_args     the kernel type and the argument pack
+     <op>_call(op, args...) the typed call; <op>_redispatch(op, ks, args...)
      <op>_keyset(args...)   the dispatch keyset of the tensor arguments
-     <op>_def(r, &h)        def the schema with its boxing adapters (one registration)
+     <op>_def(r, &h)        def the schema with its boxing adapters
      <op>_impl(r, key, fn, user_data, &h)   register a typed kernel
      <op>_bind(r, &op)      look the operator up, checking its C signature
-   and the adapters that let boxed calls reach the typed kernels and typed
-   calls reach boxed kernels and fallbacks. <op> is the operator name with
-   "::" and "." replaced by "_" (aten::add.Tensor -> aten_add_Tensor).
+     <op>_SCHEMA, <op>_NAME, <op>_SIGNATURE  the schema, the operator name
+                            and the C signature in schema words
+     <op>_result            a tuple's returns, named as in the schema
+                            (values, indices; r<i> when unnamed)
+   and, when some arguments have defaults:
+     <op>_calld(op, required..., [defaulted...])  a macro: the required
+                            arguments in schema order, then any leading part
+                            of the defaulted ones (in schema order); the rest
+                            take their defaults
+     <op>_opts, <op>_defaults()   the defaulted arguments, and their values
+     <op>_call_opts(op, required..., &opts)   opts NULL: every default
+   Operators with varargs ("...") or without an argument list are bound
+   boxed: <op>_def, <op>_impl(r, key, boxed_fn, user_data, &h), <op>_bind,
+   <op>_call(op, stack), <op>_redispatch(op, ks, stack).
+   Every generated header defines the registry's tensor_keyset hook,
+   dkgen_tensor_keyset, from DKGEN_TENSOR_KEYSET, and
+   DKGEN_FORALL_<FILE>(X), X(<op>) for each operator.
 
    The user describes their tensor type once, before including the header:
      #define DKGEN_TENSOR my_tensor *            (a pointer type)
      #define DKGEN_TENSOR_KEYSET(t) ((t)->keys)  (its dispatch keyset)
-   C types: Tensor -> DKGEN_TENSOR (Tensor?: NULL is None), Tensor[] and
-   Tensor?[] -> dk_value_list of dk_tensor()/dk_none() values, int / SymInt /
-   ScalarType / Layout / MemoryFormat -> int64_t, float and Scalar -> double,
-   bool -> int, str -> const char *, optional scalars -> pointer (NULL is
-   None), int[] -> dk_int_list, float[] -> dk_double_list, Generator? ->
-   void *. Returns: one value, a tuple (a struct <op>_result), or nothing. */
+   C types: Tensor -> DKGEN_TENSOR (Tensor?: NULL is None); Tensor[],
+   Tensor?[] and other lists -> dk_value_list (of dk_tensor()/dk_none()/...
+   values); int[] (SymInt[]...) -> dk_int_list; float[] -> dk_double_list;
+   int, SymInt, ScalarType, Layout, MemoryFormat, QScheme -> int64_t;
+   float and Scalar -> double; bool -> int; str and Device -> const char *;
+   Generator, Storage, Stream, custom classes -> void *; optional scalars and
+   optional lists -> a pointer (NULL is None); any other type (Any, Dict,
+   tuples, unions, complex...) -> dk_value, passed as it is. A return of an
+   optional scalar or list is a dk_value. Argument names that C or C++
+   reserve, that look like macros or that clash with generated names are
+   prefixed "arg_" (parameters carry a trailing '_'). */
 #define DISPATCH_IMPLEMENTATION
 #include "../dispatch.h"
 
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* How one schema type maps to C. */
-typedef struct ctype {
-    const char *c;          /* C type */
-    const char *box;        /* printf format producing a dk_value from %s (the C expression) */
-    const char *sig;        /* name in the operator's C signature string */
-    int kind;               /* how it is unboxed, and how it contributes to the keyset */
-} ctype;
-enum { K_TENSOR, K_OPT_TENSOR, K_TENSOR_LIST, K_INT, K_OPT_INT, K_DOUBLE, K_OPT_DOUBLE, K_BOOL, K_OPT_BOOL,
-       K_STRING, K_INT_LIST, K_DOUBLE_LIST, K_OBJECT };
+/* ---- memory and growing strings ------------------------------------------ */
 
-static const ctype C_TENSOR = { "DKGEN_TENSOR", "dk_tensor((void *)(%s))", "Tensor", K_TENSOR };
-static const ctype C_OPT_TENSOR = { "DKGEN_TENSOR", "((%s) ? dk_tensor((void *)(%s)) : dk_none())", "Tensor?", K_OPT_TENSOR };
-static const ctype C_TENSOR_LIST = { "dk_value_list", "dk_list((%s).items, (%s).n)", "Tensor[]", K_TENSOR_LIST };
-static const ctype C_INT = { "int64_t", "dk_int(%s)", "int", K_INT };
-static const ctype C_OPT_INT = { "const int64_t *", "((%s) ? dk_int(*(%s)) : dk_none())", "int?", K_OPT_INT };
-static const ctype C_DOUBLE = { "double", "dk_double(%s)", "float", K_DOUBLE };
-static const ctype C_OPT_DOUBLE = { "const double *", "((%s) ? dk_double(*(%s)) : dk_none())", "float?", K_OPT_DOUBLE };
-static const ctype C_BOOL = { "int", "dk_bool(%s)", "bool", K_BOOL };
-static const ctype C_OPT_BOOL = { "const int *", "((%s) ? dk_bool(*(%s)) : dk_none())", "bool?", K_OPT_BOOL };
-static const ctype C_STRING = { "const char *", "((%s) ? dk_string(%s) : dk_none())", "str", K_STRING };
-static const ctype C_INT_LIST = { "dk_int_list", "dk_int_list_value(%s)", "int[]", K_INT_LIST };
-static const ctype C_DOUBLE_LIST = { "dk_double_list", "dk_double_list_value(%s)", "float[]", K_DOUBLE_LIST };
-static const ctype C_OBJECT = { "void *", "((%s) ? dk_object(%s) : dk_none())", "object", K_OBJECT };
+static void *xrealloc(void *p, size_t n) {
+    p = realloc(p, n ? n : 1);
+    if (!p) { fputs("dkgen: out of memory\n", stderr); exit(1); }
+    return p;
+}
+static char *xstrdup(const char *s) {
+    size_t n = strlen(s) + 1;
+    return (char *)memcpy(xrealloc(NULL, n), s, n);
+}
+
+/* A growing NUL-terminated string. */
+typedef struct sbuf { char *p; size_t len, cap; } sbuf;
+
+static void sb_put(sbuf *b, const char *s, size_t n) {
+    if (b->len + n + 1 > b->cap) {
+        b->cap = (b->len + n + 1) * 2;
+        b->p = (char *)xrealloc(b->p, b->cap);
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+static void sb_puts(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
+static void sb_putc(sbuf *b, char c) { sb_put(b, &c, 1); }
+static void sb_vprintf(sbuf *b, const char *fmt, va_list ap) {
+    char small[256];
+    va_list ap2;
+    int n;
+    va_copy(ap2, ap);
+    n = vsnprintf(small, sizeof small, fmt, ap);
+    if (n < 0) n = 0;
+    if ((size_t)n < sizeof small) sb_put(b, small, (size_t)n);
+    else {
+        char *big = (char *)xrealloc(NULL, (size_t)n + 1);
+        vsnprintf(big, (size_t)n + 1, fmt, ap2);
+        sb_put(b, big, (size_t)n);
+        free(big);
+    }
+    va_end(ap2);
+}
+static void sb_printf(sbuf *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    sb_vprintf(b, fmt, ap);
+    va_end(ap);
+}
+/* The string built so far (malloc'ed, "" if nothing); b starts over. */
+static char *sb_take(sbuf *b) {
+    char *p = b->p ? b->p : xstrdup("");
+    b->p = NULL;
+    b->len = b->cap = 0;
+    return p;
+}
+static char *xprintf(const char *fmt, ...) {
+    sbuf b = { NULL, 0, 0 };
+    va_list ap;
+    va_start(ap, fmt);
+    sb_vprintf(&b, fmt, ap);
+    va_end(ap);
+    return sb_take(&b);
+}
+
+/* ---- a set of names (generated global names -> the line that made them) ---- */
+
+typedef struct nameset { char **keys; int *lines; size_t n, cap; } nameset;
+
+static size_t ns_hash(const char *s) {
+    size_t h = 2166136261u;
+    while (*s) h = (h ^ (unsigned char)*s++) * 16777619u;
+    return h;
+}
+static int ns_find(const nameset *set, const char *key) {   /* its line, or 0 */
+    size_t i;
+    if (!set->cap) return 0;
+    for (i = ns_hash(key) & (set->cap - 1); set->keys[i]; i = (i + 1) & (set->cap - 1))
+        if (strcmp(set->keys[i], key) == 0) return set->lines[i];
+    return 0;
+}
+static void ns_add(nameset *set, const char *key, int line) {
+    size_t i;
+    if (2 * (set->n + 1) > set->cap) {   /* grow and rehash */
+        nameset big;
+        big.cap = set->cap ? 2 * set->cap : 1024;
+        big.n = 0;
+        big.keys = (char **)xrealloc(NULL, big.cap * sizeof *big.keys);
+        big.lines = (int *)xrealloc(NULL, big.cap * sizeof *big.lines);
+        memset(big.keys, 0, big.cap * sizeof *big.keys);
+        for (i = 0; i < set->cap; i++)
+            if (set->keys[i]) ns_add(&big, set->keys[i], set->lines[i]);
+        free(set->keys);
+        free(set->lines);
+        *set = big;
+    }
+    for (i = ns_hash(key) & (set->cap - 1); set->keys[i]; i = (i + 1) & (set->cap - 1)) {}
+    set->keys[i] = (char *)key;
+    set->lines[i] = line;
+    set->n++;
+}
+static void ns_free(nameset *set, int owns_keys) {
+    size_t i;
+    for (i = 0; owns_keys && i < set->cap; i++) free(set->keys[i]);
+    free(set->keys);
+    free(set->lines);
+}
+
+/* ---- how schema types map to C ------------------------------------------- */
+
+typedef enum ckind {
+    K_TENSOR, K_OPT_TENSOR, K_TENSOR_LIST, K_LIST, K_OPT_LIST, K_INT, K_OPT_INT, K_DOUBLE, K_OPT_DOUBLE,
+    K_BOOL, K_OPT_BOOL, K_STRING, K_OBJECT, K_INT_LIST, K_OPT_INT_LIST, K_DOUBLE_LIST, K_OPT_DOUBLE_LIST, K_VALUE
+} ckind;
+
+/* Per kind: the C type, its word in the C signature, the helper that boxes
+   a C value ("" = the value is a dk_value already) and the one that unboxes
+   a dk_value (with a scratch slot for the optional ones: the pointer points
+   into it). The helpers are in the header's prelude (emit_prelude). */
+static const struct kind_info {
+    const char *c, *sig, *box, *unbox;
+    int scratch;
+} KINDS[] = {
+    /* K_TENSOR */          { "dkgen_tensor", "Tensor", "dkgen_box_tensor", "dkgen_tensor_of", 0 },
+    /* K_OPT_TENSOR */      { "dkgen_tensor", "Tensor?", "dkgen_box_opt_tensor", "dkgen_tensor_of", 0 },
+    /* K_TENSOR_LIST */     { "dk_value_list", "Tensor[]", "dkgen_box_list", "dkgen_list_of", 0 },
+    /* K_LIST */            { "dk_value_list", "list", "dkgen_box_list", "dkgen_list_of", 0 },
+    /* K_OPT_LIST */        { "const dk_value_list *", "list?", "dkgen_box_opt_list", "dkgen_opt_list_of", 1 },
+    /* K_INT */             { "int64_t", "int", "dk_int", "dkgen_int_of", 0 },
+    /* K_OPT_INT */         { "const int64_t *", "int?", "dkgen_box_opt_int", "dkgen_opt_int_of", 1 },
+    /* K_DOUBLE */          { "double", "float", "dk_double", "dkgen_double_of", 0 },
+    /* K_OPT_DOUBLE */      { "const double *", "float?", "dkgen_box_opt_double", "dkgen_opt_double_of", 1 },
+    /* K_BOOL */            { "int", "bool", "dk_bool", "dkgen_bool_of", 0 },
+    /* K_OPT_BOOL */        { "const int *", "bool?", "dkgen_box_opt_bool", "dkgen_opt_bool_of", 1 },
+    /* K_STRING */          { "const char *", "str", "dkgen_box_string", "dkgen_string_of", 0 },
+    /* K_OBJECT */          { "void *", "object", "dkgen_box_object", "dkgen_object_of", 0 },
+    /* K_INT_LIST */        { "dk_int_list", "int[]", "dk_int_list_value", "dkgen_int_list_of", 0 },
+    /* K_OPT_INT_LIST */    { "const dk_int_list *", "int[]?", "dkgen_box_opt_int_list", "dkgen_opt_int_list_of", 1 },
+    /* K_DOUBLE_LIST */     { "dk_double_list", "float[]", "dk_double_list_value", "dkgen_double_list_of", 0 },
+    /* K_OPT_DOUBLE_LIST */ { "const dk_double_list *", "float[]?", "dkgen_box_opt_double_list",
+                              "dkgen_opt_double_list_of", 1 },
+    /* K_VALUE */           { "dk_value", "value", "", "", 0 },
+};
 
 static int is_int_like(dk_type_kind k) {
     return k == DK_TYPE_Int || k == DK_TYPE_SymInt || k == DK_TYPE_ScalarType || k == DK_TYPE_Layout ||
-           k == DK_TYPE_MemoryFormat;
+           k == DK_TYPE_MemoryFormat || k == DK_TYPE_QScheme;
+}
+static int is_float_like(dk_type_kind k) { return k == DK_TYPE_Float || k == DK_TYPE_Number; }
+static int is_object(dk_type_kind k) {
+    return k == DK_TYPE_Generator || k == DK_TYPE_Storage || k == DK_TYPE_StreamObj || k == DK_TYPE_Class ||
+           k == DK_TYPE_Capsule || k == DK_TYPE_Quantizer || k == DK_TYPE_AnyClass;
 }
 
-/* NULL when dkgen cannot map the type. */
-static const ctype *map_type(const dk_type *t) {
-    const dk_type *e;
-    if (t->kind == DK_TYPE_Tensor) return &C_TENSOR;
-    if (is_int_like(t->kind)) return &C_INT;
-    if (t->kind == DK_TYPE_Float || t->kind == DK_TYPE_Number) return &C_DOUBLE;
-    if (t->kind == DK_TYPE_Bool) return &C_BOOL;
-    if (t->kind == DK_TYPE_String || t->kind == DK_TYPE_DeviceObj) return &C_STRING;
-    if (t->kind == DK_TYPE_Optional) {
-        e = t->contained[0];
-        if (e->kind == DK_TYPE_Tensor) return &C_OPT_TENSOR;
-        if (is_int_like(e->kind)) return &C_OPT_INT;
-        if (e->kind == DK_TYPE_Float || e->kind == DK_TYPE_Number) return &C_OPT_DOUBLE;
-        if (e->kind == DK_TYPE_Bool) return &C_OPT_BOOL;
-        if (e->kind == DK_TYPE_String || e->kind == DK_TYPE_DeviceObj) return &C_STRING;
-        if (e->kind == DK_TYPE_Generator) return &C_OBJECT;
-        return NULL;
-    }
-    if (t->kind == DK_TYPE_List) {
-        e = t->contained[0];
-        if (e->kind == DK_TYPE_Tensor) return &C_TENSOR_LIST;
-        if (e->kind == DK_TYPE_Optional && e->contained[0]->kind == DK_TYPE_Tensor) return &C_TENSOR_LIST;
-        if (is_int_like(e->kind)) return &C_INT_LIST;
-        if (e->kind == DK_TYPE_Float) return &C_DOUBLE_LIST;
-    }
-    return NULL;
+static ckind map_list(const dk_type *e, int optional) {
+    if (e->kind == DK_TYPE_Tensor || (e->kind == DK_TYPE_Optional && e->contained[0]->kind == DK_TYPE_Tensor))
+        return optional ? K_OPT_LIST : K_TENSOR_LIST;
+    if (is_int_like(e->kind)) return optional ? K_OPT_INT_LIST : K_INT_LIST;
+    if (e->kind == DK_TYPE_Float) return optional ? K_OPT_DOUBLE_LIST : K_DOUBLE_LIST;
+    return optional ? K_OPT_LIST : K_LIST;
 }
 
-static void c_ident(const dk_schema *s, char *out, size_t n) {
-    size_t i, j = 0;
-    char full[512];
-    snprintf(full, sizeof full, "%s%s%s", s->name, s->overload[0] ? "." : "", s->overload);
-    for (i = 0; full[i] && j + 1 < n; i++) {
-        if (full[i] == ':' && full[i + 1] == ':') { out[j++] = '_'; i++; }
-        else out[j++] = full[i] == '.' ? '_' : full[i];
-    }
-    out[j] = '\0';
+/* Every type maps: what has no C type of its own is a dk_value. A return
+   never points into storage that the adapters would have to keep alive. */
+static ckind map_type(const dk_type *t, int is_return) {
+    ckind k;
+    if (t->kind == DK_TYPE_Tensor) return K_TENSOR;
+    if (is_int_like(t->kind)) return K_INT;
+    if (is_float_like(t->kind)) return K_DOUBLE;
+    if (t->kind == DK_TYPE_Bool) return K_BOOL;
+    if (t->kind == DK_TYPE_String || t->kind == DK_TYPE_DeviceObj) return K_STRING;
+    if (is_object(t->kind)) return K_OBJECT;
+    if (t->kind == DK_TYPE_List) return map_list(t->contained[0], 0);
+    if (t->kind != DK_TYPE_Optional) return K_VALUE;
+    t = t->contained[0];
+    if (t->kind == DK_TYPE_Tensor) return K_OPT_TENSOR;
+    if (t->kind == DK_TYPE_String || t->kind == DK_TYPE_DeviceObj) return K_STRING;
+    if (is_object(t->kind)) return K_OBJECT;
+    if (is_int_like(t->kind)) k = K_OPT_INT;
+    else if (is_float_like(t->kind)) k = K_OPT_DOUBLE;
+    else if (t->kind == DK_TYPE_Bool) k = K_OPT_BOOL;
+    else if (t->kind == DK_TYPE_List) k = map_list(t->contained[0], 1);
+    else return K_VALUE;
+    return is_return ? K_VALUE : k;
 }
 
-static void emit_box(FILE *o, const ctype *c, const char *expr) {
-    fprintf(o, c->box, expr, expr);
+/* ---- C names --------------------------------------------------------------- */
+
+/* Names an argument or a tuple field must not take: C (C89 to C23) and C++
+   keywords and alternative tokens; macros and objects of the C library
+   headers that dispatch.h and its users include; and the generated code's
+   own names (its locals are these with a trailing '_', as parameters are
+   argument names with a trailing '_'; "result" is a field of <op>_args). */
+static const char *const RESERVED[] = {
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
+    "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
+    "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while",
+    "bool", "true", "false", "nullptr", "constexpr", "static_assert", "thread_local", "alignas", "alignof",
+    "typeof", "typeof_unqual", "asm",
+    "and", "and_eq", "bitand", "bitor", "catch", "char8_t", "char16_t", "char32_t", "class", "compl", "concept",
+    "const_cast", "consteval", "constinit", "co_await", "co_return", "co_yield", "decltype", "delete",
+    "dynamic_cast", "explicit", "export", "friend", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
+    "operator", "or", "or_eq", "private", "protected", "public", "reinterpret_cast", "requires", "static_cast",
+    "template", "this", "throw", "try", "typeid", "typename", "using", "virtual", "wchar_t", "xor", "xor_eq",
+    "assert", "errno", "stdin", "stdout", "stderr", "offsetof", "setjmp", "sigsetjmp", "longjmp", "va_arg",
+    "va_copy", "va_end", "va_start", "alloca", "linux", "unix", "i386", "complex", "imaginary", "I",
+    "noreturn", "sched_priority", "strdupa", "strndupa", "assert_perror", "environ", "optarg", "optind",
+    "opterr", "optopt", "timezone", "daylight", "tzname", "signgam", "pthread_cleanup_push",
+    "pthread_cleanup_pop", "pthread_cleanup_push_defer_np", "pthread_cleanup_pop_restore_np",
+    "be16toh", "be32toh", "be64toh", "htobe16", "htobe32", "htobe64", "htole16", "htole32", "htole64",
+    "le16toh", "le32toh", "le64toh",
+    "op", "ks", "kernel", "pack", "ret", "val", "tmp", "stack", "reg", "handle", "key", "fn", "user_data",
+    "idx", "opts", "all", "args", "result", "status", "found",
+};
+
+static int is_reserved_word(const char *n) {
+    size_t i;
+    for (i = 0; i < sizeof RESERVED / sizeof *RESERVED; i++)
+        if (strcmp(RESERVED[i], n) == 0) return 1;
+    return 0;
 }
 
-/* The statement that unboxes stack value `v` into C variable `var`. */
-static void emit_unbox(FILE *o, const ctype *c, const char *var, const char *v, const char *store) {
-    switch (c->kind) {
-    case K_TENSOR: fprintf(o, "%s = (DKGEN_TENSOR)%s.as.tensor;", var, v); break;
-    case K_OPT_TENSOR:
-        fprintf(o, "%s = %s.tag == DK_VALUE_TENSOR ? (DKGEN_TENSOR)%s.as.tensor : NULL;", var, v, v);
-        break;
-    case K_TENSOR_LIST: fprintf(o, "%s.items = %s.as.list.items; %s.n = %s.as.list.n;", var, v, var, v); break;
-    case K_INT: fprintf(o, "%s = %s.as.i;", var, v); break;
-    case K_DOUBLE: fprintf(o, "%s = %s.tag == DK_VALUE_INT ? (double)%s.as.i : %s.as.d;", var, v, v, v); break;
-    case K_BOOL: fprintf(o, "%s = %s.as.b;", var, v); break;
-    case K_STRING: fprintf(o, "%s = %s.tag == DK_VALUE_STRING ? %s.as.s : NULL;", var, v, v); break;
-    case K_OBJECT: fprintf(o, "%s = %s.tag == DK_VALUE_OBJECT ? %s.as.object : NULL;", var, v, v); break;
-    case K_OPT_INT: fprintf(o, "%s.i = %s.as.i; %s = %s.tag == DK_VALUE_INT ? &%s.i : NULL;", store, v, var, v, store); break;
-    case K_OPT_DOUBLE:
-        fprintf(o, "%s.d = %s.tag == DK_VALUE_INT ? (double)%s.as.i : %s.as.d; %s = %s.tag != DK_VALUE_NONE ? &%s.d : NULL;",
-                store, v, v, v, var, v, store);
-        break;
-    case K_OPT_BOOL: fprintf(o, "%s.b = %s.as.b; %s = %s.tag == DK_VALUE_BOOL ? &%s.b : NULL;", store, v, var, v, store); break;
-    case K_INT_LIST: fprintf(o, "%s.items = %s.as.ints.items; %s.n = %s.as.ints.n;", var, v, var, v); break;
-    case K_DOUBLE_LIST: fprintf(o, "%s.items = %s.as.doubles.items; %s.n = %s.as.doubles.n;", var, v, var, v); break;
+/* A name the generated code can use as it is. */
+static int is_safe_name(const char *n, const nameset *globals) {
+    size_t len = strlen(n), i, upper = 0, lower = 0;
+    if (is_reserved_word(n) || ns_find(globals, n)) return 0;
+    if (n[0] == '_' && (n[1] == '_' || isupper((unsigned char)n[1]))) return 0;   /* reserved to the implementation */
+    if (tolower((unsigned char)n[0]) == 'd' && tolower((unsigned char)n[1]) == 'k') return 0;   /* dk_, DK_, dkgen_ */
+    if (len >= 2 && n[len - 2] == '_' && n[len - 1] == 't') return 0;   /* POSIX types: size_t, int64_t */
+    if (strncmp(n, "arg", 3) == 0) {   /* dkgen's own renamings: arg_x, arg3_x */
+        for (i = 3; isdigit((unsigned char)n[i]); i++) {}
+        if (n[i] == '_') return 0;
+    }
+    for (i = 0; i < len; i++) {
+        if (isupper((unsigned char)n[i])) upper++;
+        if (islower((unsigned char)n[i])) lower++;
+    }
+    return !(upper >= 2 && lower == 0);   /* all capitals: a macro, maybe (NULL, EOF) */
+}
+
+/* The C name of argument or return `index`: the schema's name if it is
+   safe, else arg_<name>; then arg<index>_<name> if an earlier one took it
+   (or a generated global has it), then arg<index>_<k>_<name>. */
+static char *c_field_name(const char *name, int index, char *const *names, const nameset *globals) {
+    char *cand = is_safe_name(name, globals) ? xstrdup(name) : xprintf("arg_%s", name);
+    int i, taken, attempt;
+    for (attempt = 0;; attempt++) {
+        for (taken = 0, i = 0; i < index && !taken; i++) taken = strcmp(names[i], cand) == 0;
+        if (!taken && !ns_find(globals, cand)) return cand;
+        free(cand);
+        cand = attempt == 0 ? xprintf("arg%d_%s", index, name) : xprintf("arg%d_%d_%s", index, attempt, name);
     }
 }
+
+/* "ns::name.overload" -> "ns_name_overload"; dispatch.h's and dkgen's
+   prefixes (dk..., DK..., any case) get "op_" in front. */
+static char *c_op_ident(const dk_schema *s) {
+    sbuf b = { NULL, 0, 0 };
+    const char *p;
+    if (tolower((unsigned char)s->name[0]) == 'd' && tolower((unsigned char)s->name[1]) == 'k') sb_puts(&b, "op_");
+    for (p = s->name; *p; p++) {
+        if (p[0] == ':' && p[1] == ':') { sb_putc(&b, '_'); p++; }
+        else sb_putc(&b, *p);
+    }
+    if (s->overload[0]) sb_printf(&b, "_%s", s->overload);
+    return sb_take(&b);
+}
+
+/* ---- what dkgen knows of one operator ------------------------------------- */
+
+/* Where a default lives: nowhere (a literal), a static scalar, a static list. */
+enum { STORE_NONE, STORE_SCALAR, STORE_LIST };
+
+typedef struct cvalue {        /* an argument or a return, as C sees it */
+    const dk_arg *a;
+    ckind kind;
+    char *field;               /* struct field and name in C; the parameter is field + "_" */
+    int has_default;           /* the schema's default has a C value */
+    int store;                 /* STORE_*: the default needs a static object */
+    char *dflt;                /* the default as a C expression */
+    char *dflt_decl;           /* the static object's definition, or NULL */
+} cvalue;
 
 typedef struct opinfo {
-    const dk_schema *s;
-    char id[256];
-    const ctype *args[64], *rets[16];
+    dk_schema *s;
+    int line;
+    char *id;
+    const char *boxed_only;    /* why it is bound boxed only, or NULL */
+    int n, nr, ndefaults;
+    cvalue *args, *rets;
 } opinfo;
 
-static int describe(const dk_schema *s, opinfo *op, const char *path, int line) {
-    int i;
-    memset(op, 0, sizeof *op);
-    op->s = s;
-    c_ident(s, op->id, sizeof op->id);
-    if (s->name_only || s->is_vararg || s->is_varret) {
-        fprintf(stderr, "%s:%d: %s: dkgen needs a full schema without varargs\n", path, line, op->id);
-        return 0;
+/* ---- defaults as C values ------------------------------------------------- */
+
+static void put_int64(sbuf *b, int64_t v) {
+    if (v == INT64_MIN) sb_puts(b, "(-9223372036854775807 - 1)");
+    else sb_printf(b, "%lld", (long long)v);
+}
+/* A double literal that reads back exactly; 0 for inf and nan. */
+static int put_double(sbuf *b, double d) {
+    char tmp[64];
+    if (!isfinite(d)) return 0;
+    snprintf(tmp, sizeof tmp, "%.17g", d);
+    sb_puts(b, tmp);
+    if (!strpbrk(tmp, ".eE")) sb_puts(b, ".0");
+    return 1;
+}
+/* A C string literal of n bytes: escapes, octal for anything unprintable,
+   and no trigraph ("??/" would be a backslash under -std=c99). */
+static void put_c_string(sbuf *b, const char *s, size_t n) {
+    size_t i;
+    sb_putc(b, '"');
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') { sb_putc(b, '\\'); sb_putc(b, (char)c); }
+        else if (c == '?' && i > 0 && s[i - 1] == '?') sb_puts(b, "\\?");
+        else if (c >= 0x20 && c < 0x7f) sb_putc(b, (char)c);
+        else sb_printf(b, "\\%03o", c);
     }
-    if (s->num_arguments < 1 || s->num_arguments > 12 || s->num_returns > 16) {
-        fprintf(stderr, "%s:%d: %s: dkgen supports 1 to 12 arguments and up to 16 returns\n", path, line, op->id);
-        return 0;
+    sb_putc(b, '"');
+}
+
+/* A scalar default as a literal of kind K_INT, K_DOUBLE or K_BOOL; 0 when
+   the value has no exact C literal of that kind. */
+static int put_scalar(sbuf *b, ckind k, const dk_default *d) {
+    if (k == K_INT && d->kind == DK_DEFAULT_INT) { put_int64(b, d->i); return 1; }
+    if (k == K_INT && d->kind == DK_DEFAULT_BOOL) { sb_puts(b, d->b ? "1" : "0"); return 1; }
+    if (k == K_DOUBLE && d->kind == DK_DEFAULT_DOUBLE) return put_double(b, d->re);
+    if (k == K_DOUBLE && d->kind == DK_DEFAULT_INT) return put_double(b, (double)d->i);
+    if (k == K_DOUBLE && d->kind == DK_DEFAULT_BOOL) { sb_puts(b, d->b ? "1.0" : "0.0"); return 1; }
+    if (k == K_BOOL && d->kind == DK_DEFAULT_BOOL) { sb_puts(b, d->b ? "1" : "0"); return 1; }
+    if (k == K_BOOL && d->kind == DK_DEFAULT_INT) { sb_puts(b, d->i ? "1" : "0"); return 1; }
+    return 0;
+}
+
+/* The scalar kind of an optional scalar or of a list's elements. */
+static ckind element_kind(ckind k) {
+    switch (k) {
+    case K_OPT_INT: case K_INT_LIST: case K_OPT_INT_LIST: return K_INT;
+    case K_OPT_DOUBLE: case K_DOUBLE_LIST: case K_OPT_DOUBLE_LIST: return K_DOUBLE;
+    case K_OPT_BOOL: return K_BOOL;
+    default: return K_VALUE;
     }
-    for (i = 0; i < s->num_arguments; i++)
-        if (!(op->args[i] = map_type(s->arguments[i].type))) {
-            fprintf(stderr, "%s:%d: %s: argument '%s' of type %s has no C mapping in dkgen\n", path, line, op->id,
-                    s->arguments[i].name, s->arguments[i].type_text);
-            return 0;
+}
+static int is_pointer_kind(ckind k) {
+    return k == K_TENSOR || k == K_OPT_TENSOR || k == K_STRING || k == K_OBJECT || k == K_OPT_LIST ||
+           k == K_OPT_INT || k == K_OPT_DOUBLE || k == K_OPT_BOOL || k == K_OPT_INT_LIST || k == K_OPT_DOUBLE_LIST;
+}
+
+enum { MAX_DEFAULT_STRING = 1024 };
+enum { MAX_STRING_LITERAL = 4000 };   /* C99 compilers need not take more than 4095 */
+
+/* Whether argument v's default has a C value, and where it lives. Kept
+   apart from default_text (which needs the operator's C name) so that the
+   generated names are known before the text is written. */
+static int default_store(const cvalue *v, int *store) {
+    const dk_default *d = v->a->default_value;
+    size_t i;
+    sbuf tmp = { NULL, 0, 0 };
+    int ok = 1;
+    *store = STORE_NONE;
+    if (!d) return 0;
+    if (d->kind == DK_DEFAULT_NONE) return is_pointer_kind(v->kind) || v->kind == K_VALUE;
+    switch (v->kind) {
+    case K_INT: case K_DOUBLE: case K_BOOL:
+        ok = put_scalar(&tmp, v->kind, d);
+        break;
+    case K_OPT_INT: case K_OPT_DOUBLE: case K_OPT_BOOL:
+        ok = put_scalar(&tmp, element_kind(v->kind), d);
+        *store = STORE_SCALAR;
+        break;
+    case K_STRING:
+        ok = (d->kind == DK_DEFAULT_STRING && d->len <= MAX_DEFAULT_STRING && !memchr(d->s, '\0', d->len)) ||
+             (d->kind == DK_DEFAULT_DEVICE && strlen(d->s) <= MAX_DEFAULT_STRING);
+        break;
+    case K_VALUE:
+        ok = d->kind == DK_DEFAULT_BOOL || d->kind == DK_DEFAULT_INT ||
+             (d->kind == DK_DEFAULT_DOUBLE && isfinite(d->re)) ||
+             (d->kind == DK_DEFAULT_STRING && d->len <= MAX_DEFAULT_STRING && !memchr(d->s, '\0', d->len)) ||
+             (d->kind == DK_DEFAULT_DEVICE && strlen(d->s) <= MAX_DEFAULT_STRING);
+        break;
+    case K_INT_LIST: case K_OPT_INT_LIST: case K_DOUBLE_LIST: case K_OPT_DOUBLE_LIST:
+        ok = d->kind == DK_DEFAULT_LIST;
+        for (i = 0; ok && i < d->count; i++) ok = put_scalar(&tmp, element_kind(v->kind), &d->items[i]);
+        *store = STORE_LIST;
+        break;
+    case K_TENSOR_LIST: case K_LIST: case K_OPT_LIST:   /* empty, or bools: a static dk_value holds a bool */
+        ok = d->kind == DK_DEFAULT_LIST;
+        for (i = 0; ok && i < d->count; i++) ok = d->items[i].kind == DK_DEFAULT_BOOL;
+        *store = STORE_LIST;
+        break;
+    default:
+        ok = 0;
+    }
+    free(tmp.p);
+    if (!ok) *store = STORE_NONE;
+    return ok;
+}
+
+/* The default of argument i as a C expression, and the definition of the
+   static object it refers to (<op>_default<i>, <op>_default<i>_items). */
+static void default_text(const opinfo *op, int i, cvalue *v) {
+    const dk_default *d = v->a->default_value;
+    const char *item_type = v->kind == K_INT_LIST || v->kind == K_OPT_INT_LIST         ? "int64_t"
+                            : v->kind == K_DOUBLE_LIST || v->kind == K_OPT_DOUBLE_LIST ? "double"
+                                                                                       : "dk_value";
+    sbuf e = { NULL, 0, 0 }, decl = { NULL, 0, 0 };
+    size_t j;
+    if (d->kind == DK_DEFAULT_NONE) sb_puts(&e, v->kind == K_VALUE ? "dk_none()" : "NULL");
+    else if (v->store == STORE_SCALAR) {
+        sb_printf(&decl, "static const %s %s_default%d = ", KINDS[element_kind(v->kind)].c, op->id, i);
+        put_scalar(&decl, element_kind(v->kind), d);
+        sb_puts(&decl, ";\n");
+        sb_printf(&e, "&%s_default%d", op->id, i);
+    } else if (v->store == STORE_LIST) {
+        const char *list_type = KINDS[v->kind == K_OPT_LIST ? K_LIST : v->kind == K_OPT_INT_LIST ? K_INT_LIST
+                                      : v->kind == K_OPT_DOUBLE_LIST ? K_DOUBLE_LIST : v->kind].c;
+        if (d->count) {
+            sb_printf(&decl, "static const %s %s_default%d_items[] = {", item_type, op->id, i);
+            for (j = 0; j < d->count; j++) {
+                sb_puts(&decl, j ? ", " : " ");
+                if (element_kind(v->kind) != K_VALUE) put_scalar(&decl, element_kind(v->kind), &d->items[j]);
+                else sb_printf(&decl, "{ DK_VALUE_BOOL, { %d } }", d->items[j].b ? 1 : 0);   /* as.b comes first */
+            }
+            sb_puts(&decl, " };\n");
+            sb_printf(&decl, "static const %s %s_default%d = { %s_default%d_items, %lu };\n", list_type, op->id, i,
+                      op->id, i, (unsigned long)d->count);
+        } else {
+            sb_printf(&decl, "static const %s %s_default%d = { NULL, 0 };\n", list_type, op->id, i);
         }
-    for (i = 0; i < s->num_returns; i++)
-        if (!(op->rets[i] = map_type(s->returns[i].type)) || op->rets[i]->kind == K_TENSOR_LIST) {
-            fprintf(stderr, "%s:%d: %s: return %d of type %s has no C mapping in dkgen\n", path, line, op->id, i,
-                    s->returns[i].type_text);
-            return 0;
-        }
+        sb_printf(&e, "%s%s_default%d", is_pointer_kind(v->kind) ? "&" : "", op->id, i);
+    } else if (v->kind == K_STRING || (v->kind == K_VALUE && (d->kind == DK_DEFAULT_STRING ||
+                                                              d->kind == DK_DEFAULT_DEVICE))) {
+        if (v->kind == K_VALUE) sb_puts(&e, "dk_string(");
+        if (d->kind == DK_DEFAULT_STRING) put_c_string(&e, d->s, d->len);
+        else put_c_string(&e, d->s, strlen(d->s));
+        if (v->kind == K_VALUE) sb_puts(&e, ")");
+    } else if (v->kind == K_VALUE) {
+        ckind k = d->kind == DK_DEFAULT_BOOL ? K_BOOL : d->kind == DK_DEFAULT_INT ? K_INT : K_DOUBLE;
+        sb_printf(&e, "%s(", KINDS[k].box);
+        put_scalar(&e, k, d);
+        sb_puts(&e, ")");
+    } else {
+        put_scalar(&e, v->kind, d);
+    }
+    v->dflt = sb_take(&e);
+    v->dflt_decl = decl.p ? sb_take(&decl) : NULL;
+}
+
+/* ---- describing the operators -------------------------------------------- */
+
+static void describe(opinfo *op) {
+    const dk_schema *s = op->s;
+    int i, store;
+    op->n = s->num_arguments;
+    op->nr = s->num_returns;
+    if (s->name_only) op->boxed_only = "a bare operator name";
+    else if (s->is_vararg || s->is_varret) op->boxed_only = "varargs";
+    if (op->boxed_only) op->n = op->nr = 0;
+    op->args = (cvalue *)xrealloc(NULL, ((size_t)op->n + 1) * sizeof *op->args);
+    op->rets = (cvalue *)xrealloc(NULL, ((size_t)op->nr + 1) * sizeof *op->rets);
+    memset(op->args, 0, ((size_t)op->n + 1) * sizeof *op->args);
+    memset(op->rets, 0, ((size_t)op->nr + 1) * sizeof *op->rets);
+    for (i = 0; i < op->n; i++) {
+        cvalue *v = &op->args[i];
+        v->a = &s->arguments[i];
+        v->kind = map_type(v->a->type, 0);
+        v->has_default = default_store(v, &store);
+        v->store = store;
+        op->ndefaults += v->has_default;
+    }
+    for (i = 0; i < op->nr; i++) {
+        op->rets[i].a = &s->returns[i];
+        op->rets[i].kind = map_type(s->returns[i].type, 1);
+    }
+}
+
+/* Calls fn with every global name operator `op` generates under C name id
+   (until fn returns non-zero). */
+static char *signature(const opinfo *op);
+static int each_global_name(const opinfo *op, const char *id, int (*fn)(const char *name, void *ud), void *ud) {
+    static const char *const typed[] = { "keyset", "fn", "args", "slow", "invoke", "call", "redispatch",
+                                         "SIGNATURE", "box", "unbox_result", "call_unboxed", "adapters" };
+    static const char *const both[] = { "SCHEMA", "NAME", "def", "impl", "bind" };
+    static const char *const with_defaults[] = { "opts", "defaults", "call_opts", "calld" };
+    const char *names[64];
+    char *sig = op->boxed_only ? NULL : signature(op), *name;
+    size_t n = 0, i, name_len = strlen(op->s->name) + (op->s->overload[0] ? 1 + strlen(op->s->overload) : 0);
+    int stop = 0, k;
+    for (i = 0; i < sizeof both / sizeof *both; i++) names[n++] = both[i];
+    if (strlen(op->s->text) > MAX_STRING_LITERAL) names[n++] = "SCHEMA_text";
+    if (name_len > MAX_STRING_LITERAL) names[n++] = "NAME_text";
+    if (op->boxed_only) names[n++] = "call", names[n++] = "redispatch";
+    for (i = 0; !op->boxed_only && i < sizeof typed / sizeof *typed; i++) names[n++] = typed[i];
+    if (sig && strlen(sig) > MAX_STRING_LITERAL) names[n++] = "SIGNATURE_text";
+    if (op->nr > 1) names[n++] = "result";
+    for (i = 0; op->ndefaults && i < sizeof with_defaults / sizeof *with_defaults; i++) names[n++] = with_defaults[i];
+    free(sig);
+    for (i = 0; i < n && !stop; i++) {
+        name = xprintf("%s_%s", id, names[i]);
+        stop = fn(name, ud);
+        free(name);
+    }
+    for (k = 0; op->ndefaults && k <= op->ndefaults && !stop; k++) {   /* calld_<number of macro arguments> */
+        name = xprintf("%s_calld_%d", id, 1 + op->n - op->ndefaults + k);
+        stop = fn(name, ud);
+        free(name);
+    }
+    for (k = 0; k < op->n && !stop; k++) {
+        if (!op->args[k].has_default || op->args[k].store == STORE_NONE) continue;
+        name = xprintf("%s_default%d", id, k);
+        stop = fn(name, ud);
+        free(name);
+        if (op->args[k].store != STORE_LIST || stop) continue;
+        name = xprintf("%s_default%d_items", id, k);
+        stop = fn(name, ud);
+        free(name);
+    }
+    return stop;
+}
+
+static int name_taken(const char *name, void *set) { return ns_find((const nameset *)set, name) != 0; }
+typedef struct add_ctx { nameset *set; int line; } add_ctx;
+static int name_add(const char *name, void *ud) {
+    add_ctx *c = (add_ctx *)ud;
+    ns_add(c->set, xstrdup(name), c->line);
+    return 0;
+}
+typedef struct find_ctx { const nameset *set; int line; char *name; } find_ctx;
+static int name_find(const char *name, void *ud) {
+    find_ctx *c = (find_ctx *)ud;
+    if (!(c->line = ns_find(c->set, name))) return 0;
+    c->name = xstrdup(name);
     return 1;
 }
 
-static const char *ret_type(const opinfo *op, char *buf, size_t n) {
-    if (op->s->num_returns == 0) return "void";
-    if (op->s->num_returns == 1) return op->rets[0]->c;
-    snprintf(buf, n, "%s_result", op->id);
-    return buf;
+/* The operator's C name: its own, or numbered when one of its names was
+   taken by an earlier operator (a warning tells which). */
+static void assign_id(opinfo *op, nameset *globals, const char *path) {
+    char *base = c_op_ident(op->s), *id = xstrdup(base);
+    int k = 2;
+    find_ctx clash = { NULL, 0, NULL };
+    add_ctx add;
+    clash.set = globals;
+    if (each_global_name(op, id, name_find, &clash)) {
+        while (each_global_name(op, id, name_taken, globals)) {
+            free(id);
+            id = xprintf("%s_%d", base, k++);
+        }
+        fprintf(stderr, "%s:%d: warning: %s is generated for line %d already; this operator is %s\n", path, op->line,
+                clash.name, clash.line, id);
+        free(clash.name);
+    }
+    free(base);
+    op->id = id;
+    add.set = globals;
+    add.line = op->line;
+    each_global_name(op, id, name_add, &add);
+}
+
+/* Field names of the arguments and of a tuple's returns (once every global
+   name is known: a field must not be one of the object-like macros). */
+static void assign_fields(opinfo *op, const nameset *globals) {
+    char **names = (char **)xrealloc(NULL, ((size_t)op->n + (size_t)op->nr + 1) * sizeof *names);
+    int i;
+    for (i = 0; i < op->n; i++) names[i] = op->args[i].field = c_field_name(op->args[i].a->name, i, names, globals);
+    for (i = 0; i < op->nr; i++) {
+        const char *n = op->rets[i].a->name;
+        char *unnamed = xprintf("r%d", i);
+        names[i] = op->rets[i].field = c_field_name(n[0] ? n : unnamed, i, names, globals);
+        free(unnamed);
+    }
+    free(names);
+    for (i = 0; i < op->n; i++)
+        if (op->args[i].has_default) default_text(op, i, &op->args[i]);
+}
+
+/* ---- writing C ------------------------------------------------------------ */
+
+/* text in a comment: no comment end or start, no trigraph, printable only */
+static void emit_comment_text(FILE *o, const char *s) {
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '*' && s[1] == '/') fputs("*\\/", o), s++;
+        else if (c == '/' && s[1] == '*') fputs("/\\*", o), s++;
+        else if (c == '?' && s[1] == '?') fputs("?\\", o);
+        else if (c >= 0x20 && c < 0x7f) fputc(c, o);
+        else fprintf(o, "\\%03o", c);
+    }
+}
+
+
+/* #define <id>_<what> "text": a string literal, or for a long text an
+   array (-pedantic rejects string literals over 4095 bytes). */
+static void emit_string_macro(FILE *o, const char *id, const char *what, const char *text) {
+    size_t n = strlen(text), i;
+    if (n <= MAX_STRING_LITERAL) {
+        sbuf b = { NULL, 0, 0 };
+        put_c_string(&b, text, n);
+        fprintf(o, "#define %s_%s %s\n", id, what, b.p);
+        free(b.p);
+        return;
+    }
+    fprintf(o, "static const char %s_%s_text[] = {", id, what);
+    for (i = 0; i <= n; i++) fprintf(o, "%s'\\%03o'", i % 16 ? ", " : i ? ",\n    " : "\n    ", (unsigned char)text[i]);
+    fprintf(o, "\n};\n#define %s_%s %s_%s_text\n", id, what, id, what);
+}
+
+/* "type name", without a space after a '*' */
+static void emit_decl(FILE *o, const char *type, const char *name, const char *suffix) {
+    size_t n = strlen(type);
+    fprintf(o, "%s%s%s%s", type, n && type[n - 1] == '*' ? "" : " ", name, suffix);
+}
+
+/* ", T1 a1_, T2 a2_": the parameters (sep: what comes before the first) */
+static void emit_params(FILE *o, const opinfo *op, const char *sep, int only_required) {
+    int i;
+    for (i = 0; i < op->n; i++) {
+        if (only_required && op->args[i].has_default) continue;
+        fputs(sep, o);
+        emit_decl(o, KINDS[op->args[i].kind].c, op->args[i].field, "_");
+        sep = ", ";
+    }
+}
+/* ", a1_, a2_" (prefix before each name: "" or "pack_.") */
+static void emit_arg_names(FILE *o, const opinfo *op, const char *sep, const char *prefix, const char *suffix) {
+    int i;
+    for (i = 0; i < op->n; i++) {
+        fprintf(o, "%s%s%s%s", sep, prefix, op->args[i].field, suffix);
+        sep = ", ";
+    }
+}
+
+static const char *ret_type(const opinfo *op, char **owned) {
+    *owned = NULL;
+    if (op->nr == 0) return "void";
+    if (op->nr == 1) return KINDS[op->rets[0].kind].c;
+    return *owned = xprintf("%s_result", op->id);
+}
+
+/* "(Tensor, Tensor) (Tensor, int[], bool)": the C signature in schema words */
+static char *signature(const opinfo *op) {
+    sbuf b = { NULL, 0, 0 };
+    int i;
+    sb_puts(&b, "(");
+    for (i = 0; i < op->nr; i++) sb_printf(&b, "%s%s", i ? ", " : "", KINDS[op->rets[i].kind].sig);
+    sb_puts(&b, ") (");
+    for (i = 0; i < op->n; i++) sb_printf(&b, "%s%s", i ? ", " : "", KINDS[op->args[i].kind].sig);
+    sb_puts(&b, ")");
+    return sb_take(&b);
+}
+
+static char *op_name(const dk_schema *s) { return xprintf("%s%s%s", s->name, s->overload[0] ? "." : "", s->overload); }
+
+/* The comment that opens an operator, and its string macros. */
+static void emit_op_heading(FILE *o, const opinfo *op) {
+    char *name = op_name(op->s);
+    fputs("/* ---- ", o);
+    emit_comment_text(o, op->s->text);
+    if (op->boxed_only) fprintf(o, " (bound boxed: %s)", op->boxed_only);
+    fputs(" */\n", o);
+    emit_string_macro(o, op->id, "SCHEMA", op->s->text);
+    emit_string_macro(o, op->id, "NAME", name);
+    if (!op->boxed_only) {
+        char *sig = signature(op);
+        emit_string_macro(o, op->id, "SIGNATURE", sig);
+        free(sig);
+    }
+    free(name);
+}
+
+/* <op>_result, <op>_fn, <op>_args */
+static void emit_types(FILE *o, const opinfo *op) {
+    char *owned;
+    const char *rt = ret_type(op, &owned);
+    int i;
+    if (op->nr > 1) {
+        fprintf(o, "typedef struct %s_result { ", op->id);
+        for (i = 0; i < op->nr; i++) emit_decl(o, KINDS[op->rets[i].kind].c, op->rets[i].field, "; ");
+        fprintf(o, "} %s_result;\n", op->id);
+    }
+    fprintf(o, "typedef %s (*%s_fn)(const dk_kernel *kernel_, dk_keyset ks_", rt, op->id);
+    emit_params(o, op, ", ", 0);
+    fprintf(o, ");\ntypedef struct %s_args {", op->id);
+    for (i = 0; i < op->n; i++) fputs(" ", o), emit_decl(o, KINDS[op->args[i].kind].c, op->args[i].field, ";");
+    if (op->nr) fputs(" ", o), emit_decl(o, rt, "result", ";");
+    if (!op->n && !op->nr) fputs(" char unused_;", o);   /* C has no empty struct */
+    fprintf(o, " } %s_args;\n", op->id);
+    free(owned);
+}
+
+/* <op>_keyset: the keys of the dispatch arguments (Tensor, Tensor?,
+   Tensor[], Tensor?[]), as the boxed path takes them from the stack. */
+static void emit_keyset(FILE *o, const opinfo *op) {
+    int i;
+    fprintf(o, "DK_INLINE dk_keyset %s_keyset(", op->id);
+    emit_params(o, op, "", 0);
+    fprintf(o, "%s) {\n    dk_keyset ks_ = DK_KS_EMPTY;\n", op->n ? "" : "void");
+    for (i = 0; i < op->n; i++) {
+        const char *a = op->args[i].field, *keys = NULL;
+        if (op->args[i].a->is_dispatch) switch (op->args[i].kind) {
+            case K_TENSOR: keys = "DKGEN_TENSOR_KEYSET"; break;
+            case K_OPT_TENSOR: keys = "dkgen_opt_tensor_keyset"; break;
+            case K_TENSOR_LIST: case K_LIST: keys = "dkgen_list_keyset"; break;
+            case K_OPT_LIST: keys = "dkgen_opt_list_keyset"; break;
+            case K_VALUE: keys = "dkgen_value_keyset"; break;
+            default: break;
+            }
+        if (keys) fprintf(o, "    ks_ = dk_ks_or(ks_, %s(%s_));\n", keys, a);
+        else fprintf(o, "    (void)%s_;\n", a);
+    }
+    fputs("    return ks_;\n}\n", o);
+}
+
+/* <op>_slow (a kernel record without fn: the argument pack goes to
+   dk_call_slow), <op>_invoke (one kernel record), <op>_call, <op>_redispatch.
+   No if statement: gcc's -Wmisleading-indentation reads the source lines
+   around each one, which takes minutes in a header of thousands of
+   operators. */
+static void emit_calls(FILE *o, const opinfo *op) {
+    char *owned;
+    const char *rt = ret_type(op, &owned);
+    int i, has_ret = op->nr > 0;
+    fprintf(o, "static %s %s_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_", rt, op->id);
+    emit_params(o, op, ", ", 0);
+    fprintf(o, ") {\n    %s_args pack_;\n", op->id);
+    for (i = 0; i < op->n; i++) fprintf(o, "    pack_.%s = %s_;\n", op->args[i].field, op->args[i].field);
+    if (!op->n && !op->nr) fputs("    pack_.unused_ = 0;\n", o);
+    if (has_ret)
+        fputs("    dk_call_slow(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);\n"
+              "    return pack_.result;\n}\n", o);
+    else
+        fputs("    dk_call_slow(op_, ks_, kernel_, &pack_, NULL, 0);\n}\n", o);
+    fprintf(o, "DK_INLINE %s %s_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_", rt, op->id);
+    emit_params(o, op, ", ", 0);
+    fprintf(o, ") {\n    %skernel_->fn ? ((%s_fn)kernel_->fn)(kernel_, ks_", has_ret ? "return " : "", op->id);
+    emit_arg_names(o, op, ", ", "", "_");
+    fprintf(o, ") : %s_slow(op_, ks_, kernel_", op->id);
+    emit_arg_names(o, op, ", ", "", "_");
+    fputs(");\n}\n", o);
+    /* the call: dispatch, then invoke, inside the call bracket */
+    fprintf(o, "DK_INLINE %s %s_call(const dk_operator *op_", rt, op->id);
+    emit_params(o, op, ", ", 0);
+    fputs(") {\n    dk_keyset ks_;\n    const dk_kernel *kernel_;\n", o);
+    if (has_ret) fprintf(o, "    %s ret_;\n", rt);
+    fprintf(o, "    dk_call_enter();\n    kernel_ = dk_dispatch(op_, %s_keyset(", op->id);
+    emit_arg_names(o, op, "", "", "_");
+    fprintf(o, "), &ks_);\n    %s%s_invoke(op_, ks_, kernel_", has_ret ? "ret_ = " : "", op->id);
+    emit_arg_names(o, op, ", ", "", "_");
+    fprintf(o, ");\n    dk_call_exit();\n%s}\n", has_ret ? "    return ret_;\n" : "");
+    /* the redispatch: the slot of the keyset given */
+    fprintf(o, "DK_INLINE %s %s_redispatch(const dk_operator *op_, dk_keyset ks_", rt, op->id);
+    emit_params(o, op, ", ", 0);
+    fputs(") {\n", o);
+    if (has_ret) fprintf(o, "    %s ret_;\n", rt);
+    fprintf(o, "    dk_call_enter();\n    %s%s_invoke(op_, ks_, dk_lookup(op_, ks_)", has_ret ? "ret_ = " : "", op->id);
+    emit_arg_names(o, op, ", ", "", "_");
+    fprintf(o, ");\n    dk_call_exit();\n%s}\n", has_ret ? "    return ret_;\n" : "");
+    free(owned);
+}
+
+/* dk_push(stack_, <boxed expr>); */
+static void emit_push(FILE *o, const cvalue *v, const char *prefix) {
+    fprintf(o, "    dk_push(stack_, %s(%s%s));\n", KINDS[v->kind].box, prefix, v->field);
+}
+
+/* typed -> boxed: push the argument pack, in order */
+static void emit_box_fn(FILE *o, const opinfo *op) {
+    int i;
+    fprintf(o, "static void %s_box(const void *args_, dk_stack *stack_) {\n", op->id);
+    if (op->n) fprintf(o, "    const %s_args *pack_ = (const %s_args *)args_;\n", op->id, op->id);
+    else fputs("    (void)args_; (void)stack_;\n", o);
+    for (i = 0; i < op->n; i++) emit_push(o, &op->args[i], "pack_->");
+    fputs("}\n", o);
+}
+
+/* boxed -> typed: the returns, popped (the last is on top) */
+static void emit_unbox_result_fn(FILE *o, const opinfo *op) {
+    char *owned;
+    const char *rt = ret_type(op, &owned);
+    int i;
+    fprintf(o, "static void %s_unbox_result(dk_stack *stack_, void *result_) {\n", op->id);
+    if (op->nr == 0) fputs("    (void)stack_; (void)result_;\n", o);
+    else fprintf(o, "    %s *ret_ = (%s *)result_;\n", rt, rt);
+    if (op->nr == 1) fprintf(o, "    *ret_ = %s(dk_pop(stack_));\n", KINDS[op->rets[0].kind].unbox);
+    for (i = op->nr - 1; op->nr > 1 && i >= 0; i--)
+        fprintf(o, "    ret_->%s = %s(dk_pop(stack_));\n", op->rets[i].field, KINDS[op->rets[i].kind].unbox);
+    fputs("}\n", o);
+    free(owned);
+}
+
+/* boxed -> typed kernel: pop the arguments, call, push the returns */
+static void emit_call_unboxed_fn(FILE *o, const opinfo *op) {
+    char *owned;
+    const char *rt = ret_type(op, &owned);
+    int i, scratch = 0;
+    for (i = 0; i < op->n; i++) scratch |= KINDS[op->args[i].kind].scratch;
+    fprintf(o, "static void %s_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, "
+               "dk_stack *stack_) {\n", op->id);
+    if (op->n) fprintf(o, "    %s_args pack_;\n", op->id);
+    if (scratch) fprintf(o, "    dkgen_scratch tmp_[%d];\n", op->n);
+    if (op->nr) fprintf(o, "    %s ret_;\n", rt);
+    fputs("    (void)op_; (void)stack_;\n", o);
+    for (i = op->n - 1; i >= 0; i--) {
+        const cvalue *v = &op->args[i];
+        if (KINDS[v->kind].scratch)
+            fprintf(o, "    pack_.%s = %s(dk_pop(stack_), &tmp_[%d]);\n", v->field, KINDS[v->kind].unbox, i);
+        else fprintf(o, "    pack_.%s = %s(dk_pop(stack_));\n", v->field, KINDS[v->kind].unbox);
+    }
+    fprintf(o, "    %s((%s_fn)kernel_->fn)(kernel_, ks_", op->nr ? "ret_ = " : "", op->id);
+    emit_arg_names(o, op, ", ", "pack_.", "");
+    fputs(");\n", o);
+    if (op->nr == 1) fprintf(o, "    dk_push(stack_, %s(ret_));\n", KINDS[op->rets[0].kind].box);
+    for (i = 0; op->nr > 1 && i < op->nr; i++) emit_push(o, &op->rets[i], "ret_.");
+    fputs("}\n", o);
+    free(owned);
+}
+
+static void emit_adapters(FILE *o, const opinfo *op) {
+    emit_box_fn(o, op);
+    emit_unbox_result_fn(o, op);
+    emit_call_unboxed_fn(o, op);
+    fprintf(o, "static const dk_op_adapters %s_adapters = { %s_SIGNATURE, %d, %d, %s_box, %s_unbox_result, "
+               "%s_call_unboxed };\n", op->id, op->id, op->n, op->nr, op->id, op->id, op->id);
+}
+
+/* <op>_def, <op>_impl, <op>_bind */
+static void emit_registration(FILE *o, const opinfo *op) {
+    const char *id = op->id;
+    if (op->boxed_only)
+        fprintf(o, "DK_INLINE dk_status %s_def(dk_registry *reg_, dk_registration **handle_) {\n"
+                   "    return dk_def(reg_, %s_SCHEMA, handle_);\n}\n"
+                   "DK_INLINE dk_status %s_impl(dk_registry *reg_, dk_key key_, dk_boxed_fn fn_, void *user_data_, "
+                   "dk_registration **handle_) {\n"
+                   "    return dk_impl(reg_, %s_NAME, key_, dk_boxed(fn_, user_data_), handle_);\n}\n",
+                id, id, id, id);
+    else
+        fprintf(o, "DK_INLINE dk_status %s_def(dk_registry *reg_, dk_registration **handle_) {\n"
+                   "    return dk_def_with_adapters(reg_, %s_SCHEMA, &%s_adapters, handle_);\n}\n"
+                   "DK_INLINE dk_status %s_impl(dk_registry *reg_, dk_key key_, %s_fn fn_, void *user_data_, "
+                   "dk_registration **handle_) {\n"
+                   "    return dk_impl(reg_, %s_NAME, key_, dk_unboxed(DK_FN(fn_), user_data_), handle_);\n}\n",
+                id, id, id, id, id, id);
+    fprintf(o, "DK_INLINE dk_status %s_bind(dk_registry *reg_, const dk_operator **op_) {\n"
+               "    return dkgen_bind(reg_, %s_NAME, %s%s, op_);\n}\n", id, id, op->boxed_only ? "NULL" : id,
+            op->boxed_only ? "" : "_SIGNATURE");
+}
+
+/* an operator bound boxed: calls take a stack */
+static void emit_boxed_calls(FILE *o, const opinfo *op) {
+    fprintf(o, "DK_INLINE void %s_call(const dk_operator *op_, dk_stack *stack_) { dk_call_boxed(op_, stack_); }\n"
+               "DK_INLINE void %s_redispatch(const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {\n"
+               "    dk_redispatch_boxed(op_, ks_, stack_);\n}\n", op->id, op->id);
+}
+
+/* <op>_opts and <op>_defaults(): the defaulted arguments and their values */
+static void emit_opts(FILE *o, const opinfo *op) {
+    int i;
+    for (i = 0; i < op->n; i++)
+        if (op->args[i].dflt_decl) fputs(op->args[i].dflt_decl, o);
+    fprintf(o, "typedef struct %s_opts {\n", op->id);
+    for (i = 0; i < op->n; i++) {
+        if (!op->args[i].has_default) continue;
+        fputs("    ", o);
+        emit_decl(o, KINDS[op->args[i].kind].c, op->args[i].field, ";");
+        fputs("   /* = ", o);
+        emit_comment_text(o, op->args[i].a->default_text);
+        fputs(" */\n", o);
+    }
+    fprintf(o, "} %s_opts;\nDK_INLINE %s_opts %s_defaults(void) {\n    %s_opts opts_;\n", op->id, op->id, op->id, op->id);
+    for (i = 0; i < op->n; i++)
+        if (op->args[i].has_default) fprintf(o, "    opts_.%s = %s;\n", op->args[i].field, op->args[i].dflt);
+    fputs("    return opts_;\n}\n", o);
+}
+
+/* <op>_call_opts(op, required..., opts): NULL opts is every default */
+static void emit_call_opts(FILE *o, const opinfo *op) {
+    char *owned;
+    const char *rt = ret_type(op, &owned);
+    int i;
+    fprintf(o, "DK_INLINE %s %s_call_opts(const dk_operator *op_", rt, op->id);
+    emit_params(o, op, ", ", 1);
+    fprintf(o, ", const %s_opts *opts_) {\n    %s_opts all_ = opts_ ? *opts_ : %s_defaults();\n"
+               "    %s%s_call(op_", op->id, op->id, op->id, op->nr ? "return " : "", op->id);
+    for (i = 0; i < op->n; i++)
+        fprintf(o, op->args[i].has_default ? ", all_.%s" : ", %s_", op->args[i].field);
+    fputs(");\n}\n", o);
+    free(owned);
+}
+
+/* <op>_calld(op, required..., [defaulted...]): one macro per count */
+static void emit_calld(FILE *o, const opinfo *op) {
+    int nreq = op->n - op->ndefaults, given, i, p;
+    fprintf(o, "#define %s_calld(...) DKGEN_CAT(%s_calld_, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)\n", op->id, op->id);
+    for (given = 0; given <= op->ndefaults; given++) {
+        int seen = 0, next_default = nreq;   /* the macro parameter of the next defaulted argument */
+        fprintf(o, "#define %s_calld_%d(p0_", op->id, 1 + nreq + given);
+        for (p = 1; p <= nreq + given; p++) fprintf(o, ", p%d_", p);
+        fprintf(o, ") %s_call(p0_", op->id);
+        for (i = 0, p = 1; i < op->n; i++) {
+            if (!op->args[i].has_default) fprintf(o, ", p%d_", p++);
+            else if (seen++ < given) fprintf(o, ", p%d_", 1 + next_default++);
+            else fprintf(o, ", %s", op->args[i].dflt);
+        }
+        fputs(")\n", o);
+    }
 }
 
 static void emit_op(FILE *o, const opinfo *op) {
-    const dk_schema *s = op->s;
-    int i, n = s->num_arguments, nr = s->num_returns;
-    char rbuf[300], sig[2048];
-    const char *rt = ret_type(op, rbuf, sizeof rbuf);
-    size_t len = 0;
-    /* the C signature, in schema words: what _bind compares */
-    len += (size_t)snprintf(sig + len, sizeof sig - len, "(");
-    for (i = 0; i < nr; i++) len += (size_t)snprintf(sig + len, sizeof sig - len, "%s%s", i ? ", " : "", op->rets[i]->sig);
-    len += (size_t)snprintf(sig + len, sizeof sig - len, ") (");
-    for (i = 0; i < n; i++) len += (size_t)snprintf(sig + len, sizeof sig - len, "%s%s", i ? ", " : "", op->args[i]->sig);
-    snprintf(sig + len, sizeof sig - len, ")");
-
-    fprintf(o, "/* ---- %s */\n", s->text);
-    if (nr > 1) {
-        fprintf(o, "typedef struct %s_result {", op->id);
-        for (i = 0; i < nr; i++) fprintf(o, " %s r%d;", op->rets[i]->c, i);
-        fprintf(o, " } %s_result;\n", op->id);
+    emit_op_heading(o, op);
+    if (op->boxed_only) {
+        emit_registration(o, op);
+        emit_boxed_calls(o, op);
+        fputs("\n", o);
+        return;
     }
-    /* the keyset of the tensor arguments */
-    fprintf(o, "DK_INLINE dk_keyset %s_keyset(", op->id);
-    for (i = 0; i < n; i++) fprintf(o, "%s%s %s", i ? ", " : "", op->args[i]->c, s->arguments[i].name);
-    fprintf(o, ") {\n    dk_keyset ks = DK_KS_EMPTY;\n");
-    for (i = 0; i < n; i++) {
-        const char *a = s->arguments[i].name;
-        if (op->args[i]->kind == K_TENSOR) fprintf(o, "    ks = dk_ks_or(ks, DKGEN_TENSOR_KEYSET(%s));\n", a);
-        else if (op->args[i]->kind == K_OPT_TENSOR) fprintf(o, "    if (%s) ks = dk_ks_or(ks, DKGEN_TENSOR_KEYSET(%s));\n", a, a);
-        else if (op->args[i]->kind == K_TENSOR_LIST)
-            fprintf(o, "    { size_t i_; for (i_ = 0; i_ < %s.n; i_++) if (%s.items[i_].tag == DK_VALUE_TENSOR) "
-                       "ks = dk_ks_or(ks, DKGEN_TENSOR_KEYSET((DKGEN_TENSOR)%s.items[i_].as.tensor)); }\n", a, a, a);
-        else fprintf(o, "    (void)%s;\n", a);
+    emit_types(o, op);
+    emit_keyset(o, op);
+    emit_calls(o, op);
+    emit_adapters(o, op);
+    emit_registration(o, op);
+    if (op->ndefaults) {
+        emit_opts(o, op);
+        emit_call_opts(o, op);
+        emit_calld(o, op);
     }
-    fprintf(o, "    return ks;\n}\n");
-    /* typed call / redispatch / argument pack */
-    fprintf(o, "%s(%s, %s%s%s_keyset(", nr ? "DK_DECLARE_OP" : "DK_DECLARE_OP_VOID", op->id, nr ? rt : "",
-            nr ? ", " : "", op->id);
-    for (i = 0; i < n; i++) fprintf(o, "%s%s", i ? ", " : "", s->arguments[i].name);
-    fprintf(o, ")");
-    for (i = 0; i < n; i++) fprintf(o, ", (%s, %s)", op->args[i]->c, s->arguments[i].name);
-    fprintf(o, ")\n");
-    fprintf(o, "#define %s_SCHEMA \"", op->id);
-    for (i = 0; s->text[i]; i++) fprintf(o, s->text[i] == '"' || s->text[i] == '\\' ? "\\%c" : "%c", s->text[i]);
-    fprintf(o, "\"\n#define %s_SIGNATURE \"%s\"\n", op->id, sig);
-    /* typed -> boxed: push the arguments in order; pop the returns */
-    fprintf(o, "static void %s_box(const void *args_, dk_stack *stack) {\n", op->id);
-    fprintf(o, "    const %s_args *args = (const %s_args *)args_;\n", op->id, op->id);
-    for (i = 0; i < n; i++) {
-        char expr[300];
-        snprintf(expr, sizeof expr, "args->%s", s->arguments[i].name);
-        fprintf(o, "    dk_push(stack, ");
-        emit_box(o, op->args[i], expr);
-        fprintf(o, ");\n");
-    }
-    fprintf(o, "}\nstatic void %s_unbox_result(dk_stack *stack, void *result_) {\n", op->id);
-    if (nr == 1) {
-        fprintf(o, "    %s *result = (%s *)result_;\n    dk_value v = dk_pop(stack);\n    union { int64_t i; double d; int b; } s_;\n    (void)s_;\n    ", rt, rt);
-        emit_unbox(o, op->rets[0], "*result", "v", "s_");
-        fprintf(o, "\n");
-    } else if (nr > 1) {
-        fprintf(o, "    %s *result = (%s *)result_;\n    dk_value v;\n    union { int64_t i; double d; int b; } s_;\n    (void)s_;\n", rt, rt);
-        for (i = nr - 1; i >= 0; i--) {
-            char var[32];
-            snprintf(var, sizeof var, "result->r%d", i);
-            fprintf(o, "    v = dk_pop(stack); ");
-            emit_unbox(o, op->rets[i], var, "v", "s_");
-            fprintf(o, "\n");
-        }
-    } else {
-        fprintf(o, "    (void)stack; (void)result_;\n");
-    }
-    /* boxed -> typed: pop the arguments (the last is on top), call, push the returns */
-    fprintf(o, "}\nstatic void %s_call_unboxed(const dk_kernel *kernel, const dk_operator *op, dk_keyset ks, dk_stack *stack) {\n", op->id);
-    fprintf(o, "    %s_args a;\n    dk_value v;\n    union { int64_t i; double d; int b; } s_[%d];\n    (void)op; (void)s_;\n", op->id, n);
-    for (i = n - 1; i >= 0; i--) {
-        char var[300], store[32];
-        snprintf(var, sizeof var, "a.%s", s->arguments[i].name);
-        snprintf(store, sizeof store, "s_[%d]", i);
-        fprintf(o, "    v = dk_pop(stack); ");
-        emit_unbox(o, op->args[i], var, "v", store);
-        fprintf(o, "\n");
-    }
-    fprintf(o, "    %s((%s_fn)kernel->fn)(kernel, ks", nr ? "a.result = " : "", op->id);
-    for (i = 0; i < n; i++) fprintf(o, ", a.%s", s->arguments[i].name);
-    fprintf(o, ");\n");
-    if (nr == 1) {
-        fprintf(o, "    dk_push(stack, ");
-        emit_box(o, op->rets[0], "a.result");
-        fprintf(o, ");\n");
-    }
-    for (i = 0; nr > 1 && i < nr; i++) {
-        char expr[64];
-        snprintf(expr, sizeof expr, "a.result.r%d", i);
-        fprintf(o, "    dk_push(stack, ");
-        emit_box(o, op->rets[i], expr);
-        fprintf(o, ");\n");
-    }
-    fprintf(o, "}\nstatic const dk_op_adapters %s_adapters = { %s_SIGNATURE, %d, %d, %s_box, %s_unbox_result, "
-               "%s_call_unboxed };\n", op->id, op->id, n, nr, op->id, op->id, op->id);
-    /* registration and typed access */
-    fprintf(o,
-            "DK_INLINE dk_status %s_def(dk_registry *r, dk_registration **out) {\n"
-            "    return dk_def_with_adapters(r, %s_SCHEMA, &%s_adapters, out);\n}\n",
-            op->id, op->id, op->id);
-    fprintf(o,
-            "DK_INLINE dk_status %s_impl(dk_registry *r, dk_key key, %s_fn fn, void *user_data, dk_registration **out) {\n"
-            "    return dk_impl(r, \"%s%s%s\", key, dk_unboxed(DK_FN(fn), user_data), out);\n}\n",
-            op->id, op->id, s->name, s->overload[0] ? "." : "", s->overload);
-    fprintf(o,
-            "DK_INLINE dk_status %s_bind(dk_registry *r, const dk_operator **out) {\n"
-            "    dk_operator *op;\n"
-            "    dk_status s = dk_op_find(r, \"%s%s%s\", &op);\n"
-            "    if (s == DK_OK) s = dk_op_check_signature(op, %s_SIGNATURE);\n"
-            "    if (s == DK_OK) *out = op;\n"
-            "    return s;\n}\n\n",
-            op->id, s->name, s->overload[0] ? "." : "", s->overload, op->id);
+    fputs("\n", o);
 }
 
-static int generate(const char *in_path, const char *out_path) {
-    FILE *in = fopen(in_path, "r"), *o;
-    char line[8192];
-    int lineno = 0, n = 0, bad = 0;
-    const char *base = strrchr(in_path, '/') ? strrchr(in_path, '/') + 1 : in_path;
-    if (!in) { fprintf(stderr, "dkgen: cannot read %s\n", in_path); return 1; }
-    o = fopen(out_path, "w");
-    if (!o) { fprintf(stderr, "dkgen: cannot write %s\n", out_path); fclose(in); return 1; }
-    fprintf(o, "/* GENERATED by gen/dkgen from %s -- do not edit; regenerate with dkgen. */\n"
-               "#ifndef DKGEN_TENSOR\n#error \"define DKGEN_TENSOR (a pointer type) and DKGEN_TENSOR_KEYSET(t) first\"\n#endif\n"
-               "#include \"dispatch.h\"\n\n", base);
-    while (fgets(line, sizeof line, in)) {
-        char *p = line, *hash;
+/* The helpers every generated header shares (the first one defines them). */
+static void emit_prelude(FILE *o) {
+    int i;
+    fputs("#ifndef DKGEN_PRELUDE_1\n#define DKGEN_PRELUDE_1\n"
+          "typedef DKGEN_TENSOR dkgen_tensor;\n"
+          "/* The registry's tensor_keyset hook, from DKGEN_TENSOR_KEYSET: with it boxed calls\n"
+          "   find the keys of the tensors on a stack (desc.tensor_keyset = dkgen_tensor_keyset). */\n"
+          "DK_INLINE dk_keyset dkgen_tensor_keyset(const void *tensor_, void *user_data_) {\n"
+          "    (void)user_data_;\n"
+          "    return DKGEN_TENSOR_KEYSET((dkgen_tensor)(uintptr_t)tensor_);\n"
+          "}\n"
+          "/* The keys of the tensors in a Tensor[] or Tensor?[] argument. */\n"
+          "DK_INLINE dk_keyset dkgen_list_keyset(dk_value_list l_) {\n"
+          "    dk_keyset ks_ = DK_KS_EMPTY;\n"
+          "    size_t i_;\n"
+          "    for (i_ = 0; i_ < l_.n; i_++)\n"
+          "        if (l_.items[i_].tag == DK_VALUE_TENSOR)\n"
+          "            ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET((dkgen_tensor)(uintptr_t)l_.items[i_].as.tensor));\n"
+          "    return ks_;\n"
+          "}\n"
+          "DK_INLINE dk_keyset dkgen_opt_tensor_keyset(dkgen_tensor t_) { return t_ ? DKGEN_TENSOR_KEYSET(t_) : DK_KS_EMPTY; }\n"
+          "DK_INLINE dk_keyset dkgen_opt_list_keyset(const dk_value_list *l_) { return l_ ? dkgen_list_keyset(*l_) : DK_KS_EMPTY; }\n"
+          "/* a dk_value argument that the schema makes a dispatch argument: as dk_call_boxed reads it */\n"
+          "DK_INLINE dk_keyset dkgen_value_keyset(dk_value v_) {\n"
+          "    dk_value_list l_ = { NULL, 0 };\n"
+          "    if (v_.tag == DK_VALUE_TENSOR) return DKGEN_TENSOR_KEYSET((dkgen_tensor)(uintptr_t)v_.as.tensor);\n"
+          "    if (v_.tag == DK_VALUE_LIST) { l_.items = v_.as.list.items; l_.n = v_.as.list.n; }\n"
+          "    return dkgen_list_keyset(l_);\n"
+          "}\n"
+          "/* <op>_bind: the operator, if defined with this C signature (NULL: bound boxed) */\n"
+          "DK_INLINE dk_status dkgen_bind(dk_registry *reg_, const char *name_, const char *signature_, const dk_operator **op_) {\n"
+          "    dk_operator *found_;\n"
+          "    dk_status status_ = dk_op_find(reg_, name_, &found_);\n"
+          "    if (status_ == DK_OK && signature_) status_ = dk_op_check_signature(found_, signature_);\n"
+          "    if (status_ == DK_OK) *op_ = found_;\n"
+          "    return status_;\n"
+          "}\n", o);
+    fputs("/* C value -> dk_value; NULL is None where the type is a pointer */\n"
+          "DK_INLINE dk_value dkgen_box_tensor(dkgen_tensor t_) { return dk_tensor((void *)(uintptr_t)t_); }\n"
+          "DK_INLINE dk_value dkgen_box_opt_tensor(dkgen_tensor t_) { return t_ ? dkgen_box_tensor(t_) : dk_none(); }\n"
+          "DK_INLINE dk_value dkgen_box_list(dk_value_list l_) { return dk_list(l_.items, l_.n); }\n"
+          "DK_INLINE dk_value dkgen_box_opt_list(const dk_value_list *l_) { return l_ ? dk_list(l_->items, l_->n) : dk_none(); }\n"
+          "DK_INLINE dk_value dkgen_box_opt_int(const int64_t *p_) { return p_ ? dk_int(*p_) : dk_none(); }\n"
+          "DK_INLINE dk_value dkgen_box_opt_double(const double *p_) { return p_ ? dk_double(*p_) : dk_none(); }\n"
+          "DK_INLINE dk_value dkgen_box_opt_bool(const int *p_) { return p_ ? dk_bool(*p_) : dk_none(); }\n"
+          "DK_INLINE dk_value dkgen_box_string(const char *s_) { return s_ ? dk_string(s_) : dk_none(); }\n"
+          "DK_INLINE dk_value dkgen_box_object(void *p_) { return p_ ? dk_object(p_) : dk_none(); }\n"
+          "DK_INLINE dk_value dkgen_box_opt_int_list(const dk_int_list *l_) { return l_ ? dk_int_list_value(*l_) : dk_none(); }\n"
+          "DK_INLINE dk_value dkgen_box_opt_double_list(const dk_double_list *l_) {\n"
+          "    return l_ ? dk_double_list_value(*l_) : dk_none();\n}\n"
+          "/* dk_value -> C value; an optional one points into the caller's scratch slot */\n"
+          "typedef union dkgen_scratch { int64_t i; double d; int b; dk_int_list il; dk_double_list dl; dk_value_list vl; } dkgen_scratch;\n"
+          "DK_INLINE dkgen_tensor dkgen_tensor_of(dk_value v_) {\n"
+          "    return v_.tag == DK_VALUE_TENSOR ? (dkgen_tensor)(uintptr_t)v_.as.tensor : (dkgen_tensor)0;\n}\n"
+          "DK_INLINE int64_t dkgen_int_of(dk_value v_) { return v_.tag == DK_VALUE_BOOL ? (int64_t)v_.as.b : v_.as.i; }\n"
+          "DK_INLINE double dkgen_double_of(dk_value v_) {\n"
+          "    return v_.tag == DK_VALUE_DOUBLE ? v_.as.d : v_.tag == DK_VALUE_BOOL ? (double)v_.as.b : (double)v_.as.i;\n}\n"
+          "DK_INLINE int dkgen_bool_of(dk_value v_) { return v_.tag == DK_VALUE_BOOL ? v_.as.b : v_.as.i != 0; }\n"
+          "DK_INLINE const char *dkgen_string_of(dk_value v_) { return v_.tag == DK_VALUE_STRING ? v_.as.s : NULL; }\n"
+          "DK_INLINE void *dkgen_object_of(dk_value v_) { return v_.tag == DK_VALUE_OBJECT ? v_.as.object : NULL; }\n"
+          "DK_INLINE dk_value_list dkgen_list_of(dk_value v_) {\n"
+          "    dk_value_list l_ = { NULL, 0 };\n"
+          "    if (v_.tag == DK_VALUE_LIST) { l_.items = v_.as.list.items; l_.n = v_.as.list.n; }\n"
+          "    return l_;\n}\n"
+          "DK_INLINE dk_int_list dkgen_int_list_of(dk_value v_) {\n"
+          "    dk_int_list l_ = { NULL, 0 };\n"
+          "    if (v_.tag == DK_VALUE_INT_LIST) { l_.items = v_.as.ints.items; l_.n = v_.as.ints.n; }\n"
+          "    return l_;\n}\n"
+          "DK_INLINE dk_double_list dkgen_double_list_of(dk_value v_) {\n"
+          "    dk_double_list l_ = { NULL, 0 };\n"
+          "    if (v_.tag == DK_VALUE_DOUBLE_LIST) { l_.items = v_.as.doubles.items; l_.n = v_.as.doubles.n; }\n"
+          "    return l_;\n}\n", o);
+    {
+        static const char *const opt[][4] = {   /* name, C type, scratch field, converter */
+            { "int", "int64_t", "i", "dkgen_int_of" }, { "double", "double", "d", "dkgen_double_of" },
+            { "bool", "int", "b", "dkgen_bool_of" }, { "list", "dk_value_list", "vl", "dkgen_list_of" },
+            { "int_list", "dk_int_list", "il", "dkgen_int_list_of" },
+            { "double_list", "dk_double_list", "dl", "dkgen_double_list_of" },
+        };
+        for (i = 0; i < (int)(sizeof opt / sizeof *opt); i++)
+            fprintf(o, "DK_INLINE const %s *dkgen_opt_%s_of(dk_value v_, dkgen_scratch *s_) {\n"
+                       "    if (v_.tag == DK_VALUE_NONE) return NULL;\n    s_->%s = %s(v_);\n    return &s_->%s;\n}\n",
+                    opt[i][1], opt[i][0], opt[i][2], opt[i][3], opt[i][2]);
+    }
+    fputs("/* DKGEN_NARGS(...): how many arguments (1 to 65); <op>_calld picks its macro by it */\n"
+          "#define DKGEN_CAT(a, b) DKGEN_CAT_(a, b)\n#define DKGEN_CAT_(a, b) a##b\n#define DKGEN_NARGS(...) DKGEN_NARGS_(__VA_ARGS__", o);
+    for (i = 65; i >= 0; i--) fprintf(o, ", %d", i);
+    fputs(")\n#define DKGEN_NARGS_(", o);
+    for (i = 1; i <= 65; i++) fprintf(o, "a%d, ", i);
+    fputs("n, ...) n\n#endif\n\n", o);
+}
+
+/* "sample_ops.h" -> "SAMPLE_OPS_H" (upper: 1) or "sample_ops" stem upper-cased without the extension (0) */
+static char *file_macro(const char *base, int with_ext) {
+    sbuf b = { NULL, 0, 0 };
+    const char *dot = strrchr(base, '.'), *p;
+    for (p = base; *p && (with_ext || !dot || p < dot); p++)
+        sb_putc(&b, isalnum((unsigned char)*p) ? (char)toupper((unsigned char)*p) : '_');
+    return sb_take(&b);
+}
+
+static void emit_header_start(FILE *o, const char *in_base, const char *out_base) {
+    char *guard = file_macro(out_base, 1);
+    fprintf(o, "/* GENERATED by gen/dkgen from %s -- do not edit; regenerate with dkgen.\n\n", in_base);
+    fputs("   Before including it, describe the tensor type:\n"
+          "       #define DKGEN_TENSOR my_tensor *            (a pointer type)\n"
+          "       #define DKGEN_TENSOR_KEYSET(t) ((t)->keys)  (its dispatch keyset)\n"
+          "   Each operator <op> has <op>_call(op, args...), <op>_redispatch(op, ks, args...),\n"
+          "   <op>_def, <op>_impl, <op>_bind, <op>_fn (the kernel type) and <op>_SCHEMA; a\n"
+          "   tuple return is a struct <op>_result with the schema's return names; with\n"
+          "   defaults, <op>_calld(op, required..., [defaulted...]) and\n"
+          "   <op>_call_opts(op, required..., &opts or NULL) fill in the omitted ones.\n"
+          "   dkgen_tensor_keyset is the registry's tensor_keyset hook for boxed calls. */\n", o);
+    fprintf(o, "#ifndef DKGEN_%s\n#define DKGEN_%s\n", guard, guard);
+    fputs("#if !defined(DKGEN_TENSOR) || !defined(DKGEN_TENSOR_KEYSET)\n"
+          "#error \"define DKGEN_TENSOR (a pointer type) and DKGEN_TENSOR_KEYSET(t) first\"\n#endif\n"
+          "#include \"dispatch.h\"\n\n", o);
+    emit_prelude(o);
+    free(guard);
+}
+
+static void emit_header_end(FILE *o, const opinfo *ops, int n, const char *out_base) {
+    char *stem = file_macro(out_base, 0), *guard = file_macro(out_base, 1);
+    int i;
+    /* the parameter cannot be an operator's C name (none starts with "DK") */
+    fprintf(o, "/* X(<op>) for every operator of this header */\n#define DKGEN_FORALL_%s(DKGEN_X)", stem);
+    for (i = 0; i < n; i++) fprintf(o, " \\\n    DKGEN_X(%s)", ops[i].id);
+    fprintf(o, "\n\n#endif /* DKGEN_%s */\n", guard);
+    free(stem);
+    free(guard);
+}
+
+/* ---- reading the schema file ---------------------------------------------- */
+
+/* One line of any length, without its end; 0 at the end of the file. */
+static int read_line(FILE *in, sbuf *line, int *has_nul) {
+    int c, any = 0;
+    line->len = 0;
+    sb_put(line, "", 0);
+    *has_nul = 0;
+    while ((c = getc(in)) != EOF) {
+        any = 1;
+        if (c == '\n') break;
+        if (c == '\0') *has_nul = 1;
+        sb_putc(line, (char)c);
+    }
+    if (line->len && line->p[line->len - 1] == '\r') line->p[--line->len] = '\0';
+    return any;
+}
+
+static void free_ops(opinfo *ops, int n) {
+    int i, j;
+    for (i = 0; i < n; i++) {
+        for (j = 0; j < ops[i].n; j++) {
+            free(ops[i].args[j].field);
+            free(ops[i].args[j].dflt);
+            free(ops[i].args[j].dflt_decl);
+        }
+        for (j = 0; j < ops[i].nr; j++) free(ops[i].rets[j].field);
+        free(ops[i].args);
+        free(ops[i].rets);
+        free(ops[i].id);
+        dk_schema_free(ops[i].s);
+    }
+    free(ops);
+}
+
+/* Reads every schema of `in`, then writes the header to `o`; returns the
+   number of errors (each reported on stderr with its line). */
+static int generate_stream(FILE *in, const char *in_path, FILE *o, const char *out_base) {
+    const char *in_base = strrchr(in_path, '/') ? strrchr(in_path, '/') + 1 : in_path;
+    sbuf line = { NULL, 0, 0 };
+    opinfo *ops = NULL;
+    nameset globals = { NULL, NULL, 0, 0 };
+    int lineno = 0, n = 0, cap = 0, bad = 0, has_nul, i;
+    while (read_line(in, &line, &has_nul)) {
+        const char *p = line.p;
         dk_schema *s;
-        opinfo op;
         lineno++;
-        if ((hash = strchr(p, '#')) != NULL) *hash = '\0';
         while (*p == ' ' || *p == '\t') p++;
-        p[strcspn(p, "\r\n")] = '\0';
-        if (!*p) continue;
+        if (*p == '#' || (!*p && !has_nul)) continue;
+        if (has_nul) {
+            fprintf(stderr, "%s:%d: the line holds a NUL byte\n", in_path, lineno);
+            bad++;
+            continue;
+        }
         if (dk_schema_parse(p, &s) != DK_OK) {
             fprintf(stderr, "%s:%d: %s\n", in_path, lineno, dk_last_error());
             bad++;
             continue;
         }
-        if (describe(s, &op, in_path, lineno)) { emit_op(o, &op); n++; }
-        else bad++;
-        dk_schema_free(s);
+        if (n == cap) ops = (opinfo *)xrealloc(ops, (size_t)(cap = cap ? 2 * cap : 64) * sizeof *ops);
+        memset(&ops[n], 0, sizeof ops[n]);
+        ops[n].s = s;
+        ops[n].line = lineno;
+        describe(&ops[n++]);
     }
-    fclose(in);
-    fclose(o);
-    if (bad) { remove(out_path); return 1; }
-    fprintf(stderr, "dkgen: %d operators -> %s\n", n, out_path);
-    return 0;
+    free(line.p);
+    if (ferror(in)) {
+        fprintf(stderr, "%s: read error\n", in_path);
+        bad++;
+    }
+    for (i = 0; i < n; i++) assign_id(&ops[i], &globals, in_path);
+    for (i = 0; i < n; i++) assign_fields(&ops[i], &globals);
+    if (!bad) {
+        emit_header_start(o, in_base, out_base);
+        for (i = 0; i < n; i++) emit_op(o, &ops[i]);
+        emit_header_end(o, ops, n, out_base);
+    }
+    ns_free(&globals, 1);
+    free_ops(ops, n);
+    return bad;
 }
+
+#ifndef DKGEN_NO_MAIN   /* the command line (gen/fuzz_dkgen.c calls generate_stream) */
+
+/* Writes OUT_HEADER through a temporary file: an error leaves none. */
+static int generate(const char *in_path, const char *out_path) {
+    FILE *in = fopen(in_path, "r"), *o;
+    const char *out_base = strrchr(out_path, '/') ? strrchr(out_path, '/') + 1 : out_path;
+    char *tmp = xprintf("%s.tmp", out_path);
+    int bad;
+    if (!in) { fprintf(stderr, "dkgen: cannot read %s\n", in_path); free(tmp); return 1; }
+    o = fopen(tmp, "w");
+    if (!o) { fprintf(stderr, "dkgen: cannot write %s\n", tmp); fclose(in); free(tmp); return 1; }
+    bad = generate_stream(in, in_path, o, out_base);
+    fclose(in);
+    if (fclose(o) != 0 && !bad) { fprintf(stderr, "dkgen: cannot write %s\n", tmp); bad = 1; }
+    if (!bad && rename(tmp, out_path) != 0) { fprintf(stderr, "dkgen: cannot write %s\n", out_path); bad = 1; }
+    if (bad) {
+        remove(tmp);
+        fprintf(stderr, "dkgen: %d error%s, %s not written\n", bad, bad == 1 ? "" : "s", out_path);
+    }
+    free(tmp);
+    return bad ? 1 : 0;
+}
+
+/* ---- dkgen --keys ---------------------------------------------------------- */
 
 /* The key tables of the lists this binary was compiled with, as Markdown. */
 static void print_keys(void) {
@@ -351,3 +1259,4 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: dkgen OPS_FILE OUT_HEADER | dkgen --keys\n");
     return 2;
 }
+#endif

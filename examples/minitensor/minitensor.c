@@ -358,11 +358,6 @@ static void report_call_error(const dk_operator *o, dk_keyset ks, dk_status stat
     dk_call_error_report(o, ks, status, message, ud);
 }
 
-static dk_keyset tensor_keyset(const void *t, void *ud) {
-    (void)ud;
-    return ((const mt_tensor *)t)->keys;
-}
-
 /* The registry, set up in one place.
    minitensor uses the process-wide default registry because DK_LIBRARY
    blocks register there: that is where the plugin's kernels land. Its hooks
@@ -371,7 +366,7 @@ static dk_registry *registry_setup(void) {
     dk_registry_desc d;
     dk_registry *r;
     memset(&d, 0, sizeof d);
-    d.tensor_keyset = tensor_keyset;   /* boxed calls find the tensors' keysets */
+    d.tensor_keyset = dkgen_tensor_keyset;   /* generated from DKGEN_TENSOR_KEYSET: boxed calls find the tensors' keysets */
     mt_check(dk_registry_default_configure(&d) == DK_OK, dk_last_error());
     r = dk_registry_default();
     mt_check(r != NULL, "no default registry");
