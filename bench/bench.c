@@ -539,6 +539,8 @@ int main(int argc, char **argv) {
         fp = measure(row_fnptr_call, N);
         print_row("fnptr_call", "call through a function pointer, same shape", fp, "");
         print_row("call_one_hop", "dispatched call, keyset {CPU}", measure(row_call_one_hop, N), "fnptr_call");
+        print_row("call_fallthrough", "call skipping fallthrough layers (autograd, view)",
+                  measure(row_call_fallthrough, N), "fnptr_call");
         print_row("call_two_hops", "autograd kernel redispatching to CPU", measure(row_call_two_hops, N),
                   "2 x call_fallthrough");
         print_row("redispatch", "redispatch alone (no TLS, no extraction)", measure(row_redispatch, N), "fnptr_call");
