@@ -159,7 +159,7 @@ static void bench_list(const bench_row *rows, size_t n) {
 }
 /* --row NAME N: prepare, then run one row N times (for callgrind: the
    includer's START_INSTRUMENTATION() turns callgrind's instrumentation on
-   only now, so set-up runs at full speed under --instr-atstart=no). */
+   only now, so set-up runs uninstrumented under --instr-atstart=no). */
 static long bench_run_row(const bench_row *rows, size_t n, const char *name, long iters) {
     const bench_row *row = bench_find(rows, n, name);
     if (row->prepare) row->prepare(iters);
