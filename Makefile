@@ -130,13 +130,26 @@ $(BUILD)/bench: bench/bench.c bench/measure.h dispatch.h gen/sample_ops.h | $(BU
 $(BUILD)/bench-epochs: bench/bench.c bench/measure.h dispatch.h gen/sample_ops.h | $(BUILD)
 	$(CC) $(BENCH_CFLAGS) -DDK_CALL_EPOCHS $< -o $@ -lpthread
 
-bench: deps $(BUILD)/bench $(BUILD)/bench-epochs ## lookup throughput and call overhead beside their baselines (under a minute)
-	@$(BUILD)/bench
+# $(BUILD)/bench-1.13.1 (the PyTorch 1.13.1 preset) is built by bench/c10.mk's rule.
+bench: deps $(BUILD)/bench $(BUILD)/bench-epochs ## every row beside its baseline, then the targets met / not met (under a minute)
+	@$(BUILD)/bench | tee $(BUILD)/bench-run.txt
 	@$(BUILD)/bench-epochs --calls
+	@echo
+	@sh bench/targets.sh -n $(BUILD)/bench-run.txt \
+	  -t "targets, PyTorch 2.7.1 preset (ns: noisy medians of this run; instructions: hardware counters if any, else make bench-icount)"
 
-bench-icount: $(BUILD)/bench ## instructions per operation of each bench row, counted by valgrind's callgrind
+bench-icount: $(BUILD)/bench $(BUILD)/bench-1.13.1 ## instructions per operation of each bench row under callgrind, both presets, and the targets met / not met
 	@command -v valgrind >/dev/null || { echo "missing Debian package: valgrind"; exit 1; }
+	@echo "PyTorch 2.7.1 preset ($(BUILD)/bench):"
 	@sh bench/icount.sh $(BUILD)/bench $(BUILD)/icount
+	@echo; echo "PyTorch 1.13.1 preset ($(BUILD)/bench-1.13.1):"
+	@sh bench/icount.sh $(BUILD)/bench-1.13.1 $(BUILD)/icount-1.13.1
+	@echo
+	@sh bench/targets.sh -k instr -i $(BUILD)/icount/icount.txt -t "targets, PyTorch 2.7.1 preset (instructions/op: exact)"
+	@echo
+	@sh bench/targets.sh -k instr -i $(BUILD)/icount-1.13.1/icount.txt -t "targets, PyTorch 1.13.1 preset (instructions/op: exact)"
+	@for p in icount:2.7.1 icount-1.13.1:1.13.1; do \
+	  sh bench/targets.sh -m -k instr -i $(BUILD)/$${p%%:*}/icount.txt > $(BUILD)/targets-icount-$${p#*:}.md; done
 
 include bench/c10.mk
 include tests/schema.mk

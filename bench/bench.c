@@ -1,15 +1,17 @@
-/* make bench: lookup throughput and call overhead of dispatch.h, each row
-   beside its baseline from the same run.
+/* make bench: lookup throughput, call overhead and registration cost of
+   dispatch.h, each row beside its baseline from the same run; then
+   bench/targets.sh marks the targets met or not met.
 
    Timing: median (min-max) ns/op over REPS repetitions of a loop over
    rotating inputs; instructions/op from perf_event_open where the machine
    has hardware counters (`make bench-icount` counts them under callgrind
-   where it has not). Every row is a noinline function row_<name>(iters) so
-   callgrind can count exactly its instructions.
+   where it has not). Every row of BENCH_FORALL_ROWS is a noinline function
+   row_<name>(iters) so callgrind can count exactly its instructions.
 
    Usage: bench                 all rows, as a table
-          bench --row NAME N    run one row N times (for callgrind)
-          bench --list          row names
+          bench --row NAME N    prepare, then run one row N times (for callgrind)
+          bench --list          row names and their callgrind iteration counts
+          bench --instr-atstart the valgrind --instr-atstart value for --row
           bench --calls         the call rows alone (run on the -DDK_CALL_EPOCHS build) */
 #define _GNU_SOURCE
 #define DISPATCH_IMPLEMENTATION
@@ -19,12 +21,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <unistd.h>
 #if defined(__linux__)
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#endif
+/* --row: callgrind's instrumentation starts only once the row's set-up is
+   done (bench/icount.sh passes --instr-atstart=no when this is available). */
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define START_INSTRUMENTATION() CALLGRIND_START_INSTRUMENTATION
+#define HAVE_START_INSTRUMENTATION 1
+#endif
+#endif
+#ifndef START_INSTRUMENTATION
+#define START_INSTRUMENTATION() ((void)0)
+#define HAVE_START_INSTRUMENTATION 0
 #endif
 
 #define NOINLINE __attribute__((noinline))
@@ -59,13 +75,27 @@ static NOINLINE tensor *k_autograd(const dk_kernel *k, dk_keyset ks, tensor *a) 
     (void)k;
     return bop1_redispatch(op_hops, dk_ks_and(ks, DK_KS_AFTER_AUTOGRAD), a);
 }
+/* the boxed fallback: leaves the argument on the stack as the result (as
+   bench_c10.cpp's does) */
 static void k_boxed_fallback(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *stack) {
-    (void)k; (void)op; (void)ks;
-    ((bop1_args *)stack->unboxed_args)->result = ((bop1_args *)stack->unboxed_args)->a;
+    (void)k; (void)op; (void)ks; (void)stack;
 }
 /* the same-shape function pointer baseline */
 typedef tensor *(*kernel1_fn)(const dk_kernel *, dk_keyset, tensor *);
 static kernel1_fn volatile fnptr = k_cpu1;
+
+/* bop1's boxing adapters (what gen/ writes for "(Tensor a) -> Tensor"): a
+   typed call that lands on a boxed kernel pushes its argument on a stack
+   and takes the result off it, as c10's boxing wrapper does. */
+static void bop1_box(const void *args, dk_stack *st) { dk_push(st, dk_tensor(((const bop1_args *)args)->a)); }
+static void bop1_unbox_result(dk_stack *st, void *result) { *(tensor **)result = (tensor *)dk_pop(st).as.tensor; }
+static void bop1_call_unboxed(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *st) {
+    tensor *a = (tensor *)dk_pop(st).as.tensor;
+    (void)op;
+    dk_push(st, dk_tensor(((kernel1_fn)k->fn)(k, ks, a)));
+}
+static const dk_op_adapters bop1_adapters = { "(Tensor) (Tensor)", 1, 1, bop1_box, bop1_unbox_result,
+                                              bop1_call_unboxed };
 
 #define NT 256
 static tensor cpu_plain[NT], cpu_full[NT], mixed[NT];
@@ -76,15 +106,18 @@ static void must(dk_status s, const char *what) {
 }
 static void quiet(int e, const char *m, void *u) { (void)e; (void)m; (void)u; }
 
-static dk_registry *new_registry(void) {
+static dk_registry *new_registry_with(void *(*alloc)(size_t, void *), void (*release)(void *, void *)) {
     dk_registry *r;
     dk_registry_desc d;
     memset(&d, 0, sizeof d);
+    d.alloc = alloc;
+    d.free = release;
     d.log = quiet;
     d.tensor_keyset = tensor_keys;
     must(dk_registry_create(&d, &r), "registry");
     return r;
 }
+static dk_registry *new_registry(void) { return new_registry_with(NULL, NULL); }
 
 /* c10 1.13.1's autograd fallthrough fallbacks (the registry brings BackendSelect and
    ADInplaceOrView), so calls skip the same layers as in libtorch. */
@@ -110,7 +143,7 @@ static void setup(void) {
     must(dk_def(reg, "b::hops(Tensor a) -> Tensor", &h), "def");
     must(dk_impl(reg, "b::hops", DK_CPU, dk_unboxed(DK_FN(k_cpu1), NULL), &h), "impl");
     must(dk_impl(reg, "b::hops", DK_AutogradCPU, dk_unboxed(DK_FN(k_autograd), NULL), &h), "impl");
-    must(dk_def(reg, "b::boxed(Tensor a) -> Tensor", &h), "def");
+    must(dk_def_with_adapters(reg, "b::boxed(Tensor a) -> Tensor", &bop1_adapters, &h), "def");
     must(dk_fallback(reg, DK_Tracer, dk_boxed(k_boxed_fallback, NULL), &h), "fallback");
     op1 = dk_op_lookup(reg, "b::one");
     op2 = dk_op_lookup(reg, "b::two");
@@ -126,6 +159,46 @@ static void setup(void) {
         mixed[i].ks = dk_ks_or(dk_ks_from_key(dk_key_runtime(DK_Dense, b)), dk_backend_autograd_related_set(b));
         realistic[i] = dk_ks_or(mixed[i].ks, (i % 3) ? DK_KS_DEFAULT_INCLUDED : dk_ks_from_key(DK_Tracer));
     }
+}
+
+/* ---- registries of N operators (lookup, rotation and fallback rows) ----------- */
+
+/* N operators "rK::opI(Tensor a) -> Tensor", each with a CPU kernel, in a
+   registry of their own with the default fallthroughs. bench_c10.cpp builds
+   the same names in c10's process-wide dispatcher. */
+typedef struct pool {
+    long n;
+    dk_registry *r;
+    const dk_operator **ops;
+    char (*names)[16];
+    dk_registration *fallbacks[16];   /* the fallback rows' registrations */
+    int n_fallbacks;
+} pool;
+static const long pool_sizes[] = { 10, 1000, 10000, 100000 };
+static pool pools[4];
+
+static pool *get_pool(long n) {
+    int k;
+    for (k = 0; pool_sizes[k] != n; k++) {}
+    if (!pools[k].r) {
+        pool *p = &pools[k];
+        char schema[48];
+        dk_registration *h;
+        long i;
+        p->n = n;
+        p->r = new_registry();
+        default_fallbacks(p->r);
+        p->ops = (const dk_operator **)malloc((size_t)n * sizeof *p->ops);
+        p->names = (char (*)[16])malloc((size_t)n * sizeof *p->names);
+        for (i = 0; i < n; i++) {
+            snprintf(p->names[i], sizeof p->names[i], "r%d::op%ld", k, i);
+            snprintf(schema, sizeof schema, "%s(Tensor a) -> Tensor", p->names[i]);
+            must(dk_def(p->r, schema, &h), "def");
+            must(dk_impl(p->r, p->names[i], DK_CPU, dk_unboxed(DK_FN(k_cpu1), NULL), &h), "impl");
+            p->ops[i] = dk_op_lookup(p->r, p->names[i]);
+        }
+    }
+    return &pools[k];
 }
 
 /* ---- rows ----------------------------------------------------------------------- */
@@ -205,6 +278,8 @@ static NOINLINE long row_redispatch(long n) {
     for (i = 0; i < n; i++) { SINK(cpu); s += (long)(size_t)bop1_redispatch(op1, cpu, &cpu_plain[i & (NT - 1)]); }
     return s;
 }
+/* Tracer is included: the typed call lands on the boxed fallback, boxing its
+   argument through the operator's adapters and unboxing the result. */
 static NOINLINE long row_boxed_fallback(long n) {
     long i, s = 0;
     dk_guard g = dk_include_push(dk_ks_from_key(DK_Tracer));
@@ -224,64 +299,197 @@ static NOINLINE long row_boxed_call(long n) {
     }
     return s;
 }
-static char names[NT][32];
-static NOINLINE long row_lookup_by_name(long n) {
-    long i, s = 0;
-    for (i = 0; i < n; i++) s += (long)(size_t)dk_op_lookup(reg, names[i & 3]);
+
+/* name lookup, rotating over every name of a registry of 10k / 100k operators */
+static pool *lookup_pool, *rotate_pool;
+static long lookup_rotating(const pool *p, long n) {
+    long i, j = 0, s = 0;
+    for (i = 0; i < n; i++) {
+        s += (long)(size_t)dk_op_lookup(p->r, p->names[j]);
+        if (++j == p->n) j = 0;
+    }
     return s;
 }
+static void prepare_lookup_10k(long n) { (void)n; lookup_pool = get_pool(10000); }
+static void prepare_lookup_100k(long n) { (void)n; lookup_pool = get_pool(100000); }
+static NOINLINE long row_lookup_10k(long n) { return lookup_rotating(lookup_pool, n); }
+static NOINLINE long row_lookup_100k(long n) { return lookup_rotating(lookup_pool, n); }
 
-/* registration rows: each iteration is a fresh operator */
+/* a call per operator in turn, rotating over every operator of a registry */
+static long call_rotating(const pool *p, long n) {
+    long i, j = 0, s = 0;
+    for (i = 0; i < n; i++) {
+        s += (long)(size_t)bop1_call(p->ops[j], &cpu_full[i & (NT - 1)]);
+        if (++j == p->n) j = 0;
+    }
+    return s;
+}
+static void prepare_rotate_10(long n) { (void)n; rotate_pool = get_pool(10); }
+static void prepare_rotate_1k(long n) { (void)n; rotate_pool = get_pool(1000); }
+static void prepare_rotate_100k(long n) { (void)n; rotate_pool = get_pool(100000); }
+static NOINLINE long row_rotate_10(long n) { return call_rotating(rotate_pool, n); }
+static NOINLINE long row_rotate_1k(long n) { return call_rotating(rotate_pool, n); }
+static NOINLINE long row_rotate_100k(long n) { return call_rotating(rotate_pool, n); }
+
+/* registration rows: a fresh registry (default fallthroughs) per run */
 static dk_registry *reg_rate;
-static char (*rate_names)[40];
+static char (*rate_schemas)[48], (*rate_names)[32];
+static dk_registration **rate_handles;
+static long rate_cap;
+static void prepare_rate(long n, int defs, int impls) {
+    long i;
+    dk_registration *h;
+    if (reg_rate) dk_registry_destroy(reg_rate);
+    if (n > rate_cap) {
+        free(rate_schemas);
+        free(rate_names);
+        free(rate_handles);
+        rate_schemas = malloc((size_t)n * sizeof *rate_schemas);
+        rate_names = malloc((size_t)n * sizeof *rate_names);
+        rate_handles = malloc((size_t)n * sizeof *rate_handles);
+        rate_cap = n;
+    }
+    reg_rate = new_registry();
+    default_fallbacks(reg_rate);
+    for (i = 0; i < n; i++) {
+        snprintf(rate_names[i], sizeof rate_names[i], "d::op%ld", i);
+        snprintf(rate_schemas[i], sizeof rate_schemas[i], "d::op%ld(Tensor a) -> Tensor", i);
+        if (defs) must(dk_def(reg_rate, rate_schemas[i], &h), "def");
+        if (impls) must(dk_impl(reg_rate, rate_names[i], DK_CPU, dk_unboxed(DK_FN(k_cpu1), NULL), &rate_handles[i]), "impl");
+    }
+}
+static void prepare_def(long n) { prepare_rate(n, 0, 0); }
+static void prepare_impl(long n) { prepare_rate(n, 1, 0); }
+static void prepare_deregister(long n) { prepare_rate(n, 1, 1); }
 static NOINLINE long row_def(long n) {
     long i;
     dk_registration *h;
-    for (i = 0; i < n; i++) must(dk_def(reg_rate, rate_names[i], &h), "def");
+    for (i = 0; i < n; i++) must(dk_def(reg_rate, rate_schemas[i], &h), "def");
     return n;
 }
 static NOINLINE long row_impl(long n) {
     long i;
     dk_registration *h;
-    for (i = 0; i < n; i++) {
-        char name[40];
-        memcpy(name, rate_names[i], sizeof name);
-        *strchr(name, '(') = '\0';
-        must(dk_impl(reg_rate, name, DK_CPU, dk_unboxed(DK_FN(k_cpu1), NULL), &h), "impl");
-    }
+    for (i = 0; i < n; i++) must(dk_impl(reg_rate, rate_names[i], DK_CPU, dk_unboxed(DK_FN(k_cpu1), NULL), &h), "impl");
     return n;
 }
-/* a registry with n operators x 4 kernels, destroyed */
-static NOINLINE long row_teardown(long n) {
-    dk_registry *r = new_registry();
-    dk_registration *h;
-    char name[48];
+/* one impl handle after another, the newest first */
+static NOINLINE long row_deregister(long n) {
     long i;
-    default_fallbacks(r);
-    for (i = 0; i < n; i++) {
-        snprintf(name, sizeof name, "t::op%ld(Tensor a) -> Tensor", i);
-        must(dk_def(r, name, &h), "def");
-        *strchr(name, '(') = '\0';
-        must(dk_impl(r, name, DK_CPU, dk_unboxed(DK_FN(k_cpu1), NULL), &h), "impl");
-        must(dk_impl(r, name, DK_CUDA, dk_unboxed(DK_FN(k_cpu1), NULL), &h), "impl");
-        must(dk_impl(r, name, DK_AutogradCPU, dk_unboxed(DK_FN(k_autograd), NULL), &h), "impl");
-        must(dk_impl(r, name, DK_CompositeImplicitAutograd, dk_unboxed(DK_FN(k_cpu1), NULL), &h), "impl");
-    }
-    {
-        struct timespec a, b;
-        clock_gettime(CLOCK_MONOTONIC, &a);
-        dk_registry_destroy(r);
-        clock_gettime(CLOCK_MONOTONIC, &b);
-        return (long)((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec));
-    }
+    for (i = n - 1; i >= 0; i--) must(dk_deregister(rate_handles[i]), "deregister");
+    return n;
 }
+
+/* fallback registration with 1k / 10k operators registered: boxed fallbacks
+   at keys no operator has a kernel for (Sparse and Quantized backends) */
+static pool *fallback_pool;
+static dk_key fallback_keys[16];
+static void prepare_fallback(long n, long ops) {
+    int b, k = 0;
+    if (n > 16) { fprintf(stderr, "bench: at most 16 fallback registrations per run\n"); exit(2); }
+    fallback_pool = get_pool(ops);
+    while (fallback_pool->n_fallbacks) must(dk_deregister(fallback_pool->fallbacks[--fallback_pool->n_fallbacks]), "deregister");
+    for (b = DK_CPUBit; b <= DK_NUM_BACKENDS && k < 16; b++) fallback_keys[k++] = dk_key_runtime(DK_Sparse, (dk_backend)b);
+    for (b = DK_CPUBit; b <= DK_NUM_BACKENDS && k < 16; b++) fallback_keys[k++] = dk_key_runtime(DK_Quantized, (dk_backend)b);
+}
+static void prepare_fallback_1k(long n) { prepare_fallback(n, 1000); }
+static void prepare_fallback_10k(long n) { prepare_fallback(n, 10000); }
+static long register_fallbacks(pool *p, long n) {
+    long i;
+    for (i = 0; i < n; i++)
+        must(dk_fallback(p->r, fallback_keys[i], dk_boxed(k_boxed_fallback, NULL), &p->fallbacks[p->n_fallbacks++]),
+             "fallback");
+    return n;
+}
+static NOINLINE long row_fallback_1k(long n) { return register_fallbacks(fallback_pool, n); }
+static NOINLINE long row_fallback_10k(long n) { return register_fallbacks(fallback_pool, n); }
 
 /* ---- measurement ------------------------------------------------------------------- */
 
 #include "measure.h"
 
+static const bench_row all_rows[] = { BENCH_FORALL_ROWS(BENCH_CALL_ENTRY, BENCH_PREPARED_ENTRY) };
+static const size_t n_rows = sizeof all_rows / sizeof all_rows[0];
+static result prepared(const char *name, long n, int reps) {
+    return measure_prepared(bench_find(all_rows, n_rows, name), n, reps);
+}
+
 /* ---- rows with their own shape -------------------------------------------------- */
 
+/* teardown: 1,000 operators x (def + 4 kernels) = 5,000 handles, either
+   deregistered one by one (newest first) or destroyed with the registry;
+   ns per handle */
+#define TEARDOWN_OPS 1000
+static dk_registry *teardown_build(dk_registration **handles) {
+    dk_registry *r = new_registry();
+    char name[48];
+    long i, k = 0;
+    default_fallbacks(r);
+    for (i = 0; i < TEARDOWN_OPS; i++) {
+        snprintf(name, sizeof name, "t::op%ld(Tensor a) -> Tensor", i);
+        must(dk_def(r, name, &handles[k++]), "def");
+        *strchr(name, '(') = '\0';
+        must(dk_impl(r, name, DK_CPU, dk_unboxed(DK_FN(k_cpu1), NULL), &handles[k++]), "impl");
+        must(dk_impl(r, name, DK_CUDA, dk_unboxed(DK_FN(k_cpu1), NULL), &handles[k++]), "impl");
+        must(dk_impl(r, name, DK_AutogradCPU, dk_unboxed(DK_FN(k_autograd), NULL), &handles[k++]), "impl");
+        must(dk_impl(r, name, DK_CompositeImplicitAutograd, dk_unboxed(DK_FN(k_cpu1), NULL), &handles[k++]), "impl");
+    }
+    return r;
+}
+static double sample_teardown(void) {
+    static dk_registration *handles[TEARDOWN_OPS * 5];
+    dk_registry *r = teardown_build(handles);
+    long k;
+    double a = now_ns(), t;
+    for (k = TEARDOWN_OPS * 5 - 1; k >= 0; k--) must(dk_deregister(handles[k]), "deregister");
+    t = (now_ns() - a) / (TEARDOWN_OPS * 5);
+    dk_registry_destroy(r);
+    return t;
+}
+static double sample_destroy(void) {
+    static dk_registration *handles[TEARDOWN_OPS * 5];
+    dk_registry *r = teardown_build(handles);
+    double a = now_ns();
+    dk_registry_destroy(r);
+    return (now_ns() - a) / (TEARDOWN_OPS * 5);
+}
+
+/* memory: glibc heap bytes (chunk sizes: usable size + the 8-byte header,
+   the unit of mallinfo2, which bench_c10.cpp reads) held through the
+   registry's alloc/free hooks, per operator (def + one CPU kernel) */
+static size_t heap_live;
+static void *count_alloc(size_t n, void *ud) {
+    void *p = malloc(n);
+    (void)ud;
+    if (p) heap_live += malloc_usable_size(p) + sizeof(size_t);
+    return p;
+}
+static void count_free(void *p, void *ud) {
+    (void)ud;
+    if (p) heap_live -= malloc_usable_size(p) + sizeof(size_t);
+    free(p);
+}
+static double memory_per_op(long n) {
+    dk_registry *r = new_registry_with(count_alloc, count_free);
+    dk_registration *h;
+    char name[48];
+    size_t before;
+    double per_op;
+    long i;
+    default_fallbacks(r);
+    must(dk_registry_reclaim(r), "reclaim");
+    before = heap_live;
+    for (i = 0; i < n; i++) {
+        snprintf(name, sizeof name, "m::op%ld(Tensor a) -> Tensor", i);
+        must(dk_def(r, name, &h), "def");
+        *strchr(name, '(') = '\0';
+        must(dk_impl(r, name, DK_CPU, dk_unboxed(DK_FN(k_cpu1), NULL), &h), "impl");
+    }
+    must(dk_registry_reclaim(r), "reclaim");
+    per_op = (double)(heap_live - before) / (double)n;
+    dk_registry_destroy(r);
+    return per_op;
+}
 
 typedef struct { long n; double ns; } thread_job;
 static void *thread_calls(void *arg) {
@@ -292,74 +500,35 @@ static void *thread_calls(void *arg) {
     j->ns = now_ns() - a;
     return NULL;
 }
-
-/* calls with N operators registered: cost of calling one, and of rotating over up to 1024 */
-static void scaling_rows(void) {
-    static const long counts[] = { 10, 1000, 100000 };
-    size_t c;
-    for (c = 0; c < sizeof counts / sizeof counts[0]; c++) {
-        dk_registry *r = new_registry();
-        dk_registration *h;
-        const dk_operator **ops;
-        char name[48], what[80], id[32];
-        long i, nops = counts[c], rot = nops < 1024 ? nops : 1024;
-        double a, reg_ns;
-        result res;
-        ops = (const dk_operator **)malloc((size_t)rot * sizeof *ops);
-        default_fallbacks(r);
-        a = now_ns();
-        for (i = 0; i < nops; i++) {
-            snprintf(name, sizeof name, "s::op%ld(Tensor a) -> Tensor", i);
-            must(dk_def(r, name, &h), "def");
-            *strchr(name, '(') = '\0';
-            must(dk_impl(r, name, DK_CPU, dk_unboxed(DK_FN(k_cpu1), NULL), &h), "impl");
-            if (i < rot) ops[i] = dk_op_lookup(r, name);
-        }
-        reg_ns = (now_ns() - a) / (double)nops;
-        {
-            const dk_operator *saved = op1;
-            op1 = ops[0];
-            res = measure(row_call_fallthrough, 2000000);
-            op1 = saved;
-        }
-        snprintf(id, sizeof id, "scale_call_%ld", nops);
-        snprintf(what, sizeof what, "call, %ld operators registered", nops);
-        print_row(id, what, res, "flat is the target");
-        {
-            double t0 = now_ns();
-            long s = 0, n = 2000000;
-            for (i = 0; i < n; i++) s += (long)(size_t)bop1_call(ops[i % rot], &cpu_full[i & (NT - 1)]);
-            SINK(s);
-            res = once((now_ns() - t0) / (double)n);
-        }
-        snprintf(id, sizeof id, "scale_rotate_%ld", nops);
-        snprintf(what, sizeof what, "call rotating over %ld operators", rot);
-        print_row(id, what, res, "tables out of L1");
-        res = once(reg_ns);
-        snprintf(id, sizeof id, "scale_register_%ld", nops);
-        snprintf(what, sizeof what, "def + impl, average over %ld operators", nops);
-        print_row(id, what, res, "");
-        free(ops);
-        dk_registry_destroy(r);
-    }
+/* two threads at once: throughput relative to one */
+static double sample_two_threads(void) {
+    pthread_t th[2];
+    thread_job j[2];
+    double one, both = 0;
+    long n = 4000000;
+    int k;
+    j[0].n = n;
+    thread_calls(&j[0]);
+    one = j[0].ns;
+    for (k = 0; k < 2; k++) { j[k].n = n; pthread_create(&th[k], NULL, thread_calls, &j[k]); }
+    for (k = 0; k < 2; k++) { pthread_join(th[k], NULL); if (j[k].ns > both) both = j[k].ns; }
+    return (2.0 * n / both) / (n / one);
 }
-
-static const bench_row all_rows[] = { BENCH_FORALL_ROWS(BENCH_ROW_ENTRY) };
-static const size_t n_rows = sizeof all_rows / sizeof all_rows[0];
 
 int main(int argc, char **argv) {
     const long N = 5000000;
-    result base, r, fp;
-    size_t i;
+    result r, fp;
+    if (argc >= 2 && strcmp(argv[1], "--instr-atstart") == 0) {
+        bench_instr_atstart();
+        return 0;
+    }
     setup();
-    for (i = 0; i < 4; i++) snprintf(names[i], sizeof names[i], i == 0 ? "b::one" : i == 1 ? "b::two" : i == 2 ? "b::hops" : "b::boxed");
     if (argc >= 2 && strcmp(argv[1], "--list") == 0) {
         bench_list(all_rows, n_rows);
         return 0;
     }
     if (argc >= 4 && strcmp(argv[1], "--row") == 0) {
-        long n = atol(argv[3]), s = 0;
-        s = bench_run_row(all_rows, n_rows, argv[2], n);
+        long s = bench_run_row(all_rows, n_rows, argv[2], atol(argv[3]));
         SINK(s);
         return 0;
     }
@@ -370,17 +539,19 @@ int main(int argc, char **argv) {
         fp = measure(row_fnptr_call, N);
         print_row("fnptr_call", "call through a function pointer, same shape", fp, "");
         print_row("call_one_hop", "dispatched call, keyset {CPU}", measure(row_call_one_hop, N), "fnptr_call");
+        print_row("call_fallthrough", "call skipping fallthrough layers (autograd, view)",
+                  measure(row_call_fallthrough, N), "fnptr_call");
         print_row("call_two_hops", "autograd kernel redispatching to CPU", measure(row_call_two_hops, N),
-                  "2 x fnptr_call");
+                  "2 x call_fallthrough");
         print_row("redispatch", "redispatch alone (no TLS, no extraction)", measure(row_redispatch, N), "fnptr_call");
         return 0;
     }
-    printf("dispatch.h bench (%s preset, %d runtime slots); ns/op: median (min-max) of %d runs; instructions/op "
-           "from hardware counters (%s)\n\n", DK_C10_VERSION == 11301 ? "PyTorch 1.13.1" : "PyTorch 2.7.1",
-           DK_NUM_RUNTIME_ENTRIES, REPS, perf_fd >= 0 ? "available" : "not available here: see make bench-icount");
+    printf("dispatch.h bench (%s preset, %d runtime slots); ns/op: median (min-max) of %d runs (%d for "
+           "registration rows); instructions/op from hardware counters (%s)\n\n",
+           DK_C10_VERSION == 11301 ? "PyTorch 1.13.1" : "PyTorch 2.7.1", DK_NUM_RUNTIME_ENTRIES, REPS, 5,
+           perf_fd >= 0 ? "available" : "not available here: see make bench-icount");
     bench_print_heading();
-    base = measure(row_loop_baseline, N);
-    print_row("loop_baseline", "loop over rotating keysets, no work", base, "");
+    print_row("loop_baseline", "loop over rotating keysets, no work", measure(row_loop_baseline, N), "");
     print_row("highest_key", "keyset -> highest key", measure(row_highest_key, N), "loop_baseline");
     print_row("table_index", "keyset -> table slot", measure(row_table_index, N), "loop_baseline");
     print_row("keyset_to_kernel", "argument keyset -> kernel (TLS, mask, slot, load)", measure(row_keyset_to_kernel, N),
@@ -388,67 +559,42 @@ int main(int argc, char **argv) {
     print_row("direct_call", "direct call of the kernel (baseline)", measure(row_direct_call, N), "");
     fp = measure(row_fnptr_call, N);
     print_row("fnptr_call", "call through a function pointer, same shape", fp, "");
-    r = measure(row_call_one_hop, N);
-    print_row("call_one_hop", "dispatched call, keyset {CPU}", r, "fnptr_call");
+    print_row("call_one_hop", "dispatched call, keyset {CPU}", measure(row_call_one_hop, N), "fnptr_call");
     print_row("site_fnptr", "a function holding one call through a pointer", measure(row_site_fnptr, N), "");
     print_row("site_one_hop", "a function holding one dispatched call", measure(row_site_one_hop, N), "site_fnptr");
     print_row("call_fallthrough", "call skipping fallthrough layers (autograd, view)", measure(row_call_fallthrough, N),
               "fnptr_call");
     print_row("call_two_args", "two tensor arguments", measure(row_call_two_args, N), "fnptr_call");
-    print_row("call_two_hops", "autograd kernel redispatching to CPU", measure(row_call_two_hops, N), "2 x fnptr_call");
+    print_row("call_two_hops", "autograd kernel redispatching to CPU", measure(row_call_two_hops, N),
+              "2 x call_fallthrough");
     print_row("redispatch", "redispatch alone (no TLS, no extraction)", measure(row_redispatch, N), "fnptr_call");
-    print_row("boxed_fallback", "unboxed call landing on a boxed fallback", measure(row_boxed_fallback, N / 5),
+    print_row("boxed_fallback", "typed call on a boxed fallback, boxed via adapters", measure(row_boxed_fallback, N / 5),
               "fnptr_call");
     print_row("boxed_call", "boxed call (stack) into an unboxed kernel, via adapters", measure(row_boxed_call, N / 5),
               "fnptr_call");
-    print_row("lookup_by_name", "operator lookup by name string (xxhash)", measure(row_lookup_by_name, N / 5), "");
-    {   /* registration rates */
-        long n = 20000, k;
-        double a;
-        rate_names = malloc((size_t)n * sizeof *rate_names);
-        for (k = 0; k < n; k++) snprintf(rate_names[k], sizeof rate_names[k], "rate::op%ld(Tensor a) -> Tensor", k);
-        reg_rate = new_registry();
-        default_fallbacks(reg_rate);
-        a = now_ns();
-        row_def(n);
-        r = once((now_ns() - a) / (double)n);
-        print_row("def", "def (new operator)", r, "");
-        a = now_ns();
-        row_impl(n);
-        r = once((now_ns() - a) / (double)n);
-        print_row("impl", "impl (one CPU kernel)", r, "");
-        dk_registry_destroy(reg_rate);
-        free(rate_names);
-    }
-    {
-        double t[5];
-        int k;
-        for (k = 0; k < 5; k++) t[k] = (double)row_teardown(1000);
-        qsort(t, 5, sizeof t[0], cmp_double);
-        r.med = t[2];
-        r.min = t[0];
-        r.max = t[4];
-        r.instr = -1;
-        print_row("teardown_1000x4", "destroy a registry of 1,000 ops x 4 kernels (ns)", r, "");
-    }
-    r = once((double)(sizeof(dk_operator) + sizeof(dk_op_table)));
-    print_row("memory_per_op", "bytes per operator (handle + table snapshot)", r, "");
+    print_row("lookup_10k", "name lookup rotating over 10,000 operators' names", prepared("lookup_10k", N / 5, REPS),
+              "");
+    print_row("lookup_100k", "name lookup rotating over 100,000 operators' names", prepared("lookup_100k", N / 5, REPS),
+              "target 20 ns");
+    print_row("rotate_10", "call rotating over all 10 operators", prepared("rotate_10", N / 2, REPS), "call_fallthrough");
+    print_row("rotate_1k", "call rotating over all 1,000 operators", prepared("rotate_1k", N / 2, REPS), "call_fallthrough");
+    print_row("rotate_100k", "call rotating over all 100,000 operators", prepared("rotate_100k", N / 2, REPS),
+              "target 30 ns");
+    print_row("def", "def (new operator, schema parsed)", prepared("def", 5000, 5), "target 6k instr");
+    print_row("impl", "impl (one CPU kernel)", prepared("impl", 5000, 5), "target 3k instr");
+    print_row("deregister", "deregister one impl handle", prepared("deregister", 5000, 5), "target 1.5k instr");
+    print_row("fallback_1k", "register a boxed fallback, 1,000 operators", prepared("fallback_1k", 8, 5), "");
+    print_row("fallback_10k", "register a boxed fallback, 10,000 operators", prepared("fallback_10k", 8, 5),
+              "fallback_1k (O(1))");
+    print_row("teardown_1000x4", "deregister 1,000 defs + 4,000 impls one by one (ns/handle)",
+              median_of(sample_teardown, 5), "");
+    print_row("destroy_1000x4", "destroy the registry of those 5,000 handles (ns/handle)", median_of(sample_destroy, 5),
+              "teardown_1000x4");
+    r = once(memory_per_op(5000));
+    print_row("memory_per_op", "heap bytes per operator, def + CPU impl (alloc hooks)", r, "");
     r = once((double)sizeof(((dk_op_table *)0)->kernels) / DK_NUM_RUNTIME_ENTRIES);
-    print_row("memory_per_slot", "bytes per runtime slot", r, "");
-    scaling_rows();
-    {   /* two threads at once: throughput relative to one */
-        pthread_t th[2];
-        thread_job j[2];
-        double one, both = 0;
-        long n = 20000000;
-        int k;
-        j[0].n = n;
-        thread_calls(&j[0]);
-        one = j[0].ns;
-        for (k = 0; k < 2; k++) { j[k].n = n; pthread_create(&th[k], NULL, thread_calls, &j[k]); }
-        for (k = 0; k < 2; k++) { pthread_join(th[k], NULL); if (j[k].ns > both) both = j[k].ns; }
-        r = once((2.0 * n / both) / (n / one));
-        print_row("two_threads", "throughput of 2 threads / 1 thread (x)", r, "2.0 is the target");
-    }
+    print_row("memory_per_slot", "bytes per runtime slot (struct size)", r, "");
+    print_row("two_threads", "throughput of 2 threads / 1 thread (x)", median_of(sample_two_threads, 5),
+              "2.0 is the target");
     return 0;
 }

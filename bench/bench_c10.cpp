@@ -1,8 +1,9 @@
 // make -f bench/c10.mk bench-c10: the cases of bench/bench.c measured with
 // the real c10 dispatcher of libtorch 1.13.1 (Debian libtorch-dev), same row
-// ids, same output format, same --list / --row NAME N modes and noinline
-// row_<name>(long) functions (extern "C", so callgrind's --toggle-collect
-// finds them under the same names and bench/icount.sh works unchanged).
+// ids (BENCH_FORALL_ROWS of bench/measure.h), same output format, same
+// --list / --row NAME N / --instr-atstart modes and noinline row_<name>(long)
+// functions (extern "C", so callgrind's --toggle-collect finds them under the
+// same names and bench/icount.sh works unchanged).
 //
 // Build: g++ -std=c++17 -O2 -DNDEBUG bench/bench_c10.cpp -o build/bench_c10
 //            -ltorch_cpu -lc10 -lpthread
@@ -11,8 +12,10 @@
 //  - c10 kernels take and return at::Tensor: every call, the baselines
 //    included, pays one refcount increment + decrement (~13 instructions).
 //  - c10's dispatcher is one process-wide singleton already holding the
-//    ~2,500 aten operators and libtorch's own fallbacks; "a registry" here is
-//    a set of torch::Library objects, destroyed to tear it down.
+//    ~2,500 aten operators and libtorch's own fallbacks; "a registry of N
+//    operators" here is a namespace of N operators beside aten's, and
+//    deregistration destroys RegistrationHandleRAII objects one by one (c10
+//    has no registry to destroy whole).
 //  - Tracer already has a fallback in libtorch 1.13.1, so the boxed fallback
 //    sits on the free key TESTING_ONLY_GenericWrapper (also reached through
 //    the thread-local include set, also above Autograd).
@@ -29,7 +32,9 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <unistd.h>
+#include <array>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 #if defined(__linux__)
@@ -50,6 +55,9 @@
 #endif
 #ifndef START_INSTRUMENTATION
 #define START_INSTRUMENTATION() ((void)0)
+#define HAVE_START_INSTRUMENTATION 0
+#else
+#define HAVE_START_INSTRUMENTATION 1
 #endif
 
 #define NOINLINE __attribute__((noinline))
@@ -277,59 +285,252 @@ NOINLINE long row_boxed_fallback(long n) {
     return s;
 }
 }
-static char names[NT][32];
-extern "C" NOINLINE long row_lookup_by_name(long n) {
-    long i, s = 0;
-    c10::Dispatcher &d = c10::Dispatcher::singleton();
-    for (i = 0; i < n; i++) s += (long)d.findSchema(c10::OperatorName(names[i & 3], "")).has_value();
-    return s;
+
+// ---- N operators in the dispatcher (lookup, rotation and fallback rows) ------------
+// N operators "rK::opI(Tensor a) -> Tensor" with a CPU kernel (bench.c builds the
+// same names in a registry of their own). c10 has one process-wide dispatcher
+// (aten's ~2,500 operators always in it), so a pool is a namespace, and the
+// fallback rows first drop every other pool: a fallback registration visits
+// every operator in the process.
+struct Pool {
+    long n = 0;
+    torch::Library *def = nullptr, *impl = nullptr;
+    std::vector<Op1> ops;
+    std::vector<std::array<char, 16>> names;
+    std::vector<std::optional<c10::RegistrationHandleRAII>> fallbacks; // the fallback rows' registrations
+};
+static const long pool_sizes[] = { 10, 1000, 10000, 100000 };
+static Pool pools[4];
+static int pool_generation; // a fresh namespace for every pool built
+static void drop_rate_state();
+
+static void drop_pool(Pool &p) {
+    p.fallbacks.clear();
+    p.ops.clear();
+    delete p.impl;
+    delete p.def;
+    p.impl = p.def = nullptr;
+}
+static void keep_only(long n) {
+    drop_rate_state();
+    for (int k = 0; k < 4; k++)
+        if (pool_sizes[k] != n && pools[k].def) drop_pool(pools[k]);
+}
+static Pool *get_pool(long n) {
+    int k = 0;
+    while (pool_sizes[k] != n) k++;
+    Pool &p = pools[k];
+    if (!p.def) {
+        char ns[16], schema[48];
+        snprintf(ns, sizeof ns, "r%d", pool_generation++);
+        p.n = n;
+        p.def = new_lib(torch::Library::DEF, ns, c10::nullopt);
+        p.impl = new_lib(torch::Library::IMPL, ns, DispatchKey::CPU);
+        p.names.resize((size_t)n);
+        p.ops.reserve((size_t)n);
+        for (long i = 0; i < n; i++) {
+            snprintf(p.names[i].data(), 16, "%s::op%ld", ns, i);
+            snprintf(schema, sizeof schema, "%s(Tensor a) -> Tensor", p.names[i].data());
+            p.def->def(schema);
+            p.impl->impl(p.names[i].data(), TORCH_FN(k_cpu1));
+            p.ops.push_back(c10::Dispatcher::singleton().findSchemaOrThrow(p.names[i].data(), "").typed<Sig1>());
+        }
+    }
+    return &p;
 }
 
-// registration rows: each iteration is a fresh operator, Library objects kept alive
+// name lookup, rotating over every name of a pool (c10 findSchema: OperatorName from the string)
+static Pool *lookup_pool, *rotate_pool;
+static long lookup_rotating(const Pool *p, long n) {
+    c10::Dispatcher &d = c10::Dispatcher::singleton();
+    long i, j = 0, s = 0;
+    for (i = 0; i < n; i++) {
+        s += (long)d.findSchema(c10::OperatorName(p->names[j].data(), "")).has_value();
+        if (++j == p->n) j = 0;
+    }
+    return s;
+}
+static long call_rotating(const Pool *p, long n) {
+    long i, j = 0, s = 0;
+    for (i = 0; i < n; i++) {
+        s += (long)(size_t)p->ops[j].call(cpu_full[i & (NT - 1)]).unsafeGetTensorImpl();
+        if (++j == p->n) j = 0;
+    }
+    return s;
+}
+static void prepare_lookup_10k(long) { lookup_pool = get_pool(10000); }
+static void prepare_lookup_100k(long) { lookup_pool = get_pool(100000); }
+static void prepare_rotate_10(long) { rotate_pool = get_pool(10); }
+static void prepare_rotate_1k(long) { rotate_pool = get_pool(1000); }
+static void prepare_rotate_100k(long) { rotate_pool = get_pool(100000); }
+extern "C" {
+NOINLINE long row_lookup_10k(long n) { return lookup_rotating(lookup_pool, n); }
+NOINLINE long row_lookup_100k(long n) { return lookup_rotating(lookup_pool, n); }
+NOINLINE long row_rotate_10(long n) { return call_rotating(rotate_pool, n); }
+NOINLINE long row_rotate_1k(long n) { return call_rotating(rotate_pool, n); }
+NOINLINE long row_rotate_100k(long n) { return call_rotating(rotate_pool, n); }
+}
+
+// registration rows: a fresh namespace per run, as bench.c's fresh registry
 static torch::Library *lib_rate_def, *lib_rate_impl;
-static char (*rate_names)[40];
-extern "C" NOINLINE long row_def(long n) {
-    for (long i = 0; i < n; i++) lib_rate_def->def(rate_names[i]);
+static std::vector<std::array<char, 48>> rate_schemas;
+static std::vector<std::array<char, 32>> rate_names;
+static std::vector<std::optional<c10::RegistrationHandleRAII>> rate_handles;
+static int rate_generation;
+static void drop_rate_state() {
+    for (auto &h : rate_handles) h.reset();
+    rate_handles.clear();
+    delete lib_rate_impl;
+    delete lib_rate_def;
+    lib_rate_impl = lib_rate_def = nullptr;
+}
+static void prepare_rate(long n, bool defs, bool impls) {
+    char ns[16];
+    drop_rate_state();
+    snprintf(ns, sizeof ns, "d%d", rate_generation++);
+    lib_rate_def = new_lib(torch::Library::DEF, ns, c10::nullopt);
+    lib_rate_impl = new_lib(torch::Library::IMPL, ns, DispatchKey::CPU);
+    rate_schemas.resize((size_t)n);
+    rate_names.resize((size_t)n);
+    rate_handles.resize((size_t)n);
+    c10::Dispatcher &d = c10::Dispatcher::singleton();
+    for (long i = 0; i < n; i++) {
+        snprintf(rate_names[i].data(), 32, "%s::op%ld", ns, i);
+        snprintf(rate_schemas[i].data(), 48, "%s::op%ld(Tensor a) -> Tensor", ns, i);
+        if (defs) lib_rate_def->def(rate_schemas[i].data());
+        // a handle of its own per kernel (a Library's handles go only all at once)
+        if (impls)
+            rate_handles[i].emplace(d.registerImpl(c10::OperatorName(rate_names[i].data(), ""), DispatchKey::CPU,
+                                                   c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(k_cpu1)),
+                                                   c10::impl::CppSignature::make<Sig1>(), nullptr,
+                                                   "registered by bench_c10 (deregister row)"));
+    }
+}
+static void prepare_def(long n) { prepare_rate(n, false, false); }
+static void prepare_impl(long n) { prepare_rate(n, true, false); }
+static void prepare_deregister(long n) { prepare_rate(n, true, true); }
+extern "C" {
+NOINLINE long row_def(long n) {
+    for (long i = 0; i < n; i++) lib_rate_def->def(rate_schemas[i].data());
     return n;
 }
-extern "C" NOINLINE long row_impl(long n) {
-    for (long i = 0; i < n; i++) {
-        char name[40];
-        memcpy(name, rate_names[i], sizeof name);
-        *strchr(name, '(') = '\0';
-        lib_rate_impl->impl(name, TORCH_FN(k_cpu1));
-    }
+NOINLINE long row_impl(long n) {
+    for (long i = 0; i < n; i++) lib_rate_impl->impl(rate_names[i].data(), TORCH_FN(k_cpu1));
     return n;
 }
-// Library objects registering n operators x 4 kernels, destroyed (time of the destruction)
-extern "C" NOINLINE long row_teardown(long n) {
-    std::vector<std::unique_ptr<torch::Library>> libs;
-    libs.emplace_back(new_lib(torch::Library::DEF, "t", c10::nullopt));
-    libs.emplace_back(new_lib(torch::Library::IMPL, "t", DispatchKey::CPU));
-    libs.emplace_back(new_lib(torch::Library::IMPL, "t", DispatchKey::CUDA));
-    libs.emplace_back(new_lib(torch::Library::IMPL, "t", DispatchKey::AutogradCPU));
-    libs.emplace_back(new_lib(torch::Library::IMPL, "t", DispatchKey::CompositeImplicitAutograd));
-    char name[48];
-    for (long i = 0; i < n; i++) {
-        snprintf(name, sizeof name, "t::op%ld(Tensor a) -> Tensor", i);
-        libs[0]->def(name);
-        *strchr(name, '(') = '\0';
-        libs[1]->impl(name, TORCH_FN(k_cpu1));
-        libs[2]->impl(name, TORCH_FN(k_cpu1));
-        libs[3]->impl(name, TORCH_FN(k_autograd));
-        libs[4]->impl(name, TORCH_FN(k_cpu1));
+// one impl handle after another, the newest first
+NOINLINE long row_deregister(long n) {
+    for (long i = n - 1; i >= 0; i--) rate_handles[i].reset();
+    return n;
+}
+}
+
+// fallback registration with 1k / 10k operators of ours (+ aten's): boxed
+// fallbacks at Sparse and Quantized backend keys that have none in libtorch
+static Pool *fallback_pool;
+static std::vector<DispatchKey> fallback_keys;
+static void prepare_fallback(long n, long ops) {
+    if (n > 16) { fprintf(stderr, "bench_c10: at most 16 fallback registrations per run\n"); exit(2); }
+    keep_only(ops);
+    fallback_pool = get_pool(ops);
+    fallback_pool->fallbacks.clear();
+    fallback_pool->fallbacks.reserve(16);
+    if (fallback_keys.empty()) {
+        c10::Dispatcher &d = c10::Dispatcher::singleton();
+        for (DispatchKey f : { DispatchKey::Sparse, DispatchKey::Quantized })
+            for (int b = (int)c10::BackendComponent::CPUBit; b <= (int)c10::BackendComponent::EndOfBackendKeys; b++) {
+                DispatchKey k = c10::toRuntimePerBackendFunctionalityKey(f, (c10::BackendComponent)b);
+                try {
+                    c10::RegistrationHandleRAII probe = d.registerFallback(
+                        k, c10::KernelFunction::makeFromBoxedFunction<&k_boxed_fallback>(), "bench_c10 probe");
+                    fallback_keys.push_back(k);
+                } catch (const std::exception &) {
+                }
+            }
+        if (fallback_keys.size() < 16) { fprintf(stderr, "bench_c10: fewer than 16 free fallback keys\n"); exit(1); }
     }
-    struct timespec a, b;
-    clock_gettime(CLOCK_MONOTONIC, &a);
-    libs.clear();
-    clock_gettime(CLOCK_MONOTONIC, &b);
-    return (long)((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec));
+}
+static void prepare_fallback_1k(long n) { prepare_fallback(n, 1000); }
+static void prepare_fallback_10k(long n) { prepare_fallback(n, 10000); }
+static long register_fallbacks(Pool *p, long n) {
+    c10::Dispatcher &d = c10::Dispatcher::singleton();
+    for (long i = 0; i < n; i++)
+        p->fallbacks.emplace_back(d.registerFallback(fallback_keys[i],
+                                                     c10::KernelFunction::makeFromBoxedFunction<&k_boxed_fallback>(),
+                                                     "registered by bench_c10 (fallback row)"));
+    return n;
+}
+extern "C" {
+NOINLINE long row_fallback_1k(long n) { return register_fallbacks(fallback_pool, n); }
+NOINLINE long row_fallback_10k(long n) { return register_fallbacks(fallback_pool, n); }
 }
 
 // ---- measurement (as bench.c) --------------------------------------------------------
 #include "measure.h"
 
+static const bench_row all_rows[] = { BENCH_FORALL_ROWS(BENCH_CALL_ENTRY, BENCH_PREPARED_ENTRY) };
+static const size_t n_rows = sizeof all_rows / sizeof all_rows[0];
+static result prepared(const char *name, long n, int reps) {
+    return measure_prepared(bench_find(all_rows, n_rows, name), n, reps);
+}
+
 // ---- rows with their own shape ----------------------------------------------------------
+
+// teardown: 1,000 operators x (def + 4 kernels) = 5,000 handles, registered
+// through the dispatcher (a handle each) and deregistered one by one, newest
+// first; ns per handle. c10 has no registry to destroy whole.
+#define TEARDOWN_OPS 1000
+static double sample_teardown(void) {
+    static int generation;
+    c10::Dispatcher &d = c10::Dispatcher::singleton();
+    std::vector<std::optional<c10::RegistrationHandleRAII>> handles(TEARDOWN_OPS * 5);
+    char name[48];
+    size_t k = 0;
+    for (long i = 0; i < TEARDOWN_OPS; i++) {
+        snprintf(name, sizeof name, "t%d::op%ld(Tensor a) -> Tensor", generation, i);
+        handles[k++].emplace(d.registerDef(torch::schema(name), "registered by bench_c10 (teardown)"));
+        *strchr(name, '(') = '\0';
+        c10::OperatorName on(name, "");
+        handles[k++].emplace(d.registerImpl(on, DispatchKey::CPU, c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(k_cpu1)),
+                                            c10::impl::CppSignature::make<Sig1>(), nullptr, "bench_c10 teardown"));
+        handles[k++].emplace(d.registerImpl(on, DispatchKey::CUDA, c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(k_cpu1)),
+                                            c10::impl::CppSignature::make<Sig1>(), nullptr, "bench_c10 teardown"));
+        handles[k++].emplace(d.registerImpl(on, DispatchKey::AutogradCPU,
+                                            c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(k_autograd)),
+                                            c10::impl::CppSignature::make<Sig1>(), nullptr, "bench_c10 teardown"));
+        handles[k++].emplace(d.registerImpl(on, DispatchKey::CompositeImplicitAutograd,
+                                            c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(k_cpu1)),
+                                            c10::impl::CppSignature::make<Sig1>(), nullptr, "bench_c10 teardown"));
+    }
+    generation++;
+    double a = now_ns();
+    for (size_t j = handles.size(); j-- > 0;) handles[j].reset();
+    return (now_ns() - a) / (TEARDOWN_OPS * 5);
+}
+
+// memory: glibc heap bytes in use (mallinfo2: uordblks + hblkhd, chunk sizes)
+// grown by n operators (def + one CPU kernel, through Library objects)
+static size_t heap_in_use(void) {
+    struct mallinfo2 m = mallinfo2();
+    return m.uordblks + m.hblkhd;
+}
+static double memory_per_op(long n) {
+    torch::Library *def = new_lib(torch::Library::DEF, "m", c10::nullopt);
+    torch::Library *cpu = new_lib(torch::Library::IMPL, "m", DispatchKey::CPU);
+    char name[48];
+    size_t before = heap_in_use();
+    for (long i = 0; i < n; i++) {
+        snprintf(name, sizeof name, "m::op%ld(Tensor a) -> Tensor", i);
+        def->def(name);
+        *strchr(name, '(') = '\0';
+        cpu->impl(name, TORCH_FN(k_cpu1));
+    }
+    double per_op = (double)(heap_in_use() - before) / (double)n;
+    delete cpu;
+    delete def;
+    return per_op;
+}
+
 struct thread_job { long n; const at::Tensor *t; double ns; };
 static void *thread_calls(void *arg) {
     thread_job *j = (thread_job *)arg;
@@ -339,76 +540,41 @@ static void *thread_calls(void *arg) {
     j->ns = now_ns() - a;
     return NULL;
 }
-
-static void scaling_rows(void) {
-    static const long counts[] = { 10, 1000, 100000 };
-    for (long nops : counts) {
-        long rot = nops < 1024 ? nops : 1024;
-        std::vector<Op1> ops;
-        char name[48], what[80], id[32];
-        double a = now_ns();
-        torch::Library *def = new_lib(torch::Library::DEF, "s", c10::nullopt);
-        torch::Library *cpu = new_lib(torch::Library::IMPL, "s", DispatchKey::CPU);
-        for (long i = 0; i < nops; i++) {
-            snprintf(name, sizeof name, "s::op%ld(Tensor a) -> Tensor", i);
-            def->def(name);
-            *strchr(name, '(') = '\0';
-            cpu->impl(name, TORCH_FN(k_cpu1));
-            if (i < rot) ops.push_back(c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Sig1>());
-        }
-        double reg_ns = (now_ns() - a) / (double)nops;
-        result res;
-        {
-            Op1 *saved = op1;
-            op1 = &ops[0];
-            res = measure(row_call_fallthrough, 2000000);
-            op1 = saved;
-        }
-        snprintf(id, sizeof id, "scale_call_%ld", nops);
-        snprintf(what, sizeof what, "call, %ld operators registered (+ aten's)", nops);
-        print_row(id, what, res, "flat is the target");
-        {
-            double t0 = now_ns();
-            long s = 0, n = 2000000;
-            for (long i = 0; i < n; i++) s += (long)(size_t)ops[i % rot].call(cpu_full[i & (NT - 1)]).unsafeGetTensorImpl();
-            SINK(s);
-            res = once((now_ns() - t0) / (double)n);
-        }
-        snprintf(id, sizeof id, "scale_rotate_%ld", nops);
-        snprintf(what, sizeof what, "call rotating over %ld operators", rot);
-        print_row(id, what, res, "tables out of L1");
-        snprintf(id, sizeof id, "scale_register_%ld", nops);
-        snprintf(what, sizeof what, "def + impl, average over %ld operators", nops);
-        print_row(id, what, once(reg_ns), "");
-        ops.clear();
-        delete cpu;
-        delete def;
-    }
+// two threads at once, each with its own tensors (shared ones would bounce refcounts)
+static double sample_two_threads(void) {
+    pthread_t th[2];
+    thread_job j[2];
+    double one, both = 0;
+    long n = 4000000;
+    j[0].n = n;
+    j[0].t = cpu_full;
+    thread_calls(&j[0]);
+    one = j[0].ns;
+    for (int k = 0; k < 2; k++) { j[k].n = n; j[k].t = k ? cpu_full2 : cpu_full; pthread_create(&th[k], NULL, thread_calls, &j[k]); }
+    for (int k = 0; k < 2; k++) { pthread_join(th[k], NULL); if (j[k].ns > both) both = j[k].ns; }
+    return (2.0 * n / both) / (n / one);
 }
-
-static const bench_row all_rows[] = { BENCH_FORALL_ROWS(BENCH_ROW_ENTRY) };
-static const size_t n_rows = sizeof all_rows / sizeof all_rows[0];
 
 int main(int argc, char **argv) {
     const long N = 5000000;
-    result r;
-    size_t i;
     if (argc >= 2 && strcmp(argv[1], "--list") == 0) { // no libtorch work needed to list
         bench_list(all_rows, n_rows);
         return 0;
     }
-    setup();
-    for (i = 0; i < 4; i++) snprintf(names[i], sizeof names[i], i == 0 ? "b::one" : i == 1 ? "b::two" : i == 2 ? "b::hops" : "b::boxed");
-    if (argc >= 4 && strcmp(argv[1], "--row") == 0) {
-        long n = atol(argv[3]), s = 0;
-        START_INSTRUMENTATION();
-        s = bench_run_row(all_rows, n_rows, argv[2], n);
-        SINK(s);
+    if (argc >= 2 && strcmp(argv[1], "--instr-atstart") == 0) {
+        bench_instr_atstart();
         return 0;
+    }
+    setup();
+    if (argc >= 4 && strcmp(argv[1], "--row") == 0) {
+        long s = bench_run_row(all_rows, n_rows, argv[2], atol(argv[3]));
+        SINK(s);
+        fflush(stdout);
+        _exit(0);
     }
     perf_open();
     printf("c10 bench (real dispatcher, libtorch-dev 1.13.1, %d runtime slots); ns/op: median "
-           "(min-max) of %d runs; instructions/op from hardware counters (%s)\n\n",
+           "(min-max) of %d runs (5 for registration rows); instructions/op from hardware counters (%s)\n\n",
            (int)c10::num_runtime_entries, REPS,
            perf_fd >= 0 ? "available" : "not available here: see bench/icount.sh");
     bench_print_heading();
@@ -425,58 +591,32 @@ int main(int argc, char **argv) {
     print_row("call_fallthrough", "call skipping libtorch's fallthroughs (autograd etc)",
               measure(row_call_fallthrough, N), "fnptr_call");
     print_row("call_two_args", "two tensor arguments", measure(row_call_two_args, N), "fnptr_call");
-    print_row("call_two_hops", "AutogradCPU kernel redispatching to CPU", measure(row_call_two_hops, N), "2 x fnptr_call");
+    print_row("call_two_hops", "AutogradCPU kernel redispatching to CPU", measure(row_call_two_hops, N),
+              "2 x call_fallthrough");
     print_row("redispatch", "typed redispatch alone (no TLS, no extraction)", measure(row_redispatch, N), "fnptr_call");
-    print_row("boxed_fallback", "call on boxed fallback (GenericWrapper, not Tracer)", measure(row_boxed_fallback, N / 5),
+    print_row("boxed_fallback", "typed call on a boxed fallback (GenericWrapper)", measure(row_boxed_fallback, N / 5),
               "fnptr_call");
     print_row("boxed_call", "callBoxed (Stack of IValues) into an unboxed kernel", measure(row_boxed_call, N / 5),
               "fnptr_call");
-    print_row("lookup_by_name", "findSchema(OperatorName(string))", measure(row_lookup_by_name, N / 5), "");
-    {   // registration rates
-        long n = 20000, k;
-        double a;
-        rate_names = (char (*)[40])malloc((size_t)n * sizeof *rate_names);
-        for (k = 0; k < n; k++) snprintf(rate_names[k], sizeof rate_names[k], "rate::op%ld(Tensor a) -> Tensor", k);
-        lib_rate_def = new_lib(torch::Library::DEF, "rate", c10::nullopt);
-        lib_rate_impl = new_lib(torch::Library::IMPL, "rate", DispatchKey::CPU);
-        size_t heap0 = mallinfo2().uordblks;
-        a = now_ns();
-        row_def(n);
-        print_row("def", "def (new operator, schema string parsed)", once((now_ns() - a) / (double)n), "");
-        a = now_ns();
-        row_impl(n);
-        print_row("impl", "impl (one CPU kernel)", once((now_ns() - a) / (double)n), "");
-        size_t heap1 = mallinfo2().uordblks;
-        r = once((double)(heap1 - heap0) / (double)n);
-        delete lib_rate_impl;
-        delete lib_rate_def;
-        free(rate_names);
-    }
-    {
-        double t[5];
-        for (int k = 0; k < 5; k++) t[k] = (double)row_teardown(1000);
-        qsort(t, 5, sizeof t[0], cmp_double);
-        result td;
-        td.med = t[2]; td.min = t[0]; td.max = t[4]; td.instr = -1;
-        print_row("teardown_1000x4", "destroy Library objects: 1,000 ops x 4 kernels (ns)", td, "");
-    }
-    print_row("memory_per_op", "sizeof(OperatorEntry): table, extractor masks, ...", once((double)sizeof(c10::impl::OperatorEntry)), "");
-    print_row("memory_heap_per_op", "heap per def + CPU impl, entry incl. (mallinfo2)", r, "memory_per_op");
+    // registration first, while the dispatcher holds aten's operators and no pool
+    print_row("def", "Library::def (schema string parsed)", prepared("def", 5000, 5), "");
+    print_row("impl", "Library::impl (one CPU kernel)", prepared("impl", 5000, 5), "");
+    print_row("deregister", "destroy one impl's RegistrationHandleRAII", prepared("deregister", 5000, 5), "");
+    drop_rate_state();
+    print_row("teardown_1000x4", "destroy 5,000 def/impl handles one by one (ns/handle)",
+              median_of(sample_teardown, 5), "");
+    print_row("memory_per_op", "heap bytes per operator, def + CPU impl (mallinfo2)", once(memory_per_op(5000)), "");
     print_row("memory_per_slot", "bytes per runtime slot (sizeof KernelFunction)", once((double)sizeof(c10::KernelFunction)), "");
-    scaling_rows();
-    {   // two threads at once, each with its own tensors (shared ones would bounce refcounts)
-        pthread_t th[2];
-        thread_job j[2];
-        double one, both = 0;
-        long n = 20000000;
-        j[0].n = n;
-        j[0].t = cpu_full;
-        thread_calls(&j[0]);
-        one = j[0].ns;
-        for (int k = 0; k < 2; k++) { j[k].n = n; j[k].t = k ? cpu_full2 : cpu_full; pthread_create(&th[k], NULL, thread_calls, &j[k]); }
-        for (int k = 0; k < 2; k++) { pthread_join(th[k], NULL); if (j[k].ns > both) both = j[k].ns; }
-        print_row("two_threads", "throughput of 2 threads / 1 thread (x)", once((2.0 * n / both) / (n / one)), "2.0 is the target");
-    }
+    print_row("fallback_1k", "registerFallback, 1,000 operators (+ aten's)", prepared("fallback_1k", 8, 5), "");
+    print_row("fallback_10k", "registerFallback, 10,000 operators (+ aten's)", prepared("fallback_10k", 8, 5),
+              "fallback_1k (O(1))");
+    keep_only(0);
+    print_row("lookup_10k", "findSchema rotating over 10,000 names (+ aten's)", prepared("lookup_10k", N / 5, REPS), "");
+    print_row("lookup_100k", "findSchema rotating over 100,000 names (+ aten's)", prepared("lookup_100k", N / 5, REPS), "");
+    print_row("rotate_10", "call rotating over all 10 operators", prepared("rotate_10", N / 2, REPS), "call_fallthrough");
+    print_row("rotate_1k", "call rotating over all 1,000 operators", prepared("rotate_1k", N / 2, REPS), "call_fallthrough");
+    print_row("rotate_100k", "call rotating over all 100,000 operators", prepared("rotate_100k", N / 2, REPS), "");
+    print_row("two_threads", "throughput of 2 threads / 1 thread (x)", median_of(sample_two_threads, 5), "2.0 is the target");
     fflush(stdout);
     _exit(0); // skip static destructors of libtorch (the objects above are leaked on purpose)
 }

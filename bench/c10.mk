@@ -3,12 +3,18 @@
 # Standalone from the repo root, or included by the top-level Makefile:
 #     make -f bench/c10.mk bench-c10      build and run both benches (+ icounts), compare
 #     make -f bench/c10.mk bench-chart    SVG bar chart of the comparison
+#     make -f bench/c10.mk bench-readme   README's Benchmarks table from that run
+#
+# dispatch.h's side is built with the PyTorch 1.13.1 preset
+# (-DDK_PRESET_TORCH_1_13_1: the key lists of the libtorch it is compared
+# with), as $(BUILD)/bench-1.13.1.
 #
 # bench-c10 needs Debian's libtorch-dev (1.13.1): run as root it is installed
 # with apt-get, otherwise the missing package is named. The instruction
 # counts need valgrind (skipped without it, or with C10_ICOUNT=0); the c10
-# one takes a few minutes (libtorch's start-up under valgrind), the timed
-# benches under a minute each. bench-chart needs gnuplot-nox (same rule).
+# one takes several minutes (libtorch's start-up under valgrind, twice per
+# row), the timed benches about a minute each. bench-chart needs gnuplot-nox
+# (same rule).
 
 C10_MK := $(lastword $(MAKEFILE_LIST))
 C10_SAVED_GOAL := $(.DEFAULT_GOAL)
@@ -16,7 +22,7 @@ C10_SAVED_GOAL := $(.DEFAULT_GOAL)
 BUILD            ?= build
 CC               ?= cc
 CXX              ?= g++
-BENCH_C10_CFLAGS ?= -std=gnu99 -O2 -DNDEBUG -I.
+BENCH_C10_CFLAGS ?= -std=gnu99 -O2 -DNDEBUG -Wall -Wextra -I. -DDK_PRESET_TORCH_1_13_1
 C10_CXXFLAGS     ?= -std=c++17 -O2 -DNDEBUG
 C10_LDLIBS       ?= -ltorch_cpu -lc10 -lpthread
 LIBTORCH_PACKAGE ?= libtorch-dev
@@ -24,8 +30,9 @@ C10_PROBE        ?= /usr/include/torch/library.h
 GNUPLOT          ?= gnuplot
 C10_ICOUNT       ?= 1
 C10_DOCS_CHART   ?= docs/bench-chart.svg
+C10_README       ?= README.md
 
-.PHONY: bench-c10 bench-chart c10-libtorch c10-gnuplot
+.PHONY: bench-c10 bench-chart bench-readme c10-libtorch c10-gnuplot
 
 # install a Debian package as root, else name it: $(call c10_need,probe-test,package)
 c10_need = if ! $(1); then \
@@ -46,19 +53,26 @@ $(BUILD)/bench_c10: bench/bench_c10.cpp bench/measure.h | c10-libtorch
 	@mkdir -p $(BUILD)
 	$(CXX) $(C10_CXXFLAGS) $< -o $@ $(C10_LDLIBS)
 
-bench-c10: $(BUILD)/bench_c10 ## dispatch.h's bench beside the real c10 dispatcher (libtorch 1.13.1): Markdown table
-	@if [ ! -x $(BUILD)/bench ] || [ bench/bench.c -nt $(BUILD)/bench ] || [ dispatch.h -nt $(BUILD)/bench ]; then \
-	  echo "$(CC) $(BENCH_C10_CFLAGS) bench/bench.c -o $(BUILD)/bench -lpthread"; \
-	  mkdir -p $(BUILD) && $(CC) $(BENCH_C10_CFLAGS) bench/bench.c -o $(BUILD)/bench -lpthread; fi
+# dispatch.h's bench with the PyTorch 1.13.1 preset (make bench-icount uses it too)
+$(BUILD)/bench-1.13.1: bench/bench.c bench/measure.h dispatch.h gen/sample_ops.h
+	@mkdir -p $(BUILD)
+	$(CC) $(BENCH_C10_CFLAGS) $< -o $@ -lpthread
+
+bench-c10: $(BUILD)/bench-1.13.1 $(BUILD)/bench_c10 ## dispatch.h (1.13.1 preset) beside the real c10 dispatcher (libtorch 1.13.1): Markdown table, targets
 	@if [ "$(C10_ICOUNT)" != 0 ] && command -v valgrind >/dev/null 2>&1; then \
-	  echo "instructions/op under callgrind: $(BUILD)/bench"; \
-	  sh bench/icount.sh $(BUILD)/bench $(BUILD)/icount >/dev/null && \
-	  echo "instructions/op under callgrind: $(BUILD)/bench_c10 (a few minutes: libtorch start-up)" && \
-	  VALGRIND_OPTS="--instr-atstart=no $$VALGRIND_OPTS" sh bench/icount.sh $(BUILD)/bench_c10 $(BUILD)/icount-c10 >/dev/null; \
+	  echo "instructions/op under callgrind: $(BUILD)/bench-1.13.1"; \
+	  sh bench/icount.sh $(BUILD)/bench-1.13.1 $(BUILD)/icount-1.13.1 >/dev/null && \
+	  echo "instructions/op under callgrind: $(BUILD)/bench_c10 (several minutes: libtorch start-up)" && \
+	  sh bench/icount.sh $(BUILD)/bench_c10 $(BUILD)/icount-c10 >/dev/null; \
 	elif [ "$(C10_ICOUNT)" != 0 ]; then \
 	  echo "missing Debian package: valgrind (instructions/op left out)"; \
-	  rm -f $(BUILD)/icount/icount.txt $(BUILD)/icount-c10/icount.txt; fi
-	@sh bench/compare.sh $(BUILD)/bench $(BUILD)/bench_c10 $(BUILD)
+	  rm -f $(BUILD)/icount-1.13.1/icount.txt $(BUILD)/icount-c10/icount.txt; fi
+	@sh bench/compare.sh $(BUILD)/bench-1.13.1 $(BUILD)/bench_c10 $(BUILD) \
+	  $(BUILD)/icount-1.13.1/icount.txt $(BUILD)/icount-c10/icount.txt
+	@echo
+	@sh bench/targets.sh -n $(BUILD)/bench.txt -i $(BUILD)/icount-1.13.1/icount.txt \
+	  -t "targets, dispatch.h with the PyTorch 1.13.1 preset (instructions: exact; ns: noisy medians of this run)"
+	@sh bench/targets.sh -m -n $(BUILD)/bench.txt -i $(BUILD)/icount-1.13.1/icount.txt > $(BUILD)/targets-c10run.md
 
 $(BUILD)/compare.dat:
 	@$(MAKE) --no-print-directory -f $(C10_MK) bench-c10
@@ -68,6 +82,9 @@ bench-chart: $(BUILD)/compare.dat | c10-gnuplot ## SVG bar chart of bench-c10 (n
 	@mkdir -p $(dir $(C10_DOCS_CHART))
 	cp -f $(BUILD)/bench-chart.svg $(C10_DOCS_CHART)
 	@echo "wrote $(BUILD)/bench-chart.svg and $(C10_DOCS_CHART)"
+
+bench-readme: ## README's Benchmarks table and targets from the last bench-c10 (and bench-icount) run
+	@sh bench/readme.sh $(C10_README) $(BUILD)
 
 # including this file must not change the includer's default goal
 .DEFAULT_GOAL := $(or $(C10_SAVED_GOAL),bench-c10)

@@ -4,7 +4,8 @@
    instructions/op from perf_event_open where the machine has counters.
    C99 and C++; include after <stdio.h>, <stdlib.h>, <string.h>, <time.h>,
    <unistd.h> and (Linux) <linux/perf_event.h>, <sys/ioctl.h>, <sys/syscall.h>.
-   The includer defines SINK(x). */
+   The includer defines SINK(x), and START_INSTRUMENTATION() with
+   HAVE_START_INSTRUMENTATION (1 when it starts callgrind's instrumentation). */
 #ifndef DK_BENCH_MEASURE_H
 #define DK_BENCH_MEASURE_H
 
@@ -74,34 +75,100 @@ static result measure(long (*row)(long), long n) {
 
 static void print_row(const char *id, const char *what, result r, const char *vs) {
     char instr[32];
+    int d = r.max >= 1e5 ? 0 : 2; /* rows of 100 us and more without decimals */
     if (r.instr >= 0) snprintf(instr, sizeof instr, "%8.1f", r.instr);
     else snprintf(instr, sizeof instr, "%8s", "n/a");
-    printf("%-22s %-52s %9.2f %9.2f-%-9.2f %s  %s\n", id, what, r.med, r.min, r.max, instr, vs);
+    printf("%-22s %-52s %9.*f %9.*f-%-9.*f %s  %s\n", id, what, d, r.med, d, r.min, d, r.max, instr, vs);
     fflush(stdout);
 }
 
-/* The rows timed per operation by both benches, in print order; their
-   row_<name> functions are what bench/icount.sh counts under callgrind. */
-#define BENCH_FORALL_ROWS(X)                                                             \
-    X(loop_baseline) X(highest_key) X(table_index) X(keyset_to_kernel) X(direct_call)    \
-    X(fnptr_call) X(call_one_hop) X(site_fnptr) X(site_one_hop) X(call_fallthrough) X(call_two_args) X(call_two_hops)  \
-    X(redispatch) X(boxed_fallback) X(boxed_call) X(lookup_by_name)
-typedef struct bench_row { const char *name; long (*fn)(long); } bench_row;
-#define BENCH_ROW_ENTRY(name) { #name, row_##name },
+/* The rows both benches count per operation, in print order; their
+   row_<name>(n) functions are what bench/icount.sh counts under callgrind.
+   X(name): a call row, n iterations of one call (callgrind: 200,000).
+   P(name, n): a row with its own state, set up by prepare_<name>(n) before
+   row_<name>(n) runs (outside the measurement); n is the iteration count
+   bench/icount.sh uses (registration rows are slow under callgrind). */
+#define BENCH_FORALL_ROWS(X, P)                                                                    \
+    X(loop_baseline) X(highest_key) X(table_index) X(keyset_to_kernel) X(direct_call)              \
+    X(fnptr_call) X(call_one_hop) X(site_fnptr) X(site_one_hop) X(call_fallthrough) X(call_two_args) \
+    X(call_two_hops) X(redispatch) X(boxed_fallback) X(boxed_call)                                 \
+    P(lookup_10k, 200000) P(lookup_100k, 200000)                                                   \
+    P(rotate_10, 200000) P(rotate_1k, 200000) P(rotate_100k, 200000)                               \
+    P(def, 1000) P(impl, 1000) P(deregister, 1000) P(fallback_1k, 4) P(fallback_10k, 4)
+typedef struct bench_row { const char *name; long (*fn)(long); void (*prepare)(long); long icount_n; } bench_row;
+#define BENCH_CALL_ENTRY(name) { #name, row_##name, NULL, 200000 },
+#define BENCH_PREPARED_ENTRY(name, n) { #name, row_##name, prepare_##name, n },
 
-/* --list: the row names. */
+static const bench_row *bench_find(const bench_row *rows, size_t n, const char *name) {
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (strcmp(rows[i].name, name) == 0) return &rows[i];
+    fprintf(stderr, "bench: no row named %s\n", name);
+    exit(2);
+}
+
+/* A prepared row: prepare_<name>(n) before each of `reps` runs of
+   row_<name>(n) (prepare is outside the timing); median of the runs. */
+static result measure_prepared(const bench_row *row, long n, int reps) {
+    double t[REPS];
+    long long i0, i1, best = -1;
+    result r;
+    int rep;
+    if (reps > REPS) reps = REPS;
+    for (rep = 0; rep < reps; rep++) {
+        double a;
+        long s;
+        row->prepare(n);
+#if defined(__linux__)
+        if (perf_fd >= 0) { ioctl(perf_fd, PERF_EVENT_IOC_RESET, 0); ioctl(perf_fd, PERF_EVENT_IOC_ENABLE, 0); }
+#endif
+        i0 = perf_read();
+        a = now_ns();
+        s = row->fn(n);
+        t[rep] = (now_ns() - a) / (double)n;
+        i1 = perf_read();
+        SINK(s);
+        if (i0 >= 0 && i1 >= 0 && (best < 0 || i1 - i0 < best)) best = i1 - i0;
+    }
+    qsort(t, (size_t)reps, sizeof t[0], cmp_double);
+    r.med = t[reps / 2];
+    r.min = t[0];
+    r.max = t[reps - 1];
+    r.instr = best >= 0 ? (double)best / (double)n : -1;
+    return r;
+}
+/* The median of `reps` samples taken by sample(). */
+static result median_of(double (*sample)(void), int reps) {
+    double t[REPS];
+    result r;
+    int k;
+    if (reps > REPS) reps = REPS;
+    for (k = 0; k < reps; k++) t[k] = sample();
+    qsort(t, (size_t)reps, sizeof t[0], cmp_double);
+    r.med = t[reps / 2];
+    r.min = t[0];
+    r.max = t[reps - 1];
+    r.instr = -1;
+    return r;
+}
+
+/* --list: the row names and the iteration count bench/icount.sh runs each with. */
 static void bench_list(const bench_row *rows, size_t n) {
     size_t i;
-    for (i = 0; i < n; i++) puts(rows[i].name);
+    for (i = 0; i < n; i++) printf("%s %ld\n", rows[i].name, rows[i].icount_n);
 }
-/* --row NAME N: run one row N times (for callgrind). */
+/* --row NAME N: prepare, then run one row N times (for callgrind: the
+   includer's START_INSTRUMENTATION() turns callgrind's instrumentation on
+   only now, so set-up runs uninstrumented under --instr-atstart=no). */
 static long bench_run_row(const bench_row *rows, size_t n, const char *name, long iters) {
-    size_t i;
-    long s = 0;
-    for (i = 0; i < n; i++)
-        if (strcmp(rows[i].name, name) == 0) s = rows[i].fn(iters);
-    return s;
+    const bench_row *row = bench_find(rows, n, name);
+    if (row->prepare) row->prepare(iters);
+    START_INSTRUMENTATION();
+    return row->fn(iters);
 }
+/* --instr-atstart: the valgrind option bench/icount.sh must pass ("no" when
+   --row turns instrumentation on itself). */
+static void bench_instr_atstart(void) { puts(HAVE_START_INSTRUMENTATION ? "no" : "yes"); }
 static void bench_print_heading(void) {
     printf("%-22s %-52s %9s %19s %8s  %s\n", "row", "what", "median", "min-max", "instr", "compare with");
 }

@@ -1,0 +1,101 @@
+#!/bin/sh
+# bench/targets.sh [-n BENCH_OUTPUT] [-i ICOUNT] [-k KIND] [-t TITLE] [-m]: dispatch.h's
+# performance targets, each beside its rows and marked met or not met.
+#
+#   -n FILE  a saved output of build/bench (ns/op medians: noisy)
+#   -i FILE  bench/icount.sh's icount.txt (instructions/op: exact); without
+#            it, the bench output's instr column (hardware counters) if any
+#   -k KIND  instr or ns: only the targets in instructions or in ns
+#   -t TEXT  a title line (e.g. which preset the numbers are from)
+#   -m       a Markdown table instead of text
+#
+# Instruction targets need -i (or hardware counters); ns targets need -n.
+# A target whose rows are missing says so instead of met / not met.
+ns_file=/dev/null icount_file=/dev/null title="" md=0 kind=all
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -n) ns_file=$2; shift 2 ;;
+    -i) icount_file=$2; shift 2 ;;
+    -t) title=$2; shift 2 ;;
+    -k) kind=$2; shift 2 ;;
+    -m) md=1; shift ;;
+    *) echo "usage: $0 [-n BENCH_OUTPUT] [-i ICOUNT] [-k instr|ns] [-t TITLE] [-m]" >&2; exit 2 ;;
+  esac
+done
+[ -f "$ns_file" ] || ns_file=/dev/null
+[ -f "$icount_file" ] || icount_file=/dev/null
+
+awk -v md="$md" -v title="$title" -v kind="$kind" '
+# a bench row: id, what, median, min-max, instr, compare-with
+function parse_row(line,    id, rest, pos, m, f) {
+  id = line; sub(/ .*/, "", id)
+  rest = substr(line, length(id) + 1)
+  pos = match(rest, / +[-0-9.e+]+ +[-0-9.e+]+-[-0-9.e+]+ +([0-9.]+|n\/a)/)
+  if (!pos) return
+  m = substr(rest, pos, RLENGTH); gsub(/^ +/, "", m)
+  split(m, f, / +/)
+  ns[id] = f[1]
+  if (f[3] != "n/a") hw[id] = f[3]
+}
+FILENAME == ARGV[1] { parse_row($0); next }
+FILENAME == ARGV[2] && $1 != "row" { ic[$1] = $2; next }
+function have_i(r) { return (r in ic) || (r in hw) }
+function instr(r) { return (r in ic) ? ic[r] + 0 : hw[r] + 0 }
+function fmt(v) { return v >= 10000 ? sprintf("%.0f", v) : v >= 100 ? sprintf("%.1f", v) : sprintf("%.2f", v) }
+function fmti(v) { return v >= 10000 ? sprintf("%.0f", v) : sprintf("%.1f", v) }
+function emit(name, how, value, limit, verdict) {
+  if (md) printf "| %s | %s | %s | %s | %s |\n", name, how, value, limit, verdict
+  else printf "%-46s %-64s %10s %8s  %s\n", name, how, value, limit, verdict
+}
+function verdict(ok) { return ok ? "met" : "**not met**" }
+function plain(v) { if (!md) gsub(/\*/, "", v); return v }
+# instructions over a baseline: a - b <= limit
+function over_i(name, a, b, limit) {
+  if (!have_i(a) || !have_i(b)) { emit(name, a " - " b, "-", "<= " limit, nodata_i); return }
+  v = instr(a) - instr(b)
+  emit(name, a " - " b " = " fmti(instr(a)) " - " fmti(instr(b)), fmti(v), "<= " limit, plain(verdict(v <= limit + 1e-9)))
+}
+function abs_i(name, a, limit) {
+  if (!have_i(a)) { emit(name, a, "-", "<= " limit, nodata_i); return }
+  emit(name, a, fmti(instr(a)), "<= " limit, plain(verdict(instr(a) <= limit)))
+}
+# a <= k x b
+function ratio_i(name, a, b, k, what) {
+  if (!have_i(a) || !have_i(b)) { emit(name, a " / " b, "-", "<= " k "x", nodata_i); return }
+  v = instr(a) / instr(b)
+  emit(name, a " / " b " = " fmti(instr(a)) " / " fmti(instr(b)) what, sprintf("%.2fx", v), "<= " k "x",
+       plain(verdict(v <= k)))
+}
+function abs_n(name, a, limit) {
+  if (!(a in ns)) { emit(name, a, "-", "<= " limit " ns", "not measured (make bench)"); return }
+  emit(name, a, fmt(ns[a]) " ns", "<= " limit " ns", plain(verdict(ns[a] + 0 <= limit)))
+}
+function ratio_n(name, a, b, k, what) {
+  if (!(a in ns) || !(b in ns)) { emit(name, a " / " b, "-", "<= " k "x", "not measured (make bench)"); return }
+  v = ns[a] / ns[b]
+  emit(name, a " / " b " = " fmt(ns[a]) " / " fmt(ns[b]) " ns" what, sprintf("%.2fx", v), "<= " k "x",
+       plain(verdict(v <= k)))
+}
+END {
+  nodata_i = "not counted (make bench-icount)"
+  if (title != "") { print title; print "" }
+  if (md) { print "| target | rows | measured | limit | |"; print "|---|---|---:|---:|---|" }
+  else emit("target", "rows", "measured", "limit", "")
+  # instructions per operation (exact under callgrind)
+  if (kind != "ns") {
+  over_i("one-hop overhead, loop (instr)", "call_one_hop", "fnptr_call", 20)
+  over_i("one-hop overhead, loop, autograd keys (instr)", "call_fallthrough", "fnptr_call", 20)
+  over_i("one-hop overhead, call site (instr)", "site_one_hop", "site_fnptr", 22)
+  over_i("keyset -> slot over the loop (instr)", "table_index", "loop_baseline", 10)
+  ratio_i("two hops vs one hop (instr)", "call_two_hops", "call_fallthrough", 2, "")
+  abs_i("def (instr)", "def", 6000)
+  abs_i("impl (instr)", "impl", 3000)
+  abs_i("deregister one handle (instr)", "deregister", 1500)
+  ratio_i("fallback registration O(1) (instr)", "fallback_10k", "fallback_1k", 1.5, " (O(n): 10x)")
+  }
+  # nanoseconds (noisy: medians on a shared machine)
+  if (kind == "instr") exit
+  abs_n("name lookup, 100k names (ns)", "lookup_100k", 20)
+  abs_n("call rotating over 100k ops (ns)", "rotate_100k", 30)
+  ratio_n("fallback registration O(1) (ns)", "fallback_10k", "fallback_1k", 1.5, " (O(n): 10x)")
+}' "$ns_file" "$icount_file"
