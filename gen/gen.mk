@@ -42,18 +42,19 @@ CLANGXX ?= clang++
 
 GEN_OUT     = $(BUILD)/gen
 GEN_WARN   := -pedantic -Wall -Wextra -Werror -Wshadow
-GEN_CFLAGS := -std=c99 $(GEN_WARN) -Wstrict-prototypes -g -O1
+GEN_CWARN  := $(GEN_WARN) -Wstrict-prototypes
+GEN_CFLAGS := -std=c99 $(GEN_CWARN) -g -O1
 GEN_SAN    := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-GEN_MATRIX  = "$(CC) -std=c99 $(GEN_WARN)" "$(CC) -std=c11 $(GEN_WARN)" "$(CLANG) -std=c99 $(GEN_WARN)" \
-              "$(CLANG) -std=c11 $(GEN_WARN)" "$(CC) -std=c99 $(GEN_WARN) -O2 -DDK_CALL_EPOCHS" \
+GEN_MATRIX  = "$(CC) -std=c99 $(GEN_CWARN)" "$(CC) -std=c11 $(GEN_CWARN)" "$(CLANG) -std=c99 $(GEN_CWARN)" \
+              "$(CLANG) -std=c11 $(GEN_CWARN)" "$(CC) -std=c99 $(GEN_CWARN) -O2 -DDK_CALL_EPOCHS" \
               "$(CXX) -x c++ -std=c++11 $(GEN_WARN)" "$(CLANGXX) -x c++ -std=c++11 $(GEN_WARN)"
-GEN_LIBTORCH_MATRIX = "$(CLANG) -std=c11 $(GEN_WARN)" "$(CXX) -x c++ -std=c++11 $(GEN_WARN)" \
+GEN_LIBTORCH_MATRIX = "$(CLANG) -std=c11 $(GEN_CWARN)" "$(CXX) -x c++ -std=c++11 $(GEN_WARN)" \
                       "$(CLANGXX) -x c++ -std=c++11 $(GEN_WARN)"
 GEN_LIBTORCH ?= tests/conformance/schemas-1.13.1.txt
 GEN_FUZZ_SECONDS ?= 600
 GEN_FUZZ_SHORT_RUNS ?= 200000
 GEN_FUZZ_FLAGS ?= -std=c99 $(GEN_WARN) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-GEN_FUZZ_CC ?= $(CC) -std=c99 $(GEN_WARN);$(CLANGXX) -x c++ -std=c++11 $(GEN_WARN)
+GEN_FUZZ_CC ?= $(CC) -std=c99 $(GEN_CWARN);$(CLANGXX) -x c++ -std=c++11 $(GEN_WARN)
 GEN_FUZZ_ARGS ?=
 
 .PHONY: gen-check gen-check-libtorch gen-fuzz-short gen-fuzz
@@ -78,7 +79,7 @@ endef
 # "all" (every operator must def and bind) or "": the driver is built with
 # gcc -std=c99 and run
 define gen_run
-	if $(CC) -std=c99 $(GEN_WARN) -O0 $(3) -I. -I$(dir $(1)) '-DDKGEN_HEADER="$(notdir $(1))"' \
+	if $(CC) -std=c99 $(GEN_CWARN) -O0 $(3) -I. -I$(dir $(1)) '-DDKGEN_HEADER="$(notdir $(1))"' \
 	     -DDKGEN_FORALL=$(2) gen/tests/driver.c -o $(1).run -lpthread > $(1).run.log 2>&1 && \
 	   $(1).run $(4) >> $(1).run.log 2>&1; \
 	then ok=$$((ok+1)); echo "  ok    $(notdir $(1)) run: $$(tail -1 $(1).run.log)"; \
