@@ -21,9 +21,10 @@
 #                       compiles as C99 (gcc, then run: all 3,199 operators def and
 #                       bind), C11 (clang) and C++11 (g++, clang++) (~1.5 min)
 #   gen-fuzz-short      gen/tests/fuzz_schemas.txt (schemas that gen-fuzz found,
-#                       kept as a fixed list) through dkgen and the compilers of
-#                       gen-check, and a fixed-seed bounded libFuzzer run of dkgen
-#                       under ASan+UBSan that generates only (~1 min)
+#                       kept as a fixed list) through dkgen, the compilers of
+#                       gen-check and a run under ASan+UBSan, and a fixed-seed
+#                       bounded libFuzzer run of dkgen under ASan+UBSan
+#                       (GEN_FUZZ_SHORT_RUNS inputs, generation only) (~1 min)
 #   gen-fuzz            libFuzzer + ASan + UBSan on dkgen for GEN_FUZZ_SECONDS
 #                       (default 600): each schema the parser accepts must generate
 #                       a header that compiles (GEN_FUZZ_CC: gcc -std=c99 and
@@ -41,18 +42,19 @@ CLANGXX ?= clang++
 
 GEN_OUT     = $(BUILD)/gen
 GEN_WARN   := -pedantic -Wall -Wextra -Werror -Wshadow
-GEN_CFLAGS := -std=c99 $(GEN_WARN) -Wstrict-prototypes -g -O1
+GEN_CWARN  := $(GEN_WARN) -Wstrict-prototypes
+GEN_CFLAGS := -std=c99 $(GEN_CWARN) -g -O1
 GEN_SAN    := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-GEN_MATRIX  = "$(CC) -std=c99 $(GEN_WARN)" "$(CC) -std=c11 $(GEN_WARN)" "$(CLANG) -std=c99 $(GEN_WARN)" \
-              "$(CLANG) -std=c11 $(GEN_WARN)" "$(CC) -std=c99 $(GEN_WARN) -O2 -DDK_CALL_EPOCHS" \
+GEN_MATRIX  = "$(CC) -std=c99 $(GEN_CWARN)" "$(CC) -std=c11 $(GEN_CWARN)" "$(CLANG) -std=c99 $(GEN_CWARN)" \
+              "$(CLANG) -std=c11 $(GEN_CWARN)" "$(CC) -std=c99 $(GEN_CWARN) -O2 -DDK_CALL_EPOCHS" \
               "$(CXX) -x c++ -std=c++11 $(GEN_WARN)" "$(CLANGXX) -x c++ -std=c++11 $(GEN_WARN)"
-GEN_LIBTORCH_MATRIX = "$(CLANG) -std=c11 $(GEN_WARN)" "$(CXX) -x c++ -std=c++11 $(GEN_WARN)" \
+GEN_LIBTORCH_MATRIX = "$(CLANG) -std=c11 $(GEN_CWARN)" "$(CXX) -x c++ -std=c++11 $(GEN_WARN)" \
                       "$(CLANGXX) -x c++ -std=c++11 $(GEN_WARN)"
 GEN_LIBTORCH ?= tests/conformance/schemas-1.13.1.txt
 GEN_FUZZ_SECONDS ?= 600
-GEN_FUZZ_SHORT_RUNS ?= 20000
+GEN_FUZZ_SHORT_RUNS ?= 200000
 GEN_FUZZ_FLAGS ?= -std=c99 $(GEN_WARN) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-GEN_FUZZ_CC ?= $(CC) -std=c99 $(GEN_WARN);$(CLANGXX) -x c++ -std=c++11 $(GEN_WARN)
+GEN_FUZZ_CC ?= $(CC) -std=c99 $(GEN_CWARN);$(CLANGXX) -x c++ -std=c++11 $(GEN_WARN)
 GEN_FUZZ_ARGS ?=
 
 .PHONY: gen-check gen-check-libtorch gen-fuzz-short gen-fuzz
@@ -77,7 +79,7 @@ endef
 # "all" (every operator must def and bind) or "": the driver is built with
 # gcc -std=c99 and run
 define gen_run
-	if $(CC) -std=c99 $(GEN_WARN) -O0 $(3) -I. -I$(dir $(1)) '-DDKGEN_HEADER="$(notdir $(1))"' \
+	if $(CC) -std=c99 $(GEN_CWARN) -O0 $(3) -I. -I$(dir $(1)) '-DDKGEN_HEADER="$(notdir $(1))"' \
 	     -DDKGEN_FORALL=$(2) gen/tests/driver.c -o $(1).run -lpthread > $(1).run.log 2>&1 && \
 	   $(1).run $(4) >> $(1).run.log 2>&1; \
 	then ok=$$((ok+1)); echo "  ok    $(notdir $(1)) run: $$(tail -1 $(1).run.log)"; \
@@ -121,6 +123,9 @@ $(GEN_OUT)/fuzz/seed: gen/tests/adversarial.txt gen/tests/fuzz_schemas.txt
 gen-fuzz-short: $(GEN_OUT)/dkgen $(GEN_OUT)/fuzz_dkgen $(GEN_OUT)/fuzz/seed ## the fixed fuzz list as C99/C11/C++, and a fixed-seed bounded fuzz run
 	@mkdir -p $(GEN_OUT)/fuzz-short $(BUILD)/results; ok=0; bad=0; \
 	$(call gen_header,gen/tests/fuzz_schemas.txt,$(GEN_OUT)/fuzz-short/fuzz_schemas.h,fuzz list); \
+	if [ -f $(GEN_OUT)/fuzz-short/fuzz_schemas.h ]; then \
+	  $(call gen_run,$(GEN_OUT)/fuzz-short/fuzz_schemas.h,DKGEN_FORALL_FUZZ_SCHEMAS,$(GEN_SAN),); \
+	fi; \
 	rm -rf $(GEN_OUT)/fuzz-short/corpus; cp -r $(GEN_OUT)/fuzz/seed $(GEN_OUT)/fuzz-short/corpus; \
 	if DKGEN_FUZZ_CC= DKGEN_FUZZ_DIR=$(GEN_OUT)/fuzz-short $(GEN_OUT)/fuzz_dkgen -seed=1 -runs=$(GEN_FUZZ_SHORT_RUNS) -max_len=4096 \
 	     -dict=tests/fuzz/schema.dict -artifact_prefix=$(GEN_OUT)/fuzz-short/ $(GEN_OUT)/fuzz-short/corpus \
