@@ -1323,8 +1323,11 @@ DK_API dk_status dk__fallback(dk_registry *r, dk_key key, dk_kernel_desc kernel,
     dk__impl((r), (op), (key), (kernel), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
 #define dk_fallback(r, key, kernel, out) \
     dk__fallback((r), (key), (kernel), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
-/* Removes exactly what the handle registered and frees the handle.
-   DK_ERR_BAD_HANDLE for NULL or a handle already deregistered. */
+/* Removes exactly what the handle registered; the handle is freed with the
+   next reclaim (at once under DK_CALL_EPOCHS), so do not use it after.
+   DK_ERR_BAD_HANDLE for NULL, or for a handle deregistered before and not
+   yet reclaimed. Under DK_CALL_EPOCHS it returns when no call can still be
+   running what it removed (unless called from inside a call). */
 DK_API dk_status dk_deregister(dk_registration *h);
 
 /* Listeners: told when an operator gets its def and when its last def goes.
