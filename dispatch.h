@@ -3065,11 +3065,15 @@ DK__PRIVATE void dk__table_masks(const dk_registry *r, dk_op_table *t) {
    many and decides the precedence of the others. The property test checks
    the result against a full recomputation. */
 DK__PRIVATE int dk__affected_slots(const dk_registry *r, dk_key key, int *slots) {
-    int j, n = 0;
+    int j, n = 0, other = dk_ks_has(DK_KS_OTHER_BACKENDS, key);
     if (key == DK_Undefined || dk_key_is_alias(key)) return -1;
     slots[n++] = dk_key_table_index(key);
-    for (j = 0; j < r->n_coupled; j++)
-        if (r->coupled[j] != slots[0]) slots[n++] = r->coupled[j];
+    for (j = 0; j < r->n_coupled; j++) {   /* exactly the tests of dk__has_kernel_in in dk__math_rule */
+        const struct dk__slot_info *i = &r->slot_info[r->coupled[j]];
+        if (r->coupled[j] != slots[0] &&
+            ((i->autograd_other && other) || dk_ks_has(i->autograd_backends, key)))
+            slots[n++] = r->coupled[j];
+    }
     return n;
 }
 
