@@ -1615,13 +1615,10 @@ DK_INLINE const dk_kernel *dk__dispatch(const dk_operator *op, dk_keyset args, d
 #elif defined(DK__TSAN)
 #define DK__TRACING() (DK__LOAD_RLX(&dk__trace_hook) != NULL)
 #else
-/* A plain read of one aligned pointer (dk_set_trace stores it atomically):
-   the compiler folds it into a compare with memory, one instruction less
-   on every call than an atomic load, which it never folds. */
+/* A plain read of one aligned pointer that dk_set_trace stores atomically:
+   the compiler folds it into a compare with memory (one instruction less at
+   a call site than the atomic load, which it never folds). */
 #define DK__TRACING() (dk__trace_hook != NULL)
-#endif
-#if 0
-#define DK__TRACING() 0
 #endif
 
 /* The public primitives: as above, and they report to the trace hook. */
