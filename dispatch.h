@@ -220,172 +220,123 @@ extern "C" {
 #error "dispatch.h: define both DK_FORALL_BACKEND_COMPONENTS and DK_FORALL_FUNCTIONALITY_KEYS, or neither"
 #endif
 
+/* The presets are one list per kind. A row either belongs to both PyTorch
+   versions or is wrapped in V1(...) (1.13.1 only) or V2(...) (2.7.1 only);
+   a preset keeps its own rows with DK__KEEP and drops the other's with
+   DK__DROP, so the rows the versions share are written once. */
+#define DK__KEEP(row) row
+#define DK__DROP(row)
+
+/* 1.13.1: 14 backends, Meta before PrivateUse1..3. 2.7.1: 15, MTIA added,
+   Meta moved last so a Meta key wins over every other backend. */
+#define DK__TORCH_BACKEND_COMPONENTS(X, extra, V1, V2)     \
+    X(CPU,         1, AutocastCPU,         0, extra)       \
+    X(CUDA,        1, AutocastCUDA,        0, extra)       \
+    X(HIP,         0, Undefined,           0, extra)       \
+ V1(X(XLA,         1, AutocastCUDA,        1, extra))      \
+ V2(X(XLA,         1, AutocastXLA,         1, extra))      \
+ V1(X(MPS,         1, Undefined,           0, extra))      \
+ V1(X(IPU,         1, Undefined,           0, extra))      \
+ V2(X(MPS,         1, AutocastMPS,         0, extra))      \
+ V2(X(IPU,         1, AutocastIPU,         0, extra))      \
+    X(XPU,         1, AutocastXPU,         0, extra)       \
+ V1(X(HPU,         1, Undefined,           0, extra))      \
+ V2(X(HPU,         1, AutocastHPU,         0, extra))      \
+    X(VE,          0, Undefined,           0, extra)       \
+    X(Lazy,        1, Undefined,           1, extra)       \
+ V2(X(MTIA,        0, AutocastMTIA,        0, extra))      \
+ V1(X(Meta,        1, Undefined,           0, extra))      \
+ V1(X(PrivateUse1, 1, Undefined,           0, extra))      \
+ V2(X(PrivateUse1, 1, AutocastPrivateUse1, 0, extra))      \
+    X(PrivateUse2, 1, Undefined,           0, extra)       \
+    X(PrivateUse3, 1, Undefined,           0, extra)       \
+ V2(X(Meta,        1, Undefined,           0, extra))
+
+/* 1.13.1: 40 functionality keys after Undefined, SparseCsrCPU and
+   SparseCsrCUDA plain (non-customizable) backend keys. 2.7.1: 47, 6 of them
+   per backend. */
+#define DK__TORCH_FUNCTIONALITY_KEYS(X, extra, V1, V2)                                   \
+    X(Dense,                          1,             , DK_R_BACKEND|DK_R_BACKEND_FN, extra)    \
+    X(FPGA,                           0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
+ V1(X(ORT,                            0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra)) \
+ V2(X(MAIA,                           0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra)) \
+    X(Vulkan,                         0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
+    X(Metal,                          0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
+    X(Quantized,                      1, Quantized   , DK_R_BACKEND|DK_R_OTHER_BACKEND|DK_R_BACKEND_FN, extra) \
+    X(CustomRNGKeyId,                 0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
+    X(MkldnnCPU,                      0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
+    X(Sparse,                         1, Sparse      , DK_R_BACKEND|DK_R_OTHER_BACKEND|DK_R_BACKEND_FN|DK_R_SPARSE, extra) \
+ V1(X(SparseCsrCPU,                   0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra)) \
+ V1(X(SparseCsrCUDA,                  0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra)) \
+ V2(X(SparseCsr,                      1, SparseCsr   , DK_R_BACKEND|DK_R_OTHER_BACKEND|DK_R_BACKEND_FN, extra)) \
+    X(NestedTensor,                   1, NestedTensor, DK_R_NESTED|DK_R_MATH, extra)    \
+    X(BackendSelect,                  0,             , DK_R_INCLUDED, extra)            \
+    X(Python,                         0,             , DK_R_PYTHON, extra)              \
+    X(Fake,                           0,             , 0, extra)                        \
+    X(FuncTorchDynamicLayerBackMode,  0,             , 0, extra)                        \
+ V1(X(Functionalize,                  0,             , DK_R_FUNCTIONALIZE, extra))      \
+ V2(X(Functionalize,                  0,             , DK_R_FUNCTIONALIZE|DK_R_MATH, extra)) \
+    X(Named,                          0,             , 0, extra)                        \
+    X(Conjugate,                      0,             , 0, extra)                        \
+    X(Negative,                       0,             , 0, extra)                        \
+    X(ZeroTensor,                     0,             , 0, extra)                        \
+    X(ADInplaceOrView,                0,             , DK_R_INCLUDED|DK_R_INPLACE_VIEW, extra) \
+    X(AutogradOther,                  0,             , DK_R_AUTOGRAD|DK_R_AUTOGRAD_OTHER, extra) \
+    X(AutogradFunctionality,          1, Autograd    , DK_R_AUTOGRAD, extra)            \
+    X(AutogradNestedTensor,           0,             , DK_R_AUTOGRAD|DK_R_NESTED, extra) \
+    X(Tracer,                         0,             , 0, extra)                        \
+    X(AutocastCPU,                    0,             , DK_R_AUTOCAST, extra)            \
+ V2(X(AutocastMTIA,                   0,             , DK_R_AUTOCAST, extra))           \
+    X(AutocastXPU,                    0,             , DK_R_AUTOCAST, extra)            \
+ V2(X(AutocastIPU,                    0,             , DK_R_AUTOCAST, extra))           \
+ V2(X(AutocastHPU,                    0,             , DK_R_AUTOCAST, extra))           \
+ V2(X(AutocastXLA,                    0,             , DK_R_AUTOCAST, extra))           \
+ V2(X(AutocastMPS,                    0,             , DK_R_AUTOCAST, extra))           \
+    X(AutocastCUDA,                   0,             , DK_R_AUTOCAST, extra)            \
+ V2(X(AutocastPrivateUse1,            0,             , DK_R_AUTOCAST, extra))           \
+    X(FuncTorchBatched,               0,             , DK_R_FUNCTORCH|DK_R_BATCHED, extra) \
+ V2(X(BatchedNestedTensor,            0,             , 0, extra))                       \
+    X(FuncTorchVmapMode,              0,             , DK_R_FUNCTORCH, extra)           \
+    X(Batched,                        0,             , DK_R_FUNCTORCH, extra)           \
+    X(VmapMode,                       0,             , DK_R_FUNCTORCH, extra)           \
+    X(FuncTorchGradWrapper,           0,             , DK_R_FUNCTORCH, extra)           \
+    X(DeferredInit,                   0,             , 0, extra)                        \
+    X(PythonTLSSnapshot,              0,             , DK_R_PYTHON, extra)              \
+    X(FuncTorchDynamicLayerFrontMode, 0,             , 0, extra)                        \
+    X(TESTING_ONLY_GenericWrapper,    0,             , 0, extra)                        \
+    X(TESTING_ONLY_GenericMode,       0,             , 0, extra)                        \
+ V2(X(PreDispatch,                    0,             , 0, extra))                       \
+    X(PythonDispatcher,               0,             , DK_R_ALWAYS_AFTER, extra)
+
+/* The alias keys; the rows of both versions are also the default for a
+   user configuration that leaves the alias list out: c10's aliases are
+   defined through roles, so they fit any list of functionality keys. */
+#define DK__TORCH_ALIAS_KEYS(X, extra, V1, V2)                          \
+    X(Autograd,                               AUTOGRAD_ALIAS, extra)    \
+    X(CompositeImplicitAutograd,              MATH, extra)              \
+ V2(X(FuncTorchBatchedDecomposition,          FUNCTORCH_BATCHED, extra)) \
+    X(CompositeImplicitAutogradNestedTensor,  NESTED, extra)            \
+    X(CompositeExplicitAutograd,              BACKEND, extra)           \
+    X(CompositeExplicitAutogradNonFunctional, NON_FUNCTIONAL_BACKEND, extra)
+
 #if !defined(DK_FORALL_BACKEND_COMPONENTS) && defined(DK_PRESET_TORCH_1_13_1)
 #define DK_C10_VERSION 11301
-
-/* PyTorch 1.13.1: 14 backends, Meta before PrivateUse1..3. */
-#define DK_FORALL_BACKEND_COMPONENTS(X, extra)        \
-    X(CPU,         1, AutocastCPU,  0, extra)         \
-    X(CUDA,        1, AutocastCUDA, 0, extra)         \
-    X(HIP,         0, Undefined,    0, extra)         \
-    X(XLA,         1, AutocastCUDA, 1, extra)         \
-    X(MPS,         1, Undefined,    0, extra)         \
-    X(IPU,         1, Undefined,    0, extra)         \
-    X(XPU,         1, AutocastXPU,  0, extra)         \
-    X(HPU,         1, Undefined,    0, extra)         \
-    X(VE,          0, Undefined,    0, extra)         \
-    X(Lazy,        1, Undefined,    1, extra)         \
-    X(Meta,        1, Undefined,    0, extra)         \
-    X(PrivateUse1, 1, Undefined,    0, extra)         \
-    X(PrivateUse2, 1, Undefined,    0, extra)         \
-    X(PrivateUse3, 1, Undefined,    0, extra)
-
-/* PyTorch 1.13.1: 40 functionality keys after Undefined; SparseCsrCPU and
-   SparseCsrCUDA are plain (non-customizable) backend keys. */
-#define DK_FORALL_FUNCTIONALITY_KEYS(X, extra)                                          \
-    X(Dense,                          1,             , DK_R_BACKEND|DK_R_BACKEND_FN, extra)    \
-    X(FPGA,                           0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
-    X(ORT,                            0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
-    X(Vulkan,                         0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
-    X(Metal,                          0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
-    X(Quantized,                      1, Quantized   , DK_R_BACKEND|DK_R_OTHER_BACKEND|DK_R_BACKEND_FN, extra) \
-    X(CustomRNGKeyId,                 0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
-    X(MkldnnCPU,                      0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
-    X(Sparse,                         1, Sparse      , DK_R_BACKEND|DK_R_OTHER_BACKEND|DK_R_BACKEND_FN|DK_R_SPARSE, extra) \
-    X(SparseCsrCPU,                   0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
-    X(SparseCsrCUDA,                  0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
-    X(NestedTensor,                   1, NestedTensor, DK_R_NESTED|DK_R_MATH, extra)    \
-    X(BackendSelect,                  0,             , DK_R_INCLUDED, extra)            \
-    X(Python,                         0,             , DK_R_PYTHON, extra)              \
-    X(Fake,                           0,             , 0, extra)                        \
-    X(FuncTorchDynamicLayerBackMode,  0,             , 0, extra)                        \
-    X(Functionalize,                  0,             , DK_R_FUNCTIONALIZE, extra)       \
-    X(Named,                          0,             , 0, extra)                        \
-    X(Conjugate,                      0,             , 0, extra)                        \
-    X(Negative,                       0,             , 0, extra)                        \
-    X(ZeroTensor,                     0,             , 0, extra)                        \
-    X(ADInplaceOrView,                0,             , DK_R_INCLUDED|DK_R_INPLACE_VIEW, extra) \
-    X(AutogradOther,                  0,             , DK_R_AUTOGRAD|DK_R_AUTOGRAD_OTHER, extra) \
-    X(AutogradFunctionality,          1, Autograd    , DK_R_AUTOGRAD, extra)            \
-    X(AutogradNestedTensor,           0,             , DK_R_AUTOGRAD|DK_R_NESTED, extra) \
-    X(Tracer,                         0,             , 0, extra)                        \
-    X(AutocastCPU,                    0,             , DK_R_AUTOCAST, extra)            \
-    X(AutocastXPU,                    0,             , DK_R_AUTOCAST, extra)            \
-    X(AutocastCUDA,                   0,             , DK_R_AUTOCAST, extra)            \
-    X(FuncTorchBatched,               0,             , DK_R_FUNCTORCH|DK_R_BATCHED, extra) \
-    X(FuncTorchVmapMode,              0,             , DK_R_FUNCTORCH, extra)           \
-    X(Batched,                        0,             , DK_R_FUNCTORCH, extra)           \
-    X(VmapMode,                       0,             , DK_R_FUNCTORCH, extra)           \
-    X(FuncTorchGradWrapper,           0,             , DK_R_FUNCTORCH, extra)           \
-    X(DeferredInit,                   0,             , 0, extra)                        \
-    X(PythonTLSSnapshot,              0,             , DK_R_PYTHON, extra)              \
-    X(FuncTorchDynamicLayerFrontMode, 0,             , 0, extra)                        \
-    X(TESTING_ONLY_GenericWrapper,    0,             , 0, extra)                        \
-    X(TESTING_ONLY_GenericMode,       0,             , 0, extra)                        \
-    X(PythonDispatcher,               0,             , DK_R_ALWAYS_AFTER, extra)
-
-#define DK_FORALL_ALIAS_KEYS(X, extra)                                  \
-    X(Autograd,                               AUTOGRAD_ALIAS, extra)    \
-    X(CompositeImplicitAutograd,              MATH, extra)              \
-    X(CompositeImplicitAutogradNestedTensor,  NESTED, extra)            \
-    X(CompositeExplicitAutograd,              BACKEND, extra)           \
-    X(CompositeExplicitAutogradNonFunctional, NON_FUNCTIONAL_BACKEND, extra)
-
+#define DK_FORALL_BACKEND_COMPONENTS(X, extra) DK__TORCH_BACKEND_COMPONENTS(X, extra, DK__KEEP, DK__DROP)
+#define DK_FORALL_FUNCTIONALITY_KEYS(X, extra) DK__TORCH_FUNCTIONALITY_KEYS(X, extra, DK__KEEP, DK__DROP)
+#define DK_FORALL_ALIAS_KEYS(X, extra)         DK__TORCH_ALIAS_KEYS(X, extra, DK__KEEP, DK__DROP)
 #elif !defined(DK_FORALL_BACKEND_COMPONENTS)
-#define DK_C10_VERSION 20701
-
-/* PyTorch 2.7.1 (the default): 15 backends, MTIA added, Meta moved last so a
-   Meta key wins over every other backend. */
-#define DK_FORALL_BACKEND_COMPONENTS(X, extra)               \
-    X(CPU,         1, AutocastCPU,         0, extra)         \
-    X(CUDA,        1, AutocastCUDA,        0, extra)         \
-    X(HIP,         0, Undefined,           0, extra)         \
-    X(XLA,         1, AutocastXLA,         1, extra)         \
-    X(MPS,         1, AutocastMPS,         0, extra)         \
-    X(IPU,         1, AutocastIPU,         0, extra)         \
-    X(XPU,         1, AutocastXPU,         0, extra)         \
-    X(HPU,         1, AutocastHPU,         0, extra)         \
-    X(VE,          0, Undefined,           0, extra)         \
-    X(Lazy,        1, Undefined,           1, extra)         \
-    X(MTIA,        0, AutocastMTIA,        0, extra)         \
-    X(PrivateUse1, 1, AutocastPrivateUse1, 0, extra)         \
-    X(PrivateUse2, 1, Undefined,           0, extra)         \
-    X(PrivateUse3, 1, Undefined,           0, extra)         \
-    X(Meta,        1, Undefined,           0, extra)
-
-/* PyTorch 2.7.1: 47 functionality keys after Undefined, 6 per backend. */
-#define DK_FORALL_FUNCTIONALITY_KEYS(X, extra)                                          \
-    X(Dense,                          1,             , DK_R_BACKEND|DK_R_BACKEND_FN, extra)    \
-    X(FPGA,                           0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
-    X(MAIA,                           0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
-    X(Vulkan,                         0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
-    X(Metal,                          0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
-    X(Quantized,                      1, Quantized   , DK_R_BACKEND|DK_R_OTHER_BACKEND|DK_R_BACKEND_FN, extra) \
-    X(CustomRNGKeyId,                 0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
-    X(MkldnnCPU,                      0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
-    X(Sparse,                         1, Sparse      , DK_R_BACKEND|DK_R_OTHER_BACKEND|DK_R_BACKEND_FN|DK_R_SPARSE, extra) \
-    X(SparseCsr,                      1, SparseCsr   , DK_R_BACKEND|DK_R_OTHER_BACKEND|DK_R_BACKEND_FN, extra) \
-    X(NestedTensor,                   1, NestedTensor, DK_R_NESTED|DK_R_MATH, extra)    \
-    X(BackendSelect,                  0,             , DK_R_INCLUDED, extra)            \
-    X(Python,                         0,             , DK_R_PYTHON, extra)              \
-    X(Fake,                           0,             , 0, extra)                        \
-    X(FuncTorchDynamicLayerBackMode,  0,             , 0, extra)                        \
-    X(Functionalize,                  0,             , DK_R_FUNCTIONALIZE|DK_R_MATH, extra) \
-    X(Named,                          0,             , 0, extra)                        \
-    X(Conjugate,                      0,             , 0, extra)                        \
-    X(Negative,                       0,             , 0, extra)                        \
-    X(ZeroTensor,                     0,             , 0, extra)                        \
-    X(ADInplaceOrView,                0,             , DK_R_INCLUDED|DK_R_INPLACE_VIEW, extra) \
-    X(AutogradOther,                  0,             , DK_R_AUTOGRAD|DK_R_AUTOGRAD_OTHER, extra) \
-    X(AutogradFunctionality,          1, Autograd    , DK_R_AUTOGRAD, extra)            \
-    X(AutogradNestedTensor,           0,             , DK_R_AUTOGRAD|DK_R_NESTED, extra) \
-    X(Tracer,                         0,             , 0, extra)                        \
-    X(AutocastCPU,                    0,             , DK_R_AUTOCAST, extra)            \
-    X(AutocastMTIA,                   0,             , DK_R_AUTOCAST, extra)            \
-    X(AutocastXPU,                    0,             , DK_R_AUTOCAST, extra)            \
-    X(AutocastIPU,                    0,             , DK_R_AUTOCAST, extra)            \
-    X(AutocastHPU,                    0,             , DK_R_AUTOCAST, extra)            \
-    X(AutocastXLA,                    0,             , DK_R_AUTOCAST, extra)            \
-    X(AutocastMPS,                    0,             , DK_R_AUTOCAST, extra)            \
-    X(AutocastCUDA,                   0,             , DK_R_AUTOCAST, extra)            \
-    X(AutocastPrivateUse1,            0,             , DK_R_AUTOCAST, extra)            \
-    X(FuncTorchBatched,               0,             , DK_R_FUNCTORCH|DK_R_BATCHED, extra) \
-    X(BatchedNestedTensor,            0,             , 0, extra)                        \
-    X(FuncTorchVmapMode,              0,             , DK_R_FUNCTORCH, extra)           \
-    X(Batched,                        0,             , DK_R_FUNCTORCH, extra)           \
-    X(VmapMode,                       0,             , DK_R_FUNCTORCH, extra)           \
-    X(FuncTorchGradWrapper,           0,             , DK_R_FUNCTORCH, extra)           \
-    X(DeferredInit,                   0,             , 0, extra)                        \
-    X(PythonTLSSnapshot,              0,             , DK_R_PYTHON, extra)              \
-    X(FuncTorchDynamicLayerFrontMode, 0,             , 0, extra)                        \
-    X(TESTING_ONLY_GenericWrapper,    0,             , 0, extra)                        \
-    X(TESTING_ONLY_GenericMode,       0,             , 0, extra)                        \
-    X(PreDispatch,                    0,             , 0, extra)                        \
-    X(PythonDispatcher,               0,             , DK_R_ALWAYS_AFTER, extra)
-
-#define DK_FORALL_ALIAS_KEYS(X, extra)                                  \
-    X(Autograd,                               AUTOGRAD_ALIAS, extra)    \
-    X(CompositeImplicitAutograd,              MATH, extra)              \
-    X(FuncTorchBatchedDecomposition,          FUNCTORCH_BATCHED, extra) \
-    X(CompositeImplicitAutogradNestedTensor,  NESTED, extra)            \
-    X(CompositeExplicitAutograd,              BACKEND, extra)           \
-    X(CompositeExplicitAutogradNonFunctional, NON_FUNCTIONAL_BACKEND, extra)
-
-#endif /* default lists */
+#define DK_C10_VERSION 20701 /* the default */
+#define DK_FORALL_BACKEND_COMPONENTS(X, extra) DK__TORCH_BACKEND_COMPONENTS(X, extra, DK__DROP, DK__KEEP)
+#define DK_FORALL_FUNCTIONALITY_KEYS(X, extra) DK__TORCH_FUNCTIONALITY_KEYS(X, extra, DK__DROP, DK__KEEP)
+#define DK_FORALL_ALIAS_KEYS(X, extra)         DK__TORCH_ALIAS_KEYS(X, extra, DK__DROP, DK__KEEP)
+#endif
 
 #ifndef DK_C10_VERSION
 #define DK_C10_VERSION 0 /* user lists: c10 2.7.1 behaviour */
 #endif
 
-/* A user configuration may leave the alias list out: c10's aliases are
-   defined through roles, so they fit any list of functionality keys. */
 #ifndef DK_FORALL_ALIAS_KEYS
-#define DK_FORALL_ALIAS_KEYS(X, extra)                                  \
-    X(Autograd,                               AUTOGRAD_ALIAS, extra)    \
-    X(CompositeImplicitAutograd,              MATH, extra)              \
-    X(CompositeImplicitAutogradNestedTensor,  NESTED, extra)            \
-    X(CompositeExplicitAutograd,              BACKEND, extra)           \
-    X(CompositeExplicitAutogradNonFunctional, NON_FUNCTIONAL_BACKEND, extra)
+#define DK_FORALL_ALIAS_KEYS(X, extra) DK__TORCH_ALIAS_KEYS(X, extra, DK__DROP, DK__DROP)
 #endif
 
 /* >>enums -------------------------------------------------------------------
@@ -1056,10 +1007,13 @@ typedef struct dk_library dk_library;
 typedef void (*dk_fn)(void);
 #define DK_FN(f) ((dk_fn)(f))
 
-typedef enum dk_value_tag {
-    DK_VALUE_NONE = 0, DK_VALUE_BOOL, DK_VALUE_INT, DK_VALUE_DOUBLE, DK_VALUE_STRING, DK_VALUE_TENSOR,
-    DK_VALUE_LIST, DK_VALUE_INT_LIST, DK_VALUE_DOUBLE_LIST, DK_VALUE_OBJECT
-} dk_value_tag;
+/* What a boxed value holds: X(TAG, name in messages). */
+#define DK_FORALL_VALUE_TAGS(X)                                                                  \
+    X(NONE, "none") X(BOOL, "bool") X(INT, "int") X(DOUBLE, "float") X(STRING, "string")          \
+    X(TENSOR, "tensor") X(LIST, "list") X(INT_LIST, "int list") X(DOUBLE_LIST, "float list")      \
+    X(OBJECT, "object")
+#define DK__VALUE_TAG_ENUM(tag, name) DK_VALUE_##tag,
+typedef enum dk_value_tag { DK_FORALL_VALUE_TAGS(DK__VALUE_TAG_ENUM) } dk_value_tag;
 typedef struct dk_value {
     dk_value_tag tag;
     union {
@@ -1339,7 +1293,9 @@ DK_API dk_status dk_add_listener(dk_registry *r, dk_op_listener on_registered, d
 /* Library blocks, as torch/library.h: DEF (one per namespace), FRAGMENT,
    IMPL (with a key; namespace "_" for fallbacks). Registrations made
    through a library are undone by dk_library_close(). */
-typedef enum dk_library_kind { DK_LIB_DEF, DK_LIB_FRAGMENT, DK_LIB_IMPL } dk_library_kind;
+#define DK__FORALL_LIBRARY_KINDS(X) X(DEF, DK_LIBRARY) X(FRAGMENT, DK_LIBRARY_FRAGMENT) X(IMPL, DK_LIBRARY_IMPL)
+#define DK__LIBRARY_KIND_ENUM(kind, block) DK_LIB_##kind,
+typedef enum dk_library_kind { DK__FORALL_LIBRARY_KINDS(DK__LIBRARY_KIND_ENUM) DK__LIB_END } dk_library_kind;
 DK_API dk_status dk__library_open(dk_registry *r, dk_library_kind kind, const char *ns, dk_key key,
                                   const char *file, int line, dk_library **out, const char *signature);
 #define dk_library_open(r, kind, ns, key, out) \
@@ -1858,19 +1814,21 @@ DK_API void dk_set_trace(dk_trace_fn fn, void *user_data);
 
 /* Type kinds, in c10's TypeKind order (Union members are sorted by it).
    X(Name, printed name or "" when the name is built from contained types). */
-#define DK_FORALL_TYPE_KINDS(X)                                               \
-    X(Any, "Any") X(AnyEnum, "AnyEnumType") X(Tensor, "Tensor")               \
-    X(Storage, "Storage") X(Tuple, "") X(List, "") X(Dict, "")                \
-    X(Number, "Scalar") X(Float, "float") X(Complex, "complex")               \
-    X(Future, "") X(RRef, "") X(Int, "int") X(None, "NoneType")               \
-    X(String, "str") X(Generator, "Generator") X(Quantizer, "Quantizer")      \
-    X(Bool, "bool") X(Optional, "") X(Var, "") X(DeviceObj, "Device")         \
-    X(StreamObj, "Stream") X(Class, "") X(Capsule, "Capsule")                 \
-    X(QScheme, "QScheme") X(ScalarType, "ScalarType") X(Layout, "Layout")     \
-    X(MemoryFormat, "MemoryFormat") X(AnyClass, "AnyClassType")               \
-    X(SymInt, "SymInt") X(Union, "")
+/* X(Name, text, base): text is c10's name of the type (empty when it is
+   built from its elements); base 1 marks a name the parser reads as a base
+   type, 2 one that is an int in c10's fake type (the dispatcher's view). */
+#define DK_FORALL_TYPE_KINDS(X)                                                                    \
+    X(Any, "Any", 1) X(AnyEnum, "AnyEnumType", 1) X(Tensor, "Tensor", 0) X(Storage, "Storage", 1)   \
+    X(Tuple, "", 0) X(List, "", 0) X(Dict, "", 0) X(Number, "Scalar", 1) X(Float, "float", 1)       \
+    X(Complex, "complex", 1) X(Future, "", 0) X(RRef, "", 0) X(Int, "int", 1)                        \
+    X(None, "NoneType", 0) X(String, "str", 1) X(Generator, "Generator", 1)                          \
+    X(Quantizer, "Quantizer", 1) X(Bool, "bool", 1) X(Optional, "", 0) X(Var, "", 0)                 \
+    X(DeviceObj, "Device", 1) X(StreamObj, "Stream", 1) X(Class, "", 0) X(Capsule, "Capsule", 1)     \
+    X(QScheme, "QScheme", 1) X(ScalarType, "ScalarType", 2) X(Layout, "Layout", 2)                   \
+    X(MemoryFormat, "MemoryFormat", 2) X(AnyClass, "AnyClassType", 1) X(SymInt, "SymInt", 2)         \
+    X(Union, "", 0)
 
-#define DK__TYPE_ENUM(name, text) DK_TYPE_##name,
+#define DK__TYPE_ENUM(name, text, base) DK_TYPE_##name,
 typedef enum dk_type_kind { DK_FORALL_TYPE_KINDS(DK__TYPE_ENUM) DK__TYPE_END } dk_type_kind;
 #undef DK__TYPE_ENUM
 
@@ -1897,10 +1855,11 @@ typedef struct dk_alias_info {
 
 /* A default value, as c10 stores it (an IValue): ints for ScalarType,
    Layout, MemoryFormat and reduction names; a list for int[N] x=1. */
-typedef enum dk_default_kind {
-    DK_DEFAULT_NONE, DK_DEFAULT_BOOL, DK_DEFAULT_INT, DK_DEFAULT_DOUBLE, DK_DEFAULT_COMPLEX,
-    DK_DEFAULT_STRING, DK_DEFAULT_DEVICE, DK_DEFAULT_LIST
-} dk_default_kind;
+#define DK_FORALL_DEFAULT_KINDS(X)                                                              \
+    X(NONE, "None") X(BOOL, "bool") X(INT, "int") X(DOUBLE, "float") X(COMPLEX, "complex")        \
+    X(STRING, "str") X(DEVICE, "Device") X(LIST, "list")
+#define DK__DEFAULT_KIND_ENUM(kind, name) DK_DEFAULT_##kind,
+typedef enum dk_default_kind { DK_FORALL_DEFAULT_KINDS(DK__DEFAULT_KIND_ENUM) } dk_default_kind;
 typedef struct dk_default {
     dk_default_kind kind;
     int b;                                  /* BOOL */
@@ -3603,7 +3562,9 @@ DK_API dk_status dk_add_listener(dk_registry *r, dk_op_listener on_registered, d
 
 /* ---- library blocks --------------------------------------------------------------- */
 
-static const char *const dk__library_kind_names[] = { "DK_LIBRARY", "DK_LIBRARY_FRAGMENT", "DK_LIBRARY_IMPL" };
+#define DK__LIBRARY_KIND_NAME(kind, block) #block,
+/* the block macro of each kind, as c10's messages name them */
+static const char *const dk__library_kind_names[] = { DK__FORALL_LIBRARY_KINDS(DK__LIBRARY_KIND_NAME) };
 
 /* A failure inside a block: static blocks have no caller to return it to. */
 DK__PRIVATE dk_status dk__lib_result(dk_library *lib, dk_status s) {
@@ -3661,7 +3622,7 @@ DK__PRIVATE dk_status dk__library_open_locked(dk_registry *r, dk_library_kind ki
 DK_API dk_status dk__library_open(dk_registry *r, dk_library_kind kind, const char *ns, dk_key key, const char *file,
                                   int line, dk_library **out, const char *signature) {
     if (!r || !ns || !out) return dk__fail(DK_ERR_NULL, "library_open: NULL argument");
-    if ((unsigned)kind > (unsigned)DK_LIB_IMPL) return dk__fail(DK_ERR_BAD_ARGUMENT, "library_open: bad kind %d", (int)kind);
+    if ((unsigned)kind >= (unsigned)DK__LIB_END) return dk__fail(DK_ERR_BAD_ARGUMENT, "library_open: bad kind %d", (int)kind);
     DK__LOCKED_CALL(r, "library_open", signature, dk__library_open_locked(r, kind, ns, key, file, line, out));
 }
 
@@ -4380,8 +4341,8 @@ DK_API dk_keyset dk_stack_dispatch_keyset(const dk_operator *op, const dk_stack 
 
 /* ---- stack checks: the values against the def's schema ---------------------- */
 
-static const char *const dk__value_tag_names[] = { "none", "bool", "int", "float", "string", "tensor", "list",
-                                                   "int list", "float list", "object" };
+#define DK__VALUE_TAG_NAME(tag, name) name,
+static const char *const dk__value_tag_names[] = { DK_FORALL_VALUE_TAGS(DK__VALUE_TAG_NAME) };
 
 DK__PRIVATE int dk__is_int_type(const dk_type *t) { return t->kind == DK_TYPE_Int || t->kind == DK_TYPE_SymInt; }
 
@@ -5216,7 +5177,7 @@ DK__PRIVATE void dk__sp_put_union_str(dk__sp *p, dk__sp_buf *b, const dk_type *u
 /* c10's Type::str() of a new node. */
 DK__PRIVATE const char *dk__sp_type_str(dk__sp *p, const dk_type *t, const char *name) {
     static const char *const fixed[] = {
-#define DK__TYPE_TEXT(n, text) text,
+#define DK__TYPE_TEXT(n, text, base) text,
         DK_FORALL_TYPE_KINDS(DK__TYPE_TEXT)
 #undef DK__TYPE_TEXT
     };
@@ -5622,24 +5583,20 @@ DK__PRIVATE const dk_type *dk__sp_parse_class(dk__sp *p) {
 
 /* A named base type; an unknown lower-case name is a type variable. */
 DK__PRIVATE const dk_type *dk__sp_parse_base(dk__sp *p, int fake) {
-    static const struct { const char *name; dk_type_kind kind; int fake_int; } base[] = {
-        { "Generator", DK_TYPE_Generator, 0 }, { "Dimname", DK_TYPE_String, 0 },
-        { "ScalarType", DK_TYPE_ScalarType, 1 }, { "Layout", DK_TYPE_Layout, 1 },
-        { "MemoryFormat", DK_TYPE_MemoryFormat, 1 }, { "Storage", DK_TYPE_Storage, 0 },
-        { "QScheme", DK_TYPE_QScheme, 0 }, { "Quantizer", DK_TYPE_Quantizer, 0 },
-        { "ConstQuantizerPtr", DK_TYPE_Int, 0 }, { "Device", DK_TYPE_DeviceObj, 0 },
-        { "Stream", DK_TYPE_StreamObj, 0 }, { "Scalar", DK_TYPE_Number, 0 }, { "str", DK_TYPE_String, 0 },
-        { "float", DK_TYPE_Float, 0 }, { "complex", DK_TYPE_Complex, 0 }, { "int", DK_TYPE_Int, 0 },
-        { "SymInt", DK_TYPE_SymInt, 1 }, { "bool", DK_TYPE_Bool, 0 }, { "Capsule", DK_TYPE_Capsule, 0 },
-        { "Any", DK_TYPE_Any, 0 }, { "AnyClassType", DK_TYPE_AnyClass, 0 }, { "AnyEnumType", DK_TYPE_AnyEnum, 0 }
+#define DK__BASE_TYPE(name, text, base) { text, DK_TYPE_##name, base },
+    /* the list's base types, and two names c10's parser maps to others */
+    static const struct { const char *name; dk_type_kind kind; int base; } base[] = {
+        DK_FORALL_TYPE_KINDS(DK__BASE_TYPE) { "Dimname", DK_TYPE_String, 1 }, { "ConstQuantizerPtr", DK_TYPE_Int, 1 }
     };
+#undef DK__BASE_TYPE
     dk__sp_tok t = p->cur;
     size_t i;
     if (dk__sp_accept(p, DK__TK_NONE) || dk__sp_accept(p, DK__TK_NONETYPE)) return dk__sp_basic(p, DK_TYPE_None);
     dk__sp_expect(p, DK__TK_IDENT);
     for (i = 0; i < sizeof base / sizeof base[0]; i++)
-        if (strlen(base[i].name) == t.end - t.start && !memcmp(base[i].name, p->src + t.start, t.end - t.start))
-            return dk__sp_basic(p, fake && base[i].fake_int ? DK_TYPE_Int : base[i].kind);
+        if (base[i].base && strlen(base[i].name) == t.end - t.start &&
+            !memcmp(base[i].name, p->src + t.start, t.end - t.start))
+            return dk__sp_basic(p, fake && base[i].base == 2 ? DK_TYPE_Int : base[i].kind);
     if (p->src[t.start] >= 'a' && p->src[t.start] <= 'z') return dk__sp_type(p, DK_TYPE_Var, 0, NULL, dk__sp_text(p, t));
     dk__sp_fail(p, t.start, "unknown type specifier '%.*s'", (int)(t.end - t.start), p->src + t.start);
 }
@@ -5730,12 +5687,19 @@ DK__PRIVATE dk_default *dk__sp_string(dk__sp *p, dk__sp_tok t) {
     return v;
 }
 
+/* c10 1.13.1's device type names, in the order its error message lists
+   them; LAST marks the final one (no comma after it in the message). */
+#define DK__FORALL_DEVICE_TYPES(X, LAST)                                                           \
+    X("cpu") X("cuda") X("ipu") X("xpu") X("mkldnn") X("opengl") X("opencl") X("ideep") X("hip")   \
+    X("ve") X("fpga") X("ort") X("xla") X("lazy") X("vulkan") X("mps") X("meta") X("hpu")          \
+    LAST("privateuseone")
+#define DK__DEVICE_TYPE_ITEM(name) name,
+#define DK__DEVICE_TYPE_LISTED(name) name ", "
+#define DK__DEVICE_TYPE_LAST(name) name
+
 /* c10's Device(string): name[:index], index without leading zeros. */
 DK__PRIVATE dk_default *dk__sp_device(dk__sp *p, const char *s, size_t pos) {
-    static const char *const types[] = {
-        "cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "ort",
-        "xla", "lazy", "vulkan", "mps", "meta", "hpu", "privateuseone"
-    };
+    static const char *const types[] = { DK__FORALL_DEVICE_TYPES(DK__DEVICE_TYPE_ITEM, DK__DEVICE_TYPE_ITEM) };
     size_t name = 0, i;
     long index = -1;
     dk_default *v = dk__sp_value(p, DK_DEFAULT_DEVICE);
@@ -5751,8 +5715,8 @@ DK__PRIVATE dk_default *dk__sp_device(dk__sp *p, const char *s, size_t pos) {
     for (i = 0; i < sizeof types / sizeof types[0]; i++)
         if (strlen(types[i]) == name && !memcmp(types[i], s, name)) break;
     if (i == sizeof types / sizeof types[0])
-        dk__sp_fail(p, pos, "Expected one of cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, "
-                    "ort, xla, lazy, vulkan, mps, meta, hpu, privateuseone device type at start of device string: %s", s);
+        dk__sp_fail(p, pos, "Expected one of " DK__FORALL_DEVICE_TYPES(DK__DEVICE_TYPE_LISTED, DK__DEVICE_TYPE_LAST)
+                    " device type at start of device string: %s", s);
     v->s = s;
     v->len = strlen(s);
     v->i = index;
@@ -5859,7 +5823,9 @@ DK__PRIVATE dk_default *dk__sp_constant(dk__sp *p, dk_type_kind kind) {
 DK__PRIVATE void dk__sp_check_item(dk__sp *p, dk_type_kind kind, const dk_default *v, size_t pos) {
     dk_default_kind want = kind == DK_TYPE_Complex ? DK_DEFAULT_COMPLEX : kind == DK_TYPE_Float ? DK_DEFAULT_DOUBLE
                          : kind == DK_TYPE_Int ? DK_DEFAULT_INT : DK_DEFAULT_BOOL;
-    static const char *const names[] = { "None", "bool", "int", "float", "complex", "str", "Device", "list" };
+#define DK__DEFAULT_KIND_NAME(kind, name) name,
+    static const char *const names[] = { DK_FORALL_DEFAULT_KINDS(DK__DEFAULT_KIND_NAME) };
+#undef DK__DEFAULT_KIND_NAME
     if (v->kind != want)
         dk__sp_fail(p, pos, "a %s list cannot hold the %s default element", kind == DK_TYPE_Complex ? "complex"
                     : kind == DK_TYPE_Float ? "float" : kind == DK_TYPE_Int ? "int" : "bool", names[v->kind]);
@@ -6319,7 +6285,7 @@ DK_API int dk_schema_to_string(const dk_schema *s, char *buf, size_t size) {
 
 DK_API const char *dk_type_kind_name(dk_type_kind k) {
     static const char *const names[] = {
-#define DK__TYPE_NAME(name, text) #name,
+#define DK__TYPE_NAME(name, text, base) #name,
         DK_FORALL_TYPE_KINDS(DK__TYPE_NAME)
 #undef DK__TYPE_NAME
     };
