@@ -85,10 +85,15 @@
    Everything about the key space is generated at compile time from the lists
    in >>lists; nothing is maintained by hand beside them.
 
-   ERRORS   Fallible functions return dk_status (DK_OK == 0); dk_last_error()
-            gives a per-thread message with the details; a failed
-            registration changes nothing. Failed calls go to the registry's
-            call-error hook (default: dk_last_error / dk_last_call_status).
+   ERRORS   Three channels, one per kind of caller. Fallible functions
+            return dk_status (DK_OK == 0) and dk_last_error() gives a
+            per-thread message with the details; a failed registration
+            changes nothing. Failed calls go to the registry's call-error
+            hook (default: dk_last_error / dk_last_call_status). What has
+            no caller to return to (an overridden kernel, a failure inside
+            a library block, a panic before abort) goes to the registry's
+            logger, one DK_FORALL_LOG_ITEMS item per message; the default
+            logger, dk_log_stderr, is the only code that prints.
    MEMORY   Registries allocate through dk_registry_desc.alloc/free; calls
             never allocate (a thread's 4 KB message buffer is malloc'ed on
             its first error and freed at its exit). What a change
@@ -113,7 +118,7 @@
             fallthrough masks, def fields) published with one release store,
             so it runs what the state before or the state after a racing
             registration would run. Hooks and their user data are published
-            together. Listener and log hooks run under the mutex: read-only
+            together. Listeners and the logger run under the mutex: read-only
             introspection and calls work from them; registering from them
             returns DK_ERR_REENTRANT. dk_registry_destroy needs the caller to
             guarantee that nothing else uses the registry; destroying the
@@ -851,7 +856,7 @@ DK_INLINE dk_keyset dk_autograd_backend_set(dk_key k) {
     X(ERR_NO_ADAPTER,    "the operator has no boxing adapters")                 \
     X(ERR_WRONG_SIGNATURE, "the operator was registered with another C signature") \
     X(ERR_BAD_SCHEMA,    "malformed function schema")                      \
-    X(ERR_REENTRANT,     "a registration from a listener or log hook of the same registry") \
+    X(ERR_REENTRANT,     "a registration from a listener or the logger of the same registry") \
     X(ERR_IN_CALL,       "must not be called from inside a call (a kernel or hook)") \
     X(ERR_BAD_STACK,     "the boxed stack does not match the operator's schema") \
     X(ERR_KERNEL_FAILED, "a kernel failed the call")
@@ -859,6 +864,26 @@ DK_INLINE dk_keyset dk_autograd_backend_set(dk_key k) {
 #define DK__STATUS_ENUM(name, text) DK_##name,
 typedef enum dk_status { DK_FORALL_STATUS(DK__STATUS_ENUM) DK__STATUS_END } dk_status;
 #undef DK__STATUS_ENUM
+
+/* What is not a registration's status nor a call's error goes to the
+   registry's logger (dk_registry_desc.logger), one item of this list per
+   message: X(ITEM, level, what it means). The default logger,
+   dk_log_stderr, is the only code of the library that prints. */
+#define DK_FORALL_LOG_ITEMS(X)                                                                         \
+    X(KERNEL_OVERRIDDEN,    WARNING, "a kernel replaced an earlier one of the same operator and key")   \
+    X(LIBRARY_BLOCK_FAILED, ERROR,   "a registration inside a library block failed (it has no caller " \
+                                     "to return a status to)")                                          \
+    X(CALL_ABORTED,         PANIC,   "a call failed under dk_call_error_abort; abort() follows")          \
+    X(THREAD_ATTACH_FAILED, PANIC,   "out of memory attaching a thread to call epochs; abort() follows")
+
+typedef enum dk_log_level { DK_LOG_PANIC, DK_LOG_ERROR, DK_LOG_WARNING } dk_log_level;
+#define DK__LOG_ITEM_ENUM(item, level, text) DK_LOG_##item,
+typedef enum dk_log_item { DK_FORALL_LOG_ITEMS(DK__LOG_ITEM_ENUM) DK__LOG_ITEM_END } dk_log_item;
+#undef DK__LOG_ITEM_ENUM
+
+/* sokol's shape: a function and its user data, passed together. */
+typedef void (*dk_log_fn)(dk_log_level level, dk_log_item item, const char *message, void *user_data);
+typedef struct dk_logger { dk_log_fn func; void *user_data; } dk_logger;
 
 /* >>api --------------------------------------------------------------------- */
 
@@ -878,6 +903,11 @@ typedef enum dk_status { DK_FORALL_STATUS(DK__STATUS_ENUM) DK__STATUS_END } dk_s
 
 DK_API int dk_version_number(void);
 DK_API const char *dk_status_str(dk_status s);
+/* "KERNEL_OVERRIDDEN", ...; "UNKNOWN" out of range. */
+DK_API const char *dk_log_item_name(dk_log_item item);
+/* The default logger: "Warning: <message>" (c10's words for an override),
+   "dispatch.h error: ..." or "dispatch.h panic: ..." on stderr. */
+DK_API void dk_log_stderr(dk_log_level level, dk_log_item item, const char *message, void *user_data);
 /* The detailed message of the last failure on this thread ("" if none). */
 DK_API const char *dk_last_error(void);
 
@@ -1208,10 +1238,9 @@ typedef struct dk_registry_desc {
     void *(*alloc)(size_t size, void *user_data);   /* both or neither */
     void (*free)(void *ptr, void *user_data);
     void *alloc_user_data;
-    /* warnings (overriding a kernel) and errors of static library blocks;
-       default: written to stderr */
-    void (*log)(int is_error, const char *message, void *user_data);
-    void *log_user_data;
+    /* warnings and errors that have no caller to return to (DK_FORALL_LOG_ITEMS);
+       func NULL: dk_log_stderr */
+    dk_logger logger;
     /* The keyset of a tensor handle on a boxed stack (dk_call_boxed). */
     dk_keyset (*tensor_keyset)(const void *tensor, void *user_data);
     void *tensor_keyset_user_data;
@@ -1236,11 +1265,11 @@ DK_API void dk_registry_destroy(dk_registry *r);
 /* The process-wide registry that the DK_LIBRARY macros use, created on
    first use with the description given to dk_registry_default_configure. */
 DK_API dk_registry *dk_registry_default(void);
-/* Sets the hooks of the default registry (log, tensor_keyset, and the
+/* Sets the hooks of the default registry (logger, tensor_keyset, and the
    memory functions if it does not exist yet; see dk_registry_set_hooks),
    whether called before or after the first DK_LIBRARY block ran. */
 DK_API dk_status dk_registry_default_configure(const dk_registry_desc *desc);
-/* Replaces a registry's log and tensor_keyset hooks and its c10_messages
+/* Replaces a registry's logger and tensor_keyset hook and its c10_messages
    choice (desc's other fields are ignored); calls see the old set or the
    new one, never a mix. */
 DK_API dk_status dk_registry_set_hooks(dk_registry *r, const dk_registry_desc *desc);
@@ -2075,6 +2104,38 @@ DK_API const char *dk_last_error(void) {
     return t ? t->message : dk__no_message;
 }
 
+/* ---- the logger ------------------------------------------------------------ */
+
+DK_API const char *dk_log_item_name(dk_log_item item) {
+    static const char *const names[] = {
+#define DK__LOG_ITEM_NAME(name, level, text) #name,
+        DK_FORALL_LOG_ITEMS(DK__LOG_ITEM_NAME)
+#undef DK__LOG_ITEM_NAME
+    };
+    return (unsigned)item < (unsigned)DK__LOG_ITEM_END ? names[item] : "UNKNOWN";
+}
+
+DK_API void dk_log_stderr(dk_log_level level, dk_log_item item, const char *message, void *user_data) {
+    (void)item; (void)user_data;
+    fprintf(stderr, "%s: %s\n", level == DK_LOG_WARNING ? "Warning" : level == DK_LOG_ERROR ? "dispatch.h error"
+                                 : "dispatch.h panic", message);
+}
+
+DK__PRIVATE dk_log_level dk__log_level(dk_log_item item) {
+    static const dk_log_level levels[] = {
+#define DK__LOG_ITEM_LEVEL(name, level, text) DK_LOG_##level,
+        DK_FORALL_LOG_ITEMS(DK__LOG_ITEM_LEVEL)
+#undef DK__LOG_ITEM_LEVEL
+    };
+    return levels[item];
+}
+
+/* Without a registry (a thread attaching to call epochs): the default logger. */
+DK__PRIVATE void dk__log_to(const dk_logger *l, dk_log_item item, const char *message) {
+    if (l && l->func) l->func(dk__log_level(item), item, message, l->user_data);
+    else dk_log_stderr(dk__log_level(item), item, message, NULL);
+}
+
 /* >>impl-epochs ----------------------------------------------------------------
 
    Note [Reclamation]. Readers (calls, lookups) never lock, so memory a
@@ -2128,19 +2189,23 @@ DK__PRIVATE void dk__barrier_all(void) {
 }
 static dk__reader *dk__readers;    /* every record ever attached; reused, never freed */
 
+/* A call cannot fail, and a thread that cannot be tracked would let memory
+   it reads be freed under it: nothing safe is left but to stop. */
+static void dk__attach_failed(void) {
+    dk__log_to(NULL, DK_LOG_THREAD_ATTACH_FAILED, "out of memory attaching a thread to call epochs");
+    abort();
+}
+
 DK_API void dk__reader_attach(void) {
     dk__thread_state *t = dk__thread_state_get();
     dk__reader *rec, *head;
-    if (!t) { fprintf(stderr, "dispatch.h: out of memory attaching a thread to call epochs\n"); abort(); }
+    if (!t) dk__attach_failed();
     for (rec = DK__LOAD_ACQ(&dk__readers); rec; rec = rec->next) {
         int expected = 0;
         if (DK__LOAD_RLX(&rec->in_use) == 0 && DK__CAS(&rec->in_use, &expected, 1)) break;
     }
     if (!rec) {
-        if (!(rec = (dk__reader *)calloc(1, sizeof *rec))) {
-            fprintf(stderr, "dispatch.h: out of memory attaching a thread to call epochs\n");
-            abort();
-        }
+        if (!(rec = (dk__reader *)calloc(1, sizeof *rec))) dk__attach_failed();
         rec->in_use = 1;
         head = DK__LOAD_RLX(&dk__readers);
         do rec->next = head; while (!DK__CAS(&dk__readers, &head, rec));
@@ -2394,7 +2459,7 @@ struct dk_library {
     dk_registry *registry;
     dk_library_kind kind;
     dk_key key;                   /* IMPL blocks; Undefined otherwise */
-    int log_errors;               /* a static block: report failures through the log hook */
+    int log_errors;               /* a static block: report failures through the logger */
     int closed;                   /* dk_library_close ran (kept until reclaimed) */
     dk_library **static_slot;     /* a static block's handle variable, cleared when closed */
     const char *ns, *debug, *where;  /* "registered at f:l", "f:l" */
@@ -2424,8 +2489,7 @@ typedef struct dk__hooks {
     void *call_error_user_data;
     dk_keyset (*tensor_keyset)(const void *tensor, void *user_data);
     void *tensor_keyset_user_data;
-    void (*log)(int is_error, const char *message, void *user_data);
-    void *log_user_data;
+    dk_logger logger;
     int c10_messages;
 } dk__hooks;
 
@@ -2464,7 +2528,7 @@ static const char dk__own_signature[] = DK_CONFIG_SIGNATURE;
 
 /* ---- locking ----------------------------------------------------------------
 
-   Listener and log hooks run under the registry's lock. Read-only
+   Listeners and the logger run under the registry's lock. Read-only
    introspection from such a hook works (the lock knows its owner);
    registering from it fails with DK_ERR_REENTRANT instead of deadlocking. */
 DK__PRIVATE int dk__owns(const dk_registry *r) { return DK__LOAD_RLX(&r->owner) == &dk__me; }
@@ -2487,7 +2551,7 @@ DK__PRIVATE int dk__read_lock(dk_registry *r) {
 DK__PRIVATE void dk__read_unlock(dk_registry *r, int locked) { if (locked) dk__unlock(r); }
 
 DK__PRIVATE dk_status dk__reentrant(const char *what) {
-    return dk__fail(DK_ERR_REENTRANT, "%s: called from a listener or log hook of the same registry, while it "
+    return dk__fail(DK_ERR_REENTRANT, "%s: called from a listener or the logger of the same registry, while it "
                                       "is changing (register from outside the hook)", what);
 }
 
@@ -2620,16 +2684,10 @@ DK__PRIVATE void *dk__alloc_with_strings(dk_registry *r, size_t size, const char
 
 /* ---- hooks and logging ------------------------------------------------------- */
 
-static void dk__default_log(int is_error, const char *message, void *ud) {
-    (void)ud;
-    fprintf(stderr, "%s: %s\n", is_error ? "dispatch.h error" : "Warning", message);
-}
-
 DK__PRIVATE const dk__hooks *dk__hooks_of(const dk_registry *r) { return DK__LOAD_ACQ(&r->hooks); }
 
-DK__PRIVATE void dk__log(dk_registry *r, int is_error, const char *message) {
-    const dk__hooks *h = dk__hooks_of(r);
-    h->log(is_error, message, h->log_user_data);
+DK__PRIVATE void dk__log(dk_registry *r, dk_log_item item, const char *message) {
+    dk__log_to(&dk__hooks_of(r)->logger, item, message);
 }
 
 /* Publishes a new hooks record built from the current one (under the lock). */
@@ -2638,7 +2696,6 @@ DK__PRIVATE dk_status dk__publish_hooks(dk_registry *r, const dk__hooks *h) {
     if (!n) return DK_ERR_NO_MEMORY;
     *n = *h;
     if (!n->call_error) n->call_error = dk_call_error_report;
-    if (!n->log) n->log = dk__default_log;
     dk__retire(r, r->hooks);
     DK__STORE_REL(&r->hooks, (const dk__hooks *)n);
     return DK_OK;
@@ -2646,8 +2703,7 @@ DK__PRIVATE dk_status dk__publish_hooks(dk_registry *r, const dk__hooks *h) {
 
 DK__PRIVATE dk_status dk__set_hooks_locked(dk_registry *r, const dk_registry_desc *d) {
     dk__hooks h = *r->hooks;
-    h.log = d->log;
-    h.log_user_data = d->log_user_data;
+    h.logger = d->logger;
     h.tensor_keyset = d->tensor_keyset;
     h.tensor_keyset_user_data = d->tensor_keyset_user_data;
     h.c10_messages = d->c10_messages;
@@ -3344,7 +3400,7 @@ DK__PRIVATE void dk__warn_override(dk_registry *r, const dk__op *op, dk_key key,
              "  operator: %s\n    %s\n  dispatch key: %s\n  previous kernel: %s\n       new kernel: %s",
              op->def ? op->def->schema : op->pub.name, op->def ? op->def->kernel.debug : "no debug info",
              dk_key_name(key), old->kernel.debug, debug);
-    dk__log(r, 0, msg);
+    dk__log(r, DK_LOG_KERNEL_OVERRIDDEN, msg);
 }
 
 DK__PRIVATE dk_status dk__impl_locked(dk_registry *r, const char *name, dk_key key, dk_kernel_desc d,
@@ -3568,7 +3624,7 @@ static const char *const dk__library_kind_names[] = { DK__FORALL_LIBRARY_KINDS(D
 
 /* A failure inside a block: static blocks have no caller to return it to. */
 DK__PRIVATE dk_status dk__lib_result(dk_library *lib, dk_status s) {
-    if (s != DK_OK && lib->log_errors) dk__log(lib->registry, 1, dk_last_error());
+    if (s != DK_OK && lib->log_errors) dk__log(lib->registry, DK_LOG_LIBRARY_BLOCK_FAILED, dk_last_error());
     return s;
 }
 
@@ -3770,11 +3826,11 @@ DK__PRIVATE dk_status dk__library_run_in(dk_registry *r, dk_library_kind kind, c
     dk_status s;
     if (!r || !block) {
         s = dk__fail(DK_ERR_NULL, "library_run: NULL registry or block (%s:%d)", file ? file : "?", line);
-        if (r) dk__log(r, 1, dk_last_error());
+        if (r) dk__log(r, DK_LOG_LIBRARY_BLOCK_FAILED, dk_last_error());
         return s;
     }
     if ((s = dk__library_open(r, kind, ns, key, file, line, &lib, signature)) != DK_OK) {
-        dk__log(r, 1, dk_last_error());
+        dk__log(r, DK_LOG_LIBRARY_BLOCK_FAILED, dk_last_error());
         return s;
     }
     lib->log_errors = 1;
@@ -3803,7 +3859,7 @@ DK_API dk_status dk__library_static(dk_library_kind kind, const char *ns, dk_key
    Lookups and everything read from a snapshot take no lock; what walks the
    registrations (dump_state, has_kernel_for_key, compute_slot, the
    computed table, iteration) takes the lock unless this thread already
-   holds it (inside a listener or log hook). */
+   holds it (inside a listener or the logger). */
 
 DK_API dk_operator *dk_op_lookup(dk_registry *r, const char *name) {
     size_t len;
@@ -4014,8 +4070,7 @@ DK__PRIVATE dk_status dk__registry_init(dk_registry *r) {
         dk__table_fill(r, &empty_op, &r->empty, NULL, -1);
     }
     memset(&h, 0, sizeof h);
-    h.log = r->desc.log;
-    h.log_user_data = r->desc.log_user_data;
+    h.logger = r->desc.logger;
     h.tensor_keyset = r->desc.tensor_keyset;
     h.tensor_keyset_user_data = r->desc.tensor_keyset_user_data;
     h.c10_messages = r->desc.c10_messages;
@@ -4139,8 +4194,9 @@ DK_API void dk_call_error_report(const dk_operator *op, dk_keyset ks, dk_status 
 
 DK_API void dk_call_error_abort(const dk_operator *op, dk_keyset ks, dk_status status, const char *message,
                                 void *user_data) {
-    (void)op; (void)ks; (void)status; (void)user_data;
-    fprintf(stderr, "dispatch.h: %s\n", message);
+    (void)ks; (void)status; (void)user_data;
+    if (op) dk__log(op->registry, DK_LOG_CALL_ABORTED, message);
+    else dk__log_to(NULL, DK_LOG_CALL_ABORTED, message);
     abort();
 }
 

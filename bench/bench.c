@@ -104,7 +104,7 @@ static dk_keyset realistic[NT];
 static void must(dk_status s, const char *what) {
     if (s != DK_OK) { fprintf(stderr, "bench: %s: %s\n", what, dk_last_error()); exit(1); }
 }
-static void quiet(int e, const char *m, void *u) { (void)e; (void)m; (void)u; }
+static void quiet(dk_log_level l, dk_log_item i, const char *m, void *u) { (void)l; (void)i; (void)m; (void)u; }
 
 static dk_registry *new_registry_with(void *(*alloc)(size_t, void *), void (*release)(void *, void *)) {
     dk_registry *r;
@@ -112,7 +112,7 @@ static dk_registry *new_registry_with(void *(*alloc)(size_t, void *), void (*rel
     memset(&d, 0, sizeof d);
     d.alloc = alloc;
     d.free = release;
-    d.log = quiet;
+    d.logger.func = quiet;
     d.tensor_keyset = tensor_keys;
     must(dk_registry_create(&d, &r), "registry");
     return r;

@@ -175,7 +175,7 @@ static void fz_free(void *p, void *ud) {
     if (p) a->outstanding--;
     free(p);
 }
-static void quiet_log(int is_error, const char *message, void *ud) { (void)is_error; (void)message; (void)ud; }
+static void quiet_log(dk_log_level level, dk_log_item item, const char *message, void *ud) { (void)level; (void)item; (void)message; (void)ud; }
 
 /* ---- the model ----------------------------------------------------------------- */
 
@@ -340,7 +340,7 @@ static dk_registry *new_registry(alloc_ctx *a) {
     d.alloc = fz_alloc;
     d.free = fz_free;
     d.alloc_user_data = a;
-    d.log = quiet_log;
+    d.logger.func = quiet_log;
     d.no_default_fallthroughs = S.no_default_fallthroughs;
     if (dk_registry_create(&d, &r) != DK_OK || !r) violation("dk_registry_create failed: %s", dk_last_error());
     return r;

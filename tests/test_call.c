@@ -239,12 +239,21 @@ static void my_hook(const dk_operator *op, dk_keyset ks, dk_status s, const char
     hook_status = s;
 }
 
+/* A logger for the child process of the abort test: one line into a pipe. */
+static void log_to_pipe(dk_log_level level, dk_log_item item, const char *message, void *ud) {
+    char line[512];
+    int n = snprintf(line, sizeof line, "level %d item %s: %s", (int)level, dk_log_item_name(item), message);
+    if (write(*(int *)ud, line, n < (int)sizeof line ? (size_t)n : sizeof line - 1) < 0) _exit(3);
+}
+
 static void test_error_hooks(void **state) {
     tensor t = make_tensor(DK_CPUBit, 1);
     int one = 1;
     dk_registration *amb, *cia, *ft;
     pid_t pid;
-    int status;
+    int status, log_pipe[2];
+    char logged[512];
+    ssize_t n;
     (void)state;
     dk_registry_set_call_error(reg, my_hook, &one);
     hook_calls = 0;
@@ -269,18 +278,29 @@ static void test_error_hooks(void **state) {
     assert_int_equal(dk_last_call_status(), DK_ERR_FALLTHROUGH_CALLED);
     assert_non_null(strstr(dk_last_error(), "fallthrough_kernel was executed but it should have been short-circuited"));
     dk_deregister(ft);
-    /* abort: in a child process */
+    /* abort: in a child process, telling the registry's logger first */
     fflush(NULL);
+    assert_int_equal(pipe(log_pipe), 0);
     pid = fork();
     if (pid == 0) {
+        dk_registry_desc d;
+        memset(&d, 0, sizeof d);
+        d.logger.func = log_to_pipe;
+        d.logger.user_data = &log_pipe[1];
+        dk_registry_set_hooks(reg, &d);
         dk_registry_set_call_error(reg, dk_call_error_abort, NULL);
-        freopen("/dev/null", "w", stderr);
         add_call(add_op, make_tensor(DK_XLABit, 1), make_tensor(DK_XLABit, 1));
         _exit(0);
     }
     assert_true(pid > 0);
+    close(log_pipe[1]);
+    n = read(log_pipe[0], logged, sizeof logged - 1);
+    close(log_pipe[0]);
     waitpid(pid, &status, 0);
     assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+    assert_true(n > 0);
+    logged[n] = '\0';
+    assert_non_null(strstr(logged, "level 0 item CALL_ABORTED: Could not run 't::add' for dispatch key XLA"));
 }
 
 static void test_boxed_kernel_and_void_op(void **state) {

@@ -83,14 +83,14 @@ static int k_autograd(const dk_kernel *k, dk_keyset ks, tensor t) {
 static int k_tracer(const dk_kernel *k, dk_keyset ks, tensor t) {
     return *(const int *)k->user_data + probe_redispatch(below_op, dk_ks_remove(ks, DK_Tracer), t);
 }
-static void silent(int is_error, const char *m, void *ud) { (void)is_error; (void)m; (void)ud; }
+static void silent(dk_log_level level, dk_log_item item, const char *m, void *ud) { (void)level; (void)item; (void)m; (void)ud; }
 
 /* Each test's registry; the teardown destroys it, also after a failure. */
 static dk_registry *current;
 static dk_registry *new_registry(void) {
     dk_registry_desc desc;
     memset(&desc, 0, sizeof desc);
-    desc.log = silent; /* every swap "overrides" a kernel: no warnings on stderr */
+    desc.logger.func = silent; /* every swap "overrides" a kernel: no warnings on stderr */
     assert_int_equal(dk_registry_create(&desc, &current), DK_OK);
     dk_registry_set_call_error(current, dk_call_error_report, NULL);
     return current;

@@ -35,7 +35,7 @@ static int k_value(const dk_kernel *k, dk_keyset ks, tensor x) {
     (void)ks; (void)x;
     return k->user_data ? *(const int *)k->user_data : 0;
 }
-static void silent(int is_error, const char *m, void *ud) { (void)is_error; (void)m; (void)ud; }
+static void silent(dk_log_level level, dk_log_item item, const char *m, void *ud) { (void)level; (void)item; (void)m; (void)ud; }
 static dk_status last_failure;
 static void quiet_call_error(const dk_operator *op, dk_keyset ks, dk_status s, const char *m, void *ud) {
     (void)op; (void)ks; (void)m; (void)ud;
@@ -69,7 +69,7 @@ static dk_registry *counted_registry(counter *c) {
     d.alloc = counting_alloc;
     d.free = counting_free;
     d.alloc_user_data = c;
-    d.log = silent;
+    d.logger.func = silent;
     assert_int_equal(dk_registry_create(&d, &r), DK_OK);
     return r;
 }
@@ -246,8 +246,8 @@ static void introspect(const dk_operator *op) {
     hook_checks++;
 }
 static void on_def(const dk_operator *op, void *ud) { (void)ud; introspect(op); }
-static void on_log(int is_error, const char *m, void *ud) {
-    (void)is_error; (void)m; (void)ud;
+static void on_log(dk_log_level level, dk_log_item item, const char *m, void *ud) {
+    (void)level; (void)item; (void)m; (void)ud;
     introspect(dk_op_lookup(hook_reg, "hook::op"));
 }
 
@@ -258,7 +258,7 @@ static void test_hooks_may_introspect(void **state) {
     (void)state;
     alarm(60); /* a deadlock fails the test instead of hanging make test */
     memset(&d, 0, sizeof d);
-    d.log = on_log;
+    d.logger.func = on_log;
     assert_int_equal(dk_registry_create(&d, &hook_reg), DK_OK);
     assert_int_equal(dk_add_listener(hook_reg, on_def, on_def, NULL, &l), DK_OK);
     assert_int_equal(dk_def(hook_reg, "hook::op(Tensor x) -> Tensor", &h), DK_OK);
@@ -296,7 +296,7 @@ static void test_default_registry(void **state) {
     /* configured before it exists: the next one is created with the hooks */
     memset(&d, 0, sizeof d);
     d.tensor_keyset = tensor_ks;
-    d.log = silent;
+    d.logger.func = silent;
     assert_int_equal(dk_registry_default_configure(&d), DK_OK);
     second = dk_registry_default();
     assert_non_null(second);
@@ -468,7 +468,7 @@ static void test_explain_is_one_state(void **state) {
     long n = 0, bad = 0;
     (void)state;
     assert_int_equal(dk_registry_create(NULL, &ex_reg), DK_OK);
-    assert_int_equal(dk_registry_set_hooks(ex_reg, &(dk_registry_desc){ .log = silent }), DK_OK);
+    assert_int_equal(dk_registry_set_hooks(ex_reg, &(dk_registry_desc){ .logger.func = silent }), DK_OK);
     assert_int_equal(dk_def(ex_reg, "ex::op(Tensor x) -> Tensor", &def), DK_OK);
     assert_int_equal(dk_impl(ex_reg, "ex::op", DK_CompositeImplicitAutograd, dk_unboxed(DK_FN(k_value), NULL), &math),
                      DK_OK);

@@ -2,6 +2,7 @@
    library blocks, static registration, listeners, dumps, and bad input:
    every failure returns its status, explains itself, and leaves the registry
    exactly as it was. */
+#define _POSIX_C_SOURCE 200809L /* fileno, dup2 */
 #define DISPATCH_IMPLEMENTATION
 #include "dispatch.h"
 
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 static int k_cpu(int x) { return x + 1; }
@@ -64,17 +66,19 @@ static char *snapshot(dk_registry *r) {
 /* Warnings and errors sent to the log hook. */
 static char logged[8192];
 static int n_logged;
-static void capture_log(int is_error, const char *message, void *ud) {
+static dk_log_item logged_item;
+static void capture_log(dk_log_level level, dk_log_item item, const char *message, void *ud) {
     (void)ud;
     n_logged++;
-    snprintf(logged, sizeof logged, "%s%s", is_error ? "error: " : "", message);
+    logged_item = item;
+    snprintf(logged, sizeof logged, "%s%s", level == DK_LOG_WARNING ? "" : "error: ", message);
 }
 
 static dk_registry *new_registry(void) {
     dk_registry *r = NULL;
     dk_registry_desc d;
     memset(&d, 0, sizeof d);
-    d.log = capture_log;
+    d.logger.func = capture_log;
     assert_int_equal(dk_registry_create(&d, &r), DK_OK);
     logged[0] = '\0';
     n_logged = 0;
@@ -163,6 +167,7 @@ static void test_override_warning_and_restore(void **state) {
              "  previous kernel: registered at %s:%d\n       new kernel: registered at %s:%d",
              __FILE__, l0, __FILE__, l1, __FILE__, l2);
     assert_string_equal(logged, expect);
+    assert_int_equal(logged_item, DK_LOG_KERNEL_OVERRIDDEN);
     op = dk_op_lookup(r, "w::op");
     assert_ptr_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_CPU))->fn, DK_FN(k_other));
     dk_op_dump_state(op, dump, sizeof dump);
@@ -442,6 +447,7 @@ static void test_static_and_explicit_registration(void **state) {
                      DK_ERR_DUPLICATE_LIBRARY);
     assert_int_equal(n_logged, 1);
     assert_non_null(strstr(logged, "error: Only a single DK_LIBRARY"));
+    assert_int_equal(logged_item, DK_LOG_LIBRARY_BLOCK_FAILED);
     assert_int_equal(dk_library_close(lib), DK_OK);
     assert_null(dk_op_lookup(r, "stat::scale"));
     dk_registry_destroy(r);
@@ -759,11 +765,39 @@ static void test_out_of_memory_everywhere(void **state) {
     }
 }
 
+/* The logger's item names come from DK_FORALL_LOG_ITEMS; the default logger
+   is the one place that prints, in c10's words for a warning. */
+static void test_default_logger(void **state) {
+    char text[256] = "";
+    FILE *f = tmpfile();
+    int saved = dup(2);
+    size_t n;
+    (void)state;
+    assert_string_equal(dk_log_item_name(DK_LOG_KERNEL_OVERRIDDEN), "KERNEL_OVERRIDDEN");
+    assert_string_equal(dk_log_item_name(DK_LOG_THREAD_ATTACH_FAILED), "THREAD_ATTACH_FAILED");
+    assert_string_equal(dk_log_item_name((dk_log_item)-1), "UNKNOWN");
+    assert_non_null(f);
+    fflush(stderr);
+    dup2(fileno(f), 2);
+    dk_log_stderr(DK_LOG_WARNING, DK_LOG_KERNEL_OVERRIDDEN, "one", NULL);
+    dk_log_stderr(DK_LOG_ERROR, DK_LOG_LIBRARY_BLOCK_FAILED, "two", NULL);
+    dk_log_stderr(DK_LOG_PANIC, DK_LOG_CALL_ABORTED, "three", NULL);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(f);
+    n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    assert_string_equal(text, "Warning: one\ndispatch.h error: two\ndispatch.h panic: three\n");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_def_impl_lookup),
         cmocka_unit_test(test_impl_before_def),
         cmocka_unit_test(test_override_warning_and_restore),
+        cmocka_unit_test(test_default_logger),
         cmocka_unit_test(test_duplicate_def),
         cmocka_unit_test(test_fallbacks),
         cmocka_unit_test(test_resolution_example),

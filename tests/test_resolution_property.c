@@ -85,16 +85,17 @@ static void kern(void) {}
 static void boxed_fb(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *stack) {
     (void)k; (void)op; (void)ks; (void)stack;
 }
-static void quiet_log(int is_error, const char *message, void *user_data) {
+static void quiet_log(dk_log_level level, dk_log_item item, const char *message, void *user_data) {
     (void)user_data;
-    if (is_error) fprintf(stderr, "dispatch error: %s\n", message);
+    (void)item;
+    if (level != DK_LOG_WARNING) fprintf(stderr, "dispatch error: %s\n", message);
 }
 
 static dk_registry *new_registry(void) {
     dk_registry_desc d;
     dk_registry *r = NULL;
     memset(&d, 0, sizeof d);
-    d.log = quiet_log;
+    d.logger.func = quiet_log;
     d.no_default_fallthroughs = 1; /* the model starts from an empty registry */
     assert_int_equal(dk_registry_create(&d, &r), DK_OK);
     assert_non_null(r);

@@ -38,7 +38,7 @@ static void probe_fallback(const dk_kernel *k, const dk_operator *o, dk_keyset k
     (void)o; (void)ks;
     ((probe_args *)stack->unboxed_args)->result = *(const int *)k->user_data;
 }
-static void silent(int is_error, const char *m, void *ud) { (void)is_error; (void)m; (void)ud; }
+static void silent(dk_log_level level, dk_log_item item, const char *m, void *ud) { (void)level; (void)item; (void)m; (void)ud; }
 
 static void *writer(void *arg) {
     dk_registration *live[8] = { 0 };
@@ -113,7 +113,7 @@ static void test_calls_during_registration(void **state) {
     long total = 0;
     (void)state;
     memset(&desc, 0, sizeof desc);
-    desc.log = silent;
+    desc.logger.func = silent;
     for (i = 0; i < MAX_KERNELS; i++) ids[i] = i;
     assert_int_equal(dk_registry_create(&desc, &reg), DK_OK);
     assert_int_equal(dk_def(reg, "mt::probe(Tensor a) -> Tensor", &d), DK_OK);

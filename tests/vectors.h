@@ -313,9 +313,9 @@ static struct {
 } replay_kernels;
 
 static int warnings;
-static inline void quiet_log(int is_error, const char *message, void *user_data) {
-    (void)user_data;
-    if (!is_error) warnings++; /* "Overriding a previously registered kernel": c10 printed it too */
+static inline void quiet_log(dk_log_level level, dk_log_item item, const char *message, void *user_data) {
+    (void)user_data; (void)item;
+    if (level == DK_LOG_WARNING) warnings++; /* "Overriding a previously registered kernel": c10 printed it too */
     else fprintf(stderr, "dispatch.h error: %s\n", message);
 }
 
@@ -376,7 +376,7 @@ static inline dk_registry *new_registry(void) {
     dk_registry_desc desc;
     dk_registry *r = NULL;
     memset(&desc, 0, sizeof desc);
-    desc.log = quiet_log;
+    desc.logger.func = quiet_log;
     desc.no_default_fallthroughs = 1; /* libtorch's own fallbacks come from the BASE lines */
     desc.c10_messages = 1;            /* the vectors hold c10's words */
     assert_int_equal(dk_registry_create(&desc, &r), DK_OK);
