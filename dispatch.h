@@ -4856,6 +4856,17 @@ DK__PRIVATE char *dk__sp_strndup(dk__sp *p, const char *s, size_t n) {
 /* A growing string in the arena (old copies stay in the arena). */
 typedef struct dk__sp_buf { char *s; size_t n, cap; } dk__sp_buf;
 
+/* An arena array with room for element n: doubled when full (the old copy
+   stays in the arena, freed with it). */
+DK__PRIVATE void *dk__sp_grow(dk__sp *p, void *v, int n, int *cap, size_t elem) {
+    void *grown;
+    if (n < *cap) return v;
+    *cap = 2 * *cap + 4;
+    grown = dk__sp_alloc(p, (size_t)*cap * elem);
+    if (n) memcpy(grown, v, (size_t)n * elem);
+    return grown;
+}
+
 DK__PRIVATE void dk__sp_put(dk__sp *p, dk__sp_buf *b, const char *s, size_t n) {
     if (b->n + n + 1 > b->cap) {
         size_t cap = 2 * (b->cap + n) + 16;
@@ -5189,13 +5200,7 @@ typedef struct dk__sp_node { dk_type pub; int depth; } dk__sp_node;
 typedef struct dk__sp_list { const dk_type **v; int n, cap; } dk__sp_list;
 
 DK__PRIVATE void dk__sp_push(dk__sp *p, dk__sp_list *l, const dk_type *t) {
-    if (l->n == l->cap) {
-        int cap = 2 * l->cap + 4;
-        const dk_type **v = (const dk_type **)dk__sp_alloc(p, (size_t)cap * sizeof *v);
-        if (l->n) memcpy(v, l->v, (size_t)l->n * sizeof *v);
-        l->v = v;
-        l->cap = cap;
-    }
+    l->v = (const dk_type **)dk__sp_grow(p, (void *)l->v, l->n, &l->cap, sizeof *l->v);
     l->v[l->n++] = t;
 }
 
@@ -5477,13 +5482,7 @@ DK__PRIVATE void dk__sp_add_name(dk__sp *p, dk__sp_names *s, const char *name) {
     int i;
     for (i = 0; i < s->n; i++)
         if (!strcmp(s->v[i], name)) return;
-    if (s->n == s->cap) {
-        int cap = 2 * s->cap + 2;
-        const char **v = (const char **)dk__sp_alloc(p, (size_t)cap * sizeof *v);
-        if (s->n) memcpy(v, s->v, (size_t)s->n * sizeof *v);
-        s->v = v;
-        s->cap = cap;
-    }
+    s->v = (const char **)dk__sp_grow(p, (void *)s->v, s->n, &s->cap, sizeof *s->v);
     s->v[s->n++] = name;
 }
 
@@ -5896,8 +5895,9 @@ DK__PRIVATE dk_default *dk__sp_list_value(dk__sp *p, const dk_default *items, si
 
 /* [a, b, ...] or, for a sized list, one value repeated N times. */
 DK__PRIVATE dk_default *dk__sp_list_default(dk__sp *p, dk_type_kind kind, int size) {
-    size_t pos = p->cur.start, n = 0, cap = 0, i;
-    dk_default *items = NULL, *one, *grown;
+    size_t pos = p->cur.start, i;
+    int n = 0, cap = 0;
+    dk_default *items = NULL, *one;
     if (kind != DK_TYPE_Complex && kind != DK_TYPE_Float && kind != DK_TYPE_Int && kind != DK_TYPE_Bool) {
         if (p->cur.kind != '[' && size < 0) dk__sp_expected(p, "'['");
         dk__sp_fail(p, pos, "lists are only supported for float, int and complex types");
@@ -5915,16 +5915,11 @@ DK__PRIVATE dk_default *dk__sp_list_default(dk__sp *p, dk_type_kind kind, int si
         size_t at = p->cur.start;
         one = dk__sp_constant(p, kind);
         dk__sp_check_item(p, kind, one, at);
-        if (n == cap) {
-            cap = 2 * cap + 4;
-            grown = (dk_default *)dk__sp_alloc(p, cap * sizeof *grown);
-            if (n) memcpy(grown, items, n * sizeof *grown);
-            items = grown;
-        }
+        items = (dk_default *)dk__sp_grow(p, items, n, &cap, sizeof *items);
         items[n++] = *one;
     } while (dk__sp_accept(p, ','));
     dk__sp_expect(p, ']');
-    return dk__sp_list_value(p, items, n);
+    return dk__sp_list_value(p, items, (size_t)n);
 }
 
 /* c10's parseDefaultValue, by the argument's fake type. */
@@ -5953,13 +5948,7 @@ DK__PRIVATE dk_default *dk__sp_default(dk__sp *p, const dk_type *fake, int size)
 typedef struct dk__sp_args { dk_arg *v; int n, cap; } dk__sp_args;
 
 DK__PRIVATE void dk__sp_add_arg(dk__sp *p, dk__sp_args *l, const dk_arg *a) {
-    if (l->n == l->cap) {
-        int cap = 2 * l->cap + 4;
-        dk_arg *v = (dk_arg *)dk__sp_alloc(p, (size_t)cap * sizeof *v);
-        if (l->n) memcpy(v, l->v, (size_t)l->n * sizeof *v);
-        l->v = v;
-        l->cap = cap;
-    }
+    l->v = (dk_arg *)dk__sp_grow(p, l->v, l->n, &l->cap, sizeof *l->v);
     l->v[l->n++] = *a;
 }
 
