@@ -622,6 +622,13 @@ DK_INLINE int dk__lowest_bit(uint64_t x) {
 }
 
 /* Does functionality key f carry role flag(s) `role` (Note [Roles])? */
+/* c10's offsetsAndMasks()[f]: the first runtime slot of functionality f and
+   its backend mask; {0, 0} for anything that is not a functionality key. */
+DK_INLINE dk_offset_mask dk_key_offset_and_mask(dk_key f) {
+    dk_offset_mask none = { 0, 0 };
+    return f > DK_Undefined && f < DK_EndOfFunctionalityKeys ? dk__offsets_and_masks[f] : none;
+}
+
 DK_INLINE int dk_key_has_role(dk_key f, int role) {
     return f > DK_Undefined && f < DK_EndOfFunctionalityKeys && (dk__functionality_roles[f] & role) != 0;
 }

@@ -88,9 +88,11 @@ static void test_offsets(void **state) {
         assert_int_equal(dk_key_table_index(expect[i].key), expect[i].slot);
         assert_int_equal(dk_slot_key(expect[i].slot), expect[i].key);
     }
-    assert_int_equal(dk__offsets_and_masks[DK_Dense].mask, 0x7fff);
-    assert_int_equal(dk__offsets_and_masks[DK_FPGA].mask, 0);
-    assert_int_equal(dk__offsets_and_masks[DK_PythonDispatcher].offset, 131);
+    assert_int_equal(dk_key_offset_and_mask(DK_Dense).mask, 0x7fff);
+    assert_int_equal(dk_key_offset_and_mask(DK_FPGA).mask, 0);
+    assert_int_equal(dk_key_offset_and_mask(DK_PythonDispatcher).offset, 131);
+    assert_int_equal(dk_key_offset_and_mask(DK_Undefined).offset, 0);
+    assert_int_equal(dk_key_offset_and_mask(DK_CPU).mask, 0);  /* a runtime key, not a functionality */
 }
 
 /* The runtime-key table and key -> slot are inverse bijections. */
