@@ -250,10 +250,10 @@ extern "C" {
     X(Metal,                          0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
     X(Quantized,                      1, Quantized   , DK_R_BACKEND|DK_R_OTHER_BACKEND|DK_R_BACKEND_FN, extra) \
     X(CustomRNGKeyId,                 0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
-    X(MkldnnCPU,                      0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
+    X(MkldnnCPU,                      0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND|DK_R_MKLDNN, extra) \
     X(Sparse,                         1, Sparse      , DK_R_BACKEND|DK_R_OTHER_BACKEND|DK_R_BACKEND_FN|DK_R_SPARSE, extra) \
-    X(SparseCsrCPU,                   0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
-    X(SparseCsrCUDA,                  0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
+    X(SparseCsrCPU,                   0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND|DK_R_SPARSE_CSR, extra) \
+    X(SparseCsrCUDA,                  0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND|DK_R_SPARSE_CSR, extra) \
     X(NestedTensor,                   1, NestedTensor, DK_R_NESTED|DK_R_MATH, extra)    \
     X(BackendSelect,                  0,             , DK_R_INCLUDED, extra)            \
     X(Python,                         0,             , DK_R_PYTHON, extra)              \
@@ -322,9 +322,9 @@ extern "C" {
     X(Metal,                          0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
     X(Quantized,                      1, Quantized   , DK_R_BACKEND|DK_R_OTHER_BACKEND|DK_R_BACKEND_FN, extra) \
     X(CustomRNGKeyId,                 0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
-    X(MkldnnCPU,                      0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
+    X(MkldnnCPU,                      0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND|DK_R_MKLDNN, extra) \
     X(Sparse,                         1, Sparse      , DK_R_BACKEND|DK_R_OTHER_BACKEND|DK_R_BACKEND_FN|DK_R_SPARSE, extra) \
-    X(SparseCsr,                      1, SparseCsr   , DK_R_BACKEND|DK_R_OTHER_BACKEND|DK_R_BACKEND_FN, extra) \
+    X(SparseCsr,                      1, SparseCsr   , DK_R_BACKEND|DK_R_OTHER_BACKEND|DK_R_BACKEND_FN|DK_R_SPARSE_CSR, extra) \
     X(NestedTensor,                   1, NestedTensor, DK_R_NESTED|DK_R_MATH, extra)    \
     X(BackendSelect,                  0,             , DK_R_INCLUDED, extra)            \
     X(Python,                         0,             , DK_R_PYTHON, extra)              \
@@ -506,7 +506,9 @@ enum dk_role {
     DK_R_AUTOGRAD_OTHER = 1 << 12, /* the autograd key of backends without their own */
     DK_R_INPLACE_VIEW   = 1 << 13, /* ADInplaceOrView */
     DK_R_FUNCTIONALIZE  = 1 << 14, /* Functionalize */
-    DK_R_ALWAYS_AFTER   = 1 << 15  /* kept in every "after X" keyset (PythonDispatcher) */
+    DK_R_ALWAYS_AFTER   = 1 << 15, /* kept in every "after X" keyset (PythonDispatcher) */
+    DK_R_SPARSE_CSR     = 1 << 16, /* sparse compressed layouts (c10 sparse_csr_ks) */
+    DK_R_MKLDNN         = 1 << 17  /* MKL-DNN tensors (c10 mkldnn_ks) */
 };
 
 /* Raw keyset bits of a functionality key value / a backend component. */
@@ -562,6 +564,10 @@ enum {
 #define DK__R_AFTER_INPLACE_VIEW DK__R_FULL_AFTER(DK_KEY_INPLACE_VIEW)     /* after_ADInplaceOrView_keyset */
 #define DK__R_AFTER_FUNCTIONALIZE                                          /* after_func_keyset */ \
     (DK__R_FULL_AFTER(DK_KEY_FUNCTIONALIZE) & ~DK__ROLE_BITS(DK_R_INPLACE_VIEW))
+#define DK__R_SPARSE          DK__ROLE_BITS(DK_R_SPARSE)                   /* sparse_ks */
+#define DK__R_SPARSE_CSR      DK__ROLE_BITS(DK_R_SPARSE_CSR)               /* sparse_csr_ks */
+#define DK__R_MKLDNN          DK__ROLE_BITS(DK_R_MKLDNN)                   /* mkldnn_ks */
+#define DK__R_INPLACE_VIEW    DK__ROLE_BITS(DK_R_INPLACE_VIEW)             /* inplace_or_view_ks */
 
 /* >>keyset ------------------------------------------------------------------ */
 
@@ -592,6 +598,15 @@ DK_INLINE dk_keyset dk_ks_raw(uint64_t repr) { dk_keyset ks; ks.repr = repr; ret
 #define DK_KS_AFTER_AUTOGRAD      dk_ks_raw(DK__R_AFTER_AUTOGRAD)
 #define DK_KS_AFTER_INPLACE_VIEW  dk_ks_raw(DK__R_AFTER_INPLACE_VIEW)
 #define DK_KS_AFTER_FUNCTIONALIZE dk_ks_raw(DK__R_AFTER_FUNCTIONALIZE)
+#define DK_KS_SPARSE              dk_ks_raw(DK__R_SPARSE)
+#define DK_KS_SPARSE_CSR          dk_ks_raw(DK__R_SPARSE_CSR)
+#define DK_KS_MKLDNN              dk_ks_raw(DK__R_MKLDNN)
+#define DK_KS_INPLACE_OR_VIEW     dk_ks_raw(DK__R_INPLACE_VIEW)
+/* c10's DispatchKeySet(FULL_AFTER, k) for a functionality key k (a constant
+   expression; dk_ks_full_after() also takes runtime keys): every key below
+   k, PythonDispatcher included, k itself not. What a fallback at k passes
+   to redispatch: dk_ks_and(ks, DK_KS_FULL_AFTER(DK_Tracer)). */
+#define DK_KS_FULL_AFTER(k)       dk_ks_raw(DK__R_FULL_AFTER(k))
 
 /* Note [Runtime slots]. c10's offsetsAndMasks(), generated at compile time:
    for functionality f, the first slot and the backend mask (all backends when
@@ -631,8 +646,8 @@ static const uint8_t dk__per_backend_start[DK_NUM_FUNCTIONALITY_KEYS] DK__UNUSED
 #undef DK__FK_START
 
 /* Role flags (Note [Roles]) of each functionality key. */
-#define DK__FK_ROLES(name, pb, prefix, roles, extra) (uint16_t)(roles),
-static const uint16_t dk__functionality_roles[DK_NUM_FUNCTIONALITY_KEYS] DK__UNUSED = {
+#define DK__FK_ROLES(name, pb, prefix, roles, extra) (uint32_t)(roles),
+static const uint32_t dk__functionality_roles[DK_NUM_FUNCTIONALITY_KEYS] DK__UNUSED = {
     0, DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_ROLES, ~)
 };
 #undef DK__FK_ROLES
@@ -837,6 +852,16 @@ DK_INLINE int dk_key_in_alias(dk_key k, dk_key alias) {
     return dk_ks_has(dk_alias_runtime_set(alias), k);
 }
 
+/* c10's DispatchKeySet(FULL_AFTER, k) for any key: a per-backend runtime key
+   counts as its functionality (AutogradCPU as AutogradFunctionality: every
+   backend bit stays). Undefined, markers and alias keys have no
+   functionality (nor do values out of range) and give FULL (c10 gives the backend bits below the
+   highest one plus PythonDispatcher, which is no use to anyone). */
+DK_INLINE dk_keyset dk_ks_full_after(dk_key k) {
+    dk_key f = (unsigned)k >= (unsigned)DK_StartOfAliasKeys ? DK_Undefined : dk_key_functionality(k);
+    return dk_ks_raw(DK__R_FULL_AFTER(f));
+}
+
 /* c10 getAutogradRelatedKeySetFromBackend: ADInplaceOrView + the backend's autograd key. */
 DK_INLINE dk_keyset dk_backend_autograd_related_set(dk_backend b) {
     uint64_t own = (uint64_t)0 DK_FORALL_BACKEND_COMPONENTS(DK__BC_OWN_AUTOGRAD, ~);
@@ -880,6 +905,7 @@ DK_INLINE dk_keyset dk_autograd_backend_set(dk_key k) {
     X(OK,                "ok")                                                  \
     X(ERR_NULL,          "a required pointer argument is NULL")                 \
     X(ERR_UNKNOWN_KEY,   "no dispatch key or backend component has that name")  \
+    X(ERR_UNKNOWN_TAG,   "no operator tag or alias-analysis kind has that name") \
     X(ERR_BAD_KEY,       "the value is not a valid key for this use")           \
     X(ERR_CONFIG_MISMATCH, "translation units were compiled with different key lists") \
     X(ERR_NO_MEMORY,     "out of memory")                                       \
@@ -1151,6 +1177,51 @@ typedef struct dk_op_adapters {
    it shadowed. Invariant: every operator's dispatch table equals a full
    recomputation from its current registrations (see Note [Resolution]). */
 
+/* Operator tags: c10's at::Tag (aten/src/ATen/native/tags.yaml of PyTorch
+   2.7.1, in torchgen's order: sorted by name). A def carries a set of them;
+   they mean nothing to dispatch and everything to the passes that read
+   them (dk_op_has_tag). */
+#define DK_FORALL_TAGS(X)          \
+    X(core)                        \
+    X(data_dependent_output)       \
+    X(dynamic_output_shape)        \
+    X(flexible_layout)             \
+    X(generated)                   \
+    X(inplace_view)                \
+    X(maybe_aliasing_or_mutating)  \
+    X(needs_fixed_stride_order)    \
+    X(nondeterministic_bitwise)    \
+    X(nondeterministic_seeded)     \
+    X(pointwise)                   \
+    X(pt2_compliant_tag)           \
+    X(view_copy)
+#define DK__TAG_ENUM(name) DK_TAG_##name,
+typedef enum dk_tag { DK_FORALL_TAGS(DK__TAG_ENUM) DK_NUM_TAGS } dk_tag;
+#undef DK__TAG_ENUM
+DK_STATIC_ASSERT(DK_NUM_TAGS <= 64, "a def keeps its tags in one 64-bit mask");
+
+/* c10's AliasAnalysisKind: what the JIT may assume about the operator's
+   aliasing. FROM_SCHEMA (0, what a def without options gets, as
+   torch::Library::def) trusts the schema's annotations; CONSERVATIVE assumes
+   anything; PURE_FUNCTION nothing. INTERNAL_SPECIAL_CASE is c10's own (JIT
+   operators handled case by case): it prints and parses, a def refuses it. */
+#define DK_FORALL_ALIAS_ANALYSIS(X) \
+    X(FROM_SCHEMA)                  \
+    X(CONSERVATIVE)                 \
+    X(PURE_FUNCTION)                \
+    X(INTERNAL_SPECIAL_CASE)
+#define DK__AA_ENUM(name) DK_ALIAS_ANALYSIS_##name,
+typedef enum dk_alias_analysis { DK_FORALL_ALIAS_ANALYSIS(DK__AA_ENUM) DK__ALIAS_ANALYSIS_END } dk_alias_analysis;
+#undef DK__AA_ENUM
+
+/* Names as c10 prints them ("pointwise", "CONSERVATIVE"); NULL out of range. */
+DK_API const char *dk_tag_name(dk_tag t);
+DK_API const char *dk_alias_analysis_name(dk_alias_analysis k);
+/* Name -> value; DK_ERR_UNKNOWN_TAG for a name that is none (out untouched).
+   "" parses as FROM_SCHEMA, as torch.library's alias_analysis="". */
+DK_API dk_status dk_tag_parse(const char *name, dk_tag *out);
+DK_API dk_status dk_alias_analysis_parse(const char *name, dk_alias_analysis *out);
+
 typedef enum dk_kernel_kind {
     DK_KERNEL_FUNCTION = 0,   /* a real kernel (unboxed, boxed or both) */
     DK_KERNEL_FALLTHROUGH,    /* skip this key: masked out of the keyset */
@@ -1224,6 +1295,8 @@ typedef struct dk_op_table {
     const struct dk_schema *parsed;   /* the def's parsed schema (read-only), or NULL */
     const dk_value *defaults;         /* per argument: its default as a value (NONE tag if none) */
     uint8_t reasons[DK_NUM_RUNTIME_ENTRIES];   /* dk_reason of each slot */
+    uint64_t tags;                    /* the def's tags: bit DK_TAG_x (0 without a def) */
+    dk_alias_analysis alias_analysis; /* the def's (FROM_SCHEMA without one) */
 } dk_op_table;
 
 /* An operator: a stable pointer with a dense id, valid while the operator
@@ -1248,6 +1321,13 @@ DK_INLINE const char *dk_op_schema(const dk_operator *op) { return dk_op_table_o
    return names; see >>schema), or NULL without a def. Read-only; valid
    while the def is registered (and until the next reclaim after). */
 DK_INLINE const struct dk_schema *dk_op_function_schema(const dk_operator *op) { return dk_op_table_of(op)->parsed; }
+/* The def's tags (torch.Tag), as a mask with bit DK_TAG_x set for each, and
+   one of them; its alias-analysis kind. No def: no tags, FROM_SCHEMA. */
+DK_INLINE uint64_t dk_op_tags(const dk_operator *op) { return dk_op_table_of(op)->tags; }
+DK_INLINE int dk_op_has_tag(const dk_operator *op, dk_tag t) {
+    return (unsigned)t < (unsigned)DK_NUM_TAGS && ((dk_op_tags(op) >> t) & 1);
+}
+DK_INLINE dk_alias_analysis dk_op_alias_analysis(const dk_operator *op) { return dk_op_table_of(op)->alias_analysis; }
 
 /* Memory and messages. Zero-initialise, set what you need. */
 typedef struct dk_registry_desc {
@@ -1302,9 +1382,20 @@ DK_API dk_status dk_registry_reclaim(dk_registry *r);
 typedef struct dk_registry_stats { size_t live_bytes, retired_bytes, operators; } dk_registry_stats;
 DK_API void dk_registry_get_stats(dk_registry *r, dk_registry_stats *out);
 
+/* What a def may say besides its schema (torch.library's
+   def(schema, alias_analysis=..., tags=...)). Zero-initialise: no adapters,
+   FROM_SCHEMA, no tags. */
+typedef struct dk_def_options {
+    const dk_op_adapters *adapters;     /* boxing adapters (gen/'s), or NULL */
+    dk_alias_analysis alias_analysis;   /* DK_ALIAS_ANALYSIS_*, 0 = FROM_SCHEMA */
+    const dk_tag *tags;                 /* num_tags tags (repeats allowed), or NULL */
+    size_t num_tags;
+} dk_def_options;
+
 /* def: an operator schema "ns::name.overload(args) -> returns", with
    optional boxing adapters (gen/ passes its generated ones): they belong to
-   the def and go with it. */
+   the def and go with it. dk_def_with takes the options above (NULL = none);
+   a bad tag or alias-analysis value is DK_ERR_BAD_ARGUMENT. */
 DK_API dk_status dk__def(dk_registry *r, const char *schema, const dk_op_adapters *adapters, const char *file,
                          int line, dk_registration **out, const char *signature);
 /* impl: a kernel for one key of an operator (runtime or alias key;
@@ -1319,6 +1410,10 @@ DK_API dk_status dk__fallback(dk_registry *r, dk_key key, dk_kernel_desc kernel,
 #define dk_def(r, schema, out) dk__def((r), (schema), NULL, __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
 #define dk_def_with_adapters(r, schema, adapters, out) \
     dk__def((r), (schema), (adapters), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
+DK_API dk_status dk__def_with(dk_registry *r, const char *schema, const dk_def_options *opts, const char *file,
+                              int line, dk_registration **out, const char *signature);
+#define dk_def_with(r, schema, opts, out) \
+    dk__def_with((r), (schema), (opts), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
 #define dk_impl(r, op, key, kernel, out) \
     dk__impl((r), (op), (key), (kernel), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
 #define dk_fallback(r, key, kernel, out) \
@@ -1349,6 +1444,7 @@ DK_API dk_status dk_library_close(dk_library *lib);
    ns), impl ("name" or "ns::name"; DK_Undefined = the block's key, or
    catch-all in DEF/FRAGMENT blocks), fallback (IMPL blocks of namespace _). */
 DK_API dk_status dk_lib_def(dk_library *lib, const char *schema);
+DK_API dk_status dk_lib_def_with(dk_library *lib, const char *schema, const dk_def_options *opts);
 DK_API dk_status dk_lib_impl(dk_library *lib, const char *name, dk_key key, dk_kernel_desc kernel);
 DK_API dk_status dk_lib_fallback(dk_library *lib, dk_kernel_desc kernel);
 /* Runs block(lib) inside a library opened with the given arguments; the
@@ -2416,6 +2512,8 @@ struct dk_registration {
     const dk_op_adapters *adapters;
     dk_schema *parsed;            /* its chunks are registry blocks */
     dk_value *defaults;           /* one block: the values, then list storage */
+    uint64_t tags;                /* def: its tags, bit DK_TAG_x */
+    dk_alias_analysis alias_analysis;
 };
 
 typedef struct dk__op {
@@ -3105,6 +3203,8 @@ DK__PRIVATE void dk__table_fill(const dk_registry *r, const dk__op *op, dk_op_ta
     t->adapters = def ? def->adapters : NULL;
     t->parsed = def ? def->parsed : NULL;
     t->defaults = def ? def->defaults : NULL;
+    t->tags = def ? def->tags : 0;
+    t->alias_analysis = def ? def->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA;
 }
 
 /* Publishes t (allocated by the caller) as op's table. */
@@ -3315,13 +3415,88 @@ DK__PRIVATE dk_value *dk__defaults_new(dk_registry *r, const dk_schema *s) {
     return v;
 }
 
-DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const dk_op_adapters *adapters,
+/* ---- tags and alias analysis ------------------------------------------------------ */
+
+#define DK__TAG_NAME(name) #name,
+static const char *const dk__tag_names[DK_NUM_TAGS] = { DK_FORALL_TAGS(DK__TAG_NAME) };
+#undef DK__TAG_NAME
+#define DK__AA_NAME(name) #name,
+static const char *const dk__alias_analysis_names[DK__ALIAS_ANALYSIS_END] = { DK_FORALL_ALIAS_ANALYSIS(DK__AA_NAME) };
+#undef DK__AA_NAME
+
+DK_API const char *dk_tag_name(dk_tag t) { return (unsigned)t < (unsigned)DK_NUM_TAGS ? dk__tag_names[t] : NULL; }
+
+DK_API const char *dk_alias_analysis_name(dk_alias_analysis k) {
+    return (unsigned)k < (unsigned)DK__ALIAS_ANALYSIS_END ? dk__alias_analysis_names[k] : NULL;
+}
+
+DK_API dk_status dk_tag_parse(const char *name, dk_tag *out) {
+    int i;
+    if (!name || !out) return dk__fail(DK_ERR_NULL, "dk_tag_parse: NULL argument");
+    if ((i = dk__find_name(dk__tag_names, DK_NUM_TAGS, name)) < 0)
+        return dk__fail(DK_ERR_UNKNOWN_TAG, "dk_tag_parse: no operator tag is named '%s'", name);
+    *out = (dk_tag)i;
+    return DK_OK;
+}
+
+DK_API dk_status dk_alias_analysis_parse(const char *name, dk_alias_analysis *out) {
+    int i;
+    if (!name || !out) return dk__fail(DK_ERR_NULL, "dk_alias_analysis_parse: NULL argument");
+    i = name[0] ? dk__find_name(dk__alias_analysis_names, DK__ALIAS_ANALYSIS_END, name) : 0;
+    if (i < 0) return dk__fail(DK_ERR_UNKNOWN_TAG, "dk_alias_analysis_parse: Invalid alias_analysis type %s", name);
+    *out = (dk_alias_analysis)i;
+    return DK_OK;
+}
+
+/* A def's options, checked before anything changes; *tags gets their mask. */
+DK__PRIVATE dk_status dk__def_options_check(const char *schema, const dk_def_options *opts, uint64_t *tags) {
+    size_t i;
+    if (!opts) return DK_OK;
+    if ((unsigned)opts->alias_analysis >= (unsigned)DK_ALIAS_ANALYSIS_INTERNAL_SPECIAL_CASE)
+        return dk__fail(DK_ERR_BAD_ARGUMENT,
+                        "def(\"%s\"): alias analysis kind %d is not one a def may choose (FROM_SCHEMA, "
+                        "CONSERVATIVE or PURE_FUNCTION; INTERNAL_SPECIAL_CASE is c10's own)",
+                        schema, (int)opts->alias_analysis);
+    if (opts->num_tags && !opts->tags)
+        return dk__fail(DK_ERR_NULL, "def(\"%s\"): %lu tags but a NULL tag array", schema,
+                        (unsigned long)opts->num_tags);
+    for (i = 0; i < opts->num_tags; i++) {
+        if ((unsigned)opts->tags[i] >= (unsigned)DK_NUM_TAGS)
+            return dk__fail(DK_ERR_BAD_ARGUMENT, "def(\"%s\"): tag %lu has the value %d, which is no dk_tag",
+                            schema, (unsigned long)i, (int)opts->tags[i]);
+        *tags |= (uint64_t)1 << opts->tags[i];
+    }
+    return DK_OK;
+}
+
+/* dump_state's lines after "debug:": c10's alias-analysis line (it adds
+   " (default)" only to a schema whose kind was never set, which a def here
+   cannot make), then the tags, a line c10 does not print, only when there
+   are some. */
+DK__PRIVATE void dk__append_def_extras(char *buf, size_t size, size_t *len, const dk_registration *def) {
+    const char *sep = "\ntags: ";
+    int t;
+    dk__append(buf, size, len, "\nalias analysis kind: ");
+    dk__append(buf, size, len, dk__alias_analysis_names[def->alias_analysis]);
+    for (t = 0; t < DK_NUM_TAGS; t++) {
+        if (!((def->tags >> t) & 1)) continue;
+        dk__append(buf, size, len, sep);
+        dk__append(buf, size, len, dk__tag_names[t]);
+        sep = ", ";
+    }
+    dk__append(buf, size, len, "\n");
+}
+
+DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const dk_def_options *opts,
                                      const char *debug, dk_library *lib, dk_registration **out) {
     size_t len = dk__op_name_length(schema, 1);
+    const dk_op_adapters *adapters = opts ? opts->adapters : NULL;
+    uint64_t tags = 0;
     dk__op_prep prep;
     dk_registration *g, *l;
     dk_schema *parsed;
     dk_status s;
+    if ((s = dk__def_options_check(schema, opts, &tags)) != DK_OK) return s;
     if (len && schema[len] == '\0')
         return dk__fail(DK_ERR_BAD_NAME,
                         "def(\"%s\"): Full schema string was not specified, and we couldn't infer schema either.  "
@@ -3364,6 +3539,8 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
     g->num_arguments = parsed->num_arguments;
     g->num_returns = parsed->num_returns;
     g->adapters = adapters;
+    g->tags = tags;
+    g->alias_analysis = opts ? opts->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA;
     dk__op_commit(r, &prep);
     g->op = prep.op;
     prep.op->def = g;
@@ -3555,10 +3732,18 @@ DK_API dk_status dk_deregister(dk_registration *g) {
 
 DK_API dk_status dk__def(dk_registry *r, const char *schema, const dk_op_adapters *adapters, const char *file,
                          int line, dk_registration **out, const char *signature) {
+    dk_def_options opts;
+    memset(&opts, 0, sizeof opts);
+    opts.adapters = adapters;
+    return dk__def_with(r, schema, &opts, file, line, out, signature);
+}
+
+DK_API dk_status dk__def_with(dk_registry *r, const char *schema, const dk_def_options *opts, const char *file,
+                              int line, dk_registration **out, const char *signature) {
     char debug[512];
     if (!r || !schema) return dk__fail(DK_ERR_NULL, "def: NULL registry or schema");
     dk__format_debug(debug, sizeof debug, file, line);
-    DK__LOCKED_CALL(r, "def", signature, dk__def_locked(r, schema, adapters, debug, NULL, out));
+    DK__LOCKED_CALL(r, "def", signature, dk__def_locked(r, schema, opts, debug, NULL, out));
 }
 
 DK_API dk_status dk__impl(dk_registry *r, const char *op_name, dk_key key, dk_kernel_desc kernel, const char *file,
@@ -3732,7 +3917,9 @@ DK__PRIVATE dk_status dk__qualify(const dk_library *lib, const char *what, const
 
 #define DK__QUALIFIED_MAX 4096
 
-DK_API dk_status dk_lib_def(dk_library *lib, const char *schema) {
+DK_API dk_status dk_lib_def(dk_library *lib, const char *schema) { return dk_lib_def_with(lib, schema, NULL); }
+
+DK_API dk_status dk_lib_def_with(dk_library *lib, const char *schema, const dk_def_options *opts) {
     char full[DK__QUALIFIED_MAX];
     dk_status s;
     if (!lib || !schema) return dk__fail(DK_ERR_NULL, "def: NULL library or schema");
@@ -3746,7 +3933,7 @@ DK_API dk_status dk_lib_def(dk_library *lib, const char *schema) {
                      "placed in the (unique) DK_LIBRARY block for their namespace.  (Error occurred while processing "
                      "DK_LIBRARY_IMPL block at %s)", schema, lib->where);
     else if ((s = dk__qualify(lib, "def", schema, full, sizeof full)) == DK_OK)
-        s = dk__def_locked(lib->registry, full, NULL, lib->debug, lib, NULL);
+        s = dk__def_locked(lib->registry, full, opts, lib->debug, lib, NULL);
     dk__end_change(lib->registry);
     dk__unlock(lib->registry);
     return dk__lib_result(lib, s);
@@ -3931,7 +4118,7 @@ DK_API int dk_op_dump_state(const dk_operator *op, char *buf, size_t size) {
         dk__append(buf, size, &len, o->def->schema);
         dk__append(buf, size, &len, "\ndebug: ");
         dk__append(buf, size, &len, o->def->kernel.debug);
-        dk__append(buf, size, &len, "\nalias analysis kind: FROM_SCHEMA\n");
+        dk__append_def_extras(buf, size, &len, o->def);
     } else {
         dk__append(buf, size, &len, "\nschema: (none)\n");
     }
