@@ -804,7 +804,7 @@ DK_INLINE int dk_key_table_index(dk_key k) { return dk_ks_table_index(dk_ks_from
    EndOfFunctionalityKeys (as c10's iterator does); bits above that are no
    key, are never yielded, and cannot make the loop restart (they used to:
    their "key" looked like a per-backend runtime key). dk_ks_to_string
-   prints them as UnknownBits(0x...). */
+   prints all of them, that bit included, as UnknownBits(0x...). */
 #define DK__FBITS_KEYS ((uint64_t)-1 >> (64 - DK_NUM_FUNCTIONALITY_KEYS)) /* keys 1..EndOfFunctionalityKeys */
 DK_INLINE dk_key dk__ks_from_functionality(dk_keyset a, int f) {
     uint64_t fbits;
@@ -906,6 +906,7 @@ DK_INLINE dk_keyset dk_autograd_backend_set(dk_key k) {
     X(ERR_NULL,          "a required pointer argument is NULL")                 \
     X(ERR_UNKNOWN_KEY,   "no dispatch key or backend component has that name")  \
     X(ERR_UNKNOWN_TAG,   "no operator tag or alias-analysis kind has that name") \
+    X(ERR_ALREADY_NAMED, "the backend component already has another name")     \
     X(ERR_BAD_KEY,       "the value is not a valid key for this use")           \
     X(ERR_CONFIG_MISMATCH, "translation units were compiled with different key lists") \
     X(ERR_NO_MEMORY,     "out of memory")                                       \
@@ -957,11 +958,15 @@ DK_API const char *dk_status_str(dk_status s);
 DK_API const char *dk_last_error(void);
 
 /* Names exactly as c10 prints them ("CPU", "AutogradCUDA", "CPUBit");
-   markers print their enumerator names. NULL for a value out of range. */
+   markers too: StartOf<F>Backends (the key of a keyset with F's bit and no
+   backend bit) as <Prefix>Unknown ("Unknown", "AutogradUnknown"),
+   EndOfFunctionalityKeys as "UnknownUnknown"; their enumerator names
+   parse. NULL for a value out of range. */
 DK_API const char *dk_key_name(dk_key k);
 DK_API const char *dk_backend_name(dk_backend b);
 /* Name -> key. Every name dk_key_name returns parses back; unknown names give
-   DK_ERR_UNKNOWN_KEY and leave *out untouched. */
+   DK_ERR_UNKNOWN_KEY ("could not parse dispatch key: X", c10's words) and
+   leave *out untouched. */
 DK_API dk_status dk_key_parse(const char *name, dk_key *out);
 DK_API dk_status dk_backend_parse(const char *name, dk_backend *out);
 /* Every function that writes text (dk_ks_to_string, dk_op_dump_state,
@@ -971,8 +976,9 @@ DK_API dk_status dk_backend_parse(const char *name, dk_backend *out);
    of the whole text, so a second call with a buffer of that length + 1
    gets all of it.
    dk_ks_to_string writes "DispatchKeySet(CPU, AutogradCPU)". Bits above
-   EndOfFunctionalityKeys's (no key has them) print last, as
-   "UnknownBits(0x8000000000000000)". */
+   the last functionality key's (EndOfFunctionalityKeys's included: no key
+   has them) print last, as "UnknownBits(0x8000000000000000)" (c10 1.13.1
+   drops EndOfFunctionalityKeys's bit and aborts on the others). */
 DK_API int dk_ks_to_string(dk_keyset ks, char *buf, size_t size);
 /* The runtime key of each slot (c10's runtime-key table). */
 DK_API dk_key dk_slot_key(int slot);
@@ -1381,6 +1387,20 @@ DK_API dk_status dk_registry_reclaim(dk_registry *r);
    for a reclaim. */
 typedef struct dk_registry_stats { size_t live_bytes, retired_bytes, operators; } dk_registry_stats;
 DK_API void dk_registry_get_stats(dk_registry *r, dk_registry_stats *out);
+
+/* Names a PrivateUse backend component (c10's rename_privateuse1_backend):
+   after dk_rename_backend(r, DK_PrivateUse1Bit, "npu"), its keys print as
+   NPU, AutogradNPU, SparseNPU, ... (the name upper-cased, as c10 prints it
+   in errors) and the component as NPUBit, everywhere: dk_key_name, keyset
+   texts, errors, dumps, dk_explain. "npu", "NPU", "AutogradNPU", "NPUBit"
+   parse; the PrivateUse1 names still do. The name is process-wide (keys
+   are; r may be NULL and is not used), thread-safe and lock-free for
+   readers, and set once: the same name again is DK_OK, another one
+   DK_ERR_ALREADY_NAMED. DK_ERR_BAD_KEY for a component that is not a
+   PrivateUse one, DK_ERR_BAD_NAME for a name that is not an identifier
+   of 1 to 32 characters or that would make a name some key or component
+   already has (renaming to "cpu" would make "CPU"). */
+DK_API dk_status dk_rename_backend(dk_registry *r, dk_backend b, const char *name);
 
 /* What a def may say besides its schema (torch.library's
    def(schema, alias_analysis=..., tags=...)). Zero-initialise: no adapters,
@@ -2356,16 +2376,19 @@ DK_API void dk__trace(const dk_operator *op, dk_keyset ks, int is_redispatch) {
 
 /* >>impl-names -------------------------------------------------------------- */
 
-/* Every key value's name, generated from the lists (ORDER KEYS). */
+/* Every key value's name, generated from the lists (ORDER KEYS). Markers
+   print as c10 1.13.1 prints them: StartOf<F>Backends (the runtime key of F
+   without a backend, what a keyset with F's bit and no backend bit names)
+   as <Prefix>Unknown, EndOfFunctionalityKeys as UnknownUnknown. */
 #define DK__FK_NAME(name, pb, prefix, roles, extra) #name,
 #define DK__RT_NAME(name, own_ag, autocast, functional, prefix) DK__STR(prefix) #name,
 #define DK__FK_BLOCK_NAMES(name, pb, prefix, roles, extra) \
-    DK__PER_BACKEND_##pb("StartOf" #name "Backends", DK_FORALL_BACKEND_COMPONENTS(DK__RT_NAME, prefix))
+    DK__PER_BACKEND_##pb(DK__STR(prefix) "Unknown", DK_FORALL_BACKEND_COMPONENTS(DK__RT_NAME, prefix))
 #define DK__ALIAS_NAME(name, set, extra) #name,
 static const char *const dk__key_names[DK_NUM_KEYS] = {
     "Undefined",
     DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_NAME, ~)
-    "EndOfFunctionalityKeys",
+    "UnknownUnknown",
     DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_BLOCK_NAMES, ~)
     DK_FORALL_ALIAS_KEYS(DK__ALIAS_NAME, ~)
 };
@@ -2374,18 +2397,62 @@ static const char *const dk__key_names[DK_NUM_KEYS] = {
 #undef DK__FK_BLOCK_NAMES
 #undef DK__ALIAS_NAME
 
+/* The markers' enumerator names, which parse too (earlier versions printed
+   them): EndOfFunctionalityKeys, then StartOf<F>Backends per block. */
+#define DK__FK_MARKER_NAME(name, pb, prefix, roles, extra) DK__PER_BACKEND_##pb("StartOf" #name "Backends",)
+static const char *const dk__marker_names[DK_NUM_PER_BACKEND_FUNCTIONALITIES + 1] = {
+    "EndOfFunctionalityKeys", DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_MARKER_NAME, ~)
+};
+#undef DK__FK_MARKER_NAME
+/* Runtime-key name prefix of each per-backend functionality, block order. */
+#define DK__FK_PB_PREFIX(name, pb, prefix, roles, extra) DK__PER_BACKEND_##pb(DK__STR(prefix),)
+static const char *const dk__pb_prefixes[DK_NUM_PER_BACKEND_FUNCTIONALITIES + 1] = {
+    DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_PB_PREFIX, ~) ""
+};
+#undef DK__FK_PB_PREFIX
+
 #define DK__BC_NAME(name, own_ag, autocast, functional, extra) #name "Bit",
 static const char *const dk__backend_names[DK_NUM_BACKENDS + 1] = {
     "InvalidBit", DK_FORALL_BACKEND_COMPONENTS(DK__BC_NAME, ~)
 };
 #undef DK__BC_NAME
 
+/* Note [Backend names]. dk_rename_backend gives a PrivateUse backend a
+   name, process-wide: key values are process-wide and dk_key_name,
+   dk_key_parse and keyset printing take no registry. A name is one
+   immutable record, built under dk__global_lock and published with one
+   release store into dk__renamed[b]; it is never changed or freed, so a
+   reader (a failing call formatting its message included) takes no lock
+   and sees the old names or the new ones, never a mix. As c10's
+   register_privateuse1_backend: once per backend (again with the same
+   name is a no-op), at any time, since keys keep their values. */
+enum { DK__BACKEND_NAME_MAX = 32 };
+typedef struct dk__backend_alias {
+    const char *given;        /* "npu", as given: parses as the backend's Dense key and component */
+    const char *bit;          /* "NPUBit": dk_backend_name */
+    /* per per-backend functionality block: <Prefix><NAME> ("NPU", "AutogradNPU");
+       the name upper-cased, as c10's get_privateuse1_backend(false) */
+    const char *keys[DK_NUM_PER_BACKEND_FUNCTIONALITIES + 1];
+} dk__backend_alias;
+static dk__backend_alias *dk__renamed[DK_NUM_BACKENDS + 1];
+
+/* A runtime key's block (its per-backend functionality's index in list order). */
+DK__PRIVATE int dk__pb_block(dk_key k) { return (int)((k - DK_EndOfFunctionalityKeys - 1) / (DK_NUM_BACKENDS + 1)); }
+
 DK_API const char *dk_key_name(dk_key k) {
-    return (unsigned)k < (unsigned)DK_NUM_KEYS ? dk__key_names[k] : NULL;
+    if ((unsigned)k >= (unsigned)DK_NUM_KEYS) return NULL;
+    if (k > DK_EndOfFunctionalityKeys && k <= DK_EndOfRuntimeBackendKeys) {
+        const dk__backend_alias *a = DK__LOAD_ACQ(&dk__renamed[dk_key_backend(k)]);
+        if (a) return a->keys[dk__pb_block(k)];
+    }
+    return dk__key_names[k];
 }
 
 DK_API const char *dk_backend_name(dk_backend b) {
-    return (unsigned)b <= (unsigned)DK_NUM_BACKENDS ? dk__backend_names[b] : NULL;
+    const dk__backend_alias *a;
+    if ((unsigned)b > (unsigned)DK_NUM_BACKENDS) return NULL;
+    a = DK__LOAD_ACQ(&dk__renamed[b]);
+    return a ? a->bit : dk__backend_names[b];
 }
 
 DK__PRIVATE int dk__find_name(const char *const *names, int n, const char *name) {
@@ -2395,11 +2462,39 @@ DK__PRIVATE int dk__find_name(const char *const *names, int n, const char *name)
     return -1;
 }
 
+/* The key a name denotes (built-in names first, then the renamed backends'
+   names, then the markers' enumerator names), or -1. */
+DK__PRIVATE int dk__key_lookup(const char *name) {
+    int i, b;
+    if ((i = dk__find_name(dk__key_names, DK_NUM_KEYS, name)) >= 0) return i;
+    for (b = 1; b <= DK_NUM_BACKENDS; b++) {
+        const dk__backend_alias *a = DK__LOAD_ACQ(&dk__renamed[b]);
+        if (!a) continue;
+        if (DK_NUM_PER_BACKEND_FUNCTIONALITIES && strcmp(a->given, name) == 0) i = 0;
+        else i = dk__find_name(a->keys, DK_NUM_PER_BACKEND_FUNCTIONALITIES, name);
+        if (i >= 0) return DK_EndOfFunctionalityKeys + 1 + i * (DK_NUM_BACKENDS + 1) + b;
+    }
+    if ((i = dk__find_name(dk__marker_names, DK_NUM_PER_BACKEND_FUNCTIONALITIES + 1, name)) == 0)
+        return DK_EndOfFunctionalityKeys;
+    return i > 0 ? DK_EndOfFunctionalityKeys + 1 + (i - 1) * (DK_NUM_BACKENDS + 1) : -1;
+}
+
+/* The backend component a name denotes ("CPUBit"; a renamed one's "NPUBit"
+   or "npu"), or -1. */
+DK__PRIVATE int dk__backend_lookup(const char *name) {
+    int b = dk__find_name(dk__backend_names, DK_NUM_BACKENDS + 1, name);
+    if (b >= 0) return b;
+    for (b = 1; b <= DK_NUM_BACKENDS; b++) {
+        const dk__backend_alias *a = DK__LOAD_ACQ(&dk__renamed[b]);
+        if (a && (strcmp(a->bit, name) == 0 || strcmp(a->given, name) == 0)) return b;
+    }
+    return -1;
+}
+
 DK_API dk_status dk_key_parse(const char *name, dk_key *out) {
     int i;
     if (!name || !out) return dk__fail(DK_ERR_NULL, "dk_key_parse: NULL argument");
-    i = dk__find_name(dk__key_names, DK_NUM_KEYS, name);
-    if (i < 0) return dk__fail(DK_ERR_UNKNOWN_KEY, "dk_key_parse: no dispatch key is named '%s'", name);
+    if ((i = dk__key_lookup(name)) < 0) return dk__fail(DK_ERR_UNKNOWN_KEY, "could not parse dispatch key: %s", name);
     *out = (dk_key)i;
     return DK_OK;
 }
@@ -2407,10 +2502,86 @@ DK_API dk_status dk_key_parse(const char *name, dk_key *out) {
 DK_API dk_status dk_backend_parse(const char *name, dk_backend *out) {
     int i;
     if (!name || !out) return dk__fail(DK_ERR_NULL, "dk_backend_parse: NULL argument");
-    i = dk__find_name(dk__backend_names, DK_NUM_BACKENDS + 1, name);
-    if (i < 0) return dk__fail(DK_ERR_UNKNOWN_KEY, "dk_backend_parse: no backend component is named '%s'", name);
+    if ((i = dk__backend_lookup(name)) < 0)
+        return dk__fail(DK_ERR_UNKNOWN_KEY, "could not parse backend component: %s", name);
     *out = (dk_backend)i;
     return DK_OK;
+}
+
+/* ---- dk_rename_backend (Note [Backend names]) ---- */
+
+/* A name that is already a key's or a backend component's, or -1. */
+DK__PRIVATE int dk__name_taken(const char *name) { return dk__key_lookup(name) >= 0 || dk__backend_lookup(name) >= 0; }
+
+/* A backend name: an identifier of 1 to DK__BACKEND_NAME_MAX characters. */
+DK__PRIVATE int dk__backend_name_ok(const char *s) {
+    size_t n = 0;
+    if (!((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_')) return 0;
+    while ((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= 'A' && s[n] <= 'Z') || (s[n] >= '0' && s[n] <= '9') || s[n] == '_')
+        n++;
+    return s[n] == '\0' && n <= DK__BACKEND_NAME_MAX;
+}
+
+/* The record for `name` (a valid name), or NULL out of memory. */
+DK__PRIVATE dk__backend_alias *dk__backend_alias_new(const char *name) {
+    size_t n = strlen(name), size = sizeof(dk__backend_alias) + 2 * n + 5, i, j;
+    char *p, upper[DK__BACKEND_NAME_MAX + 1];
+    dk__backend_alias *a;
+    for (j = 0; j < DK_NUM_PER_BACKEND_FUNCTIONALITIES; j++) size += strlen(dk__pb_prefixes[j]) + n + 1;
+    if (!(a = (dk__backend_alias *)malloc(size))) return NULL;
+    for (i = 0; i <= n; i++) upper[i] = (char)(name[i] >= 'a' && name[i] <= 'z' ? name[i] - 'a' + 'A' : name[i]);
+    p = (char *)(a + 1);
+    a->given = strcpy(p, name), p += n + 1;
+    a->bit = strcat(strcpy(p, upper), "Bit"), p += n + 4;
+    for (j = 0; j < DK_NUM_PER_BACKEND_FUNCTIONALITIES; j++)
+        a->keys[j] = strcat(strcpy(p, dk__pb_prefixes[j]), upper), p += strlen(a->keys[j]) + 1;
+    a->keys[j] = NULL;
+    return a;
+}
+
+/* DK_OK, or why record a (for `name`) cannot name backend b. */
+DK__PRIVATE dk_status dk__rename_check(dk_backend b, const char *name, const dk__backend_alias *a) {
+    size_t j;
+    const char *what = dk__backend_names[b];
+    if (dk__name_taken(a->given))
+        return dk__fail(DK_ERR_BAD_NAME, "rename_backend(%s, \"%s\"): '%s' already names a dispatch key or backend",
+                        what, name, a->given);
+    if (dk__name_taken(a->bit))
+        return dk__fail(DK_ERR_BAD_NAME, "rename_backend(%s, \"%s\"): '%s' already names a backend component",
+                        what, name, a->bit);
+    for (j = 0; j < DK_NUM_PER_BACKEND_FUNCTIONALITIES; j++)
+        if (dk__name_taken(a->keys[j]))
+            return dk__fail(DK_ERR_BAD_NAME, "rename_backend(%s, \"%s\"): its key '%s' would have the name of "
+                            "another dispatch key", what, name, a->keys[j]);
+    return DK_OK;
+}
+
+DK_API dk_status dk_rename_backend(dk_registry *r, dk_backend b, const char *name) {
+    const dk__backend_alias *cur;
+    dk__backend_alias *a;
+    dk_status s = DK_OK;
+    (void)r; /* names are process-wide (Note [Backend names]) */
+    if (!name) return dk__fail(DK_ERR_NULL, "rename_backend: NULL name");
+    if ((unsigned)b - 1u >= (unsigned)DK_NUM_BACKENDS || strncmp(dk__backend_names[b], "PrivateUse", 10) != 0)
+        return dk__fail(DK_ERR_BAD_KEY, "rename_backend(%d, \"%s\"): only a PrivateUse backend component can be "
+                        "renamed, not %s", (int)b, name, dk_backend_name(b) ? dk_backend_name(b) : "(out of range)");
+    if (!dk__backend_name_ok(name))
+        return dk__fail(DK_ERR_BAD_NAME, "rename_backend(%s, \"%s\"): a backend name is an identifier of 1 to %d "
+                        "characters", dk__backend_names[b], name, (int)DK__BACKEND_NAME_MAX);
+    dk__mutex_lock(&dk__global_lock);
+    if ((cur = dk__renamed[b]) != NULL) {
+        if (strcmp(cur->given, name) != 0)
+            s = dk__fail(DK_ERR_ALREADY_NAMED, "rename_backend(%s, \"%s\"): Backend name has already been set to %s",
+                         dk__backend_names[b], name, cur->given);
+    } else if (!(a = dk__backend_alias_new(name))) {
+        s = dk__fail(DK_ERR_NO_MEMORY, "rename_backend: out of memory");
+    } else if ((s = dk__rename_check(b, name, a)) != DK_OK) {
+        free(a);
+    } else {
+        DK__STORE_REL(&dk__renamed[b], a);
+    }
+    dk__mutex_unlock(&dk__global_lock);
+    return s;
 }
 
 /* Appends text at *len, keeping buf NUL-terminated within size. */
@@ -2429,14 +2600,14 @@ DK__PRIVATE void dk__append_keyset(char *buf, size_t size, size_t *len, dk_keyse
     const char *sep = "";
     dk__append(buf, size, len, "DispatchKeySet(");
     DK_KS_FOREACH(k, ks) {
+        if (k == DK_EndOfFunctionalityKeys) break; /* its bit is no key's: UnknownBits below */
         dk__append(buf, size, len, sep);
-        dk__append(buf, size, len, dk__key_names[k]);
+        dk__append(buf, size, len, dk_key_name(k));
         sep = ", ";
     }
-    if (ks.repr & ~((DK__FBITS_KEYS << DK_NUM_BACKENDS) | DK__R_BACKENDS)) { /* bits above every key */
+    if (ks.repr & ~DK__R_FULL) { /* bits above every key */
         char hexbits[40];
-        snprintf(hexbits, sizeof hexbits, "UnknownBits(0x%llx)",
-                 (unsigned long long)(ks.repr & ~((DK__FBITS_KEYS << DK_NUM_BACKENDS) | DK__R_BACKENDS)));
+        snprintf(hexbits, sizeof hexbits, "UnknownBits(0x%llx)", (unsigned long long)(ks.repr & ~DK__R_FULL));
         dk__append(buf, size, len, sep);
         dk__append(buf, size, len, hexbits);
     }
@@ -4047,7 +4218,8 @@ DK_API dk_status dk_op_find(dk_registry *r, const char *name, dk_operator **out)
     if (!r || !name || !out) return dk__fail(DK_ERR_NULL, "op_find: NULL argument");
     op = dk_op_lookup(r, name);
     if (!op || !dk_op_schema(op))
-        return dk__fail(DK_ERR_NOT_FOUND, "Could not find schema for %s%s", name,
+        return dk__fail(DK_ERR_NOT_FOUND, "Could not find schema for %s%s%s", name,
+                        strchr(name, '.') ? "" : ".", /* c10 prints name "." overload, overload "" or not */
                         op ? " but we found an implementation; did you forget to def() the operator?" : "");
     *out = op;
     return DK_OK;
