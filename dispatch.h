@@ -2546,13 +2546,13 @@ DK__PRIVATE dk_status dk__rename_check(dk_backend b, const char *name, const dk_
     if (dk__name_taken(a->given))
         return dk__fail(DK_ERR_BAD_NAME, "rename_backend(%s, \"%s\"): '%s' already names a dispatch key or backend",
                         what, name, a->given);
-    if (dk__name_taken(a->bit))
-        return dk__fail(DK_ERR_BAD_NAME, "rename_backend(%s, \"%s\"): '%s' already names a backend component",
-                        what, name, a->bit);
     for (j = 0; j < DK_NUM_PER_BACKEND_FUNCTIONALITIES; j++)
         if (dk__name_taken(a->keys[j]))
             return dk__fail(DK_ERR_BAD_NAME, "rename_backend(%s, \"%s\"): its key '%s' would have the name of "
                             "another dispatch key", what, name, a->keys[j]);
+    if (dk__name_taken(a->bit))
+        return dk__fail(DK_ERR_BAD_NAME, "rename_backend(%s, \"%s\"): '%s' already names a backend component",
+                        what, name, a->bit);
     return DK_OK;
 }
 
@@ -4065,15 +4065,19 @@ DK__PRIVATE const char *dk__kind_name(const dk_library *lib) { return dk__librar
 DK__PRIVATE dk_status dk__qualify(const dk_library *lib, const char *what, const char *name, char *buf, size_t n) {
     size_t id = dk__ident(name);
     if (id && name[id] == ':' && name[id + 1] == ':') {
-        if (strcmp(lib->ns, "_") != 0 && (strlen(lib->ns) != id || strncmp(lib->ns, name, id) != 0))
+        if (strcmp(lib->ns, "_") != 0 && (strlen(lib->ns) != id || strncmp(lib->ns, name, id) != 0)) {
+            /* c10's two texts: a def's has no prefix and sends to the DEF block */
+            char prefix[512] = "";
+            int impl = strcmp(what, "impl") == 0;
+            if (impl) snprintf(prefix, sizeof prefix, "impl(\"%.480s\", ...): ", name);
             return dk__fail(DK_ERR_NAMESPACE_MISMATCH,
-                            "%s(\"%s\"%s): Explicitly provided namespace (%.*s) in %s does not match namespace of "
-                            "enclosing %s block (%s).  Move this definition to the (unique) DK_LIBRARY block "
-                            "corresponding to this namespace (and consider deleting the namespace from your "
-                            "schema string.)  (Error occurred while processing %s block at %s)",
-                            what, name, strcmp(what, "impl") == 0 ? ", ..." : "", (int)id, name,
-                            strcmp(what, "impl") == 0 ? "operator name" : "schema string", dk__kind_name(lib),
-                            lib->ns, dk__kind_name(lib), lib->where);
+                            "%sExplicitly provided namespace (%.*s) in %s does not match namespace of enclosing %s "
+                            "block (%s).  Move this definition to the %s block corresponding to this namespace (and "
+                            "consider deleting the namespace from your schema string.)  (Error occurred while "
+                            "processing %s block at %s)",
+                            prefix, (int)id, name, impl ? "operator name" : "schema string", dk__kind_name(lib),
+                            lib->ns, impl ? "DK_LIBRARY_IMPL" : "(unique) DK_LIBRARY", dk__kind_name(lib), lib->where);
+        }
         if (strlen(name) >= n) return dk__fail(DK_ERR_BAD_NAME, "%s: name too long", what);
         strcpy(buf, name);
         return DK_OK;
@@ -4100,9 +4104,10 @@ DK_API dk_status dk_lib_def_with(dk_library *lib, const char *schema, const dk_d
         s = dk__library_closed("def");
     else if (lib->kind == DK_LIB_IMPL)
         s = dk__fail(DK_ERR_WRONG_BLOCK,
-                     "def(\"%s\"): Cannot define an operator inside of a DK_LIBRARY_IMPL block.  All def()s should be "
-                     "placed in the (unique) DK_LIBRARY block for their namespace.  (Error occurred while processing "
-                     "DK_LIBRARY_IMPL block at %s)", schema, lib->where);
+                     "def(\"%.*s\"): Cannot define an operator inside of a DK_LIBRARY_IMPL block.  All def()s should "
+                     "be placed in the (unique) DK_LIBRARY block for their namespace.  (Error occurred while "
+                     "processing DK_LIBRARY_IMPL block at %s)",
+                     (int)strcspn(schema, "("), schema, lib->where); /* c10 names the operator, not the schema */
     else if ((s = dk__qualify(lib, "def", schema, full, sizeof full)) == DK_OK)
         s = dk__def_locked(lib->registry, full, opts, lib->debug, lib, NULL);
     dk__end_change(lib->registry);
