@@ -2470,7 +2470,7 @@ DK__PRIVATE int dk__key_lookup(const char *name) {
     for (b = 1; b <= DK_NUM_BACKENDS; b++) {
         const dk__backend_alias *a = DK__LOAD_ACQ(&dk__renamed[b]);
         if (!a) continue;
-        if (DK_NUM_PER_BACKEND_FUNCTIONALITIES && strcmp(a->given, name) == 0) i = 0;
+        if (DK_NUM_PER_BACKEND_FUNCTIONALITIES > 0 && strcmp(a->given, name) == 0) i = 0;
         else i = dk__find_name(a->keys, DK_NUM_PER_BACKEND_FUNCTIONALITIES, name);
         if (i >= 0) return DK_EndOfFunctionalityKeys + 1 + i * (DK_NUM_BACKENDS + 1) + b;
     }
