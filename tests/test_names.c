@@ -578,11 +578,11 @@ static void test_rename_in_texts(void **state) {
 
 /* Readers racing a rename see the old name or the new one, never anything
    else (the record is published whole). Bounded loops, counted outcomes. */
-static volatile int race_go;
+static int race_go;
 static void *name_reader(void *arg) {
     long *counts = (long *)arg;
     int i;
-    while (!race_go) {}
+    while (!DK__LOAD_ACQ(&race_go)) {}
     for (i = 0; i < 200000; i++) {
         const char *n = dk_key_name(DK_AutogradPrivateUse3);
         dk_key k;
@@ -601,7 +601,7 @@ static void test_rename_races_readers(void **state) {
     (void)state;
     memset(counts, 0, sizeof counts);
     for (i = 0; i < 2; i++) assert_int_equal(pthread_create(&th[i], NULL, name_reader, counts[i]), 0);
-    race_go = 1;
+    DK__STORE_REL(&race_go, 1);
     assert_int_equal(dk_rename_backend(NULL, DK_PrivateUse3Bit, "mydev"), DK_OK);
     for (i = 0; i < 2; i++) assert_int_equal(pthread_join(th[i], NULL), 0);
     for (i = 0; i < 2; i++) {
