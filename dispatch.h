@@ -605,8 +605,10 @@ DK_INLINE dk_keyset dk_ks_raw(uint64_t repr) { dk_keyset ks; ks.repr = repr; ret
 /* c10's DispatchKeySet(FULL_AFTER, k) for a functionality key k (a constant
    expression; dk_ks_full_after() also takes runtime keys): every key below
    k, PythonDispatcher included, k itself not. What a fallback at k passes
-   to redispatch: dk_ks_and(ks, DK_KS_FULL_AFTER(DK_Tracer)). */
-#define DK_KS_FULL_AFTER(k)       dk_ks_raw(DK__R_FULL_AFTER(k))
+   to redispatch: dk_ks_and(ks, DK_KS_FULL_AFTER(DK_Tracer)). Any other
+   value gives FULL (never a shift out of range). */
+#define DK_KS_FULL_AFTER(k) \
+    dk_ks_raw(DK__R_FULL_AFTER((unsigned)(k) < (unsigned)DK_EndOfFunctionalityKeys ? (int)(k) : 0))
 
 /* Note [Runtime slots]. c10's offsetsAndMasks(), generated at compile time:
    for functionality f, the first slot and the backend mask (all backends when

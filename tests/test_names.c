@@ -433,6 +433,8 @@ static void test_full_after(void **state) {
     assert_true(dk_ks_equal(dk_ks_full_after(DK_CompositeImplicitAutograd), DK_KS_FULL));
     assert_true(dk_ks_equal(dk_ks_full_after((dk_key)-1), DK_KS_FULL));
     assert_true(dk_ks_equal(dk_ks_full_after((dk_key)DK_NUM_KEYS), DK_KS_FULL));
+    assert_true(dk_ks_equal(DK_KS_FULL_AFTER(DK_AutogradCPU), DK_KS_FULL)); /* the macro: functionality keys only */
+    assert_true(dk_ks_equal(DK_KS_FULL_AFTER(DK_Undefined), DK_KS_FULL));
     /* the singleton keysets of c10 */
     assert_true(dk_ks_equal(DK_KS_SPARSE, dk_ks_from_key(DK_Sparse)));
     assert_true(dk_ks_equal(DK_KS_SPARSE_CSR, dk_ks_or(dk_ks_from_key(DK_SparseCsrCPU), dk_ks_from_key(DK_SparseCsrCUDA))));
