@@ -26,7 +26,8 @@ UNIT_TESTS := test_keyspace test_conformance test_custom_config test_config_mism
               test_registry test_resolution_property test_table_conformance test_call test_threads \
               test_call_conformance test_schema test_gen test_keyset_bits test_keyset_bits_1_13_1 \
               test_guards test_races test_reclaim test_reclaim_epochs test_threads_epochs test_boxed
-TSAN_TESTS := test_threads test_call test_races test_reclaim test_reclaim_epochs test_threads_epochs
+UNIT_TESTS += test_names
+TSAN_TESTS := test_threads test_call test_races test_reclaim test_reclaim_epochs test_threads_epochs test_names
 KEYSPACE_VECTORS := tests/conformance/keyspace-1.13.1.txt
 TABLE_VECTORS    := tests/conformance/tables-1.13.1.txt
 
@@ -66,6 +67,8 @@ ARGS_test_schema             := tests/conformance/schemas-1.13.1.txt
 ARGS_test_conformance        := $(KEYSPACE_VECTORS)
 ARGS_test_table_conformance  := $(TABLE_VECTORS)
 ARGS_test_call_conformance   := tests/conformance/calls-1.13.1.txt $(TABLE_VECTORS)
+FLAGS_test_names             := -DDK_PRESET_TORCH_1_13_1
+ARGS_test_names              := tests/conformance/texts-1.13.1.txt
 
 $(BUILD)/test_%: tests/test_%.c dispatch.h tests/custom_config.h tests/vectors.h | $(BUILD)
 	$(CC) $(CFLAGS_T) $(EXTRA) $(FLAGS_test_$*) $< -o $@ $(LIBS_T)

@@ -269,11 +269,11 @@ extern "C" {
     X(Metal,                          0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
     X(Quantized,                      1, Quantized   , DK_R_BACKEND|DK_R_OTHER_BACKEND|DK_R_BACKEND_FN, extra) \
     X(CustomRNGKeyId,                 0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
-    X(MkldnnCPU,                      0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
+    X(MkldnnCPU,                      0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND|DK_R_MKLDNN, extra) \
     X(Sparse,                         1, Sparse      , DK_R_BACKEND|DK_R_OTHER_BACKEND|DK_R_BACKEND_FN|DK_R_SPARSE, extra) \
- V1(X(SparseCsrCPU,                   0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra)) \
- V1(X(SparseCsrCUDA,                  0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra)) \
- V2(X(SparseCsr,                      1, SparseCsr   , DK_R_BACKEND|DK_R_OTHER_BACKEND|DK_R_BACKEND_FN, extra)) \
+ V1(X(SparseCsrCPU,                   0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND|DK_R_SPARSE_CSR, extra)) \
+ V1(X(SparseCsrCUDA,                  0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND|DK_R_SPARSE_CSR, extra)) \
+ V2(X(SparseCsr,                      1, SparseCsr   , DK_R_BACKEND|DK_R_OTHER_BACKEND|DK_R_BACKEND_FN|DK_R_SPARSE_CSR, extra)) \
     X(NestedTensor,                   1, NestedTensor, DK_R_NESTED|DK_R_MATH, extra)    \
     X(BackendSelect,                  0,             , DK_R_INCLUDED, extra)            \
     X(Python,                         0,             , DK_R_PYTHON, extra)              \
@@ -462,7 +462,9 @@ enum dk_role {
     DK_R_AUTOGRAD_OTHER = 1 << 12, /* the autograd key of backends without their own */
     DK_R_INPLACE_VIEW   = 1 << 13, /* ADInplaceOrView */
     DK_R_FUNCTIONALIZE  = 1 << 14, /* Functionalize */
-    DK_R_ALWAYS_AFTER   = 1 << 15  /* kept in every "after X" keyset (PythonDispatcher) */
+    DK_R_ALWAYS_AFTER   = 1 << 15, /* kept in every "after X" keyset (PythonDispatcher) */
+    DK_R_SPARSE_CSR     = 1 << 16, /* sparse compressed layouts (c10 sparse_csr_ks) */
+    DK_R_MKLDNN         = 1 << 17  /* MKL-DNN tensors (c10 mkldnn_ks) */
 };
 
 /* Raw keyset bits of a functionality key value / a backend component. */
@@ -518,6 +520,10 @@ enum {
 #define DK__R_AFTER_INPLACE_VIEW DK__R_FULL_AFTER(DK_KEY_INPLACE_VIEW)     /* after_ADInplaceOrView_keyset */
 #define DK__R_AFTER_FUNCTIONALIZE                                          /* after_func_keyset */ \
     (DK__R_FULL_AFTER(DK_KEY_FUNCTIONALIZE) & ~DK__ROLE_BITS(DK_R_INPLACE_VIEW))
+#define DK__R_SPARSE          DK__ROLE_BITS(DK_R_SPARSE)                   /* sparse_ks */
+#define DK__R_SPARSE_CSR      DK__ROLE_BITS(DK_R_SPARSE_CSR)               /* sparse_csr_ks */
+#define DK__R_MKLDNN          DK__ROLE_BITS(DK_R_MKLDNN)                   /* mkldnn_ks */
+#define DK__R_INPLACE_VIEW    DK__ROLE_BITS(DK_R_INPLACE_VIEW)             /* inplace_or_view_ks */
 
 /* >>keyset ------------------------------------------------------------------ */
 
@@ -548,6 +554,17 @@ DK_INLINE dk_keyset dk_ks_raw(uint64_t repr) { dk_keyset ks; ks.repr = repr; ret
 #define DK_KS_AFTER_AUTOGRAD      dk_ks_raw(DK__R_AFTER_AUTOGRAD)
 #define DK_KS_AFTER_INPLACE_VIEW  dk_ks_raw(DK__R_AFTER_INPLACE_VIEW)
 #define DK_KS_AFTER_FUNCTIONALIZE dk_ks_raw(DK__R_AFTER_FUNCTIONALIZE)
+#define DK_KS_SPARSE              dk_ks_raw(DK__R_SPARSE)
+#define DK_KS_SPARSE_CSR          dk_ks_raw(DK__R_SPARSE_CSR)
+#define DK_KS_MKLDNN              dk_ks_raw(DK__R_MKLDNN)
+#define DK_KS_INPLACE_OR_VIEW     dk_ks_raw(DK__R_INPLACE_VIEW)
+/* c10's DispatchKeySet(FULL_AFTER, k) for a functionality key k (a constant
+   expression; dk_ks_full_after() also takes runtime keys): every key below
+   k, PythonDispatcher included, k itself not. What a fallback at k passes
+   to redispatch: dk_ks_and(ks, DK_KS_FULL_AFTER(DK_Tracer)). Any other
+   value gives FULL (never a shift out of range). */
+#define DK_KS_FULL_AFTER(k) \
+    dk_ks_raw(DK__R_FULL_AFTER((unsigned)(k) < (unsigned)DK_EndOfFunctionalityKeys ? (int)(k) : 0))
 
 /* Note [Runtime slots]. c10's offsetsAndMasks(), generated at compile time:
    for functionality f, the first slot and the backend mask (all backends when
@@ -587,8 +604,8 @@ static const uint8_t dk__per_backend_start[DK_NUM_FUNCTIONALITY_KEYS] DK__UNUSED
 #undef DK__FK_START
 
 /* Role flags (Note [Roles]) of each functionality key. */
-#define DK__FK_ROLES(name, pb, prefix, roles, extra) (uint16_t)(roles),
-static const uint16_t dk__functionality_roles[DK_NUM_FUNCTIONALITY_KEYS] DK__UNUSED = {
+#define DK__FK_ROLES(name, pb, prefix, roles, extra) (uint32_t)(roles),
+static const uint32_t dk__functionality_roles[DK_NUM_FUNCTIONALITY_KEYS] DK__UNUSED = {
     0, DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_ROLES, ~)
 };
 #undef DK__FK_ROLES
@@ -752,7 +769,7 @@ DK_INLINE int dk_key_table_index(dk_key k) { return dk_ks_table_index(dk_ks_from
    EndOfFunctionalityKeys (as c10's iterator does); bits above that are no
    key, are never yielded, and cannot make the loop restart (they used to:
    their "key" looked like a per-backend runtime key). dk_ks_to_string
-   prints them as UnknownBits(0x...). */
+   prints all of them, that bit included, as UnknownBits(0x...). */
 #define DK__FBITS_KEYS ((uint64_t)-1 >> (64 - DK_NUM_FUNCTIONALITY_KEYS)) /* keys 1..EndOfFunctionalityKeys */
 DK_INLINE dk_key dk__ks_from_functionality(dk_keyset a, int f) {
     uint64_t fbits;
@@ -800,6 +817,16 @@ DK_INLINE int dk_key_in_alias(dk_key k, dk_key alias) {
     return dk_ks_has(dk_alias_runtime_set(alias), k);
 }
 
+/* c10's DispatchKeySet(FULL_AFTER, k) for any key: a per-backend runtime key
+   counts as its functionality (AutogradCPU as AutogradFunctionality: every
+   backend bit stays). Undefined, markers and alias keys have no
+   functionality (nor do values out of range) and give FULL (c10 gives the backend bits below the
+   highest one plus PythonDispatcher, which is no use to anyone). */
+DK_INLINE dk_keyset dk_ks_full_after(dk_key k) {
+    dk_key f = (unsigned)k >= (unsigned)DK_StartOfAliasKeys ? DK_Undefined : dk_key_functionality(k);
+    return dk_ks_raw(DK__R_FULL_AFTER(f));
+}
+
 /* c10 getAutogradRelatedKeySetFromBackend: ADInplaceOrView + the backend's autograd key. */
 DK_INLINE dk_keyset dk_backend_autograd_related_set(dk_backend b) {
     uint64_t own = (uint64_t)0 DK_FORALL_BACKEND_COMPONENTS(DK__BC_OWN_AUTOGRAD, ~);
@@ -843,6 +870,8 @@ DK_INLINE dk_keyset dk_autograd_backend_set(dk_key k) {
     X(OK,                "ok")                                                  \
     X(ERR_NULL,          "a required pointer argument is NULL")                 \
     X(ERR_UNKNOWN_KEY,   "no dispatch key or backend component has that name")  \
+    X(ERR_UNKNOWN_TAG,   "no operator tag or alias-analysis kind has that name") \
+    X(ERR_ALREADY_NAMED, "the backend component already has another name")     \
     X(ERR_BAD_KEY,       "the value is not a valid key for this use")           \
     X(ERR_CONFIG_MISMATCH, "translation units were compiled with different key lists") \
     X(ERR_NO_MEMORY,     "out of memory")                                       \
@@ -919,11 +948,15 @@ DK_API void dk_log_stderr(dk_log_level level, dk_log_item item, const char *mess
 DK_API const char *dk_last_error(void);
 
 /* Names exactly as c10 prints them ("CPU", "AutogradCUDA", "CPUBit");
-   markers print their enumerator names. NULL for a value out of range. */
+   markers too: StartOf<F>Backends (the key of a keyset with F's bit and no
+   backend bit) as <Prefix>Unknown ("Unknown", "AutogradUnknown"),
+   EndOfFunctionalityKeys as "UnknownUnknown"; their enumerator names
+   parse. NULL for a value out of range. */
 DK_API const char *dk_key_name(dk_key k);
 DK_API const char *dk_backend_name(dk_backend b);
 /* Name -> key. Every name dk_key_name returns parses back; unknown names give
-   DK_ERR_UNKNOWN_KEY and leave *out untouched. */
+   DK_ERR_UNKNOWN_KEY ("could not parse dispatch key: X", c10's words) and
+   leave *out untouched. */
 DK_API dk_status dk_key_parse(const char *name, dk_key *out);
 DK_API dk_status dk_backend_parse(const char *name, dk_backend *out);
 /* Every function that writes text (dk_ks_to_string, dk_op_dump_state,
@@ -933,8 +966,9 @@ DK_API dk_status dk_backend_parse(const char *name, dk_backend *out);
    of the whole text, so a second call with a buffer of that length + 1
    gets all of it.
    dk_ks_to_string writes "DispatchKeySet(CPU, AutogradCPU)". Bits above
-   EndOfFunctionalityKeys's (no key has them) print last, as
-   "UnknownBits(0x8000000000000000)". */
+   the last functionality key's (EndOfFunctionalityKeys's included: no key
+   has them) print last, as "UnknownBits(0x8000000000000000)" (c10 1.13.1
+   drops EndOfFunctionalityKeys's bit and aborts on the others). */
 DK_API int dk_ks_to_string(dk_keyset ks, char *buf, size_t size);
 /* The runtime key of each slot (c10's runtime-key table). */
 DK_API dk_key dk_slot_key(int slot);
@@ -1142,6 +1176,51 @@ typedef struct dk_op_adapters {
    it shadowed. Invariant: every operator's dispatch table equals a full
    recomputation from its current registrations (see Note [Resolution]). */
 
+/* Operator tags: c10's at::Tag (aten/src/ATen/native/tags.yaml of PyTorch
+   2.7.1, in torchgen's order: sorted by name). A def carries a set of them;
+   they mean nothing to dispatch and everything to the passes that read
+   them (dk_op_has_tag). */
+#define DK_FORALL_TAGS(X)          \
+    X(core)                        \
+    X(data_dependent_output)       \
+    X(dynamic_output_shape)        \
+    X(flexible_layout)             \
+    X(generated)                   \
+    X(inplace_view)                \
+    X(maybe_aliasing_or_mutating)  \
+    X(needs_fixed_stride_order)    \
+    X(nondeterministic_bitwise)    \
+    X(nondeterministic_seeded)     \
+    X(pointwise)                   \
+    X(pt2_compliant_tag)           \
+    X(view_copy)
+#define DK__TAG_ENUM(name) DK_TAG_##name,
+typedef enum dk_tag { DK_FORALL_TAGS(DK__TAG_ENUM) DK_NUM_TAGS } dk_tag;
+#undef DK__TAG_ENUM
+DK_STATIC_ASSERT(DK_NUM_TAGS <= 64, "a def keeps its tags in one 64-bit mask");
+
+/* c10's AliasAnalysisKind: what the JIT may assume about the operator's
+   aliasing. FROM_SCHEMA (0, what a def without options gets, as
+   torch::Library::def) trusts the schema's annotations; CONSERVATIVE assumes
+   anything; PURE_FUNCTION nothing. INTERNAL_SPECIAL_CASE is c10's own (JIT
+   operators handled case by case): it prints and parses, a def refuses it. */
+#define DK_FORALL_ALIAS_ANALYSIS(X) \
+    X(FROM_SCHEMA)                  \
+    X(CONSERVATIVE)                 \
+    X(PURE_FUNCTION)                \
+    X(INTERNAL_SPECIAL_CASE)
+#define DK__AA_ENUM(name) DK_ALIAS_ANALYSIS_##name,
+typedef enum dk_alias_analysis { DK_FORALL_ALIAS_ANALYSIS(DK__AA_ENUM) DK__ALIAS_ANALYSIS_END } dk_alias_analysis;
+#undef DK__AA_ENUM
+
+/* Names as c10 prints them ("pointwise", "CONSERVATIVE"); NULL out of range. */
+DK_API const char *dk_tag_name(dk_tag t);
+DK_API const char *dk_alias_analysis_name(dk_alias_analysis k);
+/* Name -> value; DK_ERR_UNKNOWN_TAG for a name that is none (out untouched).
+   "" parses as FROM_SCHEMA, as torch.library's alias_analysis="". */
+DK_API dk_status dk_tag_parse(const char *name, dk_tag *out);
+DK_API dk_status dk_alias_analysis_parse(const char *name, dk_alias_analysis *out);
+
 typedef enum dk_kernel_kind {
     DK_KERNEL_FUNCTION = 0,   /* a real kernel (unboxed, boxed or both) */
     DK_KERNEL_FALLTHROUGH,    /* skip this key: masked out of the keyset */
@@ -1215,6 +1294,8 @@ typedef struct dk_op_table {
     const struct dk_schema *parsed;   /* the def's parsed schema (read-only), or NULL */
     const dk_value *defaults;         /* per argument: its default as a value (NONE tag if none) */
     uint8_t reasons[DK_NUM_RUNTIME_ENTRIES];   /* dk_reason of each slot */
+    uint64_t tags;                    /* the def's tags: bit DK_TAG_x (0 without a def) */
+    dk_alias_analysis alias_analysis; /* the def's (FROM_SCHEMA without one) */
 } dk_op_table;
 
 /* An operator: a stable pointer with a dense id, valid while the operator
@@ -1239,6 +1320,13 @@ DK_INLINE const char *dk_op_schema(const dk_operator *op) { return dk_op_table_o
    return names; see >>schema), or NULL without a def. Read-only; valid
    while the def is registered (and until the next reclaim after). */
 DK_INLINE const struct dk_schema *dk_op_function_schema(const dk_operator *op) { return dk_op_table_of(op)->parsed; }
+/* The def's tags (torch.Tag), as a mask with bit DK_TAG_x set for each, and
+   one of them; its alias-analysis kind. No def: no tags, FROM_SCHEMA. */
+DK_INLINE uint64_t dk_op_tags(const dk_operator *op) { return dk_op_table_of(op)->tags; }
+DK_INLINE int dk_op_has_tag(const dk_operator *op, dk_tag t) {
+    return (unsigned)t < (unsigned)DK_NUM_TAGS && ((dk_op_tags(op) >> t) & 1);
+}
+DK_INLINE dk_alias_analysis dk_op_alias_analysis(const dk_operator *op) { return dk_op_table_of(op)->alias_analysis; }
 
 /* Memory and messages. Zero-initialise, set what you need. */
 typedef struct dk_registry_desc {
@@ -1292,9 +1380,34 @@ DK_API dk_status dk_registry_reclaim(dk_registry *r);
 typedef struct dk_registry_stats { size_t live_bytes, retired_bytes, operators; } dk_registry_stats;
 DK_API void dk_registry_get_stats(dk_registry *r, dk_registry_stats *out);
 
+/* Names a PrivateUse backend component (c10's rename_privateuse1_backend):
+   after dk_rename_backend(r, DK_PrivateUse1Bit, "npu"), its keys print as
+   NPU, AutogradNPU, SparseNPU, ... (the name upper-cased, as c10 prints it
+   in errors) and the component as NPUBit, everywhere: dk_key_name, keyset
+   texts, errors, dumps, dk_explain. "npu", "NPU", "AutogradNPU", "NPUBit"
+   parse; the PrivateUse1 names still do. The name is process-wide (keys
+   are; r may be NULL and is not used), thread-safe and lock-free for
+   readers, and set once: the same name again is DK_OK, another one
+   DK_ERR_ALREADY_NAMED. DK_ERR_BAD_KEY for a component that is not a
+   PrivateUse one, DK_ERR_BAD_NAME for a name that is not an identifier
+   of 1 to 32 characters or that would make a name some key or component
+   already has (renaming to "cpu" would make "CPU"). */
+DK_API dk_status dk_rename_backend(dk_registry *r, dk_backend b, const char *name);
+
+/* What a def may say besides its schema (torch.library's
+   def(schema, alias_analysis=..., tags=...)). Zero-initialise: no adapters,
+   FROM_SCHEMA, no tags. */
+typedef struct dk_def_options {
+    const dk_op_adapters *adapters;     /* boxing adapters (gen/'s), or NULL */
+    dk_alias_analysis alias_analysis;   /* DK_ALIAS_ANALYSIS_*, 0 = FROM_SCHEMA */
+    const dk_tag *tags;                 /* num_tags tags (repeats allowed), or NULL */
+    size_t num_tags;
+} dk_def_options;
+
 /* def: an operator schema "ns::name.overload(args) -> returns", with
    optional boxing adapters (gen/ passes its generated ones): they belong to
-   the def and go with it. */
+   the def and go with it. dk_def_with takes the options above (NULL = none);
+   a bad tag or alias-analysis value is DK_ERR_BAD_ARGUMENT. */
 DK_API dk_status dk__def(dk_registry *r, const char *schema, const dk_op_adapters *adapters, const char *file,
                          int line, dk_registration **out, const char *signature);
 /* impl: a kernel for one key of an operator (runtime or alias key;
@@ -1309,6 +1422,10 @@ DK_API dk_status dk__fallback(dk_registry *r, dk_key key, dk_kernel_desc kernel,
 #define dk_def(r, schema, out) dk__def((r), (schema), NULL, __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
 #define dk_def_with_adapters(r, schema, adapters, out) \
     dk__def((r), (schema), (adapters), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
+DK_API dk_status dk__def_with(dk_registry *r, const char *schema, const dk_def_options *opts, const char *file,
+                              int line, dk_registration **out, const char *signature);
+#define dk_def_with(r, schema, opts, out) \
+    dk__def_with((r), (schema), (opts), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
 #define dk_impl(r, op, key, kernel, out) \
     dk__impl((r), (op), (key), (kernel), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
 #define dk_fallback(r, key, kernel, out) \
@@ -1341,6 +1458,7 @@ DK_API dk_status dk_library_close(dk_library *lib);
    ns), impl ("name" or "ns::name"; DK_Undefined = the block's key, or
    catch-all in DEF/FRAGMENT blocks), fallback (IMPL blocks of namespace _). */
 DK_API dk_status dk_lib_def(dk_library *lib, const char *schema);
+DK_API dk_status dk_lib_def_with(dk_library *lib, const char *schema, const dk_def_options *opts);
 DK_API dk_status dk_lib_impl(dk_library *lib, const char *name, dk_key key, dk_kernel_desc kernel);
 DK_API dk_status dk_lib_fallback(dk_library *lib, dk_kernel_desc kernel);
 /* Runs block(lib) inside a library opened with the given arguments; the
@@ -2291,16 +2409,19 @@ DK_API void dk__trace(const dk_operator *op, dk_keyset ks, int is_redispatch) {
 
 /* >>impl-names -------------------------------------------------------------- */
 
-/* Every key value's name, generated from the lists (ORDER KEYS). */
+/* Every key value's name, generated from the lists (ORDER KEYS). Markers
+   print as c10 1.13.1 prints them: StartOf<F>Backends (the runtime key of F
+   without a backend, what a keyset with F's bit and no backend bit names)
+   as <Prefix>Unknown, EndOfFunctionalityKeys as UnknownUnknown. */
 #define DK__FK_NAME(name, pb, prefix, roles, extra) #name,
 #define DK__RT_NAME(name, own_ag, autocast, functional, prefix) DK__STR(prefix) #name,
 #define DK__FK_BLOCK_NAMES(name, pb, prefix, roles, extra) \
-    DK__PER_BACKEND_##pb("StartOf" #name "Backends", DK_FORALL_BACKEND_COMPONENTS(DK__RT_NAME, prefix))
+    DK__PER_BACKEND_##pb(DK__STR(prefix) "Unknown", DK_FORALL_BACKEND_COMPONENTS(DK__RT_NAME, prefix))
 #define DK__ALIAS_NAME(name, set, extra) #name,
 static const char *const dk__key_names[DK_NUM_KEYS] = {
     "Undefined",
     DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_NAME, ~)
-    "EndOfFunctionalityKeys",
+    "UnknownUnknown",
     DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_BLOCK_NAMES, ~)
     DK_FORALL_ALIAS_KEYS(DK__ALIAS_NAME, ~)
 };
@@ -2309,18 +2430,62 @@ static const char *const dk__key_names[DK_NUM_KEYS] = {
 #undef DK__FK_BLOCK_NAMES
 #undef DK__ALIAS_NAME
 
+/* The markers' enumerator names, which parse too (earlier versions printed
+   them): EndOfFunctionalityKeys, then StartOf<F>Backends per block. */
+#define DK__FK_MARKER_NAME(name, pb, prefix, roles, extra) DK__PER_BACKEND_##pb("StartOf" #name "Backends",)
+static const char *const dk__marker_names[DK_NUM_PER_BACKEND_FUNCTIONALITIES + 1] = {
+    "EndOfFunctionalityKeys", DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_MARKER_NAME, ~)
+};
+#undef DK__FK_MARKER_NAME
+/* Runtime-key name prefix of each per-backend functionality, block order. */
+#define DK__FK_PB_PREFIX(name, pb, prefix, roles, extra) DK__PER_BACKEND_##pb(DK__STR(prefix),)
+static const char *const dk__pb_prefixes[DK_NUM_PER_BACKEND_FUNCTIONALITIES + 1] = {
+    DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_PB_PREFIX, ~) ""
+};
+#undef DK__FK_PB_PREFIX
+
 #define DK__BC_NAME(name, own_ag, autocast, functional, extra) #name "Bit",
 static const char *const dk__backend_names[DK_NUM_BACKENDS + 1] = {
     "InvalidBit", DK_FORALL_BACKEND_COMPONENTS(DK__BC_NAME, ~)
 };
 #undef DK__BC_NAME
 
+/* Note [Backend names]. dk_rename_backend gives a PrivateUse backend a
+   name, process-wide: key values are process-wide and dk_key_name,
+   dk_key_parse and keyset printing take no registry. A name is one
+   immutable record, built under dk__global_lock and published with one
+   release store into dk__renamed[b]; it is never changed or freed, so a
+   reader (a failing call formatting its message included) takes no lock
+   and sees the old names or the new ones, never a mix. As c10's
+   register_privateuse1_backend: once per backend (again with the same
+   name is a no-op), at any time, since keys keep their values. */
+enum { DK__BACKEND_NAME_MAX = 32 };
+typedef struct dk__backend_alias {
+    const char *given;        /* "npu", as given: parses as the backend's Dense key and component */
+    const char *bit;          /* "NPUBit": dk_backend_name */
+    /* per per-backend functionality block: <Prefix><NAME> ("NPU", "AutogradNPU");
+       the name upper-cased, as c10's get_privateuse1_backend(false) */
+    const char *keys[DK_NUM_PER_BACKEND_FUNCTIONALITIES + 1];
+} dk__backend_alias;
+static dk__backend_alias *dk__renamed[DK_NUM_BACKENDS + 1];
+
+/* A runtime key's block (its per-backend functionality's index in list order). */
+DK__PRIVATE int dk__pb_block(dk_key k) { return (int)((k - DK_EndOfFunctionalityKeys - 1) / (DK_NUM_BACKENDS + 1)); }
+
 DK_API const char *dk_key_name(dk_key k) {
-    return (unsigned)k < (unsigned)DK_NUM_KEYS ? dk__key_names[k] : NULL;
+    if ((unsigned)k >= (unsigned)DK_NUM_KEYS) return NULL;
+    if (k > DK_EndOfFunctionalityKeys && k <= DK_EndOfRuntimeBackendKeys) {
+        const dk__backend_alias *a = DK__LOAD_ACQ(&dk__renamed[dk_key_backend(k)]);
+        if (a) return a->keys[dk__pb_block(k)];
+    }
+    return dk__key_names[k];
 }
 
 DK_API const char *dk_backend_name(dk_backend b) {
-    return (unsigned)b <= (unsigned)DK_NUM_BACKENDS ? dk__backend_names[b] : NULL;
+    const dk__backend_alias *a;
+    if ((unsigned)b > (unsigned)DK_NUM_BACKENDS) return NULL;
+    a = DK__LOAD_ACQ(&dk__renamed[b]);
+    return a ? a->bit : dk__backend_names[b];
 }
 
 DK__PRIVATE int dk__find_name(const char *const *names, int n, const char *name) {
@@ -2330,11 +2495,39 @@ DK__PRIVATE int dk__find_name(const char *const *names, int n, const char *name)
     return -1;
 }
 
+/* The key a name denotes (built-in names first, then the renamed backends'
+   names, then the markers' enumerator names), or -1. */
+DK__PRIVATE int dk__key_lookup(const char *name) {
+    int i, b;
+    if ((i = dk__find_name(dk__key_names, DK_NUM_KEYS, name)) >= 0) return i;
+    for (b = 1; b <= DK_NUM_BACKENDS; b++) {
+        const dk__backend_alias *a = DK__LOAD_ACQ(&dk__renamed[b]);
+        if (!a) continue;
+        if (DK_NUM_PER_BACKEND_FUNCTIONALITIES > 0 && strcmp(a->given, name) == 0) i = 0;
+        else i = dk__find_name(a->keys, DK_NUM_PER_BACKEND_FUNCTIONALITIES, name);
+        if (i >= 0) return DK_EndOfFunctionalityKeys + 1 + i * (DK_NUM_BACKENDS + 1) + b;
+    }
+    if ((i = dk__find_name(dk__marker_names, DK_NUM_PER_BACKEND_FUNCTIONALITIES + 1, name)) == 0)
+        return DK_EndOfFunctionalityKeys;
+    return i > 0 ? DK_EndOfFunctionalityKeys + 1 + (i - 1) * (DK_NUM_BACKENDS + 1) : -1;
+}
+
+/* The backend component a name denotes ("CPUBit"; a renamed one's "NPUBit"
+   or "npu"), or -1. */
+DK__PRIVATE int dk__backend_lookup(const char *name) {
+    int b = dk__find_name(dk__backend_names, DK_NUM_BACKENDS + 1, name);
+    if (b >= 0) return b;
+    for (b = 1; b <= DK_NUM_BACKENDS; b++) {
+        const dk__backend_alias *a = DK__LOAD_ACQ(&dk__renamed[b]);
+        if (a && (strcmp(a->bit, name) == 0 || strcmp(a->given, name) == 0)) return b;
+    }
+    return -1;
+}
+
 DK_API dk_status dk_key_parse(const char *name, dk_key *out) {
     int i;
     if (!name || !out) return dk__fail(DK_ERR_NULL, "dk_key_parse: NULL argument");
-    i = dk__find_name(dk__key_names, DK_NUM_KEYS, name);
-    if (i < 0) return dk__fail(DK_ERR_UNKNOWN_KEY, "dk_key_parse: no dispatch key is named '%s'", name);
+    if ((i = dk__key_lookup(name)) < 0) return dk__fail(DK_ERR_UNKNOWN_KEY, "could not parse dispatch key: %s", name);
     *out = (dk_key)i;
     return DK_OK;
 }
@@ -2342,10 +2535,86 @@ DK_API dk_status dk_key_parse(const char *name, dk_key *out) {
 DK_API dk_status dk_backend_parse(const char *name, dk_backend *out) {
     int i;
     if (!name || !out) return dk__fail(DK_ERR_NULL, "dk_backend_parse: NULL argument");
-    i = dk__find_name(dk__backend_names, DK_NUM_BACKENDS + 1, name);
-    if (i < 0) return dk__fail(DK_ERR_UNKNOWN_KEY, "dk_backend_parse: no backend component is named '%s'", name);
+    if ((i = dk__backend_lookup(name)) < 0)
+        return dk__fail(DK_ERR_UNKNOWN_KEY, "could not parse backend component: %s", name);
     *out = (dk_backend)i;
     return DK_OK;
+}
+
+/* ---- dk_rename_backend (Note [Backend names]) ---- */
+
+/* A name that is already a key's or a backend component's, or -1. */
+DK__PRIVATE int dk__name_taken(const char *name) { return dk__key_lookup(name) >= 0 || dk__backend_lookup(name) >= 0; }
+
+/* A backend name: an identifier of 1 to DK__BACKEND_NAME_MAX characters. */
+DK__PRIVATE int dk__backend_name_ok(const char *s) {
+    size_t n = 0;
+    if (!((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_')) return 0;
+    while ((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= 'A' && s[n] <= 'Z') || (s[n] >= '0' && s[n] <= '9') || s[n] == '_')
+        n++;
+    return s[n] == '\0' && n <= DK__BACKEND_NAME_MAX;
+}
+
+/* The record for `name` (a valid name), or NULL out of memory. */
+DK__PRIVATE dk__backend_alias *dk__backend_alias_new(const char *name) {
+    size_t n = strlen(name), size = sizeof(dk__backend_alias) + 2 * n + 5, i, j;
+    char *p, upper[DK__BACKEND_NAME_MAX + 1];
+    dk__backend_alias *a;
+    for (j = 0; j < DK_NUM_PER_BACKEND_FUNCTIONALITIES; j++) size += strlen(dk__pb_prefixes[j]) + n + 1;
+    if (!(a = (dk__backend_alias *)malloc(size))) return NULL;
+    for (i = 0; i <= n; i++) upper[i] = (char)(name[i] >= 'a' && name[i] <= 'z' ? name[i] - 'a' + 'A' : name[i]);
+    p = (char *)(a + 1);
+    a->given = strcpy(p, name), p += n + 1;
+    a->bit = strcat(strcpy(p, upper), "Bit"), p += n + 4;
+    for (j = 0; j < DK_NUM_PER_BACKEND_FUNCTIONALITIES; j++)
+        a->keys[j] = strcat(strcpy(p, dk__pb_prefixes[j]), upper), p += strlen(a->keys[j]) + 1;
+    a->keys[j] = NULL;
+    return a;
+}
+
+/* DK_OK, or why record a (for `name`) cannot name backend b. */
+DK__PRIVATE dk_status dk__rename_check(dk_backend b, const char *name, const dk__backend_alias *a) {
+    size_t j;
+    const char *what = dk__backend_names[b];
+    if (dk__name_taken(a->given))
+        return dk__fail(DK_ERR_BAD_NAME, "rename_backend(%s, \"%s\"): '%s' already names a dispatch key or backend",
+                        what, name, a->given);
+    for (j = 0; j < DK_NUM_PER_BACKEND_FUNCTIONALITIES; j++)
+        if (dk__name_taken(a->keys[j]))
+            return dk__fail(DK_ERR_BAD_NAME, "rename_backend(%s, \"%s\"): its key '%s' would have the name of "
+                            "another dispatch key", what, name, a->keys[j]);
+    if (dk__name_taken(a->bit))
+        return dk__fail(DK_ERR_BAD_NAME, "rename_backend(%s, \"%s\"): '%s' already names a backend component",
+                        what, name, a->bit);
+    return DK_OK;
+}
+
+DK_API dk_status dk_rename_backend(dk_registry *r, dk_backend b, const char *name) {
+    const dk__backend_alias *cur;
+    dk__backend_alias *a;
+    dk_status s = DK_OK;
+    (void)r; /* names are process-wide (Note [Backend names]) */
+    if (!name) return dk__fail(DK_ERR_NULL, "rename_backend: NULL name");
+    if ((unsigned)b - 1u >= (unsigned)DK_NUM_BACKENDS || strncmp(dk__backend_names[b], "PrivateUse", 10) != 0)
+        return dk__fail(DK_ERR_BAD_KEY, "rename_backend(%d, \"%s\"): only a PrivateUse backend component can be "
+                        "renamed, not %s", (int)b, name, dk_backend_name(b) ? dk_backend_name(b) : "(out of range)");
+    if (!dk__backend_name_ok(name))
+        return dk__fail(DK_ERR_BAD_NAME, "rename_backend(%s, \"%s\"): a backend name is an identifier of 1 to %d "
+                        "characters", dk__backend_names[b], name, (int)DK__BACKEND_NAME_MAX);
+    dk__mutex_lock(&dk__global_lock);
+    if ((cur = dk__renamed[b]) != NULL) {
+        if (strcmp(cur->given, name) != 0)
+            s = dk__fail(DK_ERR_ALREADY_NAMED, "rename_backend(%s, \"%s\"): Backend name has already been set to %s",
+                         dk__backend_names[b], name, cur->given);
+    } else if (!(a = dk__backend_alias_new(name))) {
+        s = dk__fail(DK_ERR_NO_MEMORY, "rename_backend: out of memory");
+    } else if ((s = dk__rename_check(b, name, a)) != DK_OK) {
+        free(a);
+    } else {
+        DK__STORE_REL(&dk__renamed[b], a);
+    }
+    dk__mutex_unlock(&dk__global_lock);
+    return s;
 }
 
 /* Appends text at *len, keeping buf NUL-terminated within size. */
@@ -2364,14 +2633,14 @@ DK__PRIVATE void dk__append_keyset(char *buf, size_t size, size_t *len, dk_keyse
     const char *sep = "";
     dk__append(buf, size, len, "DispatchKeySet(");
     DK_KS_FOREACH(k, ks) {
+        if (k == DK_EndOfFunctionalityKeys) break; /* its bit is no key's: UnknownBits below */
         dk__append(buf, size, len, sep);
-        dk__append(buf, size, len, dk__key_names[k]);
+        dk__append(buf, size, len, dk_key_name(k));
         sep = ", ";
     }
-    if (ks.repr & ~((DK__FBITS_KEYS << DK_NUM_BACKENDS) | DK__R_BACKENDS)) { /* bits above every key */
+    if (ks.repr & ~DK__R_FULL) { /* bits above every key */
         char hexbits[40];
-        snprintf(hexbits, sizeof hexbits, "UnknownBits(0x%llx)",
-                 (unsigned long long)(ks.repr & ~((DK__FBITS_KEYS << DK_NUM_BACKENDS) | DK__R_BACKENDS)));
+        snprintf(hexbits, sizeof hexbits, "UnknownBits(0x%llx)", (unsigned long long)(ks.repr & ~DK__R_FULL));
         dk__append(buf, size, len, sep);
         dk__append(buf, size, len, hexbits);
     }
@@ -2447,6 +2716,8 @@ struct dk_registration {
     const dk_op_adapters *adapters;
     dk_schema *parsed;            /* its chunks are registry blocks */
     dk_value *defaults;           /* one block: the values, then list storage */
+    uint64_t tags;                /* def: its tags, bit DK_TAG_x */
+    dk_alias_analysis alias_analysis;
 };
 
 typedef struct dk__op {
@@ -3127,6 +3398,8 @@ DK__PRIVATE void dk__table_fill(const dk_registry *r, const dk__op *op, dk_op_ta
     t->adapters = def ? def->adapters : NULL;
     t->parsed = def ? def->parsed : NULL;
     t->defaults = def ? def->defaults : NULL;
+    t->tags = def ? def->tags : 0;
+    t->alias_analysis = def ? def->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA;
 }
 
 /* Publishes t (allocated by the caller) as op's table. */
@@ -3337,13 +3610,88 @@ DK__PRIVATE dk_value *dk__defaults_new(dk_registry *r, const dk_schema *s) {
     return v;
 }
 
-DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const dk_op_adapters *adapters,
+/* ---- tags and alias analysis ------------------------------------------------------ */
+
+#define DK__TAG_NAME(name) #name,
+static const char *const dk__tag_names[DK_NUM_TAGS] = { DK_FORALL_TAGS(DK__TAG_NAME) };
+#undef DK__TAG_NAME
+#define DK__AA_NAME(name) #name,
+static const char *const dk__alias_analysis_names[DK__ALIAS_ANALYSIS_END] = { DK_FORALL_ALIAS_ANALYSIS(DK__AA_NAME) };
+#undef DK__AA_NAME
+
+DK_API const char *dk_tag_name(dk_tag t) { return (unsigned)t < (unsigned)DK_NUM_TAGS ? dk__tag_names[t] : NULL; }
+
+DK_API const char *dk_alias_analysis_name(dk_alias_analysis k) {
+    return (unsigned)k < (unsigned)DK__ALIAS_ANALYSIS_END ? dk__alias_analysis_names[k] : NULL;
+}
+
+DK_API dk_status dk_tag_parse(const char *name, dk_tag *out) {
+    int i;
+    if (!name || !out) return dk__fail(DK_ERR_NULL, "dk_tag_parse: NULL argument");
+    if ((i = dk__find_name(dk__tag_names, DK_NUM_TAGS, name)) < 0)
+        return dk__fail(DK_ERR_UNKNOWN_TAG, "dk_tag_parse: no operator tag is named '%s'", name);
+    *out = (dk_tag)i;
+    return DK_OK;
+}
+
+DK_API dk_status dk_alias_analysis_parse(const char *name, dk_alias_analysis *out) {
+    int i;
+    if (!name || !out) return dk__fail(DK_ERR_NULL, "dk_alias_analysis_parse: NULL argument");
+    i = name[0] ? dk__find_name(dk__alias_analysis_names, DK__ALIAS_ANALYSIS_END, name) : 0;
+    if (i < 0) return dk__fail(DK_ERR_UNKNOWN_TAG, "dk_alias_analysis_parse: Invalid alias_analysis type %s", name);
+    *out = (dk_alias_analysis)i;
+    return DK_OK;
+}
+
+/* A def's options, checked before anything changes; *tags gets their mask. */
+DK__PRIVATE dk_status dk__def_options_check(const char *schema, const dk_def_options *opts, uint64_t *tags) {
+    size_t i;
+    if (!opts) return DK_OK;
+    if ((unsigned)opts->alias_analysis >= (unsigned)DK_ALIAS_ANALYSIS_INTERNAL_SPECIAL_CASE)
+        return dk__fail(DK_ERR_BAD_ARGUMENT,
+                        "def(\"%s\"): alias analysis kind %d is not one a def may choose (FROM_SCHEMA, "
+                        "CONSERVATIVE or PURE_FUNCTION; INTERNAL_SPECIAL_CASE is c10's own)",
+                        schema, (int)opts->alias_analysis);
+    if (opts->num_tags && !opts->tags)
+        return dk__fail(DK_ERR_NULL, "def(\"%s\"): %lu tags but a NULL tag array", schema,
+                        (unsigned long)opts->num_tags);
+    for (i = 0; i < opts->num_tags; i++) {
+        if ((unsigned)opts->tags[i] >= (unsigned)DK_NUM_TAGS)
+            return dk__fail(DK_ERR_BAD_ARGUMENT, "def(\"%s\"): tag %lu has the value %d, which is no dk_tag",
+                            schema, (unsigned long)i, (int)opts->tags[i]);
+        *tags |= (uint64_t)1 << opts->tags[i];
+    }
+    return DK_OK;
+}
+
+/* dump_state's lines after "debug:": c10's alias-analysis line (it adds
+   " (default)" only to a schema whose kind was never set, which a def here
+   cannot make), then the tags, a line c10 does not print, only when there
+   are some. */
+DK__PRIVATE void dk__append_def_extras(char *buf, size_t size, size_t *len, const dk_registration *def) {
+    const char *sep = "\ntags: ";
+    int t;
+    dk__append(buf, size, len, "\nalias analysis kind: ");
+    dk__append(buf, size, len, dk__alias_analysis_names[def->alias_analysis]);
+    for (t = 0; t < DK_NUM_TAGS; t++) {
+        if (!((def->tags >> t) & 1)) continue;
+        dk__append(buf, size, len, sep);
+        dk__append(buf, size, len, dk__tag_names[t]);
+        sep = ", ";
+    }
+    dk__append(buf, size, len, "\n");
+}
+
+DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const dk_def_options *opts,
                                      const char *debug, dk_library *lib, dk_registration **out) {
     size_t len = dk__op_name_length(schema, 1);
+    const dk_op_adapters *adapters = opts ? opts->adapters : NULL;
+    uint64_t tags = 0;
     dk__op_prep prep;
     dk_registration *g, *l;
     dk_schema *parsed;
     dk_status s;
+    if ((s = dk__def_options_check(schema, opts, &tags)) != DK_OK) return s;
     if (len && schema[len] == '\0')
         return dk__fail(DK_ERR_BAD_NAME,
                         "def(\"%s\"): Full schema string was not specified, and we couldn't infer schema either.  "
@@ -3386,6 +3734,8 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
     g->num_arguments = parsed->num_arguments;
     g->num_returns = parsed->num_returns;
     g->adapters = adapters;
+    g->tags = tags;
+    g->alias_analysis = opts ? opts->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA;
     dk__op_commit(r, &prep);
     g->op = prep.op;
     prep.op->def = g;
@@ -3577,10 +3927,18 @@ DK_API dk_status dk_deregister(dk_registration *g) {
 
 DK_API dk_status dk__def(dk_registry *r, const char *schema, const dk_op_adapters *adapters, const char *file,
                          int line, dk_registration **out, const char *signature) {
+    dk_def_options opts;
+    memset(&opts, 0, sizeof opts);
+    opts.adapters = adapters;
+    return dk__def_with(r, schema, &opts, file, line, out, signature);
+}
+
+DK_API dk_status dk__def_with(dk_registry *r, const char *schema, const dk_def_options *opts, const char *file,
+                              int line, dk_registration **out, const char *signature) {
     char debug[512];
     if (!r || !schema) return dk__fail(DK_ERR_NULL, "def: NULL registry or schema");
     dk__format_debug(debug, sizeof debug, file, line);
-    DK__LOCKED_CALL(r, "def", signature, dk__def_locked(r, schema, adapters, debug, NULL, out));
+    DK__LOCKED_CALL(r, "def", signature, dk__def_locked(r, schema, opts, debug, NULL, out));
 }
 
 DK_API dk_status dk__impl(dk_registry *r, const char *op_name, dk_key key, dk_kernel_desc kernel, const char *file,
@@ -3733,15 +4091,19 @@ DK__PRIVATE const char *dk__kind_name(const dk_library *lib) { return dk__librar
 DK__PRIVATE dk_status dk__qualify(const dk_library *lib, const char *what, const char *name, char *buf, size_t n) {
     size_t id = dk__ident(name);
     if (id && name[id] == ':' && name[id + 1] == ':') {
-        if (strcmp(lib->ns, "_") != 0 && (strlen(lib->ns) != id || strncmp(lib->ns, name, id) != 0))
+        if (strcmp(lib->ns, "_") != 0 && (strlen(lib->ns) != id || strncmp(lib->ns, name, id) != 0)) {
+            /* c10's two texts: a def's has no prefix and sends to the DEF block */
+            char prefix[512] = "";
+            int impl = strcmp(what, "impl") == 0;
+            if (impl) snprintf(prefix, sizeof prefix, "impl(\"%.480s\", ...): ", name);
             return dk__fail(DK_ERR_NAMESPACE_MISMATCH,
-                            "%s(\"%s\"%s): Explicitly provided namespace (%.*s) in %s does not match namespace of "
-                            "enclosing %s block (%s).  Move this definition to the (unique) DK_LIBRARY block "
-                            "corresponding to this namespace (and consider deleting the namespace from your "
-                            "schema string.)  (Error occurred while processing %s block at %s)",
-                            what, name, strcmp(what, "impl") == 0 ? ", ..." : "", (int)id, name,
-                            strcmp(what, "impl") == 0 ? "operator name" : "schema string", dk__kind_name(lib),
-                            lib->ns, dk__kind_name(lib), lib->where);
+                            "%sExplicitly provided namespace (%.*s) in %s does not match namespace of enclosing %s "
+                            "block (%s).  Move this definition to the %s block corresponding to this namespace (and "
+                            "consider deleting the namespace from your schema string.)  (Error occurred while "
+                            "processing %s block at %s)",
+                            prefix, (int)id, name, impl ? "operator name" : "schema string", dk__kind_name(lib),
+                            lib->ns, impl ? "DK_LIBRARY_IMPL" : "(unique) DK_LIBRARY", dk__kind_name(lib), lib->where);
+        }
         if (strlen(name) >= n) return dk__fail(DK_ERR_BAD_NAME, "%s: name too long", what);
         strcpy(buf, name);
         return DK_OK;
@@ -3756,7 +4118,9 @@ DK__PRIVATE dk_status dk__qualify(const dk_library *lib, const char *what, const
 
 #define DK__QUALIFIED_MAX 4096
 
-DK_API dk_status dk_lib_def(dk_library *lib, const char *schema) {
+DK_API dk_status dk_lib_def(dk_library *lib, const char *schema) { return dk_lib_def_with(lib, schema, NULL); }
+
+DK_API dk_status dk_lib_def_with(dk_library *lib, const char *schema, const dk_def_options *opts) {
     char full[DK__QUALIFIED_MAX];
     dk_status s;
     if (!lib || !schema) return dk__fail(DK_ERR_NULL, "def: NULL library or schema");
@@ -3766,11 +4130,12 @@ DK_API dk_status dk_lib_def(dk_library *lib, const char *schema) {
         s = dk__library_closed("def");
     else if (lib->kind == DK_LIB_IMPL)
         s = dk__fail(DK_ERR_WRONG_BLOCK,
-                     "def(\"%s\"): Cannot define an operator inside of a DK_LIBRARY_IMPL block.  All def()s should be "
-                     "placed in the (unique) DK_LIBRARY block for their namespace.  (Error occurred while processing "
-                     "DK_LIBRARY_IMPL block at %s)", schema, lib->where);
+                     "def(\"%.*s\"): Cannot define an operator inside of a DK_LIBRARY_IMPL block.  All def()s should "
+                     "be placed in the (unique) DK_LIBRARY block for their namespace.  (Error occurred while "
+                     "processing DK_LIBRARY_IMPL block at %s)",
+                     (int)strcspn(schema, "("), schema, lib->where); /* c10 names the operator, not the schema */
     else if ((s = dk__qualify(lib, "def", schema, full, sizeof full)) == DK_OK)
-        s = dk__def_locked(lib->registry, full, NULL, lib->debug, lib, NULL);
+        s = dk__def_locked(lib->registry, full, opts, lib->debug, lib, NULL);
     dk__end_change(lib->registry);
     dk__unlock(lib->registry);
     return dk__lib_result(lib, s);
@@ -3884,7 +4249,8 @@ DK_API dk_status dk_op_find(dk_registry *r, const char *name, dk_operator **out)
     if (!r || !name || !out) return dk__fail(DK_ERR_NULL, "op_find: NULL argument");
     op = dk_op_lookup(r, name);
     if (!op || !dk_op_schema(op))
-        return dk__fail(DK_ERR_NOT_FOUND, "Could not find schema for %s%s", name,
+        return dk__fail(DK_ERR_NOT_FOUND, "Could not find schema for %s%s%s", name,
+                        strchr(name, '.') ? "" : ".", /* c10 prints name "." overload, overload "" or not */
                         op ? " but we found an implementation; did you forget to def() the operator?" : "");
     *out = op;
     return DK_OK;
@@ -3955,7 +4321,7 @@ DK_API int dk_op_dump_state(const dk_operator *op, char *buf, size_t size) {
         dk__append(buf, size, &len, o->def->schema);
         dk__append(buf, size, &len, "\ndebug: ");
         dk__append(buf, size, &len, o->def->kernel.debug);
-        dk__append(buf, size, &len, "\nalias analysis kind: FROM_SCHEMA\n");
+        dk__append_def_extras(buf, size, &len, o->def);
     } else {
         dk__append(buf, size, &len, "\nschema: (none)\n");
     }

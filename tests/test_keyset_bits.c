@@ -76,10 +76,11 @@ static void reference_string(dk_keyset ks, char *buf, size_t size) {
     dk_key keys[MAX_KEYS];
     int n = reference_keys(ks, keys), i;
     size_t len = (size_t)snprintf(buf, size, "DispatchKeySet(");
+    uint64_t unknown = ks.repr & (UNKNOWN_MASK | ((uint64_t)1 << END_BIT)); /* the marker's bit is no key's */
+    if (n && keys[n - 1] == DK_EndOfFunctionalityKeys) n--;
     for (i = 0; i < n; i++) len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "", dk_key_name(keys[i]));
-    if (ks.repr & UNKNOWN_MASK)
-        len += (size_t)snprintf(buf + len, size - len, "%sUnknownBits(0x%llx)", n ? ", " : "",
-                                (unsigned long long)(ks.repr & UNKNOWN_MASK));
+    if (unknown)
+        len += (size_t)snprintf(buf + len, size - len, "%sUnknownBits(0x%llx)", n ? ", " : "", (unsigned long long)unknown);
     snprintf(buf + len, size - len, ")");
 }
 
@@ -227,7 +228,11 @@ static void test_single_bits(void **state) {
     assert_int_equal(iterate(dk_ks_raw((uint64_t)1 << END_BIT), keys), 1);
     assert_int_equal(keys[0], DK_EndOfFunctionalityKeys);
     dk_ks_to_string(dk_ks_raw((uint64_t)1 << END_BIT), text, sizeof text);
-    assert_string_equal(text, "DispatchKeySet(EndOfFunctionalityKeys)");
+    {   /* the marker's bit is no key's: printed with the unknown bits (c10 1.13.1 drops it) */
+        char expect[64];
+        snprintf(expect, sizeof expect, "DispatchKeySet(UnknownBits(0x%llx))", 1ULL << END_BIT);
+        assert_string_equal(text, expect);
+    }
     for (i = FIRST_UNKNOWN_BIT; i < 64; i++) {
         char expect[64];
         assert_int_equal(iterate(dk_ks_raw((uint64_t)1 << i), keys), 0);
@@ -241,7 +246,7 @@ static void test_single_bits(void **state) {
     dk_ks_to_string(dk_ks_raw(((uint64_t)1 << 63) | dk_ks_from_key(DK_AutogradCPU).repr), text, sizeof text);
     assert_string_equal(text, "DispatchKeySet(AutogradCPU, UnknownBits(0x8000000000000000))");
     dk_ks_to_string(dk_ks_raw(~(uint64_t)0), text, sizeof text);
-    assert_non_null(strstr(text, ", PythonDispatcher, EndOfFunctionalityKeys, UnknownBits(0x"));
+    assert_non_null(strstr(text, ", PythonDispatcher, UnknownBits(0x"));
     printf("  %ld single-bit keysets, %ld keys iterated\n", keysets_checked, keys_seen);
 }
 

@@ -159,7 +159,7 @@ static void test_names_round_trip(void **state) {
     assert_string_equal(dk_key_name(DK_CPU), "CPU");
     assert_string_equal(dk_key_name(DK_AutogradMTIA), "AutogradMTIA");
     assert_string_equal(dk_key_name(DK_SparseCsrCUDA), "SparseCsrCUDA");
-    assert_string_equal(dk_key_name(DK_StartOfSparseBackends), "StartOfSparseBackends");
+    assert_string_equal(dk_key_name(DK_StartOfSparseBackends), "SparseUnknown"); /* c10 1.13.1 words */
     assert_string_equal(dk_key_name(DK_FuncTorchBatchedDecomposition), "FuncTorchBatchedDecomposition");
     assert_string_equal(dk_backend_name(DK_MTIABit), "MTIABit");
     assert_null(dk_key_name((dk_key)DK_NUM_KEYS));
@@ -172,7 +172,7 @@ static void test_parse_errors(void **state) {
     (void)state;
     assert_int_equal(dk_key_parse("NoSuchKey", &k), DK_ERR_UNKNOWN_KEY);
     assert_int_equal(k, DK_Tracer);
-    assert_non_null(strstr(dk_last_error(), "'NoSuchKey'"));
+    assert_string_equal(dk_last_error(), "could not parse dispatch key: NoSuchKey");
     assert_int_equal(dk_key_parse("cpu", &k), DK_ERR_UNKNOWN_KEY); /* names are case-sensitive */
     assert_int_equal(dk_key_parse("", &k), DK_ERR_UNKNOWN_KEY);
     assert_int_equal(dk_key_parse(NULL, &k), DK_ERR_NULL);

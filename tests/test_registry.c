@@ -139,7 +139,7 @@ static void test_impl_before_def(void **state) {
     assert_null(dk_op_schema(op));
     assert_int_equal(dk_op_find(r, "late::op", &op), DK_ERR_NOT_FOUND);
     assert_string_equal(dk_last_error(),
-                        "Could not find schema for late::op but we found an implementation; did you forget to def() "
+                        "Could not find schema for late::op. but we found an implementation; did you forget to def() "
                         "the operator?");
     assert_int_equal(dk_def(r, "late::op(Tensor x) -> Tensor", &d), DK_OK);
     assert_int_equal(dk_op_find(r, "late::op", &op), DK_OK);
@@ -364,7 +364,7 @@ static void test_library_blocks(void **state) {
     assert_int_equal(dk_lib_def(frag, "sub(Tensor a) -> Tensor"), DK_OK);
     assert_int_equal(dk_lib_def(frag2, "add(Tensor a) -> Tensor"), DK_ERR_DUPLICATE_DEF);
     assert_int_equal(dk_lib_def(frag2, "other::x(Tensor a) -> Tensor"), DK_ERR_NAMESPACE_MISMATCH);
-    assert_non_null(strstr(dk_last_error(), "def(\"other::x(Tensor a) -> Tensor\"): Explicitly provided namespace (other) "
+    assert_non_null(strstr(dk_last_error(), "Explicitly provided namespace (other) "
                                             "in schema string does not match namespace of enclosing "
                                             "DK_LIBRARY_FRAGMENT block (lib)."));
     /* IMPL blocks */
@@ -377,7 +377,7 @@ static void test_library_blocks(void **state) {
                                             "inconsistent with the dispatch key of the enclosing DK_LIBRARY_IMPL "
                                             "block (CPU)."));
     assert_int_equal(dk_lib_def(impl, "nope(Tensor a) -> Tensor"), DK_ERR_WRONG_BLOCK);
-    assert_non_null(strstr(dk_last_error(), "def(\"nope(Tensor a) -> Tensor\"): Cannot define an operator inside of a "
+    assert_non_null(strstr(dk_last_error(), "def(\"nope\"): Cannot define an operator inside of a "
                                             "DK_LIBRARY_IMPL block."));
     assert_int_equal(dk_lib_fallback(impl, dk_boxed(k_boxed, NULL)), DK_ERR_WRONG_BLOCK);
     assert_non_null(strstr(dk_last_error(), "Fallback functions which apply to only a single namespace (you "
@@ -628,7 +628,7 @@ static void test_bad_inputs(void **state) {
         { "impl with a schema", bad_impl_name, DK_ERR_BAD_NAME, "expected an operator name" },
         { "unknown key", bad_unknown_key, DK_ERR_BAD_KEY, "999 is not a dispatch key" },
         { "functionality key", bad_functionality_key, DK_ERR_BAD_KEY, "'AutogradFunctionality' is neither" },
-        { "marker key", bad_marker_key, DK_ERR_BAD_KEY, "'StartOfDenseBackends'" },
+        { "marker key", bad_marker_key, DK_ERR_BAD_KEY, "'Unknown'" },
         { "kernel without function", bad_no_function, DK_ERR_BAD_KERNEL, "neither an unboxed nor a boxed" },
         { "fallthrough with function", bad_fallthrough_with_fn, DK_ERR_BAD_KERNEL, "fallthrough kernel has no function" },
         { "fallback at Undefined", bad_fallback_undefined, DK_ERR_BAD_KEY, "Undefined" },

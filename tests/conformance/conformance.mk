@@ -13,6 +13,8 @@
 # built-in backend fallbacks it records are registered by libtorch_cpu.
 # gen_calls (end-to-end call vectors) links the same way: it replays
 # gen_tables' registration combinations and makes real Dispatcher calls.
+# gen_texts (message texts) links the same way; its stderr (c10's abort
+# messages from the child processes that print bad keysets) is dropped.
 
 CONFORMANCE_MK := $(lastword $(MAKEFILE_LIST))
 CONFORMANCE_SAVED_GOAL := $(.DEFAULT_GOAL)
@@ -32,12 +34,15 @@ CONFORMANCE_TABLES_LDLIBS  ?= -ltorch_cpu -lc10 -pthread
 CONFORMANCE_CALLS_GEN      ?= $(CONFORMANCE_BUILD_DIR)/gen_calls
 CONFORMANCE_CALLS          ?= $(CONFORMANCE_DIR)/calls-1.13.1.txt
 CONFORMANCE_CALLS_LDLIBS   ?= -ltorch_cpu -lc10 -pthread
+CONFORMANCE_TEXTS_GEN      ?= $(CONFORMANCE_BUILD_DIR)/gen_texts
+CONFORMANCE_TEXTS          ?= $(CONFORMANCE_DIR)/texts-1.13.1.txt
+CONFORMANCE_TEXTS_LDLIBS   ?= -ltorch_cpu -lc10 -pthread
 # Recorded in a comment line of the vectors only (evaluated at recipe time).
 LIBTORCH_DEB_VERSION   = $(shell dpkg-query -W -f='$${Version}' $(LIBTORCH_PACKAGE) 2>/dev/null)
 
 .PHONY: conformance-vectors conformance-libtorch conformance-clean
 
-conformance-vectors: $(CONFORMANCE_GEN) $(CONFORMANCE_TABLES_GEN) $(CONFORMANCE_CALLS_GEN)
+conformance-vectors: $(CONFORMANCE_GEN) $(CONFORMANCE_TABLES_GEN) $(CONFORMANCE_CALLS_GEN) $(CONFORMANCE_TEXTS_GEN)
 	$(CONFORMANCE_GEN) $(CONFORMANCE_VECTORS).tmp
 	mv -f $(CONFORMANCE_VECTORS).tmp $(CONFORMANCE_VECTORS)
 	@echo "wrote $(CONFORMANCE_VECTORS) ($$(wc -l < $(CONFORMANCE_VECTORS)) lines)"
@@ -47,6 +52,9 @@ conformance-vectors: $(CONFORMANCE_GEN) $(CONFORMANCE_TABLES_GEN) $(CONFORMANCE_
 	$(CONFORMANCE_CALLS_GEN) $(CONFORMANCE_CALLS).tmp
 	mv -f $(CONFORMANCE_CALLS).tmp $(CONFORMANCE_CALLS)
 	@echo "wrote $(CONFORMANCE_CALLS) ($$(wc -l < $(CONFORMANCE_CALLS)) lines)"
+	$(CONFORMANCE_TEXTS_GEN) $(CONFORMANCE_TEXTS).tmp 2>/dev/null
+	mv -f $(CONFORMANCE_TEXTS).tmp $(CONFORMANCE_TEXTS)
+	@echo "wrote $(CONFORMANCE_TEXTS) ($$(wc -l < $(CONFORMANCE_TEXTS)) lines)"
 
 $(CONFORMANCE_GEN): $(CONFORMANCE_DIR)/gen_keyspace.cpp $(CONFORMANCE_DIR)/common.hpp $(CONFORMANCE_MK) | conformance-libtorch
 	@mkdir -p $(dir $@)
@@ -66,6 +74,12 @@ $(CONFORMANCE_CALLS_GEN): $(CONFORMANCE_DIR)/gen_calls.cpp $(CONFORMANCE_DIR)/co
 	  -DLIBTORCH_DEB_VERSION='"$(LIBTORCH_DEB_VERSION)"' \
 	  -o $@ $< $(CONFORMANCE_CALLS_LDLIBS)
 
+$(CONFORMANCE_TEXTS_GEN): $(CONFORMANCE_DIR)/gen_texts.cpp $(CONFORMANCE_DIR)/common.hpp $(CONFORMANCE_MK) | conformance-libtorch
+	@mkdir -p $(dir $@)
+	$(CONFORMANCE_CXX) $(CONFORMANCE_CXXFLAGS) \
+	  -DLIBTORCH_DEB_VERSION='"$(LIBTORCH_DEB_VERSION)"' \
+	  -o $@ $< $(CONFORMANCE_TEXTS_LDLIBS)
+
 # (a) make sure libtorch-dev is installed; install it when running as root.
 conformance-libtorch:
 	@if [ ! -f $(LIBTORCH_PROBE) ]; then \
@@ -80,7 +94,7 @@ conformance-libtorch:
 	fi
 
 conformance-clean:
-	rm -f $(CONFORMANCE_GEN) $(CONFORMANCE_TABLES_GEN) $(CONFORMANCE_CALLS_GEN)
+	rm -f $(CONFORMANCE_GEN) $(CONFORMANCE_TABLES_GEN) $(CONFORMANCE_CALLS_GEN) $(CONFORMANCE_TEXTS_GEN)
 
 # Standalone use: default to conformance-vectors. When included, leave the
 # including Makefile's default goal untouched.
