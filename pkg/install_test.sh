@@ -65,14 +65,14 @@ check "README example '$name' built with CMake: find_package(dispatch), dispatch
   grep -qx "dispatch_DIR:PATH=$1/lib/cmake/dispatch" "$2/cmake/CMakeCache.txt" &&
   '"$CMAKE"' --build "$2/cmake" -- VERBOSE=1' sh "$prefix" "$dir" "$repo" "$src" && {
   check "  ... dispatch::dispatch prints what README says" run_example "$dir/cmake/example"
-  check "  ... dispatch::shared needs libdispatch.so and prints what README says" sh -c '
+  check "  ... dispatch::shared: needs libdispatch.so, defines no dk_ function" sh -c '
     readelf -d "$1" | grep -q "NEEDED.*\[libdispatch.so\]" && ! nm --defined-only "$1" | grep " [Tt] dk_"' sh "$dir/cmake/example_shared" &&
   check "  ... and prints what README says" run_example "$dir/cmake/example_shared"
 }
 
-check "README example '$name' without DISPATCH_IMPLEMENTATION, linked with libdispatch.so (-DDK_SHARED, rpath)" sh -c '
-  cd "$2" && '"$CC $STRICT"' -DDK_SHARED -I"$1/include" example.c -o "$2/shared" \
-    -L"$1/lib" -ldispatch -Wl,-rpath,"$1/lib" -lpthread &&
+check "README example '$name' without DISPATCH_IMPLEMENTATION, linked with libdispatch.so (-DDK_SHARED, pkg-config, rpath)" sh -c '
+  flags=$(PKG_CONFIG_PATH="$1/lib/pkgconfig" '"$PKGCONF"' --cflags --libs dispatch) || exit 1
+  cd "$2" && '"$CC $STRICT"' -DDK_SHARED example.c -o "$2/shared" $flags -L"$1/lib" -ldispatch -Wl,-rpath,"$1/lib" &&
   readelf -d "$2/shared" | grep -q "NEEDED.*\[libdispatch.so\]" &&
   ! nm --defined-only "$2/shared" | grep " [Tt] dk_"' sh "$prefix" "$src/lib" && \
   check "  ... and prints what README says" run_example "$src/lib/shared"
