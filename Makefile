@@ -239,20 +239,17 @@ check-gen: $(BUILD)/dkgen | $(BUILD) ## regenerate gen/ outputs and README's key
 	done; echo "$$ok $$bad" > $(BUILD)/results/check-gen.count; [ $$bad = 0 ]
 
 # --- the library and its installation ------------------------------------------------
-# pkg/libdispatch.c holds the implementation. The shared library is built with
-# -DDK_SHARED -fvisibility=hidden: it exports the dk_ functions and nothing else.
+# pkg/libdispatch.c holds the implementation, compiled once for both libraries:
+# position-independent, with -DDK_SHARED -fvisibility=hidden, so that the
+# shared library exports the DK_API functions and variables and nothing else.
 lib: $(BUILD)/libdispatch.so $(BUILD)/libdispatch.a ## build build/libdispatch.so and build/libdispatch.a (the implementation, compiled once)
 
-LIB_FLAGS := $(CSTD) $(WARN) -I.
-$(BUILD)/lib/shared.o: pkg/libdispatch.c dispatch.h | $(BUILD)
+$(BUILD)/lib/dispatch.o: pkg/libdispatch.c dispatch.h | $(BUILD)
 	@mkdir -p $(@D)
-	$(CC) $(LIB_FLAGS) $(CFLAGS) -DDK_SHARED -fPIC -fvisibility=hidden -c $< -o $@
-$(BUILD)/lib/static.o: pkg/libdispatch.c dispatch.h | $(BUILD)
-	@mkdir -p $(@D)
-	$(CC) $(LIB_FLAGS) $(CFLAGS) -c $< -o $@
-$(BUILD)/libdispatch.so: $(BUILD)/lib/shared.o
+	$(CC) $(CSTD) $(WARN) -I. $(CFLAGS) -DDK_SHARED -fPIC -fvisibility=hidden -c $< -o $@
+$(BUILD)/libdispatch.so: $(BUILD)/lib/dispatch.o
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libdispatch.so $< -o $@ -lpthread
-$(BUILD)/libdispatch.a: $(BUILD)/lib/static.o
+$(BUILD)/libdispatch.a: $(BUILD)/lib/dispatch.o
 	rm -f $@; $(AR) rcs $@ $<
 
 # Files generated for the install, with the final (DESTDIR-less) paths in them;
