@@ -1,7 +1,7 @@
 # examples/minitensor/minitensor.mk — builds and runs the minitensor example.
 #
-# Included by the top-level Makefile (CC, BUILD, CFLAGS_T, the $(BUILD)/dkgen
-# rule that regenerates mt_ops.h). Targets:
+# Included by the top-level Makefile (CC, BUILD, CFLAGS_T; `make gen`
+# regenerates mt_ops.h, `make check-gen` checks it). Targets:
 #     make examples              build the host program and the plugin
 #     make example-minitensor    build, run, compare stdout with expected.txt
 # Under the sanitizers (a separate build directory):
@@ -38,7 +38,3 @@ $(BUILD)/examples/minitensor/minitensor: $(MT_HOST_SRC) $(MT_DEPS)
 $(BUILD)/examples/minitensor/minitensor_plugin.so: $(MT_DIR)/plugin.c $(MT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(MT_CFLAGS) $(EXTRA) -fPIC -shared $(MT_DIR)/plugin.c -o $@
-
-# The typed bindings, generated from the schemas (committed, like gen/sample_ops.h).
-$(MT_DIR)/mt_ops.h: $(MT_DIR)/mt_ops.txt $(BUILD)/dkgen
-	$(BUILD)/dkgen $< $@
