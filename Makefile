@@ -1,26 +1,54 @@
-# dispatch.h — build, test and benchmark. `make help` lists the targets.
+# dispatch.h — build, install, test and benchmark. `make help` lists the targets.
 #
-# `make test` works on a fresh Debian machine: run as root it installs what it
-# needs with apt-get (see `deps`); otherwise it names the missing package.
+# `make` builds build/dkgen, build/libdispatch.so and build/libdispatch.a;
+# `make install PREFIX=...` installs them with the header, a pkg-config file
+# and a CMake package. `make test` works on a fresh Debian machine: run as
+# root it installs what it needs with apt-get (see `deps`); otherwise it names
+# the missing packages.
+#
+# Every variable the pieces share (compilers, flags, BUILD, packages) is set
+# here, once; the files included at the end only add targets, and variables
+# under their own prefix (GEN_, FUZZ_, SCHEMA_, C10_, MT_, PLUGIN_, ...).
+
+.DEFAULT_GOAL := all
 
 CC       ?= cc
 CLANG    ?= clang
 CXX      ?= g++
 CLANGXX  ?= clang++
+CMAKE    ?= cmake
+PKGCONF  ?= pkgconf
 BUILD    := build
-WARN     := -pedantic -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
+WARN_CXX := -pedantic -Wall -Wextra -Werror -Wshadow
+WARN     := $(WARN_CXX) -Wstrict-prototypes
 CSTD     := -std=c99
 CFLAGS_T := $(CSTD) $(WARN) -g -O1 -I.
 LIBS_T   := -lcmocka -lpthread
 SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN     := -fsanitize=thread
+FUZZ_SAN := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_SECONDS ?= 60
 # ThreadSanitizer runs the single-threaded churn loops of test_reclaim shorter (its races in full)
 TSAN_SCALE := -DCYCLES_IMPL=20000 -DCYCLES_DEF=5000
 
-# Debian packages the tests need: header or program -> package.
-DEPS := /usr/include/cmocka.h:libcmocka-dev /usr/include/xxhash.h:libxxhash-dev \
-        /usr/bin/clang:clang /usr/bin/g++:g++ \
-        /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a:libclang-rt-14-dev
+# The library (make all / install): CFLAGS and LDFLAGS are the user's.
+CFLAGS   ?= -O2 -g
+VERSION  := $(shell sed -n 's/^\#define DK_VERSION_STRING "\(.*\)"/\1/p' dispatch.h)
+PREFIX   ?= /usr/local
+BINDIR   ?= $(PREFIX)/bin
+INCLUDEDIR ?= $(PREFIX)/include
+LIBDIR   ?= $(PREFIX)/lib
+
+# libtorch 1.13.1 (Debian's libtorch-dev): conformance vectors and bench-c10 only.
+LIBTORCH_PACKAGE := libtorch-dev
+LIBTORCH_CXXFLAGS := -std=c++17 -O1 -pthread
+LIBTORCH_DEB_VERSION = $(shell dpkg-query -W -f='$${Version}' $(LIBTORCH_PACKAGE) 2>/dev/null)
+
+# Debian packages `make test` needs, each as KIND:WHAT:PACKAGE: h = a header
+# the C compiler finds, p = a program on PATH. libFuzzer's runtime is probed
+# by linking a fuzzer (fuzz-runtime).
+DEPS := h:cmocka.h:libcmocka-dev h:xxhash.h:libxxhash-dev p:$(CLANG):clang p:$(CXX):g++ \
+        p:$(CMAKE):cmake p:$(PKGCONF):pkgconf p:python3:python3
 
 UNIT_TESTS := test_keyspace test_conformance test_custom_config test_config_mismatch \
               test_registry test_resolution_property test_table_conformance test_call test_threads \
@@ -30,28 +58,49 @@ UNIT_TESTS += test_names
 TSAN_TESTS := test_threads test_call test_races test_reclaim test_reclaim_epochs test_threads_epochs test_names
 KEYSPACE_VECTORS := tests/conformance/keyspace-1.13.1.txt
 TABLE_VECTORS    := tests/conformance/tables-1.13.1.txt
+SCHEMA_VECTORS   := tests/conformance/schemas-1.13.1.txt
 
-.PHONY: help test deps unit sanitize tsan matrix structure clean conformance-vectors bench bench-icount examples-test \
-        gen check-gen
+.PHONY: FORCE all lib install uninstall install-test help test deps fuzz-runtime libtorch unit sanitize tsan matrix \
+        structure clean bench bench-icount examples-test gen check-gen
+
+all: $(BUILD)/dkgen lib ## build build/dkgen, build/libdispatch.so and build/libdispatch.a
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | \
 	  awk -F':.*## ' '{ printf "  %-22s %s\n", $$1, $$2 }'
 
-test: deps ## install what is missing, then build and run every test (unit, sanitizers, compile matrix, structure, plugins, examples, fuzz-short)
+test: deps ## install what is missing, then build and run every test (unit, sanitizers, compile matrix, structure, plugins, examples, install, fuzz-short)
 	@$(MAKE) --no-print-directory unit sanitize tsan matrix structure check-gen plugin-test examples-test gen-check gen-check-libtorch \
-	  fuzz-short fuzz-registry-short gen-fuzz-short
+	  install-test fuzz-short fuzz-registry-short gen-fuzz-short
 	@sh tests/summary.sh $(BUILD)/results
 
+# $(call need,TEST,PACKAGES): when the shell command TEST fails, install the
+# Debian PACKAGES with apt-get as root, otherwise name them and fail.
+need = pkgs="$(strip $(2))"; if ! { $(1); } >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing Debian packages: $$pkgs"; \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$pkgs; } >/dev/null || \
+	    { echo "could not install Debian packages: $$pkgs"; exit 1; }; \
+	  else echo "missing Debian packages: $$pkgs (as root: apt-get install $$pkgs)"; exit 1; fi; fi
+
 deps: ## install missing Debian packages (as root) or say which are missing
-	@missing=""; for d in $(DEPS); do f=$${d%%:*}; p=$${d##*:}; \
-	  [ -e "$$f" ] || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "installing:$$missing"; \
-	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing) >/dev/null || exit 1; \
-	  else echo "missing Debian packages:$$missing (install them as root: apt-get install$$missing)"; exit 1; fi; \
-	fi
+	@missing=""; for d in $(DEPS); do kind=$${d%%:*}; what=$${d#*:}; what=$${what%:*}; \
+	  case $$kind in h) printf '#include <%s>\n' "$$what" | $(CC) -E -x c - ;; *) command -v "$$what" ;; esac \
+	    >/dev/null 2>&1 || missing="$$missing $${d##*:}"; done; \
+	$(call need,[ -z "$$missing" ],$$missing)
+	@$(MAKE) --no-print-directory fuzz-runtime
+
+# libFuzzer's runtime: link a trivial fuzzer; if that fails, the package is
+# named after clang's major version (clang 14: libclang-rt-14-dev).
+FUZZ_RUNTIME_PACKAGE = $$(v=$$($(CLANG) --version 2>/dev/null | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -1); \
+	  if [ -n "$$v" ]; then echo libclang-rt-$$v-dev; else echo clang; fi)
+fuzz-runtime: | $(BUILD)
+	@printf 'int LLVMFuzzerTestOneInput(const char *d, long n);\nint LLVMFuzzerTestOneInput(const char *d, long n) { (void)d; (void)n; return 0; }\n' \
+	  > $(BUILD)/fuzz-probe.c; \
+	$(call need,$(CLANG) -fsanitize=fuzzer $(BUILD)/fuzz-probe.c -o $(BUILD)/fuzz-probe,$(FUZZ_RUNTIME_PACKAGE))
+
+libtorch:
+	@$(call need,printf '#include <c10/core/DispatchKeySet.h>\n' | $(CXX) -std=c++17 -E -x c++ -,$(LIBTORCH_PACKAGE))
 
 $(BUILD):
 	@mkdir -p $(BUILD)
@@ -63,7 +112,7 @@ FLAGS_test_table_conformance := -DDK_PRESET_TORCH_1_13_1
 FLAGS_test_call_conformance  := -DDK_PRESET_TORCH_1_13_1
 FLAGS_test_custom_config     := '-DDK_CONFIG_HEADER="custom_config.h"' -Itests
 FLAGS_test_gen               := -Igen
-ARGS_test_schema             := tests/conformance/schemas-1.13.1.txt
+ARGS_test_schema             := $(SCHEMA_VECTORS)
 ARGS_test_conformance        := $(KEYSPACE_VECTORS)
 ARGS_test_table_conformance  := $(TABLE_VECTORS)
 ARGS_test_call_conformance   := tests/conformance/calls-1.13.1.txt $(TABLE_VECTORS)
@@ -108,18 +157,20 @@ tsan: | $(BUILD) ## run the concurrency tests under ThreadSanitizer
 
 # --- compile matrix: the header as C99/C11 with gcc and clang, and as C++ -------
 MATRIX := "$(CC) -std=c99 $(WARN)" "$(CC) -std=c11 $(WARN)" "$(CLANG) -std=c99 $(WARN)" \
-          "$(CLANG) -std=c11 $(WARN)" "$(CC) -std=c99 $(WARN) -O2 -DNDEBUG" \
+          "$(CLANG) -std=c11 $(WARN) -DDK_SHARED" "$(CC) -std=c99 $(WARN) -O2 -DNDEBUG" \
           "$(CC) -std=c99 $(WARN) -DDK_PRESET_TORCH_1_13_1" "$(CC) -std=c99 $(WARN) -DDK_CALL_EPOCHS" \
-          "$(CLANGXX) -x c++ -std=c++11 -pedantic -Wall -Wextra -Werror -Wshadow -DDK_CALL_EPOCHS" \
-          "$(CXX) -x c++ -std=c++11 -pedantic -Wall -Wextra -Werror -Wshadow" \
-          "$(CLANGXX) -x c++ -std=c++17 -pedantic -Wall -Wextra -Werror -Wshadow"
-matrix: | $(BUILD) ## compile the header (implementation included) with every compiler and standard
+          "$(CLANGXX) -x c++ -std=c++11 $(WARN_CXX) -DDK_CALL_EPOCHS" \
+          "$(CXX) -x c++ -std=c++11 $(WARN_CXX)" \
+          "$(CLANGXX) -x c++ -std=c++17 $(WARN_CXX) -DDK_SHARED"
+# the header with its implementation alone, and under the schema fuzzer's harness
+MATRIX_SOURCES := tests/compile_all.c tests/fuzz_schema.c
+matrix: | $(BUILD) ## compile the header (implementation included) and the schema harness with every compiler and standard
 	@mkdir -p $(BUILD)/results; ok=0; bad=0; \
-	for c in $(MATRIX); do \
-	  if $$c -I. -c tests/compile_all.c -o $(BUILD)/matrix.o 2> $(BUILD)/matrix.log; \
-	  then ok=$$((ok+1)); echo "  ok    $$c"; \
-	  else bad=$$((bad+1)); echo "  FAIL  $$c"; cat $(BUILD)/matrix.log; fi; \
-	done; echo "$$ok $$bad" > $(BUILD)/results/matrix.count; [ $$bad = 0 ]
+	for c in $(MATRIX); do for f in $(MATRIX_SOURCES); do \
+	  if $$c -I. -c $$f -o $(BUILD)/matrix.o 2> $(BUILD)/matrix.log; \
+	  then ok=$$((ok+1)); echo "  ok    $$c  $$f"; \
+	  else bad=$$((bad+1)); echo "  FAIL  $$c  $$f"; cat $(BUILD)/matrix.log; fi; \
+	done; done; echo "$$ok $$bad" > $(BUILD)/results/matrix.count; [ $$bad = 0 ]
 
 # --- structure: multi-include, DISPATCH_STATIC, exported symbols ---------------
 structure: | $(BUILD) ## header twice in one unit; two DISPATCH_STATIC units linked; only dk_ symbols exported
@@ -142,7 +193,7 @@ bench: deps $(BUILD)/bench $(BUILD)/bench-epochs ## every row beside its baselin
 	  -t "targets, PyTorch 2.7.1 preset (ns: noisy medians of this run; instructions: hardware counters if any, else make bench-icount)"
 
 bench-icount: $(BUILD)/bench $(BUILD)/bench-1.13.1 ## instructions per operation of each bench row under callgrind, both presets, and the targets met / not met
-	@command -v valgrind >/dev/null || { echo "missing Debian package: valgrind"; exit 1; }
+	@$(call need,command -v valgrind,valgrind)
 	@echo "PyTorch 2.7.1 preset ($(BUILD)/bench):"
 	@sh bench/icount.sh $(BUILD)/bench $(BUILD)/icount
 	@echo; echo "PyTorch 1.13.1 preset ($(BUILD)/bench-1.13.1):"
@@ -155,8 +206,10 @@ bench-icount: $(BUILD)/bench $(BUILD)/bench-1.13.1 ## instructions per operation
 	  sh bench/targets.sh -m -k instr -i $(BUILD)/$${p%%:*}/icount.txt > $(BUILD)/targets-icount-$${p#*:}.md; done
 
 include bench/c10.mk
+include tests/fuzz.mk
 include tests/schema.mk
 include tests/fuzz_registry.mk
+include tests/conformance/conformance.mk
 include gen/gen.mk
 include examples/minitensor/minitensor.mk
 include tests/plugin/plugin.mk
@@ -172,24 +225,71 @@ examples-test: | $(BUILD) ## run examples/minitensor plain and under ASan+UBSan,
 # --- gen/: dkgen, typed bindings from schema files ---------------------------------
 $(BUILD)/dkgen: gen/dkgen.c dispatch.h | $(BUILD)
 	$(CC) $(CFLAGS_T) $< -o $@ -lpthread
-gen/sample_ops.h: gen/sample_ops.txt $(BUILD)/dkgen
-	$(BUILD)/dkgen $< $@
 
-gen: gen/sample_ops.h $(BUILD)/dkgen ## run dkgen: gen/sample_ops.h and README's key table
+# Headers dkgen generates, committed (schemas:header). The builds use the
+# committed files and never rewrite them; `make gen` does, and check-gen (in
+# make test) fails when one differs from what dkgen generates now.
+GENERATED := gen/sample_ops.txt:gen/sample_ops.h examples/minitensor/mt_ops.txt:examples/minitensor/mt_ops.h
+
+gen: $(BUILD)/dkgen ## run dkgen: gen/sample_ops.h, examples/minitensor/mt_ops.h and README's key table
+	@for g in $(GENERATED); do echo "$(BUILD)/dkgen $${g%%:*} $${g#*:}"; $(BUILD)/dkgen $${g%%:*} $${g#*:} || exit 1; done
 	@sh gen/readme_keys.sh $(BUILD)/dkgen README.md > $(BUILD)/README.md.new && mv $(BUILD)/README.md.new README.md
 
-check-gen: $(BUILD)/dkgen | $(BUILD) ## regenerate gen/ outputs and README's key table; fail on any difference from the committed ones
+check-gen: $(BUILD)/dkgen | $(BUILD) ## regenerate the generated headers and README's key table; fail on any difference from the committed ones
 	@mkdir -p $(BUILD)/check-gen $(BUILD)/results
-	@$(BUILD)/dkgen gen/sample_ops.txt $(BUILD)/check-gen/sample_ops.h 2>/dev/null
 	@sh gen/readme_keys.sh $(BUILD)/dkgen README.md > $(BUILD)/check-gen/README.md
 	@ok=0; bad=0; \
-	for f in gen/sample_ops.h README.md; do \
-	  if diff -u $$f $(BUILD)/check-gen/$$(basename $$f) > $(BUILD)/check-gen/diff.txt; then ok=$$((ok+1)); echo "  ok    $$f is what dkgen generates"; \
+	for g in $(GENERATED) :README.md; do f=$${g#*:}; new=$(BUILD)/check-gen/$$(basename $$f); \
+	  [ -z "$${g%%:*}" ] || $(BUILD)/dkgen $${g%%:*} $$new 2>/dev/null; \
+	  if diff -u $$f $$new > $(BUILD)/check-gen/diff.txt; then ok=$$((ok+1)); echo "  ok    $$f is what dkgen generates"; \
 	  else bad=$$((bad+1)); echo "  FAIL  $$f differs from what dkgen generates (make gen):"; head -20 $(BUILD)/check-gen/diff.txt; fi; \
 	done; echo "$$ok $$bad" > $(BUILD)/results/check-gen.count; [ $$bad = 0 ]
 
-conformance-vectors: ## regenerate tests/conformance/*.txt from the real libtorch 1.13.1 (installs libtorch-dev)
-	@$(MAKE) --no-print-directory -f tests/conformance/conformance.mk conformance-vectors
+# --- the library and its installation ------------------------------------------------
+# pkg/libdispatch.c holds the implementation, compiled once for both libraries:
+# position-independent, with -DDK_SHARED -fvisibility=hidden, so that the
+# shared library exports the DK_API functions and variables and nothing else.
+lib: $(BUILD)/libdispatch.so $(BUILD)/libdispatch.a ## build build/libdispatch.so and build/libdispatch.a (the implementation, compiled once)
+
+$(BUILD)/lib/dispatch.o: pkg/libdispatch.c dispatch.h | $(BUILD)
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) $(WARN) -I. $(CFLAGS) -DDK_SHARED -fPIC -fvisibility=hidden -c $< -o $@
+$(BUILD)/libdispatch.so: $(BUILD)/lib/dispatch.o
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libdispatch.so $< -o $@ -lpthread
+$(BUILD)/libdispatch.a: $(BUILD)/lib/dispatch.o
+	rm -f $@; $(AR) rcs $@ $<
+
+# Files generated for the install, with the final (DESTDIR-less) paths in them;
+# remade every time, since PREFIX may have changed.
+$(BUILD)/pkg/%: pkg/%.in FORCE | $(BUILD)
+	@mkdir -p $(@D)
+	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
+	    -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@BINDIR@|$(BINDIR)|g' \
+	    -e 's|@MAJOR@|$(word 1,$(subst ., ,$(VERSION)))|g' -e 's|@MINOR@|$(word 2,$(subst ., ,$(VERSION)))|g' $< > $@
+FORCE:
+
+INSTALLED := $(INCLUDEDIR)/dispatch.h $(BINDIR)/dkgen $(LIBDIR)/libdispatch.so $(LIBDIR)/libdispatch.a \
+             $(LIBDIR)/pkgconfig/dispatch.pc $(LIBDIR)/cmake/dispatch/dispatchConfig.cmake \
+             $(LIBDIR)/cmake/dispatch/dispatchConfigVersion.cmake
+install: all $(BUILD)/pkg/dispatch.pc $(BUILD)/pkg/dispatchConfig.cmake $(BUILD)/pkg/dispatchConfigVersion.cmake ## install header, dkgen, libdispatch.so/.a, pkg-config and CMake files (PREFIX=/usr/local, DESTDIR)
+	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(LIBDIR)/cmake/dispatch
+	install -m 644 dispatch.h $(DESTDIR)$(INCLUDEDIR)/dispatch.h
+	install -m 755 $(BUILD)/dkgen $(DESTDIR)$(BINDIR)/dkgen
+	install -m 755 $(BUILD)/libdispatch.so $(DESTDIR)$(LIBDIR)/libdispatch.so
+	install -m 644 $(BUILD)/libdispatch.a $(DESTDIR)$(LIBDIR)/libdispatch.a
+	install -m 644 $(BUILD)/pkg/dispatch.pc $(DESTDIR)$(LIBDIR)/pkgconfig/dispatch.pc
+	install -m 644 $(BUILD)/pkg/dispatchConfig.cmake $(BUILD)/pkg/dispatchConfigVersion.cmake \
+	  $(DESTDIR)$(LIBDIR)/cmake/dispatch/
+
+uninstall: ## remove what make install installed (same PREFIX and DESTDIR)
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	-rmdir $(DESTDIR)$(LIBDIR)/cmake/dispatch 2>/dev/null
+
+# Installs into a prefix under $(BUILD), builds README's first example against
+# it (pkg-config, CMake, libdispatch.so), runs the installed dkgen, uninstalls.
+install-test: all | $(BUILD) ## install into a scratch prefix; consumers via pkg-config, CMake and libdispatch.so; installed dkgen; uninstall leaves nothing
+	@MAKE="$(MAKE)" CC="$(CC)" CMAKE="$(CMAKE)" PKGCONF="$(PKGCONF)" STRICT="$(CSTD) $(WARN) -g -O1" \
+	  sh pkg/install_test.sh $(abspath $(BUILD))/install-test $(BUILD)/results
 
 clean: ## remove build products
 	rm -rf $(BUILD)

@@ -50,6 +50,15 @@
        DISPATCH_IMPLEMENTATION  define in one .c file to emit the implementation
        DISPATCH_STATIC          make every function static (implementation and
                                 all users in the same translation unit)
+       DK_SHARED                the implementation lives in a shared library:
+                                define it in every unit; the unit with
+                                DISPATCH_IMPLEMENTATION exports (default
+                                visibility, or dllexport), the others import
+                                (dllimport on Windows). Build the library with
+                                -fvisibility=hidden: only dk_ symbols leave it.
+       DK_API                   linkage of every public function (default:
+                                extern, or as set by DISPATCH_STATIC /
+                                DK_SHARED); define it to take over.
        DK_CONFIG_HEADER         "file.h" included first in every translation unit;
                                 may define the three lists (see >>config).
                                 MUST be the same in every translation unit.
@@ -156,12 +165,27 @@
 #define DK__UNUSED
 #endif
 
-/* DK_API marks every public function: static (and possibly unused) under
-   DISPATCH_STATIC, extern otherwise. */
-#ifdef DISPATCH_STATIC
+/* DK_API marks every public function and the few variables the inline call
+   path reads: static (and possibly unused) under DISPATCH_STATIC, extern
+   otherwise. DK_SHARED adds what a shared library needs: exported from the
+   unit that defines DISPATCH_IMPLEMENTATION (before its first #include),
+   imported everywhere else on Windows; default visibility elsewhere, so the
+   library can be built with -fvisibility=hidden. A user's own DK_API wins
+   (it must begin with extern, or static with DISPATCH_STATIC). */
+#ifndef DK_API
+#if defined(DISPATCH_STATIC)
 #define DK_API static DK__UNUSED
+#elif defined(DK_SHARED) && (defined(_WIN32) || defined(__CYGWIN__))
+#ifdef DISPATCH_IMPLEMENTATION
+#define DK_API extern __declspec(dllexport)
+#else
+#define DK_API extern __declspec(dllimport)
+#endif
+#elif defined(DK_SHARED) && (defined(__GNUC__) || defined(__clang__))
+#define DK_API extern __attribute__((visibility("default")))
 #else
 #define DK_API extern
+#endif
 #endif
 
 #define DK__STR(x) #x
@@ -1570,11 +1594,11 @@ static dk_trace_fn dk__trace_hook;
 static uint64_t dk__epoch DK__UNUSED = 1;
 static int dk__asymmetric DK__UNUSED;
 #else
-extern DK_THREAD_LOCAL dk_tls_state dk__tls DK_TLS_MODEL;
-extern DK_THREAD_LOCAL dk__reader_tls dk__rd DK_TLS_MODEL;
-extern dk_trace_fn dk__trace_hook;
-extern uint64_t dk__epoch;
-extern int dk__asymmetric;
+DK_API DK_THREAD_LOCAL dk_tls_state dk__tls DK_TLS_MODEL;
+DK_API DK_THREAD_LOCAL dk__reader_tls dk__rd DK_TLS_MODEL;
+DK_API dk_trace_fn dk__trace_hook;
+DK_API uint64_t dk__epoch;
+DK_API int dk__asymmetric;
 #endif
 
 DK_INLINE dk_keyset dk_tls_included(void) { return dk_ks_raw(dk__tls.included); }

@@ -1,4 +1,4 @@
-// make -f bench/c10.mk bench-c10: the cases of bench/bench.c measured with
+// make bench-c10: the cases of bench/bench.c measured with
 // the real c10 dispatcher of libtorch 1.13.1 (Debian libtorch-dev), same row
 // ids (BENCH_FORALL_ROWS of bench/measure.h), same output format, same
 // --list / --row NAME N / --instr-atstart modes and noinline row_<name>(long)

@@ -1,9 +1,8 @@
-# bench/c10.mk - dispatch.h's bench beside the real c10 dispatcher.
-#
-# Standalone from the repo root, or included by the top-level Makefile:
-#     make -f bench/c10.mk bench-c10      build and run both benches (+ icounts), compare
-#     make -f bench/c10.mk bench-chart    SVG bar chart of the comparison
-#     make -f bench/c10.mk bench-readme   README's Benchmarks table from that run
+# bench/c10.mk - dispatch.h's bench beside the real c10 dispatcher; included
+# by the top-level Makefile:
+#     make bench-c10      build and run both benches (+ icounts), compare
+#     make bench-chart    SVG bar chart of the comparison
+#     make bench-readme   README's Benchmarks table from that run
 #
 # dispatch.h's side is built with the PyTorch 1.13.1 preset
 # (-DDK_PRESET_TORCH_1_13_1: the key lists of the libtorch it is compared
@@ -16,47 +15,25 @@
 # row), the timed benches about a minute each. bench-chart needs gnuplot-nox
 # (same rule).
 
-C10_MK := $(lastword $(MAKEFILE_LIST))
-C10_SAVED_GOAL := $(.DEFAULT_GOAL)
-
-BUILD            ?= build
-CC               ?= cc
-CXX              ?= g++
-BENCH_C10_CFLAGS ?= -std=gnu99 -O2 -DNDEBUG -Wall -Wextra -I. -DDK_PRESET_TORCH_1_13_1
 C10_CXXFLAGS     ?= -std=c++17 -O2 -DNDEBUG
 C10_LDLIBS       ?= -ltorch_cpu -lc10 -lpthread
-LIBTORCH_PACKAGE ?= libtorch-dev
-C10_PROBE        ?= /usr/include/torch/library.h
 GNUPLOT          ?= gnuplot
 C10_ICOUNT       ?= 1
 C10_DOCS_CHART   ?= docs/bench-chart.svg
 C10_README       ?= README.md
 
-.PHONY: bench-c10 bench-chart bench-readme c10-libtorch c10-gnuplot
-
-# install a Debian package as root, else name it: $(call c10_need,probe-test,package)
-c10_need = if ! $(1); then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "installing Debian package $(2)"; \
-	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(2) >/dev/null 2>&1 || \
-	    { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(2) >/dev/null; } || \
-	    { echo "could not install Debian package $(2)"; exit 1; }; \
-	  else echo "missing Debian package: $(2) (run as root to install it, or: apt-get install $(2))"; exit 1; fi; fi
-
-c10-libtorch:
-	@$(call c10_need,[ -f $(C10_PROBE) ],$(LIBTORCH_PACKAGE))
+.PHONY: bench-c10 bench-chart bench-readme c10-gnuplot
 
 c10-gnuplot:
-	@$(call c10_need,command -v $(GNUPLOT) >/dev/null 2>&1,gnuplot-nox)
+	@$(call need,command -v $(GNUPLOT),gnuplot-nox)
 
-$(BUILD)/bench_c10: bench/bench_c10.cpp bench/measure.h | c10-libtorch
+$(BUILD)/bench_c10: bench/bench_c10.cpp bench/measure.h | libtorch
 	@mkdir -p $(BUILD)
 	$(CXX) $(C10_CXXFLAGS) $< -o $@ $(C10_LDLIBS)
 
 # dispatch.h's bench with the PyTorch 1.13.1 preset (make bench-icount uses it too)
-$(BUILD)/bench-1.13.1: bench/bench.c bench/measure.h dispatch.h gen/sample_ops.h
-	@mkdir -p $(BUILD)
-	$(CC) $(BENCH_C10_CFLAGS) $< -o $@ -lpthread
+$(BUILD)/bench-1.13.1: bench/bench.c bench/measure.h dispatch.h gen/sample_ops.h | $(BUILD)
+	$(CC) $(BENCH_CFLAGS) -DDK_PRESET_TORCH_1_13_1 $< -o $@ -lpthread
 
 bench-c10: $(BUILD)/bench-1.13.1 $(BUILD)/bench_c10 ## dispatch.h (1.13.1 preset) beside the real c10 dispatcher (libtorch 1.13.1): Markdown table, targets
 	@if [ "$(C10_ICOUNT)" != 0 ] && command -v valgrind >/dev/null 2>&1; then \
@@ -75,7 +52,7 @@ bench-c10: $(BUILD)/bench-1.13.1 $(BUILD)/bench_c10 ## dispatch.h (1.13.1 preset
 	@sh bench/targets.sh -m -n $(BUILD)/bench.txt -i $(BUILD)/icount-1.13.1/icount.txt > $(BUILD)/targets-c10run.md
 
 $(BUILD)/compare.dat:
-	@$(MAKE) --no-print-directory -f $(C10_MK) bench-c10
+	@$(MAKE) --no-print-directory bench-c10
 
 bench-chart: $(BUILD)/compare.dat | c10-gnuplot ## SVG bar chart of bench-c10 (ns/op, log scale) -> docs/bench-chart.svg
 	$(GNUPLOT) -e "dat='$(BUILD)/compare.dat'; out='$(BUILD)/bench-chart.svg'" bench/chart.gp
@@ -85,6 +62,3 @@ bench-chart: $(BUILD)/compare.dat | c10-gnuplot ## SVG bar chart of bench-c10 (n
 
 bench-readme: ## README's Benchmarks table and targets from the last bench-c10 (and bench-icount) run
 	@sh bench/readme.sh $(C10_README) $(BUILD)
-
-# including this file must not change the includer's default goal
-.DEFAULT_GOAL := $(or $(C10_SAVED_GOAL),bench-c10)

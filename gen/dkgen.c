@@ -53,7 +53,7 @@
    reserve, that look like macros or that clash with generated names are
    prefixed "arg_" (parameters carry a trailing '_'). */
 #define DISPATCH_IMPLEMENTATION
-#include "../dispatch.h"
+#include "dispatch.h"
 
 #include <ctype.h>
 #include <math.h>

@@ -1,14 +1,9 @@
 # gen/gen.mk - the checks of gen/dkgen, the generator of typed bindings.
 #
-# Include it from the top-level Makefile, after BUILD, CC, CLANG, CXX and
-# CLANGXX are set (it defines none of the Makefile's own rules; it builds
-# its own dkgen in $(BUILD)/gen):
-#
-#     include gen/gen.mk
-#
-# and run gen-check, gen-check-libtorch and gen-fuzz-short from `make test`.
-# Each writes "<passed> <failed>" to $(BUILD)/results/gen-*.count, which
-# tests/summary.sh adds up. Standalone: make -f gen/gen.mk <target>.
+# Included by the top-level Makefile, which sets BUILD, the compilers, WARN,
+# SAN and FUZZ_SAN and builds $(BUILD)/dkgen; `make test` runs gen-check,
+# gen-check-libtorch and gen-fuzz-short. Each writes "<passed> <failed>" to
+# $(BUILD)/results/gen-*.count, which tests/summary.sh adds up.
 #
 #   gen-check           dkgen as a command (gen/tests/check_dkgen.sh: errors name
 #                       their lines, every line is read, lines of any length, '#'
@@ -31,46 +26,30 @@
 #                       clang++ -std=c++11); a failing input is kept in
 #                       $(BUILD)/gen/fuzz/artifacts/
 
-GEN_MK := $(lastword $(MAKEFILE_LIST))
-GEN_SAVED_GOAL := $(.DEFAULT_GOAL)
-
-BUILD   ?= build
-CC      ?= cc
-CLANG   ?= clang
-CXX     ?= g++
-CLANGXX ?= clang++
-
 GEN_OUT     = $(BUILD)/gen
-GEN_WARN   := -pedantic -Wall -Wextra -Werror -Wshadow
-GEN_CWARN  := $(GEN_WARN) -Wstrict-prototypes
-GEN_CFLAGS := -std=c99 $(GEN_CWARN) -g -O1
-GEN_SAN    := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-GEN_MATRIX  = "$(CC) -std=c99 $(GEN_CWARN)" "$(CC) -std=c11 $(GEN_CWARN)" "$(CLANG) -std=c99 $(GEN_CWARN)" \
-              "$(CLANG) -std=c11 $(GEN_CWARN)" "$(CC) -std=c99 $(GEN_CWARN) -O2 -DDK_CALL_EPOCHS" \
-              "$(CXX) -x c++ -std=c++11 $(GEN_WARN)" "$(CLANGXX) -x c++ -std=c++11 $(GEN_WARN)"
-GEN_LIBTORCH_MATRIX = "$(CLANG) -std=c11 $(GEN_CWARN)" "$(CXX) -x c++ -std=c++11 $(GEN_WARN)" \
-                      "$(CLANGXX) -x c++ -std=c++11 $(GEN_WARN)"
-GEN_LIBTORCH ?= tests/conformance/schemas-1.13.1.txt
+GEN_DKGEN   = $(BUILD)/dkgen
+GEN_MATRIX  = "$(CC) -std=c99 $(WARN)" "$(CC) -std=c11 $(WARN)" "$(CLANG) -std=c99 $(WARN)" \
+              "$(CLANG) -std=c11 $(WARN)" "$(CC) -std=c99 $(WARN) -O2 -DDK_CALL_EPOCHS" \
+              "$(CXX) -x c++ -std=c++11 $(WARN_CXX)" "$(CLANGXX) -x c++ -std=c++11 $(WARN_CXX)"
+GEN_LIBTORCH_MATRIX = "$(CLANG) -std=c11 $(WARN)" "$(CXX) -x c++ -std=c++11 $(WARN_CXX)" \
+                      "$(CLANGXX) -x c++ -std=c++11 $(WARN_CXX)"
+GEN_LIBTORCH ?= $(SCHEMA_VECTORS)
 GEN_FUZZ_SECONDS ?= 600
 GEN_FUZZ_SHORT_RUNS ?= 200000
-GEN_FUZZ_FLAGS ?= -std=c99 $(GEN_WARN) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-GEN_FUZZ_CC ?= $(CC) -std=c99 $(GEN_CWARN);$(CLANGXX) -x c++ -std=c++11 $(GEN_WARN)
+GEN_FUZZ_FLAGS ?= $(CSTD) $(WARN_CXX) -g -O1 $(FUZZ_SAN) -I.
+GEN_FUZZ_CC ?= $(CC) -std=c99 $(WARN);$(CLANGXX) -x c++ -std=c++11 $(WARN_CXX)
 GEN_FUZZ_ARGS ?=
 
 .PHONY: gen-check gen-check-libtorch gen-fuzz-short gen-fuzz
 
-$(GEN_OUT)/dkgen: gen/dkgen.c dispatch.h
-	@mkdir -p $(@D)
-	$(CC) $(GEN_CFLAGS) $< -o $@ -lpthread
-
-$(GEN_OUT)/fuzz_dkgen: gen/fuzz_dkgen.c gen/dkgen.c dispatch.h
+$(GEN_OUT)/fuzz_dkgen: gen/fuzz_dkgen.c gen/dkgen.c dispatch.h | fuzz-runtime
 	@mkdir -p $(@D)
 	$(CLANG) $(GEN_FUZZ_FLAGS) $< -o $@
 
 # $(1): schema file, $(2): header to write, $(3) label: dkgen must succeed
 # (warnings of renamed operators go to $(2).err)
 define gen_header
-	if $(GEN_OUT)/dkgen $(1) $(2) 2> $(2).err; then ok=$$((ok+1)); \
+	if $(GEN_DKGEN) $(1) $(2) 2> $(2).err; then ok=$$((ok+1)); \
 	  echo "  ok    $(3): $$(grep -c '^/\* ---- ' $(2)) operators generated from $(1)"; \
 	else bad=$$((bad+1)); echo "  FAIL  $(3): dkgen $(1)"; head -20 $(2).err; fi
 endef
@@ -79,27 +58,27 @@ endef
 # "all" (every operator must def and bind) or "": the driver is built with
 # gcc -std=c99 and run
 define gen_run
-	if $(CC) -std=c99 $(GEN_CWARN) -O0 $(3) -I. -I$(dir $(1)) '-DDKGEN_HEADER="$(notdir $(1))"' \
+	if $(CC) -std=c99 $(WARN) -O0 $(3) -I. -I$(dir $(1)) '-DDKGEN_HEADER="$(notdir $(1))"' \
 	     -DDKGEN_FORALL=$(2) gen/tests/driver.c -o $(1).run -lpthread > $(1).run.log 2>&1 && \
 	   $(1).run $(4) >> $(1).run.log 2>&1; \
 	then ok=$$((ok+1)); echo "  ok    $(notdir $(1)) run: $$(tail -1 $(1).run.log)"; \
 	else bad=$$((bad+1)); echo "  FAIL  $(notdir $(1)) run"; tail -20 $(1).run.log; fi
 endef
 
-gen-check: $(GEN_OUT)/dkgen ## dkgen as a command; gen/tests/adversarial.txt's header as C99/C11/C++, run
+gen-check: $(GEN_DKGEN) ## dkgen as a command; gen/tests/adversarial.txt's header as C99/C11/C++, run
 	@mkdir -p $(GEN_OUT) $(BUILD)/results; ok=0; bad=0; \
-	sh gen/tests/check_dkgen.sh $(GEN_OUT)/dkgen $(GEN_OUT)/check; \
+	sh gen/tests/check_dkgen.sh $(GEN_DKGEN) $(GEN_OUT)/check; \
 	cp $(GEN_OUT)/check/check.count $(BUILD)/results/gen-check.count; \
 	$(call gen_header,gen/tests/adversarial.txt,$(GEN_OUT)/adversarial.h,adversarial schemas); \
 	if [ -f $(GEN_OUT)/adversarial.h ]; then \
-	  $(call gen_run,$(GEN_OUT)/adversarial.h,DKGEN_FORALL_ADVERSARIAL,$(GEN_SAN),); \
+	  $(call gen_run,$(GEN_OUT)/adversarial.h,DKGEN_FORALL_ADVERSARIAL,$(SAN),); \
 	fi; echo "$$ok $$bad" > $(BUILD)/results/gen-check-run.count; \
 	[ -f $(GEN_OUT)/adversarial.h ] && sh gen/tests/compile_matrix.sh $(GEN_OUT)/adversarial.h \
 	  DKGEN_FORALL_ADVERSARIAL $(GEN_OUT)/matrix $(BUILD)/results/gen-check-matrix.count $(GEN_MATRIX); \
 	for c in gen-check gen-check-run gen-check-matrix; do read p f < $(BUILD)/results/$$c.count; \
 	  [ "$$f" = 0 ] || exit 1; done
 
-gen-check-libtorch: $(GEN_OUT)/dkgen ## all 3,199 libtorch 1.13.1 schemas generate; the header as C99/C11/C++, run
+gen-check-libtorch: $(GEN_DKGEN) ## all 3,199 libtorch 1.13.1 schemas generate; the header as C99/C11/C++, run
 	@mkdir -p $(GEN_OUT)/libtorch $(BUILD)/results; ok=0; bad=0; \
 	cut -f1 $(GEN_LIBTORCH) > $(GEN_OUT)/libtorch/libtorch_ops.txt; \
 	$(call gen_header,$(GEN_OUT)/libtorch/libtorch_ops.txt,$(GEN_OUT)/libtorch/libtorch_ops.h,libtorch 1.13.1); \
@@ -120,11 +99,11 @@ $(GEN_OUT)/fuzz/seed: gen/tests/adversarial.txt gen/tests/fuzz_schemas.txt
 	@rm -rf $@; mkdir -p $@
 	@cat $^ | awk -v dir=$@ '!/^#/ && NF { f = sprintf("%s/%05d", dir, ++n); printf "%s", $$0 > f; close(f) }'
 
-gen-fuzz-short: $(GEN_OUT)/dkgen $(GEN_OUT)/fuzz_dkgen $(GEN_OUT)/fuzz/seed ## the fixed fuzz list as C99/C11/C++, and a fixed-seed bounded fuzz run
+gen-fuzz-short: $(GEN_DKGEN) $(GEN_OUT)/fuzz_dkgen $(GEN_OUT)/fuzz/seed ## the fixed fuzz list as C99/C11/C++, and a fixed-seed bounded fuzz run
 	@mkdir -p $(GEN_OUT)/fuzz-short $(BUILD)/results; ok=0; bad=0; \
 	$(call gen_header,gen/tests/fuzz_schemas.txt,$(GEN_OUT)/fuzz-short/fuzz_schemas.h,fuzz list); \
 	if [ -f $(GEN_OUT)/fuzz-short/fuzz_schemas.h ]; then \
-	  $(call gen_run,$(GEN_OUT)/fuzz-short/fuzz_schemas.h,DKGEN_FORALL_FUZZ_SCHEMAS,$(GEN_SAN),); \
+	  $(call gen_run,$(GEN_OUT)/fuzz-short/fuzz_schemas.h,DKGEN_FORALL_FUZZ_SCHEMAS,$(SAN),); \
 	fi; \
 	rm -rf $(GEN_OUT)/fuzz-short/corpus; cp -r $(GEN_OUT)/fuzz/seed $(GEN_OUT)/fuzz-short/corpus; \
 	if DKGEN_FUZZ_CC= DKGEN_FUZZ_DIR=$(GEN_OUT)/fuzz-short $(GEN_OUT)/fuzz_dkgen -seed=1 -runs=$(GEN_FUZZ_SHORT_RUNS) -max_len=4096 \
@@ -145,9 +124,3 @@ gen-fuzz: $(GEN_OUT)/fuzz_dkgen $(GEN_OUT)/fuzz/seed ## fuzz dkgen for GEN_FUZZ_
 	  -max_total_time=$(GEN_FUZZ_SECONDS) -max_len=4096 -dict=tests/fuzz/schema.dict \
 	  -artifact_prefix=$(GEN_OUT)/fuzz/artifacts/ -print_final_stats=1 $(GEN_FUZZ_ARGS) \
 	  $(GEN_OUT)/fuzz/corpus $(GEN_OUT)/fuzz/seed tests/fuzz/corpus
-
-ifeq ($(firstword $(MAKEFILE_LIST)),$(GEN_MK))
-.DEFAULT_GOAL := gen-check
-else
-.DEFAULT_GOAL := $(GEN_SAVED_GOAL)
-endif

@@ -1,5 +1,6 @@
 # tests/fuzz.mk - libFuzzer targets, the same three for every fuzzer; included
-# by tests/schema.mk (and so by the top-level Makefile).
+# by the top-level Makefile (which sets BUILD, CLANG, WARN, FUZZ_SAN and
+# FUZZ_SECONDS) before the files that declare fuzzers (tests/schema.mk).
 #
 # A fuzzer NAME is the harness tests/fuzz_NAME.c and these variables, set
 # before the line $(eval $(call fuzzer,NAME)):
@@ -23,14 +24,7 @@
 # A failing input found by `make fuzz` goes into FUZZ_CORPUS_NAME as
 # regress-<what>, beside a unit test of the fix.
 
-ifndef FUZZ_MK
-FUZZ_MK := 1
-
-BUILD        ?= build
-CLANG        ?= clang
-WARN         ?= -pedantic -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
-FUZZ_FLAGS   ?= -std=c99 $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-FUZZ_SECONDS ?= 60
+FUZZ_FLAGS   ?= $(CSTD) $(WARN) -g -O1 $(FUZZ_SAN)
 FUZZ_ARGS    ?=
 
 .PHONY: fuzz fuzz-short
@@ -54,7 +48,7 @@ FUZZ_DEPS_$(1)    ?= dispatch.h
 fuzz: fuzz-$(1)
 fuzz-short: fuzz-short-$(1)
 
-$(BUILD)/fuzz_$(1): tests/fuzz_$(1).c $$(FUZZ_DEPS_$(1))
+$(BUILD)/fuzz_$(1): tests/fuzz_$(1).c $$(FUZZ_DEPS_$(1)) | fuzz-runtime
 	@mkdir -p $$(dir $$@)
 	$$(CLANG) $$(FUZZ_FLAGS) -I. $$< -o $$@
 
@@ -77,5 +71,3 @@ fuzz-short-$(1): $(BUILD)/fuzz_$(1)
 	else echo "0 1" > $(BUILD)/results/fuzz-$(1).count; \
 	  echo "  FAIL  fuzz_$(1) (log: $(BUILD)/fuzz-short/$(1)/log)"; tail -30 $(BUILD)/fuzz-short/$(1)/log; exit 1; fi
 endef
-
-endif

@@ -1,16 +1,9 @@
 # tests/fuzz_registry.mk - the registration-sequence fuzzer, tests/fuzz_registry.c
 # (libFuzzer + AddressSanitizer + UndefinedBehaviorSanitizer, built with clang).
 #
-# To wire it into the top-level Makefile, include it after BUILD, CLANG and
-# WARN are set (beside `include tests/schema.mk`) and list fuzz-registry-short
-# in `test`:
-#
-#     include tests/fuzz_registry.mk
-#     test: ... fuzz-registry-short
-#
-# It only sets variables that are not set yet (?=), so the Makefile's win; its
-# own have a FUZZ_REGISTRY_ prefix (FUZZ_SECONDS is shared with `make fuzz`).
-# It also works standalone: make -f tests/fuzz_registry.mk fuzz-registry-short
+# Included by the top-level Makefile (which sets BUILD, CLANG, WARN, FUZZ_SAN
+# and FUZZ_SECONDS, shared with `make fuzz`); `make test` runs
+# fuzz-registry-short. Its own variables have a FUZZ_REGISTRY_ prefix.
 #
 #   fuzz-registry-short  deterministic (about 20 s of CPU time): replays every
 #                        input of tests/fuzz/registry-corpus once, then fuzzes
@@ -30,18 +23,9 @@
 # Replay one input with its decoded steps printed:
 #     FUZZ_REGISTRY_TRACE=1 $(BUILD)/fuzz_registry <file>
 
-FUZZ_REGISTRY_MK := $(lastword $(MAKEFILE_LIST))
-FUZZ_REGISTRY_SAVED_GOAL := $(.DEFAULT_GOAL)
-
-BUILD   ?= build
-CLANG   ?= clang
-WARN    ?= -pedantic -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
-FUZZ_SECONDS ?= 60
-
 # Without trace-cmp instrumentation: it tripled the time per execution, and the
 # input's opcodes and operands are small numbers taken modulo, not magic values.
-FUZZ_REGISTRY_FLAGS   ?= -std=c99 $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-                         -fno-sanitize-coverage=trace-cmp
+FUZZ_REGISTRY_FLAGS   ?= $(CSTD) $(WARN) -g -O1 $(FUZZ_SAN) -fno-sanitize-coverage=trace-cmp
 FUZZ_REGISTRY_BIN     ?= $(BUILD)/fuzz_registry
 FUZZ_REGISTRY_CORPUS  ?= tests/fuzz/registry-corpus
 FUZZ_REGISTRY_SEEDS   ?= tests/fuzz/registry-seeds.txt
@@ -56,7 +40,7 @@ FUZZ_REGISTRY_COMMON  := -max_len=$(FUZZ_REGISTRY_MAX_LEN) -len_control=0 -timeo
 
 .PHONY: fuzz-registry fuzz-registry-short fuzz-registry-seeds
 
-$(FUZZ_REGISTRY_BIN): tests/fuzz_registry.c dispatch.h
+$(FUZZ_REGISTRY_BIN): tests/fuzz_registry.c dispatch.h | fuzz-runtime
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_REGISTRY_FLAGS) -I. $< -o $@
 
@@ -83,14 +67,8 @@ fuzz-registry: $(FUZZ_REGISTRY_BIN) ## exploratory registration-sequence fuzzing
 	  $(FUZZ_REGISTRY_DIR)/corpus $(FUZZ_REGISTRY_CORPUS)
 
 fuzz-registry-seeds: ## rewrite tests/fuzz/registry-corpus from tests/fuzz/registry-seeds.txt (xxd)
-	@command -v xxd >/dev/null || { echo "missing Debian package: xxd"; exit 1; }
+	@$(call need,command -v xxd,xxd)
 	@rm -f $(FUZZ_REGISTRY_CORPUS)/s[0-9]*; mkdir -p $(FUZZ_REGISTRY_CORPUS)
 	@grep -v '^#' $(FUZZ_REGISTRY_SEEDS) | grep ':' | while IFS=: read name hex; do \
 	  echo "$$hex" | xxd -r -p > $(FUZZ_REGISTRY_CORPUS)/$$name; done
 	@ls -l $(FUZZ_REGISTRY_CORPUS)
-
-ifeq ($(firstword $(MAKEFILE_LIST)),$(FUZZ_REGISTRY_MK))
-.DEFAULT_GOAL := fuzz-registry-short
-else
-.DEFAULT_GOAL := $(FUZZ_REGISTRY_SAVED_GOAL)
-endif

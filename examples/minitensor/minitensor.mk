@@ -1,16 +1,11 @@
 # examples/minitensor/minitensor.mk — builds and runs the minitensor example.
 #
-# Include it from the top-level Makefile, after the gen/ rules (it uses the
-# $(BUILD)/dkgen rule to regenerate mt_ops.h) and after CC and BUILD:
-#
-#     include examples/minitensor/minitensor.mk
-#
-# Targets:
+# Included by the top-level Makefile (CC, BUILD, CFLAGS_T; `make gen`
+# regenerates mt_ops.h, `make check-gen` checks it). Targets:
 #     make examples              build the host program and the plugin
 #     make example-minitensor    build, run, compare stdout with expected.txt
 # Under the sanitizers (a separate build directory):
-#     make example-minitensor BUILD=build/san \
-#          EXTRA="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
+#     make example-minitensor BUILD=build/san EXTRA="$(SAN)"   (make examples-test)
 #
 # The dispatcher's implementation (dispatch_impl.c) is linked into the host
 # only, with -rdynamic so that the plugin binds to the host's registry and
@@ -18,7 +13,7 @@
 
 MT_DIR    := examples/minitensor
 MT_OUT     = $(BUILD)/examples/minitensor
-MT_CFLAGS := -std=c99 -pedantic -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -g -O1 -I. -I$(MT_DIR)
+MT_CFLAGS  = $(CFLAGS_T) -I$(MT_DIR)
 MT_HOST_SRC := $(MT_DIR)/main.c $(MT_DIR)/minitensor.c $(MT_DIR)/dispatch_impl.c
 MT_DEPS   := $(MT_DIR)/minitensor.h $(MT_DIR)/mt_ops.h dispatch.h
 
@@ -43,7 +38,3 @@ $(BUILD)/examples/minitensor/minitensor: $(MT_HOST_SRC) $(MT_DEPS)
 $(BUILD)/examples/minitensor/minitensor_plugin.so: $(MT_DIR)/plugin.c $(MT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(MT_CFLAGS) $(EXTRA) -fPIC -shared $(MT_DIR)/plugin.c -o $@
-
-# The typed bindings, generated from the schemas (committed, like gen/sample_ops.h).
-$(MT_DIR)/mt_ops.h: $(MT_DIR)/mt_ops.txt $(BUILD)/dkgen
-	$(BUILD)/dkgen $< $@

@@ -110,8 +110,7 @@ inline std::vector<std::string> split_lines(const std::string& s) {
 // The header lines of tables-1.13.1.txt and calls-1.13.1.txt.
 inline void print_combo_header(const char* what) {
   print_header(what, "libtorch_cpu + c10",
-               "# regenerate with `make conformance-vectors` (or `make -f "
-               "tests/conformance/conformance.mk conformance-vectors`).\n"
+               "# regenerate with `make conformance-vectors`.\n"
                "# Format: tests/conformance/README.md\n");
 }
 

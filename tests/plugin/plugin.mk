@@ -3,20 +3,23 @@
 #   plugin-test   a plugin (DK_LIBRARY_IMPL block in a .so) loaded and
 #                 unloaded 1,000 times by host.c, in both reclamation modes,
 #                 plain and under ASan+UBSan; with DK_CALL_EPOCHS another
-#                 thread calls the plugin's kernel throughout. Then the
-#                 implementation built as libdispatch.so and dlopen'ed from
-#                 C and from Python's ctypes (small static TLS).
+#                 thread calls the plugin's kernel throughout. Then
+#                 $(BUILD)/libdispatch.so (`make lib`: -fvisibility=hidden,
+#                 DK_SHARED exports) dlopen'ed from C and from Python's ctypes
+#                 (small static TLS).
 
 PLUGIN_DIR   := tests/plugin
 PLUGIN_OUT    = $(BUILD)/plugin
-PLUGIN_CFLAGS = -std=c99 -pedantic -Wall -Wextra -Werror -Wshadow -g -O1 -I. -I$(PLUGIN_DIR)
+PLUGIN_CFLAGS = $(CSTD) $(WARN_CXX) -g -O1 -I. -I$(PLUGIN_DIR)
+# name:flags, with ~ for the spaces in flags
+PLUGIN_SPACE := $(PLUGIN_NOTHING) $(PLUGIN_NOTHING)
+PLUGIN_SAN   := $(subst $(PLUGIN_SPACE),~,$(strip $(SAN)))
 PLUGIN_MODES := default:  epochs:-DDK_CALL_EPOCHS \
-                asan-default:-fsanitize=address,undefined~-fno-sanitize-recover=all \
-                asan-epochs:-DDK_CALL_EPOCHS~-fsanitize=address,undefined~-fno-sanitize-recover=all
+                asan-default:$(PLUGIN_SAN) asan-epochs:-DDK_CALL_EPOCHS~$(PLUGIN_SAN)
 
 .PHONY: plugin-test
 
-plugin-test: | $(BUILD) ## load and unload a plugin 1,000 times (threads calling it); dlopen the implementation from C and Python
+plugin-test: $(BUILD)/libdispatch.so | $(BUILD) ## load and unload a plugin 1,000 times (threads calling it); dlopen the implementation from C and Python
 	@mkdir -p $(PLUGIN_OUT) $(BUILD)/results; ok=0; bad=0; \
 	run() { label=$$1; shift; if "$$@" > $(PLUGIN_OUT)/log 2>&1; then ok=$$((ok+1)); echo "  ok    $$label"; \
 	        sed 's/^/        /' $(PLUGIN_OUT)/log; else bad=$$((bad+1)); echo "  FAIL  $$label"; cat $(PLUGIN_OUT)/log; fi; }; \
@@ -28,9 +31,8 @@ plugin-test: | $(BUILD) ## load and unload a plugin 1,000 times (threads calling
 	     $(PLUGIN_OUT)/host-$$name $(PLUGIN_OUT)/plugin-$$name.so"; \
 	done; \
 	run "the implementation as a shared object, dlopen'ed from C" sh -c \
-	  "$(CC) $(PLUGIN_CFLAGS) -fPIC -shared tests/structure/impl.c -o $(PLUGIN_OUT)/libdispatch.so -lpthread && \
-	   $(CC) $(PLUGIN_CFLAGS) $(PLUGIN_DIR)/load_lib.c -o $(PLUGIN_OUT)/load_lib -ldl && \
-	   $(PLUGIN_OUT)/load_lib $(PLUGIN_OUT)/libdispatch.so"; \
+	  "$(CC) $(PLUGIN_CFLAGS) $(PLUGIN_DIR)/load_lib.c -o $(PLUGIN_OUT)/load_lib -ldl && \
+	   $(PLUGIN_OUT)/load_lib $(BUILD)/libdispatch.so"; \
 	run "the implementation as a shared object, loaded by Python's ctypes" \
-	  python3 $(PLUGIN_DIR)/load_lib.py $(PLUGIN_OUT)/libdispatch.so; \
+	  python3 $(PLUGIN_DIR)/load_lib.py $(BUILD)/libdispatch.so; \
 	echo "$$ok $$bad" > $(BUILD)/results/plugin.count; [ $$bad = 0 ]
