@@ -1167,24 +1167,37 @@ struct dk_kernel {
     dk_key key;               /* the key it was registered for (alias keys too) */
     dk_kernel_kind kind;
     int is_fallback;          /* 1: a backend fallback */
+    /* the kernel's C type, e.g. "float(const dk_kernel *, dk_keyset, tensor)",
+       when registered through a typed helper (DK_KERNEL, gen/'s <op>_impl);
+       else NULL. dump_state prints it where c10 prints the inferred schema. */
+    const char *signature;
 };
 
-/* What to register: build with dk_unboxed(), dk_boxed(), dk_fallthrough(). */
+/* What to register: build with dk_unboxed(), dk_boxed(), dk_fallthrough(),
+   or typed with DK_KERNEL(op, fn, user_data) (see >>call). name (the
+   kernel's function name, shown after its file:line) and signature (its C
+   type, kept as a pointer: a string literal) are optional. */
 typedef struct dk_kernel_desc {
     dk_fn fn;
     dk_boxed_fn boxed;
     void *user_data;
     int fallthrough;
+    const char *name;
+    const char *signature;
 } dk_kernel_desc;
 
-DK_INLINE dk_kernel_desc dk_unboxed(dk_fn fn, void *user_data) {
-    dk_kernel_desc d; d.fn = fn; d.boxed = NULL; d.user_data = user_data; d.fallthrough = 0; return d;
+DK_INLINE dk_kernel_desc dk__kernel_desc(dk_fn fn, dk_boxed_fn boxed, void *user_data, int fallthrough) {
+    dk_kernel_desc d;
+    d.fn = fn; d.boxed = boxed; d.user_data = user_data; d.fallthrough = fallthrough;
+    d.name = NULL; d.signature = NULL;
+    return d;
 }
-DK_INLINE dk_kernel_desc dk_boxed(dk_boxed_fn fn, void *user_data) {
-    dk_kernel_desc d; d.fn = NULL; d.boxed = fn; d.user_data = user_data; d.fallthrough = 0; return d;
-}
-DK_INLINE dk_kernel_desc dk_fallthrough(void) {
-    dk_kernel_desc d; d.fn = NULL; d.boxed = NULL; d.user_data = NULL; d.fallthrough = 1; return d;
+DK_INLINE dk_kernel_desc dk_unboxed(dk_fn fn, void *user_data) { return dk__kernel_desc(fn, NULL, user_data, 0); }
+DK_INLINE dk_kernel_desc dk_boxed(dk_boxed_fn fn, void *user_data) { return dk__kernel_desc(NULL, fn, user_data, 0); }
+DK_INLINE dk_kernel_desc dk_fallthrough(void) { return dk__kernel_desc(NULL, NULL, NULL, 1); }
+/* The same description with the kernel's function name and C type. */
+DK_INLINE dk_kernel_desc dk_kernel_named(dk_kernel_desc d, const char *name, const char *signature) {
+    d.name = name; d.signature = signature; return d;
 }
 
 /* Why a slot holds its kernel: c10's words (computeDispatchTableEntryWithDebug)
@@ -1350,6 +1363,10 @@ DK_API dk_status dk_library_close(dk_library *lib);
    catch-all in DEF/FRAGMENT blocks), fallback (IMPL blocks of namespace _). */
 DK_API dk_status dk_lib_def(dk_library *lib, const char *schema);
 DK_API dk_status dk_lib_impl(dk_library *lib, const char *name, dk_key key, dk_kernel_desc kernel);
+/* dk_lib_impl recording the caller's file:line instead of the block's
+   (DK_LIB_IMPL and gen/'s <op>_lib_impl use it). */
+DK_API dk_status dk__lib_impl_at(dk_library *lib, const char *name, dk_key key, dk_kernel_desc kernel,
+                                 const char *file, int line);
 DK_API dk_status dk_lib_fallback(dk_library *lib, dk_kernel_desc kernel);
 /* Runs block(lib) inside a library opened with the given arguments; the
    library stays open (its registrations live) until dk_library_close. */
@@ -1682,6 +1699,7 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
 
 /* DK_DECLARE_OP(name, R, keyset_expr, (T1, a1), (T2, a2), ...) defines
      typedef R (*name_fn)(const dk_kernel *, dk_keyset, T1 a1, T2 a2, ...);
+     dk_kernel_desc name_kernel(name_fn fn, void *user_data, const char *fn_name);
      typedef struct name_args { T1 a1; T2 a2; ...; R result; } name_args;
      R name_call(const dk_operator *op, T1 a1, T2 a2, ...);
      R name_redispatch(const dk_operator *op, dk_keyset ks, T1 a1, T2 a2, ...);
@@ -1709,8 +1727,17 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
 #define DK__OP_FIELD(T, n) T n;
 #define DK__OP_PACK(T, n) dk__a.n = n;
 
+#define DK__OP_SIGTYPE(T, n) ", " #T
+
+/* name_fn, the kernel type, and name_kernel(fn, user_data, fn_name): a
+   dk_kernel_desc that only a kernel of type name_fn converts to, carrying
+   the kernel's name and its C type as text. */
 #define DK__DECLARE_OP_COMMON(name, R, ...)                                                          \
-    typedef R (*name##_fn)(const dk_kernel *dk__kernel, dk_keyset dk__ks DK__MAP(DK__OP_PARAM, __VA_ARGS__));
+    typedef R (*name##_fn)(const dk_kernel *dk__kernel, dk_keyset dk__ks DK__MAP(DK__OP_PARAM, __VA_ARGS__)); \
+    DK_INLINE DK__UNUSED dk_kernel_desc name##_kernel(name##_fn dk__f, void *dk__ud, const char *dk__name) {   \
+        return dk_kernel_named(dk_unboxed(DK_FN(dk__f), dk__ud), dk__name,                                   \
+                               #R "(const dk_kernel *, dk_keyset" DK__MAP(DK__OP_SIGTYPE, __VA_ARGS__) ")"); \
+    }
 
 #if defined(__GNUC__) || defined(__clang__)
 #define DK__NOINLINE __attribute__((noinline))
@@ -1783,6 +1810,20 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
         DK__OP_BODY_##ret(R, name##_invoke(dk__o, dk__ks, dk__lookup(dk__o, dk__ks), 1             \
                                             DK__MAP(DK__OP_ARG, __VA_ARGS__)))                       \
     }
+
+/* Typed registration of an operator declared with DK_DECLARE_OP (or
+   generated by gen/): the kernel must have the operator's type name_fn, or
+   the program does not compile (DK_FN takes any function). The record
+   says where it was registered (the caller's file:line), the function's
+   name and its C type, which dk_op_dump_state prints:
+       DK_IMPL_TYPED(neg, r, "my::neg", DK_CPU, neg_cpu, NULL, &h);
+       DK_LIB_IMPL_TYPED(neg, lib, "neg", DK_CPU, neg_cpu, NULL);  (in a block)
+       dk_fallback / dk_impl(r, ..., DK_KERNEL(neg, neg_cpu, NULL), &h);  */
+#define DK_KERNEL(op, fn, user_data) op##_kernel((fn), (user_data), #fn)
+#define DK_IMPL_TYPED(op, r, op_name, key, fn, user_data, out) \
+    dk_impl((r), (op_name), (key), DK_KERNEL(op, fn, user_data), (out))
+#define DK_LIB_IMPL_TYPED(op, lib, name, key, fn, user_data) \
+    dk__lib_impl_at((lib), (name), (key), DK_KERNEL(op, fn, user_data), __FILE__, __LINE__)
 
 /* Errors of calls (no kernel, a fallthrough or the ambiguity executed). */
 typedef void (*dk_call_error_fn)(const dk_operator *op, dk_keyset ks, dk_status status, const char *message,
@@ -3204,6 +3245,16 @@ DK__PRIVATE void dk__format_debug(char *buf, size_t n, const char *file, int lin
     dk__append(buf, n, &len, digits + 15 - d);
 }
 
+/* A kernel registered with its function's name: "registered at f:l (name)",
+   so that dumps and error messages say which function, not only where. */
+DK__PRIVATE void dk__debug_named(char *buf, size_t n, const char *name) {
+    size_t len = strlen(buf);
+    if (!name || !name[0]) return;
+    dk__append(buf, n, &len, " (");
+    dk__append(buf, n, &len, name);
+    dk__append(buf, n, &len, ")");
+}
+
 DK__PRIVATE dk_registration *dk__new_registration(dk_registry *r, int type, const char *debug, const char *schema) {
     const char *d = NULL, *s = NULL;
     dk_registration *g = (dk_registration *)dk__alloc_with_strings(r, sizeof *g, &d, debug, &s, schema);
@@ -3417,6 +3468,7 @@ DK__PRIVATE dk_status dk__impl_locked(dk_registry *r, const char *name, dk_key k
     g->kernel.user_data = d.user_data;
     g->kernel.key = key;
     g->kernel.kind = d.fallthrough ? DK_KERNEL_FALLTHROUGH : DK_KERNEL_FUNCTION;
+    g->kernel.signature = d.signature;
     for (old = prep.op->impls; old && old->kernel.key != key; old = old->next) {}
     if (old) dk__warn_override(r, prep.op, key, old, g->kernel.debug);
     g->next = prep.op->impls;
@@ -3473,6 +3525,7 @@ DK__PRIVATE dk_status dk__fallback_locked(dk_registry *r, dk_key key, dk_kernel_
     g->kernel.key = key;
     g->kernel.kind = d.fallthrough ? DK_KERNEL_FALLTHROUGH : DK_KERNEL_FUNCTION;
     g->kernel.is_fallback = 1;
+    g->kernel.signature = d.signature;
     for (i = 0; i < n; i++) r->fallbacks[slots[i]] = g;
     dk__recompute_slots(r, slots, n, tables);
     dk__free(r, tables);
@@ -3566,6 +3619,7 @@ DK_API dk_status dk__impl(dk_registry *r, const char *op_name, dk_key key, dk_ke
     char debug[512];
     if (!r || !op_name) return dk__fail(DK_ERR_NULL, "impl: NULL registry or operator name");
     dk__format_debug(debug, sizeof debug, file, line);
+    dk__debug_named(debug, sizeof debug, kernel.name);
     DK__LOCKED_CALL(r, "impl", signature, dk__impl_locked(r, op_name, key, kernel, debug, NULL, out));
 }
 
@@ -3574,6 +3628,7 @@ DK_API dk_status dk__fallback(dk_registry *r, dk_key key, dk_kernel_desc kernel,
     char debug[512];
     if (!r) return dk__fail(DK_ERR_NULL, "fallback: NULL registry");
     dk__format_debug(debug, sizeof debug, file, line);
+    dk__debug_named(debug, sizeof debug, kernel.name);
     DK__LOCKED_CALL(r, "fallback", signature, dk__fallback_locked(r, key, kernel, debug, NULL, out));
 }
 
@@ -3753,9 +3808,19 @@ DK_API dk_status dk_lib_def(dk_library *lib, const char *schema) {
 }
 
 DK_API dk_status dk_lib_impl(dk_library *lib, const char *name, dk_key key, dk_kernel_desc kernel) {
-    char full[DK__QUALIFIED_MAX];
+    return dk__lib_impl_at(lib, name, key, kernel, NULL, 0);
+}
+
+/* file NULL: the block's own "registered at" (c10's: a library's kernels
+   say where the block is); else the caller's file:line. */
+DK_API dk_status dk__lib_impl_at(dk_library *lib, const char *name, dk_key key, dk_kernel_desc kernel,
+                                 const char *file, int line) {
+    char full[DK__QUALIFIED_MAX], debug[512];
     dk_status s;
     if (!lib || !name) return dk__fail(DK_ERR_NULL, "impl: NULL library or name");
+    if (file) dk__format_debug(debug, sizeof debug, file, line);
+    else snprintf(debug, sizeof debug, "%s", lib->debug);
+    dk__debug_named(debug, sizeof debug, kernel.name);
     if (dk__owns(lib->registry)) return dk__reentrant("impl");
     dk__lock(lib->registry);
     if (lib->closed)
@@ -3769,11 +3834,17 @@ DK_API dk_status dk_lib_impl(dk_library *lib, const char *name, dk_key key, dk_k
                      name, (unsigned)key < (unsigned)DK_NUM_KEYS ? dk_key_name(key) : "?", dk_key_name(lib->key),
                      lib->where);
     else if ((s = dk__qualify(lib, "impl", name, full, sizeof full)) == DK_OK)
-        s = dk__impl_locked(lib->registry, full, lib->kind == DK_LIB_IMPL ? lib->key : key, kernel, lib->debug, lib,
-                            NULL);
+        s = dk__impl_locked(lib->registry, full, lib->kind == DK_LIB_IMPL ? lib->key : key, kernel, debug, lib, NULL);
     dk__end_change(lib->registry);
     dk__unlock(lib->registry);
     return dk__lib_result(lib, s);
+}
+
+DK__PRIVATE dk_status dk__lib_fallback_named(dk_library *lib, dk_kernel_desc kernel) {
+    char debug[512];
+    snprintf(debug, sizeof debug, "%s", lib->debug);
+    dk__debug_named(debug, sizeof debug, kernel.name);
+    return dk__fallback_locked(lib->registry, lib->key, kernel, debug, lib, NULL);
 }
 
 DK_API dk_status dk_lib_fallback(dk_library *lib, dk_kernel_desc kernel) {
@@ -3796,7 +3867,7 @@ DK_API dk_status dk_lib_fallback(dk_library *lib, dk_kernel_desc kernel) {
                      "occurred while processing DK_LIBRARY_IMPL block at %s)",
                      lib->ns, dk_key_name(lib->key), lib->where);
     else
-        s = dk__fallback_locked(lib->registry, lib->key, kernel, lib->debug, lib, NULL);
+        s = dk__lib_fallback_named(lib, kernel);
     dk__end_change(lib->registry);
     dk__unlock(lib->registry);
     return dk__lib_result(lib, s);
@@ -3944,7 +4015,9 @@ DK_API int dk_op_dump_state(const dk_operator *op, char *buf, size_t size) {
             if (seen++) dk__append(buf, size, &len, " (inactive)");
             dk__append(buf, size, &len, ": ");
             dk__append(buf, size, &len, g->kernel.debug);
-            dk__append(buf, size, &len, " :: (none) [ ");
+            dk__append(buf, size, &len, " :: ");
+            dk__append(buf, size, &len, g->kernel.signature ? g->kernel.signature : "(none)");
+            dk__append(buf, size, &len, " [ ");
             dk__append(buf, size, &len, dk__kernel_state(&g->kernel));
             dk__append(buf, size, &len, "]\n");
         }
