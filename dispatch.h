@@ -1336,6 +1336,13 @@ DK_API dk_status dk__fallback(dk_registry *r, dk_key key, dk_kernel_desc kernel,
     dk__impl((r), (op), (key), (kernel), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
 #define dk_fallback(r, key, kernel, out) \
     dk__fallback((r), (key), (kernel), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
+/* The same with the site given: helpers that are themselves called from
+   the registering code (gen/'s <op>_def and <op>_impl macros) pass their
+   caller's __FILE__ and __LINE__. */
+#define dk_def_at(r, schema, adapters, file, line, out) \
+    dk__def((r), (schema), (adapters), (file), (line), (out), DK_CONFIG_SIGNATURE)
+#define dk_impl_at(r, op, key, kernel, file, line, out) \
+    dk__impl((r), (op), (key), (kernel), (file), (line), (out), DK_CONFIG_SIGNATURE)
 /* Removes exactly what the handle registered; the handle is freed with the
    next reclaim (at once under DK_CALL_EPOCHS), so do not use it after.
    DK_ERR_BAD_HANDLE for NULL, or for a handle deregistered before and not
@@ -1363,9 +1370,9 @@ DK_API dk_status dk_library_close(dk_library *lib);
    catch-all in DEF/FRAGMENT blocks), fallback (IMPL blocks of namespace _). */
 DK_API dk_status dk_lib_def(dk_library *lib, const char *schema);
 DK_API dk_status dk_lib_impl(dk_library *lib, const char *name, dk_key key, dk_kernel_desc kernel);
-/* dk_lib_impl recording the caller's file:line instead of the block's
-   (DK_LIB_IMPL and gen/'s <op>_lib_impl use it). */
-DK_API dk_status dk__lib_impl_at(dk_library *lib, const char *name, dk_key key, dk_kernel_desc kernel,
+/* dk_lib_impl recording the given file:line instead of the block's
+   (DK_LIB_IMPL_TYPED and gen/'s <op>_lib_impl pass their caller's). */
+DK_API dk_status dk_lib_impl_at(dk_library *lib, const char *name, dk_key key, dk_kernel_desc kernel,
                                  const char *file, int line);
 DK_API dk_status dk_lib_fallback(dk_library *lib, dk_kernel_desc kernel);
 /* Runs block(lib) inside a library opened with the given arguments; the
@@ -1823,7 +1830,7 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
 #define DK_IMPL_TYPED(op, r, op_name, key, fn, user_data, out) \
     dk_impl((r), (op_name), (key), DK_KERNEL(op, fn, user_data), (out))
 #define DK_LIB_IMPL_TYPED(op, lib, name, key, fn, user_data) \
-    dk__lib_impl_at((lib), (name), (key), DK_KERNEL(op, fn, user_data), __FILE__, __LINE__)
+    dk_lib_impl_at((lib), (name), (key), DK_KERNEL(op, fn, user_data), __FILE__, __LINE__)
 
 /* Errors of calls (no kernel, a fallthrough or the ambiguity executed). */
 typedef void (*dk_call_error_fn)(const dk_operator *op, dk_keyset ks, dk_status status, const char *message,
@@ -1852,7 +1859,37 @@ DK_API void dk_fail_call(const dk_operator *op, const dk_kernel *kernel, dk_keys
 #endif
     ;
 
+/* An operator without an autograd kernel, called on a tensor whose keyset
+   has an autograd key (AutogradCPU...), finds that slot empty and fails.
+   Two ready answers, registered once for every operator:
+     dk_fallback(r, DK_Autograd, dk_fallthrough(), &h)
+       autograd is skipped: the call runs the backend kernel and its
+       results know nothing of autograd (a later backward silently misses
+       this operator's contribution);
+     dk_fallback(r, DK_Autograd, dk_autograd_not_implemented(&desc), &h)
+       c10's autogradNotImplementedFallback: the call runs below autograd
+       (and ADInplaceOrView) and, when an input requires grad, each result
+       is handed to desc->mark_result, so that the program's autograd can
+       give it a node whose backward fails with "derivative for <op> is not
+       implemented". dispatch.h has no tensors: marking is the program's.
+   The fallback is boxed: it needs the operator's def (to know its returns)
+   and, for typed calls, the def's boxing adapters (gen/'s <op>_def gives
+   them); a typed call of a DK_DECLARE_OP operator without adapters fails
+   with DK_ERR_NO_ADAPTER. desc must outlive the registration. */
+typedef struct dk_autograd_ni_desc {
+    /* each Tensor (or Tensor[] list) result, replaceable in place */
+    void (*mark_result)(dk_value *result, const char *op_name, void *user_data);
+    /* does this Tensor (or Tensor[]) argument require grad? NULL: assume
+       yes. No argument does: the results are left alone. */
+    int (*requires_grad)(const dk_value *arg, void *user_data);
+    void *user_data;
+} dk_autograd_ni_desc;
+DK_API dk_kernel_desc dk_autograd_not_implemented(const dk_autograd_ni_desc *desc);
+
 /* Explain: what a call with these argument keysets would do, on this thread. */
+#ifndef DK_EXPLAIN_MAX_ARGS
+#define DK_EXPLAIN_MAX_ARGS 16
+#endif
 typedef enum dk_source {
     DK_SOURCE_KERNEL,              /* registered at the key itself */
     DK_SOURCE_DEFAULT_BACKEND,     /* CompositeExplicitAutograd[NonFunctional] */
@@ -1873,12 +1910,31 @@ typedef struct dk_explanation {
     const dk_kernel *kernel;       /* what runs */
     dk_source source;
     const char *reason;            /* c10's words: "kernel", "math kernel", ... */
+    /* Each dispatch argument's keyset (dk_explain_args, dk_explain_stack;
+       dk_explain gives only their union: num_args 0). index: position in
+       the schema's arguments; name: the schema's name, or NULL. */
+    int num_args;
+    struct dk_explained_arg { int index; const char *name; dk_keyset ks; } arg[DK_EXPLAIN_MAX_ARGS];
 } dk_explanation;
 DK_API dk_status dk_explain(const dk_operator *op, dk_keyset args, dk_explanation *out);
+/* As dk_explain, from the keysets of a typed call's arguments, in order
+   (DK_KS_EMPTY for an argument that is not a tensor): at most
+   DK_EXPLAIN_MAX_ARGS (DK_ERR_BAD_ARGUMENT). */
+DK_API dk_status dk_explain_args(const dk_operator *op, const dk_keyset *arg_keysets, int n, dk_explanation *out);
+/* As dk_explain, for a boxed call of this stack (its top num_arguments
+   values): the schema's dispatch arguments through the registry's
+   tensor_keyset hook, as dk_call_boxed. The operator needs a def
+   (DK_ERR_NOT_FOUND) and the stack must fit it (DK_ERR_BAD_STACK). */
+DK_API dk_status dk_explain_stack(const dk_operator *op, const dk_stack *stack, dk_explanation *out);
 /* Text of an explanation; snprintf-like. */
 DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, char *buf, size_t size);
 /* Trace every call and redispatch (process-wide); NULL turns it off. */
 DK_API void dk_set_trace(dk_trace_fn fn, void *user_data);
+/* Inside a trace hook: the stack of the boxed call or boxed redispatch being
+   traced on this thread (NULL for a typed call, whose arguments the hook
+   cannot see): dk_explain_stack(op, dk_trace_stack(), &e) then gives each
+   dispatch argument's keyset. */
+DK_API const dk_stack *dk_trace_stack(void);
 
 /* >>schema ------------------------------------------------------------------
 
@@ -3808,12 +3864,12 @@ DK_API dk_status dk_lib_def(dk_library *lib, const char *schema) {
 }
 
 DK_API dk_status dk_lib_impl(dk_library *lib, const char *name, dk_key key, dk_kernel_desc kernel) {
-    return dk__lib_impl_at(lib, name, key, kernel, NULL, 0);
+    return dk_lib_impl_at(lib, name, key, kernel, NULL, 0);
 }
 
 /* file NULL: the block's own "registered at" (c10's: a library's kernels
    say where the block is); else the caller's file:line. */
-DK_API dk_status dk__lib_impl_at(dk_library *lib, const char *name, dk_key key, dk_kernel_desc kernel,
+DK_API dk_status dk_lib_impl_at(dk_library *lib, const char *name, dk_key key, dk_kernel_desc kernel,
                                  const char *file, int line) {
     char full[DK__QUALIFIED_MAX], debug[512];
     dk_status s;
@@ -4600,6 +4656,21 @@ DK__PRIVATE int dk__boxed_refused(const dk_operator *op, const dk_op_table *t, d
     return 1;
 }
 
+/* The stack a trace hook may read (dk_trace_stack), set while a boxed call
+   dispatches and restored after (calls nest). */
+static DK_THREAD_LOCAL const dk_stack *dk__traced_stack;
+DK_API const dk_stack *dk_trace_stack(void) { return dk__traced_stack; }
+
+DK__PRIVATE const dk_kernel *dk__dispatch_boxed(const dk_operator *op, dk_keyset args, dk_keyset *ks,
+                                                const dk_stack *stack, int redispatch) {
+    const dk_stack *saved = dk__traced_stack;
+    const dk_kernel *k;
+    dk__traced_stack = stack;
+    k = redispatch ? dk_lookup(op, args) : dk_dispatch(op, args, ks);
+    dk__traced_stack = saved;
+    return k;
+}
+
 DK_API void dk_call_boxed(const dk_operator *op, dk_stack *stack) {
     const dk_op_table *t;
     const dk_kernel *k;
@@ -4608,7 +4679,7 @@ DK_API void dk_call_boxed(const dk_operator *op, dk_stack *stack) {
     t = op ? dk_op_table_of(op) : NULL;
     if (!dk__boxed_refused(op, t, stack, 1)) {
         args = dk__stack_keyset(op, t, stack);
-        k = dk_dispatch(op, args, &ks);
+        k = dk__dispatch_boxed(op, args, &ks, stack, 0);
         dk__run_boxed(op, t, args, ks, k, stack);
     }
     dk_call_exit();
@@ -4618,8 +4689,53 @@ DK_API void dk_redispatch_boxed(const dk_operator *op, dk_keyset ks, dk_stack *s
     const dk_op_table *t;
     dk_call_enter();
     t = op ? dk_op_table_of(op) : NULL;
-    if (!dk__boxed_refused(op, t, stack, 0)) dk__run_boxed(op, t, ks, ks, dk_lookup(op, ks), stack);
+    if (!dk__boxed_refused(op, t, stack, 0))
+        dk__run_boxed(op, t, ks, ks, dk__dispatch_boxed(op, ks, NULL, stack, 1), stack);
     dk_call_exit();
+}
+
+/* ---- autograd not implemented (c10's autogradNotImplementedFallback) -------- */
+
+DK__PRIVATE int dk__ni_requires_grad(const dk_autograd_ni_desc *d, const dk_stack *stack, size_t base, size_t n) {
+    size_t i;
+    for (i = base; i < base + n; i++) {
+        const dk_value *v = &stack->values[i];
+        if (v->tag != DK_VALUE_TENSOR && v->tag != DK_VALUE_LIST) continue;
+        if (!d->requires_grad || d->requires_grad(v, d->user_data)) return 1;
+    }
+    return 0;
+}
+
+DK__PRIVATE void dk__autograd_ni(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *stack) {
+    const dk_autograd_ni_desc *d = (const dk_autograd_ni_desc *)k->user_data;
+    const dk_op_table *t = dk_op_table_of(op);
+    size_t nargs = (size_t)t->num_arguments, base, i;
+    int any;
+    dk_guard g;
+    if (stack->unboxed_args || !t->parsed) {
+        dk_fail_call(op, k, ks, stack->unboxed_args ? DK_ERR_NO_ADAPTER : DK_ERR_NOT_FOUND,
+                     "%s: the autograd-not-implemented fallback is boxed and %s", op->name,
+                     stack->unboxed_args ? "this typed call has no boxing adapters (define the operator with "
+                                           "gen/'s <op>_def, or dk_def_with_adapters)"
+                                         : "the operator has no def (its returns are unknown)");
+        return;
+    }
+    if (stack->size < nargs) nargs = stack->size;   /* the redispatch reports the short stack */
+    base = stack->size - nargs;
+    any = dk__ni_requires_grad(d, stack, base, nargs);
+    g = dk_below_inplace_view_push();
+    dk_redispatch_boxed(op, dk_ks_and(ks, DK_KS_AFTER_INPLACE_VIEW), stack);
+    dk_guard_pop(g);
+    if (!any || !d->mark_result || stack->size != base + (size_t)t->num_returns) return;   /* failed: reported */
+    for (i = base; i < stack->size; i++)
+        if (stack->values[i].tag == DK_VALUE_TENSOR || stack->values[i].tag == DK_VALUE_LIST)
+            d->mark_result(&stack->values[i], op->name, d->user_data);
+}
+
+DK_API dk_kernel_desc dk_autograd_not_implemented(const dk_autograd_ni_desc *desc) {
+    /* NULL desc: no boxed function, so registering it fails with DK_ERR_BAD_KERNEL */
+    dk_kernel_desc d = dk_boxed(desc ? dk__autograd_ni : NULL, (void *)(uintptr_t)desc);
+    return dk_kernel_named(d, "autograd_not_implemented", NULL);
 }
 
 /* Adapters belong to the operator's def: set here, they go when it goes. */
@@ -4696,6 +4812,81 @@ DK_API dk_status dk_explain(const dk_operator *op, dk_keyset args, dk_explanatio
     return DK_OK;
 }
 
+DK_API dk_status dk_explain_args(const dk_operator *op, const dk_keyset *arg_keysets, int n, dk_explanation *out) {
+    const dk_schema *sch;
+    uint64_t all = 0;
+    int i;
+    if (!op || !out || (n > 0 && !arg_keysets)) return dk__fail(DK_ERR_NULL, "explain_args: NULL argument");
+    if (n < 0 || n > DK_EXPLAIN_MAX_ARGS)
+        return dk__fail(DK_ERR_BAD_ARGUMENT, "explain_args: %d arguments; between 0 and %d (DK_EXPLAIN_MAX_ARGS)", n,
+                        DK_EXPLAIN_MAX_ARGS);
+    for (i = 0; i < n; i++) all |= arg_keysets[i].repr;
+    dk_explain(op, dk_ks_raw(all), out);
+    sch = dk_op_function_schema(op);
+    for (i = 0; i < n; i++) {
+        out->arg[i].index = i;
+        out->arg[i].name = sch && i < sch->num_arguments ? sch->arguments[i].name : NULL;
+        out->arg[i].ks = arg_keysets[i];
+    }
+    out->num_args = n;
+    return DK_OK;
+}
+
+/* The keyset of one value of a boxed stack, as dk__stack_keyset reads it. */
+DK__PRIVATE dk_keyset dk__value_keyset(const dk__hooks *h, const dk_value *v) {
+    uint64_t ks = 0;
+    size_t i;
+    if (!h->tensor_keyset) return dk_ks_raw(0);
+    if (v->tag == DK_VALUE_TENSOR) ks = h->tensor_keyset(v->as.tensor, h->tensor_keyset_user_data).repr;
+    for (i = 0; v->tag == DK_VALUE_LIST && i < v->as.list.n; i++)
+        if (v->as.list.items[i].tag == DK_VALUE_TENSOR)
+            ks |= h->tensor_keyset(v->as.list.items[i].as.tensor, h->tensor_keyset_user_data).repr;
+    return dk_ks_raw(ks);
+}
+
+DK_API dk_status dk_explain_stack(const dk_operator *op, const dk_stack *stack, dk_explanation *out) {
+    dk_keyset ks[DK_EXPLAIN_MAX_ARGS] = { { 0 } };
+    int index[DK_EXPLAIN_MAX_ARGS], n = 0, j, nargs;
+    const dk_op_table *t;
+    dk_status s;
+    if (!op || !stack || !out) return dk__fail(DK_ERR_NULL, "explain_stack: NULL argument");
+    t = dk_op_table_of(op);
+    if (!t->parsed)
+        return dk__fail(DK_ERR_NOT_FOUND, "explain_stack: %s has no def: its dispatch arguments are unknown", op->name);
+    if ((s = dk_stack_check(op, stack)) != DK_OK) return s;
+    nargs = t->num_arguments;
+    if ((size_t)nargs > stack->size)   /* a vararg schema is not checked */
+        return dk__fail(DK_ERR_BAD_STACK, "explain_stack: %s has %d arguments, the stack holds %lu values", op->name,
+                        nargs, (unsigned long)stack->size);
+    for (j = 0; j < nargs; j++) {   /* argument j is the (nargs - 1 - j)-th value from the top */
+        if (nargs - 1 - j >= 64 || !((t->dispatch_args >> (nargs - 1 - j)) & 1)) continue;
+        if (n == DK_EXPLAIN_MAX_ARGS)
+            return dk__fail(DK_ERR_BAD_ARGUMENT, "explain_stack: %s has more than %d dispatch arguments "
+                            "(DK_EXPLAIN_MAX_ARGS)", op->name, DK_EXPLAIN_MAX_ARGS);
+        index[n] = j;
+        ks[n++] = dk__value_keyset(dk__hooks_of(op->registry), &stack->values[stack->size - (size_t)nargs + (size_t)j]);
+    }
+    s = dk_explain_args(op, ks, n, out);
+    for (j = 0; j < n; j++) {
+        out->arg[j].index = index[j];
+        out->arg[j].name = t->parsed->arguments[index[j]].name;
+    }
+    return s;
+}
+
+/* "    self (argument 0): DispatchKeySet(CPU)", one line per argument */
+DK__PRIVATE void dk__append_arg_keysets(char *buf, size_t size, size_t *len, const dk_explanation *e) {
+    char index[32];
+    int i;
+    for (i = 0; i < e->num_args && i < DK_EXPLAIN_MAX_ARGS; i++) {
+        dk__append(buf, size, len, "\n    ");
+        dk__append(buf, size, len, e->arg[i].name ? e->arg[i].name : "arg");
+        snprintf(index, sizeof index, " (argument %d): ", e->arg[i].index);
+        dk__append(buf, size, len, index);
+        dk__append_keyset(buf, size, len, e->arg[i].ks);
+    }
+}
+
 DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, char *buf, size_t size) {
     static const char *const sources[] = { "kernel", "default backend kernel", "math kernel", "autograd kernel",
                                            "batched kernel", "backend fallback", "fallthrough", "ambiguous",
@@ -4708,6 +4899,7 @@ DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, 
     dk__append(buf, size, &len, op->name);
     dk__append(buf, size, &len, "\n  arguments:  ");
     dk__append_keyset(buf, size, &len, e->args);
+    dk__append_arg_keysets(buf, size, &len, e);
     dk__append(buf, size, &len, "\n  after TLS:  ");
     dk__append_keyset(buf, size, &len, e->after_tls);
     dk__append(buf, size, &len, "\n  dispatch:   ");

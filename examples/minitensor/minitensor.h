@@ -38,13 +38,6 @@ typedef struct mt_tensor {
 #define DKGEN_TENSOR_KEYSET(t) ((t)->keys)
 #include "mt_ops.h"
 
-/* A kernel for operator OP (mt_add, ...), ready for dk_impl / dk_lib_impl.
-   The conditional expression makes the compiler compare fn with OP's
-   generated kernel type OP##_fn: a kernel with the wrong parameters gets a
-   "pointer type mismatch" diagnostic (an error under -Werror), not a crash
-   at run time. */
-#define MT_KERNEL(op, fn) dk_unboxed(DK_FN(1 ? (fn) : (op##_fn)0), NULL)
-
 /* ---- setup ---------------------------------------------------------------- */
 
 /* Registers minitensor's operators, kernels and layers into the default
