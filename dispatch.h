@@ -1431,6 +1431,25 @@ DK_API int dk_op_dump_computed_table(const dk_operator *op, char *buf, size_t si
 /* Resolution of one slot and why (c10 computeDispatchTableEntryWithDebug):
    *reason is "kernel", "default backend kernel", "math kernel", ... "missing". */
 DK_API const dk_kernel *dk_op_compute_slot(const dk_operator *op, int slot, const char **reason);
+/* A picture of every operator's dispatch table: a self-contained HTML page
+   (no script), one row per operator and one column per runtime key, each
+   cell coloured by what the live table holds there (the classes below),
+   the alias key named in alias-derived cells, the kernel's "registered
+   at" in each cell's tooltip. Columns where every operator's slot is
+   missing are hidden until "show every runtime key" is ticked.
+   snprintf-like; a registration between the sizing call and the writing
+   call may change the length. */
+DK_API int dk_registry_dump_html(dk_registry *r, char *buf, size_t size);
+/* The cell classes: X(name, colour, text in the cell, legend) -> CSS class
+   dk-<name>; an alias cell's text is the alias key's capitals (CIA). */
+#define DK_FORALL_HTML_CELLS(X)                                                                  \
+    X(kernel,      "#3fa34d", "K",  "kernel registered at this key")                            \
+    X(alias,       "#6fa8dc", "",   "from an alias key's kernel (named in the cell)")           \
+    X(fallback,    "#f6b26b", "FB", "the key's backend fallback")                               \
+    X(fallthrough, "#d9d9d9", "FT", "fallthrough: the key is skipped")                          \
+    X(ambiguous,   "#e06666", "?",  "ambiguous (CompositeImplicitAutograd and an AutogradOther backend)") \
+    X(missing,     "#ffffff", "",   "missing: a call that lands here fails")
+
 /* Operators with a def or a kernel, in id order; calls fn for each, stops when it returns non-zero. */
 DK_API void dk_registry_each_op(dk_registry *r, int (*fn)(dk_operator *op, void *user_data), void *user_data);
 /* Operators with a kernel registered directly at key k (c10 getRegistrationsForDispatchKey). */
@@ -4118,6 +4137,156 @@ DK_API int dk_op_dump_computed_table(const dk_operator *op, char *buf, size_t si
     dk__dump_slots(kernels, reasons, buf, size, &len);
     dk__read_unlock(op->registry, locked);
     return (int)len;
+}
+
+/* ---- the dispatch table as HTML (dk_registry_dump_html) ------------------------- */
+
+#define DK__HTML_CELL_ENUM(name, colour, mark, legend) DK__CELL_##name,
+enum { DK_FORALL_HTML_CELLS(DK__HTML_CELL_ENUM) DK__CELL_END };
+#undef DK__HTML_CELL_ENUM
+static const char *const dk__cell_names[] = {
+#define DK__HTML_CELL_NAME(name, colour, mark, legend) #name,
+    DK_FORALL_HTML_CELLS(DK__HTML_CELL_NAME)
+#undef DK__HTML_CELL_NAME
+};
+static const char *const dk__cell_marks[] = {
+#define DK__HTML_CELL_MARK(name, colour, mark, legend) mark,
+    DK_FORALL_HTML_CELLS(DK__HTML_CELL_MARK)
+#undef DK__HTML_CELL_MARK
+};
+
+typedef struct dk__html {
+    char *buf;
+    size_t size, len;
+    uint8_t used[DK_NUM_RUNTIME_ENTRIES];   /* some operator's slot is not missing */
+    int ops;
+} dk__html;
+
+DK__PRIVATE int dk__cell_of(const dk_kernel *k, dk_reason why) {
+    if (k->kind == DK_KERNEL_FALLTHROUGH) return DK__CELL_fallthrough;
+    if (k->kind == DK_KERNEL_AMBIGUOUS) return DK__CELL_ambiguous;
+    if (k->kind == DK_KERNEL_MISSING) return DK__CELL_missing;
+    if (why == DK_REASON_FALLBACK) return DK__CELL_fallback;
+    return why == DK_REASON_KERNEL ? DK__CELL_kernel : DK__CELL_alias;
+}
+
+/* Text inside an element or an attribute value. */
+DK__PRIVATE void dk__html_text(dk__html *h, const char *text) {
+    char one[2] = { 0, 0 };
+    for (; *text; text++) {
+        const char *esc = *text == '&' ? "&amp;" : *text == '<' ? "&lt;" : *text == '>' ? "&gt;"
+                        : *text == '"' ? "&quot;" : NULL;
+        one[0] = *text;
+        dk__append(h->buf, h->size, &h->len, esc ? esc : one);
+    }
+}
+
+/* An alias key by its capitals: CompositeImplicitAutograd -> CIA. */
+DK__PRIVATE void dk__html_alias(dk__html *h, dk_key alias) {
+    const char *n = dk_key_name(alias);
+    char initials[16];
+    size_t i = 0;
+    for (; *n && i + 1 < sizeof initials; n++)
+        if (*n >= 'A' && *n <= 'Z') initials[i++] = *n;
+    initials[i] = '\0';
+    dk__append(h->buf, h->size, &h->len, initials);
+}
+
+DK__PRIVATE int dk__html_scan(dk_operator *op, void *ud) {
+    dk__html *h = (dk__html *)ud;
+    const dk_op_table *t = dk_op_table_of(op);
+    int s;
+    for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++)
+        if (t->kernels[s]->kind != DK_KERNEL_MISSING) h->used[s] = 1;
+    h->ops++;
+    return 0;
+}
+
+DK__PRIVATE void dk__html_cell(dk__html *h, const dk_operator *op, const dk_op_table *t, int s) {
+    const dk_kernel *k = t->kernels[s];
+    int cell = dk__cell_of(k, (dk_reason)t->reasons[s]);
+    dk__append(h->buf, h->size, &h->len, "<td class=\"dk-");
+    dk__append(h->buf, h->size, &h->len, dk__cell_names[cell]);
+    dk__append(h->buf, h->size, &h->len, h->used[s] ? "\" data-key=\"" : " dk-quiet\" data-key=\"");
+    dk__append(h->buf, h->size, &h->len, dk_key_name(dk__slot_keys[s]));
+    dk__append(h->buf, h->size, &h->len, "\" title=\"");
+    dk__html_text(h, op->name);
+    dk__append(h->buf, h->size, &h->len, " @ ");
+    dk__append(h->buf, h->size, &h->len, dk_key_name(dk__slot_keys[s]));
+    dk__append(h->buf, h->size, &h->len, ": ");
+    dk__append(h->buf, h->size, &h->len, cell == DK__CELL_fallthrough ? "fallthrough" : dk__reason_texts[t->reasons[s]]);
+    if (k->debug && k->debug[0]) {
+        dk__append(h->buf, h->size, &h->len, ", ");
+        dk__html_text(h, k->debug);
+    }
+    dk__append(h->buf, h->size, &h->len, "\">");
+    if (cell == DK__CELL_alias) dk__html_alias(h, k->key);
+    else dk__append(h->buf, h->size, &h->len, dk__cell_marks[cell]);
+    dk__append(h->buf, h->size, &h->len, "</td>");
+}
+
+DK__PRIVATE int dk__html_row(dk_operator *op, void *ud) {
+    dk__html *h = (dk__html *)ud;
+    const dk_op_table *t = dk_op_table_of(op);   /* one snapshot per row */
+    int s;
+    dk__append(h->buf, h->size, &h->len, "<tr data-op=\"");
+    dk__html_text(h, op->name);
+    dk__append(h->buf, h->size, &h->len, "\"><th>");
+    dk__html_text(h, op->name);
+    dk__append(h->buf, h->size, &h->len, "</th>");
+    for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) dk__html_cell(h, op, t, s);
+    dk__append(h->buf, h->size, &h->len, "</tr>\n");
+    return 0;
+}
+
+/* The style (one rule per cell class) and the legend, from the X-macro list. */
+DK__PRIVATE void dk__html_head(dk__html *h) {
+    dk__append(h->buf, h->size, &h->len,
+               "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>dispatch table</title>\n<style>\n"
+               "body{font:13px sans-serif;margin:12px}table{border-collapse:collapse}\n"
+               "th,td{border:1px solid #999;padding:2px 4px;text-align:center;min-width:18px}\n"
+               "thead th{writing-mode:vertical-rl;transform:rotate(180deg);font-weight:normal;white-space:nowrap}\n"
+               "tbody th{text-align:left;white-space:nowrap}\n"
+               "#dk-all:not(:checked)~table .dk-quiet{display:none}\n.legend span{display:inline-block;"
+               "width:14px;height:14px;border:1px solid #999;vertical-align:middle;margin:0 4px 0 12px}\n");
+#define DK__HTML_CSS(name, colour, mark, legend) \
+    dk__append(h->buf, h->size, &h->len, ".dk-" #name "{background:" colour "}\n");
+    DK_FORALL_HTML_CELLS(DK__HTML_CSS)
+#undef DK__HTML_CSS
+    dk__append(h->buf, h->size, &h->len, "</style></head><body>\n<h1>Dispatch table</h1>\n<p class=\"legend\">");
+#define DK__HTML_LEGEND(name, colour, mark, legend) \
+    dk__append(h->buf, h->size, &h->len, "<span class=\"dk-" #name "\"></span>" legend);
+    DK_FORALL_HTML_CELLS(DK__HTML_LEGEND)
+#undef DK__HTML_LEGEND
+    dk__append(h->buf, h->size, &h->len, "</p>\n<p>Hover a cell for its kernel. Alias cells name the alias key "
+               "by its capitals (CIA: CompositeImplicitAutograd, A: Autograd, ...).</p>\n"
+               "<input type=\"checkbox\" id=\"dk-all\"><label for=\"dk-all\"> show every runtime key</label>\n");
+}
+
+DK__PRIVATE void dk__html_columns(dk__html *h) {
+    int s;
+    dk__append(h->buf, h->size, &h->len, "<table class=\"dk-table\">\n<thead><tr><th>operator</th>");
+    for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
+        dk__append(h->buf, h->size, &h->len, h->used[s] ? "<th>" : "<th class=\"dk-quiet\">");
+        dk__append(h->buf, h->size, &h->len, dk_key_name(dk__slot_keys[s]));
+        dk__append(h->buf, h->size, &h->len, "</th>");
+    }
+    dk__append(h->buf, h->size, &h->len, "</tr></thead>\n<tbody>\n");
+}
+
+DK_API int dk_registry_dump_html(dk_registry *r, char *buf, size_t size) {
+    dk__html h;
+    dk__out_init(buf, &size);
+    if (!r) return 0;
+    memset(&h, 0, sizeof h);
+    h.buf = buf;
+    h.size = size;
+    dk_registry_each_op(r, dk__html_scan, &h);
+    dk__html_head(&h);
+    dk__html_columns(&h);
+    dk_registry_each_op(r, dk__html_row, &h);
+    dk__append(h.buf, h.size, &h.len, "</tbody></table>\n</body></html>\n");
+    return (int)h.len;
 }
 
 /* The i-th operator id for which keep() holds, read under the lock (unless

@@ -424,6 +424,91 @@ static void test_autograd_not_implemented_null(void **state) {
     dk_registry_destroy(r);
 }
 
+/* ---- the dispatch table as HTML --------------------------------------------------- */
+
+static void boxed_noop(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *stack) {
+    (void)k; (void)op; (void)ks; (void)stack;
+}
+
+/* The class a cell must have, from the public snapshot (independent of the writer). */
+static const char *expected_class(const dk_operator *op, int slot) {
+    const dk_op_table *t = dk_op_table_of(op);
+    const dk_kernel *k = t->kernels[slot];
+    if (k->kind == DK_KERNEL_FALLTHROUGH) return "fallthrough";
+    if (k->kind == DK_KERNEL_AMBIGUOUS) return "ambiguous";
+    if (k->kind == DK_KERNEL_MISSING) return "missing";
+    if (k->is_fallback) return "fallback";
+    return dk_key_is_alias(k->key) ? "alias" : "kernel";
+}
+
+/* Every row's cells, in slot order: class and data-key checked against the
+   snapshot; returns how many cells of each class were seen. */
+static int check_rows(dk_registry *r, const char *html, int counts[6]) {
+    static const char *const names[6] = { "kernel", "alias", "fallback", "fallthrough", "ambiguous", "missing" };
+    const char *row = html;
+    int rows = 0;
+    while ((row = strstr(row, "<tr data-op=\"")) != NULL) {
+        char name[64], cls[32], key[64];
+        const char *end = strstr(row, "</tr>"), *cell = row;
+        const dk_operator *op;
+        int slot = 0, i;
+        assert_int_equal(sscanf(row, "<tr data-op=\"%63[^\"]\"", name), 1);
+        assert_non_null(op = dk_op_lookup(r, name));
+        while ((cell = strstr(cell, "<td class=\"dk-")) != NULL && cell < end) {
+            assert_int_equal(sscanf(cell, "<td class=\"dk-%31[a-z]", cls), 1);
+            assert_int_equal(sscanf(strstr(cell, "data-key=\""), "data-key=\"%63[^\"]\"", key), 1);
+            assert_true(slot < DK_NUM_RUNTIME_ENTRIES);
+            assert_string_equal(key, dk_key_name(dk_slot_key(slot)));
+            assert_string_equal(cls, expected_class(op, slot));
+            for (i = 0; i < 6; i++) counts[i] += strcmp(cls, names[i]) == 0;
+            slot++;
+            cell++;
+        }
+        assert_int_equal(slot, DK_NUM_RUNTIME_ENTRIES);
+        rows++;
+        row = end;
+    }
+    return rows;
+}
+
+static void test_html_cells(void **state) {
+    dk_registry *r = new_registry();
+    dk_registration *h;
+    char *html;
+    int n, counts[6] = { 0, 0, 0, 0, 0, 0 }, i;
+    (void)state;
+    assert_int_equal(dk_def(r, "my::neg(Tensor x) -> Tensor", &h), DK_OK);
+    assert_int_equal(DK_IMPL_TYPED(neg, r, "my::neg", DK_CPU, neg_cpu, NULL, &h), DK_OK);
+    assert_int_equal(DK_IMPL_TYPED(neg, r, "my::neg", DK_CompositeImplicitAutograd, neg_cpu, NULL, &h), DK_OK);
+    assert_int_equal(DK_IMPL_TYPED(neg, r, "my::neg", DK_SparseCPU, neg_cpu, NULL, &h), DK_OK); /* ambiguity */
+    assert_int_equal(dk_def(r, "my::mix(Tensor a, Tensor b, str tag) -> Tensor", &h), DK_OK);
+    assert_int_equal(DK_IMPL_TYPED(mix, r, "my::mix", DK_Autograd, mix_cpu, NULL, &h), DK_OK);
+    assert_int_equal(dk_impl(r, "my::mix", DK_Tracer, dk_fallthrough(), &h), DK_OK);
+    assert_int_equal(dk_fallback(r, DK_PrivateUse1, dk_boxed(boxed_noop, NULL), &h), DK_OK);
+    n = dk_registry_dump_html(r, NULL, 0);
+    assert_true(n > 1000);
+    html = (char *)malloc((size_t)n + 1);
+    assert_int_equal(dk_registry_dump_html(r, html, (size_t)n + 1), n);
+    assert_int_equal((int)strlen(html), n);
+    assert_int_equal(check_rows(r, html, counts), 2);
+    for (i = 0; i < 6; i++) assert_true(counts[i] > 0);   /* every class occurs */
+    /* tooltips carry the registration site; the legend lists every class */
+    assert_non_null(strstr(html, "title=\"my::neg @ CPU: kernel, registered at "));
+    assert_non_null(strstr(html, "(neg_cpu)\">K</td>"));
+    assert_non_null(strstr(html, "data-key=\"AutogradCPU\" title=\"my::mix @ AutogradCPU: autograd kernel"));
+    assert_non_null(strstr(html, "<span class=\"dk-ambiguous\"></span>"));
+    /* a column no operator uses is quiet (hidden unless toggled) */
+    assert_non_null(strstr(html, "<td class=\"dk-missing dk-quiet\" data-key=\"Named\""));
+    assert_non_null(strstr(html, "<th class=\"dk-quiet\">Named</th>"));
+    /* truncation keeps the snprintf convention */
+    assert_int_equal(dk_registry_dump_html(r, html, 10), n);
+    assert_int_equal((int)strlen(html), 9);
+    free(html);
+    assert_int_equal(dk_registry_dump_html(NULL, text, sizeof text), 0);
+    assert_string_equal(text, "");
+    dk_registry_destroy(r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_typed_impl_dump_state),
@@ -438,6 +523,7 @@ int main(void) {
         cmocka_unit_test(test_autograd_not_implemented),
         cmocka_unit_test(test_autograd_not_implemented_needs_adapters),
         cmocka_unit_test(test_autograd_not_implemented_null),
+        cmocka_unit_test(test_html_cells),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
