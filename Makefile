@@ -21,6 +21,7 @@ TSAN_SCALE := -DCYCLES_IMPL=20000 -DCYCLES_DEF=5000
 DEPS := /usr/include/cmocka.h:libcmocka-dev /usr/include/xxhash.h:libxxhash-dev \
         /usr/bin/clang:clang /usr/bin/g++:g++ \
         /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a:libclang-rt-14-dev
+DEPS += /usr/bin/chromium:chromium
 
 UNIT_TESTS := test_keyspace test_conformance test_custom_config test_config_mismatch \
               test_registry test_resolution_property test_table_conformance test_call test_threads \
@@ -160,6 +161,8 @@ include tests/fuzz_registry.mk
 include gen/gen.mk
 include examples/minitensor/minitensor.mk
 include tests/plugin/plugin.mk
+include tests/html.mk
+test: html-render
 
 examples-test: | $(BUILD) ## run examples/minitensor plain and under ASan+UBSan, comparing its output
 	@mkdir -p $(BUILD)/results; ok=0; bad=0; \

@@ -1435,8 +1435,10 @@ DK_API const dk_kernel *dk_op_compute_slot(const dk_operator *op, int slot, cons
    (no script), one row per operator and one column per runtime key, each
    cell coloured by what the live table holds there (the classes below),
    the alias key named in alias-derived cells, the kernel's "registered
-   at" in each cell's tooltip. Columns where every operator's slot is
-   missing are hidden until "show every runtime key" is ticked.
+   at" in each cell's tooltip. Columns that do not matter are hidden until
+   "show every runtime key" is ticked: those where every operator's slot is
+   missing, and the per-backend keys (CUDA, AutogradCUDA...) of backends
+   with no kernel and no fallback registered at any of their keys.
    snprintf-like; a registration between the sizing call and the writing
    call may change the length. */
 DK_API int dk_registry_dump_html(dk_registry *r, char *buf, size_t size);
@@ -4158,7 +4160,8 @@ static const char *const dk__cell_marks[] = {
 typedef struct dk__html {
     char *buf;
     size_t size, len;
-    uint8_t used[DK_NUM_RUNTIME_ENTRIES];   /* some operator's slot is not missing */
+    uint8_t used[DK_NUM_RUNTIME_ENTRIES];   /* a column that matters (shown without the toggle) */
+    uint8_t backends[DK_NUM_BACKENDS + 1];  /* a kernel or fallback registered at one of its keys */
     int ops;
 } dk__html;
 
@@ -4192,14 +4195,30 @@ DK__PRIVATE void dk__html_alias(dk__html *h, dk_key alias) {
     dk__append(h->buf, h->size, &h->len, initials);
 }
 
+/* The columns that matter: a slot some operator fills, and for a
+   per-backend key (CPU, AutogradCPU, SparseCPU...) only when its backend
+   has a kernel or fallback at one of its keys; otherwise an alias such as
+   CompositeExplicitAutograd would fill the columns of every backend. */
 DK__PRIVATE int dk__html_scan(dk_operator *op, void *ud) {
     dk__html *h = (dk__html *)ud;
     const dk_op_table *t = dk_op_table_of(op);
     int s;
-    for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++)
-        if (t->kernels[s]->kind != DK_KERNEL_MISSING) h->used[s] = 1;
+    for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
+        const dk_kernel *k = t->kernels[s];
+        dk_backend b = dk_key_backend(dk__slot_keys[s]);
+        int direct = t->reasons[s] == DK_REASON_KERNEL || t->reasons[s] == DK_REASON_FALLBACK;
+        if (k->kind != DK_KERNEL_MISSING) h->used[s] = 1;
+        if (k->kind == DK_KERNEL_FUNCTION && direct && b != DK_InvalidBit) h->backends[b] = 1;
+    }
     h->ops++;
     return 0;
+}
+DK__PRIVATE void dk__html_columns_that_matter(dk__html *h) {
+    int s;
+    for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
+        dk_backend b = dk_key_backend(dk__slot_keys[s]);
+        if (b != DK_InvalidBit && !h->backends[b]) h->used[s] = 0;
+    }
 }
 
 DK__PRIVATE void dk__html_cell(dk__html *h, const dk_operator *op, const dk_op_table *t, int s) {
@@ -4214,7 +4233,8 @@ DK__PRIVATE void dk__html_cell(dk__html *h, const dk_operator *op, const dk_op_t
     dk__append(h->buf, h->size, &h->len, " @ ");
     dk__append(h->buf, h->size, &h->len, dk_key_name(dk__slot_keys[s]));
     dk__append(h->buf, h->size, &h->len, ": ");
-    dk__append(h->buf, h->size, &h->len, cell == DK__CELL_fallthrough ? "fallthrough" : dk__reason_texts[t->reasons[s]]);
+    dk__append(h->buf, h->size, &h->len,
+               cell == DK__CELL_fallthrough ? "fallthrough" : dk__reason_texts[t->reasons[s]]);
     if (k->debug && k->debug[0]) {
         dk__append(h->buf, h->size, &h->len, ", ");
         dk__html_text(h, k->debug);
@@ -4243,19 +4263,23 @@ DK__PRIVATE int dk__html_row(dk_operator *op, void *ud) {
 DK__PRIVATE void dk__html_head(dk__html *h) {
     dk__append(h->buf, h->size, &h->len,
                "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>dispatch table</title>\n<style>\n"
-               "body{font:13px sans-serif;margin:12px}table{border-collapse:collapse}\n"
+               "body{font:13px sans-serif;margin:12px}h1{font-size:18px;margin:0 0 6px}p{margin:4px 0}\n"
+               "table{border-collapse:collapse;margin-top:6px}\n"
                "th,td{border:1px solid #999;padding:2px 4px;text-align:center;min-width:18px}\n"
                "thead th{writing-mode:vertical-rl;transform:rotate(180deg);font-weight:normal;white-space:nowrap}\n"
+               "thead th:first-child{writing-mode:horizontal-tb;transform:none;vertical-align:bottom}\n"
                "tbody th{text-align:left;white-space:nowrap}\n"
-               "#dk-all:not(:checked)~table .dk-quiet{display:none}\n.legend span{display:inline-block;"
-               "width:14px;height:14px;border:1px solid #999;vertical-align:middle;margin:0 4px 0 12px}\n");
+               "#dk-all:not(:checked)~table .dk-quiet{display:none}\n"
+               ".legend i{display:inline-block;white-space:nowrap;font-style:normal;margin-right:12px}\n"
+               ".legend span{display:inline-block;width:14px;height:14px;border:1px solid #999;"
+               "vertical-align:middle;margin-right:4px}\n");
 #define DK__HTML_CSS(name, colour, mark, legend) \
     dk__append(h->buf, h->size, &h->len, ".dk-" #name "{background:" colour "}\n");
     DK_FORALL_HTML_CELLS(DK__HTML_CSS)
 #undef DK__HTML_CSS
     dk__append(h->buf, h->size, &h->len, "</style></head><body>\n<h1>Dispatch table</h1>\n<p class=\"legend\">");
 #define DK__HTML_LEGEND(name, colour, mark, legend) \
-    dk__append(h->buf, h->size, &h->len, "<span class=\"dk-" #name "\"></span>" legend);
+    dk__append(h->buf, h->size, &h->len, "<i><span class=\"dk-" #name "\"></span>" legend "</i>");
     DK_FORALL_HTML_CELLS(DK__HTML_LEGEND)
 #undef DK__HTML_LEGEND
     dk__append(h->buf, h->size, &h->len, "</p>\n<p>Hover a cell for its kernel. Alias cells name the alias key "
@@ -4282,6 +4306,7 @@ DK_API int dk_registry_dump_html(dk_registry *r, char *buf, size_t size) {
     h.buf = buf;
     h.size = size;
     dk_registry_each_op(r, dk__html_scan, &h);
+    dk__html_columns_that_matter(&h);
     dk__html_head(&h);
     dk__html_columns(&h);
     dk_registry_each_op(r, dk__html_row, &h);

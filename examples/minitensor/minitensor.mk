@@ -47,3 +47,8 @@ $(BUILD)/examples/minitensor/minitensor_plugin.so: $(MT_DIR)/plugin.c $(MT_DEPS)
 # The typed bindings, generated from the schemas (committed, like gen/sample_ops.h).
 $(MT_DIR)/mt_ops.h: $(MT_DIR)/mt_ops.txt $(BUILD)/dkgen
 	$(BUILD)/dkgen $< $@
+
+# The picture of minitensor's dispatch tables (dk_registry_dump_html), and its
+# screenshot for README when chromium is installed.
+docs/dispatch-table.html: examples
+	$(MT_OUT)/minitensor $(MT_OUT)/minitensor_plugin.so $@ > /dev/null
