@@ -13,13 +13,13 @@
    EXAMPLE (README.md has it whole, compiled and run by make test)
 
        typedef struct tensor { dk_keyset ks; float v; } tensor;
-       DK_DECLARE_OP(neg, float, x.ks, (tensor, x))     // neg_call, neg_redispatch
+       DK_DECLARE_OP(neg, float, x.ks, (tensor, x))     // neg_call, neg_redispatch, neg_kernel
        static float neg_cpu(const dk_kernel *k, dk_keyset ks, tensor x) { return -x.v; }
 
        dk_registry *r;  dk_registration *h;
        dk_registry_create(NULL, &r);
        dk_def(r, "my::neg(Tensor x) -> Tensor", &h);
-       dk_impl(r, "my::neg", DK_CPU, dk_unboxed(DK_FN(neg_cpu), NULL), &h);
+       DK_IMPL_TYPED(neg, r, "my::neg", DK_CPU, neg_cpu, NULL, &h);   // only a neg_fn compiles
        x.ks = dk_ks_from_key(DK_CPU);
        float y = neg_call(dk_op_lookup(r, "my::neg"), x);    // runs neg_cpu
 
@@ -36,9 +36,11 @@
        >>aliases     alias keys found by role (Autograd, CompositeImplicitAutograd...)
        >>boxed       the handle types, dk_value, dk_stack, boxed kernels, adapters
        >>registry    kernels, operator tables, registries, def / impl / fallback,
-                     libraries, introspection
+                     libraries, introspection (dumps, the HTML dispatch table)
        >>tls         thread-local include / exclude sets and guards
-       >>call        dk_dispatch, dk_lookup, DK_DECLARE_OP, boxed calls, explain
+       >>call        dk_dispatch, dk_lookup, DK_DECLARE_OP, typed registration
+                     (DK_IMPL_TYPED), boxed calls, the autograd-not-implemented
+                     fallback, explain (per argument), trace
        >>schema      function schemas: parse, print, dispatch arguments
        >>impl        implementation (DISPATCH_IMPLEMENTATION only):
                      >>impl-threads, >>impl-errors, >>impl-epochs (Note
@@ -4197,8 +4199,9 @@ DK__PRIVATE void dk__html_alias(dk__html *h, dk_key alias) {
 
 /* The columns that matter: a slot some operator fills, and for a
    per-backend key (CPU, AutogradCPU, SparseCPU...) only when its backend
-   has a kernel or fallback at one of its keys; otherwise an alias such as
-   CompositeExplicitAutograd would fill the columns of every backend. */
+   has a kernel or fallback registered at one of its keys; otherwise an
+   alias (a CompositeExplicitAutograd kernel, a fallback at Autograd) would
+   fill the columns of every backend. */
 DK__PRIVATE int dk__html_scan(dk_operator *op, void *ud) {
     dk__html *h = (dk__html *)ud;
     const dk_op_table *t = dk_op_table_of(op);
@@ -4206,7 +4209,9 @@ DK__PRIVATE int dk__html_scan(dk_operator *op, void *ud) {
     for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
         const dk_kernel *k = t->kernels[s];
         dk_backend b = dk_key_backend(dk__slot_keys[s]);
-        int direct = t->reasons[s] == DK_REASON_KERNEL || t->reasons[s] == DK_REASON_FALLBACK;
+        /* registered at this very key: a kernel, or a fallback not given for an alias */
+        int direct = t->reasons[s] == DK_REASON_KERNEL ||
+                     (t->reasons[s] == DK_REASON_FALLBACK && !dk_key_is_alias(k->key));
         if (k->kind != DK_KERNEL_MISSING) h->used[s] = 1;
         if (k->kind == DK_KERNEL_FUNCTION && direct && b != DK_InvalidBit) h->backends[b] = 1;
     }

@@ -776,50 +776,67 @@ static void emit_keyset(FILE *o, const opinfo *op) {
     fputs("    return ks_;\n}\n", o);
 }
 
-/* <op>_slow (a kernel record without fn: the argument pack goes to
-   dk_call_slow), <op>_invoke (one kernel record), <op>_call, <op>_redispatch.
-   No if statement: gcc's -Wmisleading-indentation reads the source lines
-   around each one, which takes minutes in a header of thousands of
-   operators. */
-static void emit_calls(FILE *o, const opinfo *op) {
-    char *owned;
-    const char *rt = ret_type(op, &owned);
-    int i, has_ret = op->nr > 0;
+/* Per-operator call code has no if statement: gcc's -Wmisleading-indentation
+   reads the source lines around each one, which takes minutes in a header of
+   thousands of operators. */
+
+/* <op>_slow: a kernel record without fn; the argument pack goes to dk_call_slow */
+static void emit_slow(FILE *o, const opinfo *op, const char *rt) {
+    int i;
     fprintf(o, "static %s %s_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_", rt, op->id);
     emit_params(o, op, ", ", 0);
     fprintf(o, ") {\n    %s_args pack_;\n", op->id);
     for (i = 0; i < op->n; i++) fprintf(o, "    pack_.%s = %s_;\n", op->args[i].field, op->args[i].field);
     if (!op->n && !op->nr) fputs("    pack_.unused_ = 0;\n", o);
-    if (has_ret)
+    if (op->nr)
         fputs("    dk_call_slow(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);\n"
               "    return pack_.result;\n}\n", o);
     else
         fputs("    dk_call_slow(op_, ks_, kernel_, &pack_, NULL, 0);\n}\n", o);
+}
+
+/* <op>_invoke: one kernel record, its fn or the slow path */
+static void emit_invoke(FILE *o, const opinfo *op, const char *rt) {
     fprintf(o, "DK_INLINE %s %s_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_", rt, op->id);
     emit_params(o, op, ", ", 0);
-    fprintf(o, ") {\n    %skernel_->fn ? ((%s_fn)kernel_->fn)(kernel_, ks_", has_ret ? "return " : "", op->id);
+    fprintf(o, ") {\n    %skernel_->fn ? ((%s_fn)kernel_->fn)(kernel_, ks_", op->nr ? "return " : "", op->id);
     emit_arg_names(o, op, ", ", "", "_");
     fprintf(o, ") : %s_slow(op_, ks_, kernel_", op->id);
     emit_arg_names(o, op, ", ", "", "_");
     fputs(");\n}\n", o);
-    /* the call: dispatch, then invoke, inside the call bracket */
+}
+
+/* <op>_call: dispatch, then invoke, inside the call bracket */
+static void emit_call(FILE *o, const opinfo *op, const char *rt) {
     fprintf(o, "DK_INLINE %s %s_call(const dk_operator *op_", rt, op->id);
     emit_params(o, op, ", ", 0);
     fputs(") {\n    dk_keyset ks_;\n    const dk_kernel *kernel_;\n", o);
-    if (has_ret) fprintf(o, "    %s ret_;\n", rt);
+    if (op->nr) fprintf(o, "    %s ret_;\n", rt);
     fprintf(o, "    dk_call_enter();\n    kernel_ = dk_dispatch(op_, %s_keyset(", op->id);
     emit_arg_names(o, op, "", "", "_");
-    fprintf(o, "), &ks_);\n    %s%s_invoke(op_, ks_, kernel_", has_ret ? "ret_ = " : "", op->id);
+    fprintf(o, "), &ks_);\n    %s%s_invoke(op_, ks_, kernel_", op->nr ? "ret_ = " : "", op->id);
     emit_arg_names(o, op, ", ", "", "_");
-    fprintf(o, ");\n    dk_call_exit();\n%s}\n", has_ret ? "    return ret_;\n" : "");
-    /* the redispatch: the slot of the keyset given */
+    fprintf(o, ");\n    dk_call_exit();\n%s}\n", op->nr ? "    return ret_;\n" : "");
+}
+
+/* <op>_redispatch: the slot of the keyset given */
+static void emit_redispatch(FILE *o, const opinfo *op, const char *rt) {
     fprintf(o, "DK_INLINE %s %s_redispatch(const dk_operator *op_, dk_keyset ks_", rt, op->id);
     emit_params(o, op, ", ", 0);
     fputs(") {\n", o);
-    if (has_ret) fprintf(o, "    %s ret_;\n", rt);
-    fprintf(o, "    dk_call_enter();\n    %s%s_invoke(op_, ks_, dk_lookup(op_, ks_)", has_ret ? "ret_ = " : "", op->id);
+    if (op->nr) fprintf(o, "    %s ret_;\n", rt);
+    fprintf(o, "    dk_call_enter();\n    %s%s_invoke(op_, ks_, dk_lookup(op_, ks_)", op->nr ? "ret_ = " : "", op->id);
     emit_arg_names(o, op, ", ", "", "_");
-    fprintf(o, ");\n    dk_call_exit();\n%s}\n", has_ret ? "    return ret_;\n" : "");
+    fprintf(o, ");\n    dk_call_exit();\n%s}\n", op->nr ? "    return ret_;\n" : "");
+}
+
+static void emit_calls(FILE *o, const opinfo *op) {
+    char *owned;
+    const char *rt = ret_type(op, &owned);
+    emit_slow(o, op, rt);
+    emit_invoke(o, op, rt);
+    emit_call(o, op, rt);
+    emit_redispatch(o, op, rt);
     free(owned);
 }
 

@@ -10,5 +10,5 @@ html-render: examples ## render minitensor's dispatch-table page in headless chr
 	@sh tests/html_render.sh $(BUILD)/html/dispatch-table.html $(BUILD)/html $(BUILD)/results
 
 docs-table: docs/dispatch-table.html ## docs/dispatch-table.html and its screenshot docs/dispatch-table.png (needs chromium)
-	timeout 60 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=900,370 \
+	timeout 60 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=900,400 \
 	  --screenshot=docs/dispatch-table.png "file://$(CURDIR)/docs/dispatch-table.html" 2> /dev/null

@@ -1,6 +1,7 @@
 /* main.c - minitensor's demo and test: operators, autograd checked against
-   finite differences, no_grad, tracing, and a backend loaded from a shared
-   object and unloaded again. Its output is compared with expected.txt.
+   finite differences, no_grad, tracing, a backend loaded from a shared
+   object and unloaded again, and an operator without an autograd kernel.
+   Its output is compared with expected.txt.
 
    usage: minitensor [path/to/minitensor_plugin.so [dispatch-table.html]]
    With a second argument it also writes every operator's dispatch table,
@@ -200,6 +201,18 @@ int main(int argc, char **argv) {
         use_private_backend(a);
         dump_tables(after, sizeof after);
         expect(strcmp(before, after) == 0, "every dispatch table is what it was before loading");
+    }
+
+    printf("\n== 6. an operator without an autograd kernel: the autograd-not-implemented fallback\n");
+    {
+        mt_tensor *v = mt_requires_grad(mt_vector(3, av)), *y = mt_exp(v);   /* exp_cpu, below autograd */
+        mt_print("exp(v)", y);
+        loss = mt_sum(y);
+        mt_tape_print();
+        mt_backward(loss);
+        printf("  backward: %s\n", mt_backward_error() ? mt_backward_error() : "ok");
+        expect(mt_backward_error() != NULL && v->grad == NULL, "no gradient reaches v, and backward says why");
+        mt_tape_clear();
     }
 
     mt_free_all();

@@ -503,12 +503,85 @@ DK_INLINE dk_status mt_matmul_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, mt_matmul_NAME, mt_matmul_SIGNATURE, op_);
 }
 
+/* ---- mt::exp(Tensor a) -> Tensor */
+#define mt_exp_SCHEMA "mt::exp(Tensor a) -> Tensor"
+#define mt_exp_NAME "mt::exp"
+#define mt_exp_SIGNATURE "(Tensor) (Tensor)"
+typedef dkgen_tensor (*mt_exp_fn)(const dk_kernel *kernel_, dk_keyset ks_, dkgen_tensor a_);
+typedef struct mt_exp_args { dkgen_tensor a; dkgen_tensor result; } mt_exp_args;
+DK_INLINE dk_keyset mt_exp_keyset(dkgen_tensor a_) {
+    dk_keyset ks_ = DK_KS_EMPTY;
+    ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(a_));
+    return ks_;
+}
+static dkgen_tensor mt_exp_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor a_) {
+    mt_exp_args pack_;
+    pack_.a = a_;
+    dk_call_slow(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    return pack_.result;
+}
+DK_INLINE dkgen_tensor mt_exp_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor a_) {
+    return kernel_->fn ? ((mt_exp_fn)kernel_->fn)(kernel_, ks_, a_) : mt_exp_slow(op_, ks_, kernel_, a_);
+}
+DK_INLINE dkgen_tensor mt_exp_call(const dk_operator *op_, dkgen_tensor a_) {
+    dk_keyset ks_;
+    const dk_kernel *kernel_;
+    dkgen_tensor ret_;
+    dk_call_enter();
+    kernel_ = dk_dispatch(op_, mt_exp_keyset(a_), &ks_);
+    ret_ = mt_exp_invoke(op_, ks_, kernel_, a_);
+    dk_call_exit();
+    return ret_;
+}
+DK_INLINE dkgen_tensor mt_exp_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_) {
+    dkgen_tensor ret_;
+    dk_call_enter();
+    ret_ = mt_exp_invoke(op_, ks_, dk_lookup(op_, ks_), a_);
+    dk_call_exit();
+    return ret_;
+}
+static void mt_exp_box(const void *args_, dk_stack *stack_) {
+    const mt_exp_args *pack_ = (const mt_exp_args *)args_;
+    dk_push(stack_, dkgen_box_tensor(pack_->a));
+}
+static void mt_exp_unbox_result(dk_stack *stack_, void *result_) {
+    dkgen_tensor *ret_ = (dkgen_tensor *)result_;
+    *ret_ = dkgen_tensor_of(dk_pop(stack_));
+}
+static void mt_exp_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
+    mt_exp_args pack_;
+    dkgen_tensor ret_;
+    (void)op_; (void)stack_;
+    pack_.a = dkgen_tensor_of(dk_pop(stack_));
+    ret_ = ((mt_exp_fn)kernel_->fn)(kernel_, ks_, pack_.a);
+    dk_push(stack_, dkgen_box_tensor(ret_));
+}
+static const dk_op_adapters mt_exp_adapters = { mt_exp_SIGNATURE, 1, 1, mt_exp_box, mt_exp_unbox_result, mt_exp_call_unboxed };
+DK_INLINE dk_status mt_exp_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_def_at(reg_, mt_exp_SCHEMA, &mt_exp_adapters, file_, line_, handle_);
+}
+#define mt_exp_def(reg_, handle_) mt_exp_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_kernel_desc mt_exp_kernel(mt_exp_fn fn_, void *user_data_, const char *fn_name_) {
+    return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, mt_exp_SIGNATURE);
+}
+DK_INLINE dk_status mt_exp_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_desc kernel_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_impl_at(reg_, mt_exp_NAME, key_, kernel_, file_, line_, handle_);
+}
+#define mt_exp_impl(reg_, key_, fn_, user_data_, handle_) \
+    mt_exp_impl_at((reg_), (key_), mt_exp_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+#define mt_exp_lib_impl(lib_, key_, fn_, user_data_) \
+    dk_lib_impl_at((lib_), mt_exp_NAME, (key_), mt_exp_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+DK_INLINE dk_status mt_exp_bind(dk_registry *reg_, const dk_operator **op_) {
+    return dkgen_bind(reg_, mt_exp_NAME, mt_exp_SIGNATURE, op_);
+}
+
 /* X(<op>) for every operator of this header */
 #define DKGEN_FORALL_MT_OPS(DKGEN_X) \
     DKGEN_X(mt_add) \
     DKGEN_X(mt_mul) \
     DKGEN_X(mt_sum) \
     DKGEN_X(mt_relu) \
-    DKGEN_X(mt_matmul)
+    DKGEN_X(mt_matmul) \
+    DKGEN_X(mt_exp)
 
 #endif /* DKGEN_MT_OPS_H */
