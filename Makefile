@@ -48,13 +48,14 @@ LIBTORCH_DEB_VERSION = $(shell dpkg-query -W -f='$${Version}' $(LIBTORCH_PACKAGE
 # the C compiler finds, p = a program on PATH. libFuzzer's runtime is probed
 # by linking a fuzzer (fuzz-runtime).
 DEPS := h:cmocka.h:libcmocka-dev h:xxhash.h:libxxhash-dev p:$(CLANG):clang p:$(CXX):g++ \
-        p:$(CMAKE):cmake p:$(PKGCONF):pkgconf p:python3:python3
+        p:$(CMAKE):cmake p:$(PKGCONF):pkgconf p:python3:python3 \
+        p:chromium:chromium
 
 UNIT_TESTS := test_keyspace test_conformance test_custom_config test_config_mismatch \
               test_registry test_resolution_property test_table_conformance test_call test_threads \
               test_call_conformance test_schema test_gen test_keyset_bits test_keyset_bits_1_13_1 \
               test_guards test_races test_reclaim test_reclaim_epochs test_threads_epochs test_boxed
-UNIT_TESTS += test_names
+UNIT_TESTS += test_names test_debug
 TSAN_TESTS := test_threads test_call test_races test_reclaim test_reclaim_epochs test_threads_epochs test_names
 KEYSPACE_VECTORS := tests/conformance/keyspace-1.13.1.txt
 TABLE_VECTORS    := tests/conformance/tables-1.13.1.txt
@@ -112,6 +113,7 @@ FLAGS_test_table_conformance := -DDK_PRESET_TORCH_1_13_1
 FLAGS_test_call_conformance  := -DDK_PRESET_TORCH_1_13_1
 FLAGS_test_custom_config     := '-DDK_CONFIG_HEADER="custom_config.h"' -Itests
 FLAGS_test_gen               := -Igen
+FLAGS_test_debug             := -Igen
 ARGS_test_schema             := $(SCHEMA_VECTORS)
 ARGS_test_conformance        := $(KEYSPACE_VECTORS)
 ARGS_test_table_conformance  := $(TABLE_VECTORS)
@@ -122,6 +124,7 @@ ARGS_test_names              := tests/conformance/texts-1.13.1.txt
 $(BUILD)/test_%: tests/test_%.c dispatch.h tests/custom_config.h tests/vectors.h | $(BUILD)
 	$(CC) $(CFLAGS_T) $(EXTRA) $(FLAGS_test_$*) $< -o $@ $(LIBS_T)
 $(BUILD)/test_gen: gen/sample_ops.h
+$(BUILD)/test_debug: gen/sample_ops.h
 # the same tests in the call-epochs mode (DK_CALL_EPOCHS)
 $(BUILD)/test_%_epochs: tests/test_%.c dispatch.h | $(BUILD)
 	$(CC) $(CFLAGS_T) $(EXTRA) -DDK_CALL_EPOCHS $(FLAGS_test_$*) $< -o $@ $(LIBS_T)
@@ -213,6 +216,8 @@ include tests/conformance/conformance.mk
 include gen/gen.mk
 include examples/minitensor/minitensor.mk
 include tests/plugin/plugin.mk
+include tests/html.mk
+test: html-render
 
 examples-test: | $(BUILD) ## run examples/minitensor plain and under ASan+UBSan, comparing its output
 	@mkdir -p $(BUILD)/results; ok=0; bad=0; \

@@ -13,13 +13,13 @@
    EXAMPLE (README.md has it whole, compiled and run by make test)
 
        typedef struct tensor { dk_keyset ks; float v; } tensor;
-       DK_DECLARE_OP(neg, float, x.ks, (tensor, x))     // neg_call, neg_redispatch
+       DK_DECLARE_OP(neg, float, x.ks, (tensor, x))     // neg_call, neg_redispatch, neg_kernel
        static float neg_cpu(const dk_kernel *k, dk_keyset ks, tensor x) { return -x.v; }
 
        dk_registry *r;  dk_registration *h;
        dk_registry_create(NULL, &r);
        dk_def(r, "my::neg(Tensor x) -> Tensor", &h);
-       dk_impl(r, "my::neg", DK_CPU, dk_unboxed(DK_FN(neg_cpu), NULL), &h);
+       DK_IMPL_TYPED(neg, r, "my::neg", DK_CPU, neg_cpu, NULL, &h);   // only a neg_fn compiles
        x.ks = dk_ks_from_key(DK_CPU);
        float y = neg_call(dk_op_lookup(r, "my::neg"), x);    // runs neg_cpu
 
@@ -36,9 +36,11 @@
        >>aliases     alias keys found by role (Autograd, CompositeImplicitAutograd...)
        >>boxed       the handle types, dk_value, dk_stack, boxed kernels, adapters
        >>registry    kernels, operator tables, registries, def / impl / fallback,
-                     libraries, introspection
+                     libraries, introspection (dumps, the HTML dispatch table)
        >>tls         thread-local include / exclude sets and guards
-       >>call        dk_dispatch, dk_lookup, DK_DECLARE_OP, boxed calls, explain
+       >>call        dk_dispatch, dk_lookup, DK_DECLARE_OP, typed registration
+                     (DK_IMPL_TYPED), boxed calls, the autograd-not-implemented
+                     fallback, explain (per argument), trace
        >>schema      function schemas: parse, print, dispatch arguments
        >>impl        implementation (DISPATCH_IMPLEMENTATION only):
                      >>impl-threads, >>impl-errors, >>impl-epochs (Note
@@ -1261,24 +1263,37 @@ struct dk_kernel {
     dk_key key;               /* the key it was registered for (alias keys too) */
     dk_kernel_kind kind;
     int is_fallback;          /* 1: a backend fallback */
+    /* the kernel's C type, e.g. "float(const dk_kernel *, dk_keyset, tensor)",
+       when registered through a typed helper (DK_KERNEL, gen/'s <op>_impl);
+       else NULL. dump_state prints it where c10 prints the inferred schema. */
+    const char *signature;
 };
 
-/* What to register: build with dk_unboxed(), dk_boxed(), dk_fallthrough(). */
+/* What to register: build with dk_unboxed(), dk_boxed(), dk_fallthrough(),
+   or typed with DK_KERNEL(op, fn, user_data) (see >>call). name (the
+   kernel's function name, shown after its file:line) and signature (its C
+   type, kept as a pointer: a string literal) are optional. */
 typedef struct dk_kernel_desc {
     dk_fn fn;
     dk_boxed_fn boxed;
     void *user_data;
     int fallthrough;
+    const char *name;
+    const char *signature;
 } dk_kernel_desc;
 
-DK_INLINE dk_kernel_desc dk_unboxed(dk_fn fn, void *user_data) {
-    dk_kernel_desc d; d.fn = fn; d.boxed = NULL; d.user_data = user_data; d.fallthrough = 0; return d;
+DK_INLINE dk_kernel_desc dk__kernel_desc(dk_fn fn, dk_boxed_fn boxed, void *user_data, int fallthrough) {
+    dk_kernel_desc d;
+    d.fn = fn; d.boxed = boxed; d.user_data = user_data; d.fallthrough = fallthrough;
+    d.name = NULL; d.signature = NULL;
+    return d;
 }
-DK_INLINE dk_kernel_desc dk_boxed(dk_boxed_fn fn, void *user_data) {
-    dk_kernel_desc d; d.fn = NULL; d.boxed = fn; d.user_data = user_data; d.fallthrough = 0; return d;
-}
-DK_INLINE dk_kernel_desc dk_fallthrough(void) {
-    dk_kernel_desc d; d.fn = NULL; d.boxed = NULL; d.user_data = NULL; d.fallthrough = 1; return d;
+DK_INLINE dk_kernel_desc dk_unboxed(dk_fn fn, void *user_data) { return dk__kernel_desc(fn, NULL, user_data, 0); }
+DK_INLINE dk_kernel_desc dk_boxed(dk_boxed_fn fn, void *user_data) { return dk__kernel_desc(NULL, fn, user_data, 0); }
+DK_INLINE dk_kernel_desc dk_fallthrough(void) { return dk__kernel_desc(NULL, NULL, NULL, 1); }
+/* The same description with the kernel's function name and C type. */
+DK_INLINE dk_kernel_desc dk_kernel_named(dk_kernel_desc d, const char *name, const char *signature) {
+    d.name = name; d.signature = signature; return d;
 }
 
 /* Why a slot holds its kernel: c10's words (computeDispatchTableEntryWithDebug)
@@ -1454,6 +1469,13 @@ DK_API dk_status dk__def_with(dk_registry *r, const char *schema, const dk_def_o
     dk__impl((r), (op), (key), (kernel), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
 #define dk_fallback(r, key, kernel, out) \
     dk__fallback((r), (key), (kernel), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
+/* The same with the site given: helpers that are themselves called from
+   the registering code (gen/'s <op>_def and <op>_impl macros) pass their
+   caller's __FILE__ and __LINE__. */
+#define dk_def_at(r, schema, adapters, file, line, out) \
+    dk__def((r), (schema), (adapters), (file), (line), (out), DK_CONFIG_SIGNATURE)
+#define dk_impl_at(r, op, key, kernel, file, line, out) \
+    dk__impl((r), (op), (key), (kernel), (file), (line), (out), DK_CONFIG_SIGNATURE)
 /* Removes exactly what the handle registered; the handle is freed with the
    next reclaim (at once under DK_CALL_EPOCHS), so do not use it after.
    DK_ERR_BAD_HANDLE for NULL, or for a handle deregistered before and not
@@ -1484,6 +1506,10 @@ DK_API dk_status dk_library_close(dk_library *lib);
 DK_API dk_status dk_lib_def(dk_library *lib, const char *schema);
 DK_API dk_status dk_lib_def_with(dk_library *lib, const char *schema, const dk_def_options *opts);
 DK_API dk_status dk_lib_impl(dk_library *lib, const char *name, dk_key key, dk_kernel_desc kernel);
+/* dk_lib_impl recording the given file:line instead of the block's
+   (DK_LIB_IMPL_TYPED and gen/'s <op>_lib_impl pass their caller's). */
+DK_API dk_status dk_lib_impl_at(dk_library *lib, const char *name, dk_key key, dk_kernel_desc kernel,
+                                 const char *file, int line);
 DK_API dk_status dk_lib_fallback(dk_library *lib, dk_kernel_desc kernel);
 /* Runs block(lib) inside a library opened with the given arguments; the
    library stays open (its registrations live) until dk_library_close. */
@@ -1541,6 +1567,27 @@ DK_API int dk_op_dump_computed_table(const dk_operator *op, char *buf, size_t si
 /* Resolution of one slot and why (c10 computeDispatchTableEntryWithDebug):
    *reason is "kernel", "default backend kernel", "math kernel", ... "missing". */
 DK_API const dk_kernel *dk_op_compute_slot(const dk_operator *op, int slot, const char **reason);
+/* A picture of every operator's dispatch table: a self-contained HTML page
+   (no script), one row per operator and one column per runtime key, each
+   cell coloured by what the live table holds there (the classes below),
+   the alias key named in alias-derived cells, the kernel's "registered
+   at" in each cell's tooltip. Columns that do not matter are hidden until
+   "show every runtime key" is ticked: those where every operator's slot is
+   missing, and the per-backend keys (CUDA, AutogradCUDA...) of backends
+   with no kernel and no fallback registered at any of their keys.
+   snprintf-like; a registration between the sizing call and the writing
+   call may change the length. */
+DK_API int dk_registry_dump_html(dk_registry *r, char *buf, size_t size);
+/* The cell classes: X(name, colour, text in the cell, legend) -> CSS class
+   dk-<name>; an alias cell's text is the alias key's capitals (CIA). */
+#define DK_FORALL_HTML_CELLS(X)                                                                  \
+    X(kernel,      "#3fa34d", "K",  "kernel registered at this key")                            \
+    X(alias,       "#6fa8dc", "",   "from an alias key's kernel (named in the cell)")           \
+    X(fallback,    "#f6b26b", "FB", "the key's backend fallback")                               \
+    X(fallthrough, "#d9d9d9", "FT", "fallthrough: the key is skipped")                          \
+    X(ambiguous,   "#e06666", "?",  "ambiguous (CompositeImplicitAutograd and an AutogradOther backend)") \
+    X(missing,     "#ffffff", "",   "missing: a call that lands here fails")
+
 /* Operators with a def or a kernel, in id order; calls fn for each, stops when it returns non-zero. */
 DK_API void dk_registry_each_op(dk_registry *r, int (*fn)(dk_operator *op, void *user_data), void *user_data);
 /* Operators with a kernel registered directly at key k (c10 getRegistrationsForDispatchKey). */
@@ -1816,6 +1863,7 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
 
 /* DK_DECLARE_OP(name, R, keyset_expr, (T1, a1), (T2, a2), ...) defines
      typedef R (*name_fn)(const dk_kernel *, dk_keyset, T1 a1, T2 a2, ...);
+     dk_kernel_desc name_kernel(name_fn fn, void *user_data, const char *fn_name);
      typedef struct name_args { T1 a1; T2 a2; ...; R result; } name_args;
      R name_call(const dk_operator *op, T1 a1, T2 a2, ...);
      R name_redispatch(const dk_operator *op, dk_keyset ks, T1 a1, T2 a2, ...);
@@ -1843,8 +1891,17 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
 #define DK__OP_FIELD(T, n) T n;
 #define DK__OP_PACK(T, n) dk__a.n = n;
 
+#define DK__OP_SIGTYPE(T, n) ", " #T
+
+/* name_fn, the kernel type, and name_kernel(fn, user_data, fn_name): a
+   dk_kernel_desc that only a kernel of type name_fn converts to, carrying
+   the kernel's name and its C type as text. */
 #define DK__DECLARE_OP_COMMON(name, R, ...)                                                          \
-    typedef R (*name##_fn)(const dk_kernel *dk__kernel, dk_keyset dk__ks DK__MAP(DK__OP_PARAM, __VA_ARGS__));
+    typedef R (*name##_fn)(const dk_kernel *dk__kernel, dk_keyset dk__ks DK__MAP(DK__OP_PARAM, __VA_ARGS__)); \
+    DK_INLINE DK__UNUSED dk_kernel_desc name##_kernel(name##_fn dk__f, void *dk__ud, const char *dk__name) {   \
+        return dk_kernel_named(dk_unboxed(DK_FN(dk__f), dk__ud), dk__name,                                   \
+                               #R "(const dk_kernel *, dk_keyset" DK__MAP(DK__OP_SIGTYPE, __VA_ARGS__) ")"); \
+    }
 
 #if defined(__GNUC__) || defined(__clang__)
 #define DK__NOINLINE __attribute__((noinline))
@@ -1918,6 +1975,20 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
                                             DK__MAP(DK__OP_ARG, __VA_ARGS__)))                       \
     }
 
+/* Typed registration of an operator declared with DK_DECLARE_OP (or
+   generated by gen/): the kernel must have the operator's type name_fn, or
+   the program does not compile (DK_FN takes any function). The record
+   says where it was registered (the caller's file:line), the function's
+   name and its C type, which dk_op_dump_state prints:
+       DK_IMPL_TYPED(neg, r, "my::neg", DK_CPU, neg_cpu, NULL, &h);
+       DK_LIB_IMPL_TYPED(neg, lib, "neg", DK_CPU, neg_cpu, NULL);  (in a block)
+       dk_fallback / dk_impl(r, ..., DK_KERNEL(neg, neg_cpu, NULL), &h);  */
+#define DK_KERNEL(op, fn, user_data) op##_kernel((fn), (user_data), #fn)
+#define DK_IMPL_TYPED(op, r, op_name, key, fn, user_data, out) \
+    dk_impl((r), (op_name), (key), DK_KERNEL(op, fn, user_data), (out))
+#define DK_LIB_IMPL_TYPED(op, lib, name, key, fn, user_data) \
+    dk_lib_impl_at((lib), (name), (key), DK_KERNEL(op, fn, user_data), __FILE__, __LINE__)
+
 /* Errors of calls (no kernel, a fallthrough or the ambiguity executed). */
 typedef void (*dk_call_error_fn)(const dk_operator *op, dk_keyset ks, dk_status status, const char *message,
                                  void *user_data);
@@ -1945,7 +2016,37 @@ DK_API void dk_fail_call(const dk_operator *op, const dk_kernel *kernel, dk_keys
 #endif
     ;
 
+/* An operator without an autograd kernel, called on a tensor whose keyset
+   has an autograd key (AutogradCPU...), finds that slot empty and fails.
+   Two ready answers, registered once for every operator:
+     dk_fallback(r, DK_Autograd, dk_fallthrough(), &h)
+       autograd is skipped: the call runs the backend kernel and its
+       results know nothing of autograd (a later backward silently misses
+       this operator's contribution);
+     dk_fallback(r, DK_Autograd, dk_autograd_not_implemented(&desc), &h)
+       c10's autogradNotImplementedFallback: the call runs below autograd
+       (and ADInplaceOrView) and, when an input requires grad, each result
+       is handed to desc->mark_result, so that the program's autograd can
+       give it a node whose backward fails with "derivative for <op> is not
+       implemented". dispatch.h has no tensors: marking is the program's.
+   The fallback is boxed: it needs the operator's def (to know its returns)
+   and, for typed calls, the def's boxing adapters (gen/'s <op>_def gives
+   them); a typed call of a DK_DECLARE_OP operator without adapters fails
+   with DK_ERR_NO_ADAPTER. desc must outlive the registration. */
+typedef struct dk_autograd_ni_desc {
+    /* each Tensor (or Tensor[] list) result, replaceable in place */
+    void (*mark_result)(dk_value *result, const char *op_name, void *user_data);
+    /* does this Tensor (or Tensor[]) argument require grad? NULL: assume
+       yes. No argument does: the results are left alone. */
+    int (*requires_grad)(const dk_value *arg, void *user_data);
+    void *user_data;
+} dk_autograd_ni_desc;
+DK_API dk_kernel_desc dk_autograd_not_implemented(const dk_autograd_ni_desc *desc);
+
 /* Explain: what a call with these argument keysets would do, on this thread. */
+#ifndef DK_EXPLAIN_MAX_ARGS
+#define DK_EXPLAIN_MAX_ARGS 16
+#endif
 typedef enum dk_source {
     DK_SOURCE_KERNEL,              /* registered at the key itself */
     DK_SOURCE_DEFAULT_BACKEND,     /* CompositeExplicitAutograd[NonFunctional] */
@@ -1966,12 +2067,31 @@ typedef struct dk_explanation {
     const dk_kernel *kernel;       /* what runs */
     dk_source source;
     const char *reason;            /* c10's words: "kernel", "math kernel", ... */
+    /* Each dispatch argument's keyset (dk_explain_args, dk_explain_stack;
+       dk_explain gives only their union: num_args 0). index: position in
+       the schema's arguments; name: the schema's name, or NULL. */
+    int num_args;
+    struct dk_explained_arg { int index; const char *name; dk_keyset ks; } arg[DK_EXPLAIN_MAX_ARGS];
 } dk_explanation;
 DK_API dk_status dk_explain(const dk_operator *op, dk_keyset args, dk_explanation *out);
+/* As dk_explain, from the keysets of a typed call's arguments, in order
+   (DK_KS_EMPTY for an argument that is not a tensor): at most
+   DK_EXPLAIN_MAX_ARGS (DK_ERR_BAD_ARGUMENT). */
+DK_API dk_status dk_explain_args(const dk_operator *op, const dk_keyset *arg_keysets, int n, dk_explanation *out);
+/* As dk_explain, for a boxed call of this stack (its top num_arguments
+   values): the schema's dispatch arguments through the registry's
+   tensor_keyset hook, as dk_call_boxed. The operator needs a def
+   (DK_ERR_NOT_FOUND) and the stack must fit it (DK_ERR_BAD_STACK). */
+DK_API dk_status dk_explain_stack(const dk_operator *op, const dk_stack *stack, dk_explanation *out);
 /* Text of an explanation; snprintf-like. */
 DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, char *buf, size_t size);
 /* Trace every call and redispatch (process-wide); NULL turns it off. */
 DK_API void dk_set_trace(dk_trace_fn fn, void *user_data);
+/* Inside a trace hook: the stack of the boxed call or boxed redispatch being
+   traced on this thread (NULL for a typed call, whose arguments the hook
+   cannot see): dk_explain_stack(op, dk_trace_stack(), &e) then gives each
+   dispatch argument's keyset. */
+DK_API const dk_stack *dk_trace_stack(void);
 
 /* >>schema ------------------------------------------------------------------
 
@@ -3523,6 +3643,16 @@ DK__PRIVATE void dk__format_debug(char *buf, size_t n, const char *file, int lin
     dk__append(buf, n, &len, digits + 15 - d);
 }
 
+/* A kernel registered with its function's name: "registered at f:l (name)",
+   so that dumps and error messages say which function, not only where. */
+DK__PRIVATE void dk__debug_named(char *buf, size_t n, const char *name) {
+    size_t len = strlen(buf);
+    if (!name || !name[0]) return;
+    dk__append(buf, n, &len, " (");
+    dk__append(buf, n, &len, name);
+    dk__append(buf, n, &len, ")");
+}
+
 DK__PRIVATE dk_registration *dk__new_registration(dk_registry *r, int type, const char *debug, const char *schema) {
     const char *d = NULL, *s = NULL;
     dk_registration *g = (dk_registration *)dk__alloc_with_strings(r, sizeof *g, &d, debug, &s, schema);
@@ -3813,6 +3943,7 @@ DK__PRIVATE dk_status dk__impl_locked(dk_registry *r, const char *name, dk_key k
     g->kernel.user_data = d.user_data;
     g->kernel.key = key;
     g->kernel.kind = d.fallthrough ? DK_KERNEL_FALLTHROUGH : DK_KERNEL_FUNCTION;
+    g->kernel.signature = d.signature;
     for (old = prep.op->impls; old && old->kernel.key != key; old = old->next) {}
     if (old) dk__warn_override(r, prep.op, key, old, g->kernel.debug);
     g->next = prep.op->impls;
@@ -3869,6 +4000,7 @@ DK__PRIVATE dk_status dk__fallback_locked(dk_registry *r, dk_key key, dk_kernel_
     g->kernel.key = key;
     g->kernel.kind = d.fallthrough ? DK_KERNEL_FALLTHROUGH : DK_KERNEL_FUNCTION;
     g->kernel.is_fallback = 1;
+    g->kernel.signature = d.signature;
     for (i = 0; i < n; i++) r->fallbacks[slots[i]] = g;
     dk__recompute_slots(r, slots, n, tables);
     dk__free(r, tables);
@@ -3970,6 +4102,7 @@ DK_API dk_status dk__impl(dk_registry *r, const char *op_name, dk_key key, dk_ke
     char debug[512];
     if (!r || !op_name) return dk__fail(DK_ERR_NULL, "impl: NULL registry or operator name");
     dk__format_debug(debug, sizeof debug, file, line);
+    dk__debug_named(debug, sizeof debug, kernel.name);
     DK__LOCKED_CALL(r, "impl", signature, dk__impl_locked(r, op_name, key, kernel, debug, NULL, out));
 }
 
@@ -3978,6 +4111,7 @@ DK_API dk_status dk__fallback(dk_registry *r, dk_key key, dk_kernel_desc kernel,
     char debug[512];
     if (!r) return dk__fail(DK_ERR_NULL, "fallback: NULL registry");
     dk__format_debug(debug, sizeof debug, file, line);
+    dk__debug_named(debug, sizeof debug, kernel.name);
     DK__LOCKED_CALL(r, "fallback", signature, dk__fallback_locked(r, key, kernel, debug, NULL, out));
 }
 
@@ -4166,9 +4300,19 @@ DK_API dk_status dk_lib_def_with(dk_library *lib, const char *schema, const dk_d
 }
 
 DK_API dk_status dk_lib_impl(dk_library *lib, const char *name, dk_key key, dk_kernel_desc kernel) {
-    char full[DK__QUALIFIED_MAX];
+    return dk_lib_impl_at(lib, name, key, kernel, NULL, 0);
+}
+
+/* file NULL: the block's own "registered at" (c10's: a library's kernels
+   say where the block is); else the caller's file:line. */
+DK_API dk_status dk_lib_impl_at(dk_library *lib, const char *name, dk_key key, dk_kernel_desc kernel,
+                                 const char *file, int line) {
+    char full[DK__QUALIFIED_MAX], debug[512];
     dk_status s;
     if (!lib || !name) return dk__fail(DK_ERR_NULL, "impl: NULL library or name");
+    if (file) dk__format_debug(debug, sizeof debug, file, line);
+    else snprintf(debug, sizeof debug, "%s", lib->debug);
+    dk__debug_named(debug, sizeof debug, kernel.name);
     if (dk__owns(lib->registry)) return dk__reentrant("impl");
     dk__lock(lib->registry);
     if (lib->closed)
@@ -4182,11 +4326,17 @@ DK_API dk_status dk_lib_impl(dk_library *lib, const char *name, dk_key key, dk_k
                      name, (unsigned)key < (unsigned)DK_NUM_KEYS ? dk_key_name(key) : "?", dk_key_name(lib->key),
                      lib->where);
     else if ((s = dk__qualify(lib, "impl", name, full, sizeof full)) == DK_OK)
-        s = dk__impl_locked(lib->registry, full, lib->kind == DK_LIB_IMPL ? lib->key : key, kernel, lib->debug, lib,
-                            NULL);
+        s = dk__impl_locked(lib->registry, full, lib->kind == DK_LIB_IMPL ? lib->key : key, kernel, debug, lib, NULL);
     dk__end_change(lib->registry);
     dk__unlock(lib->registry);
     return dk__lib_result(lib, s);
+}
+
+DK__PRIVATE dk_status dk__lib_fallback_named(dk_library *lib, dk_kernel_desc kernel) {
+    char debug[512];
+    snprintf(debug, sizeof debug, "%s", lib->debug);
+    dk__debug_named(debug, sizeof debug, kernel.name);
+    return dk__fallback_locked(lib->registry, lib->key, kernel, debug, lib, NULL);
 }
 
 DK_API dk_status dk_lib_fallback(dk_library *lib, dk_kernel_desc kernel) {
@@ -4209,7 +4359,7 @@ DK_API dk_status dk_lib_fallback(dk_library *lib, dk_kernel_desc kernel) {
                      "occurred while processing DK_LIBRARY_IMPL block at %s)",
                      lib->ns, dk_key_name(lib->key), lib->where);
     else
-        s = dk__fallback_locked(lib->registry, lib->key, kernel, lib->debug, lib, NULL);
+        s = dk__lib_fallback_named(lib, kernel);
     dk__end_change(lib->registry);
     dk__unlock(lib->registry);
     return dk__lib_result(lib, s);
@@ -4358,7 +4508,9 @@ DK_API int dk_op_dump_state(const dk_operator *op, char *buf, size_t size) {
             if (seen++) dk__append(buf, size, &len, " (inactive)");
             dk__append(buf, size, &len, ": ");
             dk__append(buf, size, &len, g->kernel.debug);
-            dk__append(buf, size, &len, " :: (none) [ ");
+            dk__append(buf, size, &len, " :: ");
+            dk__append(buf, size, &len, g->kernel.signature ? g->kernel.signature : "(none)");
+            dk__append(buf, size, &len, " [ ");
             dk__append(buf, size, &len, dk__kernel_state(&g->kernel));
             dk__append(buf, size, &len, "]\n");
         }
@@ -4403,6 +4555,182 @@ DK_API int dk_op_dump_computed_table(const dk_operator *op, char *buf, size_t si
     dk__dump_slots(kernels, reasons, buf, size, &len);
     dk__read_unlock(op->registry, locked);
     return (int)len;
+}
+
+/* ---- the dispatch table as HTML (dk_registry_dump_html) ------------------------- */
+
+#define DK__HTML_CELL_ENUM(name, colour, mark, legend) DK__CELL_##name,
+enum { DK_FORALL_HTML_CELLS(DK__HTML_CELL_ENUM) DK__CELL_END };
+#undef DK__HTML_CELL_ENUM
+static const char *const dk__cell_names[] = {
+#define DK__HTML_CELL_NAME(name, colour, mark, legend) #name,
+    DK_FORALL_HTML_CELLS(DK__HTML_CELL_NAME)
+#undef DK__HTML_CELL_NAME
+};
+static const char *const dk__cell_marks[] = {
+#define DK__HTML_CELL_MARK(name, colour, mark, legend) mark,
+    DK_FORALL_HTML_CELLS(DK__HTML_CELL_MARK)
+#undef DK__HTML_CELL_MARK
+};
+
+typedef struct dk__html {
+    char *buf;
+    size_t size, len;
+    uint8_t used[DK_NUM_RUNTIME_ENTRIES];   /* a column that matters (shown without the toggle) */
+    uint8_t backends[DK_NUM_BACKENDS + 1];  /* a kernel or fallback registered at one of its keys */
+    int ops;
+} dk__html;
+
+DK__PRIVATE int dk__cell_of(const dk_kernel *k, dk_reason why) {
+    if (k->kind == DK_KERNEL_FALLTHROUGH) return DK__CELL_fallthrough;
+    if (k->kind == DK_KERNEL_AMBIGUOUS) return DK__CELL_ambiguous;
+    if (k->kind == DK_KERNEL_MISSING) return DK__CELL_missing;
+    if (why == DK_REASON_FALLBACK) return DK__CELL_fallback;
+    return why == DK_REASON_KERNEL ? DK__CELL_kernel : DK__CELL_alias;
+}
+
+/* Text inside an element or an attribute value. */
+DK__PRIVATE void dk__html_text(dk__html *h, const char *text) {
+    char one[2] = { 0, 0 };
+    for (; *text; text++) {
+        const char *esc = *text == '&' ? "&amp;" : *text == '<' ? "&lt;" : *text == '>' ? "&gt;"
+                        : *text == '"' ? "&quot;" : NULL;
+        one[0] = *text;
+        dk__append(h->buf, h->size, &h->len, esc ? esc : one);
+    }
+}
+
+/* An alias key by its capitals: CompositeImplicitAutograd -> CIA. */
+DK__PRIVATE void dk__html_alias(dk__html *h, dk_key alias) {
+    const char *n = dk_key_name(alias);
+    char initials[16];
+    size_t i = 0;
+    for (; *n && i + 1 < sizeof initials; n++)
+        if (*n >= 'A' && *n <= 'Z') initials[i++] = *n;
+    initials[i] = '\0';
+    dk__append(h->buf, h->size, &h->len, initials);
+}
+
+/* The columns that matter: a slot some operator fills, and for a
+   per-backend key (CPU, AutogradCPU, SparseCPU...) only when its backend
+   has a kernel or fallback registered at one of its keys; otherwise an
+   alias (a CompositeExplicitAutograd kernel, a fallback at Autograd) would
+   fill the columns of every backend. */
+DK__PRIVATE int dk__html_scan(dk_operator *op, void *ud) {
+    dk__html *h = (dk__html *)ud;
+    const dk_op_table *t = dk_op_table_of(op);
+    int s;
+    for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
+        const dk_kernel *k = t->kernels[s];
+        dk_backend b = dk_key_backend(dk__slot_keys[s]);
+        /* registered at this very key: a kernel, or a fallback not given for an alias */
+        int direct = t->reasons[s] == DK_REASON_KERNEL ||
+                     (t->reasons[s] == DK_REASON_FALLBACK && !dk_key_is_alias(k->key));
+        if (k->kind != DK_KERNEL_MISSING) h->used[s] = 1;
+        if (k->kind == DK_KERNEL_FUNCTION && direct && b != DK_InvalidBit) h->backends[b] = 1;
+    }
+    h->ops++;
+    return 0;
+}
+DK__PRIVATE void dk__html_columns_that_matter(dk__html *h) {
+    int s;
+    for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
+        dk_backend b = dk_key_backend(dk__slot_keys[s]);
+        if (b != DK_InvalidBit && !h->backends[b]) h->used[s] = 0;
+    }
+}
+
+DK__PRIVATE void dk__html_cell(dk__html *h, const dk_operator *op, const dk_op_table *t, int s) {
+    const dk_kernel *k = t->kernels[s];
+    int cell = dk__cell_of(k, (dk_reason)t->reasons[s]);
+    dk__append(h->buf, h->size, &h->len, "<td class=\"dk-");
+    dk__append(h->buf, h->size, &h->len, dk__cell_names[cell]);
+    dk__append(h->buf, h->size, &h->len, h->used[s] ? "\" data-key=\"" : " dk-quiet\" data-key=\"");
+    dk__append(h->buf, h->size, &h->len, dk_key_name(dk__slot_keys[s]));
+    dk__append(h->buf, h->size, &h->len, "\" title=\"");
+    dk__html_text(h, op->name);
+    dk__append(h->buf, h->size, &h->len, " @ ");
+    dk__append(h->buf, h->size, &h->len, dk_key_name(dk__slot_keys[s]));
+    dk__append(h->buf, h->size, &h->len, ": ");
+    dk__append(h->buf, h->size, &h->len,
+               cell == DK__CELL_fallthrough ? "fallthrough" : dk__reason_texts[t->reasons[s]]);
+    if (k->debug && k->debug[0]) {
+        dk__append(h->buf, h->size, &h->len, ", ");
+        dk__html_text(h, k->debug);
+    }
+    dk__append(h->buf, h->size, &h->len, "\">");
+    if (cell == DK__CELL_alias) dk__html_alias(h, k->key);
+    else dk__append(h->buf, h->size, &h->len, dk__cell_marks[cell]);
+    dk__append(h->buf, h->size, &h->len, "</td>");
+}
+
+DK__PRIVATE int dk__html_row(dk_operator *op, void *ud) {
+    dk__html *h = (dk__html *)ud;
+    const dk_op_table *t = dk_op_table_of(op);   /* one snapshot per row */
+    int s;
+    dk__append(h->buf, h->size, &h->len, "<tr data-op=\"");
+    dk__html_text(h, op->name);
+    dk__append(h->buf, h->size, &h->len, "\"><th>");
+    dk__html_text(h, op->name);
+    dk__append(h->buf, h->size, &h->len, "</th>");
+    for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) dk__html_cell(h, op, t, s);
+    dk__append(h->buf, h->size, &h->len, "</tr>\n");
+    return 0;
+}
+
+/* The style (one rule per cell class) and the legend, from the X-macro list. */
+DK__PRIVATE void dk__html_head(dk__html *h) {
+    dk__append(h->buf, h->size, &h->len,
+               "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>dispatch table</title>\n<style>\n"
+               "body{font:13px sans-serif;margin:12px}h1{font-size:18px;margin:0 0 6px}p{margin:4px 0}\n"
+               "table{border-collapse:collapse;margin-top:6px}\n"
+               "th,td{border:1px solid #999;padding:2px 4px;text-align:center;min-width:18px}\n"
+               "thead th{writing-mode:vertical-rl;transform:rotate(180deg);font-weight:normal;white-space:nowrap}\n"
+               "thead th:first-child{writing-mode:horizontal-tb;transform:none;vertical-align:bottom}\n"
+               "tbody th{text-align:left;white-space:nowrap}\n"
+               "#dk-all:not(:checked)~table .dk-quiet{display:none}\n"
+               ".legend i{display:inline-block;white-space:nowrap;font-style:normal;margin-right:12px}\n"
+               ".legend span{display:inline-block;width:14px;height:14px;border:1px solid #999;"
+               "vertical-align:middle;margin-right:4px}\n");
+#define DK__HTML_CSS(name, colour, mark, legend) \
+    dk__append(h->buf, h->size, &h->len, ".dk-" #name "{background:" colour "}\n");
+    DK_FORALL_HTML_CELLS(DK__HTML_CSS)
+#undef DK__HTML_CSS
+    dk__append(h->buf, h->size, &h->len, "</style></head><body>\n<h1>Dispatch table</h1>\n<p class=\"legend\">");
+#define DK__HTML_LEGEND(name, colour, mark, legend) \
+    dk__append(h->buf, h->size, &h->len, "<i><span class=\"dk-" #name "\"></span>" legend "</i>");
+    DK_FORALL_HTML_CELLS(DK__HTML_LEGEND)
+#undef DK__HTML_LEGEND
+    dk__append(h->buf, h->size, &h->len, "</p>\n<p>Hover a cell for its kernel. Alias cells name the alias key "
+               "by its capitals (CIA: CompositeImplicitAutograd, A: Autograd, ...).</p>\n"
+               "<input type=\"checkbox\" id=\"dk-all\"><label for=\"dk-all\"> show every runtime key</label>\n");
+}
+
+DK__PRIVATE void dk__html_columns(dk__html *h) {
+    int s;
+    dk__append(h->buf, h->size, &h->len, "<table class=\"dk-table\">\n<thead><tr><th>operator</th>");
+    for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
+        dk__append(h->buf, h->size, &h->len, h->used[s] ? "<th>" : "<th class=\"dk-quiet\">");
+        dk__append(h->buf, h->size, &h->len, dk_key_name(dk__slot_keys[s]));
+        dk__append(h->buf, h->size, &h->len, "</th>");
+    }
+    dk__append(h->buf, h->size, &h->len, "</tr></thead>\n<tbody>\n");
+}
+
+DK_API int dk_registry_dump_html(dk_registry *r, char *buf, size_t size) {
+    dk__html h;
+    dk__out_init(buf, &size);
+    if (!r) return 0;
+    memset(&h, 0, sizeof h);
+    h.buf = buf;
+    h.size = size;
+    dk_registry_each_op(r, dk__html_scan, &h);
+    dk__html_columns_that_matter(&h);
+    dk__html_head(&h);
+    dk__html_columns(&h);
+    dk_registry_each_op(r, dk__html_row, &h);
+    dk__append(h.buf, h.size, &h.len, "</tbody></table>\n</body></html>\n");
+    return (int)h.len;
 }
 
 /* The i-th operator id for which keep() holds, read under the lock (unless
@@ -4941,6 +5269,21 @@ DK__PRIVATE int dk__boxed_refused(const dk_operator *op, const dk_op_table *t, d
     return 1;
 }
 
+/* The stack a trace hook may read (dk_trace_stack), set while a boxed call
+   dispatches and restored after (calls nest). */
+static DK_THREAD_LOCAL const dk_stack *dk__traced_stack;
+DK_API const dk_stack *dk_trace_stack(void) { return dk__traced_stack; }
+
+DK__PRIVATE const dk_kernel *dk__dispatch_boxed(const dk_operator *op, dk_keyset args, dk_keyset *ks,
+                                                const dk_stack *stack, int redispatch) {
+    const dk_stack *saved = dk__traced_stack;
+    const dk_kernel *k;
+    dk__traced_stack = stack;
+    k = redispatch ? dk_lookup(op, args) : dk_dispatch(op, args, ks);
+    dk__traced_stack = saved;
+    return k;
+}
+
 DK_API void dk_call_boxed(const dk_operator *op, dk_stack *stack) {
     const dk_op_table *t;
     const dk_kernel *k;
@@ -4949,7 +5292,7 @@ DK_API void dk_call_boxed(const dk_operator *op, dk_stack *stack) {
     t = op ? dk_op_table_of(op) : NULL;
     if (!dk__boxed_refused(op, t, stack, 1)) {
         args = dk__stack_keyset(op, t, stack);
-        k = dk_dispatch(op, args, &ks);
+        k = dk__dispatch_boxed(op, args, &ks, stack, 0);
         dk__run_boxed(op, t, args, ks, k, stack);
     }
     dk_call_exit();
@@ -4959,8 +5302,53 @@ DK_API void dk_redispatch_boxed(const dk_operator *op, dk_keyset ks, dk_stack *s
     const dk_op_table *t;
     dk_call_enter();
     t = op ? dk_op_table_of(op) : NULL;
-    if (!dk__boxed_refused(op, t, stack, 0)) dk__run_boxed(op, t, ks, ks, dk_lookup(op, ks), stack);
+    if (!dk__boxed_refused(op, t, stack, 0))
+        dk__run_boxed(op, t, ks, ks, dk__dispatch_boxed(op, ks, NULL, stack, 1), stack);
     dk_call_exit();
+}
+
+/* ---- autograd not implemented (c10's autogradNotImplementedFallback) -------- */
+
+DK__PRIVATE int dk__ni_requires_grad(const dk_autograd_ni_desc *d, const dk_stack *stack, size_t base, size_t n) {
+    size_t i;
+    for (i = base; i < base + n; i++) {
+        const dk_value *v = &stack->values[i];
+        if (v->tag != DK_VALUE_TENSOR && v->tag != DK_VALUE_LIST) continue;
+        if (!d->requires_grad || d->requires_grad(v, d->user_data)) return 1;
+    }
+    return 0;
+}
+
+DK__PRIVATE void dk__autograd_ni(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *stack) {
+    const dk_autograd_ni_desc *d = (const dk_autograd_ni_desc *)k->user_data;
+    const dk_op_table *t = dk_op_table_of(op);
+    size_t nargs = (size_t)t->num_arguments, base, i;
+    int any;
+    dk_guard g;
+    if (stack->unboxed_args || !t->parsed) {
+        dk_fail_call(op, k, ks, stack->unboxed_args ? DK_ERR_NO_ADAPTER : DK_ERR_NOT_FOUND,
+                     "%s: the autograd-not-implemented fallback is boxed and %s", op->name,
+                     stack->unboxed_args ? "this typed call has no boxing adapters (define the operator with "
+                                           "gen/'s <op>_def, or dk_def_with_adapters)"
+                                         : "the operator has no def (its returns are unknown)");
+        return;
+    }
+    if (stack->size < nargs) nargs = stack->size;   /* the redispatch reports the short stack */
+    base = stack->size - nargs;
+    any = dk__ni_requires_grad(d, stack, base, nargs);
+    g = dk_below_inplace_view_push();
+    dk_redispatch_boxed(op, dk_ks_and(ks, DK_KS_AFTER_INPLACE_VIEW), stack);
+    dk_guard_pop(g);
+    if (!any || !d->mark_result || stack->size != base + (size_t)t->num_returns) return;   /* failed: reported */
+    for (i = base; i < stack->size; i++)
+        if (stack->values[i].tag == DK_VALUE_TENSOR || stack->values[i].tag == DK_VALUE_LIST)
+            d->mark_result(&stack->values[i], op->name, d->user_data);
+}
+
+DK_API dk_kernel_desc dk_autograd_not_implemented(const dk_autograd_ni_desc *desc) {
+    /* NULL desc: no boxed function, so registering it fails with DK_ERR_BAD_KERNEL */
+    dk_kernel_desc d = dk_boxed(desc ? dk__autograd_ni : NULL, (void *)(uintptr_t)desc);
+    return dk_kernel_named(d, "autograd_not_implemented", NULL);
 }
 
 /* Adapters belong to the operator's def: set here, they go when it goes. */
@@ -5037,6 +5425,81 @@ DK_API dk_status dk_explain(const dk_operator *op, dk_keyset args, dk_explanatio
     return DK_OK;
 }
 
+DK_API dk_status dk_explain_args(const dk_operator *op, const dk_keyset *arg_keysets, int n, dk_explanation *out) {
+    const dk_schema *sch;
+    uint64_t all = 0;
+    int i;
+    if (!op || !out || (n > 0 && !arg_keysets)) return dk__fail(DK_ERR_NULL, "explain_args: NULL argument");
+    if (n < 0 || n > DK_EXPLAIN_MAX_ARGS)
+        return dk__fail(DK_ERR_BAD_ARGUMENT, "explain_args: %d arguments; between 0 and %d (DK_EXPLAIN_MAX_ARGS)", n,
+                        DK_EXPLAIN_MAX_ARGS);
+    for (i = 0; i < n; i++) all |= arg_keysets[i].repr;
+    dk_explain(op, dk_ks_raw(all), out);
+    sch = dk_op_function_schema(op);
+    for (i = 0; i < n; i++) {
+        out->arg[i].index = i;
+        out->arg[i].name = sch && i < sch->num_arguments ? sch->arguments[i].name : NULL;
+        out->arg[i].ks = arg_keysets[i];
+    }
+    out->num_args = n;
+    return DK_OK;
+}
+
+/* The keyset of one value of a boxed stack, as dk__stack_keyset reads it. */
+DK__PRIVATE dk_keyset dk__value_keyset(const dk__hooks *h, const dk_value *v) {
+    uint64_t ks = 0;
+    size_t i;
+    if (!h->tensor_keyset) return dk_ks_raw(0);
+    if (v->tag == DK_VALUE_TENSOR) ks = h->tensor_keyset(v->as.tensor, h->tensor_keyset_user_data).repr;
+    for (i = 0; v->tag == DK_VALUE_LIST && i < v->as.list.n; i++)
+        if (v->as.list.items[i].tag == DK_VALUE_TENSOR)
+            ks |= h->tensor_keyset(v->as.list.items[i].as.tensor, h->tensor_keyset_user_data).repr;
+    return dk_ks_raw(ks);
+}
+
+DK_API dk_status dk_explain_stack(const dk_operator *op, const dk_stack *stack, dk_explanation *out) {
+    dk_keyset ks[DK_EXPLAIN_MAX_ARGS] = { { 0 } };
+    int index[DK_EXPLAIN_MAX_ARGS], n = 0, j, nargs;
+    const dk_op_table *t;
+    dk_status s;
+    if (!op || !stack || !out) return dk__fail(DK_ERR_NULL, "explain_stack: NULL argument");
+    t = dk_op_table_of(op);
+    if (!t->parsed)
+        return dk__fail(DK_ERR_NOT_FOUND, "explain_stack: %s has no def: its dispatch arguments are unknown", op->name);
+    if ((s = dk_stack_check(op, stack)) != DK_OK) return s;
+    nargs = t->num_arguments;
+    if ((size_t)nargs > stack->size)   /* a vararg schema is not checked */
+        return dk__fail(DK_ERR_BAD_STACK, "explain_stack: %s has %d arguments, the stack holds %lu values", op->name,
+                        nargs, (unsigned long)stack->size);
+    for (j = 0; j < nargs; j++) {   /* argument j is the (nargs - 1 - j)-th value from the top */
+        if (nargs - 1 - j >= 64 || !((t->dispatch_args >> (nargs - 1 - j)) & 1)) continue;
+        if (n == DK_EXPLAIN_MAX_ARGS)
+            return dk__fail(DK_ERR_BAD_ARGUMENT, "explain_stack: %s has more than %d dispatch arguments "
+                            "(DK_EXPLAIN_MAX_ARGS)", op->name, DK_EXPLAIN_MAX_ARGS);
+        index[n] = j;
+        ks[n++] = dk__value_keyset(dk__hooks_of(op->registry), &stack->values[stack->size - (size_t)nargs + (size_t)j]);
+    }
+    s = dk_explain_args(op, ks, n, out);
+    for (j = 0; j < n; j++) {
+        out->arg[j].index = index[j];
+        out->arg[j].name = t->parsed->arguments[index[j]].name;
+    }
+    return s;
+}
+
+/* "    self (argument 0): DispatchKeySet(CPU)", one line per argument */
+DK__PRIVATE void dk__append_arg_keysets(char *buf, size_t size, size_t *len, const dk_explanation *e) {
+    char index[32];
+    int i;
+    for (i = 0; i < e->num_args && i < DK_EXPLAIN_MAX_ARGS; i++) {
+        dk__append(buf, size, len, "\n    ");
+        dk__append(buf, size, len, e->arg[i].name ? e->arg[i].name : "arg");
+        snprintf(index, sizeof index, " (argument %d): ", e->arg[i].index);
+        dk__append(buf, size, len, index);
+        dk__append_keyset(buf, size, len, e->arg[i].ks);
+    }
+}
+
 DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, char *buf, size_t size) {
     static const char *const sources[] = { "kernel", "default backend kernel", "math kernel", "autograd kernel",
                                            "batched kernel", "backend fallback", "fallthrough", "ambiguous",
@@ -5049,6 +5512,7 @@ DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, 
     dk__append(buf, size, &len, op->name);
     dk__append(buf, size, &len, "\n  arguments:  ");
     dk__append_keyset(buf, size, &len, e->args);
+    dk__append_arg_keysets(buf, size, &len, e);
     dk__append(buf, size, &len, "\n  after TLS:  ");
     dk__append_keyset(buf, size, &len, e->after_tls);
     dk__append(buf, size, &len, "\n  dispatch:   ");

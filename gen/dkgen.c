@@ -544,7 +544,8 @@ static char *signature(const opinfo *op);
 static int each_global_name(const opinfo *op, const char *id, int (*fn)(const char *name, void *ud), void *ud) {
     static const char *const typed[] = { "keyset", "fn", "args", "slow", "invoke", "call", "redispatch",
                                          "SIGNATURE", "box", "unbox_result", "call_unboxed", "adapters" };
-    static const char *const both[] = { "SCHEMA", "NAME", "def", "impl", "bind" };
+    static const char *const both[] = { "SCHEMA", "NAME", "def_at", "def", "kernel", "impl_at", "impl", "lib_impl",
+                                        "bind" };
     static const char *const with_defaults[] = { "opts", "defaults", "call_opts", "calld" };
     const char *names[64];
     char *sig = op->boxed_only ? NULL : signature(op), *name;
@@ -775,50 +776,67 @@ static void emit_keyset(FILE *o, const opinfo *op) {
     fputs("    return ks_;\n}\n", o);
 }
 
-/* <op>_slow (a kernel record without fn: the argument pack goes to
-   dk_call_slow), <op>_invoke (one kernel record), <op>_call, <op>_redispatch.
-   No if statement: gcc's -Wmisleading-indentation reads the source lines
-   around each one, which takes minutes in a header of thousands of
-   operators. */
-static void emit_calls(FILE *o, const opinfo *op) {
-    char *owned;
-    const char *rt = ret_type(op, &owned);
-    int i, has_ret = op->nr > 0;
+/* Per-operator call code has no if statement: gcc's -Wmisleading-indentation
+   reads the source lines around each one, which takes minutes in a header of
+   thousands of operators. */
+
+/* <op>_slow: a kernel record without fn; the argument pack goes to dk_call_slow */
+static void emit_slow(FILE *o, const opinfo *op, const char *rt) {
+    int i;
     fprintf(o, "static %s %s_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_", rt, op->id);
     emit_params(o, op, ", ", 0);
     fprintf(o, ") {\n    %s_args pack_;\n", op->id);
     for (i = 0; i < op->n; i++) fprintf(o, "    pack_.%s = %s_;\n", op->args[i].field, op->args[i].field);
     if (!op->n && !op->nr) fputs("    pack_.unused_ = 0;\n", o);
-    if (has_ret)
+    if (op->nr)
         fputs("    dk_call_slow(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);\n"
               "    return pack_.result;\n}\n", o);
     else
         fputs("    dk_call_slow(op_, ks_, kernel_, &pack_, NULL, 0);\n}\n", o);
+}
+
+/* <op>_invoke: one kernel record, its fn or the slow path */
+static void emit_invoke(FILE *o, const opinfo *op, const char *rt) {
     fprintf(o, "DK_INLINE %s %s_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_", rt, op->id);
     emit_params(o, op, ", ", 0);
-    fprintf(o, ") {\n    %skernel_->fn ? ((%s_fn)kernel_->fn)(kernel_, ks_", has_ret ? "return " : "", op->id);
+    fprintf(o, ") {\n    %skernel_->fn ? ((%s_fn)kernel_->fn)(kernel_, ks_", op->nr ? "return " : "", op->id);
     emit_arg_names(o, op, ", ", "", "_");
     fprintf(o, ") : %s_slow(op_, ks_, kernel_", op->id);
     emit_arg_names(o, op, ", ", "", "_");
     fputs(");\n}\n", o);
-    /* the call: dispatch, then invoke, inside the call bracket */
+}
+
+/* <op>_call: dispatch, then invoke, inside the call bracket */
+static void emit_call(FILE *o, const opinfo *op, const char *rt) {
     fprintf(o, "DK_INLINE %s %s_call(const dk_operator *op_", rt, op->id);
     emit_params(o, op, ", ", 0);
     fputs(") {\n    dk_keyset ks_;\n    const dk_kernel *kernel_;\n", o);
-    if (has_ret) fprintf(o, "    %s ret_;\n", rt);
+    if (op->nr) fprintf(o, "    %s ret_;\n", rt);
     fprintf(o, "    dk_call_enter();\n    kernel_ = dk_dispatch(op_, %s_keyset(", op->id);
     emit_arg_names(o, op, "", "", "_");
-    fprintf(o, "), &ks_);\n    %s%s_invoke(op_, ks_, kernel_", has_ret ? "ret_ = " : "", op->id);
+    fprintf(o, "), &ks_);\n    %s%s_invoke(op_, ks_, kernel_", op->nr ? "ret_ = " : "", op->id);
     emit_arg_names(o, op, ", ", "", "_");
-    fprintf(o, ");\n    dk_call_exit();\n%s}\n", has_ret ? "    return ret_;\n" : "");
-    /* the redispatch: the slot of the keyset given */
+    fprintf(o, ");\n    dk_call_exit();\n%s}\n", op->nr ? "    return ret_;\n" : "");
+}
+
+/* <op>_redispatch: the slot of the keyset given */
+static void emit_redispatch(FILE *o, const opinfo *op, const char *rt) {
     fprintf(o, "DK_INLINE %s %s_redispatch(const dk_operator *op_, dk_keyset ks_", rt, op->id);
     emit_params(o, op, ", ", 0);
     fputs(") {\n", o);
-    if (has_ret) fprintf(o, "    %s ret_;\n", rt);
-    fprintf(o, "    dk_call_enter();\n    %s%s_invoke(op_, ks_, dk_lookup(op_, ks_)", has_ret ? "ret_ = " : "", op->id);
+    if (op->nr) fprintf(o, "    %s ret_;\n", rt);
+    fprintf(o, "    dk_call_enter();\n    %s%s_invoke(op_, ks_, dk_lookup(op_, ks_)", op->nr ? "ret_ = " : "", op->id);
     emit_arg_names(o, op, ", ", "", "_");
-    fprintf(o, ");\n    dk_call_exit();\n%s}\n", has_ret ? "    return ret_;\n" : "");
+    fprintf(o, ");\n    dk_call_exit();\n%s}\n", op->nr ? "    return ret_;\n" : "");
+}
+
+static void emit_calls(FILE *o, const opinfo *op) {
+    char *owned;
+    const char *rt = ret_type(op, &owned);
+    emit_slow(o, op, rt);
+    emit_invoke(o, op, rt);
+    emit_call(o, op, rt);
+    emit_redispatch(o, op, rt);
     free(owned);
 }
 
@@ -887,23 +905,53 @@ static void emit_adapters(FILE *o, const opinfo *op) {
                "%s_call_unboxed };\n", op->id, op->id, op->n, op->nr, op->id, op->id, op->id);
 }
 
-/* <op>_def, <op>_impl, <op>_bind */
+/* <op>_def(reg, &handle): the def (with the adapters of a typed operator),
+   a macro recording the caller's file:line */
+static void emit_def(FILE *o, const opinfo *op) {
+    fprintf(o, "DK_INLINE dk_status %s_def_at(dk_registry *reg_, const char *file_, int line_, "
+               "dk_registration **handle_) {\n    return dk_def_at(reg_, %s_SCHEMA, ", op->id, op->id);
+    if (op->boxed_only) fputs("NULL", o);
+    else fprintf(o, "&%s_adapters", op->id);
+    fputs(", file_, line_, handle_);\n}\n", o);
+    fprintf(o, "#define %s_def(reg_, handle_) %s_def_at((reg_), __FILE__, __LINE__, (handle_))\n", op->id, op->id);
+}
+
+/* <op>_kernel(fn, user_data, fn_name): a kernel description that only a
+   function of the operator's kernel type converts to (boxed_fn for an
+   operator bound boxed), with its name and C signature for dump_state */
+static void emit_kernel_desc(FILE *o, const opinfo *op) {
+    if (op->boxed_only)
+        fprintf(o, "DK_INLINE dk_kernel_desc %s_kernel(dk_boxed_fn fn_, void *user_data_, const char *fn_name_) {\n"
+                   "    return dk_kernel_named(dk_boxed(fn_, user_data_), fn_name_, NULL);\n}\n", op->id);
+    else
+        fprintf(o, "DK_INLINE dk_kernel_desc %s_kernel(%s_fn fn_, void *user_data_, const char *fn_name_) {\n"
+                   "    return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, %s_SIGNATURE);\n}\n",
+                op->id, op->id, op->id);
+}
+
+/* <op>_impl(reg, key, fn, user_data, &handle) and, inside a library block,
+   <op>_lib_impl(lib, key, fn, user_data): macros, so that the record says
+   the caller's file:line and the kernel's name, not this header's line */
+static void emit_impl(FILE *o, const opinfo *op) {
+    const char *id = op->id;
+    fprintf(o, "DK_INLINE dk_status %s_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_desc kernel_, "
+               "const char *file_, int line_, dk_registration **handle_) {\n"
+               "    return dk_impl_at(reg_, %s_NAME, key_, kernel_, file_, line_, handle_);\n}\n",
+            id, id);
+    fprintf(o, "#define %s_impl(reg_, key_, fn_, user_data_, handle_) \\\n"
+               "    %s_impl_at((reg_), (key_), %s_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))\n",
+            id, id, id);
+    fprintf(o, "#define %s_lib_impl(lib_, key_, fn_, user_data_) \\\n"
+               "    dk_lib_impl_at((lib_), %s_NAME, (key_), %s_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)\n",
+            id, id, id);
+}
+
+/* <op>_def, <op>_kernel, <op>_impl, <op>_lib_impl, <op>_bind */
 static void emit_registration(FILE *o, const opinfo *op) {
     const char *id = op->id;
-    if (op->boxed_only)
-        fprintf(o, "DK_INLINE dk_status %s_def(dk_registry *reg_, dk_registration **handle_) {\n"
-                   "    return dk_def(reg_, %s_SCHEMA, handle_);\n}\n"
-                   "DK_INLINE dk_status %s_impl(dk_registry *reg_, dk_key key_, dk_boxed_fn fn_, void *user_data_, "
-                   "dk_registration **handle_) {\n"
-                   "    return dk_impl(reg_, %s_NAME, key_, dk_boxed(fn_, user_data_), handle_);\n}\n",
-                id, id, id, id);
-    else
-        fprintf(o, "DK_INLINE dk_status %s_def(dk_registry *reg_, dk_registration **handle_) {\n"
-                   "    return dk_def_with_adapters(reg_, %s_SCHEMA, &%s_adapters, handle_);\n}\n"
-                   "DK_INLINE dk_status %s_impl(dk_registry *reg_, dk_key key_, %s_fn fn_, void *user_data_, "
-                   "dk_registration **handle_) {\n"
-                   "    return dk_impl(reg_, %s_NAME, key_, dk_unboxed(DK_FN(fn_), user_data_), handle_);\n}\n",
-                id, id, id, id, id, id);
+    emit_def(o, op);
+    emit_kernel_desc(o, op);
+    emit_impl(o, op);
     fprintf(o, "DK_INLINE dk_status %s_bind(dk_registry *reg_, const dk_operator **op_) {\n"
                "    return dkgen_bind(reg_, %s_NAME, %s%s, op_);\n}\n", id, id, op->boxed_only ? "NULL" : id,
             op->boxed_only ? "" : "_SIGNATURE");
@@ -1098,8 +1146,10 @@ static void emit_header_start(FILE *o, const char *in_base, const char *out_base
           "       #define DKGEN_TENSOR my_tensor *            (a pointer type)\n"
           "       #define DKGEN_TENSOR_KEYSET(t) ((t)->keys)  (its dispatch keyset)\n"
           "   Each operator <op> has <op>_call(op, args...), <op>_redispatch(op, ks, args...),\n"
-          "   <op>_def, <op>_impl, <op>_bind, <op>_fn (the kernel type) and <op>_SCHEMA; a\n"
-          "   tuple return is a struct <op>_result with the schema's return names; with\n"
+          "   <op>_def(reg, &h), <op>_impl(reg, key, fn, user_data, &h), <op>_lib_impl(lib, key,\n"
+          "   fn, user_data) (macros: registrations record the caller's file:line and fn's name;\n"
+          "   fn must be an <op>_fn), <op>_kernel, <op>_bind, <op>_fn (the kernel type) and\n"
+          "   <op>_SCHEMA; a tuple return is a struct <op>_result with the schema's return names; with\n"
           "   defaults, <op>_calld(op, required..., [defaulted...]) and\n"
           "   <op>_call_opts(op, required..., &opts or NULL) fill in the omitted ones.\n"
           "   dkgen_tensor_keyset is the registry's tensor_keyset hook for boxed calls. */\n", o);

@@ -4,8 +4,10 @@
        #define DKGEN_TENSOR my_tensor *            (a pointer type)
        #define DKGEN_TENSOR_KEYSET(t) ((t)->keys)  (its dispatch keyset)
    Each operator <op> has <op>_call(op, args...), <op>_redispatch(op, ks, args...),
-   <op>_def, <op>_impl, <op>_bind, <op>_fn (the kernel type) and <op>_SCHEMA; a
-   tuple return is a struct <op>_result with the schema's return names; with
+   <op>_def(reg, &h), <op>_impl(reg, key, fn, user_data, &h), <op>_lib_impl(lib, key,
+   fn, user_data) (macros: registrations record the caller's file:line and fn's name;
+   fn must be an <op>_fn), <op>_kernel, <op>_bind, <op>_fn (the kernel type) and
+   <op>_SCHEMA; a tuple return is a struct <op>_result with the schema's return names; with
    defaults, <op>_calld(op, required..., [defaulted...]) and
    <op>_call_opts(op, required..., &opts or NULL) fill in the omitted ones.
    dkgen_tensor_keyset is the registry's tensor_keyset hook for boxed calls. */
@@ -191,12 +193,20 @@ static void sample_add_Tensor_call_unboxed(const dk_kernel *kernel_, const dk_op
     dk_push(stack_, dkgen_box_tensor(ret_));
 }
 static const dk_op_adapters sample_add_Tensor_adapters = { sample_add_Tensor_SIGNATURE, 3, 1, sample_add_Tensor_box, sample_add_Tensor_unbox_result, sample_add_Tensor_call_unboxed };
-DK_INLINE dk_status sample_add_Tensor_def(dk_registry *reg_, dk_registration **handle_) {
-    return dk_def_with_adapters(reg_, sample_add_Tensor_SCHEMA, &sample_add_Tensor_adapters, handle_);
+DK_INLINE dk_status sample_add_Tensor_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_def_at(reg_, sample_add_Tensor_SCHEMA, &sample_add_Tensor_adapters, file_, line_, handle_);
 }
-DK_INLINE dk_status sample_add_Tensor_impl(dk_registry *reg_, dk_key key_, sample_add_Tensor_fn fn_, void *user_data_, dk_registration **handle_) {
-    return dk_impl(reg_, sample_add_Tensor_NAME, key_, dk_unboxed(DK_FN(fn_), user_data_), handle_);
+#define sample_add_Tensor_def(reg_, handle_) sample_add_Tensor_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_kernel_desc sample_add_Tensor_kernel(sample_add_Tensor_fn fn_, void *user_data_, const char *fn_name_) {
+    return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_add_Tensor_SIGNATURE);
 }
+DK_INLINE dk_status sample_add_Tensor_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_desc kernel_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_impl_at(reg_, sample_add_Tensor_NAME, key_, kernel_, file_, line_, handle_);
+}
+#define sample_add_Tensor_impl(reg_, key_, fn_, user_data_, handle_) \
+    sample_add_Tensor_impl_at((reg_), (key_), sample_add_Tensor_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+#define sample_add_Tensor_lib_impl(lib_, key_, fn_, user_data_) \
+    dk_lib_impl_at((lib_), sample_add_Tensor_NAME, (key_), sample_add_Tensor_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status sample_add_Tensor_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_add_Tensor_NAME, sample_add_Tensor_SIGNATURE, op_);
 }
@@ -270,12 +280,20 @@ static void sample_neg_call_unboxed(const dk_kernel *kernel_, const dk_operator 
     dk_push(stack_, dkgen_box_tensor(ret_));
 }
 static const dk_op_adapters sample_neg_adapters = { sample_neg_SIGNATURE, 1, 1, sample_neg_box, sample_neg_unbox_result, sample_neg_call_unboxed };
-DK_INLINE dk_status sample_neg_def(dk_registry *reg_, dk_registration **handle_) {
-    return dk_def_with_adapters(reg_, sample_neg_SCHEMA, &sample_neg_adapters, handle_);
+DK_INLINE dk_status sample_neg_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_def_at(reg_, sample_neg_SCHEMA, &sample_neg_adapters, file_, line_, handle_);
 }
-DK_INLINE dk_status sample_neg_impl(dk_registry *reg_, dk_key key_, sample_neg_fn fn_, void *user_data_, dk_registration **handle_) {
-    return dk_impl(reg_, sample_neg_NAME, key_, dk_unboxed(DK_FN(fn_), user_data_), handle_);
+#define sample_neg_def(reg_, handle_) sample_neg_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_kernel_desc sample_neg_kernel(sample_neg_fn fn_, void *user_data_, const char *fn_name_) {
+    return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_neg_SIGNATURE);
 }
+DK_INLINE dk_status sample_neg_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_desc kernel_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_impl_at(reg_, sample_neg_NAME, key_, kernel_, file_, line_, handle_);
+}
+#define sample_neg_impl(reg_, key_, fn_, user_data_, handle_) \
+    sample_neg_impl_at((reg_), (key_), sample_neg_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+#define sample_neg_lib_impl(lib_, key_, fn_, user_data_) \
+    dk_lib_impl_at((lib_), sample_neg_NAME, (key_), sample_neg_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status sample_neg_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_neg_NAME, sample_neg_SIGNATURE, op_);
 }
@@ -338,12 +356,20 @@ static void sample_fill__call_unboxed(const dk_kernel *kernel_, const dk_operato
     dk_push(stack_, dkgen_box_tensor(ret_));
 }
 static const dk_op_adapters sample_fill__adapters = { sample_fill__SIGNATURE, 2, 1, sample_fill__box, sample_fill__unbox_result, sample_fill__call_unboxed };
-DK_INLINE dk_status sample_fill__def(dk_registry *reg_, dk_registration **handle_) {
-    return dk_def_with_adapters(reg_, sample_fill__SCHEMA, &sample_fill__adapters, handle_);
+DK_INLINE dk_status sample_fill__def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_def_at(reg_, sample_fill__SCHEMA, &sample_fill__adapters, file_, line_, handle_);
 }
-DK_INLINE dk_status sample_fill__impl(dk_registry *reg_, dk_key key_, sample_fill__fn fn_, void *user_data_, dk_registration **handle_) {
-    return dk_impl(reg_, sample_fill__NAME, key_, dk_unboxed(DK_FN(fn_), user_data_), handle_);
+#define sample_fill__def(reg_, handle_) sample_fill__def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_kernel_desc sample_fill__kernel(sample_fill__fn fn_, void *user_data_, const char *fn_name_) {
+    return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_fill__SIGNATURE);
 }
+DK_INLINE dk_status sample_fill__impl_at(dk_registry *reg_, dk_key key_, dk_kernel_desc kernel_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_impl_at(reg_, sample_fill__NAME, key_, kernel_, file_, line_, handle_);
+}
+#define sample_fill__impl(reg_, key_, fn_, user_data_, handle_) \
+    sample_fill__impl_at((reg_), (key_), sample_fill__kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+#define sample_fill__lib_impl(lib_, key_, fn_, user_data_) \
+    dk_lib_impl_at((lib_), sample_fill__NAME, (key_), sample_fill__kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status sample_fill__bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_fill__NAME, sample_fill__SIGNATURE, op_);
 }
@@ -406,12 +432,20 @@ static void sample_cat_call_unboxed(const dk_kernel *kernel_, const dk_operator 
     dk_push(stack_, dkgen_box_tensor(ret_));
 }
 static const dk_op_adapters sample_cat_adapters = { sample_cat_SIGNATURE, 2, 1, sample_cat_box, sample_cat_unbox_result, sample_cat_call_unboxed };
-DK_INLINE dk_status sample_cat_def(dk_registry *reg_, dk_registration **handle_) {
-    return dk_def_with_adapters(reg_, sample_cat_SCHEMA, &sample_cat_adapters, handle_);
+DK_INLINE dk_status sample_cat_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_def_at(reg_, sample_cat_SCHEMA, &sample_cat_adapters, file_, line_, handle_);
 }
-DK_INLINE dk_status sample_cat_impl(dk_registry *reg_, dk_key key_, sample_cat_fn fn_, void *user_data_, dk_registration **handle_) {
-    return dk_impl(reg_, sample_cat_NAME, key_, dk_unboxed(DK_FN(fn_), user_data_), handle_);
+#define sample_cat_def(reg_, handle_) sample_cat_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_kernel_desc sample_cat_kernel(sample_cat_fn fn_, void *user_data_, const char *fn_name_) {
+    return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_cat_SIGNATURE);
 }
+DK_INLINE dk_status sample_cat_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_desc kernel_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_impl_at(reg_, sample_cat_NAME, key_, kernel_, file_, line_, handle_);
+}
+#define sample_cat_impl(reg_, key_, fn_, user_data_, handle_) \
+    sample_cat_impl_at((reg_), (key_), sample_cat_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+#define sample_cat_lib_impl(lib_, key_, fn_, user_data_) \
+    dk_lib_impl_at((lib_), sample_cat_NAME, (key_), sample_cat_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status sample_cat_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_cat_NAME, sample_cat_SIGNATURE, op_);
 }
@@ -505,12 +539,20 @@ static void sample_split_call_unboxed(const dk_kernel *kernel_, const dk_operato
     dk_push(stack_, dkgen_box_tensor(ret_.r1));
 }
 static const dk_op_adapters sample_split_adapters = { sample_split_SIGNATURE, 5, 2, sample_split_box, sample_split_unbox_result, sample_split_call_unboxed };
-DK_INLINE dk_status sample_split_def(dk_registry *reg_, dk_registration **handle_) {
-    return dk_def_with_adapters(reg_, sample_split_SCHEMA, &sample_split_adapters, handle_);
+DK_INLINE dk_status sample_split_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_def_at(reg_, sample_split_SCHEMA, &sample_split_adapters, file_, line_, handle_);
 }
-DK_INLINE dk_status sample_split_impl(dk_registry *reg_, dk_key key_, sample_split_fn fn_, void *user_data_, dk_registration **handle_) {
-    return dk_impl(reg_, sample_split_NAME, key_, dk_unboxed(DK_FN(fn_), user_data_), handle_);
+#define sample_split_def(reg_, handle_) sample_split_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_kernel_desc sample_split_kernel(sample_split_fn fn_, void *user_data_, const char *fn_name_) {
+    return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_split_SIGNATURE);
 }
+DK_INLINE dk_status sample_split_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_desc kernel_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_impl_at(reg_, sample_split_NAME, key_, kernel_, file_, line_, handle_);
+}
+#define sample_split_impl(reg_, key_, fn_, user_data_, handle_) \
+    sample_split_impl_at((reg_), (key_), sample_split_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+#define sample_split_lib_impl(lib_, key_, fn_, user_data_) \
+    dk_lib_impl_at((lib_), sample_split_NAME, (key_), sample_split_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status sample_split_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_split_NAME, sample_split_SIGNATURE, op_);
 }
@@ -594,12 +636,20 @@ static void sample_where_call_unboxed(const dk_kernel *kernel_, const dk_operato
     dk_push(stack_, dkgen_box_tensor(ret_));
 }
 static const dk_op_adapters sample_where_adapters = { sample_where_SIGNATURE, 2, 1, sample_where_box, sample_where_unbox_result, sample_where_call_unboxed };
-DK_INLINE dk_status sample_where_def(dk_registry *reg_, dk_registration **handle_) {
-    return dk_def_with_adapters(reg_, sample_where_SCHEMA, &sample_where_adapters, handle_);
+DK_INLINE dk_status sample_where_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_def_at(reg_, sample_where_SCHEMA, &sample_where_adapters, file_, line_, handle_);
 }
-DK_INLINE dk_status sample_where_impl(dk_registry *reg_, dk_key key_, sample_where_fn fn_, void *user_data_, dk_registration **handle_) {
-    return dk_impl(reg_, sample_where_NAME, key_, dk_unboxed(DK_FN(fn_), user_data_), handle_);
+#define sample_where_def(reg_, handle_) sample_where_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_kernel_desc sample_where_kernel(sample_where_fn fn_, void *user_data_, const char *fn_name_) {
+    return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_where_SIGNATURE);
 }
+DK_INLINE dk_status sample_where_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_desc kernel_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_impl_at(reg_, sample_where_NAME, key_, kernel_, file_, line_, handle_);
+}
+#define sample_where_impl(reg_, key_, fn_, user_data_, handle_) \
+    sample_where_impl_at((reg_), (key_), sample_where_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+#define sample_where_lib_impl(lib_, key_, fn_, user_data_) \
+    dk_lib_impl_at((lib_), sample_where_NAME, (key_), sample_where_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status sample_where_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_where_NAME, sample_where_SIGNATURE, op_);
 }
@@ -673,12 +723,20 @@ static void sample_numel_call_unboxed(const dk_kernel *kernel_, const dk_operato
     dk_push(stack_, dk_int(ret_));
 }
 static const dk_op_adapters sample_numel_adapters = { sample_numel_SIGNATURE, 1, 1, sample_numel_box, sample_numel_unbox_result, sample_numel_call_unboxed };
-DK_INLINE dk_status sample_numel_def(dk_registry *reg_, dk_registration **handle_) {
-    return dk_def_with_adapters(reg_, sample_numel_SCHEMA, &sample_numel_adapters, handle_);
+DK_INLINE dk_status sample_numel_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_def_at(reg_, sample_numel_SCHEMA, &sample_numel_adapters, file_, line_, handle_);
 }
-DK_INLINE dk_status sample_numel_impl(dk_registry *reg_, dk_key key_, sample_numel_fn fn_, void *user_data_, dk_registration **handle_) {
-    return dk_impl(reg_, sample_numel_NAME, key_, dk_unboxed(DK_FN(fn_), user_data_), handle_);
+#define sample_numel_def(reg_, handle_) sample_numel_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_kernel_desc sample_numel_kernel(sample_numel_fn fn_, void *user_data_, const char *fn_name_) {
+    return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_numel_SIGNATURE);
 }
+DK_INLINE dk_status sample_numel_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_desc kernel_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_impl_at(reg_, sample_numel_NAME, key_, kernel_, file_, line_, handle_);
+}
+#define sample_numel_impl(reg_, key_, fn_, user_data_, handle_) \
+    sample_numel_impl_at((reg_), (key_), sample_numel_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+#define sample_numel_lib_impl(lib_, key_, fn_, user_data_) \
+    dk_lib_impl_at((lib_), sample_numel_NAME, (key_), sample_numel_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status sample_numel_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_numel_NAME, sample_numel_SIGNATURE, op_);
 }
@@ -729,12 +787,20 @@ static void sample_touch_call_unboxed(const dk_kernel *kernel_, const dk_operato
     ((sample_touch_fn)kernel_->fn)(kernel_, ks_, pack_.self);
 }
 static const dk_op_adapters sample_touch_adapters = { sample_touch_SIGNATURE, 1, 0, sample_touch_box, sample_touch_unbox_result, sample_touch_call_unboxed };
-DK_INLINE dk_status sample_touch_def(dk_registry *reg_, dk_registration **handle_) {
-    return dk_def_with_adapters(reg_, sample_touch_SCHEMA, &sample_touch_adapters, handle_);
+DK_INLINE dk_status sample_touch_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_def_at(reg_, sample_touch_SCHEMA, &sample_touch_adapters, file_, line_, handle_);
 }
-DK_INLINE dk_status sample_touch_impl(dk_registry *reg_, dk_key key_, sample_touch_fn fn_, void *user_data_, dk_registration **handle_) {
-    return dk_impl(reg_, sample_touch_NAME, key_, dk_unboxed(DK_FN(fn_), user_data_), handle_);
+#define sample_touch_def(reg_, handle_) sample_touch_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_kernel_desc sample_touch_kernel(sample_touch_fn fn_, void *user_data_, const char *fn_name_) {
+    return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_touch_SIGNATURE);
 }
+DK_INLINE dk_status sample_touch_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_desc kernel_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_impl_at(reg_, sample_touch_NAME, key_, kernel_, file_, line_, handle_);
+}
+#define sample_touch_impl(reg_, key_, fn_, user_data_, handle_) \
+    sample_touch_impl_at((reg_), (key_), sample_touch_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+#define sample_touch_lib_impl(lib_, key_, fn_, user_data_) \
+    dk_lib_impl_at((lib_), sample_touch_NAME, (key_), sample_touch_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status sample_touch_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_touch_NAME, sample_touch_SIGNATURE, op_);
 }
@@ -804,12 +870,20 @@ static void sample_max_dim_call_unboxed(const dk_kernel *kernel_, const dk_opera
     dk_push(stack_, dkgen_box_tensor(ret_.indices));
 }
 static const dk_op_adapters sample_max_dim_adapters = { sample_max_dim_SIGNATURE, 3, 2, sample_max_dim_box, sample_max_dim_unbox_result, sample_max_dim_call_unboxed };
-DK_INLINE dk_status sample_max_dim_def(dk_registry *reg_, dk_registration **handle_) {
-    return dk_def_with_adapters(reg_, sample_max_dim_SCHEMA, &sample_max_dim_adapters, handle_);
+DK_INLINE dk_status sample_max_dim_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_def_at(reg_, sample_max_dim_SCHEMA, &sample_max_dim_adapters, file_, line_, handle_);
 }
-DK_INLINE dk_status sample_max_dim_impl(dk_registry *reg_, dk_key key_, sample_max_dim_fn fn_, void *user_data_, dk_registration **handle_) {
-    return dk_impl(reg_, sample_max_dim_NAME, key_, dk_unboxed(DK_FN(fn_), user_data_), handle_);
+#define sample_max_dim_def(reg_, handle_) sample_max_dim_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_kernel_desc sample_max_dim_kernel(sample_max_dim_fn fn_, void *user_data_, const char *fn_name_) {
+    return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_max_dim_SIGNATURE);
 }
+DK_INLINE dk_status sample_max_dim_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_desc kernel_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_impl_at(reg_, sample_max_dim_NAME, key_, kernel_, file_, line_, handle_);
+}
+#define sample_max_dim_impl(reg_, key_, fn_, user_data_, handle_) \
+    sample_max_dim_impl_at((reg_), (key_), sample_max_dim_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+#define sample_max_dim_lib_impl(lib_, key_, fn_, user_data_) \
+    dk_lib_impl_at((lib_), sample_max_dim_NAME, (key_), sample_max_dim_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status sample_max_dim_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_max_dim_NAME, sample_max_dim_SIGNATURE, op_);
 }
@@ -896,12 +970,20 @@ static void sample_sum_dim_IntList_call_unboxed(const dk_kernel *kernel_, const 
     dk_push(stack_, dkgen_box_tensor(ret_));
 }
 static const dk_op_adapters sample_sum_dim_IntList_adapters = { sample_sum_dim_IntList_SIGNATURE, 4, 1, sample_sum_dim_IntList_box, sample_sum_dim_IntList_unbox_result, sample_sum_dim_IntList_call_unboxed };
-DK_INLINE dk_status sample_sum_dim_IntList_def(dk_registry *reg_, dk_registration **handle_) {
-    return dk_def_with_adapters(reg_, sample_sum_dim_IntList_SCHEMA, &sample_sum_dim_IntList_adapters, handle_);
+DK_INLINE dk_status sample_sum_dim_IntList_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_def_at(reg_, sample_sum_dim_IntList_SCHEMA, &sample_sum_dim_IntList_adapters, file_, line_, handle_);
 }
-DK_INLINE dk_status sample_sum_dim_IntList_impl(dk_registry *reg_, dk_key key_, sample_sum_dim_IntList_fn fn_, void *user_data_, dk_registration **handle_) {
-    return dk_impl(reg_, sample_sum_dim_IntList_NAME, key_, dk_unboxed(DK_FN(fn_), user_data_), handle_);
+#define sample_sum_dim_IntList_def(reg_, handle_) sample_sum_dim_IntList_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_kernel_desc sample_sum_dim_IntList_kernel(sample_sum_dim_IntList_fn fn_, void *user_data_, const char *fn_name_) {
+    return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_sum_dim_IntList_SIGNATURE);
 }
+DK_INLINE dk_status sample_sum_dim_IntList_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_desc kernel_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_impl_at(reg_, sample_sum_dim_IntList_NAME, key_, kernel_, file_, line_, handle_);
+}
+#define sample_sum_dim_IntList_impl(reg_, key_, fn_, user_data_, handle_) \
+    sample_sum_dim_IntList_impl_at((reg_), (key_), sample_sum_dim_IntList_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+#define sample_sum_dim_IntList_lib_impl(lib_, key_, fn_, user_data_) \
+    dk_lib_impl_at((lib_), sample_sum_dim_IntList_NAME, (key_), sample_sum_dim_IntList_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status sample_sum_dim_IntList_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_sum_dim_IntList_NAME, sample_sum_dim_IntList_SIGNATURE, op_);
 }
@@ -990,12 +1072,20 @@ static void sample_pad_call_unboxed(const dk_kernel *kernel_, const dk_operator 
     dk_push(stack_, dkgen_box_tensor(ret_));
 }
 static const dk_op_adapters sample_pad_adapters = { sample_pad_SIGNATURE, 4, 1, sample_pad_box, sample_pad_unbox_result, sample_pad_call_unboxed };
-DK_INLINE dk_status sample_pad_def(dk_registry *reg_, dk_registration **handle_) {
-    return dk_def_with_adapters(reg_, sample_pad_SCHEMA, &sample_pad_adapters, handle_);
+DK_INLINE dk_status sample_pad_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_def_at(reg_, sample_pad_SCHEMA, &sample_pad_adapters, file_, line_, handle_);
 }
-DK_INLINE dk_status sample_pad_impl(dk_registry *reg_, dk_key key_, sample_pad_fn fn_, void *user_data_, dk_registration **handle_) {
-    return dk_impl(reg_, sample_pad_NAME, key_, dk_unboxed(DK_FN(fn_), user_data_), handle_);
+#define sample_pad_def(reg_, handle_) sample_pad_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_kernel_desc sample_pad_kernel(sample_pad_fn fn_, void *user_data_, const char *fn_name_) {
+    return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_pad_SIGNATURE);
 }
+DK_INLINE dk_status sample_pad_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_desc kernel_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_impl_at(reg_, sample_pad_NAME, key_, kernel_, file_, line_, handle_);
+}
+#define sample_pad_impl(reg_, key_, fn_, user_data_, handle_) \
+    sample_pad_impl_at((reg_), (key_), sample_pad_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+#define sample_pad_lib_impl(lib_, key_, fn_, user_data_) \
+    dk_lib_impl_at((lib_), sample_pad_NAME, (key_), sample_pad_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status sample_pad_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_pad_NAME, sample_pad_SIGNATURE, op_);
 }
@@ -1081,12 +1171,20 @@ static void sample_unbind_int_call_unboxed(const dk_kernel *kernel_, const dk_op
     dk_push(stack_, dkgen_box_list(ret_));
 }
 static const dk_op_adapters sample_unbind_int_adapters = { sample_unbind_int_SIGNATURE, 2, 1, sample_unbind_int_box, sample_unbind_int_unbox_result, sample_unbind_int_call_unboxed };
-DK_INLINE dk_status sample_unbind_int_def(dk_registry *reg_, dk_registration **handle_) {
-    return dk_def_with_adapters(reg_, sample_unbind_int_SCHEMA, &sample_unbind_int_adapters, handle_);
+DK_INLINE dk_status sample_unbind_int_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_def_at(reg_, sample_unbind_int_SCHEMA, &sample_unbind_int_adapters, file_, line_, handle_);
 }
-DK_INLINE dk_status sample_unbind_int_impl(dk_registry *reg_, dk_key key_, sample_unbind_int_fn fn_, void *user_data_, dk_registration **handle_) {
-    return dk_impl(reg_, sample_unbind_int_NAME, key_, dk_unboxed(DK_FN(fn_), user_data_), handle_);
+#define sample_unbind_int_def(reg_, handle_) sample_unbind_int_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_kernel_desc sample_unbind_int_kernel(sample_unbind_int_fn fn_, void *user_data_, const char *fn_name_) {
+    return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_unbind_int_SIGNATURE);
 }
+DK_INLINE dk_status sample_unbind_int_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_desc kernel_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_impl_at(reg_, sample_unbind_int_NAME, key_, kernel_, file_, line_, handle_);
+}
+#define sample_unbind_int_impl(reg_, key_, fn_, user_data_, handle_) \
+    sample_unbind_int_impl_at((reg_), (key_), sample_unbind_int_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+#define sample_unbind_int_lib_impl(lib_, key_, fn_, user_data_) \
+    dk_lib_impl_at((lib_), sample_unbind_int_NAME, (key_), sample_unbind_int_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status sample_unbind_int_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_unbind_int_NAME, sample_unbind_int_SIGNATURE, op_);
 }
@@ -1155,12 +1253,20 @@ static void sample_available_call_unboxed(const dk_kernel *kernel_, const dk_ope
     dk_push(stack_, dk_bool(ret_));
 }
 static const dk_op_adapters sample_available_adapters = { sample_available_SIGNATURE, 0, 1, sample_available_box, sample_available_unbox_result, sample_available_call_unboxed };
-DK_INLINE dk_status sample_available_def(dk_registry *reg_, dk_registration **handle_) {
-    return dk_def_with_adapters(reg_, sample_available_SCHEMA, &sample_available_adapters, handle_);
+DK_INLINE dk_status sample_available_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_def_at(reg_, sample_available_SCHEMA, &sample_available_adapters, file_, line_, handle_);
 }
-DK_INLINE dk_status sample_available_impl(dk_registry *reg_, dk_key key_, sample_available_fn fn_, void *user_data_, dk_registration **handle_) {
-    return dk_impl(reg_, sample_available_NAME, key_, dk_unboxed(DK_FN(fn_), user_data_), handle_);
+#define sample_available_def(reg_, handle_) sample_available_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_kernel_desc sample_available_kernel(sample_available_fn fn_, void *user_data_, const char *fn_name_) {
+    return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_available_SIGNATURE);
 }
+DK_INLINE dk_status sample_available_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_desc kernel_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_impl_at(reg_, sample_available_NAME, key_, kernel_, file_, line_, handle_);
+}
+#define sample_available_impl(reg_, key_, fn_, user_data_, handle_) \
+    sample_available_impl_at((reg_), (key_), sample_available_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+#define sample_available_lib_impl(lib_, key_, fn_, user_data_) \
+    dk_lib_impl_at((lib_), sample_available_NAME, (key_), sample_available_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status sample_available_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_available_NAME, sample_available_SIGNATURE, op_);
 }

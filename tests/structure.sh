@@ -27,6 +27,15 @@ for cfg in too_many_backends:"backend masks are 16 bits" too_many_bits:"must fit
     sh -c "! $cc $cflags -std=c11 '-DDK_CONFIG_HEADER=\"$name.h\"' -Itests/structure -c tests/compile_all.c \
              -o $out/never.o > $out/$name.log 2>&1 && grep -q '$msg' $out/$name.log"
 done
+check "a typed registration (DK_IMPL_TYPED) of a kernel of the right type compiles and runs" \
+  sh -c "$cc $cflags tests/structure/typed_kernel.c -o $out/typed_kernel && $out/typed_kernel"
+check "a typed registration of a kernel without (kernel, ks) does not compile" \
+  sh -c "! $cc $cflags -DWRONG_KERNEL tests/structure/typed_kernel.c -o $out/typed_wrong > $out/typed_wrong.log 2>&1 && \
+         grep -q 'incompatible' $out/typed_wrong.log"
+check "gen/'s <op>_impl of a kernel without (kernel, ks) does not compile (and of the right one runs)" \
+  sh -c "$cc $cflags -Igen tests/structure/typed_gen_kernel.c -o $out/typed_gen && $out/typed_gen && \
+         ! $cc $cflags -Igen -DWRONG_KERNEL tests/structure/typed_gen_kernel.c -o $out/typed_gen_wrong \
+             > $out/typed_gen_wrong.log 2>&1 && grep -q 'incompatible' $out/typed_gen_wrong.log"
 check "the header's table of contents lists every >>tag, in the file's order" sh -c '
   toc=$(sed -n "/TABLE OF CONTENTS/,/CONFIGURATION MACROS/p" dispatch.h | sed 1d | grep -o ">>[a-z-]*" | tr "\n" " ")
   body=$(grep -o "^/\* >>[a-z-]*" dispatch.h | sed "s|/\* ||" | tr "\n" " ")

@@ -1,8 +1,11 @@
 /* main.c - minitensor's demo and test: operators, autograd checked against
-   finite differences, no_grad, tracing, and a backend loaded from a shared
-   object and unloaded again. Its output is compared with expected.txt.
+   finite differences, no_grad, tracing, a backend loaded from a shared
+   object and unloaded again, and an operator without an autograd kernel.
+   Its output is compared with expected.txt.
 
-   usage: minitensor [path/to/minitensor_plugin.so]   */
+   usage: minitensor [path/to/minitensor_plugin.so [dispatch-table.html]]
+   With a second argument it also writes every operator's dispatch table,
+   as the plugin left it, to that file as an HTML page (docs/ has one). */
 #define _POSIX_C_SOURCE 200809L   /* dlopen() and friends are POSIX, not ISO C */
 
 #include "minitensor.h"
@@ -53,6 +56,20 @@ static float gradient_error(mt_tensor *leaf, mt_tensor *const in[4]) {
 
 static int same_values(const mt_tensor *a, const mt_tensor *b) {
     return a && b && mt_same_shape(a, b) && memcmp(a->data, b->data, (size_t)mt_numel(a) * sizeof(float)) == 0;
+}
+
+/* The picture of every dispatch table (dk_registry_dump_html), written to a file. */
+static int write_html(const char *path) {
+    int n = dk_registry_dump_html(dk_registry_default(), NULL, 0);
+    char *html = (char *)malloc((size_t)n + 1);
+    FILE *f = fopen(path, "w");
+    int ok = html && f;
+    if (ok) dk_registry_dump_html(dk_registry_default(), html, (size_t)n + 1);
+    if (ok) ok = fputs(html, f) >= 0;
+    if (f && fclose(f) != 0) ok = 0;
+    free(html);
+    if (!ok) fprintf(stderr, "minitensor: cannot write %s\n", path);
+    return ok;
 }
 
 /* What would run for mt::add on t, on this thread, and why (dk_explain). */
@@ -165,6 +182,7 @@ int main(int argc, char **argv) {
         }
         printf("loaded minitensor_plugin.so:\n");
         use_private_backend(a);
+        if (argc > 2 && !write_html(argv[2])) return 1;
         {   /* the same model on PrivateUse1: the plugin's kernels, the host's autograd */
             mt_tensor *wp = mt_requires_grad(mt_to(w, DK_PrivateUse1Bit));
             printf("loss and d(loss)/dw on PrivateUse1:\n");
@@ -183,6 +201,18 @@ int main(int argc, char **argv) {
         use_private_backend(a);
         dump_tables(after, sizeof after);
         expect(strcmp(before, after) == 0, "every dispatch table is what it was before loading");
+    }
+
+    printf("\n== 6. an operator without an autograd kernel: the autograd-not-implemented fallback\n");
+    {
+        mt_tensor *v = mt_requires_grad(mt_vector(3, av)), *y = mt_exp(v);   /* exp_cpu, below autograd */
+        mt_print("exp(v)", y);
+        loss = mt_sum(y);
+        mt_tape_print();
+        mt_backward(loss);
+        printf("  backward: %s\n", mt_backward_error() ? mt_backward_error() : "ok");
+        expect(mt_backward_error() != NULL && v->grad == NULL, "no gradient reaches v, and backward says why");
+        mt_tape_clear();
     }
 
     mt_free_all();

@@ -15,6 +15,7 @@
    them knows about the others. */
 #include "minitensor.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,13 +132,14 @@ void mt_print(const char *label, const mt_tensor *t) {
    mt_init (mt_add_bind checks the operator's C signature once, so the calls
    below cannot use a wrong one). */
 
-static struct { const dk_operator *add, *mul, *sum, *relu, *matmul; } op;
+static struct { const dk_operator *add, *mul, *sum, *relu, *matmul, *exp; } op;
 
 mt_tensor *mt_add(mt_tensor *a, mt_tensor *b) { return mt_add_call(op.add, a, b); }
 mt_tensor *mt_mul(mt_tensor *a, mt_tensor *b) { return mt_mul_call(op.mul, a, b); }
 mt_tensor *mt_sum(mt_tensor *a) { return mt_sum_call(op.sum, a); }
 mt_tensor *mt_relu(mt_tensor *a) { return mt_relu_call(op.relu, a); }
 mt_tensor *mt_matmul(mt_tensor *a, mt_tensor *b) { return mt_matmul_call(op.matmul, a, b); }
+mt_tensor *mt_exp(mt_tensor *a) { return mt_exp_call(op.exp, a); }
 
 /* ==== 3. CPU kernels ========================================================
    A kernel is  R fn(const dk_kernel *k, dk_keyset ks, args...): the kernel's
@@ -178,6 +180,14 @@ static mt_tensor *matmul_cpu(const dk_kernel *k, dk_keyset ks, mt_tensor *a, mt_
     for (i = 0; i < a->rows; i++)
         for (j = 0; j < b->cols; j++)
             for (n = 0; n < a->cols; n++) out->data[i * b->cols + j] += a->data[i * a->cols + n] * b->data[n * b->cols + j];
+    return out;
+}
+
+static mt_tensor *exp_cpu(const dk_kernel *k, dk_keyset ks, mt_tensor *a) {
+    mt_tensor *out = mt_empty_like(a);
+    int i;
+    (void)k; (void)ks;
+    for (i = 0; i < mt_numel(a); i++) out->data[i] = expf(a->data[i]);
     return out;
 }
 
@@ -294,6 +304,34 @@ static mt_tensor *matmul_autograd(const dk_kernel *k, dk_keyset ks, mt_tensor *a
     return record("matmul", matmul_backward, a, b, mt_matmul_redispatch(op.matmul, below_autograd(ks), a, b));
 }
 
+/* Operators without an autograd kernel (mt::exp): one backend fallback at
+   the Autograd alias, dk_autograd_not_implemented, runs them below autograd
+   and hands each result to mark_not_implemented when an input requires
+   grad. The node it records has no derivative: a backward pass that
+   reaches it reports "derivative for mt::exp is not implemented" (c10's
+   autogradNotImplementedFallback). The other choice, a fallthrough
+   fallback, would skip autograd and lose the gradient without a word. */
+static const char *backward_error;
+const char *mt_backward_error(void) { return backward_error; }
+
+static void not_implemented_backward(mt_node *n, mt_tensor *grad) {
+    static char message[128];
+    (void)grad;
+    snprintf(message, sizeof message, "derivative for %s is not implemented", n->name);
+    backward_error = message;
+}
+static int arg_requires_grad(const dk_value *arg, void *ud) {
+    (void)ud;
+    return arg->tag == DK_VALUE_TENSOR && ((const mt_tensor *)arg->as.tensor)->requires_grad;
+}
+static void mark_not_implemented(dk_value *result, const char *op_name, void *ud) {
+    mt_tensor *out = (mt_tensor *)result->as.tensor;
+    (void)ud;
+    out->requires_grad = 1;   /* an input requires grad: the fallback asked arg_requires_grad */
+    record(op_name, not_implemented_backward, out, NULL, out);   /* no inputs to give a gradient to */
+}
+static const dk_autograd_ni_desc not_implemented = { mark_not_implemented, arg_requires_grad, NULL };
+
 /* no_grad: thread-local state excludes the autograd keys, so calls skip the
    autograd kernels and go straight to the backend (dk_below_autograd_push()
    does the same; c10 calls it AutoDispatchBelowAutograd). Guards nest: pop
@@ -304,6 +342,7 @@ void mt_no_grad_end(dk_guard g) { dk_guard_pop(g); }
 void mt_backward(mt_tensor *loss) {
     dk_guard g = mt_no_grad_begin();   /* the backward pass itself records nothing */
     int i;
+    backward_error = NULL;
     loss->grad = mt_full_like(loss, 1.0f);
     for (i = tape_length - 1; i >= 0; i--)   /* reverse order: a node's output grad is complete */
         if (tape[i].out->grad) tape[i].backward(&tape[i], tape[i].out->grad);
@@ -386,6 +425,7 @@ dk_registry *mt_init(void) {
     ok(mt_sum_def(r, &h));
     ok(mt_relu_def(r, &h));
     ok(mt_matmul_def(r, &h));
+    ok(mt_exp_def(r, &h));
 
     /* Backend kernels. The generated _impl helpers take the typed kernel,
        so the compiler checks its signature. */
@@ -394,6 +434,7 @@ dk_registry *mt_init(void) {
     ok(mt_sum_impl(r, DK_CPU, sum_cpu, NULL, &h));
     ok(mt_matmul_impl(r, DK_CPU, matmul_cpu, NULL, &h));
     ok(mt_relu_impl(r, DK_CompositeExplicitAutograd, relu_any_backend, NULL, &h));
+    ok(mt_exp_impl(r, DK_CPU, exp_cpu, NULL, &h));
 
     /* The autograd layer, for every backend at once. */
     ok(mt_add_impl(r, DK_Autograd, add_autograd, NULL, &h));
@@ -401,6 +442,7 @@ dk_registry *mt_init(void) {
     ok(mt_sum_impl(r, DK_Autograd, sum_autograd, NULL, &h));
     ok(mt_relu_impl(r, DK_Autograd, relu_autograd, NULL, &h));
     ok(mt_matmul_impl(r, DK_Autograd, matmul_autograd, NULL, &h));
+    ok(dk_fallback(r, DK_Autograd, dk_autograd_not_implemented(&not_implemented), &h));   /* mt::exp */
 
     /* The tracing layer, for every operator at once. */
     ok(dk_fallback(r, DK_Tracer, dk_boxed(trace_fallback, NULL), &h));
@@ -411,6 +453,7 @@ dk_registry *mt_init(void) {
     ok(mt_sum_bind(r, &op.sum));
     ok(mt_relu_bind(r, &op.relu));
     ok(mt_matmul_bind(r, &op.matmul));
+    ok(mt_exp_bind(r, &op.exp));
     return r;
 }
 

@@ -38,13 +38,6 @@ typedef struct mt_tensor {
 #define DKGEN_TENSOR_KEYSET(t) ((t)->keys)
 #include "mt_ops.h"
 
-/* A kernel for operator OP (mt_add, ...), ready for dk_impl / dk_lib_impl.
-   The conditional expression makes the compiler compare fn with OP's
-   generated kernel type OP##_fn: a kernel with the wrong parameters gets a
-   "pointer type mismatch" diagnostic (an error under -Werror), not a crash
-   at run time. */
-#define MT_KERNEL(op, fn) dk_unboxed(DK_FN(1 ? (fn) : (op##_fn)0), NULL)
-
 /* ---- setup ---------------------------------------------------------------- */
 
 /* Registers minitensor's operators, kernels and layers into the default
@@ -77,10 +70,12 @@ mt_tensor *mt_mul(mt_tensor *a, mt_tensor *b);
 mt_tensor *mt_sum(mt_tensor *a);                        /* a 1-D tensor of one element */
 mt_tensor *mt_relu(mt_tensor *a);
 mt_tensor *mt_matmul(mt_tensor *a, mt_tensor *b);       /* 2-D x 2-D */
+mt_tensor *mt_exp(mt_tensor *a);                        /* no derivative: backward reports it */
 
 /* ---- autograd ---------------------------------------------------------------- */
 
 void mt_backward(mt_tensor *loss);          /* fills .grad of every tensor that requires grad */
+const char *mt_backward_error(void);        /* what the last mt_backward could not do, or NULL */
 int mt_tape_length(void);
 void mt_tape_print(void);                   /* "tape: matmul add relu" */
 void mt_tape_clear(void);

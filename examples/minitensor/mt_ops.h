@@ -4,8 +4,10 @@
        #define DKGEN_TENSOR my_tensor *            (a pointer type)
        #define DKGEN_TENSOR_KEYSET(t) ((t)->keys)  (its dispatch keyset)
    Each operator <op> has <op>_call(op, args...), <op>_redispatch(op, ks, args...),
-   <op>_def, <op>_impl, <op>_bind, <op>_fn (the kernel type) and <op>_SCHEMA; a
-   tuple return is a struct <op>_result with the schema's return names; with
+   <op>_def(reg, &h), <op>_impl(reg, key, fn, user_data, &h), <op>_lib_impl(lib, key,
+   fn, user_data) (macros: registrations record the caller's file:line and fn's name;
+   fn must be an <op>_fn), <op>_kernel, <op>_bind, <op>_fn (the kernel type) and
+   <op>_SCHEMA; a tuple return is a struct <op>_result with the schema's return names; with
    defaults, <op>_calld(op, required..., [defaulted...]) and
    <op>_call_opts(op, required..., &opts or NULL) fill in the omitted ones.
    dkgen_tensor_keyset is the registry's tensor_keyset hook for boxed calls. */
@@ -187,12 +189,20 @@ static void mt_add_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_
     dk_push(stack_, dkgen_box_tensor(ret_));
 }
 static const dk_op_adapters mt_add_adapters = { mt_add_SIGNATURE, 2, 1, mt_add_box, mt_add_unbox_result, mt_add_call_unboxed };
-DK_INLINE dk_status mt_add_def(dk_registry *reg_, dk_registration **handle_) {
-    return dk_def_with_adapters(reg_, mt_add_SCHEMA, &mt_add_adapters, handle_);
+DK_INLINE dk_status mt_add_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_def_at(reg_, mt_add_SCHEMA, &mt_add_adapters, file_, line_, handle_);
 }
-DK_INLINE dk_status mt_add_impl(dk_registry *reg_, dk_key key_, mt_add_fn fn_, void *user_data_, dk_registration **handle_) {
-    return dk_impl(reg_, mt_add_NAME, key_, dk_unboxed(DK_FN(fn_), user_data_), handle_);
+#define mt_add_def(reg_, handle_) mt_add_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_kernel_desc mt_add_kernel(mt_add_fn fn_, void *user_data_, const char *fn_name_) {
+    return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, mt_add_SIGNATURE);
 }
+DK_INLINE dk_status mt_add_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_desc kernel_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_impl_at(reg_, mt_add_NAME, key_, kernel_, file_, line_, handle_);
+}
+#define mt_add_impl(reg_, key_, fn_, user_data_, handle_) \
+    mt_add_impl_at((reg_), (key_), mt_add_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+#define mt_add_lib_impl(lib_, key_, fn_, user_data_) \
+    dk_lib_impl_at((lib_), mt_add_NAME, (key_), mt_add_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status mt_add_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, mt_add_NAME, mt_add_SIGNATURE, op_);
 }
@@ -255,12 +265,20 @@ static void mt_mul_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_
     dk_push(stack_, dkgen_box_tensor(ret_));
 }
 static const dk_op_adapters mt_mul_adapters = { mt_mul_SIGNATURE, 2, 1, mt_mul_box, mt_mul_unbox_result, mt_mul_call_unboxed };
-DK_INLINE dk_status mt_mul_def(dk_registry *reg_, dk_registration **handle_) {
-    return dk_def_with_adapters(reg_, mt_mul_SCHEMA, &mt_mul_adapters, handle_);
+DK_INLINE dk_status mt_mul_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_def_at(reg_, mt_mul_SCHEMA, &mt_mul_adapters, file_, line_, handle_);
 }
-DK_INLINE dk_status mt_mul_impl(dk_registry *reg_, dk_key key_, mt_mul_fn fn_, void *user_data_, dk_registration **handle_) {
-    return dk_impl(reg_, mt_mul_NAME, key_, dk_unboxed(DK_FN(fn_), user_data_), handle_);
+#define mt_mul_def(reg_, handle_) mt_mul_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_kernel_desc mt_mul_kernel(mt_mul_fn fn_, void *user_data_, const char *fn_name_) {
+    return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, mt_mul_SIGNATURE);
 }
+DK_INLINE dk_status mt_mul_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_desc kernel_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_impl_at(reg_, mt_mul_NAME, key_, kernel_, file_, line_, handle_);
+}
+#define mt_mul_impl(reg_, key_, fn_, user_data_, handle_) \
+    mt_mul_impl_at((reg_), (key_), mt_mul_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+#define mt_mul_lib_impl(lib_, key_, fn_, user_data_) \
+    dk_lib_impl_at((lib_), mt_mul_NAME, (key_), mt_mul_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status mt_mul_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, mt_mul_NAME, mt_mul_SIGNATURE, op_);
 }
@@ -319,12 +337,20 @@ static void mt_sum_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_
     dk_push(stack_, dkgen_box_tensor(ret_));
 }
 static const dk_op_adapters mt_sum_adapters = { mt_sum_SIGNATURE, 1, 1, mt_sum_box, mt_sum_unbox_result, mt_sum_call_unboxed };
-DK_INLINE dk_status mt_sum_def(dk_registry *reg_, dk_registration **handle_) {
-    return dk_def_with_adapters(reg_, mt_sum_SCHEMA, &mt_sum_adapters, handle_);
+DK_INLINE dk_status mt_sum_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_def_at(reg_, mt_sum_SCHEMA, &mt_sum_adapters, file_, line_, handle_);
 }
-DK_INLINE dk_status mt_sum_impl(dk_registry *reg_, dk_key key_, mt_sum_fn fn_, void *user_data_, dk_registration **handle_) {
-    return dk_impl(reg_, mt_sum_NAME, key_, dk_unboxed(DK_FN(fn_), user_data_), handle_);
+#define mt_sum_def(reg_, handle_) mt_sum_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_kernel_desc mt_sum_kernel(mt_sum_fn fn_, void *user_data_, const char *fn_name_) {
+    return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, mt_sum_SIGNATURE);
 }
+DK_INLINE dk_status mt_sum_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_desc kernel_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_impl_at(reg_, mt_sum_NAME, key_, kernel_, file_, line_, handle_);
+}
+#define mt_sum_impl(reg_, key_, fn_, user_data_, handle_) \
+    mt_sum_impl_at((reg_), (key_), mt_sum_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+#define mt_sum_lib_impl(lib_, key_, fn_, user_data_) \
+    dk_lib_impl_at((lib_), mt_sum_NAME, (key_), mt_sum_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status mt_sum_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, mt_sum_NAME, mt_sum_SIGNATURE, op_);
 }
@@ -383,12 +409,20 @@ static void mt_relu_call_unboxed(const dk_kernel *kernel_, const dk_operator *op
     dk_push(stack_, dkgen_box_tensor(ret_));
 }
 static const dk_op_adapters mt_relu_adapters = { mt_relu_SIGNATURE, 1, 1, mt_relu_box, mt_relu_unbox_result, mt_relu_call_unboxed };
-DK_INLINE dk_status mt_relu_def(dk_registry *reg_, dk_registration **handle_) {
-    return dk_def_with_adapters(reg_, mt_relu_SCHEMA, &mt_relu_adapters, handle_);
+DK_INLINE dk_status mt_relu_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_def_at(reg_, mt_relu_SCHEMA, &mt_relu_adapters, file_, line_, handle_);
 }
-DK_INLINE dk_status mt_relu_impl(dk_registry *reg_, dk_key key_, mt_relu_fn fn_, void *user_data_, dk_registration **handle_) {
-    return dk_impl(reg_, mt_relu_NAME, key_, dk_unboxed(DK_FN(fn_), user_data_), handle_);
+#define mt_relu_def(reg_, handle_) mt_relu_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_kernel_desc mt_relu_kernel(mt_relu_fn fn_, void *user_data_, const char *fn_name_) {
+    return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, mt_relu_SIGNATURE);
 }
+DK_INLINE dk_status mt_relu_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_desc kernel_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_impl_at(reg_, mt_relu_NAME, key_, kernel_, file_, line_, handle_);
+}
+#define mt_relu_impl(reg_, key_, fn_, user_data_, handle_) \
+    mt_relu_impl_at((reg_), (key_), mt_relu_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+#define mt_relu_lib_impl(lib_, key_, fn_, user_data_) \
+    dk_lib_impl_at((lib_), mt_relu_NAME, (key_), mt_relu_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status mt_relu_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, mt_relu_NAME, mt_relu_SIGNATURE, op_);
 }
@@ -451,14 +485,94 @@ static void mt_matmul_call_unboxed(const dk_kernel *kernel_, const dk_operator *
     dk_push(stack_, dkgen_box_tensor(ret_));
 }
 static const dk_op_adapters mt_matmul_adapters = { mt_matmul_SIGNATURE, 2, 1, mt_matmul_box, mt_matmul_unbox_result, mt_matmul_call_unboxed };
-DK_INLINE dk_status mt_matmul_def(dk_registry *reg_, dk_registration **handle_) {
-    return dk_def_with_adapters(reg_, mt_matmul_SCHEMA, &mt_matmul_adapters, handle_);
+DK_INLINE dk_status mt_matmul_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_def_at(reg_, mt_matmul_SCHEMA, &mt_matmul_adapters, file_, line_, handle_);
 }
-DK_INLINE dk_status mt_matmul_impl(dk_registry *reg_, dk_key key_, mt_matmul_fn fn_, void *user_data_, dk_registration **handle_) {
-    return dk_impl(reg_, mt_matmul_NAME, key_, dk_unboxed(DK_FN(fn_), user_data_), handle_);
+#define mt_matmul_def(reg_, handle_) mt_matmul_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_kernel_desc mt_matmul_kernel(mt_matmul_fn fn_, void *user_data_, const char *fn_name_) {
+    return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, mt_matmul_SIGNATURE);
 }
+DK_INLINE dk_status mt_matmul_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_desc kernel_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_impl_at(reg_, mt_matmul_NAME, key_, kernel_, file_, line_, handle_);
+}
+#define mt_matmul_impl(reg_, key_, fn_, user_data_, handle_) \
+    mt_matmul_impl_at((reg_), (key_), mt_matmul_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+#define mt_matmul_lib_impl(lib_, key_, fn_, user_data_) \
+    dk_lib_impl_at((lib_), mt_matmul_NAME, (key_), mt_matmul_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status mt_matmul_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, mt_matmul_NAME, mt_matmul_SIGNATURE, op_);
+}
+
+/* ---- mt::exp(Tensor a) -> Tensor */
+#define mt_exp_SCHEMA "mt::exp(Tensor a) -> Tensor"
+#define mt_exp_NAME "mt::exp"
+#define mt_exp_SIGNATURE "(Tensor) (Tensor)"
+typedef dkgen_tensor (*mt_exp_fn)(const dk_kernel *kernel_, dk_keyset ks_, dkgen_tensor a_);
+typedef struct mt_exp_args { dkgen_tensor a; dkgen_tensor result; } mt_exp_args;
+DK_INLINE dk_keyset mt_exp_keyset(dkgen_tensor a_) {
+    dk_keyset ks_ = DK_KS_EMPTY;
+    ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(a_));
+    return ks_;
+}
+static dkgen_tensor mt_exp_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor a_) {
+    mt_exp_args pack_;
+    pack_.a = a_;
+    dk_call_slow(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    return pack_.result;
+}
+DK_INLINE dkgen_tensor mt_exp_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor a_) {
+    return kernel_->fn ? ((mt_exp_fn)kernel_->fn)(kernel_, ks_, a_) : mt_exp_slow(op_, ks_, kernel_, a_);
+}
+DK_INLINE dkgen_tensor mt_exp_call(const dk_operator *op_, dkgen_tensor a_) {
+    dk_keyset ks_;
+    const dk_kernel *kernel_;
+    dkgen_tensor ret_;
+    dk_call_enter();
+    kernel_ = dk_dispatch(op_, mt_exp_keyset(a_), &ks_);
+    ret_ = mt_exp_invoke(op_, ks_, kernel_, a_);
+    dk_call_exit();
+    return ret_;
+}
+DK_INLINE dkgen_tensor mt_exp_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_) {
+    dkgen_tensor ret_;
+    dk_call_enter();
+    ret_ = mt_exp_invoke(op_, ks_, dk_lookup(op_, ks_), a_);
+    dk_call_exit();
+    return ret_;
+}
+static void mt_exp_box(const void *args_, dk_stack *stack_) {
+    const mt_exp_args *pack_ = (const mt_exp_args *)args_;
+    dk_push(stack_, dkgen_box_tensor(pack_->a));
+}
+static void mt_exp_unbox_result(dk_stack *stack_, void *result_) {
+    dkgen_tensor *ret_ = (dkgen_tensor *)result_;
+    *ret_ = dkgen_tensor_of(dk_pop(stack_));
+}
+static void mt_exp_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
+    mt_exp_args pack_;
+    dkgen_tensor ret_;
+    (void)op_; (void)stack_;
+    pack_.a = dkgen_tensor_of(dk_pop(stack_));
+    ret_ = ((mt_exp_fn)kernel_->fn)(kernel_, ks_, pack_.a);
+    dk_push(stack_, dkgen_box_tensor(ret_));
+}
+static const dk_op_adapters mt_exp_adapters = { mt_exp_SIGNATURE, 1, 1, mt_exp_box, mt_exp_unbox_result, mt_exp_call_unboxed };
+DK_INLINE dk_status mt_exp_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_def_at(reg_, mt_exp_SCHEMA, &mt_exp_adapters, file_, line_, handle_);
+}
+#define mt_exp_def(reg_, handle_) mt_exp_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_kernel_desc mt_exp_kernel(mt_exp_fn fn_, void *user_data_, const char *fn_name_) {
+    return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, mt_exp_SIGNATURE);
+}
+DK_INLINE dk_status mt_exp_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_desc kernel_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_impl_at(reg_, mt_exp_NAME, key_, kernel_, file_, line_, handle_);
+}
+#define mt_exp_impl(reg_, key_, fn_, user_data_, handle_) \
+    mt_exp_impl_at((reg_), (key_), mt_exp_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+#define mt_exp_lib_impl(lib_, key_, fn_, user_data_) \
+    dk_lib_impl_at((lib_), mt_exp_NAME, (key_), mt_exp_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+DK_INLINE dk_status mt_exp_bind(dk_registry *reg_, const dk_operator **op_) {
+    return dkgen_bind(reg_, mt_exp_NAME, mt_exp_SIGNATURE, op_);
 }
 
 /* X(<op>) for every operator of this header */
@@ -467,6 +581,7 @@ DK_INLINE dk_status mt_matmul_bind(dk_registry *reg_, const dk_operator **op_) {
     DKGEN_X(mt_mul) \
     DKGEN_X(mt_sum) \
     DKGEN_X(mt_relu) \
-    DKGEN_X(mt_matmul)
+    DKGEN_X(mt_matmul) \
+    DKGEN_X(mt_exp)
 
 #endif /* DKGEN_MT_OPS_H */

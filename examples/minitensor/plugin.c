@@ -71,9 +71,9 @@ static mt_tensor *matmul_pu1(const dk_kernel *k, dk_keyset ks, mt_tensor *a, mt_
    failed registration inside a block goes to the registry's log hook
    (stderr by default), since a constructor has no caller to return it to. */
 DK_LIBRARY_IMPL(mt, PrivateUse1, m) {
-    dk_lib_impl(m, "add", DK_Undefined, MT_KERNEL(mt_add, add_pu1));
-    dk_lib_impl(m, "mul", DK_Undefined, MT_KERNEL(mt_mul, mul_pu1));
-    dk_lib_impl(m, "sum", DK_Undefined, MT_KERNEL(mt_sum, sum_pu1));
-    dk_lib_impl(m, "matmul", DK_Undefined, MT_KERNEL(mt_matmul, matmul_pu1));
+    mt_add_lib_impl(m, DK_Undefined, add_pu1, NULL);
+    mt_mul_lib_impl(m, DK_Undefined, mul_pu1, NULL);
+    mt_sum_lib_impl(m, DK_Undefined, sum_pu1, NULL);
+    mt_matmul_lib_impl(m, DK_Undefined, matmul_pu1, NULL);
 }
 
