@@ -237,27 +237,30 @@ static void writer_step(dk_registry *r, int i, dk_registration **live) {
     }
 }
 
-#if defined(DK_SINGLE_THREADED)
-#elif defined(_WIN32)
+#ifndef DK_SINGLE_THREADED
+typedef struct { void (*fn)(void); } thread_arg;  /* a function pointer cannot travel as a void * */
+static thread_arg thread_args[16];
+static int thread_args_used;
+#if defined(_WIN32)
 typedef HANDLE thread_t;
-static DWORD WINAPI thread_main(LPVOID arg) { ((void (*)(void))arg)(); return 0; }
+static DWORD WINAPI thread_main(LPVOID arg) { ((thread_arg *)arg)->fn(); return 0; }
 static int thread_start(thread_t *t, void (*fn)(void)) {
-    *t = CreateThread(NULL, 0, thread_main, (LPVOID)fn, 0, NULL);
+    thread_arg *a = &thread_args[thread_args_used++ % 16];
+    a->fn = fn;
+    *t = CreateThread(NULL, 0, thread_main, a, 0, NULL);
     return *t != NULL;
 }
 static void thread_join(thread_t t) { WaitForSingleObject(t, INFINITE); CloseHandle(t); }
 #else
 typedef pthread_t thread_t;
-typedef struct { void (*fn)(void); } thread_arg;
-static thread_arg thread_args[8];
-static int thread_args_used;
 static void *thread_main(void *arg) { ((thread_arg *)arg)->fn(); return NULL; }
 static int thread_start(thread_t *t, void (*fn)(void)) {
-    thread_arg *a = &thread_args[thread_args_used++ % 8];
+    thread_arg *a = &thread_args[thread_args_used++ % 16];
     a->fn = fn;
     return pthread_create(t, NULL, thread_main, a) == 0;
 }
 static void thread_join(thread_t t) { pthread_join(t, NULL); }
+#endif
 #endif
 
 #ifndef DK_SINGLE_THREADED

@@ -32,10 +32,10 @@ case $name in
   aarch64) cc=aarch64-linux-gnu-gcc; run="qemu-aarch64 -L /usr/aarch64-linux-gnu" ;;
   s390x)   cc=s390x-linux-gnu-gcc; run="qemu-s390x -L /usr/s390x-linux-gnu" ;;
   musl)    cc=musl-gcc; extra=-DRUNNER_NO_UNLOAD; libs="" ;;   # musl's dlclose keeps the object
-  mingw)   cc=x86_64-w64-mingw32-gcc; exe=.exe; so=.dll; libs=""; crlf=yes; soflags=-shared
+  mingw)   cc=x86_64-w64-mingw32-gcc; exe=.exe; so=.dll; libs=""; crlf=yes; soflags=-shared; ldflags=""
            run="wine"; export WINEDEBUG=-all WINEPREFIX="$(cd "$2" && pwd)/wineprefix" ;;
   mingw-interlocked)                  # the MSVC atomics (Interlocked*) under mingw-w64
-           cc=x86_64-w64-mingw32-gcc; exe=.exe; so=.dll; libs=""; crlf=yes; soflags=-shared
+           cc=x86_64-w64-mingw32-gcc; exe=.exe; so=.dll; libs=""; crlf=yes; soflags=-shared; ldflags=""
            extra=-DDK_WIN32_ATOMICS
            run="wine"; export WINEDEBUG=-all WINEPREFIX="$(cd "$2" && pwd)/wineprefix" ;;
   tcc)     cc=tcc; cflags="-std=c99 -Wall -Werror -I. -Itests/plugin -I$out/include"; extra=-DDK_SINGLE_THREADED
