@@ -39,7 +39,7 @@ help: ## list the targets
 
 test: deps ## install what is missing, then build and run every test (unit, sanitizers, compile matrix, structure, plugins, examples, fuzz-short)
 	@$(MAKE) --no-print-directory unit sanitize tsan matrix structure check-gen plugin-test examples-test gen-check gen-check-libtorch \
-	  fuzz-short fuzz-registry-short gen-fuzz-short
+	  fuzz-short fuzz-registry-short gen-fuzz-short test-cross
 	@sh tests/summary.sh $(BUILD)/results
 
 deps: ## install missing Debian packages (as root) or say which are missing
@@ -157,6 +157,7 @@ include tests/fuzz_registry.mk
 include gen/gen.mk
 include examples/minitensor/minitensor.mk
 include tests/plugin/plugin.mk
+include tests/cross/cross.mk
 
 examples-test: | $(BUILD) ## run examples/minitensor plain and under ASan+UBSan, comparing its output
 	@mkdir -p $(BUILD)/results; ok=0; bad=0; \

@@ -1480,8 +1480,12 @@ DK_API void dk_registry_each_op_for_key(dk_registry *r, dk_key k, int (*fn)(dk_o
 #error "dispatch.h: no thread-local storage known for this compiler: define DK_THREAD_LOCAL to its keyword, or define DK_SINGLE_THREADED if one thread only uses dispatch.h (tcc has no TLS)"
 #endif
 #endif
+/* initial-exec on ELF systems whose dlopen takes it (glibc keeps static TLS
+   for late-loaded objects; musl refuses to load them, so Linux without
+   glibc gets the compiler's default model) */
 #ifndef DK_TLS_MODEL
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__ELF__) && !defined(DK_SINGLE_THREADED)
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__ELF__) && !defined(DK_SINGLE_THREADED) && \
+    (defined(__GLIBC__) || !defined(__linux__))
 #define DK_TLS_MODEL __attribute__((tls_model("initial-exec")))
 #else
 #define DK_TLS_MODEL

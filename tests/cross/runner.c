@@ -353,6 +353,36 @@ static void test_thread_exit(void) {
     printf("thread exit: 8 threads ran one after another, their per-thread state released\n");
 }
 
+/* ---- a library block without constructors (dk_library_run / _close): what a
+   compiler without them (tcc, MSVC) writes instead of DK_LIBRARY ------------ */
+static int twice_cpu(const dk_kernel *k, dk_keyset ks, plug_tensor a) { (void)k; (void)ks; return 2 * a.v; }
+static void explicit_block(dk_library *m) {
+    CHECK(dk_lib_def(m, "twice(Tensor a) -> Tensor") == DK_OK);
+    CHECK(dk_lib_impl(m, "twice", DK_CPU, dk_unboxed(DK_FN(twice_cpu), NULL)) == DK_OK);
+}
+
+static void test_library_explicit(void) {
+    dk_registry *r = dk_registry_default();
+    dk_library *lib = NULL;
+    const dk_operator *op;
+    plug_tensor a;
+    int v;
+    dk_status s;
+    CHECK(dk_library_run(r, DK_LIB_DEF, "explicit", DK_Undefined, explicit_block, &lib) == DK_OK);
+    op = dk_op_lookup(r, "explicit::twice");
+    CHECK(op != NULL);
+    if (!op) return;
+    a.ks = dk_ks_from_key(DK_CPU);
+    a.v = 21;
+    v = plug_add_call(op, a);
+    s = dk_last_call_status();
+    CHECK(s == DK_OK && v == 42);
+    printf("library block run explicitly: explicit::twice(21) = %d (%s)\n", v, dk_status_str(s));
+    CHECK(dk_library_close(lib) == DK_OK);
+    CHECK(dk_registry_reclaim(r) == DK_OK);
+    CHECK(dk_op_lookup(r, "explicit::twice") == NULL);
+}
+
 /* ---- plugin: a library block in a .so / .dll, loaded and unloaded -------------- */
 enum { PLUGIN_LOADS = 50 };
 static int add_cpu(const dk_kernel *k, dk_keyset ks, plug_tensor a) { (void)k; (void)ks; return a.v + 1; }
@@ -437,6 +467,7 @@ int main(int argc, char **argv) {
     test_schemas(argv[1]);
     test_stress();
     test_thread_exit();
+    test_library_explicit();
     if (argc > 2) test_plugin(argv[2]);
     fprintf(stderr, "%ld checks, %ld failed\n", checks, failures);
     fflush(stdout);

@@ -23,7 +23,7 @@ cflags="-std=c99 $warn -O1 -I. -Itests/plugin -I$out/include"
 schemas=tests/conformance/schemas-1.13.1.txt
 
 exe=""; so=.so; run=""; libs="-lpthread -ldl"; ldflags=-rdynamic; soflags="-fPIC -shared"
-modes="default epochs"; extra=""; plugin=yes; crlf=no
+modes="default epochs"; extra=""; plugin=yes; crlf=no; libload=yes
 case $name in
   host)    cc=${CC:-cc} ;;
   i686)    cc=i686-linux-gnu-gcc   # i386 code runs natively on x86-64, with its own loader
@@ -32,14 +32,14 @@ case $name in
   aarch64) cc=aarch64-linux-gnu-gcc; run="qemu-aarch64 -L /usr/aarch64-linux-gnu" ;;
   s390x)   cc=s390x-linux-gnu-gcc; run="qemu-s390x -L /usr/s390x-linux-gnu" ;;
   musl)    cc=musl-gcc; extra=-DRUNNER_NO_UNLOAD; libs="" ;;   # musl's dlclose keeps the object
-  mingw)   cc=x86_64-w64-mingw32-gcc; exe=.exe; so=.dll; libs=""; crlf=yes; soflags=-shared; ldflags=""
-           run="wine"; export WINEDEBUG=-all WINEPREFIX="$(cd "$2" && pwd)/wineprefix" ;;
+  mingw)   cc=x86_64-w64-mingw32-gcc; exe=.exe; so=.dll; libs=""; crlf=yes; soflags="-shared -static-libgcc"; ldflags=-static-libgcc
+           run="wine"; export WINEDEBUG=-all WINEPREFIX="$(cd "$2" && pwd)/wineprefix" WINEDLLOVERRIDES=winedbg.exe=d ;;
   mingw-interlocked)                  # the MSVC atomics (Interlocked*) under mingw-w64
-           cc=x86_64-w64-mingw32-gcc; exe=.exe; so=.dll; libs=""; crlf=yes; soflags=-shared; ldflags=""
+           cc=x86_64-w64-mingw32-gcc; exe=.exe; so=.dll; libs=""; crlf=yes; soflags="-shared -static-libgcc"; ldflags=-static-libgcc
            extra=-DDK_WIN32_ATOMICS
-           run="wine"; export WINEDEBUG=-all WINEPREFIX="$(cd "$2" && pwd)/wineprefix" ;;
+           run="wine"; export WINEDEBUG=-all WINEPREFIX="$(cd "$2" && pwd)/wineprefix" WINEDLLOVERRIDES=winedbg.exe=d ;;
   tcc)     cc=tcc; cflags="-std=c99 -Wall -Werror -I. -Itests/plugin -I$out/include"; extra=-DDK_SINGLE_THREADED
-           libs="-lpthread -ldl"; ldflags=""; plugin=no ;;   # no constructors: no library blocks
+           libs="-lpthread -ldl"; ldflags=""; plugin=no; libload=no ;;   # no constructors, one thread
   *)       echo "target.sh: unknown target $name" >&2; exit 2 ;;
 esac
 
@@ -83,6 +83,19 @@ for m in $modes; do
     fi
   fi
 done
+
+# the implementation as a shared object, unloaded under a live thread that used it
+if [ $libload = yes ]; then
+  lib=$out/libdispatch$so
+  if $cc $cflags $soflags tests/structure/impl.c -o "$lib" $libs >> "$log" 2>&1 &&
+     $cc $cflags $ldflags tests/cross/libload.c -o "$out/libload$exe" $libs >> "$log" 2>&1; then
+    echo "== libload: $run $out/libload$exe $lib" >> "$log"
+    # shellcheck disable=SC2086
+    run_to "$out/libload.txt" $run "$out/libload$exe" "$lib" || fail "libload failed"
+    checked=$((checked + 1))
+    [ $name = host ] || cmp -s "$host/libload.txt" "$out/libload.txt" || fail "libload prints other than the host's"
+  else fail "libload does not build"; fi
+fi
 
 # README's examples, extracted as tests/structure.sh does, compared with tests/readme_NAME.out
 for ex in $(sed -n 's/^<!-- example:\([a-z_]*\) -->$/\1/p' README.md); do
