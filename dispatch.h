@@ -56,7 +56,15 @@
        DK_PRESET_TORCH_1_13_1   use PyTorch 1.13.1's key lists instead of 2.7.1's.
                                 MUST be the same in every translation unit.
        DK_THREAD_LOCAL          storage class for thread-local variables
-       DK_TLS_MODEL             TLS model attribute (initial-exec on ELF)
+       DK_TLS_MODEL             TLS model attribute (initial-exec on glibc and
+                                non-Linux ELF; musl refuses it in dlopen)
+       DK_SINGLE_THREADED       one thread only uses dispatch.h: plain
+                                variables for TLS, plain accesses for
+                                atomics (compilers without either: tcc).
+                                MUST be the same in every translation unit.
+       DK_WIN32_ATOMICS         Windows Interlocked atomics (default with
+                                MSVC, x86/x64; mingw-w64 may set it to
+                                test that path). Same in every unit.
        DK_NO_TRACE              remove the trace-hook check from calls
        DK_CALL_EPOCHS           calls bracket their kernels with a per-thread
                                 epoch; memory is freed automatically and
