@@ -21,6 +21,7 @@ TSAN_SCALE := -DCYCLES_IMPL=20000 -DCYCLES_DEF=5000
 DEPS := /usr/include/cmocka.h:libcmocka-dev /usr/include/xxhash.h:libxxhash-dev \
         /usr/bin/clang:clang /usr/bin/g++:g++ \
         /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a:libclang-rt-14-dev
+DEPS += $(CROSS_DEPS)
 
 UNIT_TESTS := test_keyspace test_conformance test_custom_config test_config_mismatch \
               test_registry test_resolution_property test_table_conformance test_call test_threads \
