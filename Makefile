@@ -45,7 +45,7 @@ LIBTORCH_CXXFLAGS := -std=c++17 -O1 -pthread
 LIBTORCH_DEB_VERSION = $(shell dpkg-query -W -f='$${Version}' $(LIBTORCH_PACKAGE) 2>/dev/null)
 
 # Debian packages `make test` needs, each as KIND:WHAT:PACKAGE: h = a header
-# the C compiler finds, p = a program on PATH. libFuzzer's runtime is probed
+# the C compiler finds, p = a program on PATH, f = a file that exists. libFuzzer's runtime is probed
 # by linking a fuzzer (fuzz-runtime).
 DEPS := h:cmocka.h:libcmocka-dev h:xxhash.h:libxxhash-dev p:$(CLANG):clang p:$(CXX):g++ \
         p:$(CMAKE):cmake p:$(PKGCONF):pkgconf p:python3:python3 \
@@ -72,7 +72,7 @@ help: ## list the targets
 
 test: deps ## install what is missing, then build and run every test (unit, sanitizers, compile matrix, structure, plugins, examples, install, fuzz-short)
 	@$(MAKE) --no-print-directory unit sanitize tsan matrix structure check-gen plugin-test examples-test gen-check gen-check-libtorch \
-	  install-test fuzz-short fuzz-registry-short gen-fuzz-short
+	  install-test fuzz-short fuzz-registry-short gen-fuzz-short test-cross
 	@sh tests/summary.sh $(BUILD)/results
 
 # $(call need,TEST,PACKAGES): when the shell command TEST fails, install the
@@ -86,7 +86,7 @@ need = pkgs="$(strip $(2))"; if ! { $(1); } >/dev/null 2>&1; then \
 
 deps: ## install missing Debian packages (as root) or say which are missing
 	@missing=""; for d in $(DEPS); do kind=$${d%%:*}; what=$${d#*:}; what=$${what%:*}; \
-	  case $$kind in h) printf '#include <%s>\n' "$$what" | $(CC) -E -x c - ;; *) command -v "$$what" ;; esac \
+	  case $$kind in h) printf '#include <%s>\n' "$$what" | $(CC) -E -x c - ;; f) test -e "$$what" ;; *) command -v "$$what" ;; esac \
 	    >/dev/null 2>&1 || missing="$$missing $${d##*:}"; done; \
 	$(call need,[ -z "$$missing" ],$$missing)
 	@$(MAKE) --no-print-directory fuzz-runtime
@@ -218,6 +218,8 @@ include examples/minitensor/minitensor.mk
 include tests/plugin/plugin.mk
 include tests/html.mk
 test: html-render
+include tests/cross/cross.mk
+DEPS += $(CROSS_DEPS)
 
 examples-test: | $(BUILD) ## run examples/minitensor plain and under ASan+UBSan, comparing its output
 	@mkdir -p $(BUILD)/results; ok=0; bad=0; \

@@ -67,7 +67,15 @@
        DK_PRESET_TORCH_1_13_1   use PyTorch 1.13.1's key lists instead of 2.7.1's.
                                 MUST be the same in every translation unit.
        DK_THREAD_LOCAL          storage class for thread-local variables
-       DK_TLS_MODEL             TLS model attribute (initial-exec on ELF)
+       DK_TLS_MODEL             TLS model attribute (initial-exec on glibc and
+                                non-Linux ELF; musl refuses it in dlopen)
+       DK_SINGLE_THREADED       one thread only uses dispatch.h: plain
+                                variables for TLS, plain accesses for
+                                atomics (compilers without either: tcc).
+                                MUST be the same in every translation unit.
+       DK_WIN32_ATOMICS         Windows Interlocked atomics (default with
+                                MSVC, x86/x64; mingw-w64 may set it to
+                                test that path). Same in every unit.
        DK_NO_TRACE              remove the trace-hook check from calls
        DK_CALL_EPOCHS           calls bracket their kernels with a per-thread
                                 epoch; memory is freed automatically and
@@ -1007,8 +1015,66 @@ DK_API dk_status dk__config_check(const char *caller_signature);
    macros (a foreign-function interface) passes as `signature`. */
 DK_API const char *dk_config_signature(void);
 
-/* Publication of tables and pointers to lock-free readers. */
-#if defined(__GNUC__) || defined(__clang__)
+/* Publication of tables and pointers to lock-free readers. Three
+   implementations, chosen by the preprocessor:
+     DK_SINGLE_THREADED      plain accesses, no fences (one thread only; tcc)
+     Windows Interlocked     MSVC (x86 / x64), or DK_WIN32_ATOMICS (mingw-w64
+                             builds it to test this path under wine)
+     GCC / Clang __atomic    everything else (mingw-w64 and clang-cl too) */
+#if defined(DK_SINGLE_THREADED)
+#define DK__LOAD_ACQ(p) (*(p))
+#define DK__LOAD_RLX(p) (*(p))
+#define DK__STORE_REL(p, v) (*(p) = (v))
+#define DK__STORE_RLX(p, v) (*(p) = (v))
+#define DK__FENCE_SEQ() ((void)0)
+#define DK__FENCE_ACQ() ((void)0)
+#define DK__FENCE_REL() ((void)0)
+#define DK__COMPILER_BARRIER() ((void)0)
+#define DK__FETCH_ADD(p, v) (*(p) += (v))
+#define DK__CAS(p, expected, desired) \
+    (*(p) == *(expected) ? (*(p) = (desired), 1) : (*(expected) = *(p), 0))
+#elif defined(DK_WIN32_ATOMICS) || (defined(_MSC_VER) && !defined(__clang__))
+#if defined(_MSC_VER) && !defined(_M_IX86) && !defined(_M_X64)
+#error "dispatch.h: with MSVC only x86 and x64 are supported (plain loads and stores are ordered there); use clang-cl elsewhere"
+#endif
+/* x86 and x64: aligned loads are acquire and stores release in hardware;
+   the compiler barriers keep the compiler from moving accesses across them
+   (a load is followed by its barrier through the comma: the value is read
+   first, the barrier orders what comes after). Read-modify-writes are
+   Interlocked functions, 32-bit (int fields) or 64-bit / pointer-sized,
+   chosen by the operand's size. */
+#include <intrin.h>
+#if defined(_MSC_VER) && !defined(__clang__)
+#define DK__COMPILER_BARRIER() _ReadWriteBarrier()
+#else
+#define DK__COMPILER_BARRIER() __atomic_signal_fence(__ATOMIC_SEQ_CST)
+#endif
+#define DK__LOAD_ACQ(p) (DK__COMPILER_BARRIER(), *(p))
+#define DK__LOAD_RLX(p) (*(p))
+#define DK__STORE_REL(p, v) (DK__COMPILER_BARRIER(), *(p) = (v), DK__COMPILER_BARRIER())
+#define DK__STORE_RLX(p, v) (*(p) = (v))
+#define DK__FENCE_SEQ() _mm_mfence()
+#define DK__FENCE_ACQ() DK__COMPILER_BARRIER()
+#define DK__FENCE_REL() DK__COMPILER_BARRIER()
+/* uint64_t counters only */
+#define DK__FETCH_ADD(p, v) ((uint64_t)_InterlockedExchangeAdd64((volatile __int64 *)(p), (__int64)(v)) + (v))
+DK_INLINE int dk__cas32(volatile long *p, void *expected, long desired) {
+    long e = *(long *)expected, old = _InterlockedCompareExchange(p, desired, e);
+    if (old == e) return 1;
+    *(long *)expected = old;
+    return 0;
+}
+DK_INLINE int dk__cas_ptr(void *volatile *p, void *expected, void *desired) {
+    void *e = *(void **)expected, *old = _InterlockedCompareExchangePointer(p, desired, e);
+    if (old == e) return 1;
+    *(void **)expected = old;
+    return 0;
+}
+/* *p is an int (32 bits, as long on Windows) or a pointer */
+#define DK__CAS(p, expected, desired)                                                                   \
+    (sizeof(*(p)) == sizeof(long) ? dk__cas32((volatile long *)(void *)(p), (expected), (long)(intptr_t)(desired)) \
+                                  : dk__cas_ptr((void *volatile *)(void *)(p), (expected), (void *)(intptr_t)(desired)))
+#elif defined(__GNUC__) || defined(__clang__)
 #define DK__LOAD_ACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define DK__LOAD_RLX(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 #define DK__STORE_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
@@ -1035,23 +1101,8 @@ static int dk__tsan_fence_word DK__UNUSED;
 #define DK__FETCH_ADD(p, v) __atomic_add_fetch((p), (v), __ATOMIC_SEQ_CST)
 #define DK__CAS(p, expected, desired) \
     __atomic_compare_exchange_n((p), (expected), (desired), 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)
-#else /* aligned word accesses; MSVC gives volatile acquire/release semantics on x86 */
-#define DK__LOAD_ACQ(p) (*(volatile const void *const *)0, *(p))
-#define DK__LOAD_RLX(p) (*(p))
-#define DK__STORE_REL(p, v) (*(p) = (v))
-#define DK__STORE_RLX(p, v) (*(p) = (v))
-#if defined(_MSC_VER)
-#include <intrin.h>
-#define DK__FENCE_SEQ() _mm_mfence()
-#define DK__FENCE_ACQ() _ReadWriteBarrier()
-#define DK__FENCE_REL() _ReadWriteBarrier()
-#define DK__COMPILER_BARRIER() _ReadWriteBarrier()
-#define DK__FETCH_ADD(p, v) ((uint64_t)_InterlockedExchangeAdd64((volatile __int64 *)(p), (__int64)(v)) + (v))
-#define DK__CAS(p, expected, desired) \
-    (_InterlockedCompareExchangePointer((void *volatile *)(p), (desired), *(expected)) == *(expected))
 #else
-#error "dispatch.h: define the DK__LOAD/STORE/FENCE/FETCH_ADD/CAS atomics for this compiler"
-#endif
+#error "dispatch.h: no atomics known for this compiler: define DK_SINGLE_THREADED if one thread only uses dispatch.h (tcc), or port the DK__LOAD/STORE/FENCE/FETCH_ADD/CAS block to the compiler's atomics"
 #endif
 
 /* >>aliases -----------------------------------------------------------------
@@ -1604,7 +1655,9 @@ DK_API void dk_registry_each_op_for_key(dk_registry *r, dk_key k, int (*fn)(dk_o
    keyset is (args | included) & keep. Initial-exec TLS where the platform
    has it (no __tls_get_addr call when dispatch.h is in a shared library). */
 #ifndef DK_THREAD_LOCAL
-#if defined(__GNUC__) || defined(__clang__)
+#if defined(DK_SINGLE_THREADED)
+#define DK_THREAD_LOCAL /* one thread: plain variables */
+#elif defined(__GNUC__) || defined(__clang__)
 #define DK_THREAD_LOCAL __thread
 #elif defined(__cplusplus) && __cplusplus >= 201103L
 #define DK_THREAD_LOCAL thread_local
@@ -1613,11 +1666,15 @@ DK_API void dk_registry_each_op_for_key(dk_registry *r, dk_key k, int (*fn)(dk_o
 #elif defined(_MSC_VER)
 #define DK_THREAD_LOCAL __declspec(thread)
 #else
-#error "dispatch.h: define DK_THREAD_LOCAL for this compiler"
+#error "dispatch.h: no thread-local storage known for this compiler: define DK_THREAD_LOCAL to its keyword, or define DK_SINGLE_THREADED if one thread only uses dispatch.h (tcc has no TLS)"
 #endif
 #endif
+/* initial-exec on ELF systems whose dlopen takes it (glibc keeps static TLS
+   for late-loaded objects; musl refuses to load them, so Linux without
+   glibc gets the compiler's default model) */
 #ifndef DK_TLS_MODEL
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__ELF__)
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__ELF__) && !defined(DK_SINGLE_THREADED) && \
+    (defined(__GLIBC__) || !defined(__linux__))
 #define DK_TLS_MODEL __attribute__((tls_model("initial-exec")))
 #else
 #define DK_TLS_MODEL
@@ -2286,6 +2343,8 @@ static DK_THREAD_LOCAL dk__thread_state *dk__thread;
 static DK_THREAD_LOCAL dk_status dk__call_status;
 static DK_THREAD_LOCAL char dk__me;  /* its address names the thread (lock owner) */
 
+static int dk__unloading;  /* Windows: the DLL is going; states are freed for every thread at once */
+
 static void dk__thread_exit(void *p) {
     dk__thread_state *t = (dk__thread_state *)p;
     if (!t) return;
@@ -2293,16 +2352,36 @@ static void dk__thread_exit(void *p) {
         DK__STORE_REL(&t->reader->epoch, (uint64_t)0);
         DK__STORE_REL(&t->reader->in_use, 0);
     }
-    dk__thread = NULL;
+    /* not while unloading: this runs on the unloading thread for every
+       thread's state, and the module's TLS may already be torn down
+       (mingw-w64's emulated TLS is, at DLL_PROCESS_DETACH) */
+    if (!dk__unloading) dk__thread = NULL;
     free(t);
 }
 
 #if defined(_WIN32)
 static DWORD dk__thread_key = FLS_OUT_OF_INDEXES;
 static void WINAPI dk__thread_exit_win(void *p) { dk__thread_exit(p); }
+/* A DLL holding the implementation must not leave Windows an FLS callback
+   pointing into its unmapped code: the index is freed (its callback run
+   for the values still set) when the DLL is unloaded, through atexit,
+   which a DLL's C runtime (MSVC's and mingw-w64's) runs at
+   DLL_PROCESS_DETACH. In an executable nothing is done: at exit, other
+   threads may still be using their state. */
+static void dk__thread_key_unload(void) {
+    dk__unloading = 1;
+    if (dk__thread_key != FLS_OUT_OF_INDEXES) FlsFree(dk__thread_key);
+    dk__thread_key = FLS_OUT_OF_INDEXES;
+}
 static BOOL CALLBACK dk__thread_key_init(PINIT_ONCE o, PVOID p, PVOID *c) {
+    HMODULE self = NULL;
     (void)o; (void)p; (void)c;
     dk__thread_key = FlsAlloc(dk__thread_exit_win);
+    if (dk__thread_key != FLS_OUT_OF_INDEXES &&
+        GetModuleHandleExA(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
+                           (LPCSTR)&dk__thread_key, &self) &&
+        self != GetModuleHandleA(NULL))
+        atexit(dk__thread_key_unload);
     return TRUE;
 }
 static INIT_ONCE dk__thread_key_once = INIT_ONCE_STATIC_INIT;
@@ -5881,6 +5960,7 @@ DK__PRIVATE size_t dk__sp_scan_token(dk__sp *p, size_t pos, int *kind) {
     }
     if ((k = dk__sp_scan_operator(s, n, kind)) > 0) return k;
     dk__sp_fail(p, pos, "expected a valid token but found '%c'", c >= 0x20 && c < 0x7f ? c : '?');
+    return 0; /* not reached: for compilers that do not know dk__sp_fail does not return (tcc) */
 }
 
 /* c10's match(): blanks, comments and backslash-newlines are skipped; a
@@ -6515,6 +6595,7 @@ DK__PRIVATE const dk_type *dk__sp_parse_base(dk__sp *p, int fake) {
             return dk__sp_basic(p, fake && base[i].base == 2 ? DK_TYPE_Int : base[i].kind);
     if (p->src[t.start] >= 'a' && p->src[t.start] <= 'z') return dk__sp_type(p, DK_TYPE_Var, 0, NULL, dk__sp_text(p, t));
     dk__sp_fail(p, t.start, "unknown type specifier '%.*s'", (int)(t.end - t.start), p->src + t.start);
+    return NULL; /* not reached (tcc) */
 }
 
 /* T[] and T? suffixes; a list takes over its element's annotation. */
@@ -6674,6 +6755,7 @@ DK__PRIVATE dk_default *dk__sp_named_constant(dk__sp *p) {
         }
     dk__sp_fail(p, p->cur.start, "invalid numeric default value '%.*s'", (int)(p->cur.end - p->cur.start),
                 p->src + p->cur.start);
+    return NULL; /* not reached (tcc) */
 }
 
 /* [-]number: complex if the type is complex or it ends in 'j' (then c10
@@ -6802,6 +6884,7 @@ DK__PRIVATE dk_default *dk__sp_default(dk__sp *p, const dk_type *fake, int size)
     default:
         dk__sp_fail(p, p->cur.start, "an argument of type %s cannot have a default value", fake->str);
     }
+    return NULL; /* not reached (tcc) */
 }
 
 /* --- declarations ------------------------------------------------------------ */
