@@ -519,13 +519,14 @@ enum dk_role {
 #define DK__BC_FUNCTIONAL(name, own_ag, autocast, functional, extra) | (functional ? DK__BBIT(DK_##name##Bit) : 0)
 
 enum {
-    /* special keys, found by role (Undefined when a user list has none) */
-    DK_KEY_AUTOGRAD_OTHER = DK__ROLE_KEY(DK_R_AUTOGRAD_OTHER),
-    DK_KEY_INPLACE_VIEW = DK__ROLE_KEY(DK_R_INPLACE_VIEW),
-    DK_KEY_FUNCTIONALIZE = DK__ROLE_KEY(DK_R_FUNCTIONALIZE),
-    DK_KEY_FIRST_AUTOGRAD = DK__ROLE_KEY(DK_R_AUTOGRAD),
+    /* special keys, found by role (Undefined when a user list has none);
+       private: code outside the header names keys as the lists do */
+    DK__KEY_AUTOGRAD_OTHER = DK__ROLE_KEY(DK_R_AUTOGRAD_OTHER),
+    DK__KEY_INPLACE_VIEW = DK__ROLE_KEY(DK_R_INPLACE_VIEW),
+    DK__KEY_FUNCTIONALIZE = DK__ROLE_KEY(DK_R_FUNCTIONALIZE),
+    DK__KEY_FIRST_AUTOGRAD = DK__ROLE_KEY(DK_R_AUTOGRAD),
     /* the per-backend autograd functionality (AutogradFunctionality) */
-    DK_KEY_AUTOGRAD_FUNCTIONALITY = DK__PB_ROLE_KEY(DK_R_AUTOGRAD)
+    DK__KEY_AUTOGRAD_FUNCTIONALITY = DK__PB_ROLE_KEY(DK_R_AUTOGRAD)
 };
 
 /* c10's DispatchKeySet(FULL_AFTER, k): every bit below k's functionality bit,
@@ -550,10 +551,10 @@ enum {
     (DK__R_BACKEND & ~DK__ROLE_BITS(DK_R_SPARSE) & ~((uint64_t)0 DK_FORALL_BACKEND_COMPONENTS(DK__BC_FUNCTIONAL, ~)))
 #define DK__R_MATH            (DK__R_BACKEND | DK__R_AUTOGRAD | DK__ROLE_BITS(DK_R_MATH)) /* math_dispatch_keyset */
 #define DK__R_NESTED          (DK__ROLE_BITS(DK_R_NESTED) | DK__R_BACKENDS) /* nested_dispatch_keyset */
-#define DK__R_AFTER_AUTOGRAD  DK__R_FULL_AFTER(DK_KEY_FIRST_AUTOGRAD)      /* after_autograd_keyset */
-#define DK__R_AFTER_INPLACE_VIEW DK__R_FULL_AFTER(DK_KEY_INPLACE_VIEW)     /* after_ADInplaceOrView_keyset */
+#define DK__R_AFTER_AUTOGRAD  DK__R_FULL_AFTER(DK__KEY_FIRST_AUTOGRAD)      /* after_autograd_keyset */
+#define DK__R_AFTER_INPLACE_VIEW DK__R_FULL_AFTER(DK__KEY_INPLACE_VIEW)     /* after_ADInplaceOrView_keyset */
 #define DK__R_AFTER_FUNCTIONALIZE                                          /* after_func_keyset */ \
-    (DK__R_FULL_AFTER(DK_KEY_FUNCTIONALIZE) & ~DK__ROLE_BITS(DK_R_INPLACE_VIEW))
+    (DK__R_FULL_AFTER(DK__KEY_FUNCTIONALIZE) & ~DK__ROLE_BITS(DK_R_INPLACE_VIEW))
 #define DK__R_SPARSE          DK__ROLE_BITS(DK_R_SPARSE)                   /* sparse_ks */
 #define DK__R_SPARSE_CSR      DK__ROLE_BITS(DK_R_SPARSE_CSR)               /* sparse_csr_ks */
 #define DK__R_MKLDNN          DK__ROLE_BITS(DK_R_MKLDNN)                   /* mkldnn_ks */
@@ -865,9 +866,9 @@ DK_INLINE dk_keyset dk_ks_full_after(dk_key k) {
 DK_INLINE dk_keyset dk_backend_autograd_related_set(dk_backend b) {
     uint64_t own = (uint64_t)0 DK_FORALL_BACKEND_COMPONENTS(DK__BC_OWN_AUTOGRAD, ~);
     dk_keyset ag = (b != DK_InvalidBit && (own & dk_ks_from_backend(b).repr))
-                       ? dk_ks_from_key(dk_key_runtime((dk_key)DK_KEY_AUTOGRAD_FUNCTIONALITY, b))
-                       : dk_ks_from_key((dk_key)DK_KEY_AUTOGRAD_OTHER);
-    return dk_ks_or(ag, dk_ks_from_key((dk_key)DK_KEY_INPLACE_VIEW));
+                       ? dk_ks_from_key(dk_key_runtime((dk_key)DK__KEY_AUTOGRAD_FUNCTIONALITY, b))
+                       : dk_ks_from_key((dk_key)DK__KEY_AUTOGRAD_OTHER);
+    return dk_ks_or(ag, dk_ks_from_key((dk_key)DK__KEY_INPLACE_VIEW));
 }
 
 /* c10 getAutogradKeyFromBackend: AutogradCPU for CPUBit, AutogradOther for HIPBit. */
@@ -1111,7 +1112,9 @@ static int dk__tsan_fence_word DK__UNUSED;
    find aliases by role, so a user alias list may drop any of them (the role
    constant is then Undefined). The roles are one list, in c10's resolution
    order (computeDispatchTableEntry): X(Set, Alias, Reason) gives the Set
-   column's name, the DK_ALIAS_<Alias> constant and the dk_reason a kernel
+   column's name, the private DK__ALIAS_<Alias> constant (code outside the
+   header names keys as the lists do: DK_CompositeImplicitAutograd) and the
+   dk_reason a kernel
    found through the role has. Everything about roles is generated from it:
    the role numbers, their bits, the alias key of each role, the resolution
    loop (Note [Resolution]). */
@@ -1128,11 +1131,11 @@ enum { DK__SET_NONE_ = 0, DK__FORALL_ALIAS_ROLES(DK__ROLE_NUMBER) DK__NUM_ROLES_
 #define DK__NUM_ROLES (DK__NUM_ROLES_PLUS_1 - 1)
 #define DK__ALIAS_FIRST(name, set, want) (DK__SET_##set == (want)) ? DK_##name :
 #define DK__ALIAS_KEY(want) (DK_FORALL_ALIAS_KEYS(DK__ALIAS_FIRST, want) DK_Undefined)
-/* DK_ALIAS_AUTOGRAD (Autograd), DK_ALIAS_MATH (CompositeImplicitAutograd, the
-   catch-all), DK_ALIAS_NESTED, DK_ALIAS_BACKEND (CompositeExplicitAutograd),
-   DK_ALIAS_NON_FUNCTIONAL (...NonFunctional), DK_ALIAS_BATCHED
+/* DK__ALIAS_AUTOGRAD (Autograd), DK__ALIAS_MATH (CompositeImplicitAutograd, the
+   catch-all), DK__ALIAS_NESTED, DK__ALIAS_BACKEND (CompositeExplicitAutograd),
+   DK__ALIAS_NON_FUNCTIONAL (...NonFunctional), DK__ALIAS_BATCHED
    (FuncTorchBatchedDecomposition): the alias key of each role. */
-#define DK__ROLE_ALIAS(set, alias, reason) DK_ALIAS_##alias = DK__ALIAS_KEY(DK__SET_##set),
+#define DK__ROLE_ALIAS(set, alias, reason) DK__ALIAS_##alias = DK__ALIAS_KEY(DK__SET_##set),
 enum { DK__FORALL_ALIAS_ROLES(DK__ROLE_ALIAS) DK__ALIAS_ROLES_END_ };
 #undef DK__ROLE_ALIAS
 
@@ -1221,7 +1224,7 @@ DK_INLINE dk_value dk_tensor(void *t) { dk_value v = dk__value(DK_VALUE_TENSOR);
 DK_INLINE dk_value dk_list(const dk_value *items, size_t n) {
     dk_value v; v.tag = DK_VALUE_LIST; v.as.list.items = items; v.as.list.n = n; return v;
 }
-DK_INLINE dk_value dk_int_list_value(dk_int_list l) {
+DK_INLINE dk_value dk_ints(dk_int_list l) {
     dk_value v; v.tag = DK_VALUE_INT_LIST; v.as.ints.items = l.items; v.as.ints.n = l.n; return v;
 }
 DK_INLINE dk_value dk_double_list_value(dk_double_list l) {
@@ -1544,7 +1547,7 @@ DK_API dk_status dk_add_listener(dk_registry *r, dk_op_listener on_registered, d
    IMPL (with a key; namespace "_" for fallbacks). Registrations made
    through a library are undone by dk_library_close(). */
 #define DK__FORALL_LIBRARY_KINDS(X) X(DEF, DK_LIBRARY) X(FRAGMENT, DK_LIBRARY_FRAGMENT) X(IMPL, DK_LIBRARY_IMPL)
-#define DK__LIBRARY_KIND_ENUM(kind, block) DK_LIB_##kind,
+#define DK__LIBRARY_KIND_ENUM(kind, block) DK_LIBRARY_KIND_##kind,
 typedef enum dk_library_kind { DK__FORALL_LIBRARY_KINDS(DK__LIBRARY_KIND_ENUM) DK__LIB_END } dk_library_kind;
 DK_API dk_status dk__library_open(dk_registry *r, dk_library_kind kind, const char *ns, dk_key key,
                                   const char *file, int line, dk_library **out, const char *signature);
@@ -1554,14 +1557,14 @@ DK_API dk_status dk_library_close(dk_library *lib);
 /* Inside a block: def ("name(args) -> ret" or "ns::name..." with the block's
    ns), impl ("name" or "ns::name"; DK_Undefined = the block's key, or
    catch-all in DEF/FRAGMENT blocks), fallback (IMPL blocks of namespace _). */
-DK_API dk_status dk_lib_def(dk_library *lib, const char *schema);
-DK_API dk_status dk_lib_def_with(dk_library *lib, const char *schema, const dk_def_options *opts);
-DK_API dk_status dk_lib_impl(dk_library *lib, const char *name, dk_key key, dk_kernel_desc kernel);
-/* dk_lib_impl recording the given file:line instead of the block's
-   (DK_LIB_IMPL_TYPED and gen/'s <op>_lib_impl pass their caller's). */
-DK_API dk_status dk_lib_impl_at(dk_library *lib, const char *name, dk_key key, dk_kernel_desc kernel,
+DK_API dk_status dk_library_def(dk_library *lib, const char *schema);
+DK_API dk_status dk_library_def_with(dk_library *lib, const char *schema, const dk_def_options *opts);
+DK_API dk_status dk_library_impl(dk_library *lib, const char *name, dk_key key, dk_kernel_desc kernel);
+/* dk_library_impl recording the given file:line instead of the block's
+   (DK_LIBRARY_IMPL_TYPED and gen/'s <op>_library_impl pass their caller's). */
+DK_API dk_status dk_library_impl_at(dk_library *lib, const char *name, dk_key key, dk_kernel_desc kernel,
                                  const char *file, int line);
-DK_API dk_status dk_lib_fallback(dk_library *lib, dk_kernel_desc kernel);
+DK_API dk_status dk_library_fallback(dk_library *lib, dk_kernel_desc kernel);
 /* Runs block(lib) inside a library opened with the given arguments; the
    library stays open (its registrations live) until dk_library_close. */
 typedef void (*dk_library_block)(dk_library *lib);
@@ -1572,8 +1575,8 @@ DK_API dk_status dk__library_run(dk_registry *r, dk_library_kind kind, const cha
     dk__library_run((r), (kind), (ns), (key), (block), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
 
 /* Static registration before main (GCC / Clang constructors):
-       DK_LIBRARY(myops, m) { dk_lib_def(m, "add(Tensor a, Tensor b) -> Tensor"); }
-       DK_LIBRARY_IMPL(myops, CPU, m) { dk_lib_impl(m, "add", DK_Undefined, dk_unboxed(DK_FN(add_cpu), NULL)); }
+       DK_LIBRARY(myops, m) { dk_library_def(m, "add(Tensor a, Tensor b) -> Tensor"); }
+       DK_LIBRARY_IMPL(myops, CPU, m) { dk_library_impl(m, "add", DK_Undefined, dk_unboxed(DK_FN(add_cpu), NULL)); }
    Each block registers into dk_registry_default() when its object is
    loaded and closes its library when the object is unloaded (dlclose, or
    exit): everything it registered goes away, and with DK_CALL_EPOCHS the
@@ -1596,11 +1599,11 @@ DK_API dk_status dk__library_static(dk_library_kind kind, const char *ns, dk_key
         if (DK__XCAT(dk__lib_, uid)) dk_library_close(DK__XCAT(dk__lib_, uid));                      \
     }                                                                                                \
     static void DK__XCAT(dk__lib_block_, uid)(dk_library *m)
-#define DK_LIBRARY(ns, m) DK__LIBRARY_STATIC(DK_LIB_DEF, ns, DK_Undefined, m, DK__XCAT(ns##_def_, __LINE__))
+#define DK_LIBRARY(ns, m) DK__LIBRARY_STATIC(DK_LIBRARY_KIND_DEF, ns, DK_Undefined, m, DK__XCAT(ns##_def_, __LINE__))
 #define DK_LIBRARY_FRAGMENT(ns, m) \
-    DK__LIBRARY_STATIC(DK_LIB_FRAGMENT, ns, DK_Undefined, m, DK__XCAT(ns##_frag_, __LINE__))
+    DK__LIBRARY_STATIC(DK_LIBRARY_KIND_FRAGMENT, ns, DK_Undefined, m, DK__XCAT(ns##_frag_, __LINE__))
 #define DK_LIBRARY_IMPL(ns, key, m) \
-    DK__LIBRARY_STATIC(DK_LIB_IMPL, ns, DK_##key, m, DK__XCAT(ns##_##key##_impl_, __LINE__))
+    DK__LIBRARY_STATIC(DK_LIBRARY_KIND_IMPL, ns, DK_##key, m, DK__XCAT(ns##_##key##_impl_, __LINE__))
 #endif
 
 /* Introspection. */
@@ -1769,7 +1772,7 @@ DK_INLINE void dk_guard_pop(dk_guard g) {
 DK_INLINE dk_guard dk_below_autograd_push(void) { return dk_exclude_push(DK_KS_AUTOGRAD); }
 DK_INLINE dk_guard dk_below_inplace_view_push(void) { return dk_exclude_push(DK_KS_AUTOGRAD_WITH_INPLACE_VIEW); }
 DK_INLINE dk_guard dk_skip_functionalize_push(void) {
-    return dk_exclude_push(dk_ks_from_key((dk_key)DK_KEY_FUNCTIONALIZE));
+    return dk_exclude_push(dk_ks_from_key((dk_key)DK__KEY_FUNCTIONALIZE));
 }
 
 /* >>call ---------------------------------------------------------------------
@@ -2038,13 +2041,13 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
    says where it was registered (the caller's file:line), the function's
    name and its C type, which dk_op_dump_state prints:
        DK_IMPL_TYPED(neg, r, "my::neg", DK_CPU, neg_cpu, NULL, &h);
-       DK_LIB_IMPL_TYPED(neg, lib, "neg", DK_CPU, neg_cpu, NULL);  (in a block)
+       DK_LIBRARY_IMPL_TYPED(neg, lib, "neg", DK_CPU, neg_cpu, NULL);  (in a block)
        dk_fallback / dk_impl(r, ..., DK_KERNEL(neg, neg_cpu, NULL), &h);  */
 #define DK_KERNEL(op, fn, user_data) op##_kernel((fn), (user_data), #fn)
 #define DK_IMPL_TYPED(op, r, op_name, key, fn, user_data, out) \
     dk_impl((r), (op_name), (key), DK_KERNEL(op, fn, user_data), (out))
-#define DK_LIB_IMPL_TYPED(op, lib, name, key, fn, user_data) \
-    dk_lib_impl_at((lib), (name), (key), DK_KERNEL(op, fn, user_data), __FILE__, __LINE__)
+#define DK_LIBRARY_IMPL_TYPED(op, lib, name, key, fn, user_data) \
+    dk_library_impl_at((lib), (name), (key), DK_KERNEL(op, fn, user_data), __FILE__, __LINE__)
 
 /* Errors of calls (no kernel, a fallthrough or the ambiguity executed). */
 typedef void (*dk_call_error_fn)(const dk_operator *op, dk_keyset ks, dk_status status, const char *message,
@@ -3450,7 +3453,7 @@ typedef struct dk__front {
 
 /* The role (DK__SET_*) an alias key plays, 0 for any other key. */
 DK__PRIVATE int dk__role_of(dk_key k) {
-#define DK__ROLE_IF(set, alias, reason) if (k == (dk_key)DK_ALIAS_##alias) return DK__SET_##set;
+#define DK__ROLE_IF(set, alias, reason) if (k == (dk_key)DK__ALIAS_##alias) return DK__SET_##set;
     if (k == DK_Undefined) return 0;
     DK__FORALL_ALIAS_ROLES(DK__ROLE_IF)
 #undef DK__ROLE_IF
@@ -3500,12 +3503,12 @@ DK__PRIVATE void dk__slot_info_init(struct dk__slot_info *info) {
             i->in = DK__IN_NON_FUNCTIONAL | DK__IN_BACKEND | DK__IN_MATH;
             continue;
         }
-#define DK__ROLE_COVERS(set, alias, reason) | (dk__covers((dk_key)DK_ALIAS_##alias, k) ? DK__IN_##alias : 0)
+#define DK__ROLE_COVERS(set, alias, reason) | (dk__covers((dk_key)DK__ALIAS_##alias, k) ? DK__IN_##alias : 0)
         i->in = (uint8_t)(0 DK__FORALL_ALIAS_ROLES(DK__ROLE_COVERS));
 #undef DK__ROLE_COVERS
         i->per_backend = (uint8_t)dk_key_is_per_backend_functionality(dk_key_functionality(k));
         i->backend = (uint8_t)(i->per_backend ? dk_key_backend(k) - 1 : 0);
-        i->autograd_other = k == (dk_key)DK_KEY_AUTOGRAD_OTHER;
+        i->autograd_other = k == (dk_key)DK__KEY_AUTOGRAD_OTHER;
         i->fbit = DK__FBIT(dk_key_functionality(k));
         i->autograd_backends = dk_autograd_backend_set(k);
         i->coupled = (uint8_t)(i->autograd_other || !dk_ks_is_empty(i->autograd_backends));
@@ -3815,7 +3818,7 @@ DK__PRIVATE dk_value dk__default_value(const dk_arg *a, char **extra) {
             dk_int_list l;
             l.items = items;
             l.n = d->count;
-            v = dk_int_list_value(l);
+            v = dk_ints(l);
         } else {
             dk_value *items = (dk_value *)(void *)*extra;
             for (i = 0; i < d->count; i++)
@@ -4005,10 +4008,10 @@ DK__PRIVATE dk_status dk__impl_locked(dk_registry *r, const char *name, dk_key k
     if ((s = dk__check_kernel_key("impl", key)) != DK_OK) return s;
     if ((s = dk__check_kernel_desc("impl", d)) != DK_OK) return s;
     if (key == DK_Undefined) { /* catch-all */
-        if ((int)DK_ALIAS_MATH == 0)
+        if ((int)DK__ALIAS_MATH == 0)
             return dk__fail(DK_ERR_BAD_KEY, "impl(\"%s\", ...): a catch-all kernel needs the "
                                             "CompositeImplicitAutograd alias, which this key list lacks", name);
-        key = (dk_key)DK_ALIAS_MATH;
+        key = (dk_key)DK__ALIAS_MATH;
     }
     if ((s = dk__op_prepare(r, name, len, &prep)) != DK_OK) return s;
     if (!(g = dk__new_registration(r, DK__REG_IMPL, debug, NULL))) {
@@ -4239,19 +4242,19 @@ DK__PRIVATE dk_status dk__library_open_locked(dk_registry *r, dk_library_kind ki
     dk_status s;
     snprintf(where, sizeof where, "%s:%d", file ? file : "<unknown>", line);
     dk__format_debug(debug, sizeof debug, file, line);
-    if (strcmp(ns, "_") == 0 && kind != DK_LIB_IMPL)
+    if (strcmp(ns, "_") == 0 && kind != DK_LIBRARY_KIND_IMPL)
         return dk__fail(DK_ERR_WRONG_BLOCK,
                         "%s: cannot define %s with the wildcard namespace _ (every %s defines operators for a "
                         "distinct namespace!) Did you mean to use DK_LIBRARY_IMPL instead?  "
                         "(Error occurred while processing %s block at %s)", kname, kname, kname, kname, where);
     if (strcmp(ns, "_") != 0 && (dk__ident(ns) != n || n == 0))
         return dk__fail(DK_ERR_BAD_NAME, "%s: '%s' is not a namespace identifier", kname, ns);
-    if (kind != DK_LIB_IMPL && key != DK_Undefined)
+    if (kind != DK_LIBRARY_KIND_IMPL && key != DK_Undefined)
         return dk__fail(DK_ERR_BAD_KEY, "%s: only DK_LIBRARY_IMPL blocks have a dispatch key", kname);
-    if (kind == DK_LIB_IMPL && (s = dk__check_kernel_key(kname, key)) != DK_OK) return s;
-    if (kind == DK_LIB_DEF)
+    if (kind == DK_LIBRARY_KIND_IMPL && (s = dk__check_kernel_key(kname, key)) != DK_OK) return s;
+    if (kind == DK_LIBRARY_KIND_DEF)
         for (other = r->libraries; other; other = other->next)
-            if (other->kind == DK_LIB_DEF && strcmp(other->ns, ns) == 0)
+            if (other->kind == DK_LIBRARY_KIND_DEF && strcmp(other->ns, ns) == 0)
                 return dk__fail(DK_ERR_DUPLICATE_LIBRARY,
                                 "Only a single DK_LIBRARY can be used to register the namespace %s; please put all "
                                 "of your definitions in a single DK_LIBRARY block.  If you were trying to specify "
@@ -4355,9 +4358,9 @@ DK__PRIVATE dk_status dk__qualify(const dk_library *lib, const char *what, const
 
 #define DK__QUALIFIED_MAX 4096
 
-DK_API dk_status dk_lib_def(dk_library *lib, const char *schema) { return dk_lib_def_with(lib, schema, NULL); }
+DK_API dk_status dk_library_def(dk_library *lib, const char *schema) { return dk_library_def_with(lib, schema, NULL); }
 
-DK_API dk_status dk_lib_def_with(dk_library *lib, const char *schema, const dk_def_options *opts) {
+DK_API dk_status dk_library_def_with(dk_library *lib, const char *schema, const dk_def_options *opts) {
     char full[DK__QUALIFIED_MAX];
     dk_status s;
     if (!lib || !schema) return dk__fail(DK_ERR_NULL, "def: NULL library or schema");
@@ -4365,7 +4368,7 @@ DK_API dk_status dk_lib_def_with(dk_library *lib, const char *schema, const dk_d
     dk__lock(lib->registry);
     if (lib->closed)
         s = dk__library_closed("def");
-    else if (lib->kind == DK_LIB_IMPL)
+    else if (lib->kind == DK_LIBRARY_KIND_IMPL)
         s = dk__fail(DK_ERR_WRONG_BLOCK,
                      "def(\"%.*s\"): Cannot define an operator inside of a DK_LIBRARY_IMPL block.  All def()s should "
                      "be placed in the (unique) DK_LIBRARY block for their namespace.  (Error occurred while "
@@ -4378,13 +4381,13 @@ DK_API dk_status dk_lib_def_with(dk_library *lib, const char *schema, const dk_d
     return dk__lib_result(lib, s);
 }
 
-DK_API dk_status dk_lib_impl(dk_library *lib, const char *name, dk_key key, dk_kernel_desc kernel) {
-    return dk_lib_impl_at(lib, name, key, kernel, NULL, 0);
+DK_API dk_status dk_library_impl(dk_library *lib, const char *name, dk_key key, dk_kernel_desc kernel) {
+    return dk_library_impl_at(lib, name, key, kernel, NULL, 0);
 }
 
 /* file NULL: the block's own "registered at" (c10's: a library's kernels
    say where the block is); else the caller's file:line. */
-DK_API dk_status dk_lib_impl_at(dk_library *lib, const char *name, dk_key key, dk_kernel_desc kernel,
+DK_API dk_status dk_library_impl_at(dk_library *lib, const char *name, dk_key key, dk_kernel_desc kernel,
                                  const char *file, int line) {
     char full[DK__QUALIFIED_MAX], debug[512];
     dk_status s;
@@ -4396,7 +4399,7 @@ DK_API dk_status dk_lib_impl_at(dk_library *lib, const char *name, dk_key key, d
     dk__lock(lib->registry);
     if (lib->closed)
         s = dk__library_closed("impl");
-    else if (lib->kind == DK_LIB_IMPL && key != DK_Undefined && key != lib->key)
+    else if (lib->kind == DK_LIBRARY_KIND_IMPL && key != DK_Undefined && key != lib->key)
         s = dk__fail(DK_ERR_KEY_MISMATCH,
                      "impl(\"%s\", ...): Explicitly provided dispatch key (%s) is inconsistent with the dispatch key "
                      "of the enclosing DK_LIBRARY_IMPL block (%s).  Please declare a separate DK_LIBRARY_IMPL block "
@@ -4405,7 +4408,7 @@ DK_API dk_status dk_lib_impl_at(dk_library *lib, const char *name, dk_key key, d
                      name, (unsigned)key < (unsigned)DK_NUM_KEYS ? dk_key_name(key) : "?", dk_key_name(lib->key),
                      lib->where);
     else if ((s = dk__qualify(lib, "impl", name, full, sizeof full)) == DK_OK)
-        s = dk__impl_locked(lib->registry, full, lib->kind == DK_LIB_IMPL ? lib->key : key, kernel, debug, lib, NULL);
+        s = dk__impl_locked(lib->registry, full, lib->kind == DK_LIBRARY_KIND_IMPL ? lib->key : key, kernel, debug, lib, NULL);
     dk__end_change(lib->registry);
     dk__unlock(lib->registry);
     return dk__lib_result(lib, s);
@@ -4418,14 +4421,14 @@ DK__PRIVATE dk_status dk__lib_fallback_named(dk_library *lib, dk_kernel_desc ker
     return dk__fallback_locked(lib->registry, lib->key, kernel, debug, lib, NULL);
 }
 
-DK_API dk_status dk_lib_fallback(dk_library *lib, dk_kernel_desc kernel) {
+DK_API dk_status dk_library_fallback(dk_library *lib, dk_kernel_desc kernel) {
     dk_status s;
     if (!lib) return dk__fail(DK_ERR_NULL, "fallback: NULL library");
     if (dk__owns(lib->registry)) return dk__reentrant("fallback");
     dk__lock(lib->registry);
     if (lib->closed)
         s = dk__library_closed("fallback");
-    else if (lib->kind != DK_LIB_IMPL)
+    else if (lib->kind != DK_LIBRARY_KIND_IMPL)
         s = dk__fail(DK_ERR_WRONG_BLOCK,
                      "fallback(...): Cannot define an operator inside of a %s block.  Did you mean to call this "
                      "function inside a DK_LIBRARY_IMPL block?  (Error occurred while processing %s block at %s)",
@@ -4434,7 +4437,7 @@ DK_API dk_status dk_lib_fallback(dk_library *lib, dk_kernel_desc kernel) {
         s = dk__fail(DK_ERR_WRONG_BLOCK,
                      "fallback(...): Fallback functions which apply to only a single namespace (you specified %s) "
                      "are not supported.  If you intended to apply this fallback function globally, please define a "
-                     "separate block:\n\n    DK_LIBRARY_IMPL(_, %s, m) { dk_lib_fallback(m, ...); }\n\n(Error "
+                     "separate block:\n\n    DK_LIBRARY_IMPL(_, %s, m) { dk_library_fallback(m, ...); }\n\n(Error "
                      "occurred while processing DK_LIBRARY_IMPL block at %s)",
                      lib->ns, dk_key_name(lib->key), lib->where);
     else
@@ -4861,7 +4864,7 @@ DK__PRIVATE dk_status dk__registry_init(dk_registry *r) {
     r->missing.debug = "";
     r->ambiguous.kind = DK_KERNEL_AMBIGUOUS;
     r->ambiguous.debug = "ambiguous_autogradother";
-    r->ambiguous.key = (dk_key)DK_KEY_AUTOGRAD_OTHER;
+    r->ambiguous.key = (dk_key)DK__KEY_AUTOGRAD_OTHER;
     r->tombstone.pub.name = "";
     dk__slot_info_init(r->slot_info);
     for (b = 0; b < DK_NUM_RUNTIME_ENTRIES; b++)

@@ -197,7 +197,7 @@ static const struct kind_info {
     /* K_OPT_BOOL */        { "const int *", "bool?", "dkgen_box_opt_bool", "dkgen_opt_bool_of", 1 },
     /* K_STRING */          { "const char *", "str", "dkgen_box_string", "dkgen_string_of", 0 },
     /* K_OBJECT */          { "void *", "object", "dkgen_box_object", "dkgen_object_of", 0 },
-    /* K_INT_LIST */        { "dk_int_list", "int[]", "dk_int_list_value", "dkgen_int_list_of", 0 },
+    /* K_INT_LIST */        { "dk_int_list", "int[]", "dk_ints", "dkgen_int_list_of", 0 },
     /* K_OPT_INT_LIST */    { "const dk_int_list *", "int[]?", "dkgen_box_opt_int_list", "dkgen_opt_int_list_of", 1 },
     /* K_DOUBLE_LIST */     { "dk_double_list", "float[]", "dk_double_list_value", "dkgen_double_list_of", 0 },
     /* K_OPT_DOUBLE_LIST */ { "const dk_double_list *", "float[]?", "dkgen_box_opt_double_list",
@@ -544,7 +544,7 @@ static char *signature(const opinfo *op);
 static int each_global_name(const opinfo *op, const char *id, int (*fn)(const char *name, void *ud), void *ud) {
     static const char *const typed[] = { "keyset", "fn", "args", "slow", "invoke", "call", "redispatch",
                                          "SIGNATURE", "box", "unbox_result", "call_unboxed", "adapters" };
-    static const char *const both[] = { "SCHEMA", "NAME", "def_at", "def", "kernel", "impl_at", "impl", "lib_impl",
+    static const char *const both[] = { "SCHEMA", "NAME", "def_at", "def", "kernel", "impl_at", "impl", "library_impl",
                                         "bind" };
     static const char *const with_defaults[] = { "opts", "defaults", "call_opts", "calld" };
     const char *names[64];
@@ -930,7 +930,7 @@ static void emit_kernel_desc(FILE *o, const opinfo *op) {
 }
 
 /* <op>_impl(reg, key, fn, user_data, &handle) and, inside a library block,
-   <op>_lib_impl(lib, key, fn, user_data): macros, so that the record says
+   <op>_library_impl(lib, key, fn, user_data): macros, so that the record says
    the caller's file:line and the kernel's name, not this header's line */
 static void emit_impl(FILE *o, const opinfo *op) {
     const char *id = op->id;
@@ -941,12 +941,12 @@ static void emit_impl(FILE *o, const opinfo *op) {
     fprintf(o, "#define %s_impl(reg_, key_, fn_, user_data_, handle_) \\\n"
                "    %s_impl_at((reg_), (key_), %s_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))\n",
             id, id, id);
-    fprintf(o, "#define %s_lib_impl(lib_, key_, fn_, user_data_) \\\n"
-               "    dk_lib_impl_at((lib_), %s_NAME, (key_), %s_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)\n",
+    fprintf(o, "#define %s_library_impl(lib_, key_, fn_, user_data_) \\\n"
+               "    dk_library_impl_at((lib_), %s_NAME, (key_), %s_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)\n",
             id, id, id);
 }
 
-/* <op>_def, <op>_kernel, <op>_impl, <op>_lib_impl, <op>_bind */
+/* <op>_def, <op>_kernel, <op>_impl, <op>_library_impl, <op>_bind */
 static void emit_registration(FILE *o, const opinfo *op) {
     const char *id = op->id;
     emit_def(o, op);
@@ -1085,7 +1085,7 @@ static void emit_prelude(FILE *o) {
           "DK_INLINE dk_value dkgen_box_opt_bool(const int *p_) { return p_ ? dk_bool(*p_) : dk_none(); }\n"
           "DK_INLINE dk_value dkgen_box_string(const char *s_) { return s_ ? dk_string(s_) : dk_none(); }\n"
           "DK_INLINE dk_value dkgen_box_object(void *p_) { return p_ ? dk_object(p_) : dk_none(); }\n"
-          "DK_INLINE dk_value dkgen_box_opt_int_list(const dk_int_list *l_) { return l_ ? dk_int_list_value(*l_) : dk_none(); }\n"
+          "DK_INLINE dk_value dkgen_box_opt_int_list(const dk_int_list *l_) { return l_ ? dk_ints(*l_) : dk_none(); }\n"
           "DK_INLINE dk_value dkgen_box_opt_double_list(const dk_double_list *l_) {\n"
           "    return l_ ? dk_double_list_value(*l_) : dk_none();\n}\n"
           "/* dk_value -> C value; an optional one points into the caller's scratch slot */\n"
@@ -1146,7 +1146,7 @@ static void emit_header_start(FILE *o, const char *in_base, const char *out_base
           "       #define DKGEN_TENSOR my_tensor *            (a pointer type)\n"
           "       #define DKGEN_TENSOR_KEYSET(t) ((t)->keys)  (its dispatch keyset)\n"
           "   Each operator <op> has <op>_call(op, args...), <op>_redispatch(op, ks, args...),\n"
-          "   <op>_def(reg, &h), <op>_impl(reg, key, fn, user_data, &h), <op>_lib_impl(lib, key,\n"
+          "   <op>_def(reg, &h), <op>_impl(reg, key, fn, user_data, &h), <op>_library_impl(lib, key,\n"
           "   fn, user_data) (macros: registrations record the caller's file:line and fn's name;\n"
           "   fn must be an <op>_fn), <op>_kernel, <op>_bind, <op>_fn (the kernel type) and\n"
           "   <op>_SCHEMA; a tuple return is a struct <op>_result with the schema's return names; with\n"

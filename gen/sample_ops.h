@@ -4,7 +4,7 @@
        #define DKGEN_TENSOR my_tensor *            (a pointer type)
        #define DKGEN_TENSOR_KEYSET(t) ((t)->keys)  (its dispatch keyset)
    Each operator <op> has <op>_call(op, args...), <op>_redispatch(op, ks, args...),
-   <op>_def(reg, &h), <op>_impl(reg, key, fn, user_data, &h), <op>_lib_impl(lib, key,
+   <op>_def(reg, &h), <op>_impl(reg, key, fn, user_data, &h), <op>_library_impl(lib, key,
    fn, user_data) (macros: registrations record the caller's file:line and fn's name;
    fn must be an <op>_fn), <op>_kernel, <op>_bind, <op>_fn (the kernel type) and
    <op>_SCHEMA; a tuple return is a struct <op>_result with the schema's return names; with
@@ -63,7 +63,7 @@ DK_INLINE dk_value dkgen_box_opt_double(const double *p_) { return p_ ? dk_doubl
 DK_INLINE dk_value dkgen_box_opt_bool(const int *p_) { return p_ ? dk_bool(*p_) : dk_none(); }
 DK_INLINE dk_value dkgen_box_string(const char *s_) { return s_ ? dk_string(s_) : dk_none(); }
 DK_INLINE dk_value dkgen_box_object(void *p_) { return p_ ? dk_object(p_) : dk_none(); }
-DK_INLINE dk_value dkgen_box_opt_int_list(const dk_int_list *l_) { return l_ ? dk_int_list_value(*l_) : dk_none(); }
+DK_INLINE dk_value dkgen_box_opt_int_list(const dk_int_list *l_) { return l_ ? dk_ints(*l_) : dk_none(); }
 DK_INLINE dk_value dkgen_box_opt_double_list(const dk_double_list *l_) {
     return l_ ? dk_double_list_value(*l_) : dk_none();
 }
@@ -205,8 +205,8 @@ DK_INLINE dk_status sample_add_Tensor_impl_at(dk_registry *reg_, dk_key key_, dk
 }
 #define sample_add_Tensor_impl(reg_, key_, fn_, user_data_, handle_) \
     sample_add_Tensor_impl_at((reg_), (key_), sample_add_Tensor_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
-#define sample_add_Tensor_lib_impl(lib_, key_, fn_, user_data_) \
-    dk_lib_impl_at((lib_), sample_add_Tensor_NAME, (key_), sample_add_Tensor_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+#define sample_add_Tensor_library_impl(lib_, key_, fn_, user_data_) \
+    dk_library_impl_at((lib_), sample_add_Tensor_NAME, (key_), sample_add_Tensor_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status sample_add_Tensor_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_add_Tensor_NAME, sample_add_Tensor_SIGNATURE, op_);
 }
@@ -292,8 +292,8 @@ DK_INLINE dk_status sample_neg_impl_at(dk_registry *reg_, dk_key key_, dk_kernel
 }
 #define sample_neg_impl(reg_, key_, fn_, user_data_, handle_) \
     sample_neg_impl_at((reg_), (key_), sample_neg_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
-#define sample_neg_lib_impl(lib_, key_, fn_, user_data_) \
-    dk_lib_impl_at((lib_), sample_neg_NAME, (key_), sample_neg_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+#define sample_neg_library_impl(lib_, key_, fn_, user_data_) \
+    dk_library_impl_at((lib_), sample_neg_NAME, (key_), sample_neg_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status sample_neg_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_neg_NAME, sample_neg_SIGNATURE, op_);
 }
@@ -368,8 +368,8 @@ DK_INLINE dk_status sample_fill__impl_at(dk_registry *reg_, dk_key key_, dk_kern
 }
 #define sample_fill__impl(reg_, key_, fn_, user_data_, handle_) \
     sample_fill__impl_at((reg_), (key_), sample_fill__kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
-#define sample_fill__lib_impl(lib_, key_, fn_, user_data_) \
-    dk_lib_impl_at((lib_), sample_fill__NAME, (key_), sample_fill__kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+#define sample_fill__library_impl(lib_, key_, fn_, user_data_) \
+    dk_library_impl_at((lib_), sample_fill__NAME, (key_), sample_fill__kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status sample_fill__bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_fill__NAME, sample_fill__SIGNATURE, op_);
 }
@@ -444,8 +444,8 @@ DK_INLINE dk_status sample_cat_impl_at(dk_registry *reg_, dk_key key_, dk_kernel
 }
 #define sample_cat_impl(reg_, key_, fn_, user_data_, handle_) \
     sample_cat_impl_at((reg_), (key_), sample_cat_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
-#define sample_cat_lib_impl(lib_, key_, fn_, user_data_) \
-    dk_lib_impl_at((lib_), sample_cat_NAME, (key_), sample_cat_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+#define sample_cat_library_impl(lib_, key_, fn_, user_data_) \
+    dk_library_impl_at((lib_), sample_cat_NAME, (key_), sample_cat_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status sample_cat_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_cat_NAME, sample_cat_SIGNATURE, op_);
 }
@@ -514,7 +514,7 @@ DK_INLINE sample_split_result sample_split_redispatch(const dk_operator *op_, dk
 static void sample_split_box(const void *args_, dk_stack *stack_) {
     const sample_split_args *pack_ = (const sample_split_args *)args_;
     dk_push(stack_, dkgen_box_tensor(pack_->self));
-    dk_push(stack_, dk_int_list_value(pack_->sizes));
+    dk_push(stack_, dk_ints(pack_->sizes));
     dk_push(stack_, dk_bool(pack_->flag));
     dk_push(stack_, dkgen_box_string(pack_->mode));
     dk_push(stack_, dkgen_box_opt_int(pack_->chunk));
@@ -551,8 +551,8 @@ DK_INLINE dk_status sample_split_impl_at(dk_registry *reg_, dk_key key_, dk_kern
 }
 #define sample_split_impl(reg_, key_, fn_, user_data_, handle_) \
     sample_split_impl_at((reg_), (key_), sample_split_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
-#define sample_split_lib_impl(lib_, key_, fn_, user_data_) \
-    dk_lib_impl_at((lib_), sample_split_NAME, (key_), sample_split_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+#define sample_split_library_impl(lib_, key_, fn_, user_data_) \
+    dk_library_impl_at((lib_), sample_split_NAME, (key_), sample_split_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status sample_split_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_split_NAME, sample_split_SIGNATURE, op_);
 }
@@ -648,8 +648,8 @@ DK_INLINE dk_status sample_where_impl_at(dk_registry *reg_, dk_key key_, dk_kern
 }
 #define sample_where_impl(reg_, key_, fn_, user_data_, handle_) \
     sample_where_impl_at((reg_), (key_), sample_where_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
-#define sample_where_lib_impl(lib_, key_, fn_, user_data_) \
-    dk_lib_impl_at((lib_), sample_where_NAME, (key_), sample_where_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+#define sample_where_library_impl(lib_, key_, fn_, user_data_) \
+    dk_library_impl_at((lib_), sample_where_NAME, (key_), sample_where_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status sample_where_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_where_NAME, sample_where_SIGNATURE, op_);
 }
@@ -735,8 +735,8 @@ DK_INLINE dk_status sample_numel_impl_at(dk_registry *reg_, dk_key key_, dk_kern
 }
 #define sample_numel_impl(reg_, key_, fn_, user_data_, handle_) \
     sample_numel_impl_at((reg_), (key_), sample_numel_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
-#define sample_numel_lib_impl(lib_, key_, fn_, user_data_) \
-    dk_lib_impl_at((lib_), sample_numel_NAME, (key_), sample_numel_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+#define sample_numel_library_impl(lib_, key_, fn_, user_data_) \
+    dk_library_impl_at((lib_), sample_numel_NAME, (key_), sample_numel_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status sample_numel_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_numel_NAME, sample_numel_SIGNATURE, op_);
 }
@@ -799,8 +799,8 @@ DK_INLINE dk_status sample_touch_impl_at(dk_registry *reg_, dk_key key_, dk_kern
 }
 #define sample_touch_impl(reg_, key_, fn_, user_data_, handle_) \
     sample_touch_impl_at((reg_), (key_), sample_touch_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
-#define sample_touch_lib_impl(lib_, key_, fn_, user_data_) \
-    dk_lib_impl_at((lib_), sample_touch_NAME, (key_), sample_touch_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+#define sample_touch_library_impl(lib_, key_, fn_, user_data_) \
+    dk_library_impl_at((lib_), sample_touch_NAME, (key_), sample_touch_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status sample_touch_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_touch_NAME, sample_touch_SIGNATURE, op_);
 }
@@ -882,8 +882,8 @@ DK_INLINE dk_status sample_max_dim_impl_at(dk_registry *reg_, dk_key key_, dk_ke
 }
 #define sample_max_dim_impl(reg_, key_, fn_, user_data_, handle_) \
     sample_max_dim_impl_at((reg_), (key_), sample_max_dim_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
-#define sample_max_dim_lib_impl(lib_, key_, fn_, user_data_) \
-    dk_lib_impl_at((lib_), sample_max_dim_NAME, (key_), sample_max_dim_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+#define sample_max_dim_library_impl(lib_, key_, fn_, user_data_) \
+    dk_library_impl_at((lib_), sample_max_dim_NAME, (key_), sample_max_dim_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status sample_max_dim_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_max_dim_NAME, sample_max_dim_SIGNATURE, op_);
 }
@@ -982,8 +982,8 @@ DK_INLINE dk_status sample_sum_dim_IntList_impl_at(dk_registry *reg_, dk_key key
 }
 #define sample_sum_dim_IntList_impl(reg_, key_, fn_, user_data_, handle_) \
     sample_sum_dim_IntList_impl_at((reg_), (key_), sample_sum_dim_IntList_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
-#define sample_sum_dim_IntList_lib_impl(lib_, key_, fn_, user_data_) \
-    dk_lib_impl_at((lib_), sample_sum_dim_IntList_NAME, (key_), sample_sum_dim_IntList_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+#define sample_sum_dim_IntList_library_impl(lib_, key_, fn_, user_data_) \
+    dk_library_impl_at((lib_), sample_sum_dim_IntList_NAME, (key_), sample_sum_dim_IntList_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status sample_sum_dim_IntList_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_sum_dim_IntList_NAME, sample_sum_dim_IntList_SIGNATURE, op_);
 }
@@ -1052,7 +1052,7 @@ DK_INLINE dkgen_tensor sample_pad_redispatch(const dk_operator *op_, dk_keyset k
 static void sample_pad_box(const void *args_, dk_stack *stack_) {
     const sample_pad_args *pack_ = (const sample_pad_args *)args_;
     dk_push(stack_, dkgen_box_tensor(pack_->self));
-    dk_push(stack_, dk_int_list_value(pack_->pad));
+    dk_push(stack_, dk_ints(pack_->pad));
     dk_push(stack_, dk_double(pack_->value));
     dk_push(stack_, dkgen_box_string(pack_->mode));
 }
@@ -1084,8 +1084,8 @@ DK_INLINE dk_status sample_pad_impl_at(dk_registry *reg_, dk_key key_, dk_kernel
 }
 #define sample_pad_impl(reg_, key_, fn_, user_data_, handle_) \
     sample_pad_impl_at((reg_), (key_), sample_pad_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
-#define sample_pad_lib_impl(lib_, key_, fn_, user_data_) \
-    dk_lib_impl_at((lib_), sample_pad_NAME, (key_), sample_pad_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+#define sample_pad_library_impl(lib_, key_, fn_, user_data_) \
+    dk_library_impl_at((lib_), sample_pad_NAME, (key_), sample_pad_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status sample_pad_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_pad_NAME, sample_pad_SIGNATURE, op_);
 }
@@ -1183,8 +1183,8 @@ DK_INLINE dk_status sample_unbind_int_impl_at(dk_registry *reg_, dk_key key_, dk
 }
 #define sample_unbind_int_impl(reg_, key_, fn_, user_data_, handle_) \
     sample_unbind_int_impl_at((reg_), (key_), sample_unbind_int_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
-#define sample_unbind_int_lib_impl(lib_, key_, fn_, user_data_) \
-    dk_lib_impl_at((lib_), sample_unbind_int_NAME, (key_), sample_unbind_int_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+#define sample_unbind_int_library_impl(lib_, key_, fn_, user_data_) \
+    dk_library_impl_at((lib_), sample_unbind_int_NAME, (key_), sample_unbind_int_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status sample_unbind_int_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_unbind_int_NAME, sample_unbind_int_SIGNATURE, op_);
 }
@@ -1265,8 +1265,8 @@ DK_INLINE dk_status sample_available_impl_at(dk_registry *reg_, dk_key key_, dk_
 }
 #define sample_available_impl(reg_, key_, fn_, user_data_, handle_) \
     sample_available_impl_at((reg_), (key_), sample_available_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
-#define sample_available_lib_impl(lib_, key_, fn_, user_data_) \
-    dk_lib_impl_at((lib_), sample_available_NAME, (key_), sample_available_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+#define sample_available_library_impl(lib_, key_, fn_, user_data_) \
+    dk_library_impl_at((lib_), sample_available_NAME, (key_), sample_available_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status sample_available_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_available_NAME, sample_available_SIGNATURE, op_);
 }

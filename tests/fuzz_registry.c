@@ -374,9 +374,9 @@ static void replay_one(int i) {
         if (!l->fresh && (st = h_lib_open(S.fresh, l, &l->fresh)) != DK_OK)
             violation("replay: opening library L%d in the fresh registry: %s (%s)", g->lib, dk_status_str(st),
                       dk_last_error());
-        if (g->type == T_DEF) st = dk_lib_def(l->fresh, g->text);
-        else if (g->type == T_IMPL) st = dk_lib_impl(l->fresh, g->text, g->key, d);
-        else st = dk_lib_fallback(l->fresh, d);
+        if (g->type == T_DEF) st = dk_library_def(l->fresh, g->text);
+        else if (g->type == T_IMPL) st = dk_library_impl(l->fresh, g->text, g->key, d);
+        else st = dk_library_fallback(l->fresh, d);
     }
     if (st != DK_OK)
         violation("replay of surviving registration #%d (%s) in a fresh registry failed: %s (%s)", i,
@@ -845,14 +845,14 @@ static int run_step(reader *in, int fired_out[1]) {
         l->run = (ops[0] & 0x80) != 0;
         l->ns = (int)(ops[1] % 4);
         l->key = key_from_byte(ops[2]);
-        if (l->kind != DK_LIB_IMPL && !(ops[2] & 0x80)) l->key = DK_Undefined;
-        if (l->ns == LNS_WILD && l->kind != DK_LIB_IMPL) errors |= BIT(DK_ERR_WRONG_BLOCK);
+        if (l->kind != DK_LIBRARY_KIND_IMPL && !(ops[2] & 0x80)) l->key = DK_Undefined;
+        if (l->ns == LNS_WILD && l->kind != DK_LIBRARY_KIND_IMPL) errors |= BIT(DK_ERR_WRONG_BLOCK);
         if (l->ns == LNS_BAD) errors |= BIT(DK_ERR_BAD_NAME);
-        if (l->kind != DK_LIB_IMPL && l->key != DK_Undefined) errors |= BIT(DK_ERR_BAD_KEY);
-        if (l->kind == DK_LIB_IMPL && !key_ok(l->key)) errors |= BIT(DK_ERR_BAD_KEY);
-        if (l->kind == DK_LIB_DEF)
+        if (l->kind != DK_LIBRARY_KIND_IMPL && l->key != DK_Undefined) errors |= BIT(DK_ERR_BAD_KEY);
+        if (l->kind == DK_LIBRARY_KIND_IMPL && !key_ok(l->key)) errors |= BIT(DK_ERR_BAD_KEY);
+        if (l->kind == DK_LIBRARY_KIND_DEF)
             for (j = 0; j < S.nopen; j++)
-                if (S.libs[S.open[j]].kind == DK_LIB_DEF && S.libs[S.open[j]].ns == l->ns)
+                if (S.libs[S.open[j]].kind == DK_LIBRARY_KIND_DEF && S.libs[S.open[j]].ns == l->ns)
                     errors |= BIT(DK_ERR_DUPLICATE_LIBRARY);
         ARMED_CALL(h_lib_open(S.live, l, &lib));
         log_add("library %s L%d %s ns \"%s\" key %s -> %s\n", l->run ? "run" : "open", S.nlibs,
@@ -885,19 +885,19 @@ static int run_step(reader *in, int fired_out[1]) {
         if (kind == S_LIB_DEF) {
             int variant = (int)(ops[2] % NDEF_VARIANTS);
             schema_text(text, sizeof text, prefix, sh, variant);
-            if (l->kind == DK_LIB_IMPL) errors |= BIT(DK_ERR_WRONG_BLOCK);
+            if (l->kind == DK_LIBRARY_KIND_IMPL) errors |= BIT(DK_ERR_WRONG_BLOCK);
             errors |= def_errors(o, variant);
             id = new_reg(T_DEF, o, text, DK_Undefined, 0, li);
-            ARMED_CALL(dk_lib_def(l->live, text));
+            ARMED_CALL(dk_library_def(l->live, text));
             log_add("L%d def \"%s\" -> %s\n", li, text, status_name(st));
         } else {
             int kd = (int)(ops[3] % NKD);
-            dk_key key = key_from_byte(ops[2]), eff = l->kind == DK_LIB_IMPL ? l->key : key;
+            dk_key key = key_from_byte(ops[2]), eff = l->kind == DK_LIBRARY_KIND_IMPL ? l->key : key;
             snprintf(text, sizeof text, "%s%s", prefix, short_names[sh]);
-            if (l->kind == DK_LIB_IMPL && key != DK_Undefined && key != l->key) errors |= BIT(DK_ERR_KEY_MISMATCH);
+            if (l->kind == DK_LIBRARY_KIND_IMPL && key != DK_Undefined && key != l->key) errors |= BIT(DK_ERR_KEY_MISMATCH);
             errors |= impl_errors(eff, kd);
             id = new_reg(T_IMPL, o, text, key, kd, li);
-            ARMED_CALL(dk_lib_impl(l->live, text, key, make_desc(kd, &tags[id])));
+            ARMED_CALL(dk_library_impl(l->live, text, key, make_desc(kd, &tags[id])));
             log_add("L%d impl \"%s\" @%s %s -> %s\n", li, text, key_name(key), kd_names[kd], status_name(st));
         }
         registration_result(st, errors, S.live_alloc.fired, id, NULL, 0);
@@ -909,10 +909,10 @@ static int run_step(reader *in, int fired_out[1]) {
         mlib *l;
         if (li < 0) { log_add("library fallback: no open library, nothing done\n"); break; }
         l = &S.libs[li];
-        if (l->kind != DK_LIB_IMPL || l->ns != LNS_WILD) errors |= BIT(DK_ERR_WRONG_BLOCK);
+        if (l->kind != DK_LIBRARY_KIND_IMPL || l->ns != LNS_WILD) errors |= BIT(DK_ERR_WRONG_BLOCK);
         else errors = fallback_errors(l->key, kd);
         id = new_reg(T_FALLBACK, -1, "", l->key, kd, li);
-        ARMED_CALL(dk_lib_fallback(l->live, make_desc(kd, &tags[id])));
+        ARMED_CALL(dk_library_fallback(l->live, make_desc(kd, &tags[id])));
         log_add("L%d fallback %s -> %s\n", li, kd_names[kd], status_name(st));
         registration_result(st, errors, S.live_alloc.fired, id, NULL, 0);
         break;

@@ -154,7 +154,7 @@ static void test_kinds_and_list_defaults(void **state) {
     dk_stack_init(&st, storage, 16);
     dk_push(&st, dk_none());                  /* Tensor? a */
     dk_push(&st, dk_list(tensors, 2));        /* Tensor[] b */
-    dk_push(&st, dk_int_list_value(il));      /* int[] c */
+    dk_push(&st, dk_ints(il));      /* int[] c */
     dk_push(&st, dk_double_list_value(dl));   /* float[] d */
     kernel_runs = 0;
     last_status = DK_OK;
@@ -195,8 +195,8 @@ static void test_kinds_and_list_defaults(void **state) {
     dk_stack_init(&st, storage, 16);
     dk_push(&st, dk_none());
     dk_push(&st, dk_list(tensors, 0));
-    dk_push(&st, dk_int_list_value(il));
-    dk_push(&st, dk_int_list_value(il));
+    dk_push(&st, dk_ints(il));
+    dk_push(&st, dk_ints(il));
     expect_refused(op, &st, "argument 3 'd' is float[], the stack has an int list there");
 }
 
@@ -302,12 +302,12 @@ static void test_library_misuse(void **state) {
     dk_registration *h = NULL;
     (void)state;
     assert_int_equal(dk_registry_create(NULL, &r), DK_OK);
-    assert_int_equal(dk_library_run(r, DK_LIB_DEF, "m", DK_Undefined, lib_block, &lib), DK_OK);
+    assert_int_equal(dk_library_run(r, DK_LIBRARY_KIND_DEF, "m", DK_Undefined, lib_block, &lib), DK_OK);
     assert_int_equal(dk_library_close(lib), DK_OK);
     assert_int_equal(dk_library_close(lib), DK_ERR_BAD_HANDLE);
-    assert_int_equal(dk_lib_def(lib, "op(Tensor x) -> Tensor"), DK_ERR_BAD_HANDLE);
-    assert_int_equal(dk_lib_impl(lib, "op", DK_CPU, dk_fallthrough()), DK_ERR_BAD_HANDLE);
-    assert_int_equal(dk_lib_fallback(lib, dk_fallthrough()), DK_ERR_BAD_HANDLE);
+    assert_int_equal(dk_library_def(lib, "op(Tensor x) -> Tensor"), DK_ERR_BAD_HANDLE);
+    assert_int_equal(dk_library_impl(lib, "op", DK_CPU, dk_fallthrough()), DK_ERR_BAD_HANDLE);
+    assert_int_equal(dk_library_fallback(lib, dk_fallthrough()), DK_ERR_BAD_HANDLE);
     assert_null(dk_op_lookup(r, "m::op"));
     /* a NULL configuration signature is refused, not skipped */
     assert_int_equal(dk__def(r, "m::op(Tensor x) -> Tensor", NULL, __FILE__, __LINE__, &h, NULL), DK_ERR_NULL);

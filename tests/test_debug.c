@@ -80,18 +80,18 @@ static void test_typed_signature_text(void **state) {
 
 static void typed_block(dk_library *lib) {
     site_line = __LINE__ + 1;
-    assert_int_equal(DK_LIB_IMPL_TYPED(neg, lib, "neg", DK_Undefined, neg_cpu, NULL), DK_OK);
+    assert_int_equal(DK_LIBRARY_IMPL_TYPED(neg, lib, "neg", DK_Undefined, neg_cpu, NULL), DK_OK);
 }
 
 /* In a library block the record names the line of the impl, not the block's. */
-static void test_typed_lib_impl(void **state) {
+static void test_typed_library_impl(void **state) {
     dk_registry *r = new_registry();
     dk_library *lib;
     dk_registration *h;
     char want[512];
     (void)state;
     assert_int_equal(dk_def(r, "my::neg(Tensor x) -> Tensor", &h), DK_OK);
-    assert_int_equal(dk_library_run(r, DK_LIB_IMPL, "my", DK_CPU, typed_block, &lib), DK_OK);
+    assert_int_equal(dk_library_run(r, DK_LIBRARY_KIND_IMPL, "my", DK_CPU, typed_block, &lib), DK_OK);
     assert_true(neg_call(dk_op_lookup(r, "my::neg"), cpu(3)) == -3.0f);
     dk_op_dump_state(dk_op_lookup(r, "my::neg"), text, sizeof text);
     snprintf(want, sizeof want, "CPU: registered at %s:%d (neg_cpu) :: float(", __FILE__, site_line);
@@ -107,11 +107,11 @@ static void test_typed_lib_impl_errors(void **state) {
     dk_library *lib;
     dk_registration *h;
     (void)state;
-    assert_int_equal(DK_LIB_IMPL_TYPED(neg, NULL, "neg", DK_CPU, neg_cpu, NULL), DK_ERR_NULL);
+    assert_int_equal(DK_LIBRARY_IMPL_TYPED(neg, NULL, "neg", DK_CPU, neg_cpu, NULL), DK_ERR_NULL);
     assert_non_null(strstr(dk_last_error(), "NULL library"));
     assert_int_equal(dk_def(r, "my::neg(Tensor x) -> Tensor", &h), DK_OK);
-    assert_int_equal(dk_library_open(r, DK_LIB_IMPL, "my", DK_CPU, &lib), DK_OK);
-    assert_int_equal(DK_LIB_IMPL_TYPED(neg, lib, "neg", DK_CUDA, neg_cpu, NULL), DK_ERR_KEY_MISMATCH);
+    assert_int_equal(dk_library_open(r, DK_LIBRARY_KIND_IMPL, "my", DK_CPU, &lib), DK_OK);
+    assert_int_equal(DK_LIBRARY_IMPL_TYPED(neg, lib, "neg", DK_CUDA, neg_cpu, NULL), DK_ERR_KEY_MISMATCH);
     assert_non_null(strstr(dk_last_error(), "inconsistent with the dispatch key"));
     assert_int_equal(DK_IMPL_TYPED(neg, r, "bad name", DK_CPU, neg_cpu, NULL, &h), DK_ERR_BAD_NAME);
     dk_op_dump_state(dk_op_lookup(r, "my::neg"), text, sizeof text);
@@ -150,25 +150,25 @@ static void test_gen_impl_records_caller(void **state) {
 
 static void gen_block(dk_library *lib) {
     site_line = __LINE__ + 1;
-    assert_int_equal(sample_neg_lib_impl(lib, DK_Undefined, gneg_cpu, NULL), DK_OK);
+    assert_int_equal(sample_neg_library_impl(lib, DK_Undefined, gneg_cpu, NULL), DK_OK);
 }
 
-static void test_gen_lib_impl(void **state) {
+static void test_gen_library_impl(void **state) {
     dk_registry *r = new_registry();
     dk_registration *h;
     dk_library *lib;
     char want[512];
     (void)state;
     assert_int_equal(sample_neg_def(r, &h), DK_OK);
-    assert_int_equal(dk_library_run(r, DK_LIB_IMPL, "sample", DK_CUDA, gen_block, &lib), DK_OK);
+    assert_int_equal(dk_library_run(r, DK_LIBRARY_KIND_IMPL, "sample", DK_CUDA, gen_block, &lib), DK_OK);
     dk_op_dump_state(dk_op_lookup(r, "sample::neg"), text, sizeof text);
     snprintf(want, sizeof want, "CUDA: registered at %s:%d (gneg_cpu) :: (Tensor) (Tensor) [ unboxed ]\n", __FILE__,
              site_line);
     assert_non_null(strstr(text, want));
     /* the block's namespace must match the operator's: a clear error, nothing registered */
     assert_int_equal(dk_library_close(lib), DK_OK);
-    assert_int_equal(dk_library_open(r, DK_LIB_IMPL, "other", DK_CPU, &lib), DK_OK);
-    assert_int_equal(sample_neg_lib_impl(lib, DK_Undefined, gneg_cpu, NULL), DK_ERR_NAMESPACE_MISMATCH);
+    assert_int_equal(dk_library_open(r, DK_LIBRARY_KIND_IMPL, "other", DK_CPU, &lib), DK_OK);
+    assert_int_equal(sample_neg_library_impl(lib, DK_Undefined, gneg_cpu, NULL), DK_ERR_NAMESPACE_MISMATCH);
     assert_false(dk_op_has_kernel_for_key(dk_op_lookup(r, "sample::neg"), DK_CPU));
     assert_int_equal(dk_library_close(lib), DK_OK);
     dk_registry_destroy(r);
@@ -517,10 +517,10 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_typed_impl_dump_state),
         cmocka_unit_test(test_typed_signature_text),
-        cmocka_unit_test(test_typed_lib_impl),
+        cmocka_unit_test(test_typed_library_impl),
         cmocka_unit_test(test_typed_lib_impl_errors),
         cmocka_unit_test(test_gen_impl_records_caller),
-        cmocka_unit_test(test_gen_lib_impl),
+        cmocka_unit_test(test_gen_library_impl),
         cmocka_unit_test(test_explain_args),
         cmocka_unit_test(test_explain_stack),
         cmocka_unit_test(test_trace_stack),

@@ -90,7 +90,7 @@ static const record *find_record(const char *tag, const char *what) {
 static void our_words(const char *c10, char *out, size_t size) {
     static const char *const map[][2] = {
         { "TORCH_LIBRARY", "DK_LIBRARY" },
-        { "m.fallback(...)", "dk_lib_fallback(m, ...)" },
+        { "m.fallback(...)", "dk_library_fallback(m, ...)" },
     };
     size_t len = 0, i;
     while (*c10 && len + 1 < size) {
@@ -176,36 +176,36 @@ static void test_texts_errors(void **state) {
     assert_int_equal(dk__library_open(r, kind, ns, key, file, line, &lib, DK_CONFIG_SIGNATURE), DK_OK)
 #define EXPECT(what) (our_words(find_record("ERROR", what)->text, want, sizeof want), \
                       assert_string_equal(dk_last_error(), want))
-    OPEN(DK_LIB_IMPL, "tx", DK_CPU, "x.cpp", 80);
-    assert_int_equal(dk_lib_def(lib, "f(Tensor a) -> Tensor"), DK_ERR_WRONG_BLOCK);
+    OPEN(DK_LIBRARY_KIND_IMPL, "tx", DK_CPU, "x.cpp", 80);
+    assert_int_equal(dk_library_def(lib, "f(Tensor a) -> Tensor"), DK_ERR_WRONG_BLOCK);
     EXPECT("def_in_impl_block");
     assert_int_equal(dk_library_close(lib), DK_OK);
-    OPEN(DK_LIB_DEF, "ty", DK_Undefined, "y.cpp", 20);
-    assert_int_equal(dk_lib_fallback(lib, dk_fallthrough()), DK_ERR_WRONG_BLOCK);
+    OPEN(DK_LIBRARY_KIND_DEF, "ty", DK_Undefined, "y.cpp", 20);
+    assert_int_equal(dk_library_fallback(lib, dk_fallthrough()), DK_ERR_WRONG_BLOCK);
     EXPECT("fallback_in_def_block");
     assert_int_equal(dk_library_close(lib), DK_OK);
-    OPEN(DK_LIB_FRAGMENT, "tx", DK_Undefined, "z.cpp", 30);
-    assert_int_equal(dk_lib_fallback(lib, dk_fallthrough()), DK_ERR_WRONG_BLOCK);
+    OPEN(DK_LIBRARY_KIND_FRAGMENT, "tx", DK_Undefined, "z.cpp", 30);
+    assert_int_equal(dk_library_fallback(lib, dk_fallthrough()), DK_ERR_WRONG_BLOCK);
     EXPECT("fallback_in_fragment_block");
     assert_int_equal(dk_library_close(lib), DK_OK);
-    OPEN(DK_LIB_IMPL, "tx", DK_TESTING_ONLY_GenericWrapper, "fb.cpp", 10);
-    assert_int_equal(dk_lib_fallback(lib, dk_fallthrough()), DK_ERR_WRONG_BLOCK);
+    OPEN(DK_LIBRARY_KIND_IMPL, "tx", DK_TESTING_ONLY_GenericWrapper, "fb.cpp", 10);
+    assert_int_equal(dk_library_fallback(lib, dk_fallthrough()), DK_ERR_WRONG_BLOCK);
     EXPECT("fallback_namespaced");
     assert_int_equal(dk_library_close(lib), DK_OK);
-    OPEN(DK_LIB_IMPL, "tx", DK_CPU, "k.cpp", 40);
-    assert_int_equal(dk_lib_impl(lib, "f", DK_CUDA, dk_unboxed(DK_FN(k_one), NULL)), DK_ERR_KEY_MISMATCH);
+    OPEN(DK_LIBRARY_KIND_IMPL, "tx", DK_CPU, "k.cpp", 40);
+    assert_int_equal(dk_library_impl(lib, "f", DK_CUDA, dk_unboxed(DK_FN(k_one), NULL)), DK_ERR_KEY_MISMATCH);
     EXPECT("impl_key_mismatch");
     assert_int_equal(dk_library_close(lib), DK_OK);
-    OPEN(DK_LIB_FRAGMENT, "tx", DK_Undefined, "n.cpp", 50);
-    assert_int_equal(dk_lib_def(lib, "other::f(Tensor a) -> Tensor"), DK_ERR_NAMESPACE_MISMATCH);
+    OPEN(DK_LIBRARY_KIND_FRAGMENT, "tx", DK_Undefined, "n.cpp", 50);
+    assert_int_equal(dk_library_def(lib, "other::f(Tensor a) -> Tensor"), DK_ERR_NAMESPACE_MISMATCH);
     EXPECT("def_namespace_mismatch");
     assert_int_equal(dk_library_close(lib), DK_OK);
-    OPEN(DK_LIB_IMPL, "tx", DK_CPU, "n.cpp", 60);
-    assert_int_equal(dk_lib_impl(lib, "other::f", DK_Undefined, dk_unboxed(DK_FN(k_one), NULL)),
+    OPEN(DK_LIBRARY_KIND_IMPL, "tx", DK_CPU, "n.cpp", 60);
+    assert_int_equal(dk_library_impl(lib, "other::f", DK_Undefined, dk_unboxed(DK_FN(k_one), NULL)),
                      DK_ERR_NAMESPACE_MISMATCH);
     EXPECT("impl_namespace_mismatch");
     assert_int_equal(dk_library_close(lib), DK_OK);
-    assert_int_equal(dk__library_open(r, DK_LIB_FRAGMENT, "_", DK_Undefined, "w.cpp", 70, &lib, DK_CONFIG_SIGNATURE),
+    assert_int_equal(dk__library_open(r, DK_LIBRARY_KIND_FRAGMENT, "_", DK_Undefined, "w.cpp", 70, &lib, DK_CONFIG_SIGNATURE),
                      DK_ERR_WRONG_BLOCK);
     EXPECT("fragment_wildcard");
 #undef OPEN
@@ -391,19 +391,19 @@ static void test_def_with_bad_options(void **state) {
         assert_null(h);
     }
     /* the same options through a library block */
-    assert_int_equal(dk_library_open(r, DK_LIB_DEF, "t", DK_Undefined, &lib), DK_OK);
+    assert_int_equal(dk_library_open(r, DK_LIBRARY_KIND_DEF, "t", DK_Undefined, &lib), DK_OK);
     {
         dk_def_options o;
         static const dk_tag ok_tags[] = { DK_TAG_view_copy };
         memset(&o, 0, sizeof o);
         o.tags = bad_tags;
         o.num_tags = 2;
-        assert_int_equal(dk_lib_def_with(lib, "bad(Tensor a) -> Tensor", &o), DK_ERR_BAD_ARGUMENT);
+        assert_int_equal(dk_library_def_with(lib, "bad(Tensor a) -> Tensor", &o), DK_ERR_BAD_ARGUMENT);
         assert_null(dk_op_lookup(r, "t::bad"));
         o.tags = ok_tags;
         o.num_tags = 1;
         o.alias_analysis = DK_ALIAS_ANALYSIS_PURE_FUNCTION;
-        assert_int_equal(dk_lib_def_with(lib, "good(Tensor a) -> Tensor", &o), DK_OK);
+        assert_int_equal(dk_library_def_with(lib, "good(Tensor a) -> Tensor", &o), DK_OK);
         assert_true(dk_op_has_tag(dk_op_lookup(r, "t::good"), DK_TAG_view_copy));
         assert_int_equal(dk_op_alias_analysis(dk_op_lookup(r, "t::good")), DK_ALIAS_ANALYSIS_PURE_FUNCTION);
     }

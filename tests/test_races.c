@@ -486,12 +486,12 @@ static long d_lookup_failures[MAX_THREADS];
 static void d_writer(int me, long round) {
     dk_library *cpu, *ag, *frag;
     (void)me;
-    check(dk_library_open(d_reg, DK_LIB_IMPL, "rd", DK_CPU, &cpu));
-    check(dk_lib_impl(cpu, "op", DK_Undefined, dk_unboxed(DK_FN(k_id), id(2))));
-    check(dk_library_open(d_reg, DK_LIB_FRAGMENT, "rd", DK_Undefined, &frag));
-    check(dk_lib_def(frag, "tmp(Tensor a) -> Tensor"));
-    check(dk_library_open(d_reg, DK_LIB_IMPL, "rd", DK_AutogradCPU, &ag));
-    check(dk_lib_impl(ag, "rd::op", DK_Undefined, dk_unboxed(DK_FN(k_autograd), id(40))));
+    check(dk_library_open(d_reg, DK_LIBRARY_KIND_IMPL, "rd", DK_CPU, &cpu));
+    check(dk_library_impl(cpu, "op", DK_Undefined, dk_unboxed(DK_FN(k_id), id(2))));
+    check(dk_library_open(d_reg, DK_LIBRARY_KIND_FRAGMENT, "rd", DK_Undefined, &frag));
+    check(dk_library_def(frag, "tmp(Tensor a) -> Tensor"));
+    check(dk_library_open(d_reg, DK_LIBRARY_KIND_IMPL, "rd", DK_AutogradCPU, &ag));
+    check(dk_library_impl(ag, "rd::op", DK_Undefined, dk_unboxed(DK_FN(k_autograd), id(40))));
     if (round % 2) { check(dk_library_close(cpu)); check(dk_library_close(frag)); check(dk_library_close(ag)); }
     else { check(dk_library_close(ag)); check(dk_library_close(cpu)); check(dk_library_close(frag)); }
 }
@@ -510,9 +510,9 @@ static void d_caller(int me, long batch) {
 }
 
 static void d_block(dk_library *lib) {
-    dk_lib_def(lib, "op(Tensor a) -> Tensor");
-    dk_lib_impl(lib, "op", DK_CPU, dk_unboxed(DK_FN(k_id), id(1)));
-    dk_lib_impl(lib, "op", DK_Autograd, dk_unboxed(DK_FN(k_autograd), id(30)));
+    dk_library_def(lib, "op(Tensor a) -> Tensor");
+    dk_library_impl(lib, "op", DK_CPU, dk_unboxed(DK_FN(k_id), id(1)));
+    dk_library_impl(lib, "op", DK_Autograd, dk_unboxed(DK_FN(k_autograd), id(30)));
 }
 
 static void test_d_calls_racing_library_open_close(void **state) {
@@ -526,7 +526,7 @@ static void test_d_calls_racing_library_open_close(void **state) {
     d_reg = new_registry();
     writer_failures = 0;
     memset(d_lookup_failures, 0, sizeof d_lookup_failures);
-    assert_int_equal(dk_library_run(d_reg, DK_LIB_DEF, "rd", DK_Undefined, d_block, &def), DK_OK);
+    assert_int_equal(dk_library_run(d_reg, DK_LIBRARY_KIND_DEF, "rd", DK_Undefined, d_block, &def), DK_OK);
     d_op = below_op = dk_op_lookup(d_reg, "rd::op");
     assert_non_null(d_op);
     assert_int_equal(probe_call(d_op, make(DK_CPU, DK_AutogradCPU)), 31);

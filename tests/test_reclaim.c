@@ -154,8 +154,8 @@ static void test_fresh_name_cycles_bounded(void **state) {
 
 /* Library open/close with one def and one impl, and fallback churn. */
 static void lib_block(dk_library *m) {
-    assert_int_equal(dk_lib_def(m, "op(Tensor x) -> Tensor"), DK_OK);
-    assert_int_equal(dk_lib_impl(m, "op", DK_CPU, dk_unboxed(DK_FN(k_value), NULL)), DK_OK);
+    assert_int_equal(dk_library_def(m, "op(Tensor x) -> Tensor"), DK_OK);
+    assert_int_equal(dk_library_impl(m, "op", DK_CPU, dk_unboxed(DK_FN(k_value), NULL)), DK_OK);
 }
 static void test_library_and_fallback_cycles_bounded(void **state) {
     counter c;
@@ -167,7 +167,7 @@ static void test_library_and_fallback_cycles_bounded(void **state) {
     assert_int_equal(dk_def(r, "keep::op(Tensor x) -> Tensor", &h), DK_OK);
     for (i = 1; i <= 20000; i++) {
         dk_library *lib;
-        assert_int_equal(dk_library_run(r, DK_LIB_DEF, "churn", DK_Undefined, lib_block, &lib), DK_OK);
+        assert_int_equal(dk_library_run(r, DK_LIBRARY_KIND_DEF, "churn", DK_Undefined, lib_block, &lib), DK_OK);
         assert_int_equal(dk_library_close(lib), DK_OK);
         assert_int_equal(dk_fallback(r, DK_Tracer, dk_fallthrough(), &fb), DK_OK);
         assert_int_equal(dk_deregister(fb), DK_OK);

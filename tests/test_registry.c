@@ -342,10 +342,10 @@ static void test_library_blocks(void **state) {
     (void)state;
     empty = snapshot(r);
     l_def = __LINE__ + 1;
-    assert_int_equal(dk_library_open(r, DK_LIB_DEF, "lib", DK_Undefined, &def), DK_OK);
-    assert_int_equal(dk_lib_def(def, "add(Tensor a, Tensor b) -> Tensor"), DK_OK);
-    assert_int_equal(dk_lib_def(def, "lib::mul(Tensor a, Tensor b) -> Tensor"), DK_OK);
-    assert_int_equal(dk_lib_impl(def, "add", DK_Undefined, dk_unboxed(DK_FN(k_other), NULL)), DK_OK); /* catch-all */
+    assert_int_equal(dk_library_open(r, DK_LIBRARY_KIND_DEF, "lib", DK_Undefined, &def), DK_OK);
+    assert_int_equal(dk_library_def(def, "add(Tensor a, Tensor b) -> Tensor"), DK_OK);
+    assert_int_equal(dk_library_def(def, "lib::mul(Tensor a, Tensor b) -> Tensor"), DK_OK);
+    assert_int_equal(dk_library_impl(def, "add", DK_Undefined, dk_unboxed(DK_FN(k_other), NULL)), DK_OK); /* catch-all */
     op = dk_op_lookup(r, "lib::add");
     assert_non_null(op);
     {
@@ -354,45 +354,45 @@ static void test_library_blocks(void **state) {
         assert_string_equal(dk_op_slot_kernel(op, 0)->debug, expect); /* the block's site, as c10 */
     }
     /* a second DEF block for the namespace names both sites */
-    assert_int_equal(dk_library_open(r, DK_LIB_DEF, "lib", DK_Undefined, &dup), DK_ERR_DUPLICATE_LIBRARY);
+    assert_int_equal(dk_library_open(r, DK_LIBRARY_KIND_DEF, "lib", DK_Undefined, &dup), DK_ERR_DUPLICATE_LIBRARY);
     assert_null(dup);
     assert_non_null(strstr(dk_last_error(), "Only a single DK_LIBRARY can be used to register the namespace lib;"));
     assert_non_null(strstr(dk_last_error(), "Previous registration of DK_LIBRARY was registered at"));
     /* fragments may repeat */
-    assert_int_equal(dk_library_open(r, DK_LIB_FRAGMENT, "lib", DK_Undefined, &frag), DK_OK);
-    assert_int_equal(dk_library_open(r, DK_LIB_FRAGMENT, "lib", DK_Undefined, &frag2), DK_OK);
-    assert_int_equal(dk_lib_def(frag, "sub(Tensor a) -> Tensor"), DK_OK);
-    assert_int_equal(dk_lib_def(frag2, "add(Tensor a) -> Tensor"), DK_ERR_DUPLICATE_DEF);
-    assert_int_equal(dk_lib_def(frag2, "other::x(Tensor a) -> Tensor"), DK_ERR_NAMESPACE_MISMATCH);
+    assert_int_equal(dk_library_open(r, DK_LIBRARY_KIND_FRAGMENT, "lib", DK_Undefined, &frag), DK_OK);
+    assert_int_equal(dk_library_open(r, DK_LIBRARY_KIND_FRAGMENT, "lib", DK_Undefined, &frag2), DK_OK);
+    assert_int_equal(dk_library_def(frag, "sub(Tensor a) -> Tensor"), DK_OK);
+    assert_int_equal(dk_library_def(frag2, "add(Tensor a) -> Tensor"), DK_ERR_DUPLICATE_DEF);
+    assert_int_equal(dk_library_def(frag2, "other::x(Tensor a) -> Tensor"), DK_ERR_NAMESPACE_MISMATCH);
     assert_non_null(strstr(dk_last_error(), "Explicitly provided namespace (other) "
                                             "in schema string does not match namespace of enclosing "
                                             "DK_LIBRARY_FRAGMENT block (lib)."));
     /* IMPL blocks */
-    assert_int_equal(dk_library_open(r, DK_LIB_IMPL, "lib", DK_CPU, &impl), DK_OK);
-    assert_int_equal(dk_lib_impl(impl, "add", DK_Undefined, dk_unboxed(DK_FN(k_cpu), NULL)), DK_OK);
+    assert_int_equal(dk_library_open(r, DK_LIBRARY_KIND_IMPL, "lib", DK_CPU, &impl), DK_OK);
+    assert_int_equal(dk_library_impl(impl, "add", DK_Undefined, dk_unboxed(DK_FN(k_cpu), NULL)), DK_OK);
     assert_ptr_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_CPU))->fn, DK_FN(k_cpu));
-    assert_int_equal(dk_lib_impl(impl, "add", DK_CPU, dk_unboxed(DK_FN(k_cpu), NULL)), DK_OK);
-    assert_int_equal(dk_lib_impl(impl, "add", DK_CUDA, dk_unboxed(DK_FN(k_cpu), NULL)), DK_ERR_KEY_MISMATCH);
+    assert_int_equal(dk_library_impl(impl, "add", DK_CPU, dk_unboxed(DK_FN(k_cpu), NULL)), DK_OK);
+    assert_int_equal(dk_library_impl(impl, "add", DK_CUDA, dk_unboxed(DK_FN(k_cpu), NULL)), DK_ERR_KEY_MISMATCH);
     assert_non_null(strstr(dk_last_error(), "impl(\"add\", ...): Explicitly provided dispatch key (CUDA) is "
                                             "inconsistent with the dispatch key of the enclosing DK_LIBRARY_IMPL "
                                             "block (CPU)."));
-    assert_int_equal(dk_lib_def(impl, "nope(Tensor a) -> Tensor"), DK_ERR_WRONG_BLOCK);
+    assert_int_equal(dk_library_def(impl, "nope(Tensor a) -> Tensor"), DK_ERR_WRONG_BLOCK);
     assert_non_null(strstr(dk_last_error(), "def(\"nope\"): Cannot define an operator inside of a "
                                             "DK_LIBRARY_IMPL block."));
-    assert_int_equal(dk_lib_fallback(impl, dk_boxed(k_boxed, NULL)), DK_ERR_WRONG_BLOCK);
+    assert_int_equal(dk_library_fallback(impl, dk_boxed(k_boxed, NULL)), DK_ERR_WRONG_BLOCK);
     assert_non_null(strstr(dk_last_error(), "Fallback functions which apply to only a single namespace (you "
                                             "specified lib) are not supported."));
-    assert_int_equal(dk_lib_fallback(def, dk_boxed(k_boxed, NULL)), DK_ERR_WRONG_BLOCK);
+    assert_int_equal(dk_library_fallback(def, dk_boxed(k_boxed, NULL)), DK_ERR_WRONG_BLOCK);
     assert_non_null(strstr(dk_last_error(), "fallback(...): Cannot define an operator inside of a DK_LIBRARY block."));
     /* fallbacks live in IMPL blocks of namespace _ */
-    assert_int_equal(dk_library_open(r, DK_LIB_IMPL, "_", DK_Tracer, &fb), DK_OK);
-    assert_int_equal(dk_lib_fallback(fb, dk_boxed(k_boxed, NULL)), DK_OK);
+    assert_int_equal(dk_library_open(r, DK_LIBRARY_KIND_IMPL, "_", DK_Tracer, &fb), DK_OK);
+    assert_int_equal(dk_library_fallback(fb, dk_boxed(k_boxed, NULL)), DK_OK);
     assert_true(dk_op_slot_kernel(op, dk_key_table_index(DK_Tracer))->is_fallback);
-    assert_int_equal(dk_library_open(r, DK_LIB_DEF, "_", DK_Undefined, &dup), DK_ERR_WRONG_BLOCK);
+    assert_int_equal(dk_library_open(r, DK_LIBRARY_KIND_DEF, "_", DK_Undefined, &dup), DK_ERR_WRONG_BLOCK);
     assert_non_null(strstr(dk_last_error(), "DK_LIBRARY: cannot define DK_LIBRARY with the wildcard namespace _"));
-    assert_int_equal(dk_library_open(r, DK_LIB_DEF, "li-b", DK_Undefined, &dup), DK_ERR_BAD_NAME);
-    assert_int_equal(dk_library_open(r, DK_LIB_DEF, "x", DK_CPU, &dup), DK_ERR_BAD_KEY);
-    assert_int_equal(dk_library_open(r, DK_LIB_IMPL, "x", DK_Dense, &dup), DK_ERR_BAD_KEY);
+    assert_int_equal(dk_library_open(r, DK_LIBRARY_KIND_DEF, "li-b", DK_Undefined, &dup), DK_ERR_BAD_NAME);
+    assert_int_equal(dk_library_open(r, DK_LIBRARY_KIND_DEF, "x", DK_CPU, &dup), DK_ERR_BAD_KEY);
+    assert_int_equal(dk_library_open(r, DK_LIBRARY_KIND_IMPL, "x", DK_Dense, &dup), DK_ERR_BAD_KEY);
     /* closing every block undoes everything, in any order */
     assert_int_equal(dk_library_close(fb), DK_OK);
     assert_int_equal(dk_library_close(def), DK_OK);
@@ -403,7 +403,7 @@ static void test_library_blocks(void **state) {
     assert_string_equal(after, empty);
     free(after);
     /* the namespace is free again */
-    assert_int_equal(dk_library_open(r, DK_LIB_DEF, "lib", DK_Undefined, &def), DK_OK);
+    assert_int_equal(dk_library_open(r, DK_LIBRARY_KIND_DEF, "lib", DK_Undefined, &def), DK_OK);
     free(empty);
     dk_registry_destroy(r); /* closes open libraries */
 }
@@ -413,18 +413,18 @@ static void test_library_blocks(void **state) {
 static int static_cpu(int x) { return x * 10; }
 
 DK_LIBRARY(stat, m) {
-    dk_lib_def(m, "scale(Tensor a) -> Tensor");
+    dk_library_def(m, "scale(Tensor a) -> Tensor");
 }
 DK_LIBRARY_IMPL(stat, CPU, m) {
-    dk_lib_impl(m, "scale", DK_Undefined, dk_unboxed(DK_FN(static_cpu), NULL));
+    dk_library_impl(m, "scale", DK_Undefined, dk_unboxed(DK_FN(static_cpu), NULL));
 }
 DK_LIBRARY_FRAGMENT(stat, m) {
-    dk_lib_def(m, "scale2(Tensor a) -> Tensor");
+    dk_library_def(m, "scale2(Tensor a) -> Tensor");
 }
 
 static void explicit_block(dk_library *m) {
-    dk_lib_def(m, "scale(Tensor a) -> Tensor");
-    dk_lib_impl(m, "scale", DK_CPU, dk_unboxed(DK_FN(static_cpu), NULL));
+    dk_library_def(m, "scale(Tensor a) -> Tensor");
+    dk_library_impl(m, "scale", DK_CPU, dk_unboxed(DK_FN(static_cpu), NULL));
 }
 
 static void test_static_and_explicit_registration(void **state) {
@@ -437,13 +437,13 @@ static void test_static_and_explicit_registration(void **state) {
     assert_ptr_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_CPU))->fn, DK_FN(static_cpu));
     assert_ptr_equal(op->registry, dk_registry_default());
     /* the same block, run explicitly (static libraries drop unreferenced objects) */
-    assert_int_equal(dk_library_run(r, DK_LIB_DEF, "stat", DK_Undefined, explicit_block, &lib), DK_OK);
+    assert_int_equal(dk_library_run(r, DK_LIBRARY_KIND_DEF, "stat", DK_Undefined, explicit_block, &lib), DK_OK);
     op = dk_op_lookup(r, "stat::scale");
     assert_non_null(op);
     assert_ptr_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_CPU))->fn, DK_FN(static_cpu));
     /* failures inside a block run this way go to the log hook */
     n_logged = 0;
-    assert_int_equal(dk_library_run(r, DK_LIB_DEF, "stat", DK_Undefined, explicit_block, NULL),
+    assert_int_equal(dk_library_run(r, DK_LIBRARY_KIND_DEF, "stat", DK_Undefined, explicit_block, NULL),
                      DK_ERR_DUPLICATE_LIBRARY);
     assert_int_equal(n_logged, 1);
     assert_non_null(strstr(logged, "error: Only a single DK_LIBRARY"));
@@ -585,17 +585,17 @@ static dk_status bad_duplicate_def(void) { dk_registration *h; return dk_def(bad
 static dk_status bad_deregister_twice(void) { return dk_deregister(bad_dead); }
 static dk_status bad_deregister_null(void) { return dk_deregister(NULL); }
 static dk_status bad_key_mismatch(void) {
-    return dk_lib_impl(bad_impl_lib, "op", DK_CUDA, dk_unboxed(DK_FN(k_cpu), NULL));
+    return dk_library_impl(bad_impl_lib, "op", DK_CUDA, dk_unboxed(DK_FN(k_cpu), NULL));
 }
-static dk_status bad_def_in_impl(void) { return dk_lib_def(bad_impl_lib, "op2(Tensor x) -> Tensor"); }
-static dk_status bad_fallback_in_def(void) { return dk_lib_fallback(bad_def_lib, dk_boxed(k_boxed, NULL)); }
-static dk_status bad_fallback_namespaced(void) { return dk_lib_fallback(bad_impl_lib, dk_boxed(k_boxed, NULL)); }
+static dk_status bad_def_in_impl(void) { return dk_library_def(bad_impl_lib, "op2(Tensor x) -> Tensor"); }
+static dk_status bad_fallback_in_def(void) { return dk_library_fallback(bad_def_lib, dk_boxed(k_boxed, NULL)); }
+static dk_status bad_fallback_namespaced(void) { return dk_library_fallback(bad_impl_lib, dk_boxed(k_boxed, NULL)); }
 static dk_status bad_namespace_mismatch(void) {
-    return dk_lib_impl(bad_def_lib, "zzz::op", DK_CPU, dk_unboxed(DK_FN(k_cpu), NULL));
+    return dk_library_impl(bad_def_lib, "zzz::op", DK_CPU, dk_unboxed(DK_FN(k_cpu), NULL));
 }
 static dk_status bad_second_def_block(void) {
     dk_library *l;
-    return dk_library_open(bad_r, DK_LIB_DEF, "bad", DK_Undefined, &l);
+    return dk_library_open(bad_r, DK_LIBRARY_KIND_DEF, "bad", DK_Undefined, &l);
 }
 static dk_status bad_library_kind(void) {
     dk_library *l;
@@ -656,8 +656,8 @@ static void test_bad_inputs(void **state) {
     assert_int_equal(dk_fallback(bad_r, DK_AutogradCPU, dk_fallthrough(), &h), DK_OK);
     assert_int_equal(dk_impl(bad_r, "bad::op", DK_CUDA, dk_unboxed(DK_FN(k_cpu), NULL), &bad_dead), DK_OK);
     assert_int_equal(dk_deregister(bad_dead), DK_OK);
-    assert_int_equal(dk_library_open(bad_r, DK_LIB_IMPL, "bad", DK_CPU, &bad_impl_lib), DK_OK);
-    assert_int_equal(dk_library_open(bad_r, DK_LIB_DEF, "bad", DK_Undefined, &bad_def_lib), DK_OK);
+    assert_int_equal(dk_library_open(bad_r, DK_LIBRARY_KIND_IMPL, "bad", DK_CPU, &bad_impl_lib), DK_OK);
+    assert_int_equal(dk_library_open(bad_r, DK_LIBRARY_KIND_DEF, "bad", DK_Undefined, &bad_def_lib), DK_OK);
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *before = snapshot(bad_r), *after;
         dk_status s = cases[i].call();
@@ -702,7 +702,7 @@ static dk_status oom_fallback(dk_registry *r) {
 }
 static dk_status oom_library(dk_registry *r) {
     dk_library *l;
-    return dk_library_open(r, DK_LIB_DEF, "oomlib", DK_Undefined, &l);
+    return dk_library_open(r, DK_LIBRARY_KIND_DEF, "oomlib", DK_Undefined, &l);
 }
 static dk_status oom_listener(dk_registry *r) {
     dk_registration *h;

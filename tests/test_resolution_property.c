@@ -163,16 +163,16 @@ static answer resolve(const mop *m, const front_t newest, int slot) {
     /* 1: a kernel registered directly for k (newest wins) */
     if (!und && (id = newest[k]) >= 0) return found(id, W_KERNEL);
     /* 2.1, 2.2: CompositeExplicitAutogradNonFunctional, CompositeExplicitAutograd (Undefined too) */
-    if ((und || in_alias(k, DK_ALIAS_NON_FUNCTIONAL)) && (id = newest[DK_ALIAS_NON_FUNCTIONAL]) >= 0)
+    if ((und || in_alias(k, DK__ALIAS_NON_FUNCTIONAL)) && (id = newest[DK__ALIAS_NON_FUNCTIONAL]) >= 0)
         return found(id, W_DEFAULT_BACKEND);
-    if ((und || in_alias(k, DK_ALIAS_BACKEND)) && (id = newest[DK_ALIAS_BACKEND]) >= 0)
+    if ((und || in_alias(k, DK__ALIAS_BACKEND)) && (id = newest[DK__ALIAS_BACKEND]) >= 0)
         return found(id, W_DEFAULT_BACKEND);
-    has_backend_kernel = newest[DK_ALIAS_BACKEND] >= 0 || has_kernel_in(m, dk_autograd_backend_set(k));
+    has_backend_kernel = newest[DK__ALIAS_BACKEND] >= 0 || has_kernel_in(m, dk_autograd_backend_set(k));
     /* 2.3a: CompositeImplicitAutogradNestedTensor (not Undefined) */
-    if (!und && in_alias(k, DK_ALIAS_NESTED) && (id = newest[DK_ALIAS_NESTED]) >= 0)
+    if (!und && in_alias(k, DK__ALIAS_NESTED) && (id = newest[DK__ALIAS_NESTED]) >= 0)
         return found(id, W_NESTED);
     /* 2.3b: CompositeImplicitAutograd (Undefined too) */
-    if ((und || in_alias(k, DK_ALIAS_MATH)) && (id = newest[DK_ALIAS_MATH]) >= 0) {
+    if ((und || in_alias(k, DK__ALIAS_MATH)) && (id = newest[DK__ALIAS_MATH]) >= 0) {
         if (k == DK_AutogradOther && has_kernel_in(m, DK_KS_OTHER_BACKENDS)) {
             a.what = A_AMBIGUOUS; a.id = -1; a.ft = 0; a.reason = W_AMBIGUOUS;
             return a;
@@ -180,9 +180,9 @@ static answer resolve(const mop *m, const front_t newest, int slot) {
         if (!has_backend_kernel) return found(id, W_MATH);
     }
     /* 2.4: Autograd; 2.5: FuncTorchBatchedDecomposition */
-    if (in_alias(k, DK_ALIAS_AUTOGRAD) && (id = newest[DK_ALIAS_AUTOGRAD]) >= 0)
+    if (in_alias(k, DK__ALIAS_AUTOGRAD) && (id = newest[DK__ALIAS_AUTOGRAD]) >= 0)
         return found(id, W_AUTOGRAD);
-    if (in_alias(k, DK_ALIAS_BATCHED) && (id = newest[DK_ALIAS_BATCHED]) >= 0)
+    if (in_alias(k, DK__ALIAS_BATCHED) && (id = newest[DK__ALIAS_BATCHED]) >= 0)
         return found(id, W_BATCHED);
     /* 3: backend fallback; 4: missing */
     if (fb[slot] >= 0) return found(fb[slot], W_FALLBACK);
@@ -345,7 +345,7 @@ static void make_live(int id, dk_registration *h) {
 
 static void do_impl(int o, dk_key key, int ft) {
     dk_registration *h = NULL;
-    dk_key eff = key == DK_Undefined ? (dk_key)DK_ALIAS_MATH : key;
+    dk_key eff = key == DK_Undefined ? (dk_key)DK__ALIAS_MATH : key;
     int id = new_id(R_IMPL, o, eff, ft);
     assert_int_equal(dk_impl(reg, op_names[o], key, desc_for(id, 0), &h), DK_OK);
     make_live(id, h);
@@ -651,7 +651,7 @@ static void run_permutations(const fixed_reg *set, const char *name, long *perms
         step_no = *perms;
         /* ids 0..NFIXED-1 are the set's indices; they are reserved up front */
         for (i = 0; i < NFIXED; i++) {
-            dk_key eff = (!set[i].fallback && set[i].key == DK_Undefined) ? (dk_key)DK_ALIAS_MATH : set[i].key;
+            dk_key eff = (!set[i].fallback && set[i].key == DK_Undefined) ? (dk_key)DK__ALIAS_MATH : set[i].key;
             new_id(set[i].fallback ? R_FALLBACK : R_IMPL, set[i].fallback ? -1 : 0, eff, set[i].ft);
         }
         assert_int_equal(dk_def(reg, op_schemas[0], &def), DK_OK);

@@ -4,7 +4,7 @@
        #define DKGEN_TENSOR my_tensor *            (a pointer type)
        #define DKGEN_TENSOR_KEYSET(t) ((t)->keys)  (its dispatch keyset)
    Each operator <op> has <op>_call(op, args...), <op>_redispatch(op, ks, args...),
-   <op>_def(reg, &h), <op>_impl(reg, key, fn, user_data, &h), <op>_lib_impl(lib, key,
+   <op>_def(reg, &h), <op>_impl(reg, key, fn, user_data, &h), <op>_library_impl(lib, key,
    fn, user_data) (macros: registrations record the caller's file:line and fn's name;
    fn must be an <op>_fn), <op>_kernel, <op>_bind, <op>_fn (the kernel type) and
    <op>_SCHEMA; a tuple return is a struct <op>_result with the schema's return names; with
@@ -63,7 +63,7 @@ DK_INLINE dk_value dkgen_box_opt_double(const double *p_) { return p_ ? dk_doubl
 DK_INLINE dk_value dkgen_box_opt_bool(const int *p_) { return p_ ? dk_bool(*p_) : dk_none(); }
 DK_INLINE dk_value dkgen_box_string(const char *s_) { return s_ ? dk_string(s_) : dk_none(); }
 DK_INLINE dk_value dkgen_box_object(void *p_) { return p_ ? dk_object(p_) : dk_none(); }
-DK_INLINE dk_value dkgen_box_opt_int_list(const dk_int_list *l_) { return l_ ? dk_int_list_value(*l_) : dk_none(); }
+DK_INLINE dk_value dkgen_box_opt_int_list(const dk_int_list *l_) { return l_ ? dk_ints(*l_) : dk_none(); }
 DK_INLINE dk_value dkgen_box_opt_double_list(const dk_double_list *l_) {
     return l_ ? dk_double_list_value(*l_) : dk_none();
 }
@@ -201,8 +201,8 @@ DK_INLINE dk_status mt_add_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_des
 }
 #define mt_add_impl(reg_, key_, fn_, user_data_, handle_) \
     mt_add_impl_at((reg_), (key_), mt_add_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
-#define mt_add_lib_impl(lib_, key_, fn_, user_data_) \
-    dk_lib_impl_at((lib_), mt_add_NAME, (key_), mt_add_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+#define mt_add_library_impl(lib_, key_, fn_, user_data_) \
+    dk_library_impl_at((lib_), mt_add_NAME, (key_), mt_add_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status mt_add_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, mt_add_NAME, mt_add_SIGNATURE, op_);
 }
@@ -277,8 +277,8 @@ DK_INLINE dk_status mt_mul_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_des
 }
 #define mt_mul_impl(reg_, key_, fn_, user_data_, handle_) \
     mt_mul_impl_at((reg_), (key_), mt_mul_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
-#define mt_mul_lib_impl(lib_, key_, fn_, user_data_) \
-    dk_lib_impl_at((lib_), mt_mul_NAME, (key_), mt_mul_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+#define mt_mul_library_impl(lib_, key_, fn_, user_data_) \
+    dk_library_impl_at((lib_), mt_mul_NAME, (key_), mt_mul_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status mt_mul_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, mt_mul_NAME, mt_mul_SIGNATURE, op_);
 }
@@ -349,8 +349,8 @@ DK_INLINE dk_status mt_sum_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_des
 }
 #define mt_sum_impl(reg_, key_, fn_, user_data_, handle_) \
     mt_sum_impl_at((reg_), (key_), mt_sum_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
-#define mt_sum_lib_impl(lib_, key_, fn_, user_data_) \
-    dk_lib_impl_at((lib_), mt_sum_NAME, (key_), mt_sum_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+#define mt_sum_library_impl(lib_, key_, fn_, user_data_) \
+    dk_library_impl_at((lib_), mt_sum_NAME, (key_), mt_sum_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status mt_sum_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, mt_sum_NAME, mt_sum_SIGNATURE, op_);
 }
@@ -421,8 +421,8 @@ DK_INLINE dk_status mt_relu_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_de
 }
 #define mt_relu_impl(reg_, key_, fn_, user_data_, handle_) \
     mt_relu_impl_at((reg_), (key_), mt_relu_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
-#define mt_relu_lib_impl(lib_, key_, fn_, user_data_) \
-    dk_lib_impl_at((lib_), mt_relu_NAME, (key_), mt_relu_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+#define mt_relu_library_impl(lib_, key_, fn_, user_data_) \
+    dk_library_impl_at((lib_), mt_relu_NAME, (key_), mt_relu_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status mt_relu_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, mt_relu_NAME, mt_relu_SIGNATURE, op_);
 }
@@ -497,8 +497,8 @@ DK_INLINE dk_status mt_matmul_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_
 }
 #define mt_matmul_impl(reg_, key_, fn_, user_data_, handle_) \
     mt_matmul_impl_at((reg_), (key_), mt_matmul_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
-#define mt_matmul_lib_impl(lib_, key_, fn_, user_data_) \
-    dk_lib_impl_at((lib_), mt_matmul_NAME, (key_), mt_matmul_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+#define mt_matmul_library_impl(lib_, key_, fn_, user_data_) \
+    dk_library_impl_at((lib_), mt_matmul_NAME, (key_), mt_matmul_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status mt_matmul_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, mt_matmul_NAME, mt_matmul_SIGNATURE, op_);
 }
@@ -569,8 +569,8 @@ DK_INLINE dk_status mt_exp_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_des
 }
 #define mt_exp_impl(reg_, key_, fn_, user_data_, handle_) \
     mt_exp_impl_at((reg_), (key_), mt_exp_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
-#define mt_exp_lib_impl(lib_, key_, fn_, user_data_) \
-    dk_lib_impl_at((lib_), mt_exp_NAME, (key_), mt_exp_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+#define mt_exp_library_impl(lib_, key_, fn_, user_data_) \
+    dk_library_impl_at((lib_), mt_exp_NAME, (key_), mt_exp_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
 DK_INLINE dk_status mt_exp_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, mt_exp_NAME, mt_exp_SIGNATURE, op_);
 }

@@ -71,9 +71,9 @@ static mt_tensor *matmul_pu1(const dk_kernel *k, dk_keyset ks, mt_tensor *a, mt_
    failed registration inside a block goes to the registry's log hook
    (stderr by default), since a constructor has no caller to return it to. */
 DK_LIBRARY_IMPL(mt, PrivateUse1, m) {
-    mt_add_lib_impl(m, DK_Undefined, add_pu1, NULL);
-    mt_mul_lib_impl(m, DK_Undefined, mul_pu1, NULL);
-    mt_sum_lib_impl(m, DK_Undefined, sum_pu1, NULL);
-    mt_matmul_lib_impl(m, DK_Undefined, matmul_pu1, NULL);
+    mt_add_library_impl(m, DK_Undefined, add_pu1, NULL);
+    mt_mul_library_impl(m, DK_Undefined, mul_pu1, NULL);
+    mt_sum_library_impl(m, DK_Undefined, sum_pu1, NULL);
+    mt_matmul_library_impl(m, DK_Undefined, matmul_pu1, NULL);
 }
 

@@ -357,8 +357,8 @@ static void test_thread_exit(void) {
    compiler without them (tcc, MSVC) writes instead of DK_LIBRARY ------------ */
 static int twice_cpu(const dk_kernel *k, dk_keyset ks, plug_tensor a) { (void)k; (void)ks; return 2 * a.v; }
 static void explicit_block(dk_library *m) {
-    CHECK(dk_lib_def(m, "twice(Tensor a) -> Tensor") == DK_OK);
-    CHECK(dk_lib_impl(m, "twice", DK_CPU, dk_unboxed(DK_FN(twice_cpu), NULL)) == DK_OK);
+    CHECK(dk_library_def(m, "twice(Tensor a) -> Tensor") == DK_OK);
+    CHECK(dk_library_impl(m, "twice", DK_CPU, dk_unboxed(DK_FN(twice_cpu), NULL)) == DK_OK);
 }
 
 static void test_library_explicit(void) {
@@ -368,7 +368,7 @@ static void test_library_explicit(void) {
     plug_tensor a;
     int v;
     dk_status s;
-    CHECK(dk_library_run(r, DK_LIB_DEF, "explicit", DK_Undefined, explicit_block, &lib) == DK_OK);
+    CHECK(dk_library_run(r, DK_LIBRARY_KIND_DEF, "explicit", DK_Undefined, explicit_block, &lib) == DK_OK);
     op = dk_op_lookup(r, "explicit::twice");
     CHECK(op != NULL);
     if (!op) return;

@@ -14,5 +14,5 @@ static int add_plugin(const dk_kernel *k, dk_keyset ks, plug_tensor a) {
 }
 
 DK_LIBRARY_IMPL(plug, PrivateUse1, m) {
-    dk_lib_impl(m, "add", DK_Undefined, dk_unboxed(DK_FN(add_plugin), NULL));
+    dk_library_impl(m, "add", DK_Undefined, dk_unboxed(DK_FN(add_plugin), NULL));
 }
