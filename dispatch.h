@@ -1238,9 +1238,15 @@ struct dk_operator {
 
 /* The operator's current snapshot; everything in it is complete (acquire). */
 DK_INLINE const dk_op_table *dk_op_table_of(const dk_operator *op) { return DK__LOAD_ACQ(&op->table); }
+/* A table slot without an operator-level kernel holds its registry's
+   missing record of that slot; a boxed backend fallback registered at the
+   slot is read from the registry (Note [Resolution]). dk__deferred gives
+   what such a record stands for now: the fallback, or k itself. */
+DK_API const dk_kernel *dk__deferred(const dk_operator *op, const dk_kernel *k);
 /* The kernel record a call would run at a slot (dk_ks_table_index). */
 DK_INLINE const dk_kernel *dk_op_slot_kernel(const dk_operator *op, int slot) {
-    return dk_op_table_of(op)->kernels[slot];
+    const dk_kernel *k = dk_op_table_of(op)->kernels[slot];
+    return k->kind == DK_KERNEL_MISSING ? dk__deferred(op, k) : k;
 }
 /* The def's schema in c10's normalised form, or NULL without a def. */
 DK_INLINE const char *dk_op_schema(const dk_operator *op) { return dk_op_table_of(op)->schema; }
@@ -1623,13 +1629,15 @@ DK_INLINE const dk_kernel *dk__dispatch(const dk_operator *op, dk_keyset args, d
 
 /* The public primitives: as above, and they report to the trace hook. */
 DK_INLINE const dk_kernel *dk_lookup(const dk_operator *op, dk_keyset ks) {
+    const dk_kernel *k;
     if (DK__UNLIKELY(DK__TRACING())) dk__trace(op, ks, 1);
-    return dk__lookup(op, ks);
+    k = dk__lookup(op, ks);
+    return DK__UNLIKELY(k->kind == DK_KERNEL_MISSING) ? dk__deferred(op, k) : k;
 }
 DK_INLINE const dk_kernel *dk_dispatch(const dk_operator *op, dk_keyset args, dk_keyset *out_ks) {
     const dk_kernel *k = dk__dispatch(op, args, out_ks);
     if (DK__UNLIKELY(DK__TRACING())) dk__trace(op, *out_ks, 0);
-    return k;
+    return DK__UNLIKELY(k->kind == DK_KERNEL_MISSING) ? dk__deferred(op, k) : k;
 }
 
 /* The slow path: a boxed kernel or fallback gets (kernel, op, ks, args);
@@ -2489,11 +2497,15 @@ struct dk_registry {
     uint32_t n_ops, cap_ops;      /* ids in use are below n_ops */
     uint32_t live_ops, free_hint; /* no free id below free_hint */
     dk_registration *fallbacks[DK_NUM_RUNTIME_ENTRIES];
+    /* the boxed fallback of each slot as calls read it (release / acquire);
+       fallthrough fallbacks are in the tables instead (Note [Resolution]) */
+    const dk_kernel *boxed_fallbacks[DK_NUM_RUNTIME_ENTRIES];
     dk_library *libraries;
     dk_registration *listeners;
     dk__block *retired;           /* unpublished memory, newest first */
     size_t live_bytes, retired_bytes;
-    dk_kernel missing, ambiguous; /* sentinels: no table slot is ever NULL */
+    dk_kernel ambiguous;          /* sentinels: no table slot is ever NULL */
+    dk_kernel missing[DK_NUM_RUNTIME_ENTRIES];   /* one per slot: it stands for the slot's boxed fallback */
     struct dk__slot_info slot_info[DK_NUM_RUNTIME_ENTRIES];
     int coupled[DK_NUM_RUNTIME_ENTRIES], n_coupled;   /* the slots whose slot_info.coupled is set */
     dk_op_table empty;            /* the table of an operator without kernels */
@@ -2920,9 +2932,21 @@ DK__PRIVATE void dk__op_remove_if_unused(dk_registry *r, dk__op *op) {
    recomputed, the rest copied (the whole table for a def / impl change, so
    the live table always equals a full recomputation whatever the order of
    changes; c10 1.13.1 updates only some slots and leaves stale ones; the
-   fallback's slots in every operator for a fallback change), the masks
-   derived from the slots, the def's fields copied. Then one release store
-   publishes it and the old snapshot is retired (Note [Reclamation]). */
+   fallback's slots in every operator for a fallthrough fallback change),
+   the masks derived from the slots, the def's fields copied. Then one
+   release store publishes it and the old snapshot is retired (Note
+   [Reclamation]).
+
+   Boxed backend fallbacks stay out of the tables. A backend fallback is
+   c10's last rule before "missing": no operator-level rule depends on it,
+   so a slot resolving to a boxed fallback resolves to the missing record
+   of that slot when the fallback is left out (and only fallthroughs change
+   the masks). The table holds r->missing[slot] there (reason MISSING); a
+   call reaching such a record (fn NULL: the slow path already) reads
+   r->boxed_fallbacks[slot], published by itself with one release store.
+   Registering or removing a boxed fallback is O(its slots), whatever the
+   number of operators; what reads a slot (dk_op_slot_kernel, dk_dispatch,
+   dk_lookup, explain, the messages) gives the fallback as before. */
 
 /* What resolution reads of an operator's impls: the newest per role (found
    once), and the list itself for a runtime key (short: scanned). */
@@ -3037,7 +3061,7 @@ DK__PRIVATE const dk_kernel *dk__resolve(const dk_registry *r, const dk__op *op,
     if (r->fallbacks[slot]) DK__CHOOSE(r->fallbacks[slot], FALLBACK);
 #undef DK__CHOOSE
     *why = DK_REASON_MISSING;
-    return &r->missing;
+    return &r->missing[slot];
 }
 
 /* c10 setOperatorHasFallthroughForKey, derived from the slots: a
@@ -3091,6 +3115,10 @@ DK__PRIVATE void dk__table_fill(const dk_registry *r, const dk__op *op, dk_op_ta
         for (j = 0; j < (n < 0 ? DK_NUM_RUNTIME_ENTRIES : n); j++) {
             int s = n < 0 ? j : slots[j];
             const dk_kernel *k = dk__resolve(r, op, &front, s, &why);
+            if (why == DK_REASON_FALLBACK && k->kind != DK_KERNEL_FALLTHROUGH) { /* read from the registry */
+                k = &r->missing[s];
+                why = DK_REASON_MISSING;
+            }
             masks_change |= !t->kernels[s] || /* a template being built */
                             (k->kind == DK_KERNEL_FALLTHROUGH) != (t->kernels[s]->kind == DK_KERNEL_FALLTHROUGH);
             t->kernels[s] = k;
@@ -3453,8 +3481,10 @@ DK__PRIVATE dk_status dk__fallback_locked(dk_registry *r, dk_key key, dk_kernel_
                             "Tried to register multiple backend fallbacks for the same dispatch key %s; "
                             "previous registration %s, new registration %s",
                             dk_key_name(dk__slot_keys[slots[i]]), r->fallbacks[slots[i]]->kernel.debug, debug);
-    /* every operator's next table first: nothing can fail after this */
-    if (r->live_ops) {
+    /* a fallthrough changes the tables' masks: every operator's next table
+       first, so that nothing can fail after this; a boxed fallback is read
+       from the registry (Note [Resolution]) */
+    if (r->live_ops && d.fallthrough) {
         if (!(tables = (dk_op_table **)dk__alloc(r, r->live_ops * sizeof *tables))) return DK_ERR_NO_MEMORY;
         for (j = 0; j < r->live_ops; j++)
             if (!(tables[j] = (dk_op_table *)dk__alloc(r, sizeof(dk_op_table)))) {
@@ -3474,7 +3504,9 @@ DK__PRIVATE dk_status dk__fallback_locked(dk_registry *r, dk_key key, dk_kernel_
     g->kernel.kind = d.fallthrough ? DK_KERNEL_FALLTHROUGH : DK_KERNEL_FUNCTION;
     g->kernel.is_fallback = 1;
     for (i = 0; i < n; i++) r->fallbacks[slots[i]] = g;
-    dk__recompute_slots(r, slots, n, tables);
+    if (d.fallthrough) dk__recompute_slots(r, slots, n, tables);
+    else
+        for (i = 0; i < n; i++) DK__STORE_REL(&r->boxed_fallbacks[slots[i]], (const dk_kernel *)&g->kernel);
     dk__free(r, tables);
     dk__own(lib, g);
     if (out) *out = g;
@@ -3509,8 +3541,13 @@ DK__PRIVATE void dk__deregister_locked(dk_registry *r, dk_registration *g) {
         break;
     case DK__REG_FALLBACK:
         for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++)
-            if (r->fallbacks[s] == g) { r->fallbacks[s] = NULL; slots[n++] = s; }
-        dk__recompute_slots(r, slots, n, NULL);
+            if (r->fallbacks[s] == g) {
+                r->fallbacks[s] = NULL;
+                slots[n++] = s;
+                if (g->kernel.kind != DK_KERNEL_FALLTHROUGH)
+                    DK__STORE_REL(&r->boxed_fallbacks[s], (const dk_kernel *)NULL);
+            }
+        if (g->kernel.kind == DK_KERNEL_FALLTHROUGH) dk__recompute_slots(r, slots, n, NULL);
         break;
     default: /* listener */
         dk__unlink(&r->listeners, g, 0);
@@ -3876,6 +3913,27 @@ DK_API int dk_op_has_kernel_for_key(const dk_operator *op, dk_key k) {
     return found;
 }
 
+/* What a slot's missing record stands for now (Note [Resolution]). */
+DK_API const dk_kernel *dk__deferred(const dk_operator *op, const dk_kernel *k) {
+    const dk_registry *r = op->registry;
+    const dk_kernel *f;
+    if (k < r->missing || k >= r->missing + DK_NUM_RUNTIME_ENTRIES) return k;
+    f = DK__LOAD_ACQ(&r->boxed_fallbacks[k - r->missing]);
+    return f ? f : k;
+}
+
+/* t with the boxed fallbacks in its slots: the table as it was before
+   they left the tables (messages, explain). */
+DK__PRIVATE void dk__table_with_fallbacks(const dk_registry *r, dk_op_table *t) {
+    int s;
+    for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
+        const dk_kernel *f;
+        if (t->kernels[s] != &r->missing[s] || !(f = DK__LOAD_ACQ(&r->boxed_fallbacks[s]))) continue;
+        t->kernels[s] = f;
+        t->reasons[s] = (uint8_t)DK_REASON_FALLBACK;
+    }
+}
+
 DK_API int dk_op_has_computed_kernel_for_key(const dk_operator *op, dk_key k) {
     if (!op || !dk_key_is_runtime(k)) return 0;
     return dk_op_slot_kernel(op, dk_key_table_index(k))->kind != DK_KERNEL_MISSING;
@@ -4036,8 +4094,10 @@ DK__PRIVATE dk_status dk__registry_init(dk_registry *r) {
     dk__hooks h;
     int b;
     dk__mutex_init(&r->lock);
-    r->missing.kind = DK_KERNEL_MISSING;
-    r->missing.debug = "";
+    for (b = 0; b < DK_NUM_RUNTIME_ENTRIES; b++) {
+        r->missing[b].kind = DK_KERNEL_MISSING;
+        r->missing[b].debug = "";
+    }
     r->ambiguous.kind = DK_KERNEL_AMBIGUOUS;
     r->ambiguous.debug = "ambiguous_autogradother";
     r->ambiguous.key = (dk_key)DK_KEY_AUTOGRAD_OTHER;
@@ -4282,6 +4342,8 @@ DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks
                           void *result, size_t result_size) {
     dk_status status;
     char message[DK__MESSAGE_MAX];
+    dk_op_table t;
+    if (k->kind == DK_KERNEL_MISSING) k = dk__deferred(op, k);
     if (k->boxed && k->kind == DK_KERNEL_FUNCTION) {
         dk__call_boxed_kernel(op, ks, k, args, result, result_size);
         return;
@@ -4304,10 +4366,14 @@ DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks
                  "Autograd dispatch key for the backend.", op->name);
     } else if (dk__hooks_of(op->registry)->c10_messages) {
         status = DK_ERR_NO_KERNEL;
-        dk__c10_missing_message(op, dk_op_table_of(op), dk_ks_highest_key(ks), message, sizeof message);
+        t = *dk_op_table_of(op);
+        dk__table_with_fallbacks(op->registry, &t);
+        dk__c10_missing_message(op, &t, dk_ks_highest_key(ks), message, sizeof message);
     } else {
         status = DK_ERR_NO_KERNEL;
-        dk__missing_message(op, dk_op_table_of(op), args_ks, ks, message, sizeof message);
+        t = *dk_op_table_of(op);
+        dk__table_with_fallbacks(op->registry, &t);
+        dk__missing_message(op, &t, args_ks, ks, message, sizeof message);
     }
     dk__call_error(op, ks, status, message);
 }
@@ -4606,6 +4672,7 @@ DK__PRIVATE dk_source dk__source_of(const dk_kernel *k, dk_reason why) {
 /* One snapshot: the keyset, the kernel and the reason all describe one state. */
 DK_API dk_status dk_explain(const dk_operator *op, dk_keyset args, dk_explanation *out) {
     const dk_op_table *t;
+    dk_reason why;
     if (!op || !out) return dk__fail(DK_ERR_NULL, "explain: NULL argument");
     memset(out, 0, sizeof *out);
     dk_call_enter();
@@ -4616,9 +4683,10 @@ DK_API dk_status dk_explain(const dk_operator *op, dk_keyset args, dk_explanatio
                                                   dk__backend_index(out->after_tls.repr)));
     out->slot = dk_ks_table_index(out->final);
     out->key = dk__slot_keys[out->slot];
-    out->kernel = t->kernels[out->slot];
-    out->reason = dk__reason_texts[t->reasons[out->slot]];
-    out->source = dk__source_of(out->kernel, (dk_reason)t->reasons[out->slot]);
+    out->kernel = dk__deferred(op, t->kernels[out->slot]);
+    why = out->kernel != t->kernels[out->slot] ? DK_REASON_FALLBACK : (dk_reason)t->reasons[out->slot];
+    out->reason = dk__reason_texts[why];
+    out->source = dk__source_of(out->kernel, why);
     dk_call_exit();
     return DK_OK;
 }
