@@ -615,6 +615,24 @@ static const dk_offset_mask dk__slot_by_bit[64] DK__UNUSED = {
 };
 #undef DK__BC_NO_SLOT
 #undef DK__FK_OFFSET_MASK
+/* And the slot itself, by the highest bit and the backend index b (< 16):
+   offset + (b & mask) precomputed, so that a call pays one shift, one add
+   and one load for it instead of two loads, an and and an add. */
+#define DK__SB(o, m, b) (uint16_t)((o) + ((b) & (m)))
+#define DK__SB_ROW(o, m)                                                                                     \
+    { DK__SB(o, m, 0), DK__SB(o, m, 1), DK__SB(o, m, 2), DK__SB(o, m, 3), DK__SB(o, m, 4), DK__SB(o, m, 5),   \
+      DK__SB(o, m, 6), DK__SB(o, m, 7), DK__SB(o, m, 8), DK__SB(o, m, 9), DK__SB(o, m, 10), DK__SB(o, m, 11), \
+      DK__SB(o, m, 12), DK__SB(o, m, 13), DK__SB(o, m, 14), DK__SB(o, m, 15) },
+#define DK__BC_NO_SLOT(name, own_ag, autocast, functional, extra) DK__SB_ROW(0, 0)
+#define DK__FK_SLOT_ROW(name, pb, prefix, roles, extra) DK__SB_ROW(DK__SLOT_##name, pb ? DK__R_BACKENDS : 0)
+static const uint16_t dk__slot_by_bit_backend[64][16] DK__UNUSED = {
+    DK_FORALL_BACKEND_COMPONENTS(DK__BC_NO_SLOT, ~)
+    DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_SLOT_ROW, ~)
+};
+#undef DK__BC_NO_SLOT
+#undef DK__FK_SLOT_ROW
+#undef DK__SB_ROW
+#undef DK__SB
 
 /* Per-backend functionality keys in list order (block j of the runtime keys). */
 #define DK__FK_PB(name, pb, prefix, roles, extra) DK__PER_BACKEND_##pb(DK_##name,)
@@ -773,8 +791,7 @@ DK_INLINE size_t dk__backend_index(uint64_t repr) { return dk__msb((repr & DK__R
 /* The slot, given the backend index b: the functionality's first slot, plus
    b when the functionality is per-backend (mask = every backend bit). */
 DK_INLINE size_t dk__slot_at(uint64_t repr, size_t b) {
-    dk_offset_mask om = dk__slot_by_bit[dk__msb(repr | 1)];
-    return (size_t)om.offset + (b & om.mask);
+    return dk__slot_by_bit_backend[dk__msb(repr | 1)][b];
 }
 DK_INLINE size_t dk__slot(uint64_t repr) { return dk__slot_at(repr, dk__backend_index(repr)); }
 DK_INLINE int dk_ks_table_index(dk_keyset a) { return (int)dk__slot(a.repr); }
@@ -1426,7 +1443,9 @@ DK_API void dk_registry_each_op_for_key(dk_registry *r, dk_key k, int (*fn)(dk_o
    TLS image itself: constants, so no guard and no constructor (c10 XORs
    its state with the defaults to get this from zero). Next to them, what a
    call needs pre-combined: keep = backend bits | ~excluded, so the call's
-   keyset is (args | included) & keep. Initial-exec TLS where the platform
+   keyset is (args | included) & keep; and included_backends = (included's
+   backend bits) | 1, the 1.13.1 preset's slot backend without a second
+   look at the keyset. Initial-exec TLS where the platform
    has it (no __tls_get_addr call when dispatch.h is in a shared library). */
 #ifndef DK_THREAD_LOCAL
 #if defined(__GNUC__) || defined(__clang__)
@@ -1449,8 +1468,9 @@ DK_API void dk_registry_each_op_for_key(dk_registry *r, dk_key k, int (*fn)(dk_o
 #endif
 #endif
 
-typedef struct dk_tls_state { uint64_t included, keep, excluded; } dk_tls_state;
-#define DK__TLS_DEFAULTS { DK__R_DEFAULT_INCLUDED, DK__R_BACKENDS | ~DK__R_DEFAULT_EXCLUDED, DK__R_DEFAULT_EXCLUDED }
+typedef struct dk_tls_state { uint64_t included, keep, excluded, included_backends; } dk_tls_state;
+#define DK__TLS_DEFAULTS { DK__R_DEFAULT_INCLUDED, DK__R_BACKENDS | ~DK__R_DEFAULT_EXCLUDED, DK__R_DEFAULT_EXCLUDED, \
+                           (DK__R_DEFAULT_INCLUDED & DK__R_BACKENDS) | 1 }
 /* Trace hook: called for every call and redispatch while set (see dk_set_trace). */
 typedef void (*dk_trace_fn)(const dk_operator *op, dk_keyset ks, dk_key key, int is_redispatch, void *user_data);
 
@@ -1463,19 +1483,24 @@ typedef struct dk__reader_tls { unsigned nesting; dk__reader *rec; } dk__reader_
 static DK_THREAD_LOCAL dk_tls_state dk__tls DK_TLS_MODEL = DK__TLS_DEFAULTS;
 static DK_THREAD_LOCAL dk__reader_tls dk__rd DK_TLS_MODEL;
 static dk_trace_fn dk__trace_hook;
+static uintptr_t dk__fn_mask = ~(uintptr_t)0;
 static uint64_t dk__epoch DK__UNUSED = 1;
 static int dk__asymmetric DK__UNUSED;
 #else
 extern DK_THREAD_LOCAL dk_tls_state dk__tls DK_TLS_MODEL;
 extern DK_THREAD_LOCAL dk__reader_tls dk__rd DK_TLS_MODEL;
 extern dk_trace_fn dk__trace_hook;
+extern uintptr_t dk__fn_mask;
 extern uint64_t dk__epoch;
 extern int dk__asymmetric;
 #endif
 
 DK_INLINE dk_keyset dk_tls_included(void) { return dk_ks_raw(dk__tls.included); }
 DK_INLINE dk_keyset dk_tls_excluded(void) { return dk_ks_raw(dk__tls.excluded); }
-DK_INLINE void dk_tls_set_included(dk_keyset ks) { dk__tls.included = ks.repr; }
+DK_INLINE void dk_tls_set_included(dk_keyset ks) {
+    dk__tls.included = ks.repr;
+    dk__tls.included_backends = (ks.repr & DK__R_BACKENDS) | 1;
+}
 DK_INLINE void dk_tls_set_excluded(dk_keyset ks) {
     dk__tls.excluded = ks.repr;
     dk__tls.keep = DK__R_BACKENDS | ~ks.repr;
@@ -1517,7 +1542,7 @@ DK_INLINE dk_guard dk__guard(uint64_t included_delta, uint64_t excluded_delta) {
     dk_guard g;
     g.included_delta = included_delta;
     g.excluded_delta = excluded_delta;
-    dk__tls.included ^= included_delta;
+    dk_tls_set_included(dk_ks_raw(dk__tls.included ^ included_delta));
     dk_tls_set_excluded(dk_ks_raw(dk__tls.excluded ^ excluded_delta));
     return g;
 }
@@ -1529,7 +1554,7 @@ DK_INLINE dk_guard dk_force_push(dk_keyset included, dk_keyset excluded) {
     return dk__guard(included.repr ^ dk_tls_included().repr, excluded.repr ^ dk_tls_excluded().repr);
 }
 DK_INLINE void dk_guard_pop(dk_guard g) {
-    dk__tls.included ^= g.included_delta;
+    dk_tls_set_included(dk_ks_raw(dk__tls.included ^ g.included_delta));
     dk_tls_set_excluded(dk_ks_raw(dk__tls.excluded ^ g.excluded_delta));
 }
 /* c10 at::AutoDispatchBelowAutograd, AutoDispatchBelowADInplaceOrView,
@@ -1610,8 +1635,19 @@ DK_INLINE const dk_kernel *dk__lookup(const dk_operator *op, dk_keyset ks) {
 DK_INLINE const dk_kernel *dk__dispatch(const dk_operator *op, dk_keyset args, dk_keyset *out_ks) {
     const dk_op_table *tab = DK__LOAD_ACQ(&op->table); /* one snapshot: mask and slot agree */
     uint64_t ks = dk__call_keyset_after_tls(args.repr);
+#if DK_C10_VERSION == 11301
+    /* the arguments' backend bits above CPU: + 1 is their backend index's
+       msb operand (the mask's), | included_backends the keyset's (the slot's) */
+    uint64_t ab = args.repr & (DK__R_BACKENDS & ~(uint64_t)1);
+    size_t a = dk__msb(ab + 1), b = dk__msb(ab | dk__tls.included_backends);
+#if defined(__GNUC__) || defined(__clang__)
+    __asm__("" : "+r"(ks)); /* keeps gcc from reassociating the ands: one instruction more */
+#endif
+    ks &= tab->nonfallthrough[a];
+#else
     size_t b = dk__backend_index(ks);
     ks = dk__call_keyset_masked(tab, args.repr, ks, b);
+#endif
     out_ks->repr = ks;
     return tab->kernels[dk__slot_at(ks, b)];
 }
@@ -1625,6 +1661,16 @@ DK_INLINE const dk_kernel *dk__dispatch(const dk_operator *op, dk_keyset args, d
    the compiler folds it into a compare with memory (one instruction less at
    a call site than the atomic load, which it never folds). */
 #define DK__TRACING() (dk__trace_hook != NULL)
+#endif
+/* The fn a typed call runs directly: the kernel's, or NULL (the slow path)
+   when it has none or while a trace hook is set (dk_set_trace clears
+   dk__fn_mask): one and with memory and one branch at a call site. */
+#if defined(DK_NO_TRACE)
+#define DK__DIRECT_FN(k) ((k)->fn)
+#elif defined(DK__TSAN)
+#define DK__DIRECT_FN(k) ((dk_fn)((uintptr_t)(k)->fn & DK__LOAD_RLX(&dk__fn_mask)))
+#else
+#define DK__DIRECT_FN(k) ((dk_fn)((uintptr_t)(k)->fn & dk__fn_mask))
 #endif
 
 /* The public primitives: as above, and they report to the trace hook. */
@@ -1747,8 +1793,9 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
     }                                                                                                         \
     DK_INLINE DK__UNUSED R name##_invoke(const dk_operator *dk__o, dk_keyset dk__ks, const dk_kernel *dk__k,  \
                                          int dk__re DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {                     \
-        if (DK__LIKELY(dk__k->fn != NULL && !DK__TRACING()))                                                  \
-            DK__OP_TAIL_##ret(R, ((name##_fn)dk__k->fn)(dk__k, dk__ks DK__MAP(DK__OP_ARG, __VA_ARGS__)))       \
+        name##_fn dk__f = (name##_fn)DK__DIRECT_FN(dk__k);                                                    \
+        if (DK__LIKELY(dk__f != NULL))                                                                        \
+            DK__OP_TAIL_##ret(R, dk__f(dk__k, dk__ks DK__MAP(DK__OP_ARG, __VA_ARGS__)))                       \
         DK__OP_TAIL_##ret(R, name##_slow(dk__o, dk__ks, dk__k, dk__re DK__MAP(DK__OP_ARG, __VA_ARGS__)))       \
     }                                                                                                         \
     DK__DECLARE_OP_ENTRIES(name, R, ret, keyset_expr, __VA_ARGS__)
@@ -2248,6 +2295,7 @@ DK_API void dk_set_trace(dk_trace_fn fn, void *user_data) {
     DK__FENCE_REL();
     DK__STORE_RLX(&dk__trace_user_data, user_data);
     DK__STORE_RLX(&dk__trace_hook, fn);
+    DK__STORE_RLX(&dk__fn_mask, fn ? (uintptr_t)0 : ~(uintptr_t)0);
     DK__STORE_REL(&dk__trace_seq, s + 2);
     dk__mutex_unlock(&dk__global_lock);
 }
@@ -2433,10 +2481,19 @@ typedef struct dk__op {
     dk_registration *impls;       /* live impls, newest first */
 } dk__op;
 
-typedef struct dk__bucket { uint64_t hash; dk__op *op; } dk__bucket;
+/* A lookup reads one bucket (two per cache line): a name shorter than
+   DK__BUCKET_NAME bytes is compared there whole, a longer one there and
+   then in the operator. */
+#define DK__BUCKET_NAME 16
+typedef struct dk__bucket {
+    uint64_t hash;
+    dk__op *op;
+    char name[DK__BUCKET_NAME];   /* the name's first bytes, zero-padded */
+} dk__bucket;
 typedef struct dk__index {        /* open addressing, linear probing; removal leaves a tombstone */
     size_t mask, used;            /* used: live entries + tombstones */
-    dk__bucket *buckets;          /* points just past this header */
+    dk__bucket *buckets;          /* cache-line aligned, just past this header */
+    const dk__op *tombstone;      /* the registry's */
 } dk__index;
 
 struct dk_library {
@@ -2773,26 +2830,34 @@ DK__PRIVATE size_t dk__op_name_length(const char *s, int need_ns) {
 
 /* ---- the name index ---------------------------------------------------------
 
-   Readers probe without a lock. An entry is written once (hash, then the
-   operator with release); removal replaces the operator by the registry's
-   tombstone (its name is "", so it never matches). Tombstones are dropped
+   Readers probe without a lock. An entry is written once (hash and the
+   name's first bytes, then the operator with release); removal replaces the
+   operator by the registry's tombstone, which lookups skip. Tombstones are dropped
    when the index is rebuilt, which publishes a new index and retires the old. */
 
 DK__PRIVATE dk__op *dk__index_find(const dk__index *ix, uint64_t h, const char *name, size_t len) {
     size_t i;
     if (!ix) return NULL;
     for (i = (size_t)h & ix->mask;; i = (i + 1) & ix->mask) {
-        dk__op *op = DK__LOAD_ACQ(&ix->buckets[i].op);
+        const dk__bucket *b = &ix->buckets[i];
+        dk__op *op = DK__LOAD_ACQ(&b->op);
         if (!op) return NULL;
-        if (ix->buckets[i].hash == h && strncmp(op->pub.name, name, len) == 0 && op->pub.name[len] == '\0')
+        if (b->hash != h || op == ix->tombstone) continue;
+        if (len < DK__BUCKET_NAME) {   /* name need not end at len (a schema's) */
+            if (b->name[len] == '\0' && memcmp(b->name, name, len) == 0) return op;
+        } else if (memcmp(b->name, name, DK__BUCKET_NAME) == 0 &&
+                   strncmp(op->pub.name + DK__BUCKET_NAME, name + DK__BUCKET_NAME, len - DK__BUCKET_NAME) == 0 &&
+                   op->pub.name[len] == '\0') {
             return op;
+        }
     }
 }
 
 DK__PRIVATE void dk__index_put(dk__index *ix, dk__op *op) {
-    size_t i = (size_t)op->hash & ix->mask;
+    size_t i = (size_t)op->hash & ix->mask, n;
     while (ix->buckets[i].op) i = (i + 1) & ix->mask;
     ix->buckets[i].hash = op->hash;
+    for (n = 0; n < DK__BUCKET_NAME && op->pub.name[n]; n++) ix->buckets[i].name[n] = op->pub.name[n];
     DK__STORE_REL(&ix->buckets[i].op, op);
     ix->used++;
 }
@@ -2805,11 +2870,12 @@ DK__PRIVATE void dk__index_remove(dk_registry *r, dk__op *op) {
 }
 
 DK__PRIVATE dk__index *dk__index_new(dk_registry *r, size_t nbuckets) {
-    dk__index *ix = (dk__index *)dk__alloc(r, sizeof(dk__index) + nbuckets * sizeof(dk__bucket));
+    dk__index *ix = (dk__index *)dk__alloc(r, sizeof(dk__index) + 64 + nbuckets * sizeof(dk__bucket));
     if (!ix) return NULL;
     ix->mask = nbuckets - 1;
     ix->used = 0;
-    ix->buckets = (dk__bucket *)(ix + 1);
+    ix->tombstone = &r->tombstone;
+    ix->buckets = (dk__bucket *)(void *)((char *)(ix + 1) + (64 - (size_t)((uintptr_t)(ix + 1) & 63)) % 64);
     memset(ix->buckets, 0, nbuckets * sizeof(dk__bucket));
     return ix;
 }
@@ -4226,6 +4292,7 @@ DK_API dk_status dk_registry_default_configure(const dk_registry_desc *desc) {
 #ifndef DISPATCH_STATIC
 DK_THREAD_LOCAL dk_tls_state dk__tls DK_TLS_MODEL = DK__TLS_DEFAULTS;
 dk_trace_fn dk__trace_hook;
+uintptr_t dk__fn_mask = ~(uintptr_t)0;
 #endif
 
 DK_API void dk_call_error_report(const dk_operator *op, dk_keyset ks, dk_status status, const char *message,
