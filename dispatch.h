@@ -1165,8 +1165,10 @@ typedef struct dk_op_adapters {
    Registries are independent; dk_registry_default() is the process-wide one
    the DK_LIBRARY macros use. Every registration returns a dk_registration
    handle; dk_deregister() removes exactly that registration and restores what
-   it shadowed. Invariant: every operator's dispatch table equals a full
-   recomputation from its current registrations (see Note [Resolution]). */
+   it shadowed. Invariant: every operator's dispatch table, as read through
+   dk_op_slot_kernel, equals a full recomputation from its current
+   registrations (see Note [Resolution]: boxed backend fallbacks are read
+   from the registry, not stored in the tables). */
 
 typedef enum dk_kernel_kind {
     DK_KERNEL_FUNCTION = 0,   /* a real kernel (unboxed, boxed or both) */
@@ -1229,7 +1231,9 @@ typedef enum dk_reason { DK_FORALL_REASONS(DK__REASON_ENUM) DK__REASON_END } dk_
 typedef struct dk_op_table {
     /* keys whose slot is not a fallthrough, by c10 getBackendIndex() */
     uint64_t nonfallthrough[DK_NUM_BACKENDS];
-    /* one kernel record per runtime slot, never NULL */
+    /* one kernel record per runtime slot, never NULL; a slot left to a boxed
+       backend fallback holds the registry's missing record of that slot, which
+       calls and dk_op_slot_kernel resolve (Note [Resolution]) */
     const dk_kernel *kernels[DK_NUM_RUNTIME_ENTRIES];
     /* from the def (NULL / 0 without one): c10's normalised schema text;
        bit j: the j-th value from the top of a boxed call's stack is a
@@ -2835,7 +2839,30 @@ DK__PRIVATE size_t dk__op_name_length(const char *s, int need_ns) {
    operator by the registry's tombstone, which lookups skip. Tombstones are dropped
    when the index is rebuilt, which publishes a new index and retires the old. */
 
-DK__PRIVATE dk__op *dk__index_find(const dk__index *ix, uint64_t h, const char *name, size_t len) {
+/* The first n < DK__BUCKET_NAME bytes of a bucket's name and of s equal:
+   two overlapping 8-byte (or 4-byte) loads a side, no call. */
+DK__PRIVATE int dk__bucket_name_eq(const char *b, const char *s, size_t n) {
+    uint64_t x, y, u, v;
+    uint32_t x4, y4, u4, v4;
+    if (n >= 8) {
+        memcpy(&x, b, 8); memcpy(&y, s, 8); memcpy(&u, b + n - 8, 8); memcpy(&v, s + n - 8, 8);
+        return ((x ^ y) | (u ^ v)) == 0;
+    }
+    if (n >= 4) {
+        memcpy(&x4, b, 4); memcpy(&y4, s, 4); memcpy(&u4, b + n - 4, 4); memcpy(&v4, s + n - 4, 4);
+        return ((x4 ^ y4) | (u4 ^ v4)) == 0;
+    }
+    while (n && b[n - 1] == s[n - 1]) n--;
+    return n == 0;
+}
+/* A name of DK__BUCKET_NAME bytes or more: the rest is the operator's. */
+DK__PRIVATE DK__NOINLINE int dk__long_name_eq(const dk__bucket *b, const dk__op *op, const char *name, size_t len) {
+    return memcmp(b->name, name, DK__BUCKET_NAME) == 0 &&
+           strncmp(op->pub.name + DK__BUCKET_NAME, name + DK__BUCKET_NAME, len - DK__BUCKET_NAME) == 0 &&
+           op->pub.name[len] == '\0';
+}
+
+DK_INLINE dk__op *dk__index_find(const dk__index *ix, uint64_t h, const char *name, size_t len) {
     size_t i;
     if (!ix) return NULL;
     for (i = (size_t)h & ix->mask;; i = (i + 1) & ix->mask) {
@@ -2844,20 +2871,18 @@ DK__PRIVATE dk__op *dk__index_find(const dk__index *ix, uint64_t h, const char *
         if (!op) return NULL;
         if (b->hash != h || op == ix->tombstone) continue;
         if (len < DK__BUCKET_NAME) {   /* name need not end at len (a schema's) */
-            if (b->name[len] == '\0' && memcmp(b->name, name, len) == 0) return op;
-        } else if (memcmp(b->name, name, DK__BUCKET_NAME) == 0 &&
-                   strncmp(op->pub.name + DK__BUCKET_NAME, name + DK__BUCKET_NAME, len - DK__BUCKET_NAME) == 0 &&
-                   op->pub.name[len] == '\0') {
+            if (b->name[len] == '\0' && dk__bucket_name_eq(b->name, name, len)) return op;
+        } else if (dk__long_name_eq(b, op, name, len)) {
             return op;
         }
     }
 }
 
 DK__PRIVATE void dk__index_put(dk__index *ix, dk__op *op) {
-    size_t i = (size_t)op->hash & ix->mask, n;
+    size_t i = (size_t)op->hash & ix->mask, n = strlen(op->pub.name);
     while (ix->buckets[i].op) i = (i + 1) & ix->mask;
     ix->buckets[i].hash = op->hash;
-    for (n = 0; n < DK__BUCKET_NAME && op->pub.name[n]; n++) ix->buckets[i].name[n] = op->pub.name[n];
+    memcpy(ix->buckets[i].name, op->pub.name, n < DK__BUCKET_NAME ? n : DK__BUCKET_NAME);
     DK__STORE_REL(&ix->buckets[i].op, op);
     ix->used++;
 }
@@ -4938,14 +4963,12 @@ DK__PRIVATE DK__SP_NORETURN void dk__sp_oom(dk__sp *p, size_t n) {
     longjmp(p->fail, 2);
 }
 
-DK__PRIVATE void *dk__sp_alloc(dk__sp *p, size_t bytes) {
-    size_t units = (bytes + sizeof(dk__sp_align) - 1) / sizeof(dk__sp_align);
+/* A new chunk for units, out of line (dk__sp_alloc's fast path is a leaf). */
+DK__PRIVATE DK__NOINLINE dk__sp_chunk *dk__sp_grow(dk__sp *p, size_t units, size_t bytes) {
     dk__sp_chunk *c = p->arena;
-    void *r;
-    if (units == 0) units = 1;
-    if (!c || c->size - c->used < units) {
-        /* chunks of 512 bytes, then doubling: a def keeps its schema */
-        size_t grow = c ? c->size * 2 : 512 / sizeof(dk__sp_align);
+    {
+        /* chunks of 1 KB, then doubling: a def keeps its schema */
+        size_t grow = c ? c->size * 2 : 1024 / sizeof(dk__sp_align);
         size_t size = units > grow ? units : grow;
         size_t total = offsetof(dk__sp_chunk, data) + size * sizeof(dk__sp_align);
         if (units > ((size_t)-1 - offsetof(dk__sp_chunk, data)) / sizeof(dk__sp_align) ||
@@ -4957,10 +4980,18 @@ DK__PRIVATE void *dk__sp_alloc(dk__sp *p, size_t bytes) {
         c->used = 0;
         c->size = size;
         p->arena = c;
+        memset(c->data, 0, size * sizeof(dk__sp_align));   /* once: every allocation is zeroed */
     }
+    return c;
+}
+
+DK__PRIVATE void *dk__sp_alloc(dk__sp *p, size_t bytes) {
+    size_t units = bytes ? (bytes + sizeof(dk__sp_align) - 1) / sizeof(dk__sp_align) : 1;
+    dk__sp_chunk *c = p->arena;
+    void *r;
+    if (!c || c->size - c->used < units) c = dk__sp_grow(p, units, bytes);
     r = c->data + c->used;
     c->used += units;
-    memset(r, 0, bytes);
     return r;
 }
 
@@ -4974,30 +5005,61 @@ DK__PRIVATE char *dk__sp_strndup(dk__sp *p, const char *s, size_t n) {
 /* A growing string in the arena (old copies stay in the arena). */
 typedef struct dk__sp_buf { char *s; size_t n, cap; } dk__sp_buf;
 
-DK__PRIVATE void dk__sp_put(dk__sp *p, dk__sp_buf *b, const char *s, size_t n) {
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = 2 * (b->cap + n) + 16;
-        char *t = (char *)dk__sp_alloc(p, cap);
-        if (b->n) memcpy(t, b->s, b->n);
-        b->s = t;
-        b->cap = cap;
-    }
+DK__PRIVATE DK__NOINLINE void dk__sp_reserve(dk__sp *p, dk__sp_buf *b, size_t n) {
+    size_t cap = 2 * (b->cap + n) + 16;
+    char *t = (char *)dk__sp_alloc(p, cap);
+    if (b->n) memcpy(t, b->s, b->n);
+    b->s = t;
+    b->cap = cap;
+}
+/* Inlined (the growth out of line): a literal's bytes are copied as a constant. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+DK_INLINE void dk__sp_put(dk__sp *p, dk__sp_buf *b, const char *s, size_t n) {
+    if (b->n + n + 1 > b->cap) dk__sp_reserve(p, b, n);
     memcpy(b->s + b->n, s, n);
     b->n += n;
     b->s[b->n] = '\0';
 }
-DK__PRIVATE void dk__sp_puts(dk__sp *p, dk__sp_buf *b, const char *s) { dk__sp_put(p, b, s, strlen(s)); }
+/* Inlined, so that strlen of a literal is a constant. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+DK_INLINE void dk__sp_puts(dk__sp *p, dk__sp_buf *b, const char *s) { dk__sp_put(p, b, s, strlen(s)); }
 DK__PRIVATE const char *dk__sp_done(dk__sp *p, dk__sp_buf *b) { return b->s ? b->s : dk__sp_strndup(p, "", 0); }
 
 /* --- lexer: c10's Lexer::match and lex, for one declaration --------------- */
 
-DK__PRIVATE int dk__sp_blank(int c) { return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r'; }
-DK__PRIVATE int dk__sp_digit(int c) { return c >= '0' && c <= '9'; }
-DK__PRIVATE int dk__sp_alpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-DK__PRIVATE int dk__sp_word(int c) { return dk__sp_alpha(c) || dk__sp_digit(c) || c == '_'; }
-DK__PRIVATE int dk__sp_xdigit(int c) {
-    return dk__sp_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
+/* Character classes of ASCII, one load per test: 1 blank (space \t \v \f
+   \r), 2 digit, 4 letter, 8 word (letter, digit, _), 16 hex digit. */
+#define DK__SP_B 1
+#define DK__SP_D (2 | 8 | 16)
+#define DK__SP_H (4 | 8 | 16)
+#define DK__SP_L (4 | 8)
+static const unsigned char dk__sp_classes[256] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, DK__SP_B, 0, DK__SP_B, DK__SP_B, DK__SP_B, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    DK__SP_B, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    DK__SP_D, DK__SP_D, DK__SP_D, DK__SP_D, DK__SP_D, DK__SP_D, DK__SP_D, DK__SP_D, DK__SP_D, DK__SP_D, 0, 0, 0, 0, 0, 0,
+    0, DK__SP_H, DK__SP_H, DK__SP_H, DK__SP_H, DK__SP_H, DK__SP_H, DK__SP_L,
+    DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L,
+    DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L,
+    DK__SP_L, DK__SP_L, DK__SP_L, 0, 0, 0, 0, 8,
+    0, DK__SP_H, DK__SP_H, DK__SP_H, DK__SP_H, DK__SP_H, DK__SP_H, DK__SP_L,
+    DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L,
+    DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L,
+    DK__SP_L, DK__SP_L, DK__SP_L, 0, 0, 0, 0, 0
+};
+#undef DK__SP_B
+#undef DK__SP_D
+#undef DK__SP_H
+#undef DK__SP_L
+DK__PRIVATE int dk__sp_blank(int c) { return dk__sp_classes[(unsigned char)c] & 1; }
+DK__PRIVATE int dk__sp_digit(int c) { return dk__sp_classes[(unsigned char)c] & 2; }
+DK__PRIVATE int dk__sp_alpha(int c) { return dk__sp_classes[(unsigned char)c] & 4; }
+DK__PRIVATE int dk__sp_word(int c) { return dk__sp_classes[(unsigned char)c] & 8; }
+DK__PRIVATE int dk__sp_xdigit(int c) { return dk__sp_classes[(unsigned char)c] & 16; }
 DK__PRIVATE int dk__sp_has(const char *s, size_t n, const char *lit) {
     size_t k = strlen(lit);
     return n >= k && memcmp(s, lit, k) == 0;
@@ -5037,65 +5099,67 @@ DK__PRIVATE size_t dk__sp_scan_string(const char *s, size_t n) {
     return end < n ? end + ql : 0;
 }
 
-/* TorchScript keywords: tokens of their own, never identifiers. */
-/* A literal with its length, compared by length and first character before
-   its bytes: the lexer runs these tables on every token. */
-typedef struct dk__sp_word_t { const char *text; unsigned char len; short kind; } dk__sp_word_t;
-#define DK__SP_WORD(text, kind) { text, sizeof text - 1, kind }
-
-DK__PRIVATE int dk__sp_find_word(const dk__sp_word_t *w, size_t count, const char *s, size_t n) {
-    size_t i;
-    for (i = 0; i < count; i++)
-        if (w[i].len == n && w[i].text[0] == s[0] && !memcmp(s, w[i].text, n)) return (int)i;
-    return -1;
-}
-
+/* TorchScript keywords: tokens of their own, never identifiers. The lexer
+   runs this on every word: a switch on the first character, then the
+   candidates' lengths, then their bytes (constant-size compares). */
+#define DK__SP_KW(lit, k) if (n == sizeof lit - 1 && memcmp(s, lit, sizeof lit - 1) == 0) return k;
 DK__PRIVATE int dk__sp_keyword(const char *s, size_t n) {
-    static const dk__sp_word_t words[] = {
-        DK__SP_WORD("True", DK__TK_TRUE), DK__SP_WORD("False", DK__TK_FALSE), DK__SP_WORD("None", DK__TK_NONE),
-        DK__SP_WORD("NoneType", DK__TK_NONETYPE), DK__SP_WORD("def", DK__TK_KEYWORD),
-        DK__SP_WORD("if", DK__TK_KEYWORD), DK__SP_WORD("else", DK__TK_KEYWORD), DK__SP_WORD("elif", DK__TK_KEYWORD),
-        DK__SP_WORD("while", DK__TK_KEYWORD), DK__SP_WORD("return", DK__TK_KEYWORD), DK__SP_WORD("is", DK__TK_KEYWORD),
-        DK__SP_WORD("and", DK__TK_KEYWORD), DK__SP_WORD("or", DK__TK_KEYWORD), DK__SP_WORD("not", DK__TK_KEYWORD),
-        DK__SP_WORD("global", DK__TK_KEYWORD), DK__SP_WORD("for", DK__TK_KEYWORD), DK__SP_WORD("in", DK__TK_KEYWORD),
-        DK__SP_WORD("raise", DK__TK_KEYWORD), DK__SP_WORD("assert", DK__TK_KEYWORD),
-        DK__SP_WORD("break", DK__TK_KEYWORD), DK__SP_WORD("continue", DK__TK_KEYWORD),
-        DK__SP_WORD("del", DK__TK_KEYWORD), DK__SP_WORD("pass", DK__TK_KEYWORD), DK__SP_WORD("class", DK__TK_KEYWORD),
-        DK__SP_WORD("import", DK__TK_KEYWORD), DK__SP_WORD("with", DK__TK_KEYWORD), DK__SP_WORD("as", DK__TK_KEYWORD),
-        DK__SP_WORD("Ellipsis", DK__TK_KEYWORD)
-    };
-    int i = n >= 2 && n <= 8 && strchr("TFNEdiewraongfbcp", s[0]) /* the words' first letters */
-                ? dk__sp_find_word(words, sizeof words / sizeof words[0], s, n) : -1;
-    return i < 0 ? (int)DK__TK_IDENT : words[i].kind;
+    if (n < 2 || n > 8) return DK__TK_IDENT;
+    switch (s[0]) {
+    case 'T': DK__SP_KW("True", DK__TK_TRUE) break;
+    case 'F': DK__SP_KW("False", DK__TK_FALSE) break;
+    case 'N': DK__SP_KW("None", DK__TK_NONE) DK__SP_KW("NoneType", DK__TK_NONETYPE) break;
+    case 'E': DK__SP_KW("Ellipsis", DK__TK_KEYWORD) break;
+    case 'd': DK__SP_KW("def", DK__TK_KEYWORD) DK__SP_KW("del", DK__TK_KEYWORD) break;
+    case 'i':
+        DK__SP_KW("if", DK__TK_KEYWORD) DK__SP_KW("is", DK__TK_KEYWORD) DK__SP_KW("in", DK__TK_KEYWORD)
+        DK__SP_KW("import", DK__TK_KEYWORD) break;
+    case 'e': DK__SP_KW("else", DK__TK_KEYWORD) DK__SP_KW("elif", DK__TK_KEYWORD) break;
+    case 'w': DK__SP_KW("while", DK__TK_KEYWORD) DK__SP_KW("with", DK__TK_KEYWORD) break;
+    case 'r': DK__SP_KW("return", DK__TK_KEYWORD) DK__SP_KW("raise", DK__TK_KEYWORD) break;
+    case 'a':
+        DK__SP_KW("and", DK__TK_KEYWORD) DK__SP_KW("assert", DK__TK_KEYWORD) DK__SP_KW("as", DK__TK_KEYWORD) break;
+    case 'o': DK__SP_KW("or", DK__TK_KEYWORD) break;
+    case 'n': DK__SP_KW("not", DK__TK_KEYWORD) break;
+    case 'g': DK__SP_KW("global", DK__TK_KEYWORD) break;
+    case 'f': DK__SP_KW("for", DK__TK_KEYWORD) break;
+    case 'b': DK__SP_KW("break", DK__TK_KEYWORD) break;
+    case 'c': DK__SP_KW("continue", DK__TK_KEYWORD) DK__SP_KW("class", DK__TK_KEYWORD) break;
+    case 'p': DK__SP_KW("pass", DK__TK_KEYWORD) break;
+    default: break;
+    }
+    return DK__TK_IDENT;
 }
+#undef DK__SP_KW
 
 /* Operators, longest match first; only -> and ... (and single characters)
-   mean anything in a schema, the rest exist so that "**" is not "*" "*". */
+   mean anything in a schema, the rest exist so that "**" is not "*" "*":
+   <<= >>= **= <=> ...  then  -> != == <= >= // << >> += -= *= /= %= |= &= ^= **,
+   then one character of +-*|/%@()[]:,={}><.?!&^~ . */
 DK__PRIVATE size_t dk__sp_scan_operator(const char *s, size_t n, int *kind) {
-    static const dk__sp_word_t ops[] = {
-        DK__SP_WORD("<<=", DK__TK_OPERATOR), DK__SP_WORD(">>=", DK__TK_OPERATOR), DK__SP_WORD("**=", DK__TK_OPERATOR),
-        DK__SP_WORD("<=>", DK__TK_OPERATOR), DK__SP_WORD("...", DK__TK_DOTS), DK__SP_WORD("->", DK__TK_ARROW),
-        DK__SP_WORD("!=", DK__TK_OPERATOR), DK__SP_WORD("==", DK__TK_OPERATOR), DK__SP_WORD("<=", DK__TK_OPERATOR),
-        DK__SP_WORD(">=", DK__TK_OPERATOR), DK__SP_WORD("//", DK__TK_OPERATOR), DK__SP_WORD("<<", DK__TK_OPERATOR),
-        DK__SP_WORD(">>", DK__TK_OPERATOR), DK__SP_WORD("+=", DK__TK_OPERATOR), DK__SP_WORD("-=", DK__TK_OPERATOR),
-        DK__SP_WORD("*=", DK__TK_OPERATOR), DK__SP_WORD("/=", DK__TK_OPERATOR), DK__SP_WORD("%=", DK__TK_OPERATOR),
-        DK__SP_WORD("|=", DK__TK_OPERATOR), DK__SP_WORD("&=", DK__TK_OPERATOR), DK__SP_WORD("^=", DK__TK_OPERATOR),
-        DK__SP_WORD("**", DK__TK_OPERATOR)
-    };
-    size_t len;
-    int i;
-    if (strchr("<>*.-!=/+%|&^", s[0])) {     /* where a longer operator can start */
-        for (len = 3; len >= 2; len--)        /* longest match first */
-            if (n >= len && (i = dk__sp_find_word(ops, sizeof ops / sizeof ops[0], s, len)) >= 0) {
-                *kind = ops[i].kind;
-                return len;
-            }
+    int c = (unsigned char)s[0], c1 = n > 1 ? (unsigned char)s[1] : 0, c2 = n > 2 ? (unsigned char)s[2] : 0;
+    *kind = DK__TK_OPERATOR;
+    if (c2 == '=' && c1 == c && (c == '<' || c == '>' || c == '*')) return 3;
+    if (c == '<' && c1 == '=' && c2 == '>') return 3;
+    if (c == '.' && c1 == '.' && c2 == '.') { *kind = DK__TK_DOTS; return 3; }
+    if (c == '-' && c1 == '>') { *kind = DK__TK_ARROW; return 2; }
+    switch (c) {
+    case '!': case '=': case '+': case '-': case '%': case '|': case '&': case '^':
+        if (c1 == '=') return 2;
+        break;
+    case '<': case '>': case '*': case '/':
+        if (c1 == '=' || c1 == c) return 2;
+        break;
+    default: break;
     }
-    if (s[0] && strchr("+-*/%@()[]:,={}><.?!&^|~", s[0])) {
-        *kind = (unsigned char)s[0];
+    switch (c) {
+    case '+': case '-': case '*': case '/': case '%': case '@': case '(': case ')': case '[': case ']': case ':':
+    case ',': case '=': case '{': case '}': case '>': case '<': case '.': case '?': case '!': case '&': case '^':
+    case '|': case '~':
+        *kind = c;
         return 1;
+    default: return 0;
     }
-    return 0;
 }
 
 /* Length and kind of the (non-blank) token at pos. */
@@ -5132,7 +5196,7 @@ DK__PRIVATE size_t dk__sp_scan_token(dk__sp *p, size_t pos, int *kind) {
 /* c10's match(): blanks, comments and backslash-newlines are skipped; a
    newline outside brackets turns the next line's indentation into a
    whitespace token (ws), which dk__sp_lex makes a NEWLINE or an INDENT. */
-DK__PRIVATE dk__sp_tok dk__sp_lex_raw(dk__sp *p, int ws) {
+DK__PRIVATE void dk__sp_lex_raw(dk__sp *p, int ws, dk__sp_tok *out) {
     const char *s = p->src;
     size_t n = p->len, pos = p->pos, start;
     dk__sp_tok t;
@@ -5157,27 +5221,27 @@ DK__PRIVATE dk__sp_tok dk__sp_lex_raw(dk__sp *p, int ws) {
     if (t.kind == '(' || t.kind == '[' || t.kind == '{') p->nesting++;
     if (t.kind == ')' || t.kind == ']' || t.kind == '}') p->nesting--;
     p->pos = t.end;
-    return t;
+    *out = t;
 }
 
-DK__PRIVATE dk__sp_tok dk__sp_lex(dk__sp *p) {
-    dk__sp_tok t = dk__sp_lex_raw(p, 0);
-    if (t.kind == DK__TK_WS || t.kind == DK__TK_WS_EOF) {
-        size_t depth = t.kind == DK__TK_WS_EOF ? p->base_indent : t.end - t.start;
-        if (depth < p->base_indent) dk__sp_fail(p, t.start, "invalid indent level %lu", (unsigned long)depth);
-        t.kind = depth > p->base_indent ? DK__TK_INDENT : DK__TK_NEWLINE;
+/* The next token into *t (the parser's cur or next: no copies). */
+DK__PRIVATE void dk__sp_lex(dk__sp *p, dk__sp_tok *t) {
+    dk__sp_lex_raw(p, 0, t);
+    if (t->kind == DK__TK_WS || t->kind == DK__TK_WS_EOF) {
+        size_t depth = t->kind == DK__TK_WS_EOF ? p->base_indent : t->end - t->start;
+        if (depth < p->base_indent) dk__sp_fail(p, t->start, "invalid indent level %lu", (unsigned long)depth);
+        t->kind = depth > p->base_indent ? DK__TK_INDENT : DK__TK_NEWLINE;
     }
-    return t;
 }
 
 DK__PRIVATE void dk__sp_advance(dk__sp *p) {
     if (p->has_next) p->cur = p->next;
-    else p->cur = dk__sp_lex(p);
+    else dk__sp_lex(p, &p->cur);
     p->has_next = 0;
 }
 
 DK__PRIVATE const dk__sp_tok *dk__sp_peek(dk__sp *p) {
-    if (!p->has_next) p->next = dk__sp_lex(p);
+    if (!p->has_next) dk__sp_lex(p, &p->next);
     p->has_next = 1;
     return &p->next;
 }
@@ -5228,7 +5292,11 @@ DK__PRIVATE dk__sp_tok dk__sp_expect(dk__sp *p, int kind) {
 
 DK__PRIVATE const char *dk__sp_text(dk__sp *p, dk__sp_tok t) { return dk__sp_strndup(p, p->src + t.start, t.end - t.start); }
 DK__PRIVATE const char *dk__sp_ident(dk__sp *p) { return dk__sp_text(p, dk__sp_expect(p, DK__TK_IDENT)); }
-DK__PRIVATE int dk__sp_is_word(const dk__sp *p, const char *w) {
+/* Inlined: w is a literal, its length a constant. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+DK_INLINE int dk__sp_is_word(const dk__sp *p, const char *w) {
     size_t n = p->cur.end - p->cur.start;
     return p->cur.kind == DK__TK_IDENT && strlen(w) == n && !memcmp(p->src + p->cur.start, w, n);
 }
@@ -5773,7 +5841,8 @@ DK__PRIVATE const dk_type *dk__sp_parse_base(dk__sp *p, int fake) {
     if (dk__sp_accept(p, DK__TK_NONE) || dk__sp_accept(p, DK__TK_NONETYPE)) return dk__sp_basic(p, DK_TYPE_None);
     dk__sp_expect(p, DK__TK_IDENT);
     for (i = 0; i < sizeof base / sizeof base[0]; i++)
-        if (strlen(base[i].name) == t.end - t.start && !memcmp(base[i].name, p->src + t.start, t.end - t.start))
+        if (base[i].name[0] == p->src[t.start] && strlen(base[i].name) == t.end - t.start &&
+            !memcmp(base[i].name, p->src + t.start, t.end - t.start))
             return dk__sp_basic(p, fake && base[i].fake_int ? DK_TYPE_Int : base[i].kind);
     if (p->src[t.start] >= 'a' && p->src[t.start] <= 'z') return dk__sp_type(p, DK_TYPE_Var, 0, NULL, dk__sp_text(p, t));
     dk__sp_fail(p, t.start, "unknown type specifier '%.*s'", (int)(t.end - t.start), p->src + t.start);
@@ -6301,6 +6370,8 @@ DK__PRIVATE const char *dk__sp_type_text(dk__sp *p, const dk_arg *a) {
     dk__sp_buf b = { NULL, 0, 0 };
     char n[24];
     const dk_type *t = a->type->kind == DK_TYPE_Optional ? a->type->contained[0] : a->type;
+    if (t == a->type && t->kind != DK_TYPE_List && !(a->alias && a->alias->num_before))
+        return t->str;   /* the text is the type's own: shared, not copied */
     if (t->kind == DK_TYPE_List) {
         dk__sp_puts(p, &b, t->contained[0]->str);
         if (a->alias && a->alias->contained) dk__sp_put_alias(p, &b, a->alias->contained);
@@ -6383,7 +6454,8 @@ DK__PRIVATE uint64_t dk__sp_bitset(dk__sp *p, const dk__sp_args *args) {
 DK__PRIVATE dk_schema *dk__sp_schema(dk__sp *p) {
     dk_schema *s = (dk_schema *)dk__sp_alloc(p, sizeof *s);
     dk__sp_args args = { NULL, 0, 0 }, rets = { NULL, 0, 0 };
-    dk__sp_tok first = dk__sp_lex_raw(p, 1);
+    dk__sp_tok first;
+    dk__sp_lex_raw(p, 1, &first);
     p->base_indent = first.end - first.start;
     dk__sp_advance(p);
     dk__sp_parse_name(p, s);
