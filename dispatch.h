@@ -3037,7 +3037,11 @@ DK__PRIVATE void dk__op_remove_if_unused(dk_registry *r, dk__op *op) {
    r->boxed_fallbacks[slot], published by itself with one release store.
    Registering or removing a boxed fallback is O(its slots), whatever the
    number of operators; what reads a slot (dk_op_slot_kernel, dk_dispatch,
-   dk_lookup, explain, the messages) gives the fallback as before. */
+   dk_lookup, explain, the messages) gives the fallback as before. A call
+   reads the table, then the fallback: racing one registration it runs the
+   state before or after it; racing two at the same slot (a kernel of the
+   operator and a boxed fallback) it may pair the older table with the
+   newer fallback. */
 
 /* What resolution reads of an operator's impls: the newest per role (found
    once), and the list itself for a runtime key (short: scanned). */
