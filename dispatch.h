@@ -623,6 +623,24 @@ static const dk_offset_mask dk__slot_by_bit[64] DK__UNUSED = {
 };
 #undef DK__BC_NO_SLOT
 #undef DK__FK_OFFSET_MASK
+/* And the slot itself, by the highest bit and the backend index b (< 16):
+   offset + (b & mask) precomputed, so that a call pays one shift, one add
+   and one load for it instead of two loads, an and and an add. */
+#define DK__SB(o, m, b) (uint16_t)((o) + ((b) & (m)))
+#define DK__SB_ROW(o, m)                                                                                     \
+    { DK__SB(o, m, 0), DK__SB(o, m, 1), DK__SB(o, m, 2), DK__SB(o, m, 3), DK__SB(o, m, 4), DK__SB(o, m, 5),   \
+      DK__SB(o, m, 6), DK__SB(o, m, 7), DK__SB(o, m, 8), DK__SB(o, m, 9), DK__SB(o, m, 10), DK__SB(o, m, 11), \
+      DK__SB(o, m, 12), DK__SB(o, m, 13), DK__SB(o, m, 14), DK__SB(o, m, 15) },
+#define DK__BC_NO_SLOT(name, own_ag, autocast, functional, extra) DK__SB_ROW(0, 0)
+#define DK__FK_SLOT_ROW(name, pb, prefix, roles, extra) DK__SB_ROW(DK__SLOT_##name, pb ? DK__R_BACKENDS : 0)
+static const uint16_t dk__slot_by_bit_backend[64][16] DK__UNUSED = {
+    DK_FORALL_BACKEND_COMPONENTS(DK__BC_NO_SLOT, ~)
+    DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_SLOT_ROW, ~)
+};
+#undef DK__BC_NO_SLOT
+#undef DK__FK_SLOT_ROW
+#undef DK__SB_ROW
+#undef DK__SB
 
 /* Per-backend functionality keys in list order (block j of the runtime keys). */
 #define DK__FK_PB(name, pb, prefix, roles, extra) DK__PER_BACKEND_##pb(DK_##name,)
@@ -788,8 +806,7 @@ DK_INLINE size_t dk__backend_index(uint64_t repr) { return dk__msb((repr & DK__R
 /* The slot, given the backend index b: the functionality's first slot, plus
    b when the functionality is per-backend (mask = every backend bit). */
 DK_INLINE size_t dk__slot_at(uint64_t repr, size_t b) {
-    dk_offset_mask om = dk__slot_by_bit[dk__msb(repr | 1)];
-    return (size_t)om.offset + (b & om.mask);
+    return dk__slot_by_bit_backend[dk__msb(repr | 1)][b];
 }
 DK_INLINE size_t dk__slot(uint64_t repr) { return dk__slot_at(repr, dk__backend_index(repr)); }
 DK_INLINE int dk_ks_table_index(dk_keyset a) { return (int)dk__slot(a.repr); }
@@ -1253,8 +1270,10 @@ typedef struct dk_op_adapters {
    Registries are independent; dk_registry_default() is the process-wide one
    the DK_LIBRARY macros use. Every registration returns a dk_registration
    handle; dk_deregister() removes exactly that registration and restores what
-   it shadowed. Invariant: every operator's dispatch table equals a full
-   recomputation from its current registrations (see Note [Resolution]). */
+   it shadowed. Invariant: every operator's dispatch table, as read through
+   dk_op_slot_kernel, equals a full recomputation from its current
+   registrations (see Note [Resolution]: boxed backend fallbacks are read
+   from the registry, not stored in the tables). */
 
 /* Operator tags: c10's at::Tag (aten/src/ATen/native/tags.yaml of PyTorch
    2.7.1, in torchgen's order: sorted by name). A def carries a set of them;
@@ -1375,7 +1394,9 @@ typedef enum dk_reason { DK_FORALL_REASONS(DK__REASON_ENUM) DK__REASON_END } dk_
 typedef struct dk_op_table {
     /* keys whose slot is not a fallthrough, by c10 getBackendIndex() */
     uint64_t nonfallthrough[DK_NUM_BACKENDS];
-    /* one kernel record per runtime slot, never NULL */
+    /* one kernel record per runtime slot, never NULL; a slot left to a boxed
+       backend fallback holds the registry's missing record of that slot, which
+       calls and dk_op_slot_kernel resolve (Note [Resolution]) */
     const dk_kernel *kernels[DK_NUM_RUNTIME_ENTRIES];
     /* from the def (NULL / 0 without one): c10's normalised schema text;
        bit j: the j-th value from the top of a boxed call's stack is a
@@ -1403,9 +1424,15 @@ struct dk_operator {
 
 /* The operator's current snapshot; everything in it is complete (acquire). */
 DK_INLINE const dk_op_table *dk_op_table_of(const dk_operator *op) { return DK__LOAD_ACQ(&op->table); }
+/* A table slot without an operator-level kernel holds its registry's
+   missing record of that slot; a boxed backend fallback registered at the
+   slot is read from the registry (Note [Resolution]). dk__deferred gives
+   what such a record stands for now: the fallback, or k itself. */
+DK_API const dk_kernel *dk__deferred(const dk_operator *op, const dk_kernel *k);
 /* The kernel record a call would run at a slot (dk_ks_table_index). */
 DK_INLINE const dk_kernel *dk_op_slot_kernel(const dk_operator *op, int slot) {
-    return dk_op_table_of(op)->kernels[slot];
+    const dk_kernel *k = dk_op_table_of(op)->kernels[slot];
+    return k->kind == DK_KERNEL_MISSING ? dk__deferred(op, k) : k;
 }
 /* The def's schema in c10's normalised form, or NULL without a def. */
 DK_INLINE const char *dk_op_schema(const dk_operator *op) { return dk_op_table_of(op)->schema; }
@@ -1655,7 +1682,9 @@ DK_API void dk_registry_each_op_for_key(dk_registry *r, dk_key k, int (*fn)(dk_o
    TLS image itself: constants, so no guard and no constructor (c10 XORs
    its state with the defaults to get this from zero). Next to them, what a
    call needs pre-combined: keep = backend bits | ~excluded, so the call's
-   keyset is (args | included) & keep. Initial-exec TLS where the platform
+   keyset is (args | included) & keep; and included_backends = (included's
+   backend bits) | 1, the 1.13.1 preset's slot backend without a second
+   look at the keyset. Initial-exec TLS where the platform
    has it (no __tls_get_addr call when dispatch.h is in a shared library). */
 #ifndef DK_THREAD_LOCAL
 #if defined(DK_SINGLE_THREADED)
@@ -1684,8 +1713,9 @@ DK_API void dk_registry_each_op_for_key(dk_registry *r, dk_key k, int (*fn)(dk_o
 #endif
 #endif
 
-typedef struct dk_tls_state { uint64_t included, keep, excluded; } dk_tls_state;
-#define DK__TLS_DEFAULTS { DK__R_DEFAULT_INCLUDED, DK__R_BACKENDS | ~DK__R_DEFAULT_EXCLUDED, DK__R_DEFAULT_EXCLUDED }
+typedef struct dk_tls_state { uint64_t included, keep, excluded, included_backends; } dk_tls_state;
+#define DK__TLS_DEFAULTS { DK__R_DEFAULT_INCLUDED, DK__R_BACKENDS | ~DK__R_DEFAULT_EXCLUDED, DK__R_DEFAULT_EXCLUDED, \
+                           (DK__R_DEFAULT_INCLUDED & DK__R_BACKENDS) | 1 }
 /* Trace hook: called for every call and redispatch while set (see dk_set_trace). */
 typedef void (*dk_trace_fn)(const dk_operator *op, dk_keyset ks, dk_key key, int is_redispatch, void *user_data);
 
@@ -1698,19 +1728,24 @@ typedef struct dk__reader_tls { unsigned nesting; dk__reader *rec; } dk__reader_
 static DK_THREAD_LOCAL dk_tls_state dk__tls DK_TLS_MODEL = DK__TLS_DEFAULTS;
 static DK_THREAD_LOCAL dk__reader_tls dk__rd DK_TLS_MODEL;
 static dk_trace_fn dk__trace_hook;
+static uintptr_t dk__fn_mask = ~(uintptr_t)0;
 static uint64_t dk__epoch DK__UNUSED = 1;
 static int dk__asymmetric DK__UNUSED;
 #else
 DK_API DK_THREAD_LOCAL dk_tls_state dk__tls DK_TLS_MODEL;
 DK_API DK_THREAD_LOCAL dk__reader_tls dk__rd DK_TLS_MODEL;
 DK_API dk_trace_fn dk__trace_hook;
+DK_API uintptr_t dk__fn_mask;
 DK_API uint64_t dk__epoch;
 DK_API int dk__asymmetric;
 #endif
 
 DK_INLINE dk_keyset dk_tls_included(void) { return dk_ks_raw(dk__tls.included); }
 DK_INLINE dk_keyset dk_tls_excluded(void) { return dk_ks_raw(dk__tls.excluded); }
-DK_INLINE void dk_tls_set_included(dk_keyset ks) { dk__tls.included = ks.repr; }
+DK_INLINE void dk_tls_set_included(dk_keyset ks) {
+    dk__tls.included = ks.repr;
+    dk__tls.included_backends = (ks.repr & DK__R_BACKENDS) | 1;
+}
 DK_INLINE void dk_tls_set_excluded(dk_keyset ks) {
     dk__tls.excluded = ks.repr;
     dk__tls.keep = DK__R_BACKENDS | ~ks.repr;
@@ -1752,7 +1787,7 @@ DK_INLINE dk_guard dk__guard(uint64_t included_delta, uint64_t excluded_delta) {
     dk_guard g;
     g.included_delta = included_delta;
     g.excluded_delta = excluded_delta;
-    dk__tls.included ^= included_delta;
+    dk_tls_set_included(dk_ks_raw(dk__tls.included ^ included_delta));
     dk_tls_set_excluded(dk_ks_raw(dk__tls.excluded ^ excluded_delta));
     return g;
 }
@@ -1764,7 +1799,7 @@ DK_INLINE dk_guard dk_force_push(dk_keyset included, dk_keyset excluded) {
     return dk__guard(included.repr ^ dk_tls_included().repr, excluded.repr ^ dk_tls_excluded().repr);
 }
 DK_INLINE void dk_guard_pop(dk_guard g) {
-    dk__tls.included ^= g.included_delta;
+    dk_tls_set_included(dk_ks_raw(dk__tls.included ^ g.included_delta));
     dk_tls_set_excluded(dk_ks_raw(dk__tls.excluded ^ g.excluded_delta));
 }
 /* c10 at::AutoDispatchBelowAutograd, AutoDispatchBelowADInplaceOrView,
@@ -1845,8 +1880,19 @@ DK_INLINE const dk_kernel *dk__lookup(const dk_operator *op, dk_keyset ks) {
 DK_INLINE const dk_kernel *dk__dispatch(const dk_operator *op, dk_keyset args, dk_keyset *out_ks) {
     const dk_op_table *tab = DK__LOAD_ACQ(&op->table); /* one snapshot: mask and slot agree */
     uint64_t ks = dk__call_keyset_after_tls(args.repr);
+#if DK_C10_VERSION == 11301
+    /* the arguments' backend bits above CPU: + 1 is their backend index's
+       msb operand (the mask's), | included_backends the keyset's (the slot's) */
+    uint64_t ab = args.repr & (DK__R_BACKENDS & ~(uint64_t)1);
+    size_t a = dk__msb(ab + 1), b = dk__msb(ab | dk__tls.included_backends);
+#if defined(__GNUC__) || defined(__clang__)
+    __asm__("" : "+r"(ks)); /* keeps gcc from reassociating the ands: one instruction more */
+#endif
+    ks &= tab->nonfallthrough[a];
+#else
     size_t b = dk__backend_index(ks);
     ks = dk__call_keyset_masked(tab, args.repr, ks, b);
+#endif
     out_ks->repr = ks;
     return tab->kernels[dk__slot_at(ks, b)];
 }
@@ -1861,16 +1907,28 @@ DK_INLINE const dk_kernel *dk__dispatch(const dk_operator *op, dk_keyset args, d
    a call site than the atomic load, which it never folds). */
 #define DK__TRACING() (dk__trace_hook != NULL)
 #endif
+/* The fn a typed call runs directly: the kernel's, or NULL (the slow path)
+   when it has none or while a trace hook is set (dk_set_trace clears
+   dk__fn_mask): one and with memory and one branch at a call site. */
+#if defined(DK_NO_TRACE)
+#define DK__DIRECT_FN(k) ((k)->fn)
+#elif defined(DK__TSAN)
+#define DK__DIRECT_FN(k) ((dk_fn)((uintptr_t)(k)->fn & DK__LOAD_RLX(&dk__fn_mask)))
+#else
+#define DK__DIRECT_FN(k) ((dk_fn)((uintptr_t)(k)->fn & dk__fn_mask))
+#endif
 
 /* The public primitives: as above, and they report to the trace hook. */
 DK_INLINE const dk_kernel *dk_lookup(const dk_operator *op, dk_keyset ks) {
+    const dk_kernel *k;
     if (DK__UNLIKELY(DK__TRACING())) dk__trace(op, ks, 1);
-    return dk__lookup(op, ks);
+    k = dk__lookup(op, ks);
+    return DK__UNLIKELY(k->kind == DK_KERNEL_MISSING) ? dk__deferred(op, k) : k;
 }
 DK_INLINE const dk_kernel *dk_dispatch(const dk_operator *op, dk_keyset args, dk_keyset *out_ks) {
     const dk_kernel *k = dk__dispatch(op, args, out_ks);
     if (DK__UNLIKELY(DK__TRACING())) dk__trace(op, *out_ks, 0);
-    return k;
+    return DK__UNLIKELY(k->kind == DK_KERNEL_MISSING) ? dk__deferred(op, k) : k;
 }
 
 /* The slow path: a boxed kernel or fallback gets (kernel, op, ks, args);
@@ -1990,8 +2048,9 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
     }                                                                                                         \
     DK_INLINE DK__UNUSED R name##_invoke(const dk_operator *dk__o, dk_keyset dk__ks, const dk_kernel *dk__k,  \
                                          int dk__re DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {                     \
-        if (DK__LIKELY(dk__k->fn != NULL && !DK__TRACING()))                                                  \
-            DK__OP_TAIL_##ret(R, ((name##_fn)dk__k->fn)(dk__k, dk__ks DK__MAP(DK__OP_ARG, __VA_ARGS__)))       \
+        name##_fn dk__f = (name##_fn)DK__DIRECT_FN(dk__k);                                                    \
+        if (DK__LIKELY(dk__f != NULL))                                                                        \
+            DK__OP_TAIL_##ret(R, dk__f(dk__k, dk__ks DK__MAP(DK__OP_ARG, __VA_ARGS__)))                       \
         DK__OP_TAIL_##ret(R, name##_slow(dk__o, dk__ks, dk__k, dk__re DK__MAP(DK__OP_ARG, __VA_ARGS__)))       \
     }                                                                                                         \
     DK__DECLARE_OP_ENTRIES(name, R, ret, keyset_expr, __VA_ARGS__)
@@ -2615,6 +2674,7 @@ DK_API void dk_set_trace(dk_trace_fn fn, void *user_data) {
     DK__FENCE_REL();
     DK__STORE_RLX(&dk__trace_user_data, user_data);
     DK__STORE_RLX(&dk__trace_hook, fn);
+    DK__STORE_RLX(&dk__fn_mask, fn ? (uintptr_t)0 : ~(uintptr_t)0);
     DK__STORE_REL(&dk__trace_seq, s + 2);
     dk__mutex_unlock(&dk__global_lock);
 }
@@ -2953,10 +3013,19 @@ typedef struct dk__op {
     dk_registration *impls;       /* live impls, newest first */
 } dk__op;
 
-typedef struct dk__bucket { uint64_t hash; dk__op *op; } dk__bucket;
+/* A lookup reads one bucket (two per cache line): a name shorter than
+   DK__BUCKET_NAME bytes is compared there whole, a longer one there and
+   then in the operator. */
+#define DK__BUCKET_NAME 16
+typedef struct dk__bucket {
+    uint64_t hash;
+    dk__op *op;
+    char name[DK__BUCKET_NAME];   /* the name's first bytes, zero-padded */
+} dk__bucket;
 typedef struct dk__index {        /* open addressing, linear probing; removal leaves a tombstone */
     size_t mask, used;            /* used: live entries + tombstones */
-    dk__bucket *buckets;          /* points just past this header */
+    dk__bucket *buckets;          /* cache-line aligned, just past this header */
+    const dk__op *tombstone;      /* the registry's */
 } dk__index;
 
 struct dk_library {
@@ -3016,11 +3085,15 @@ struct dk_registry {
     uint32_t n_ops, cap_ops;      /* ids in use are below n_ops */
     uint32_t live_ops, free_hint; /* no free id below free_hint */
     dk_registration *fallbacks[DK_NUM_RUNTIME_ENTRIES];
+    /* the boxed fallback of each slot as calls read it (release / acquire);
+       fallthrough fallbacks are in the tables instead (Note [Resolution]) */
+    const dk_kernel *boxed_fallbacks[DK_NUM_RUNTIME_ENTRIES];
     dk_library *libraries;
     dk_registration *listeners;
     dk__block *retired;           /* unpublished memory, newest first */
     size_t live_bytes, retired_bytes;
-    dk_kernel missing, ambiguous; /* sentinels: no table slot is ever NULL */
+    dk_kernel ambiguous;          /* sentinels: no table slot is ever NULL */
+    dk_kernel missing[DK_NUM_RUNTIME_ENTRIES];   /* one per slot: it stands for the slot's boxed fallback */
     struct dk__slot_info slot_info[DK_NUM_RUNTIME_ENTRIES];
     int coupled[DK_NUM_RUNTIME_ENTRIES], n_coupled;   /* the slots whose slot_info.coupled is set */
     dk_op_table empty;            /* the table of an operator without kernels */
@@ -3280,26 +3353,55 @@ DK__PRIVATE size_t dk__op_name_length(const char *s, int need_ns) {
 
 /* ---- the name index ---------------------------------------------------------
 
-   Readers probe without a lock. An entry is written once (hash, then the
-   operator with release); removal replaces the operator by the registry's
-   tombstone (its name is "", so it never matches). Tombstones are dropped
+   Readers probe without a lock. An entry is written once (hash and the
+   name's first bytes, then the operator with release); removal replaces the
+   operator by the registry's tombstone, which lookups skip. Tombstones are dropped
    when the index is rebuilt, which publishes a new index and retires the old. */
 
-DK__PRIVATE dk__op *dk__index_find(const dk__index *ix, uint64_t h, const char *name, size_t len) {
+/* The first n < DK__BUCKET_NAME bytes of a bucket's name and of s equal:
+   two overlapping 8-byte (or 4-byte) loads a side, no call. */
+DK__PRIVATE int dk__bucket_name_eq(const char *b, const char *s, size_t n) {
+    uint64_t x, y, u, v;
+    uint32_t x4, y4, u4, v4;
+    if (n >= 8) {
+        memcpy(&x, b, 8); memcpy(&y, s, 8); memcpy(&u, b + n - 8, 8); memcpy(&v, s + n - 8, 8);
+        return ((x ^ y) | (u ^ v)) == 0;
+    }
+    if (n >= 4) {
+        memcpy(&x4, b, 4); memcpy(&y4, s, 4); memcpy(&u4, b + n - 4, 4); memcpy(&v4, s + n - 4, 4);
+        return ((x4 ^ y4) | (u4 ^ v4)) == 0;
+    }
+    while (n && b[n - 1] == s[n - 1]) n--;
+    return n == 0;
+}
+/* A name of DK__BUCKET_NAME bytes or more: the rest is the operator's. */
+DK__PRIVATE DK__NOINLINE int dk__long_name_eq(const dk__bucket *b, const dk__op *op, const char *name, size_t len) {
+    return memcmp(b->name, name, DK__BUCKET_NAME) == 0 &&
+           strncmp(op->pub.name + DK__BUCKET_NAME, name + DK__BUCKET_NAME, len - DK__BUCKET_NAME) == 0 &&
+           op->pub.name[len] == '\0';
+}
+
+DK_INLINE dk__op *dk__index_find(const dk__index *ix, uint64_t h, const char *name, size_t len) {
     size_t i;
     if (!ix) return NULL;
     for (i = (size_t)h & ix->mask;; i = (i + 1) & ix->mask) {
-        dk__op *op = DK__LOAD_ACQ(&ix->buckets[i].op);
+        const dk__bucket *b = &ix->buckets[i];
+        dk__op *op = DK__LOAD_ACQ(&b->op);
         if (!op) return NULL;
-        if (ix->buckets[i].hash == h && strncmp(op->pub.name, name, len) == 0 && op->pub.name[len] == '\0')
+        if (b->hash != h || op == ix->tombstone) continue;
+        if (len < DK__BUCKET_NAME) {   /* name need not end at len (a schema's) */
+            if (b->name[len] == '\0' && dk__bucket_name_eq(b->name, name, len)) return op;
+        } else if (dk__long_name_eq(b, op, name, len)) {
             return op;
+        }
     }
 }
 
 DK__PRIVATE void dk__index_put(dk__index *ix, dk__op *op) {
-    size_t i = (size_t)op->hash & ix->mask;
+    size_t i = (size_t)op->hash & ix->mask, n = strlen(op->pub.name);
     while (ix->buckets[i].op) i = (i + 1) & ix->mask;
     ix->buckets[i].hash = op->hash;
+    memcpy(ix->buckets[i].name, op->pub.name, n < DK__BUCKET_NAME ? n : DK__BUCKET_NAME);
     DK__STORE_REL(&ix->buckets[i].op, op);
     ix->used++;
 }
@@ -3312,11 +3414,12 @@ DK__PRIVATE void dk__index_remove(dk_registry *r, dk__op *op) {
 }
 
 DK__PRIVATE dk__index *dk__index_new(dk_registry *r, size_t nbuckets) {
-    dk__index *ix = (dk__index *)dk__alloc(r, sizeof(dk__index) + nbuckets * sizeof(dk__bucket));
+    dk__index *ix = (dk__index *)dk__alloc(r, sizeof(dk__index) + 64 + nbuckets * sizeof(dk__bucket));
     if (!ix) return NULL;
     ix->mask = nbuckets - 1;
     ix->used = 0;
-    ix->buckets = (dk__bucket *)(ix + 1);
+    ix->tombstone = &r->tombstone;
+    ix->buckets = (dk__bucket *)(void *)((char *)(ix + 1) + (64 - (size_t)((uintptr_t)(ix + 1) & 63)) % 64);
     memset(ix->buckets, 0, nbuckets * sizeof(dk__bucket));
     return ix;
 }
@@ -3439,9 +3542,25 @@ DK__PRIVATE void dk__op_remove_if_unused(dk_registry *r, dk__op *op) {
    recomputed, the rest copied (the whole table for a def / impl change, so
    the live table always equals a full recomputation whatever the order of
    changes; c10 1.13.1 updates only some slots and leaves stale ones; the
-   fallback's slots in every operator for a fallback change), the masks
-   derived from the slots, the def's fields copied. Then one release store
-   publishes it and the old snapshot is retired (Note [Reclamation]). */
+   fallback's slots in every operator for a fallthrough fallback change),
+   the masks derived from the slots, the def's fields copied. Then one
+   release store publishes it and the old snapshot is retired (Note
+   [Reclamation]).
+
+   Boxed backend fallbacks stay out of the tables. A backend fallback is
+   c10's last rule before "missing": no operator-level rule depends on it,
+   so a slot resolving to a boxed fallback resolves to the missing record
+   of that slot when the fallback is left out (and only fallthroughs change
+   the masks). The table holds r->missing[slot] there (reason MISSING); a
+   call reaching such a record (fn NULL: the slow path already) reads
+   r->boxed_fallbacks[slot], published by itself with one release store.
+   Registering or removing a boxed fallback is O(its slots), whatever the
+   number of operators; what reads a slot (dk_op_slot_kernel, dk_dispatch,
+   dk_lookup, explain, the messages) gives the fallback as before. A call
+   reads the table, then the fallback: racing one registration it runs the
+   state before or after it; racing two at the same slot (a kernel of the
+   operator and a boxed fallback) it may pair the older table with the
+   newer fallback. */
 
 /* What resolution reads of an operator's impls: the newest per role (found
    once), and the list itself for a runtime key (short: scanned). */
@@ -3556,7 +3675,7 @@ DK__PRIVATE const dk_kernel *dk__resolve(const dk_registry *r, const dk__op *op,
     if (r->fallbacks[slot]) DK__CHOOSE(r->fallbacks[slot], FALLBACK);
 #undef DK__CHOOSE
     *why = DK_REASON_MISSING;
-    return &r->missing;
+    return &r->missing[slot];
 }
 
 /* c10 setOperatorHasFallthroughForKey, derived from the slots: a
@@ -3610,6 +3729,10 @@ DK__PRIVATE void dk__table_fill(const dk_registry *r, const dk__op *op, dk_op_ta
         for (j = 0; j < (n < 0 ? DK_NUM_RUNTIME_ENTRIES : n); j++) {
             int s = n < 0 ? j : slots[j];
             const dk_kernel *k = dk__resolve(r, op, &front, s, &why);
+            if (why == DK_REASON_FALLBACK && k->kind != DK_KERNEL_FALLTHROUGH) { /* read from the registry */
+                k = &r->missing[s];
+                why = DK_REASON_MISSING;
+            }
             masks_change |= !t->kernels[s] || /* a template being built */
                             (k->kind == DK_KERNEL_FALLTHROUGH) != (t->kernels[s]->kind == DK_KERNEL_FALLTHROUGH);
             t->kernels[s] = k;
@@ -4062,8 +4185,10 @@ DK__PRIVATE dk_status dk__fallback_locked(dk_registry *r, dk_key key, dk_kernel_
                             "Tried to register multiple backend fallbacks for the same dispatch key %s; "
                             "previous registration %s, new registration %s",
                             dk_key_name(dk__slot_keys[slots[i]]), r->fallbacks[slots[i]]->kernel.debug, debug);
-    /* every operator's next table first: nothing can fail after this */
-    if (r->live_ops) {
+    /* a fallthrough changes the tables' masks: every operator's next table
+       first, so that nothing can fail after this; a boxed fallback is read
+       from the registry (Note [Resolution]) */
+    if (r->live_ops && d.fallthrough) {
         if (!(tables = (dk_op_table **)dk__alloc(r, r->live_ops * sizeof *tables))) return DK_ERR_NO_MEMORY;
         for (j = 0; j < r->live_ops; j++)
             if (!(tables[j] = (dk_op_table *)dk__alloc(r, sizeof(dk_op_table)))) {
@@ -4084,7 +4209,9 @@ DK__PRIVATE dk_status dk__fallback_locked(dk_registry *r, dk_key key, dk_kernel_
     g->kernel.is_fallback = 1;
     g->kernel.signature = d.signature;
     for (i = 0; i < n; i++) r->fallbacks[slots[i]] = g;
-    dk__recompute_slots(r, slots, n, tables);
+    if (d.fallthrough) dk__recompute_slots(r, slots, n, tables);
+    else
+        for (i = 0; i < n; i++) DK__STORE_REL(&r->boxed_fallbacks[slots[i]], (const dk_kernel *)&g->kernel);
     dk__free(r, tables);
     dk__own(lib, g);
     if (out) *out = g;
@@ -4119,8 +4246,13 @@ DK__PRIVATE void dk__deregister_locked(dk_registry *r, dk_registration *g) {
         break;
     case DK__REG_FALLBACK:
         for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++)
-            if (r->fallbacks[s] == g) { r->fallbacks[s] = NULL; slots[n++] = s; }
-        dk__recompute_slots(r, slots, n, NULL);
+            if (r->fallbacks[s] == g) {
+                r->fallbacks[s] = NULL;
+                slots[n++] = s;
+                if (g->kernel.kind != DK_KERNEL_FALLTHROUGH)
+                    DK__STORE_REL(&r->boxed_fallbacks[s], (const dk_kernel *)NULL);
+            }
+        if (g->kernel.kind == DK_KERNEL_FALLTHROUGH) dk__recompute_slots(r, slots, n, NULL);
         break;
     default: /* listener */
         dk__unlink(&r->listeners, g, 0);
@@ -4522,6 +4654,27 @@ DK_API int dk_op_has_kernel_for_key(const dk_operator *op, dk_key k) {
     return found;
 }
 
+/* What a slot's missing record stands for now (Note [Resolution]). */
+DK_API const dk_kernel *dk__deferred(const dk_operator *op, const dk_kernel *k) {
+    const dk_registry *r = op->registry;
+    const dk_kernel *f;
+    if (k < r->missing || k >= r->missing + DK_NUM_RUNTIME_ENTRIES) return k;
+    f = DK__LOAD_ACQ(&r->boxed_fallbacks[k - r->missing]);
+    return f ? f : k;
+}
+
+/* t with the boxed fallbacks in its slots: the table as it was before
+   they left the tables (messages, explain). */
+DK__PRIVATE void dk__table_with_fallbacks(const dk_registry *r, dk_op_table *t) {
+    int s;
+    for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
+        const dk_kernel *f;
+        if (t->kernels[s] != &r->missing[s] || !(f = DK__LOAD_ACQ(&r->boxed_fallbacks[s]))) continue;
+        t->kernels[s] = f;
+        t->reasons[s] = (uint8_t)DK_REASON_FALLBACK;
+    }
+}
+
 DK_API int dk_op_has_computed_kernel_for_key(const dk_operator *op, dk_key k) {
     if (!op || !dk_key_is_runtime(k)) return 0;
     return dk_op_slot_kernel(op, dk_key_table_index(k))->kind != DK_KERNEL_MISSING;
@@ -4700,8 +4853,9 @@ DK__PRIVATE void dk__html_alias(dk__html *h, dk_key alias) {
    fill the columns of every backend. */
 DK__PRIVATE int dk__html_scan(dk_operator *op, void *ud) {
     dk__html *h = (dk__html *)ud;
-    const dk_op_table *t = dk_op_table_of(op);
+    dk_op_table full = *dk_op_table_of(op), *t = &full;
     int s;
+    dk__table_with_fallbacks(op->registry, &full);
     for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
         const dk_kernel *k = t->kernels[s];
         dk_backend b = dk_key_backend(dk__slot_keys[s]);
@@ -4748,8 +4902,9 @@ DK__PRIVATE void dk__html_cell(dk__html *h, const dk_operator *op, const dk_op_t
 
 DK__PRIVATE int dk__html_row(dk_operator *op, void *ud) {
     dk__html *h = (dk__html *)ud;
-    const dk_op_table *t = dk_op_table_of(op);   /* one snapshot per row */
+    dk_op_table full = *dk_op_table_of(op), *t = &full;   /* one snapshot per row */
     int s;
+    dk__table_with_fallbacks(op->registry, &full);
     dk__append(h->buf, h->size, &h->len, "<tr data-op=\"");
     dk__html_text(h, op->name);
     dk__append(h->buf, h->size, &h->len, "\"><th>");
@@ -4860,8 +5015,10 @@ DK__PRIVATE dk_status dk__registry_init(dk_registry *r) {
     dk__hooks h;
     int b;
     dk__mutex_init(&r->lock);
-    r->missing.kind = DK_KERNEL_MISSING;
-    r->missing.debug = "";
+    for (b = 0; b < DK_NUM_RUNTIME_ENTRIES; b++) {
+        r->missing[b].kind = DK_KERNEL_MISSING;
+        r->missing[b].debug = "";
+    }
     r->ambiguous.kind = DK_KERNEL_AMBIGUOUS;
     r->ambiguous.debug = "ambiguous_autogradother";
     r->ambiguous.key = (dk_key)DK__KEY_AUTOGRAD_OTHER;
@@ -4989,6 +5146,7 @@ DK_API dk_status dk_registry_default_configure(const dk_registry_desc *desc) {
 #ifndef DISPATCH_STATIC
 DK_THREAD_LOCAL dk_tls_state dk__tls DK_TLS_MODEL = DK__TLS_DEFAULTS;
 dk_trace_fn dk__trace_hook;
+uintptr_t dk__fn_mask = ~(uintptr_t)0;
 #endif
 
 DK_API void dk_call_error_report(const dk_operator *op, dk_keyset ks, dk_status status, const char *message,
@@ -5106,6 +5264,8 @@ DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks
                           void *result, size_t result_size) {
     dk_status status;
     char message[DK__MESSAGE_MAX];
+    dk_op_table t;
+    if (k->kind == DK_KERNEL_MISSING) k = dk__deferred(op, k);
     if (k->boxed && k->kind == DK_KERNEL_FUNCTION) {
         dk__call_boxed_kernel(op, ks, k, args, result, result_size);
         return;
@@ -5128,10 +5288,14 @@ DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks
                  "Autograd dispatch key for the backend.", op->name);
     } else if (dk__hooks_of(op->registry)->c10_messages) {
         status = DK_ERR_NO_KERNEL;
-        dk__c10_missing_message(op, dk_op_table_of(op), dk_ks_highest_key(ks), message, sizeof message);
+        t = *dk_op_table_of(op);
+        dk__table_with_fallbacks(op->registry, &t);
+        dk__c10_missing_message(op, &t, dk_ks_highest_key(ks), message, sizeof message);
     } else {
         status = DK_ERR_NO_KERNEL;
-        dk__missing_message(op, dk_op_table_of(op), args_ks, ks, message, sizeof message);
+        t = *dk_op_table_of(op);
+        dk__table_with_fallbacks(op->registry, &t);
+        dk__missing_message(op, &t, args_ks, ks, message, sizeof message);
     }
     dk__call_error(op, ks, status, message);
 }
@@ -5490,6 +5654,7 @@ DK__PRIVATE dk_source dk__source_of(const dk_kernel *k, dk_reason why) {
 /* One snapshot: the keyset, the kernel and the reason all describe one state. */
 DK_API dk_status dk_explain(const dk_operator *op, dk_keyset args, dk_explanation *out) {
     const dk_op_table *t;
+    dk_reason why;
     if (!op || !out) return dk__fail(DK_ERR_NULL, "explain: NULL argument");
     memset(out, 0, sizeof *out);
     dk_call_enter();
@@ -5500,9 +5665,10 @@ DK_API dk_status dk_explain(const dk_operator *op, dk_keyset args, dk_explanatio
                                                   dk__backend_index(out->after_tls.repr)));
     out->slot = dk_ks_table_index(out->final);
     out->key = dk__slot_keys[out->slot];
-    out->kernel = t->kernels[out->slot];
-    out->reason = dk__reason_texts[t->reasons[out->slot]];
-    out->source = dk__source_of(out->kernel, (dk_reason)t->reasons[out->slot]);
+    out->kernel = dk__deferred(op, t->kernels[out->slot]);
+    why = out->kernel != t->kernels[out->slot] ? DK_REASON_FALLBACK : (dk_reason)t->reasons[out->slot];
+    out->reason = dk__reason_texts[why];
+    out->source = dk__source_of(out->kernel, why);
     dk_call_exit();
     return DK_OK;
 }
@@ -5763,14 +5929,12 @@ DK__PRIVATE DK__SP_NORETURN void dk__sp_oom(dk__sp *p, size_t n) {
     longjmp(p->fail, 2);
 }
 
-DK__PRIVATE void *dk__sp_alloc(dk__sp *p, size_t bytes) {
-    size_t units = (bytes + sizeof(dk__sp_align) - 1) / sizeof(dk__sp_align);
+/* A new chunk for units, out of line (dk__sp_alloc's fast path is a leaf). */
+DK__PRIVATE DK__NOINLINE dk__sp_chunk *dk__sp_grow(dk__sp *p, size_t units, size_t bytes) {
     dk__sp_chunk *c = p->arena;
-    void *r;
-    if (units == 0) units = 1;
-    if (!c || c->size - c->used < units) {
-        /* chunks of 512 bytes, then doubling: a def keeps its schema */
-        size_t grow = c ? c->size * 2 : 512 / sizeof(dk__sp_align);
+    {
+        /* chunks of 1 KB, then doubling: a def keeps its schema */
+        size_t grow = c ? c->size * 2 : 1024 / sizeof(dk__sp_align);
         size_t size = units > grow ? units : grow;
         size_t total = offsetof(dk__sp_chunk, data) + size * sizeof(dk__sp_align);
         if (units > ((size_t)-1 - offsetof(dk__sp_chunk, data)) / sizeof(dk__sp_align) ||
@@ -5782,10 +5946,18 @@ DK__PRIVATE void *dk__sp_alloc(dk__sp *p, size_t bytes) {
         c->used = 0;
         c->size = size;
         p->arena = c;
+        memset(c->data, 0, size * sizeof(dk__sp_align));   /* once: every allocation is zeroed */
     }
+    return c;
+}
+
+DK__PRIVATE void *dk__sp_alloc(dk__sp *p, size_t bytes) {
+    size_t units = bytes ? (bytes + sizeof(dk__sp_align) - 1) / sizeof(dk__sp_align) : 1;
+    dk__sp_chunk *c = p->arena;
+    void *r;
+    if (!c || c->size - c->used < units) c = dk__sp_grow(p, units, bytes);
     r = c->data + c->used;
     c->used += units;
-    memset(r, 0, bytes);
     return r;
 }
 
@@ -5801,7 +5973,7 @@ typedef struct dk__sp_buf { char *s; size_t n, cap; } dk__sp_buf;
 
 /* An arena array with room for element n: doubled when full (the old copy
    stays in the arena, freed with it). */
-DK__PRIVATE void *dk__sp_grow(dk__sp *p, void *v, int n, int *cap, size_t elem) {
+DK__PRIVATE void *dk__sp_grow_array(dk__sp *p, void *v, int n, int *cap, size_t elem) {
     void *grown;
     if (n < *cap) return v;
     *cap = 2 * *cap + 4;
@@ -5810,30 +5982,61 @@ DK__PRIVATE void *dk__sp_grow(dk__sp *p, void *v, int n, int *cap, size_t elem) 
     return grown;
 }
 
-DK__PRIVATE void dk__sp_put(dk__sp *p, dk__sp_buf *b, const char *s, size_t n) {
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = 2 * (b->cap + n) + 16;
-        char *t = (char *)dk__sp_alloc(p, cap);
-        if (b->n) memcpy(t, b->s, b->n);
-        b->s = t;
-        b->cap = cap;
-    }
+DK__PRIVATE DK__NOINLINE void dk__sp_reserve(dk__sp *p, dk__sp_buf *b, size_t n) {
+    size_t cap = 2 * (b->cap + n) + 16;
+    char *t = (char *)dk__sp_alloc(p, cap);
+    if (b->n) memcpy(t, b->s, b->n);
+    b->s = t;
+    b->cap = cap;
+}
+/* Inlined (the growth out of line): a literal's bytes are copied as a constant. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+DK_INLINE void dk__sp_put(dk__sp *p, dk__sp_buf *b, const char *s, size_t n) {
+    if (b->n + n + 1 > b->cap) dk__sp_reserve(p, b, n);
     memcpy(b->s + b->n, s, n);
     b->n += n;
     b->s[b->n] = '\0';
 }
-DK__PRIVATE void dk__sp_puts(dk__sp *p, dk__sp_buf *b, const char *s) { dk__sp_put(p, b, s, strlen(s)); }
+/* Inlined, so that strlen of a literal is a constant. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+DK_INLINE void dk__sp_puts(dk__sp *p, dk__sp_buf *b, const char *s) { dk__sp_put(p, b, s, strlen(s)); }
 DK__PRIVATE const char *dk__sp_done(dk__sp *p, dk__sp_buf *b) { return b->s ? b->s : dk__sp_strndup(p, "", 0); }
 
 /* --- lexer: c10's Lexer::match and lex, for one declaration --------------- */
 
-DK__PRIVATE int dk__sp_blank(int c) { return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r'; }
-DK__PRIVATE int dk__sp_digit(int c) { return c >= '0' && c <= '9'; }
-DK__PRIVATE int dk__sp_alpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-DK__PRIVATE int dk__sp_word(int c) { return dk__sp_alpha(c) || dk__sp_digit(c) || c == '_'; }
-DK__PRIVATE int dk__sp_xdigit(int c) {
-    return dk__sp_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
+/* Character classes of ASCII, one load per test: 1 blank (space \t \v \f
+   \r), 2 digit, 4 letter, 8 word (letter, digit, _), 16 hex digit. */
+#define DK__SP_B 1
+#define DK__SP_D (2 | 8 | 16)
+#define DK__SP_H (4 | 8 | 16)
+#define DK__SP_L (4 | 8)
+static const unsigned char dk__sp_classes[256] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, DK__SP_B, 0, DK__SP_B, DK__SP_B, DK__SP_B, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    DK__SP_B, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    DK__SP_D, DK__SP_D, DK__SP_D, DK__SP_D, DK__SP_D, DK__SP_D, DK__SP_D, DK__SP_D, DK__SP_D, DK__SP_D, 0, 0, 0, 0, 0, 0,
+    0, DK__SP_H, DK__SP_H, DK__SP_H, DK__SP_H, DK__SP_H, DK__SP_H, DK__SP_L,
+    DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L,
+    DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L,
+    DK__SP_L, DK__SP_L, DK__SP_L, 0, 0, 0, 0, 8,
+    0, DK__SP_H, DK__SP_H, DK__SP_H, DK__SP_H, DK__SP_H, DK__SP_H, DK__SP_L,
+    DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L,
+    DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L, DK__SP_L,
+    DK__SP_L, DK__SP_L, DK__SP_L, 0, 0, 0, 0, 0
+};
+#undef DK__SP_B
+#undef DK__SP_D
+#undef DK__SP_H
+#undef DK__SP_L
+DK__PRIVATE int dk__sp_blank(int c) { return dk__sp_classes[(unsigned char)c] & 1; }
+DK__PRIVATE int dk__sp_digit(int c) { return dk__sp_classes[(unsigned char)c] & 2; }
+DK__PRIVATE int dk__sp_alpha(int c) { return dk__sp_classes[(unsigned char)c] & 4; }
+DK__PRIVATE int dk__sp_word(int c) { return dk__sp_classes[(unsigned char)c] & 8; }
+DK__PRIVATE int dk__sp_xdigit(int c) { return dk__sp_classes[(unsigned char)c] & 16; }
 DK__PRIVATE int dk__sp_has(const char *s, size_t n, const char *lit) {
     size_t k = strlen(lit);
     return n >= k && memcmp(s, lit, k) == 0;
@@ -5873,65 +6076,67 @@ DK__PRIVATE size_t dk__sp_scan_string(const char *s, size_t n) {
     return end < n ? end + ql : 0;
 }
 
-/* TorchScript keywords: tokens of their own, never identifiers. */
-/* A literal with its length, compared by length and first character before
-   its bytes: the lexer runs these tables on every token. */
-typedef struct dk__sp_word_t { const char *text; unsigned char len; short kind; } dk__sp_word_t;
-#define DK__SP_WORD(text, kind) { text, sizeof text - 1, kind }
-
-DK__PRIVATE int dk__sp_find_word(const dk__sp_word_t *w, size_t count, const char *s, size_t n) {
-    size_t i;
-    for (i = 0; i < count; i++)
-        if (w[i].len == n && w[i].text[0] == s[0] && !memcmp(s, w[i].text, n)) return (int)i;
-    return -1;
-}
-
+/* TorchScript keywords: tokens of their own, never identifiers. The lexer
+   runs this on every word: a switch on the first character, then the
+   candidates' lengths, then their bytes (constant-size compares). */
+#define DK__SP_KW(lit, k) if (n == sizeof lit - 1 && memcmp(s, lit, sizeof lit - 1) == 0) return k;
 DK__PRIVATE int dk__sp_keyword(const char *s, size_t n) {
-    static const dk__sp_word_t words[] = {
-        DK__SP_WORD("True", DK__TK_TRUE), DK__SP_WORD("False", DK__TK_FALSE), DK__SP_WORD("None", DK__TK_NONE),
-        DK__SP_WORD("NoneType", DK__TK_NONETYPE), DK__SP_WORD("def", DK__TK_KEYWORD),
-        DK__SP_WORD("if", DK__TK_KEYWORD), DK__SP_WORD("else", DK__TK_KEYWORD), DK__SP_WORD("elif", DK__TK_KEYWORD),
-        DK__SP_WORD("while", DK__TK_KEYWORD), DK__SP_WORD("return", DK__TK_KEYWORD), DK__SP_WORD("is", DK__TK_KEYWORD),
-        DK__SP_WORD("and", DK__TK_KEYWORD), DK__SP_WORD("or", DK__TK_KEYWORD), DK__SP_WORD("not", DK__TK_KEYWORD),
-        DK__SP_WORD("global", DK__TK_KEYWORD), DK__SP_WORD("for", DK__TK_KEYWORD), DK__SP_WORD("in", DK__TK_KEYWORD),
-        DK__SP_WORD("raise", DK__TK_KEYWORD), DK__SP_WORD("assert", DK__TK_KEYWORD),
-        DK__SP_WORD("break", DK__TK_KEYWORD), DK__SP_WORD("continue", DK__TK_KEYWORD),
-        DK__SP_WORD("del", DK__TK_KEYWORD), DK__SP_WORD("pass", DK__TK_KEYWORD), DK__SP_WORD("class", DK__TK_KEYWORD),
-        DK__SP_WORD("import", DK__TK_KEYWORD), DK__SP_WORD("with", DK__TK_KEYWORD), DK__SP_WORD("as", DK__TK_KEYWORD),
-        DK__SP_WORD("Ellipsis", DK__TK_KEYWORD)
-    };
-    int i = n >= 2 && n <= 8 && strchr("TFNEdiewraongfbcp", s[0]) /* the words' first letters */
-                ? dk__sp_find_word(words, sizeof words / sizeof words[0], s, n) : -1;
-    return i < 0 ? (int)DK__TK_IDENT : words[i].kind;
+    if (n < 2 || n > 8) return DK__TK_IDENT;
+    switch (s[0]) {
+    case 'T': DK__SP_KW("True", DK__TK_TRUE) break;
+    case 'F': DK__SP_KW("False", DK__TK_FALSE) break;
+    case 'N': DK__SP_KW("None", DK__TK_NONE) DK__SP_KW("NoneType", DK__TK_NONETYPE) break;
+    case 'E': DK__SP_KW("Ellipsis", DK__TK_KEYWORD) break;
+    case 'd': DK__SP_KW("def", DK__TK_KEYWORD) DK__SP_KW("del", DK__TK_KEYWORD) break;
+    case 'i':
+        DK__SP_KW("if", DK__TK_KEYWORD) DK__SP_KW("is", DK__TK_KEYWORD) DK__SP_KW("in", DK__TK_KEYWORD)
+        DK__SP_KW("import", DK__TK_KEYWORD) break;
+    case 'e': DK__SP_KW("else", DK__TK_KEYWORD) DK__SP_KW("elif", DK__TK_KEYWORD) break;
+    case 'w': DK__SP_KW("while", DK__TK_KEYWORD) DK__SP_KW("with", DK__TK_KEYWORD) break;
+    case 'r': DK__SP_KW("return", DK__TK_KEYWORD) DK__SP_KW("raise", DK__TK_KEYWORD) break;
+    case 'a':
+        DK__SP_KW("and", DK__TK_KEYWORD) DK__SP_KW("assert", DK__TK_KEYWORD) DK__SP_KW("as", DK__TK_KEYWORD) break;
+    case 'o': DK__SP_KW("or", DK__TK_KEYWORD) break;
+    case 'n': DK__SP_KW("not", DK__TK_KEYWORD) break;
+    case 'g': DK__SP_KW("global", DK__TK_KEYWORD) break;
+    case 'f': DK__SP_KW("for", DK__TK_KEYWORD) break;
+    case 'b': DK__SP_KW("break", DK__TK_KEYWORD) break;
+    case 'c': DK__SP_KW("continue", DK__TK_KEYWORD) DK__SP_KW("class", DK__TK_KEYWORD) break;
+    case 'p': DK__SP_KW("pass", DK__TK_KEYWORD) break;
+    default: break;
+    }
+    return DK__TK_IDENT;
 }
+#undef DK__SP_KW
 
 /* Operators, longest match first; only -> and ... (and single characters)
-   mean anything in a schema, the rest exist so that "**" is not "*" "*". */
+   mean anything in a schema, the rest exist so that "**" is not "*" "*":
+   <<= >>= **= <=> ...  then  -> != == <= >= // << >> += -= *= /= %= |= &= ^= **,
+   then one character of +-*|/%@()[]:,={}><.?!&^~ . */
 DK__PRIVATE size_t dk__sp_scan_operator(const char *s, size_t n, int *kind) {
-    static const dk__sp_word_t ops[] = {
-        DK__SP_WORD("<<=", DK__TK_OPERATOR), DK__SP_WORD(">>=", DK__TK_OPERATOR), DK__SP_WORD("**=", DK__TK_OPERATOR),
-        DK__SP_WORD("<=>", DK__TK_OPERATOR), DK__SP_WORD("...", DK__TK_DOTS), DK__SP_WORD("->", DK__TK_ARROW),
-        DK__SP_WORD("!=", DK__TK_OPERATOR), DK__SP_WORD("==", DK__TK_OPERATOR), DK__SP_WORD("<=", DK__TK_OPERATOR),
-        DK__SP_WORD(">=", DK__TK_OPERATOR), DK__SP_WORD("//", DK__TK_OPERATOR), DK__SP_WORD("<<", DK__TK_OPERATOR),
-        DK__SP_WORD(">>", DK__TK_OPERATOR), DK__SP_WORD("+=", DK__TK_OPERATOR), DK__SP_WORD("-=", DK__TK_OPERATOR),
-        DK__SP_WORD("*=", DK__TK_OPERATOR), DK__SP_WORD("/=", DK__TK_OPERATOR), DK__SP_WORD("%=", DK__TK_OPERATOR),
-        DK__SP_WORD("|=", DK__TK_OPERATOR), DK__SP_WORD("&=", DK__TK_OPERATOR), DK__SP_WORD("^=", DK__TK_OPERATOR),
-        DK__SP_WORD("**", DK__TK_OPERATOR)
-    };
-    size_t len;
-    int i;
-    if (strchr("<>*.-!=/+%|&^", s[0])) {     /* where a longer operator can start */
-        for (len = 3; len >= 2; len--)        /* longest match first */
-            if (n >= len && (i = dk__sp_find_word(ops, sizeof ops / sizeof ops[0], s, len)) >= 0) {
-                *kind = ops[i].kind;
-                return len;
-            }
+    int c = (unsigned char)s[0], c1 = n > 1 ? (unsigned char)s[1] : 0, c2 = n > 2 ? (unsigned char)s[2] : 0;
+    *kind = DK__TK_OPERATOR;
+    if (c2 == '=' && c1 == c && (c == '<' || c == '>' || c == '*')) return 3;
+    if (c == '<' && c1 == '=' && c2 == '>') return 3;
+    if (c == '.' && c1 == '.' && c2 == '.') { *kind = DK__TK_DOTS; return 3; }
+    if (c == '-' && c1 == '>') { *kind = DK__TK_ARROW; return 2; }
+    switch (c) {
+    case '!': case '=': case '+': case '-': case '%': case '|': case '&': case '^':
+        if (c1 == '=') return 2;
+        break;
+    case '<': case '>': case '*': case '/':
+        if (c1 == '=' || c1 == c) return 2;
+        break;
+    default: break;
     }
-    if (s[0] && strchr("+-*/%@()[]:,={}><.?!&^|~", s[0])) {
-        *kind = (unsigned char)s[0];
+    switch (c) {
+    case '+': case '-': case '*': case '/': case '%': case '@': case '(': case ')': case '[': case ']': case ':':
+    case ',': case '=': case '{': case '}': case '>': case '<': case '.': case '?': case '!': case '&': case '^':
+    case '|': case '~':
+        *kind = c;
         return 1;
+    default: return 0;
     }
-    return 0;
 }
 
 /* Length and kind of the (non-blank) token at pos. */
@@ -5969,7 +6174,7 @@ DK__PRIVATE size_t dk__sp_scan_token(dk__sp *p, size_t pos, int *kind) {
 /* c10's match(): blanks, comments and backslash-newlines are skipped; a
    newline outside brackets turns the next line's indentation into a
    whitespace token (ws), which dk__sp_lex makes a NEWLINE or an INDENT. */
-DK__PRIVATE dk__sp_tok dk__sp_lex_raw(dk__sp *p, int ws) {
+DK__PRIVATE void dk__sp_lex_raw(dk__sp *p, int ws, dk__sp_tok *out) {
     const char *s = p->src;
     size_t n = p->len, pos = p->pos, start;
     dk__sp_tok t;
@@ -5994,27 +6199,27 @@ DK__PRIVATE dk__sp_tok dk__sp_lex_raw(dk__sp *p, int ws) {
     if (t.kind == '(' || t.kind == '[' || t.kind == '{') p->nesting++;
     if (t.kind == ')' || t.kind == ']' || t.kind == '}') p->nesting--;
     p->pos = t.end;
-    return t;
+    *out = t;
 }
 
-DK__PRIVATE dk__sp_tok dk__sp_lex(dk__sp *p) {
-    dk__sp_tok t = dk__sp_lex_raw(p, 0);
-    if (t.kind == DK__TK_WS || t.kind == DK__TK_WS_EOF) {
-        size_t depth = t.kind == DK__TK_WS_EOF ? p->base_indent : t.end - t.start;
-        if (depth < p->base_indent) dk__sp_fail(p, t.start, "invalid indent level %lu", (unsigned long)depth);
-        t.kind = depth > p->base_indent ? DK__TK_INDENT : DK__TK_NEWLINE;
+/* The next token into *t (the parser's cur or next: no copies). */
+DK__PRIVATE void dk__sp_lex(dk__sp *p, dk__sp_tok *t) {
+    dk__sp_lex_raw(p, 0, t);
+    if (t->kind == DK__TK_WS || t->kind == DK__TK_WS_EOF) {
+        size_t depth = t->kind == DK__TK_WS_EOF ? p->base_indent : t->end - t->start;
+        if (depth < p->base_indent) dk__sp_fail(p, t->start, "invalid indent level %lu", (unsigned long)depth);
+        t->kind = depth > p->base_indent ? DK__TK_INDENT : DK__TK_NEWLINE;
     }
-    return t;
 }
 
 DK__PRIVATE void dk__sp_advance(dk__sp *p) {
     if (p->has_next) p->cur = p->next;
-    else p->cur = dk__sp_lex(p);
+    else dk__sp_lex(p, &p->cur);
     p->has_next = 0;
 }
 
 DK__PRIVATE const dk__sp_tok *dk__sp_peek(dk__sp *p) {
-    if (!p->has_next) p->next = dk__sp_lex(p);
+    if (!p->has_next) dk__sp_lex(p, &p->next);
     p->has_next = 1;
     return &p->next;
 }
@@ -6065,7 +6270,11 @@ DK__PRIVATE dk__sp_tok dk__sp_expect(dk__sp *p, int kind) {
 
 DK__PRIVATE const char *dk__sp_text(dk__sp *p, dk__sp_tok t) { return dk__sp_strndup(p, p->src + t.start, t.end - t.start); }
 DK__PRIVATE const char *dk__sp_ident(dk__sp *p) { return dk__sp_text(p, dk__sp_expect(p, DK__TK_IDENT)); }
-DK__PRIVATE int dk__sp_is_word(const dk__sp *p, const char *w) {
+/* Inlined: w is a literal, its length a constant. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+DK_INLINE int dk__sp_is_word(const dk__sp *p, const char *w) {
     size_t n = p->cur.end - p->cur.start;
     return p->cur.kind == DK__TK_IDENT && strlen(w) == n && !memcmp(p->src + p->cur.start, w, n);
 }
@@ -6144,7 +6353,7 @@ typedef struct dk__sp_node { dk_type pub; int depth; } dk__sp_node;
 typedef struct dk__sp_list { const dk_type **v; int n, cap; } dk__sp_list;
 
 DK__PRIVATE void dk__sp_push(dk__sp *p, dk__sp_list *l, const dk_type *t) {
-    l->v = (const dk_type **)dk__sp_grow(p, (void *)l->v, l->n, &l->cap, sizeof *l->v);
+    l->v = (const dk_type **)dk__sp_grow_array(p, (void *)l->v, l->n, &l->cap, sizeof *l->v);
     l->v[l->n++] = t;
 }
 
@@ -6426,7 +6635,7 @@ DK__PRIVATE void dk__sp_add_name(dk__sp *p, dk__sp_names *s, const char *name) {
     int i;
     for (i = 0; i < s->n; i++)
         if (!strcmp(s->v[i], name)) return;
-    s->v = (const char **)dk__sp_grow(p, (void *)s->v, s->n, &s->cap, sizeof *s->v);
+    s->v = (const char **)dk__sp_grow_array(p, (void *)s->v, s->n, &s->cap, sizeof *s->v);
     s->v[s->n++] = name;
 }
 
@@ -6593,7 +6802,7 @@ DK__PRIVATE const dk_type *dk__sp_parse_base(dk__sp *p, int fake) {
     if (dk__sp_accept(p, DK__TK_NONE) || dk__sp_accept(p, DK__TK_NONETYPE)) return dk__sp_basic(p, DK_TYPE_None);
     dk__sp_expect(p, DK__TK_IDENT);
     for (i = 0; i < sizeof base / sizeof base[0]; i++)
-        if (base[i].base && strlen(base[i].name) == t.end - t.start &&
+        if (base[i].base && base[i].name[0] == p->src[t.start] && strlen(base[i].name) == t.end - t.start &&
             !memcmp(base[i].name, p->src + t.start, t.end - t.start))
             return dk__sp_basic(p, fake && base[i].base == 2 ? DK_TYPE_Int : base[i].kind);
     if (p->src[t.start] >= 'a' && p->src[t.start] <= 'z') return dk__sp_type(p, DK_TYPE_Var, 0, NULL, dk__sp_text(p, t));
@@ -6861,7 +7070,7 @@ DK__PRIVATE dk_default *dk__sp_list_default(dk__sp *p, dk_type_kind kind, int si
         size_t at = p->cur.start;
         one = dk__sp_constant(p, kind);
         dk__sp_check_item(p, kind, one, at);
-        items = (dk_default *)dk__sp_grow(p, items, n, &cap, sizeof *items);
+        items = (dk_default *)dk__sp_grow_array(p, items, n, &cap, sizeof *items);
         items[n++] = *one;
     } while (dk__sp_accept(p, ','));
     dk__sp_expect(p, ']');
@@ -6895,7 +7104,7 @@ DK__PRIVATE dk_default *dk__sp_default(dk__sp *p, const dk_type *fake, int size)
 typedef struct dk__sp_args { dk_arg *v; int n, cap; } dk__sp_args;
 
 DK__PRIVATE void dk__sp_add_arg(dk__sp *p, dk__sp_args *l, const dk_arg *a) {
-    l->v = (dk_arg *)dk__sp_grow(p, l->v, l->n, &l->cap, sizeof *l->v);
+    l->v = (dk_arg *)dk__sp_grow_array(p, l->v, l->n, &l->cap, sizeof *l->v);
     l->v[l->n++] = *a;
 }
 
@@ -7124,6 +7333,8 @@ DK__PRIVATE const char *dk__sp_type_text(dk__sp *p, const dk_arg *a) {
     dk__sp_buf b = { NULL, 0, 0 };
     char n[24];
     const dk_type *t = a->type->kind == DK_TYPE_Optional ? a->type->contained[0] : a->type;
+    if (t == a->type && t->kind != DK_TYPE_List && !(a->alias && a->alias->num_before))
+        return t->str;   /* the text is the type's own: shared, not copied */
     if (t->kind == DK_TYPE_List) {
         dk__sp_puts(p, &b, t->contained[0]->str);
         if (a->alias && a->alias->contained) dk__sp_put_alias(p, &b, a->alias->contained);
@@ -7206,7 +7417,8 @@ DK__PRIVATE uint64_t dk__sp_bitset(dk__sp *p, const dk__sp_args *args) {
 DK__PRIVATE dk_schema *dk__sp_schema(dk__sp *p) {
     dk_schema *s = (dk_schema *)dk__sp_alloc(p, sizeof *s);
     dk__sp_args args = { NULL, 0, 0 }, rets = { NULL, 0, 0 };
-    dk__sp_tok first = dk__sp_lex_raw(p, 1);
+    dk__sp_tok first;
+    dk__sp_lex_raw(p, 1, &first);
     p->base_indent = first.end - first.start;
     dk__sp_advance(p);
     dk__sp_parse_name(p, s);

@@ -432,8 +432,7 @@ static void boxed_noop(const dk_kernel *k, const dk_operator *op, dk_keyset ks, 
 
 /* The class a cell must have, from the public snapshot (independent of the writer). */
 static const char *expected_class(const dk_operator *op, int slot) {
-    const dk_op_table *t = dk_op_table_of(op);
-    const dk_kernel *k = t->kernels[slot];
+    const dk_kernel *k = dk_op_slot_kernel(op, slot);
     if (k->kind == DK_KERNEL_FALLTHROUGH) return "fallthrough";
     if (k->kind == DK_KERNEL_AMBIGUOUS) return "ambiguous";
     if (k->kind == DK_KERNEL_MISSING) return "missing";

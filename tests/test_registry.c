@@ -761,7 +761,7 @@ static void test_out_of_memory_everywhere(void **state) {
         }
         printf("  %-48s %d allocation sites failed cleanly\n", ops[i].what, sites);
         assert_true(sites >= 1);
-        if (ops[i].call == oom_def_new) assert_int_equal(sites, 7); /* schema (2 chunks), defaults, table, op, ops array, registration */
+        if (ops[i].call == oom_def_new) assert_int_equal(sites, 6); /* schema (1 chunk), defaults, table, op, ops array, registration */
     }
 }
 
