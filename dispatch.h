@@ -104,6 +104,62 @@
    Everything about the key space is generated at compile time from the lists
    in >>lists; nothing is maintained by hand beside them.
 
+   THE API BY TASK (macros in capitals; >>tag where it is declared)
+
+   Registries (>>registry)   dk_registry_create, dk_registry_destroy,
+       dk_registry_default, dk_registry_default_configure,
+       dk_registry_set_hooks, dk_registry_set_call_error, dk_registry_reclaim,
+       dk_registry_get_stats, dk_config_check, dk_config_signature
+   Registering               dk_def, dk_def_at, dk_def_with (dk_def_options:
+       adapters, tags, alias analysis), dk_def_with_adapters, dk_impl,
+       dk_impl_at, dk_fallback, dk_deregister, dk_add_listener,
+       dk_rename_backend; kernels: dk_unboxed, dk_boxed, dk_fallthrough,
+       dk_kernel_named, DK_FN, typed: DK_KERNEL, DK_IMPL_TYPED,
+       dk_autograd_not_implemented
+   Library blocks            DK_LIBRARY, DK_LIBRARY_FRAGMENT, DK_LIBRARY_IMPL,
+       dk_library_run, dk_library_open, dk_library_close, dk_library_def,
+       dk_library_def_with, dk_library_impl, dk_library_impl_at,
+       DK_LIBRARY_IMPL_TYPED, dk_library_fallback
+   Calling (>>call)          DK_DECLARE_OP / DK_DECLARE_OP_VOID (name_call,
+       name_redispatch, name_kernel), dk_dispatch, dk_lookup, dk_call_boxed,
+       dk_redispatch_boxed, dk_stack_dispatch_keyset, dk_call_slow,
+       dk_fail_call, dk_call_enter / dk_call_exit (DK_CALL_EPOCHS)
+   Boxed values (>>boxed)    dk_stack_init, dk_push, dk_pop, dk_peek,
+       dk_none, dk_bool, dk_int, dk_double, dk_string, dk_tensor, dk_list,
+       dk_ints, dk_doubles, dk_object, dk_stack_check, dk_stack_fill_defaults,
+       dk_op_set_adapters, dk_op_check_signature
+   Thread-local state (>>tls) dk_include_push, dk_exclude_push,
+       dk_force_push, dk_below_autograd_push, dk_below_inplace_view_push,
+       dk_skip_functionalize_push, dk_guard_pop, dk_tls_included,
+       dk_tls_excluded, dk_tls_set_included, dk_tls_set_excluded,
+       dk_tls_is_included, dk_tls_is_excluded, dk_tls_is_default
+   Keysets (>>keyset)        dk_ks_* (from_key, from_backend, or, and, minus,
+       add, remove, has, highest_key, table_index, full_after, first/next,
+       DK_KS_FOREACH, to_string...), the named sets DK_KS_*
+   Keys (>>keys, >>api)      dk_key_name, dk_key_parse, dk_backend_name,
+       dk_backend_parse, dk_key_is_* , dk_key_functionality, dk_key_backend,
+       dk_key_runtime, dk_key_table_index, dk_key_offset_and_mask,
+       dk_slot_key, dk_alias_runtime_set, dk_key_in_alias,
+       dk_backend_autograd_key, dk_backend_autocast_set,
+       dk_autograd_backend_set, dk_tag_name, dk_tag_parse
+   Looking and debugging     dk_op_lookup, dk_op_find, dk_op_schema,
+       dk_op_function_schema, dk_op_slot_kernel, dk_op_has_kernel_for_key,
+       dk_op_has_computed_kernel_for_key, dk_op_has_tag,
+       dk_op_alias_analysis, dk_op_dump_state, dk_op_dump_computed_table,
+       dk_registry_each_op(_for_key), dk_registry_dump_html, dk_explain,
+       dk_explain_args, dk_explain_stack, dk_explain_to_string, dk_set_trace,
+       dk_trace_stack
+   Schemas (>>schema)        dk_schema_parse, dk_schema_parse_with,
+       dk_schema_to_string, dk_schema_free, dk_type_kind_name
+   Errors (>>status)         dk_status_str, dk_last_error, dk_last_call_status,
+       dk_call_error_report, dk_call_error_abort, dk_log_item_name,
+       dk_log_stderr, DK_FORALL_STATUS, DK_FORALL_LOG_ITEMS
+   Names with dk__ / DK__ are the implementation's. The exported ones
+   (dk__def, dk__impl, dk__library_open, dk__config_check...) are what the
+   lowercase macros above expand to, adding the caller's configuration
+   signature and site; only tests of that entry (a NULL signature) and of
+   c10's exact texts (a given file:line) call them directly.
+
    ERRORS   Three channels, one per kind of caller. Fallible functions
             return dk_status (DK_OK == 0) and dk_last_error() gives a
             per-thread message with the details; a failed registration
@@ -1244,7 +1300,7 @@ DK_INLINE dk_value dk_list(const dk_value *items, size_t n) {
 DK_INLINE dk_value dk_ints(dk_int_list l) {
     dk_value v; v.tag = DK_VALUE_INT_LIST; v.as.ints.items = l.items; v.as.ints.n = l.n; return v;
 }
-DK_INLINE dk_value dk_double_list_value(dk_double_list l) {
+DK_INLINE dk_value dk_doubles(dk_double_list l) {
     dk_value v; v.tag = DK_VALUE_DOUBLE_LIST; v.as.doubles.items = l.items; v.as.doubles.n = l.n; return v;
 }
 DK_INLINE dk_value dk_object(void *p) { dk_value v = dk__value(DK_VALUE_OBJECT); v.as.object = p; return v; }
@@ -3934,7 +3990,7 @@ DK__PRIVATE dk_value dk__default_value(const dk_arg *a, char **extra) {
             dk_double_list l;
             l.items = items;
             l.n = d->count;
-            v = dk_double_list_value(l);
+            v = dk_doubles(l);
         } else if (e && (e->kind == DK_TYPE_Int || e->kind == DK_TYPE_SymInt)) {
             int64_t *items = (int64_t *)(void *)*extra;
             for (i = 0; i < d->count; i++) items[i] = d->items[i].i;

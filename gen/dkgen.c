@@ -199,7 +199,7 @@ static const struct kind_info {
     /* K_OBJECT */          { "void *", "object", "dkgen_box_object", "dkgen_object_of", 0 },
     /* K_INT_LIST */        { "dk_int_list", "int[]", "dk_ints", "dkgen_int_list_of", 0 },
     /* K_OPT_INT_LIST */    { "const dk_int_list *", "int[]?", "dkgen_box_opt_int_list", "dkgen_opt_int_list_of", 1 },
-    /* K_DOUBLE_LIST */     { "dk_double_list", "float[]", "dk_double_list_value", "dkgen_double_list_of", 0 },
+    /* K_DOUBLE_LIST */     { "dk_double_list", "float[]", "dk_doubles", "dkgen_double_list_of", 0 },
     /* K_OPT_DOUBLE_LIST */ { "const dk_double_list *", "float[]?", "dkgen_box_opt_double_list",
                               "dkgen_opt_double_list_of", 1 },
     /* K_VALUE */           { "dk_value", "value", "", "", 0 },
@@ -1087,7 +1087,7 @@ static void emit_prelude(FILE *o) {
           "DK_INLINE dk_value dkgen_box_object(void *p_) { return p_ ? dk_object(p_) : dk_none(); }\n"
           "DK_INLINE dk_value dkgen_box_opt_int_list(const dk_int_list *l_) { return l_ ? dk_ints(*l_) : dk_none(); }\n"
           "DK_INLINE dk_value dkgen_box_opt_double_list(const dk_double_list *l_) {\n"
-          "    return l_ ? dk_double_list_value(*l_) : dk_none();\n}\n"
+          "    return l_ ? dk_doubles(*l_) : dk_none();\n}\n"
           "/* dk_value -> C value; an optional one points into the caller's scratch slot */\n"
           "typedef union dkgen_scratch { int64_t i; double d; int b; dk_int_list il; dk_double_list dl; dk_value_list vl; } dkgen_scratch;\n"
           "DK_INLINE dkgen_tensor dkgen_tensor_of(dk_value v_) {\n"

@@ -65,7 +65,7 @@ DK_INLINE dk_value dkgen_box_string(const char *s_) { return s_ ? dk_string(s_) 
 DK_INLINE dk_value dkgen_box_object(void *p_) { return p_ ? dk_object(p_) : dk_none(); }
 DK_INLINE dk_value dkgen_box_opt_int_list(const dk_int_list *l_) { return l_ ? dk_ints(*l_) : dk_none(); }
 DK_INLINE dk_value dkgen_box_opt_double_list(const dk_double_list *l_) {
-    return l_ ? dk_double_list_value(*l_) : dk_none();
+    return l_ ? dk_doubles(*l_) : dk_none();
 }
 /* dk_value -> C value; an optional one points into the caller's scratch slot */
 typedef union dkgen_scratch { int64_t i; double d; int b; dk_int_list il; dk_double_list dl; dk_value_list vl; } dkgen_scratch;

@@ -155,7 +155,7 @@ static void test_kinds_and_list_defaults(void **state) {
     dk_push(&st, dk_none());                  /* Tensor? a */
     dk_push(&st, dk_list(tensors, 2));        /* Tensor[] b */
     dk_push(&st, dk_ints(il));      /* int[] c */
-    dk_push(&st, dk_double_list_value(dl));   /* float[] d */
+    dk_push(&st, dk_doubles(dl));   /* float[] d */
     kernel_runs = 0;
     last_status = DK_OK;
     dk_call_boxed(op, &st);
@@ -182,14 +182,14 @@ static void test_kinds_and_list_defaults(void **state) {
     dk_push(&st, dk_tensor(&a));
     dk_push(&st, dk_list(tensors, 2));
     dk_push(&st, dk_list(listed_ints, 1));
-    dk_push(&st, dk_double_list_value(dl));
+    dk_push(&st, dk_doubles(dl));
     dk_call_boxed(op, &st);
     assert_int_equal(last_status, DK_OK);
     dk_stack_init(&st, storage, 16);
     dk_push(&st, dk_tensor(&a));
     dk_push(&st, dk_list(tensors, 2));
     dk_push(&st, dk_list(listed_ints, 2));
-    dk_push(&st, dk_double_list_value(dl));
+    dk_push(&st, dk_doubles(dl));
     expect_refused(op, &st, "argument 2 'c' is int[]");
     /* float takes a float, not an int */
     dk_stack_init(&st, storage, 16);
