@@ -192,7 +192,8 @@
             an operator through one immutable snapshot (dk_op_table: table,
             fallthrough masks, def fields) published with one release store,
             so it runs what the state before or the state after a racing
-            registration would run. Hooks and their user data are published
+            registration would run (boxed backend fallbacks sit beside the
+            tables: see Note [Resolution] for two racing registrations). Hooks and their user data are published
             together. Listeners and the logger run under the mutex: read-only
             introspection and calls work from them; registering from them
             returns DK_ERR_REENTRANT. dk_registry_destroy needs the caller to
