@@ -70,9 +70,9 @@ help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | \
 	  awk -F':.*## ' '{ printf "  %-22s %s\n", $$1, $$2 }'
 
-test: deps ## install what is missing, then build and run every test (unit, sanitizers, compile matrix, structure, plugins, examples, install, fuzz-short)
-	@$(MAKE) --no-print-directory unit sanitize tsan matrix structure check-gen plugin-test examples-test gen-check gen-check-libtorch \
-	  install-test fuzz-short fuzz-registry-short gen-fuzz-short test-cross
+test: deps ## install what is missing, then build and run every test, two groups at a time (unit, sanitizers, compile matrix, structure, plugins, examples, install, fuzz-short, cross)
+	@$(MAKE) -j2 --output-sync=target --no-print-directory unit sanitize tsan matrix structure check-gen plugin-test \
+	  examples-test gen-check gen-check-libtorch install-test fuzz-short fuzz-registry-short gen-fuzz-short test-cross
 	@sh tests/summary.sh $(BUILD)/results
 
 # $(call need,TEST,PACKAGES): when the shell command TEST fails, install the
