@@ -2266,7 +2266,8 @@ DK_API void dk_set_trace(dk_trace_fn fn, void *user_data);
 /* Inside a trace hook: the stack of the boxed call or boxed redispatch being
    traced on this thread (NULL for a typed call, whose arguments the hook
    cannot see): dk_explain_stack(op, dk_trace_stack(), &e) then gives each
-   dispatch argument's keyset. */
+   dispatch argument's keyset. Boxed calls record their stack only while a
+   hook is set, so a call racing dk_set_trace may show NULL here. */
 DK_API const dk_stack *dk_trace_stack(void);
 
 /* >>schema ------------------------------------------------------------------
@@ -5581,6 +5582,8 @@ DK__PRIVATE const dk_kernel *dk__dispatch_boxed(const dk_operator *op, dk_keyset
                                                 const dk_stack *stack, int redispatch) {
     const dk_stack *saved = dk__traced_stack;
     const dk_kernel *k;
+    if (!DK__TRACING()) /* the stack is only for a trace hook: no TLS writes without one */
+        return redispatch ? dk_lookup(op, args) : dk_dispatch(op, args, ks);
     dk__traced_stack = stack;
     k = redispatch ? dk_lookup(op, args) : dk_dispatch(op, args, ks);
     dk__traced_stack = saved;
