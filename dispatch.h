@@ -720,6 +720,15 @@ static const uint32_t dk__functionality_roles[DK_NUM_FUNCTIONALITY_KEYS] DK__UNU
 };
 #undef DK__FK_ROLES
 
+/* DK__OPAQUE(x): the compiler forgets how x was computed (GCC, Clang), so
+   it keeps x as it is instead of recomputing a variant of it, or
+   reassociating the operations around it. */
+#if defined(__GNUC__) || defined(__clang__)
+#define DK__OPAQUE(x) __asm__("" : "+r"(x))
+#else
+#define DK__OPAQUE(x) ((void)0)
+#endif
+
 /* Index of the highest set bit of x != 0 (one bsr / lzcnt). Every caller ORs
    in bit 0, which turns "1-based bit width, 0 for none" into a plain bit
    scan: width(x) == msb((x << 1) | 1). */
@@ -736,6 +745,18 @@ DK_INLINE size_t dk__msb(uint64_t x) {
     size_t n = 0;
     while (x >>= 1) n++;
     return n;
+#endif
+}
+/* Index of the highest set bit of x, 0 for x == 0: dk__msb(x | 1) without
+   the or, and x kept (x86-64: bsr leaves its destination as it was for 0,
+   as AMD documents and Intel's processors do; Linux's fls64 relies on it). */
+DK_INLINE size_t dk__msb0(uint64_t x) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    uint64_t r = 0;
+    __asm__("bsrq %1, %0" : "+r"(r) : "rm"(x));
+    return (size_t)r;
+#else
+    return dk__msb(x | 1);
 #endif
 }
 DK_INLINE int dk__lowest_bit(uint64_t x) {
@@ -863,7 +884,7 @@ DK_INLINE size_t dk__backend_index(uint64_t repr) { return dk__msb((repr & DK__R
 /* The slot, given the backend index b: the functionality's first slot, plus
    b when the functionality is per-backend (mask = every backend bit). */
 DK_INLINE size_t dk__slot_at(uint64_t repr, size_t b) {
-    return dk__slot_by_bit_backend[dk__msb(repr | 1)][b];
+    return dk__slot_by_bit_backend[dk__msb0(repr)][b];
 }
 DK_INLINE size_t dk__slot(uint64_t repr) { return dk__slot_at(repr, dk__backend_index(repr)); }
 DK_INLINE int dk_ks_table_index(dk_keyset a) { return (int)dk__slot(a.repr); }
@@ -1443,18 +1464,47 @@ DK_INLINE dk_kernel_desc dk_kernel_named(dk_kernel_desc d, const char *name, con
 typedef enum dk_reason { DK_FORALL_REASONS(DK__REASON_ENUM) DK__REASON_END } dk_reason;
 #undef DK__REASON_ENUM
 
+/* One slot of an operator's table: the kernel record, and beside it the
+   record's fn, NULL when a call takes the slow path (a boxed kernel, a
+   fallback, a fallthrough, an ambiguity, a missing kernel). A call reads
+   both from one cache line and never the record itself: the record is
+   only handed to the kernel. Read with dk_op_table_entry(). */
+typedef struct dk_table_entry {
+    dk_fn fn;
+    const dk_kernel *kernel;  /* never NULL */
+} dk_table_entry;
+
+/* Backend b's row of a table: its fallthrough mask and the entry of its
+   slot of the first per-backend functionality (Dense: CPU, CUDA, ...), in
+   one aligned 32 bytes, so that a call ending at a backend kernel reads its
+   mask and its kernel from one cache line. */
+typedef struct dk__backend_row {
+    uint64_t nonfallthrough;  /* keys whose slot is not a fallthrough, for c10 getBackendIndex() == b */
+    uint64_t unused;          /* keeps a row in one half of a cache line */
+    dk_table_entry first;
+} dk__backend_row;
+
+/* Slots in the rows: the first per-backend functionality's, one per
+   backend (none when the lists have no per-backend functionality). */
+#define DK__FIRST_PB_SLOT_OF(name, pb, prefix, roles, extra) pb ? DK__SLOT_##name :
+enum {
+    DK__ROW_SLOTS = DK_NUM_PER_BACKEND_FUNCTIONALITIES > 0 ? DK_NUM_BACKENDS : 0,
+    DK__ROW_FIRST_SLOT = DK_FORALL_FUNCTIONALITY_KEYS(DK__FIRST_PB_SLOT_OF, ~) 0
+};
+#undef DK__FIRST_PB_SLOT_OF
+
 /* Everything a call reads of an operator, as one immutable snapshot: the
    dispatch table, the fallthrough masks and what the def says. A change
    builds a new snapshot and publishes it with one release store, so a call
    sees the state before or the state after a registration, never a mix
-   (see THREADS in the manual). */
+   (see THREADS in the manual). The slots live in two places (the backend
+   rows and `entries`); dk_op_table_entry() finds a slot's entry. */
 typedef struct dk_op_table {
-    /* keys whose slot is not a fallthrough, by c10 getBackendIndex() */
-    uint64_t nonfallthrough[DK_NUM_BACKENDS];
-    /* one kernel record per runtime slot, never NULL; a slot left to a boxed
-       backend fallback holds the registry's missing record of that slot, which
+    dk__backend_row rows[DK_NUM_BACKENDS];
+    /* every other slot, in slot order; a slot left to a boxed backend
+       fallback holds the registry's missing record of that slot, which
        calls and dk_op_slot_kernel resolve (Note [Resolution]) */
-    const dk_kernel *kernels[DK_NUM_RUNTIME_ENTRIES];
+    dk_table_entry entries[DK_NUM_RUNTIME_ENTRIES - DK__ROW_SLOTS];
     /* from the def (NULL / 0 without one): c10's normalised schema text;
        bit j: the j-th value from the top of a boxed call's stack is a
        dispatch argument (Tensor, Tensor?, Tensor[], Tensor?[]) */
@@ -1468,6 +1518,56 @@ typedef struct dk_op_table {
     uint64_t tags;                    /* the def's tags: bit DK_TAG_x (0 without a def) */
     dk_alias_analysis alias_analysis; /* the def's (FROM_SCHEMA without one) */
 } dk_op_table;
+
+/* Where slot s's entry is, in bytes from the start of the table; the
+   generated tables hold it minus slot 0's (a signed 16-bit value, 0 for
+   slot 0, so that their zero cells stand for slot 0). */
+#define DK__ENTRY_AT(s)                                                                                 \
+    ((unsigned)(s) - (unsigned)DK__ROW_FIRST_SLOT < (unsigned)DK__ROW_SLOTS                               \
+         ? offsetof(dk_op_table, rows) + offsetof(dk__backend_row, first) +                              \
+               ((unsigned)(s) - (unsigned)DK__ROW_FIRST_SLOT) * sizeof(dk__backend_row)                   \
+         : offsetof(dk_op_table, entries) +                                                               \
+               ((unsigned)(s) - ((unsigned)(s) > (unsigned)DK__ROW_FIRST_SLOT ? (unsigned)DK__ROW_SLOTS : 0u)) * \
+                   sizeof(dk_table_entry))
+#define DK__ENTRY_OFFSET(s) ((int16_t)((long)DK__ENTRY_AT(s) - (long)DK__ENTRY_AT(0)))
+DK_STATIC_ASSERT(sizeof(dk__backend_row) == 32, "a backend row is 32 bytes");
+DK_STATIC_ASSERT(sizeof(dk_op_table) < 32768, "entry offsets are signed 16-bit values");
+
+/* Entry offsets (DK__ENTRY_OFFSET) by backend index b and a keyset's
+   highest bit, msb(repr | 1): a call adds one to the table's address and
+   loads fn and kernel from there. Bits without a slot (backend bits, bits
+   above the last key) give slot 0's, offset 0. Rows are backend-major so
+   that b * 32, a backend row's byte offset in a table, also finds b's row
+   here (see dk__entry_at). */
+#define DK__EO_BC(name, own_ag, autocast, functional, b) 0,
+#define DK__EO_FK(name, pb, prefix, roles, b) DK__ENTRY_OFFSET(DK__SLOT_##name + (pb && (b) < DK_NUM_BACKENDS ? (b) : 0)),
+#define DK__EO_ROW(b) { DK_FORALL_BACKEND_COMPONENTS(DK__EO_BC, b) DK_FORALL_FUNCTIONALITY_KEYS(DK__EO_FK, b) }
+static const int16_t dk__entry_by_backend_bit[16][64] DK__UNUSED = {
+    DK__EO_ROW(0), DK__EO_ROW(1), DK__EO_ROW(2), DK__EO_ROW(3), DK__EO_ROW(4), DK__EO_ROW(5), DK__EO_ROW(6),
+    DK__EO_ROW(7), DK__EO_ROW(8), DK__EO_ROW(9), DK__EO_ROW(10), DK__EO_ROW(11), DK__EO_ROW(12), DK__EO_ROW(13),
+    DK__EO_ROW(14), DK__EO_ROW(15)
+};
+#undef DK__EO_BC
+#undef DK__EO_FK
+#undef DK__EO_ROW
+/* By slot. */
+#define DK__BC_SLOT_OFFSET(name, own_ag, autocast, functional, first) DK__ENTRY_OFFSET(first + DK_##name##Bit - 1),
+#define DK__FK_SLOT_OFFSETS(name, pb, prefix, roles, extra)                                  \
+    DK__PER_BACKEND_##pb(DK_FORALL_BACKEND_COMPONENTS(DK__BC_SLOT_OFFSET, DK__SLOT_##name)) \
+    DK__NOT_PER_BACKEND_##pb(DK__ENTRY_OFFSET(DK__SLOT_##name),)
+static const int16_t dk__entry_by_slot[DK_NUM_RUNTIME_ENTRIES] DK__UNUSED = {
+    0, DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_SLOT_OFFSETS, ~)
+};
+#undef DK__BC_SLOT_OFFSET
+#undef DK__FK_SLOT_OFFSETS
+
+/* Slot s's entry, and backend b's fallthrough mask (b < DK_NUM_BACKENDS). */
+DK_INLINE const dk_table_entry *dk_op_table_entry(const dk_op_table *t, int s) {
+    return (const dk_table_entry *)(const void *)((const char *)t + DK__ENTRY_AT(0) + dk__entry_by_slot[s]);
+}
+DK_INLINE uint64_t dk_op_table_nonfallthrough(const dk_op_table *t, int b) { return t->rows[b].nonfallthrough; }
+/* An entry's kernel record (read with acquire: see dk__entry_set). */
+#define DK__ENTRY_KERNEL(e) DK__LOAD_ACQ(&(e)->kernel)
 
 /* An operator: a stable pointer with a dense id, valid while the operator
    has a def or a kernel (and until the next reclaim after that). The first
@@ -1488,7 +1588,7 @@ DK_INLINE const dk_op_table *dk_op_table_of(const dk_operator *op) { return DK__
 DK_API const dk_kernel *dk__deferred(const dk_operator *op, const dk_kernel *k);
 /* The kernel record a call would run at a slot (dk_ks_table_index). */
 DK_INLINE const dk_kernel *dk_op_slot_kernel(const dk_operator *op, int slot) {
-    const dk_kernel *k = dk_op_table_of(op)->kernels[slot];
+    const dk_kernel *k = DK__ENTRY_KERNEL(dk_op_table_entry(dk_op_table_of(op), slot));
     return k->kind == DK_KERNEL_MISSING ? dk__deferred(op, k) : k;
 }
 /* The def's schema in c10's normalised form, or NULL without a def. */
@@ -1739,9 +1839,10 @@ DK_API void dk_registry_each_op_for_key(dk_registry *r, dk_key k, int (*fn)(dk_o
    TLS image itself: constants, so no guard and no constructor (c10 XORs
    its state with the defaults to get this from zero). Next to them, what a
    call needs pre-combined: keep = backend bits | ~excluded, so the call's
-   keyset is (args | included) & keep; and included_backends = (included's
-   backend bits) | 1, the 1.13.1 preset's slot backend without a second
-   look at the keyset. Initial-exec TLS where the platform
+   keyset is (args | included) & keep; and included_row, the byte offset
+   in a table of the backend row (see dk__row) of included's highest
+   backend bit (0 without one): the 1.13.1 preset's slot backend is the
+   higher of the arguments' and this one. Initial-exec TLS where the platform
    has it (no __tls_get_addr call when dispatch.h is in a shared library). */
 #ifndef DK_THREAD_LOCAL
 #if defined(DK_SINGLE_THREADED)
@@ -1770,9 +1871,9 @@ DK_API void dk_registry_each_op_for_key(dk_registry *r, dk_key k, int (*fn)(dk_o
 #endif
 #endif
 
-typedef struct dk_tls_state { uint64_t included, keep, excluded, included_backends; } dk_tls_state;
-#define DK__TLS_DEFAULTS { DK__R_DEFAULT_INCLUDED, DK__R_BACKENDS | ~DK__R_DEFAULT_EXCLUDED, DK__R_DEFAULT_EXCLUDED, \
-                           (DK__R_DEFAULT_INCLUDED & DK__R_BACKENDS) | 1 }
+typedef struct dk_tls_state { uint64_t included, keep, excluded, included_row; } dk_tls_state;
+#define DK__TLS_DEFAULTS { DK__R_DEFAULT_INCLUDED, DK__R_BACKENDS | ~DK__R_DEFAULT_EXCLUDED, DK__R_DEFAULT_EXCLUDED, 0 }
+DK_STATIC_ASSERT((DK__R_DEFAULT_INCLUDED & DK__R_BACKENDS) == 0, "included by default: functionality keys only (row 0)");
 /* Trace hook: called for every call and redispatch while set (see dk_set_trace). */
 typedef void (*dk_trace_fn)(const dk_operator *op, dk_keyset ks, dk_key key, int is_redispatch, void *user_data);
 
@@ -1801,7 +1902,7 @@ DK_INLINE dk_keyset dk_tls_included(void) { return dk_ks_raw(dk__tls.included); 
 DK_INLINE dk_keyset dk_tls_excluded(void) { return dk_ks_raw(dk__tls.excluded); }
 DK_INLINE void dk_tls_set_included(dk_keyset ks) {
     dk__tls.included = ks.repr;
-    dk__tls.included_backends = (ks.repr & DK__R_BACKENDS) | 1;
+    dk__tls.included_row = dk__msb((ks.repr & DK__R_BACKENDS) | 1) * sizeof(dk__backend_row);
 }
 DK_INLINE void dk_tls_set_excluded(dk_keyset ks) {
     dk__tls.excluded = ks.repr;
@@ -1921,37 +2022,81 @@ DK_INLINE uint64_t dk__call_keyset_after_tls(uint64_t args) { return (args | dk_
 DK_INLINE uint64_t dk__call_keyset_masked(const dk_op_table *tab, uint64_t args, uint64_t ks, size_t b) {
 #if DK_C10_VERSION == 11301 /* 1.13.1 picks the per-backend mask by the arguments' backend */
     (void)b;
-    return ks & tab->nonfallthrough[dk__backend_index(args)];
+    return ks & tab->rows[dk__backend_index(args)].nonfallthrough;
 #else
     (void)args;
-    return ks & tab->nonfallthrough[b];
+    return ks & tab->rows[b].nonfallthrough;
 #endif
 }
 
-/* The kernel of the slot of ks as given (redispatch), and the kernel of a
+/* Backend b's row: its byte offset in a table, row = b * 32, is also its
+   row of 64 cells in dk__entry_by_backend_bit times 2 (b * 128 bytes), so
+   one shift serves the mask and the slot (a plain [b][bit] index would
+   cost the call a second shift). */
+DK_INLINE size_t dk__row(size_t b) {
+    size_t row = b * sizeof(dk__backend_row);
+    DK__OPAQUE(row); /* or gcc computes b * 64 for the cell apart: one instruction more */
+    return row;
+}
+DK_INLINE uint64_t dk__row_mask(const dk_op_table *tab, size_t row) {
+    return *(const uint64_t *)(const void *)((const char *)tab + offsetof(dk_op_table, rows) + row);
+}
+
+/* Where a call's entry is: its table and the entry's DK__ENTRY_OFFSET. */
+typedef struct dk__entry_ref { const dk_op_table *tab; ptrdiff_t off; } dk__entry_ref;
+/* The entry of the slot of keyset ks, whose backend's row is row. */
+DK_INLINE dk__entry_ref dk__entry_at(const dk_op_table *tab, uint64_t ks, size_t row) {
+    dk__entry_ref e;
+    e.tab = tab;
+    e.off = (&dk__entry_by_backend_bit[0][0])[row * 2 + dk__msb0(ks)];
+    return e;
+}
+/* The entry's record, then its fn, in this order: a table rewritten in
+   place (out of memory, see dk__entry_set) clears an fn before it changes
+   the record, so a call that sees a new record sees no fn and takes the
+   slow path, which reads the fn from that record. x86-64 (GCC, Clang): two
+   loads from table + offset, which a compiler would add up first (one
+   instruction more); x86 does not reorder loads. */
+DK_INLINE void dk__entry_load(dk__entry_ref e, const dk_kernel **k, dk_fn *fn) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(DK__TSAN)
+    __asm__("movq %c[ko](%[t],%[o]), %[k]\n\tmovq %c[fo](%[t],%[o]), %[f]"
+            : [k] "=&r"(*k), [f] "=r"(*fn)
+            : [t] "r"(e.tab), [o] "r"(e.off), [ko] "i"(DK__ENTRY_AT(0) + offsetof(dk_table_entry, kernel)),
+              [fo] "i"(DK__ENTRY_AT(0) + offsetof(dk_table_entry, fn)), "m"(*e.tab));
+#else
+    const dk_table_entry *p = (const dk_table_entry *)(const void *)((const char *)e.tab + DK__ENTRY_AT(0) + e.off);
+    *k = DK__LOAD_ACQ(&p->kernel);
+    *fn = DK__LOAD_RLX(&p->fn);
+#endif
+}
+DK_INLINE const dk_kernel *dk__entry_kernel(dk__entry_ref e) {
+    const dk_kernel *k;
+    dk_fn fn;
+    dk__entry_load(e, &k, &fn);
+    return k;
+}
+
+/* The entry of the slot of ks as given (redispatch), and the entry of a
    call's keyset (computed into *out_ks); the typed calls use these, and
    report to the trace hook on their slow path. */
-DK_INLINE const dk_kernel *dk__lookup(const dk_operator *op, dk_keyset ks) {
-    return DK__LOAD_ACQ(&op->table)->kernels[dk__slot(ks.repr)];
+DK_INLINE dk__entry_ref dk__lookup(const dk_operator *op, dk_keyset ks) {
+    return dk__entry_at(DK__LOAD_ACQ(&op->table), ks.repr, dk__row(dk__backend_index(ks.repr)));
 }
-DK_INLINE const dk_kernel *dk__dispatch(const dk_operator *op, dk_keyset args, dk_keyset *out_ks) {
+DK_INLINE dk__entry_ref dk__dispatch(const dk_operator *op, dk_keyset args, dk_keyset *out_ks) {
     const dk_op_table *tab = DK__LOAD_ACQ(&op->table); /* one snapshot: mask and slot agree */
     uint64_t ks = dk__call_keyset_after_tls(args.repr);
 #if DK_C10_VERSION == 11301
-    /* the arguments' backend bits above CPU: + 1 is their backend index's
-       msb operand (the mask's), | included_backends the keyset's (the slot's) */
-    uint64_t ab = args.repr & (DK__R_BACKENDS & ~(uint64_t)1);
-    size_t a = dk__msb(ab + 1), b = dk__msb(ab | dk__tls.included_backends);
-#if defined(__GNUC__) || defined(__clang__)
-    __asm__("" : "+r"(ks)); /* keeps gcc from reassociating the ands: one instruction more */
-#endif
-    ks &= tab->nonfallthrough[a];
+    /* the mask is the arguments' backend's (row_a), the slot the keyset's:
+       the higher of the arguments' and the thread's included backends */
+    size_t row_a = dk__row(dk__backend_index(args.repr)), row = dk__tls.included_row;
+    ks &= dk__row_mask(tab, row_a);
+    if (row < row_a) row = row_a;
 #else
-    size_t b = dk__backend_index(ks);
-    ks = dk__call_keyset_masked(tab, args.repr, ks, b);
+    size_t row = dk__row(dk__backend_index(ks));
+    ks &= dk__row_mask(tab, row);
 #endif
     out_ks->repr = ks;
-    return tab->kernels[dk__slot_at(ks, b)];
+    return dk__entry_at(tab, ks, row);
 }
 /* Is a trace hook set? Calls test it beside the kernel's fn, in one branch. */
 #if defined(DK_NO_TRACE)
@@ -1964,26 +2109,26 @@ DK_INLINE const dk_kernel *dk__dispatch(const dk_operator *op, dk_keyset args, d
    a call site than the atomic load, which it never folds). */
 #define DK__TRACING() (dk__trace_hook != NULL)
 #endif
-/* The fn a typed call runs directly: the kernel's, or NULL (the slow path)
-   when it has none or while a trace hook is set (dk_set_trace clears
+/* The fn a typed call runs directly: the entry's fn, or NULL (the slow
+   path) when it has none or while a trace hook is set (dk_set_trace clears
    dk__fn_mask): one and with memory and one branch at a call site. */
 #if defined(DK_NO_TRACE)
-#define DK__DIRECT_FN(k) ((k)->fn)
+#define DK__DIRECT_FN(fn) (fn)
 #elif defined(DK__TSAN)
-#define DK__DIRECT_FN(k) ((dk_fn)((uintptr_t)(k)->fn & DK__LOAD_RLX(&dk__fn_mask)))
+#define DK__DIRECT_FN(fn) ((dk_fn)((uintptr_t)(fn) & DK__LOAD_RLX(&dk__fn_mask)))
 #else
-#define DK__DIRECT_FN(k) ((dk_fn)((uintptr_t)(k)->fn & dk__fn_mask))
+#define DK__DIRECT_FN(fn) ((dk_fn)((uintptr_t)(fn) & dk__fn_mask))
 #endif
 
 /* The public primitives: as above, and they report to the trace hook. */
 DK_INLINE const dk_kernel *dk_lookup(const dk_operator *op, dk_keyset ks) {
     const dk_kernel *k;
     if (DK__UNLIKELY(DK__TRACING())) dk__trace(op, ks, 1);
-    k = dk__lookup(op, ks);
+    k = dk__entry_kernel(dk__lookup(op, ks));
     return DK__UNLIKELY(k->kind == DK_KERNEL_MISSING) ? dk__deferred(op, k) : k;
 }
 DK_INLINE const dk_kernel *dk_dispatch(const dk_operator *op, dk_keyset args, dk_keyset *out_ks) {
-    const dk_kernel *k = dk__dispatch(op, args, out_ks);
+    const dk_kernel *k = dk__entry_kernel(dk__dispatch(op, args, out_ks));
     if (DK__UNLIKELY(DK__TRACING())) dk__trace(op, *out_ks, 0);
     return DK__UNLIKELY(k->kind == DK_KERNEL_MISSING) ? dk__deferred(op, k) : k;
 }
@@ -2086,13 +2231,15 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
 
 /* Each operator gets: _invoke, which calls an unboxed kernel directly
    unless tracing is on, and otherwise tail-calls _slow (so a call site
-   needs no stack frame of its own); _slow, out of line, which reports to
-   the trace hook, then calls the kernel or, for a record without fn (boxed
+   needs no stack frame of its own; _slow takes the kernel's first two
+   arguments, so both calls find them in the same registers); _slow, out of
+   line, which reports to
+   the trace hook, then calls the record's fn or, for a record without (boxed
    kernel, fallback, fallthrough, ambiguity, missing), packs the arguments
    for dk__call_slow; and the entries _call and _redispatch. */
 #define DK__DECLARE_OP_BODY(name, R, ret, keyset_expr, result_ptr, result_size, ...)                      \
-    static DK__NOINLINE DK__UNUSED R name##_slow(const dk_operator *dk__o, dk_keyset dk__ks,                \
-                                                 const dk_kernel *dk__k, int dk__re                           \
+    static DK__NOINLINE DK__UNUSED R name##_slow(const dk_kernel *dk__k, dk_keyset dk__ks,                  \
+                                                 const dk_operator *dk__o, int dk__re                         \
                                                  DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {                        \
         name##_args dk__a;                                                                                    \
         if (DK__TRACING()) dk__trace(dk__o, dk__ks, dk__re);                                                  \
@@ -2103,12 +2250,16 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
         dk__call_slow(dk__o, (keyset_expr), dk__ks, dk__k, &dk__a, result_ptr, result_size);                 \
         DK__OP_RESULT_##ret                                                                                   \
     }                                                                                                         \
-    DK_INLINE DK__UNUSED R name##_invoke(const dk_operator *dk__o, dk_keyset dk__ks, const dk_kernel *dk__k,  \
+    DK_INLINE DK__UNUSED R name##_invoke(const dk_operator *dk__o, dk_keyset dk__ks, dk__entry_ref dk__e,     \
                                          int dk__re DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {                     \
-        name##_fn dk__f = (name##_fn)DK__DIRECT_FN(dk__k);                                                    \
+        const dk_kernel *dk__k;                                                                               \
+        dk_fn dk__raw;                                                                                        \
+        name##_fn dk__f;                                                                                      \
+        dk__entry_load(dk__e, &dk__k, &dk__raw);                                                              \
+        dk__f = (name##_fn)DK__DIRECT_FN(dk__raw);                                                            \
         if (DK__LIKELY(dk__f != NULL))                                                                        \
             DK__OP_TAIL_##ret(R, dk__f(dk__k, dk__ks DK__MAP(DK__OP_ARG, __VA_ARGS__)))                       \
-        DK__OP_TAIL_##ret(R, name##_slow(dk__o, dk__ks, dk__k, dk__re DK__MAP(DK__OP_ARG, __VA_ARGS__)))       \
+        DK__OP_TAIL_##ret(R, name##_slow(dk__k, dk__ks, dk__o, dk__re DK__MAP(DK__OP_ARG, __VA_ARGS__)))       \
     }                                                                                                         \
     DK__DECLARE_OP_ENTRIES(name, R, ret, keyset_expr, __VA_ARGS__)
 
@@ -2139,8 +2290,8 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
 #define DK__DECLARE_OP_ENTRIES(name, R, ret, keyset_expr, ...)                                       \
     DK_INLINE DK__UNUSED R name##_dispatch_invoke(const dk_operator *dk__o DK__MAP(DK__OP_PARAM, __VA_ARGS__)) { \
         dk_keyset dk__ks;                                                                            \
-        const dk_kernel *dk__k = dk__dispatch(dk__o, (keyset_expr), &dk__ks);                       \
-        DK__OP_TAIL_##ret(R, name##_invoke(dk__o, dk__ks, dk__k, 0 DK__MAP(DK__OP_ARG, __VA_ARGS__))) \
+        dk__entry_ref dk__e = dk__dispatch(dk__o, (keyset_expr), &dk__ks);                          \
+        DK__OP_TAIL_##ret(R, name##_invoke(dk__o, dk__ks, dk__e, 0 DK__MAP(DK__OP_ARG, __VA_ARGS__))) \
     }                                                                                                \
     DK_INLINE DK__UNUSED R name##_call(const dk_operator *dk__o DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {          \
         DK__OP_BODY_##ret(R, name##_dispatch_invoke(dk__o DK__MAP(DK__OP_ARG, __VA_ARGS__)))       \
@@ -3127,7 +3278,8 @@ typedef struct dk__hooks {
 /* Every allocation of a registry starts with this header: its size (for the
    statistics) and, once retired, the retired list's link and grace period. */
 typedef union dk__block {
-    struct { union dk__block *next; uint64_t grace; size_t size; } h;
+    /* shift: the block's distance from the allocator's pointer (aligned tables) */
+    struct { union dk__block *next; uint64_t grace; size_t size; uint32_t shift; } h;
     long double align_ld;
     void *align_p;
     uint64_t align_u;
@@ -3195,24 +3347,40 @@ DK__PRIVATE dk_status dk__reentrant(const char *what) {
 static void *dk__default_alloc(size_t n, void *ud) { (void)ud; return malloc(n); }
 static void dk__default_free(void *p, void *ud) { (void)ud; free(p); }
 
-DK__PRIVATE void *dk__alloc(dk_registry *r, size_t n) {
-    dk__block *b = (dk__block *)r->desc.alloc(sizeof(dk__block) + n, r->desc.alloc_user_data);
-    if (!b) {
+/* n bytes after a block header; with align > 0, at an address that is a
+   multiple of align. */
+DK__PRIVATE void *dk__alloc_aligned(dk_registry *r, size_t n, size_t align) {
+    size_t total = sizeof(dk__block) + n + (align ? align - 1 : 0);
+    char *raw = (char *)r->desc.alloc(total, r->desc.alloc_user_data), *p;
+    dk__block *b;
+    if (!raw) {
         dk__fail(DK_ERR_NO_MEMORY, "out of memory allocating %lu bytes", (unsigned long)n);
         return NULL;
     }
+    p = raw + sizeof(dk__block);
+    if (align) p += (align - (uintptr_t)p % align) % align;
+    b = (dk__block *)(void *)p - 1;
     b->h.next = NULL;
     b->h.grace = 0;
-    b->h.size = sizeof(dk__block) + n;
-    r->live_bytes += b->h.size;
-    return b + 1;
+    b->h.size = total;
+    b->h.shift = (uint32_t)((char *)b - raw);
+    r->live_bytes += total;
+    return p;
+}
+DK__PRIVATE void *dk__alloc(dk_registry *r, size_t n) { return dk__alloc_aligned(r, n, 0); }
+/* An operator table: its backend rows each in one half of a cache line. */
+DK__PRIVATE dk_op_table *dk__alloc_table(dk_registry *r) {
+    return (dk_op_table *)dk__alloc_aligned(r, sizeof(dk_op_table), sizeof(dk__backend_row));
+}
+DK__PRIVATE void dk__free_block(dk_registry *r, dk__block *b) {
+    r->desc.free((char *)b - b->h.shift, r->desc.alloc_user_data);
 }
 DK__PRIVATE void dk__free(dk_registry *r, void *p) {
     dk__block *b;
     if (!p) return;
     b = (dk__block *)p - 1;
     r->live_bytes -= b->h.size;
-    r->desc.free(b, r->desc.alloc_user_data);
+    dk__free_block(r, b);
 }
 /* Unpublished memory: freed when no reader can hold it (Note [Reclamation]). */
 DK__PRIVATE void dk__retire(dk_registry *r, const void *p) {
@@ -3238,7 +3406,7 @@ DK__PRIVATE void dk__free_retired(dk_registry *r, uint64_t safe) {
             *p = b->h.next;
             r->retired_bytes -= b->h.size;
             r->live_bytes -= b->h.size;
-            r->desc.free(b, r->desc.alloc_user_data);
+            dk__free_block(r, b);
         } else {
             p = &b->h.next;
         }
@@ -3504,7 +3672,7 @@ DK__PRIVATE dk_status dk__op_prepare(dk_registry *r, const char *name, size_t le
     size_t cap = r->index ? r->index->mask + 1 : 0;
     memset(p, 0, sizeof *p);
     p->op = dk__op_by_name(r, name, len);
-    if (!(p->table = (dk_op_table *)dk__alloc(r, sizeof(dk_op_table)))) return DK_ERR_NO_MEMORY;
+    if (!(p->table = dk__alloc_table(r))) return DK_ERR_NO_MEMORY;
     if (p->op) return DK_OK;
     p->op = (dk__op *)dk__alloc(r, sizeof(dk__op) + len + 1);
     if (!p->op) goto fail;
@@ -3736,18 +3904,39 @@ DK__PRIVATE const dk_kernel *dk__resolve(const dk_registry *r, const dk__op *op,
     return &r->missing[slot];
 }
 
+/* Slot s's entry of a table being built (or rewritten in place), and its record. */
+DK__PRIVATE dk_table_entry *dk__entry(dk_op_table *t, int s) {
+    return (dk_table_entry *)(void *)((char *)t + DK__ENTRY_AT(0) + dk__entry_by_slot[s]);
+}
+DK__PRIVATE const dk_kernel *dk__kernel_at(const dk_op_table *t, int s) { return dk_op_table_entry(t, s)->kernel; }
+/* Sets slot s of t to record k and k's fn; in the live table (out of memory,
+   see dk__op_update) the fn is cleared first and the record stored after it
+   (release), and the entry keeps no fn: a racing call reads the record
+   first (dk__entry_load), so with a new record it sees no fn and takes
+   the slow path, never an old fn with a new record. */
+DK__PRIVATE void dk__entry_set(dk_op_table *t, int s, const dk_kernel *k, int live) {
+    dk_table_entry *e = dk__entry(t, s);
+    if (!live) {
+        e->kernel = k;
+        e->fn = k->fn;
+    } else if (e->kernel != k) {
+        DK__STORE_RLX(&e->fn, (dk_fn)0);
+        DK__STORE_REL(&e->kernel, k);
+    }
+}
+
 /* c10 setOperatorHasFallthroughForKey, derived from the slots: a
    fallthrough slot clears its functionality bit in its backend's mask (in
    every mask for a key that is not per-backend). */
 DK__PRIVATE void dk__table_masks(const dk_registry *r, dk_op_table *t) {
     int s, b;
-    for (b = 0; b < DK_NUM_BACKENDS; b++) t->nonfallthrough[b] = DK__R_FULL;
+    for (b = 0; b < DK_NUM_BACKENDS; b++) t->rows[b].nonfallthrough = DK__R_FULL;
     for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
         const struct dk__slot_info *i = &r->slot_info[s];
-        if (t->kernels[s]->kind != DK_KERNEL_FALLTHROUGH) continue;
-        if (i->per_backend) t->nonfallthrough[i->backend] &= ~i->fbit;
+        if (dk__kernel_at(t, s)->kind != DK_KERNEL_FALLTHROUGH) continue;
+        if (i->per_backend) t->rows[i->backend].nonfallthrough &= ~i->fbit;
         else
-            for (b = 0; b < DK_NUM_BACKENDS; b++) t->nonfallthrough[b] &= ~i->fbit;
+            for (b = 0; b < DK_NUM_BACKENDS; b++) t->rows[b].nonfallthrough &= ~i->fbit;
     }
 }
 
@@ -3791,9 +3980,10 @@ DK__PRIVATE void dk__table_fill(const dk_registry *r, const dk__op *op, dk_op_ta
                 k = &r->missing[s];
                 why = DK_REASON_MISSING;
             }
-            masks_change |= !t->kernels[s] || /* a template being built */
-                            (k->kind == DK_KERNEL_FALLTHROUGH) != (t->kernels[s]->kind == DK_KERNEL_FALLTHROUGH);
-            t->kernels[s] = k;
+            const dk_kernel *before = dk__kernel_at(t, s);
+            masks_change |= !before || /* a template being built */
+                            (k->kind == DK_KERNEL_FALLTHROUGH) != (before->kind == DK_KERNEL_FALLTHROUGH);
+            dk__entry_set(t, s, k, t == cur);
             t->reasons[s] = (uint8_t)why;
         }
         if (masks_change || n < 0) dk__table_masks(r, t);
@@ -3822,7 +4012,7 @@ DK__PRIVATE void dk__op_publish(dk_registry *r, dk__op *op, dk_op_table *t, cons
    a call racing it see a mix of the two states (see MEMORY). */
 DK__PRIVATE void dk__op_update(dk_registry *r, dk__op *op, const int *slots, int n) {
     dk_op_table *t;
-    if (op->pub.table == &r->empty || !(t = (dk_op_table *)dk__alloc(r, sizeof *t))) {
+    if (op->pub.table == &r->empty || !(t = dk__alloc_table(r))) {
         if (op->pub.table != &r->empty) {
             dk__table_fill(r, op, (dk_op_table *)(void *)op->pub.table, slots, n);
             return;
@@ -4249,7 +4439,7 @@ DK__PRIVATE dk_status dk__fallback_locked(dk_registry *r, dk_key key, dk_kernel_
     if (r->live_ops && d.fallthrough) {
         if (!(tables = (dk_op_table **)dk__alloc(r, r->live_ops * sizeof *tables))) return DK_ERR_NO_MEMORY;
         for (j = 0; j < r->live_ops; j++)
-            if (!(tables[j] = (dk_op_table *)dk__alloc(r, sizeof(dk_op_table)))) {
+            if (!(tables[j] = dk__alloc_table(r))) {
                 while (j--) dk__free(r, tables[j]);
                 dk__free(r, tables);
                 return DK_ERR_NO_MEMORY;
@@ -4727,8 +4917,8 @@ DK__PRIVATE void dk__table_with_fallbacks(const dk_registry *r, dk_op_table *t) 
     int s;
     for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
         const dk_kernel *f;
-        if (t->kernels[s] != &r->missing[s] || !(f = DK__LOAD_ACQ(&r->boxed_fallbacks[s]))) continue;
-        t->kernels[s] = f;
+        if (dk__kernel_at(t, s) != &r->missing[s] || !(f = DK__LOAD_ACQ(&r->boxed_fallbacks[s]))) continue;
+        dk__entry_set(t, s, f, 0);
         t->reasons[s] = (uint8_t)DK_REASON_FALLBACK;
     }
 }
@@ -4813,17 +5003,16 @@ DK_API int dk_op_dump_state(const dk_operator *op, char *buf, size_t size) {
 }
 
 /* c10's dumpComputedTable text of slots with a kernel. */
-DK__PRIVATE void dk__dump_slots(const dk_kernel *const *kernels, const uint8_t *reasons, char *buf, size_t size,
-                                size_t *len) {
+DK__PRIVATE void dk__dump_slots(const dk_op_table *t, char *buf, size_t size, size_t *len) {
     int s;
     for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
-        const dk_kernel *k = kernels[s];
+        const dk_kernel *k = dk__kernel_at(t, s);
         if (k->kind == DK_KERNEL_MISSING) continue;
         dk__append(buf, size, len, dk_key_name(dk__slot_keys[s]));
         dk__append(buf, size, len, k->kind == DK_KERNEL_FALLTHROUGH ? ": fallthrough " : ": ");
         dk__append(buf, size, len, k->debug);
         dk__append(buf, size, len, " [");
-        dk__append(buf, size, len, dk__reason_texts[reasons[s]]);
+        dk__append(buf, size, len, dk__reason_texts[t->reasons[s]]);
         dk__append(buf, size, len, "]\n");
     }
 }
@@ -4831,8 +5020,7 @@ DK__PRIVATE void dk__dump_slots(const dk_kernel *const *kernels, const uint8_t *
 /* Recomputed from the registrations (c10 dumpComputedTable), not read from
    the live table: tests compare the two. */
 DK_API int dk_op_dump_computed_table(const dk_operator *op, char *buf, size_t size) {
-    const dk_kernel *kernels[DK_NUM_RUNTIME_ENTRIES];
-    uint8_t reasons[DK_NUM_RUNTIME_ENTRIES];
+    dk_op_table computed;
     dk__front front;
     size_t len = 0;
     int s, locked;
@@ -4842,10 +5030,10 @@ DK_API int dk_op_dump_computed_table(const dk_operator *op, char *buf, size_t si
     dk__collect_front((const dk__op *)op, &front);
     for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
         dk_reason why;
-        kernels[s] = dk__resolve(op->registry, (const dk__op *)op, &front, s, &why);
-        reasons[s] = (uint8_t)why;
+        dk__entry_set(&computed, s, dk__resolve(op->registry, (const dk__op *)op, &front, s, &why), 0);
+        computed.reasons[s] = (uint8_t)why;
     }
-    dk__dump_slots(kernels, reasons, buf, size, &len);
+    dk__dump_slots(&computed, buf, size, &len);
     dk__read_unlock(op->registry, locked);
     return (int)len;
 }
@@ -4915,7 +5103,7 @@ DK__PRIVATE int dk__html_scan(dk_operator *op, void *ud) {
     int s;
     dk__table_with_fallbacks(op->registry, &full);
     for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
-        const dk_kernel *k = t->kernels[s];
+        const dk_kernel *k = dk__kernel_at(t, s);
         dk_backend b = dk_key_backend(dk__slot_keys[s]);
         /* registered at this very key: a kernel, or a fallback not given for an alias */
         int direct = t->reasons[s] == DK_REASON_KERNEL ||
@@ -4935,7 +5123,7 @@ DK__PRIVATE void dk__html_columns_that_matter(dk__html *h) {
 }
 
 DK__PRIVATE void dk__html_cell(dk__html *h, const dk_operator *op, const dk_op_table *t, int s) {
-    const dk_kernel *k = t->kernels[s];
+    const dk_kernel *k = dk__kernel_at(t, s);
     int cell = dk__cell_of(k, (dk_reason)t->reasons[s]);
     dk__append(h->buf, h->size, &h->len, "<td class=\"dk-");
     dk__append(h->buf, h->size, &h->len, dk__cell_names[cell]);
@@ -5084,7 +5272,7 @@ DK__PRIVATE dk_status dk__registry_init(dk_registry *r) {
     dk__slot_info_init(r->slot_info);
     for (b = 0; b < DK_NUM_RUNTIME_ENTRIES; b++)
         if (r->slot_info[b].coupled) r->coupled[r->n_coupled++] = b;
-    for (b = 0; b < DK_NUM_BACKENDS; b++) r->empty.nonfallthrough[b] = DK__R_FULL;
+    for (b = 0; b < DK_NUM_BACKENDS; b++) r->empty.rows[b].nonfallthrough = DK__R_FULL;
     {
         dk__op empty_op;
         memset(&empty_op, 0, sizeof empty_op);
@@ -5168,7 +5356,7 @@ DK_API void dk_registry_destroy(dk_registry *r) {
     }
     dk__retire(r, r->hooks);
     dk__retire(r, r->index);
-    for (b = r->retired; b; b = nb) { nb = b->h.next; r->desc.free(b, r->desc.alloc_user_data); }
+    for (b = r->retired; b; b = nb) { nb = b->h.next; dk__free_block(r, b); }
     dk__free(r, r->ops);
     dk__mutex_destroy(&r->lock);
     r->desc.free(r, r->desc.alloc_user_data);
@@ -5256,13 +5444,13 @@ DK__PRIVATE void dk__c10_missing_message(const dk_operator *op, const dk_op_tabl
         dk__append(buf, size, &len, "' is only available for these backends: [");
     }
     for (s = 1; s < DK_NUM_RUNTIME_ENTRIES; s++) {
-        if (t->kernels[s]->kind == DK_KERNEL_MISSING) continue;
+        if (dk__kernel_at(t, s)->kind == DK_KERNEL_MISSING) continue;
         dk__append(buf, size, &len, sep);
         dk__append(buf, size, &len, dk_key_name(dk__slot_keys[s]));
         sep = ", ";
     }
     dk__append(buf, size, &len, "].\n\n");
-    dk__dump_slots(t->kernels, t->reasons, buf, size, &len);
+    dk__dump_slots(t, buf, size, &len);
 }
 
 /* The default message (PyTorch #46885): what was asked, what is there, and
@@ -5287,7 +5475,7 @@ DK__PRIVATE void dk__missing_message(const dk_operator *op, const dk_op_table *t
     dk__append_keyset(buf, size, &len, ks);
     dk__append(buf, size, &len, "\n  kernels: ");
     for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {   /* the keys kernels were registered at, once each */
-        const dk_kernel *k = t->kernels[s];
+        const dk_kernel *k = dk__kernel_at(t, s);
         if (k->kind != DK_KERNEL_FUNCTION) continue;
         if (k->is_fallback) { has_fallback = 1; continue; }
         for (i = 0; i < n && seen[i] != k->key; i++) {}
@@ -5674,7 +5862,7 @@ DK_API dk_status dk_op_set_adapters(dk_operator *op, const dk_op_adapters *adapt
         s = dk__fail(DK_ERR_WRONG_SIGNATURE,
                      "\nMismatch in kernel C++ signatures\n  operator: %s\n  kernel 1: %s\n  kernel 2: %s",
                      o->def->schema, o->def->adapters->signature, adapters->signature);
-    else if (!(t = (dk_op_table *)dk__alloc(r, sizeof *t)))
+    else if (!(t = dk__alloc_table(r)))
         s = DK_ERR_NO_MEMORY;
     else {
         o->def->adapters = adapters;
@@ -5714,6 +5902,7 @@ DK__PRIVATE dk_source dk__source_of(const dk_kernel *k, dk_reason why) {
 /* One snapshot: the keyset, the kernel and the reason all describe one state. */
 DK_API dk_status dk_explain(const dk_operator *op, dk_keyset args, dk_explanation *out) {
     const dk_op_table *t;
+    const dk_kernel *k;
     dk_reason why;
     if (!op || !out) return dk__fail(DK_ERR_NULL, "explain: NULL argument");
     memset(out, 0, sizeof *out);
@@ -5725,8 +5914,9 @@ DK_API dk_status dk_explain(const dk_operator *op, dk_keyset args, dk_explanatio
                                                   dk__backend_index(out->after_tls.repr)));
     out->slot = dk_ks_table_index(out->final);
     out->key = dk__slot_keys[out->slot];
-    out->kernel = dk__deferred(op, t->kernels[out->slot]);
-    why = out->kernel != t->kernels[out->slot] ? DK_REASON_FALLBACK : (dk_reason)t->reasons[out->slot];
+    k = DK__ENTRY_KERNEL(dk_op_table_entry(t, out->slot));
+    out->kernel = dk__deferred(op, k);
+    why = out->kernel != k ? DK_REASON_FALLBACK : (dk_reason)t->reasons[out->slot];
     out->reason = dk__reason_texts[why];
     out->source = dk__source_of(out->kernel, why);
     dk_call_exit();

@@ -592,8 +592,8 @@ int main(int argc, char **argv) {
               "teardown_1000x4");
     r = once(memory_per_op(5000));
     print_row("memory_per_op", "heap bytes per operator, def + CPU impl (alloc hooks)", r, "");
-    r = once((double)sizeof(((dk_op_table *)0)->kernels) / DK_NUM_RUNTIME_ENTRIES);
-    print_row("memory_per_slot", "bytes per runtime slot (struct size)", r, "");
+    r = once((double)(sizeof(((dk_op_table *)0)->rows) + sizeof(((dk_op_table *)0)->entries)) / DK_NUM_RUNTIME_ENTRIES);
+    print_row("memory_per_slot", "table bytes per runtime slot: entry + masks (struct size)", r, "");
     print_row("two_threads", "throughput of 2 threads / 1 thread (x)", median_of(sample_two_threads, 5),
               "2.0 is the target");
     return 0;

@@ -44,7 +44,7 @@ static int dump_live(const dk_operator *op, char *buf, size_t size) {
                                 dk_op_slot_kernel(op, slot)->debug);
     for (b = 0; b < DK_NUM_BACKENDS; b++)
         len += (size_t)snprintf(buf + (len < size ? len : size), len < size ? size - len : 0, "%llx,",
-                                (unsigned long long)dk_op_table_of(op)->nonfallthrough[b]);
+                                (unsigned long long)dk_op_table_nonfallthrough(dk_op_table_of(op), b));
     return (int)len;
 }
 static int snap_op(dk_operator *op, void *ud) {
@@ -251,13 +251,13 @@ static void test_fallbacks(void **state) {
     /* fallthrough fallback: masked per backend */
     assert_int_equal(dk_fallback(r, DK_AutogradCPU, dk_fallthrough(), &ft), DK_OK);
     assert_int_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_AutogradCPU))->kind, DK_KERNEL_FALLTHROUGH);
-    assert_false(dk_op_table_of(op)->nonfallthrough[0] & dk_ks_from_key(DK_AutogradFunctionality).repr);
-    assert_true(dk_op_table_of(op)->nonfallthrough[1] & dk_ks_from_key(DK_AutogradFunctionality).repr);
+    assert_false(dk_op_table_nonfallthrough(dk_op_table_of(op), 0) & dk_ks_from_key(DK_AutogradFunctionality).repr);
+    assert_true(dk_op_table_nonfallthrough(dk_op_table_of(op), 1) & dk_ks_from_key(DK_AutogradFunctionality).repr);
     assert_int_equal(dk_deregister(ft), DK_OK);
-    assert_true(dk_op_table_of(op)->nonfallthrough[0] & dk_ks_from_key(DK_AutogradFunctionality).repr);
+    assert_true(dk_op_table_nonfallthrough(dk_op_table_of(op), 0) & dk_ks_from_key(DK_AutogradFunctionality).repr);
     /* a non-per-backend fallthrough clears the bit for every backend */
     assert_int_equal(dk_fallback(r, DK_Tracer, dk_fallthrough(), &ft), DK_OK);
-    for (n = 0; n < DK_NUM_BACKENDS; n++) assert_false(dk_op_table_of(op)->nonfallthrough[n] & dk_ks_from_key(DK_Tracer).repr);
+    for (n = 0; n < DK_NUM_BACKENDS; n++) assert_false(dk_op_table_nonfallthrough(dk_op_table_of(op), n) & dk_ks_from_key(DK_Tracer).repr);
     dk_registry_destroy(r);
 }
 

@@ -272,9 +272,15 @@ static void check_op(int o, int thorough) {
     for (slot = 0; slot < DK_NUM_RUNTIME_ENTRIES; slot++) {
         answer want = resolve(m, newest, slot);
         const dk_kernel *k = dk_op_slot_kernel(op, slot);
+        const dk_table_entry *e = dk_op_table_entry(dk_op_table_of(op), slot);
         dk_key key = dk_slot_key(slot);
         assert_non_null(k);
         if (!kernel_matches(k, want)) slot_mismatch(o, slot, k, want, "table");
+        if (e->fn != e->kernel->fn) { /* a call runs the entry's fn with the entry's record */
+            print_error("%s step %ld: %s slot %d (%s): the entry's fn is not its record's\n", phase, step_no,
+                        op_names[o], slot, dk_key_name(key));
+            fail();
+        }
         if (thorough) {
             const char *reason = NULL;
             const dk_kernel *c = dk_op_compute_slot(op, slot, &reason);
@@ -298,11 +304,11 @@ static void check_op(int o, int thorough) {
         }
     }
     for (b = 0; b < DK_NUM_BACKENDS; b++) {
-        if (dk_op_table_of(op)->nonfallthrough[b] != masks[b]) {
+        if (dk_op_table_nonfallthrough(dk_op_table_of(op), b) != masks[b]) {
             print_error("%s step %ld: %s nonfallthrough[%d] (%s) = %#llx, expected %#llx (diff %#llx)\n", phase,
                         step_no, op_names[o], b, dk_backend_name((dk_backend)(b + 1)),
-                        (unsigned long long)dk_op_table_of(op)->nonfallthrough[b], (unsigned long long)masks[b],
-                        (unsigned long long)(dk_op_table_of(op)->nonfallthrough[b] ^ masks[b]));
+                        (unsigned long long)dk_op_table_nonfallthrough(dk_op_table_of(op), b), (unsigned long long)masks[b],
+                        (unsigned long long)(dk_op_table_nonfallthrough(dk_op_table_of(op), b) ^ masks[b]));
             fail();
         }
     }
@@ -443,8 +449,10 @@ static void take_snapshot(snapshot *s) {
     for (o = 0; o < nops_used; o++) {
         s->op[o] = dk_op_lookup(reg, op_names[o]);
         if (!s->op[o]) continue;
-        memcpy(s->table[o], dk_op_table_of(s->op[o])->kernels, sizeof s->table[o]);
-        memcpy(s->masks[o], dk_op_table_of(s->op[o])->nonfallthrough, sizeof s->masks[o]);
+        const dk_op_table *t = dk_op_table_of(s->op[o]);
+        int slot, b;
+        for (slot = 0; slot < DK_NUM_RUNTIME_ENTRIES; slot++) s->table[o][slot] = dk_op_table_entry(t, slot)->kernel;
+        for (b = 0; b < DK_NUM_BACKENDS; b++) s->masks[o][b] = dk_op_table_nonfallthrough(t, b);
     }
 }
 
@@ -541,8 +549,8 @@ static void deregister_everything_and_compare_with_fresh(void) {
             n_slots++;
         }
         for (b = 0; b < DK_NUM_BACKENDS; b++) {
-            assert_true(dk_op_table_of(op)->nonfallthrough[b] == dk_op_table_of(fop)->nonfallthrough[b]);
-            assert_true(dk_op_table_of(op)->nonfallthrough[b] == DK_KS_FULL.repr);
+            assert_true(dk_op_table_nonfallthrough(dk_op_table_of(op), b) == dk_op_table_nonfallthrough(dk_op_table_of(fop), b));
+            assert_true(dk_op_table_nonfallthrough(dk_op_table_of(op), b) == DK_KS_FULL.repr);
         }
     }
     for (o = 0; o < NOPS; o++) assert_int_equal(dk_deregister(hs[o]), DK_OK);
@@ -644,7 +652,7 @@ static void run_permutations(const fixed_reg *set, const char *name, long *perms
     rng_state = 0xFEEDull;
     phase = name;
     do {
-        int slot;
+        int slot, b;
         dk_operator *op;
         reg = new_registry();
         model_reset();
@@ -687,8 +695,10 @@ static void run_permutations(const fixed_reg *set, const char *name, long *perms
                 fail();
             }
         }
-        if (first) memcpy(first_masks, dk_op_table_of(op)->nonfallthrough, sizeof first_masks);
-        else assert_memory_equal(first_masks, dk_op_table_of(op)->nonfallthrough, sizeof first_masks);
+        for (b = 0; b < DK_NUM_BACKENDS; b++) {
+            if (first) first_masks[b] = dk_op_table_nonfallthrough(dk_op_table_of(op), b);
+            else assert_true(first_masks[b] == dk_op_table_nonfallthrough(dk_op_table_of(op), b));
+        }
         first = 0;
         /* deregister the set (and the def, last or not) in a random order */
         while (nlive > 0) {
