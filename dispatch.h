@@ -3347,28 +3347,28 @@ DK__PRIVATE dk_status dk__reentrant(const char *what) {
 static void *dk__default_alloc(size_t n, void *ud) { (void)ud; return malloc(n); }
 static void dk__default_free(void *p, void *ud) { (void)ud; free(p); }
 
-/* n bytes after a block header; with align > 0, at an address that is a
-   multiple of align. */
-DK__PRIVATE void *dk__alloc_aligned(dk_registry *r, size_t n, size_t align) {
-    size_t total = sizeof(dk__block) + n + (align ? align - 1 : 0);
-    char *raw = (char *)r->desc.alloc(total, r->desc.alloc_user_data), *p;
+/* n bytes after a block header; align (a power of two, or 1) is the
+   alignment of the bytes, the header's shift how far it is from the
+   allocator's pointer. */
+DK_INLINE void *dk__alloc_aligned(dk_registry *r, size_t n, size_t align) {
+    size_t total = sizeof(dk__block) + n + align - 1;
+    char *raw = (char *)r->desc.alloc(total, r->desc.alloc_user_data);
     dk__block *b;
     if (!raw) {
         dk__fail(DK_ERR_NO_MEMORY, "out of memory allocating %lu bytes", (unsigned long)n);
         return NULL;
     }
-    p = raw + sizeof(dk__block);
-    if (align) p += (align - (uintptr_t)p % align) % align;
-    b = (dk__block *)(void *)p - 1;
+    b = (dk__block *)(void *)(raw + ((0 - (uintptr_t)(raw + sizeof(dk__block))) & (align - 1)));
     b->h.next = NULL;
     b->h.grace = 0;
     b->h.size = total;
     b->h.shift = (uint32_t)((char *)b - raw);
     r->live_bytes += total;
-    return p;
+    return b + 1;
 }
-DK__PRIVATE void *dk__alloc(dk_registry *r, size_t n) { return dk__alloc_aligned(r, n, 0); }
-/* An operator table: its backend rows each in one half of a cache line. */
+DK__PRIVATE void *dk__alloc(dk_registry *r, size_t n) { return dk__alloc_aligned(r, n, 1); }
+/* An operator table, 32-byte aligned: each backend row in one half of a
+   cache line (a call reads a row's mask and entry from one line). */
 DK__PRIVATE dk_op_table *dk__alloc_table(dk_registry *r) {
     return (dk_op_table *)dk__alloc_aligned(r, sizeof(dk_op_table), sizeof(dk__backend_row));
 }
@@ -4082,16 +4082,26 @@ DK__PRIVATE dk_status dk__check_kernel_desc(const char *what, dk_kernel_desc d) 
 
 /* "registered at file:line", without printf (a registration's hot spot). */
 DK__PRIVATE void dk__format_debug(char *buf, size_t n, const char *file, int line) {
+    static const char prefix[] = "registered at ";
     char digits[16];
-    size_t len = 0;
+    size_t len = 0, f;
     int d = 0;
     unsigned u = line < 0 ? 0u : (unsigned)line;
-    buf[0] = '\0';
-    dk__append(buf, n, &len, "registered at ");
-    dk__append(buf, n, &len, file ? file : "<unknown>");
     digits[15] = '\0';
     do digits[14 - d++] = (char)('0' + u % 10); while ((u /= 10) && d < 14);
     if (line < 0) digits[14 - d++] = '-';
+    if (!file) file = "<unknown>";
+    f = strlen(file);
+    if (sizeof prefix + f + 1 + (size_t)d <= n) { /* it fits (always, in the callers' buffers): three copies */
+        memcpy(buf, prefix, sizeof prefix - 1);
+        memcpy(buf + sizeof prefix - 1, file, f);
+        buf[sizeof prefix - 1 + f] = ':';
+        memcpy(buf + sizeof prefix + f, digits + 15 - d, (size_t)d + 1);
+        return;
+    }
+    buf[0] = '\0';
+    dk__append(buf, n, &len, prefix);
+    dk__append(buf, n, &len, file);
     dk__append(buf, n, &len, ":");
     dk__append(buf, n, &len, digits + 15 - d);
 }
