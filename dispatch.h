@@ -2039,7 +2039,12 @@ DK_INLINE size_t dk__row(size_t b) {
     return row;
 }
 DK_INLINE uint64_t dk__row_mask(const dk_op_table *tab, size_t row) {
-    return *(const uint64_t *)(const void *)((const char *)tab + offsetof(dk_op_table, rows) + row);
+    const uint64_t *mask = (const uint64_t *)(const void *)((const char *)tab + offsetof(dk_op_table, rows) + row);
+#ifdef DK__TSAN /* a table rewritten in place (out of memory) changes its masks with relaxed stores */
+    return DK__LOAD_RLX(mask);
+#else
+    return *mask;
+#endif
 }
 
 /* Where a call's entry is: its table and the entry's DK__ENTRY_OFFSET. */
@@ -3929,15 +3934,19 @@ DK__PRIVATE void dk__entry_set(dk_op_table *t, int s, const dk_kernel *k, int li
    fallthrough slot clears its functionality bit in its backend's mask (in
    every mask for a key that is not per-backend). */
 DK__PRIVATE void dk__table_masks(const dk_registry *r, dk_op_table *t) {
+    uint64_t m[DK_NUM_BACKENDS];
     int s, b;
-    for (b = 0; b < DK_NUM_BACKENDS; b++) t->rows[b].nonfallthrough = DK__R_FULL;
+    for (b = 0; b < DK_NUM_BACKENDS; b++) m[b] = DK__R_FULL;
     for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
         const struct dk__slot_info *i = &r->slot_info[s];
         if (dk__kernel_at(t, s)->kind != DK_KERNEL_FALLTHROUGH) continue;
-        if (i->per_backend) t->rows[i->backend].nonfallthrough &= ~i->fbit;
+        if (i->per_backend) m[i->backend] &= ~i->fbit;
         else
-            for (b = 0; b < DK_NUM_BACKENDS; b++) t->rows[b].nonfallthrough &= ~i->fbit;
+            for (b = 0; b < DK_NUM_BACKENDS; b++) m[b] &= ~i->fbit;
     }
+    /* a mask that changes (atomically: the table may be live, see dk__op_update) */
+    for (b = 0; b < DK_NUM_BACKENDS; b++)
+        if (t->rows[b].nonfallthrough != m[b]) DK__STORE_RLX(&t->rows[b].nonfallthrough, m[b]);
 }
 
 /* The slots a kernel at `key` can change: its own, and those c10's

@@ -358,6 +358,100 @@ static void test_trace(void **state) {
     assert_string_equal(traced, "[call] op=[t::add], key=[AutogradCPU]\n[redispatch] op=[t::add], key=[CPU]\n");
 }
 
+
+/* ---- a deregistration out of memory: the live table is rewritten in place ----
+   Entries pair a kernel's fn with its record; rewritten in place, an entry
+   loses its fn before it gets its new record, so a call never runs one
+   kernel's fn with another's record: it runs the old kernel, or the new one
+   through the slow path. A caller races 2,000 such rewrites. */
+static int oom_fail;
+static void *oom_alloc(size_t n, void *ud) { (void)ud; return __atomic_load_n(&oom_fail, __ATOMIC_RELAXED) ? NULL : malloc(n); }
+static void oom_free(void *p, void *ud) { (void)ud; free(p); }
+static void quiet_log(dk_log_level level, dk_log_item item, const char *message, void *ud) {
+    (void)level; (void)item; (void)message; (void)ud;
+}
+static const char tag_under[] = "under", tag_over[] = "over";
+static long wrong_record; /* a kernel that ran with another kernel's record */
+static int k_under(const dk_kernel *k, dk_keyset ks, tensor a, tensor b) {
+    (void)ks; (void)a; (void)b;
+    if (k->user_data != (const void *)tag_under) __atomic_fetch_add(&wrong_record, 1, __ATOMIC_RELAXED);
+    return 1;
+}
+static int k_over(const dk_kernel *k, dk_keyset ks, tensor a, tensor b) {
+    (void)ks; (void)a; (void)b;
+    if (k->user_data != (const void *)tag_over) __atomic_fetch_add(&wrong_record, 1, __ATOMIC_RELAXED);
+    return 2;
+}
+typedef struct rewrite_caller { const dk_operator *op; int stop; long ran[3]; } rewrite_caller;
+static void *rewrite_call_loop(void *arg) {
+    rewrite_caller *c = (rewrite_caller *)arg;
+    tensor a = { { 0 }, 0 };
+    a.ks = dk_ks_from_key(DK_CPU); /* no autograd keys: this registry has no autograd fallthrough */
+    while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
+        int r = add_call(c->op, a, a);
+        c->ran[r == 1 || r == 2 ? r : 0]++;
+    }
+    return NULL;
+}
+/* every entry: its fn is its record's, or none (the slow path) */
+static int entries_consistent(const dk_operator *op) {
+    int s;
+    for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
+        const dk_table_entry *e = dk_op_table_entry(dk_op_table_of(op), s);
+        if (e->fn && e->fn != e->kernel->fn) return 0;
+    }
+    return 1;
+}
+static void test_rewrite_in_place_out_of_memory(void **state) {
+    dk_registry *r;
+    dk_registry_desc d;
+    dk_registration *h, *h_over;
+    const dk_operator *op;
+    const dk_table_entry *cpu;
+    rewrite_caller c;
+    pthread_t th;
+    tensor a = { { 0 }, 0 };
+    int i, slot = dk_key_table_index(DK_CPU);
+    (void)state;
+    a.ks = dk_ks_from_key(DK_CPU);
+    memset(&d, 0, sizeof d);
+    d.alloc = oom_alloc;
+    d.free = oom_free;
+    d.logger.func = quiet_log;
+    assert_int_equal(dk_registry_create(&d, &r), DK_OK);
+    assert_int_equal(dk_def(r, "oom::add(Tensor a, Tensor b) -> Tensor", &h), DK_OK);
+    assert_int_equal(dk_impl(r, "oom::add", DK_CPU, add_kernel(k_under, (void *)tag_under, "k_under"), &h), DK_OK);
+    op = dk_op_lookup(r, "oom::add");
+    memset(&c, 0, sizeof c);
+    c.op = op;
+    wrong_record = 0;
+    assert_int_equal(pthread_create(&th, NULL, rewrite_call_loop, &c), 0);
+    for (i = 0; i < 2000; i++) {
+        assert_int_equal(dk_impl(r, "oom::add", DK_CPU, add_kernel(k_over, (void *)tag_over, "k_over"), &h_over), DK_OK);
+        cpu = dk_op_table_entry(dk_op_table_of(op), slot);
+        assert_ptr_equal(cpu->kernel->user_data, tag_over);
+        assert_true(cpu->fn == cpu->kernel->fn); /* a new table: the fast path */
+        assert_int_equal(add_call(op, a, a), 2);
+        __atomic_store_n(&oom_fail, 1, __ATOMIC_RELAXED);
+        assert_int_equal(dk_deregister(h_over), DK_OK); /* no memory for a new table: in place */
+        __atomic_store_n(&oom_fail, 0, __ATOMIC_RELAXED);
+        cpu = dk_op_table_entry(dk_op_table_of(op), slot);
+        assert_ptr_equal(cpu->kernel->user_data, tag_under);
+        assert_null(cpu->fn); /* rewritten: the slow path, which runs the record's fn */
+        assert_true(entries_consistent(op));
+        assert_int_equal(add_call(op, a, a), 1);
+        assert_ptr_equal(dk_op_slot_kernel(op, slot)->user_data, tag_under);
+    }
+    __atomic_store_n(&c.stop, 1, __ATOMIC_RELEASE);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    printf("  racing caller: %ld calls ran the shadowing kernel, %ld the one under it, %ld neither\n", c.ran[2],
+           c.ran[1], c.ran[0]);
+    assert_int_equal(wrong_record, 0);
+    assert_int_equal(c.ran[0], 0);
+    assert_true(c.ran[1] + c.ran[2] > 0);
+    dk_registry_destroy(r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_hops),
@@ -370,6 +464,7 @@ int main(void) {
         cmocka_unit_test(test_boxed_kernel_and_void_op),
         cmocka_unit_test(test_explain),
         cmocka_unit_test(test_trace),
+        cmocka_unit_test(test_rewrite_in_place_out_of_memory),
     };
     return cmocka_run_group_tests_name("call path", tests, setup, teardown);
 }
