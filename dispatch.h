@@ -143,7 +143,8 @@
        dk_backend_autograd_key, dk_backend_autocast_set,
        dk_autograd_backend_set, dk_tag_name, dk_tag_parse
    Looking and debugging     dk_op_lookup, dk_op_find, dk_op_schema,
-       dk_op_function_schema, dk_op_slot_kernel, dk_op_has_kernel_for_key,
+       dk_op_function_schema, dk_op_slot_kernel, dk_op_table_of,
+       dk_op_table_entry, dk_op_table_nonfallthrough, dk_op_has_kernel_for_key,
        dk_op_has_computed_kernel_for_key, dk_op_has_tag,
        dk_op_alias_analysis, dk_op_dump_state, dk_op_dump_computed_table,
        dk_registry_each_op(_for_key), dk_registry_dump_html, dk_explain,
@@ -185,7 +186,11 @@
                               unload) waits for the calls that may run
                               what it removed.
             Out of memory during a deregistration, the table is rewritten in
-            place: the one case in which a racing call may see a mix.
+            place: the one case in which a racing call may see a mix of
+            slots and masks (never one kernel's fn with another's record:
+            a rewritten slot goes through the slow path). An operator's
+            table is about 2.4 KB (default lists): per runtime slot 16 bytes
+            (the kernel record and its fn), per backend a 32-byte row.
    THREADS  Registration takes the registry's mutex; calls and name lookups
             take no lock, do no atomic read-modify-write and write nothing
             shared (call epochs: their own per-thread record). A call reads
@@ -1480,8 +1485,9 @@ typedef struct dk_table_entry {
    mask and its kernel from one cache line. */
 typedef struct dk__backend_row {
     uint64_t nonfallthrough;  /* keys whose slot is not a fallthrough, for c10 getBackendIndex() == b */
-    uint64_t unused;          /* keeps a row in one half of a cache line */
     dk_table_entry first;
+    /* 32 bytes with 64- and 32-bit pointers: rows in aligned halves of cache lines */
+    unsigned char unused[32 - sizeof(uint64_t) - sizeof(dk_table_entry)];
 } dk__backend_row;
 
 /* Slots in the rows: the first per-backend functionality's, one per
@@ -4017,8 +4023,9 @@ DK__PRIVATE void dk__op_publish(dk_registry *r, dk__op *op, dk_op_table *t, cons
 }
 
 /* A change that cannot fail (a deregistration): a new snapshot if memory
-   allows; otherwise the live table is rewritten in place, and only then can
-   a call racing it see a mix of the two states (see MEMORY). */
+   allows; otherwise the live table is rewritten in place (dk__entry_set,
+   dk__table_masks), and only then can a call racing it see a mix of the
+   two states (see MEMORY). */
 DK__PRIVATE void dk__op_update(dk_registry *r, dk__op *op, const int *slots, int n) {
     dk_op_table *t;
     if (op->pub.table == &r->empty || !(t = dk__alloc_table(r))) {
