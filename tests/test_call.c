@@ -387,10 +387,10 @@ static void *rewrite_call_loop(void *arg) {
     rewrite_caller *c = (rewrite_caller *)arg;
     tensor a = { { 0 }, 0 };
     a.ks = dk_ks_from_key(DK_CPU); /* no autograd keys: this registry has no autograd fallthrough */
-    while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
+    do { /* at least one call, however late this thread is scheduled */
         int r = add_call(c->op, a, a);
         c->ran[r == 1 || r == 2 ? r : 0]++;
-    }
+    } while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE));
     return NULL;
 }
 /* every entry: its fn is its record's, or none (the slow path) */
