@@ -2025,13 +2025,15 @@ DK_INLINE void dk_call_exit(void) {
 DK_INLINE uint64_t dk__call_keyset_after_tls(uint64_t args) { return (args | dk__tls.included) & dk__tls.keep; }
 /* ... then the operator's fallthrough mask of the highest backend, b (the
    masks leave backend bits alone, so b is also the slot's backend). */
-DK_INLINE uint64_t dk__call_keyset_masked(const dk_op_table *tab, uint64_t args, uint64_t ks, size_t b) {
+DK_INLINE uint64_t dk__row_mask(const dk_op_table *tab, size_t row);
+DK_INLINE size_t dk__row(size_t b);
+DK_INLINE uint64_t dk__call_keyset_masked(const dk_op_table *tab, uint64_t args, uint64_t ks, size_t row) {
 #if DK_C10_VERSION == 11301 /* 1.13.1 picks the per-backend mask by the arguments' backend */
-    (void)b;
-    return ks & tab->rows[dk__backend_index(args)].nonfallthrough;
+    (void)row;
+    return ks & dk__row_mask(tab, dk__row(dk__backend_index(args)));
 #else
     (void)args;
-    return ks & tab->rows[b].nonfallthrough;
+    return ks & dk__row_mask(tab, row);
 #endif
 }
 
@@ -2104,7 +2106,7 @@ DK_INLINE dk__entry_ref dk__dispatch(const dk_operator *op, dk_keyset args, dk_k
     if (row < row_a) row = row_a;
 #else
     size_t row = dk__row(dk__backend_index(ks));
-    ks &= dk__row_mask(tab, row);
+    ks = dk__call_keyset_masked(tab, args.repr, ks, row);
 #endif
     out_ks->repr = ks;
     return dk__entry_at(tab, ks, row);
@@ -2244,8 +2246,8 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
    unless tracing is on, and otherwise tail-calls _slow (so a call site
    needs no stack frame of its own; _slow takes the kernel's first two
    arguments, so both calls find them in the same registers); _slow, out of
-   line, which reports to
-   the trace hook, then calls the record's fn or, for a record without (boxed
+   line, which reports to the trace hook, then calls the record's fn or, for
+   a record without one (boxed
    kernel, fallback, fallthrough, ambiguity, missing), packs the arguments
    for dk__call_slow; and the entries _call and _redispatch. */
 #define DK__DECLARE_OP_BODY(name, R, ret, keyset_expr, result_ptr, result_size, ...)                      \
@@ -3916,9 +3918,7 @@ DK__PRIVATE const dk_kernel *dk__resolve(const dk_registry *r, const dk__op *op,
 }
 
 /* Slot s's entry of a table being built (or rewritten in place), and its record. */
-DK__PRIVATE dk_table_entry *dk__entry(dk_op_table *t, int s) {
-    return (dk_table_entry *)(void *)((char *)t + DK__ENTRY_AT(0) + dk__entry_by_slot[s]);
-}
+DK__PRIVATE dk_table_entry *dk__entry(dk_op_table *t, int s) { return (dk_table_entry *)dk_op_table_entry(t, s); }
 DK__PRIVATE const dk_kernel *dk__kernel_at(const dk_op_table *t, int s) { return dk_op_table_entry(t, s)->kernel; }
 /* Sets slot s of t to record k and k's fn; in the live table (out of memory,
    see dk__op_update) the fn is cleared first and the record stored after it
@@ -5937,7 +5937,7 @@ DK_API dk_status dk_explain(const dk_operator *op, dk_keyset args, dk_explanatio
     out->args = args;
     out->after_tls = dk_ks_raw(dk__call_keyset_after_tls(args.repr));
     out->final = dk_ks_raw(dk__call_keyset_masked(t, args.repr, out->after_tls.repr,
-                                                  dk__backend_index(out->after_tls.repr)));
+                                                  dk__row(dk__backend_index(out->after_tls.repr))));
     out->slot = dk_ks_table_index(out->final);
     out->key = dk__slot_keys[out->slot];
     k = DK__ENTRY_KERNEL(dk_op_table_entry(t, out->slot));
