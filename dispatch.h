@@ -1045,7 +1045,9 @@ typedef enum dk_status { DK_FORALL_STATUS(DK__STATUS_ENUM) DK__STATUS_END } dk_s
     X(LIBRARY_BLOCK_FAILED, ERROR,   "a registration inside a library block failed (it has no caller " \
                                      "to return a status to)")                                          \
     X(CALL_ABORTED,         PANIC,   "a call failed under dk_call_error_abort; abort() follows")          \
-    X(THREAD_ATTACH_FAILED, PANIC,   "out of memory attaching a thread to call epochs; abort() follows")
+    X(THREAD_ATTACH_FAILED, PANIC,   "out of memory attaching a thread to call epochs; abort() follows")   \
+    X(RETIRED_MEMORY,       WARNING, "retired memory passed dk_registry_desc.retired_warn_bytes: threads " \
+                                     "that do not pass quiescent points hold it (once per registry)")
 
 typedef enum dk_log_level { DK_LOG_PANIC, DK_LOG_ERROR, DK_LOG_WARNING } dk_log_level;
 #define DK__LOG_ITEM_ENUM(item, level, text) DK_LOG_##item,
@@ -1631,6 +1633,10 @@ typedef struct dk_registry_desc {
        conformance tests compare it); 0: a shorter one that says what is
        registered and the likely cause. */
     int c10_messages;
+    /* The logger warns once (DK_LOG_RETIRED_MEMORY) when the memory that
+       waits for quiescent points passes this many bytes. 0: 64 MiB;
+       SIZE_MAX: never. */
+    size_t retired_warn_bytes;
 } dk_registry_desc;
 
 DK_API dk_status dk__registry_create(const dk_registry_desc *desc, dk_registry **out, const char *signature);
@@ -1651,16 +1657,53 @@ DK_API dk_status dk_registry_default_configure(const dk_registry_desc *desc);
    choice (desc's other fields are ignored); calls see the old set or the
    new one, never a mix. */
 DK_API dk_status dk_registry_set_hooks(dk_registry *r, const dk_registry_desc *desc);
-/* Frees the memory that deregistrations retired (kernel records, old
-   tables, operators without registrations). Without DK_CALL_EPOCHS the
-   caller declares a quiescent point: no other thread is inside a call or a
-   lookup on r, and this thread is not inside a kernel. With DK_CALL_EPOCHS
-   it waits for the calls in flight instead and may be called anywhere but
-   from inside a call (DK_ERR_IN_CALL). See MEMORY in the manual. */
+/* Quiescent points (MEMORY in the manual, Note [Reclamation]). What a
+   change unpublishes (kernel records, old tables, operators without
+   registrations) is retired and freed once no thread can still hold it.
+
+   dk_registry_reclaim: the calling thread's quiescent point -- it holds
+   nothing of any registry now (it is outside every call, hook and
+   lookup) -- then frees what r can free. Without DK_CALL_EPOCHS it never
+   waits: memory is freed once every thread that declares quiescent points
+   has passed one since the memory was retired (a thread takes part from
+   its first reclaim or dk_thread_online until it exits or goes offline;
+   a thread that never takes part must be outside every call of r while
+   any thread reclaims it). With DK_CALL_EPOCHS it waits for the calls in
+   flight and frees everything retired before it. DK_ERR_IN_CALL from
+   inside a boxed call, a hook or (DK_CALL_EPOCHS) any call; a kernel
+   reached by a typed call must not call it without DK_CALL_EPOCHS (the
+   library cannot see that call). */
 DK_API dk_status dk_registry_reclaim(dk_registry *r);
-/* Bytes the registry holds through desc.alloc, and how many of them wait
-   for a reclaim. */
-typedef struct dk_registry_stats { size_t live_bytes, retired_bytes, operators; } dk_registry_stats;
+/* Waits until no thread can still hold anything r retired before this
+   call, then frees it: every thread taking part has passed a quiescent
+   point (call epochs: has left the calls it was in). The caller passes a
+   quiescent point itself. Call it before freeing what a deregistered
+   kernel used (its user data, its code: dk_library_unload does it for a
+   plugin); dk_deregister and dk_library_close never wait. Same errors as
+   dk_registry_reclaim. */
+DK_API dk_status dk_registry_synchronize(dk_registry *r);
+/* Offline: the calling thread holds nothing of any registry and will not
+   call until dk_thread_online (it blocks, sleeps, waits for work); nobody
+   waits for it meanwhile. Call it only outside every call: it is also how
+   a thread that left kernels by longjmp (or an exception) says it is
+   outside them again (with DK_CALL_EPOCHS its brackets are reset; it may
+   call again at once). Online: the thread takes part again (a quiescent
+   point); DK_ERR_IN_CALL inside a call or hook, DK_ERR_NO_MEMORY. */
+DK_API dk_status dk_thread_offline(void);
+DK_API dk_status dk_thread_online(void);
+/* The number the statistics and the logger use for the calling thread
+   (1, 2, ... in the order threads first took part), 0 before that. */
+DK_API unsigned dk_thread_id(void);
+/* Bytes the registry holds through desc.alloc, how many of them wait
+   for quiescent points, and the threads they wait for. */
+enum { DK_STATS_MAX_THREADS = 8 };
+typedef struct dk_registry_stats {
+    size_t live_bytes, retired_bytes, operators;
+    size_t retired_blocks;          /* retired allocations not yet freed */
+    unsigned threads;               /* threads taking part now (tracked / inside call epochs) */
+    unsigned threads_waited_for;    /* of those, the ones the oldest retired memory waits for */
+    unsigned waited_for[DK_STATS_MAX_THREADS];   /* their dk_thread_id()s (the first ones) */
+} dk_registry_stats;
 DK_API void dk_registry_get_stats(dk_registry *r, dk_registry_stats *out);
 
 /* Names a PrivateUse backend component (c10's rename_privateuse1_backend):
@@ -1775,6 +1818,10 @@ DK_API dk_status dk__library_run(dk_registry *r, dk_library_kind kind, const cha
    function and call dk_library_run() / dk_library_close() yourself. */
 DK_API dk_status dk__library_static(dk_library_kind kind, const char *ns, dk_key key, dk_library_block block,
                                     const char *file, int line, dk_library **slot, const char *signature);
+/* A static block's destructor: closes its library and waits (as
+   dk_registry_synchronize) for the threads that may still run its kernels;
+   at process exit it does nothing (threads may still be calling). */
+DK_API void dk__library_static_close(dk_library **slot);
 #if defined(__GNUC__) || defined(__clang__)
 #define DK__CONSTRUCTOR(fn) static void fn(void) __attribute__((constructor)); static void fn(void)
 #define DK__DESTRUCTOR(fn) static void fn(void) __attribute__((destructor)); static void fn(void)
@@ -1785,9 +1832,7 @@ DK_API dk_status dk__library_static(dk_library_kind kind, const char *ns, dk_key
         dk__library_static(kind, #ns, key, DK__XCAT(dk__lib_block_, uid), __FILE__, __LINE__,         \
                            &DK__XCAT(dk__lib_, uid), DK_CONFIG_SIGNATURE);                            \
     }                                                                                                \
-    DK__DESTRUCTOR(DK__XCAT(dk__lib_fini_, uid)) {                                                   \
-        if (DK__XCAT(dk__lib_, uid)) dk_library_close(DK__XCAT(dk__lib_, uid));                      \
-    }                                                                                                \
+    DK__DESTRUCTOR(DK__XCAT(dk__lib_fini_, uid)) { dk__library_static_close(&DK__XCAT(dk__lib_, uid)); } \
     static void DK__XCAT(dk__lib_block_, uid)(dk_library *m)
 #define DK_LIBRARY(ns, m) DK__LIBRARY_STATIC(DK_LIBRARY_KIND_DEF, ns, DK_Undefined, m, DK__XCAT(ns##_def_, __LINE__))
 #define DK_LIBRARY_FRAGMENT(ns, m) \
@@ -1883,9 +1928,17 @@ DK_STATIC_ASSERT((DK__R_DEFAULT_INCLUDED & DK__R_BACKENDS) == 0, "included by de
 /* Trace hook: called for every call and redispatch while set (see dk_set_trace). */
 typedef void (*dk_trace_fn)(const dk_operator *op, dk_keyset ks, dk_key key, int is_redispatch, void *user_data);
 
-/* Call epochs (DK_CALL_EPOCHS only): a thread inside a call publishes the
-   registry-wide epoch it entered at in its reader record; 0 = outside. */
-typedef struct dk__reader { uint64_t epoch; struct dk__reader *next; int in_use; } dk__reader;
+/* A thread's record in the list writers scan (Note [Reclamation]): under
+   call epochs the epoch its outermost call entered at, otherwise the epoch
+   of its last quiescent point. nesting counts the calls (call epochs) or
+   the out-of-line calls and hooks (default) the thread is inside. */
+typedef struct dk__reader {
+    uint64_t epoch;               /* call epochs: the epoch its outermost call entered at; 0 = outside */
+    uint64_t qs;                  /* the epoch at its last quiescent point; 0 = not waited for */
+    struct dk__reader *next;      /* every record ever attached (reused, freed at unload) */
+    int in_use;
+    unsigned id;                  /* dk_thread_id() */
+} dk__reader;
 typedef struct dk__reader_tls { unsigned nesting; dk__reader *rec; } dk__reader_tls;
 
 #ifdef DISPATCH_STATIC
@@ -2617,29 +2670,51 @@ static dk__mutex dk__global_lock = DK__MUTEX_INITIALIZER;
 
 enum { DK__MESSAGE_MAX = 4096 };
 
-/* What a thread owns outside TLS; released by dk__thread_exit. */
+/* What a thread owns outside TLS; released by dk__thread_exit. Every live
+   state is on one list (under the global lock), so unloading the object
+   that holds the implementation frees the states of threads still alive. */
 typedef struct dk__thread_state {
     char message[DK__MESSAGE_MAX];   /* dk_last_error() */
-    dk__reader *reader;              /* its call-epoch record, or NULL */
+    dk__reader *reader;              /* its reader record, or NULL */
+    struct dk__thread_state *next, **prev;
 } dk__thread_state;
 
 static DK_THREAD_LOCAL dk__thread_state *dk__thread;
 static DK_THREAD_LOCAL dk_status dk__call_status;
 static DK_THREAD_LOCAL char dk__me;  /* its address names the thread (lock owner) */
 
+static dk__thread_state *dk__threads;   /* under dk__global_lock */
 static int dk__unloading;  /* Windows: the DLL is going; states are freed for every thread at once */
+/* exit() has begun: nothing is freed and nothing waits from then on (other
+   threads may still be running kernels; the process is going anyway). */
+static int dk__exiting;
+
+/* Gives the thread's record back: no writer waits for it any more. */
+DK__PRIVATE void dk__reader_release(dk__reader *rec) {
+    DK__STORE_REL(&rec->epoch, (uint64_t)0);
+    DK__STORE_REL(&rec->qs, (uint64_t)0);
+    DK__STORE_REL(&rec->in_use, 0);
+}
 
 static void dk__thread_exit(void *p) {
     dk__thread_state *t = (dk__thread_state *)p;
     if (!t) return;
-    if (t->reader) {                 /* the record stays in the list, free for another thread */
-        DK__STORE_REL(&t->reader->epoch, (uint64_t)0);
-        DK__STORE_REL(&t->reader->in_use, 0);
-    }
+    if (DK__LOAD_ACQ(&dk__exiting)) return;   /* exit: leave it (see dk__exiting) */
+    dk__mutex_lock(&dk__global_lock);
+    if (t->prev) { *t->prev = t->next; if (t->next) t->next->prev = t->prev; }
+    dk__mutex_unlock(&dk__global_lock);
+    if (t->reader) dk__reader_release(t->reader);   /* free for another thread */
     /* not while unloading: this runs on the unloading thread for every
        thread's state, and the module's TLS may already be torn down
-       (mingw-w64's emulated TLS is, at DLL_PROCESS_DETACH) */
-    if (!dk__unloading) dk__thread = NULL;
+       (mingw-w64's emulated TLS is, at DLL_PROCESS_DETACH). Otherwise it
+       runs on the exiting thread: a call from a destructor that runs after
+       this one attaches a fresh record (and state) instead of writing into
+       the one just given back, which another thread may already own. */
+    if (!dk__unloading) {
+        dk__thread = NULL;
+        dk__rd.rec = NULL;
+        dk__rd.nesting = 0;
+    }
     free(t);
 }
 
@@ -2683,11 +2758,22 @@ static void dk__thread_register(dk__thread_state *t) {
     if (dk__thread_key_ok) pthread_setspecific(dk__thread_key, t);
 }
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(DISPATCH_STATIC)
+static void dk__free_all_threads(void);
+static void dk__at_exit(void) { DK__STORE_REL(&dk__exiting, 1); }
+/* atexit handlers run before the objects' destructors (glibc and musl
+   register the destructors' runner first): dk__exiting is set before any
+   library block's destructor runs at exit. In a shared object unloaded by
+   dlclose, the handler runs at that dlclose, after its users are gone. */
+__attribute__((constructor)) static void dk__watch_exit(void) { atexit(dk__at_exit); }
 /* Unloading the object that holds the implementation must not leave glibc
-   a destructor pointing into unmapped code. */
+   a destructor pointing into unmapped code, nor the states of the threads
+   still alive allocated. At exit nothing is touched: other threads may
+   still be running. */
 __attribute__((destructor)) static void dk__thread_key_unload(void) {
+    if (DK__LOAD_ACQ(&dk__exiting)) return;
     if (dk__thread_key_ok) pthread_key_delete(dk__thread_key);
     dk__thread_key_ok = 0;
+    dk__free_all_threads();
 }
 #endif
 #endif
@@ -2697,6 +2783,12 @@ DK__PRIVATE dk__thread_state *dk__thread_state_get(void) {
     dk__thread_state *t = dk__thread;
     if (t) return t;
     if (!(t = (dk__thread_state *)calloc(1, sizeof *t))) return NULL;
+    dk__mutex_lock(&dk__global_lock);
+    t->next = dk__threads;
+    t->prev = &dk__threads;
+    if (dk__threads) dk__threads->prev = &t->next;
+    dk__threads = t;
+    dk__mutex_unlock(&dk__global_lock);
     dk__thread = t;
     dk__thread_register(t);
     return t;
@@ -2773,17 +2865,32 @@ DK__PRIVATE void dk__log_to(const dk_logger *l, dk_log_item item, const char *me
    Note [Reclamation]. Readers (calls, lookups) never lock, so memory a
    registration unpublishes (an old table snapshot, a kernel record, an
    operator, an old name index) may still be read. It is retired, tagged
-   with a grace-period number, and freed once no reader can hold it:
-   - default (no DK_CALL_EPOCHS): readers do nothing; the program declares
-     quiescent points with dk_registry_reclaim(), which frees everything.
+   with a grace-period number g (the process-wide epoch after an increment
+   that follows the unpublishing stores), and freed once no reader can
+   hold it. Each thread that takes part has a record in one list; memory
+   tagged g is safe once every record reads 0 or a value >= g.
+   - default (no DK_CALL_EPOCHS), quiescent-state-based (liburcu's QSBR
+     flavour): readers do nothing on the call path. A thread declares a
+     quiescent point (dk_registry_reclaim, dk_registry_synchronize,
+     dk_thread_online) by storing the current epoch in its record with
+     release: what it read before is ordered before the store, and its
+     acquire load of the epoch orders every unpublish tagged at most that
+     epoch before what it reads next. Offline, exited and never-declared
+     threads read 0. Frees happen at reclaim and synchronize (under the
+     registry's lock); no change frees by itself, so a thread that never
+     takes part is safe while it is outside calls at every reclaim, as
+     before per-thread quiescent points.
    - DK_CALL_EPOCHS: a reader entering its outermost call stores the
-     current epoch in its per-thread record, then a full fence; it stores 0
-     when it leaves. A writer unpublishes, then advances the epoch (a
-     seq_cst RMW and fence); memory tagged g is safe once every record
-     reads 0 or >= g: a reader that stored its epoch before the writer's
-     fence is seen by the scan, one that stored it after sees the new
-     pointers (the two fences order the store-load pairs). Registrations
-     free what is already safe; deregistration and reclaim wait. */
+     current epoch in its record, then a full fence (a compiler barrier
+     when Linux membarrier makes writers pay for both sides); it stores 0
+     when it leaves. A grace period is an epoch increment and a full
+     barrier: a reader that stored its epoch before the barrier is seen by
+     the scan, one that stored it after sees the new pointers. Grace
+     periods are batched as liburcu's call_rcu batches callbacks: a change
+     only tags what it retired; one grace period is started when
+     DK__BATCH_BYTES are pending (and at reclaim / synchronize), and then
+     frees what is safe without waiting.
+   Neither mode frees anything at exit (dk__exiting). */
 #ifndef DISPATCH_STATIC
 DK_THREAD_LOCAL dk__reader_tls dk__rd DK_TLS_MODEL;
 uint64_t dk__epoch = 1;
@@ -2819,39 +2926,88 @@ DK__PRIVATE void dk__barrier_all(void) {
     if (DK__LOAD_RLX(&dk__asymmetric)) syscall(__NR_membarrier, (int)DK__MEMBARRIER_PRIVATE_EXPEDITED, 0);
 #endif
 }
-static dk__reader *dk__readers;    /* every record ever attached; reused, never freed */
+static dk__reader *dk__readers;    /* every record ever attached; reused, freed at unload */
+static unsigned dk__next_thread_id;
 
-/* A call cannot fail, and a thread that cannot be tracked would let memory
-   it reads be freed under it: nothing safe is left but to stop. */
-static void dk__attach_failed(void) {
-    dk__log_to(NULL, DK_LOG_THREAD_ATTACH_FAILED, "out of memory attaching a thread to call epochs");
-    abort();
-}
-
-DK_API void dk__reader_attach(void) {
-    dk__thread_state *t = dk__thread_state_get();
+/* Attaches the calling thread's record (reusing one a gone thread gave
+   back); NULL when out of memory. */
+DK__PRIVATE dk__reader *dk__reader_get(void) {
+    dk__thread_state *t;
     dk__reader *rec, *head;
-    if (!t) dk__attach_failed();
+    if (dk__rd.rec) return dk__rd.rec;
+    if (!(t = dk__thread_state_get())) return NULL;
     for (rec = DK__LOAD_ACQ(&dk__readers); rec; rec = rec->next) {
         int expected = 0;
         if (DK__LOAD_RLX(&rec->in_use) == 0 && DK__CAS(&rec->in_use, &expected, 1)) break;
     }
     if (!rec) {
-        if (!(rec = (dk__reader *)calloc(1, sizeof *rec))) dk__attach_failed();
+        if (!(rec = (dk__reader *)calloc(1, sizeof *rec))) return NULL;
         rec->in_use = 1;
         head = DK__LOAD_RLX(&dk__readers);
         do rec->next = head; while (!DK__CAS(&dk__readers, &head, rec));
     }
+    rec->id = DK__FETCH_ADD(&dk__next_thread_id, 1);
     t->reader = rec;
     dk__rd.rec = rec;
+    return rec;
 }
 
-DK__PRIVATE int dk__in_call(void) {
-#ifdef DK_CALL_EPOCHS
-    return dk__rd.nesting > 0;
-#else
-    return 0;
+/* A call cannot fail, and a thread that cannot be tracked would let memory
+   it reads be freed under it: nothing safe is left but to stop. */
+DK_API void dk__reader_attach(void) {
+    if (!dk__reader_get()) {
+        dk__log_to(NULL, DK_LOG_THREAD_ATTACH_FAILED, "out of memory attaching a thread to call epochs");
+        abort();
+    }
+}
+
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(DISPATCH_STATIC) && !defined(_WIN32)
+/* At unload (not at exit): every thread's state and every record. */
+static void dk__free_all_threads(void) {
+    dk__thread_state *t, *nt;
+    dk__reader *rec, *nrec;
+    dk__mutex_lock(&dk__global_lock);
+    for (t = dk__threads; t; t = nt) { nt = t->next; free(t); }
+    dk__threads = NULL;
+    for (rec = dk__readers; rec; rec = nrec) { nrec = rec->next; free(rec); }
+    dk__readers = NULL;
+    dk__mutex_unlock(&dk__global_lock);
+    dk__thread = NULL;
+    dk__rd.rec = NULL;
+}
 #endif
+
+/* Inside a call or hook the library can see: boxed calls, hooks, explain
+   (and every call under DK_CALL_EPOCHS). */
+DK__PRIVATE int dk__in_call(void) { return dk__rd.nesting > 0; }
+#ifdef DK_CALL_EPOCHS
+#define DK__HOLD() dk_call_enter()
+#define DK__UNHOLD() dk_call_exit()
+#else
+#define DK__HOLD() ((void)dk__rd.nesting++)
+#define DK__UNHOLD() ((void)dk__rd.nesting--)
+#endif
+
+/* What a record holds back: the epoch its call entered at (call epochs) or
+   of its last quiescent point (default); 0 = nothing. */
+DK__PRIVATE uint64_t dk__held(const dk__reader *rec) {
+#ifdef DK_CALL_EPOCHS
+    return DK__LOAD_ACQ(&rec->epoch);
+#else
+    return DK__LOAD_ACQ(&rec->qs);
+#endif
+}
+
+/* The calling thread's quiescent point (default mode): it holds nothing
+   read before, and what it reads next was published at the epoch it
+   stores or later. */
+DK__PRIVATE dk_status dk__quiescent(void) {
+#ifndef DK_CALL_EPOCHS
+    dk__reader *rec = dk__reader_get();
+    if (!rec) return dk__fail(DK_ERR_NO_MEMORY, "out of memory attaching the thread to quiescent points");
+    DK__STORE_REL(&rec->qs, DK__LOAD_ACQ(&dk__epoch));
+#endif
+    return DK_OK;
 }
 
 /* Starts a grace period; memory unpublished before it is tagged with the result. */
@@ -2861,19 +3017,20 @@ DK__PRIVATE uint64_t dk__grace_start(void) {
     return g;
 }
 
-/* The oldest epoch a thread is inside, or UINT64_MAX when none is. */
+/* The oldest epoch some record holds back, or UINT64_MAX when none does. */
 DK__PRIVATE uint64_t dk__oldest_reader(void) {
     uint64_t oldest = UINT64_MAX;
     const dk__reader *rec;
+    DK__FENCE_SEQ();
     for (rec = DK__LOAD_ACQ(&dk__readers); rec; rec = rec->next) {
-        uint64_t e = DK__LOAD_ACQ(&rec->epoch);
+        uint64_t e = dk__held(rec);
         if (e && e < oldest) oldest = e;
     }
     return oldest;
 }
 
-/* Waits until every thread that was inside a call when grace period g
-   started has left it (never called from inside a call). */
+/* Waits until every record holds back nothing older than g (never called
+   from inside a call: the caller's own record holds nothing). */
 DK__PRIVATE void dk__grace_wait(uint64_t g) {
     unsigned spins = 0;
     while (dk__oldest_reader() < g)
@@ -2912,7 +3069,11 @@ DK_API void dk__trace(const dk_operator *op, dk_keyset ks, int is_redispatch) {
         DK__FENCE_ACQ();
         s2 = DK__LOAD_RLX(&dk__trace_seq);
     } while ((s1 & 1) || s1 != s2);
-    if (fn) fn(op, ks, dk_ks_highest_key(ks), is_redispatch, ud);
+    if (fn) {
+        DK__HOLD();
+        fn(op, ks, dk_ks_highest_key(ks), is_redispatch, ud);
+        DK__UNHOLD();
+    }
 }
 
 /* >>impl-names -------------------------------------------------------------- */
@@ -3313,8 +3474,10 @@ struct dk_registry {
     const dk_kernel *boxed_fallbacks[DK_NUM_RUNTIME_ENTRIES];
     dk_library *libraries;
     dk_registration *listeners;
-    dk__block *retired;           /* unpublished memory, newest first */
-    size_t live_bytes, retired_bytes;
+    dk__block *retired;           /* unpublished memory, newest first (untagged ones at the head) */
+    size_t live_bytes, retired_bytes, retired_blocks;
+    size_t pending_bytes;         /* retired, not yet tagged with a grace period */
+    int warned_retired;           /* DK_LOG_RETIRED_MEMORY was logged */
     dk_kernel ambiguous;          /* sentinels: no table slot is ever NULL */
     dk_kernel missing[DK_NUM_RUNTIME_ENTRIES];   /* one per slot: it stands for the slot's boxed fallback */
     struct dk__slot_info slot_info[DK_NUM_RUNTIME_ENTRIES];
@@ -3353,6 +3516,13 @@ DK__PRIVATE void dk__read_unlock(dk_registry *r, int locked) { if (locked) dk__u
 DK__PRIVATE dk_status dk__reentrant(const char *what) {
     return dk__fail(DK_ERR_REENTRANT, "%s: called from a listener or the logger of the same registry, while it "
                                       "is changing (register from outside the hook)", what);
+}
+
+/* The hooks record calls read, and the logger (hooks and logging: below). */
+DK__PRIVATE const dk__hooks *dk__hooks_of(const dk_registry *r) { return DK__LOAD_ACQ(&r->hooks); }
+
+DK__PRIVATE void dk__log(dk_registry *r, dk_log_item item, const char *message) {
+    dk__log_to(&dk__hooks_of(r)->logger, item, message);
 }
 
 /* ---- memory --------------------------------------------------------------- */
@@ -3404,6 +3574,8 @@ DK__PRIVATE void dk__retire(dk_registry *r, const void *p) {
     b->h.next = r->retired;
     r->retired = b;
     r->retired_bytes += b->h.size;
+    r->pending_bytes += b->h.size;
+    r->retired_blocks++;
 }
 
 /* An operator's table, unless it is still the registry's template. */
@@ -3418,6 +3590,7 @@ DK__PRIVATE void dk__free_retired(dk_registry *r, uint64_t safe) {
         if (b->h.grace && b->h.grace <= safe) {
             *p = b->h.next;
             r->retired_bytes -= b->h.size;
+            r->retired_blocks--;
             r->live_bytes -= b->h.size;
             dk__free_block(r, b);
         } else {
@@ -3426,53 +3599,139 @@ DK__PRIVATE void dk__free_retired(dk_registry *r, uint64_t safe) {
     }
 }
 
+/* Call epochs start a grace period (an IPI to every core with membarrier)
+   once this much is pending, not at every change. */
+enum { DK__BATCH_BYTES = 256 * 1024 };
+enum { DK__RETIRED_WARN_DEFAULT = 64 * 1024 * 1024 };
+
+/* Fills the thread part of the statistics: the records taking part, and
+   the ones that hold back the oldest retired block (under r's lock). */
+DK__PRIVATE void dk__stats_threads(dk_registry *r, dk_registry_stats *out) {
+    uint64_t oldest = UINT64_MAX;
+    const dk__block *b;
+    const dk__reader *rec;
+    for (b = r->retired; b; b = b->h.next)
+        if (b->h.grace && b->h.grace < oldest) oldest = b->h.grace;
+    for (rec = DK__LOAD_ACQ(&dk__readers); rec; rec = rec->next) {
+        uint64_t e = dk__held(rec);
+        if (!e || !DK__LOAD_RLX(&rec->in_use)) continue;
+        out->threads++;
+        if (e >= oldest) continue;
+        if (out->threads_waited_for < DK_STATS_MAX_THREADS) out->waited_for[out->threads_waited_for] = rec->id;
+        out->threads_waited_for++;
+    }
+}
+
+/* Once per registry: retired memory passed the threshold (under the lock). */
+DK__PRIVATE void dk__check_retired(dk_registry *r) {
+    size_t limit = r->desc.retired_warn_bytes ? r->desc.retired_warn_bytes : (size_t)DK__RETIRED_WARN_DEFAULT;
+    dk_registry_stats st;
+    char msg[512];
+    if (r->warned_retired || r->retired_bytes <= limit) return;
+    r->warned_retired = 1;
+    memset(&st, 0, sizeof st);
+    dk__stats_threads(r, &st);
+    snprintf(msg, sizeof msg, "%lu bytes of retired memory wait to be freed (threshold %lu): %u of %u threads "
+#ifdef DK_CALL_EPOCHS
+             "are inside calls that began before it was retired (first: thread %u); a call that never returns "
+             "holds it",
+#else
+             "have not passed a quiescent point since it was retired (first: thread %u), and threads that take "
+             "no part wait for a reclaim: call dk_registry_reclaim between calls on every calling thread, and "
+             "dk_thread_offline before a thread idles",
+#endif
+             (unsigned long)r->retired_bytes, (unsigned long)limit, st.threads_waited_for, st.threads,
+             st.threads_waited_for ? st.waited_for[0] : 0u);
+    dk__log(r, DK_LOG_RETIRED_MEMORY, msg);
+}
+
 /* Ends a change (under the lock): tags what it retired with a new grace
-   period and, with call epochs, frees what no reader can hold any more.
-   Returns the grace period (0 if nothing was retired). */
-DK__PRIVATE uint64_t dk__end_change(dk_registry *r) {
+   period -- at once without call epochs; with call epochs once
+   DK__BATCH_BYTES are pending, or when forced -- and with call epochs
+   frees what no reader holds any more, without waiting. */
+DK__PRIVATE void dk__end_change_as(dk_registry *r, int force) {
     dk__block *b;
     uint64_t g;
-    if (!r->retired || r->retired->h.grace) return 0;
-    g = dk__grace_start();
-    for (b = r->retired; b && !b->h.grace; b = b->h.next) b->h.grace = g;
+    if (r->retired && !r->retired->h.grace) {
 #ifdef DK_CALL_EPOCHS
-    dk__free_retired(r, dk__oldest_reader());
-#endif
-    return g;
-}
-
-/* After a deregistration (lock released): with call epochs, waits for the
-   calls that may still run what it removed, then frees it. Inside a call
-   it cannot wait for itself: the memory is freed by a later change. */
-DK__PRIVATE void dk__settle(dk_registry *r, uint64_t g) {
-#ifdef DK_CALL_EPOCHS
-    if (!g || dk__in_call()) return;
-    dk__grace_wait(g);
-    dk__lock(r);
-    dk__free_retired(r, dk__oldest_reader());
-    dk__unlock(r);
+        if (!force && r->pending_bytes < DK__BATCH_BYTES) return;
 #else
-    (void)r; (void)g;
+        (void)force;
 #endif
+        g = dk__grace_start();
+        for (b = r->retired; b && !b->h.grace; b = b->h.next) b->h.grace = g;
+        r->pending_bytes = 0;
+#ifdef DK_CALL_EPOCHS
+        dk__free_retired(r, dk__oldest_reader());
+#endif
+    }
+    dk__check_retired(r);
+}
+DK__PRIVATE void dk__end_change(dk_registry *r) { dk__end_change_as(r, 0); }
+
+DK__PRIVATE dk_status dk__reclaim_check(dk_registry *r, const char *what) {
+    if (!r) return dk__fail(DK_ERR_NULL, "%s: NULL registry", what);
+    if (dk__in_call())
+        return dk__fail(DK_ERR_IN_CALL, "%s: called from inside a call or hook (it would free what the call "
+                                        "reads; call it between calls)", what);
+    if (dk__owns(r)) return dk__reentrant(what);
+    return DK_OK;
 }
 
-DK_API dk_status dk_registry_reclaim(dk_registry *r) {
+/* reclaim (wait = 0) and synchronize (wait = 1); see their declarations.
+   Under call epochs both wait: a thread outside calls holds nothing. */
+DK__PRIVATE dk_status dk__reclaim(dk_registry *r, int wait, const char *what) {
+    dk_status s;
     uint64_t g;
-    if (!r) return dk__fail(DK_ERR_NULL, "registry_reclaim: NULL registry");
-    if (dk__in_call()) return dk__fail(DK_ERR_IN_CALL, "registry_reclaim: called from inside a call");
-    if (dk__owns(r)) return dk__reentrant("registry_reclaim");
-    dk__lock(r);
-    g = dk__end_change(r);
-    (void)g;
+    if ((s = dk__reclaim_check(r, what)) != DK_OK) return s;
+    if (DK__LOAD_ACQ(&dk__exiting)) return DK_OK;   /* exit: nothing is freed */
+    if ((s = dk__quiescent()) != DK_OK) return s;
 #ifdef DK_CALL_EPOCHS
+    wait = 1;
+#endif
+    dk__lock(r);
+    dk__end_change_as(r, 1);
+    g = DK__LOAD_RLX(&dk__epoch);
+    if (wait) {
+        dk__unlock(r);
+#ifndef DK_CALL_EPOCHS
+        DK__STORE_REL(&dk__rd.rec->qs, (uint64_t)0);   /* waiting, it holds nothing: another waiter does not wait for it */
+#endif
+        dk__grace_wait(g);
+        if ((s = dk__quiescent()) != DK_OK) return s;
+        dk__lock(r);
+    }
+    dk__free_retired(r, dk__oldest_reader());
+    r->warned_retired = r->warned_retired && r->retired_bytes > 0;
     dk__unlock(r);
-    dk__settle(r, DK__LOAD_RLX(&dk__epoch));
-#else
-    dk__free_retired(r, UINT64_MAX);   /* the caller declared a quiescent point */
-    dk__unlock(r);
+    return DK_OK;
+}
+
+DK_API dk_status dk_registry_reclaim(dk_registry *r) { return dk__reclaim(r, 0, "registry_reclaim"); }
+DK_API dk_status dk_registry_synchronize(dk_registry *r) { return dk__reclaim(r, 1, "registry_synchronize"); }
+
+DK_API dk_status dk_thread_offline(void) {
+    /* also the way back after a longjmp out of kernels: the thread is
+       outside every call, whatever its brackets say */
+    dk__rd.nesting = 0;
+    if (dk__rd.rec) {
+        DK__STORE_REL(&dk__rd.rec->epoch, (uint64_t)0);
+        DK__STORE_REL(&dk__rd.rec->qs, (uint64_t)0);
+    }
+    return DK_OK;
+}
+
+DK_API dk_status dk_thread_online(void) {
+    dk_status s;
+    if (dk__in_call()) return dk__fail(DK_ERR_IN_CALL, "thread_online: called from inside a call or hook");
+    if ((s = dk__quiescent()) != DK_OK) return s;
+#ifndef DK_CALL_EPOCHS
+    DK__FENCE_SEQ();   /* the record is visible before any table is read (Note [Reclamation]) */
 #endif
     return DK_OK;
 }
+
+DK_API unsigned dk_thread_id(void) { return dk__rd.rec ? dk__rd.rec->id : 0; }
 
 DK_API void dk_registry_get_stats(dk_registry *r, dk_registry_stats *out) {
     int locked;
@@ -3482,7 +3741,9 @@ DK_API void dk_registry_get_stats(dk_registry *r, dk_registry_stats *out) {
     locked = dk__read_lock(r);
     out->live_bytes = r->live_bytes;
     out->retired_bytes = r->retired_bytes;
+    out->retired_blocks = r->retired_blocks;
     out->operators = r->live_ops;
+    dk__stats_threads(r, out);
     dk__read_unlock(r, locked);
 }
 
@@ -3499,12 +3760,6 @@ DK__PRIVATE void *dk__alloc_with_strings(dk_registry *r, size_t size, const char
 }
 
 /* ---- hooks and logging ------------------------------------------------------- */
-
-DK__PRIVATE const dk__hooks *dk__hooks_of(const dk_registry *r) { return DK__LOAD_ACQ(&r->hooks); }
-
-DK__PRIVATE void dk__log(dk_registry *r, dk_log_item item, const char *message) {
-    dk__log_to(&dk__hooks_of(r)->logger, item, message);
-}
 
 /* Publishes a new hooks record built from the current one (under the lock). */
 DK__PRIVATE dk_status dk__publish_hooks(dk_registry *r, const dk__hooks *h) {
@@ -3554,8 +3809,11 @@ DK_API dk_status dk_registry_set_call_error(dk_registry *r, dk_call_error_fn fn,
 
 /* Reports a failed call through the registry's hook (one hooks record). */
 DK__PRIVATE void dk__call_error(const dk_operator *op, dk_keyset ks, dk_status status, const char *message) {
-    const dk__hooks *h = dk__hooks_of(op->registry);
+    const dk__hooks *h;
+    DK__HOLD();
+    h = dk__hooks_of(op->registry);
     h->call_error(op, ks, status, message, h->call_error_user_data);
+    DK__UNHOLD();
 }
 
 
@@ -4538,7 +4796,6 @@ DK__PRIVATE void dk__deregister_locked(dk_registry *r, dk_registration *g) {
 
 DK_API dk_status dk_deregister(dk_registration *g) {
     dk_registry *r;
-    uint64_t grace;
     if (!g) return dk__fail(DK_ERR_BAD_HANDLE, "dk_deregister: NULL handle");
     r = g->registry;
     if (dk__owns(r)) return dk__reentrant("dk_deregister");
@@ -4550,9 +4807,8 @@ DK_API dk_status dk_deregister(dk_registration *g) {
     }
     if (g->library) dk__unlink(&g->library->regs, g, 1);
     dk__deregister_locked(r, g);
-    grace = dk__end_change(r);
+    dk__end_change(r);
     dk__unlock(r);
-    dk__settle(r, grace);
     return DK_OK;
 }
 
@@ -4714,7 +4970,6 @@ DK__PRIVATE void dk__library_close_locked(dk_registry *r, dk_library *lib) {
 
 DK_API dk_status dk_library_close(dk_library *lib) {
     dk_registry *r;
-    uint64_t grace;
     if (!lib) return dk__fail(DK_ERR_NULL, "library_close: NULL library");
     r = lib->registry;
     if (dk__owns(r)) return dk__reentrant("library_close");
@@ -4724,9 +4979,8 @@ DK_API dk_status dk_library_close(dk_library *lib) {
         return dk__library_closed("library_close");
     }
     dk__library_close_locked(r, lib);
-    grace = dk__end_change(r);
+    dk__end_change(r);
     dk__unlock(r);
-    dk__settle(r, grace);
     return DK_OK;
 }
 
@@ -4886,7 +5140,13 @@ DK_API dk_status dk__library_static(dk_library_kind kind, const char *ns, dk_key
     return dk__library_run_in(dk_registry_default(), kind, ns, key, block, file, line, NULL, slot, signature);
 }
 
-/* ---- lookup and introspection ----------------------------------------------------- */
+DK_API void dk__library_static_close(dk_library **slot) {
+    dk_library *lib = *slot;
+    dk_registry *r;
+    if (!lib || DK__LOAD_ACQ(&dk__exiting)) return;
+    r = lib->registry;
+    if (dk_library_close(lib) == DK_OK && !dk__in_call()) dk_registry_synchronize(r);
+}
 
 /* ---- lookup and introspection -------------------------------------------------------
 
@@ -4900,9 +5160,9 @@ DK_API dk_operator *dk_op_lookup(dk_registry *r, const char *name) {
     dk__op *op;
     if (!r || !name) return NULL;
     len = strlen(name);
-    dk_call_enter();
+    DK__HOLD();
     op = dk__index_find(DK__LOAD_ACQ(&r->index), DK_HASH64(name, len), name, len);
-    dk_call_exit();
+    DK__UNHOLD();
     return op ? &op->pub : NULL;
 }
 
@@ -5265,9 +5525,9 @@ DK__PRIVATE void dk__each(dk_registry *r, dk_key k, int any_key, int (*fn)(dk_op
     if (!r || !fn) return;
     for (i = 0; !past_end && !stop; i++) {
         dk__op *op;
-        dk_call_enter();
+        DK__HOLD();
         if ((op = dk__op_at(r, i, k, any_key, &past_end)) != NULL) stop = fn(&op->pub, user_data);
-        dk_call_exit();
+        DK__UNHOLD();
     }
 }
 
@@ -5537,9 +5797,11 @@ DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks
     dk_status status;
     char message[DK__MESSAGE_MAX];
     dk_op_table t;
+    DK__HOLD();   /* the library sees this part of a typed call: reclaim refuses inside it */
     if (k->kind == DK_KERNEL_MISSING) k = dk__deferred(op, k);
     if (k->boxed && k->kind == DK_KERNEL_FUNCTION) {
         dk__call_boxed_kernel(op, ks, k, args, result, result_size);
+        DK__UNHOLD();
         return;
     }
     message[0] = '\0';
@@ -5570,6 +5832,7 @@ DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks
         dk__missing_message(op, &t, args_ks, ks, message, sizeof message);
     }
     dk__call_error(op, ks, status, message);
+    DK__UNHOLD();
 }
 
 DK_API void dk_fail_call(const dk_operator *op, const dk_kernel *kernel, dk_keyset ks, dk_status status,
@@ -5734,9 +5997,9 @@ DK_API dk_status dk_stack_fill_defaults(const dk_operator *op, dk_stack *stack) 
     char msg[1024];
     dk_status s;
     if (!op || !stack) return dk__fail(DK_ERR_NULL, "stack_fill_defaults: NULL argument");
-    dk_call_enter();
+    DK__HOLD();
     s = dk__fill_defaults(op, dk_op_table_of(op), stack, msg, sizeof msg);
-    dk_call_exit();
+    DK__UNHOLD();
     return s == DK_OK ? s : dk__fail(s, "%s", msg);
 }
 
@@ -5744,9 +6007,9 @@ DK_API dk_status dk_stack_check(const dk_operator *op, const dk_stack *stack) {
     char msg[1024];
     dk_status s;
     if (!op || !stack) return dk__fail(DK_ERR_NULL, "stack_check: NULL argument");
-    dk_call_enter();
+    DK__HOLD();
     s = dk__check_stack(op, dk_op_table_of(op), stack, msg, sizeof msg);
-    dk_call_exit();
+    DK__UNHOLD();
     return s == DK_OK ? s : dk__fail(s, "%s", msg);
 }
 
@@ -5808,23 +6071,23 @@ DK_API void dk_call_boxed(const dk_operator *op, dk_stack *stack) {
     const dk_op_table *t;
     const dk_kernel *k;
     dk_keyset args, ks;
-    dk_call_enter();
+    DK__HOLD();
     t = op ? dk_op_table_of(op) : NULL;
     if (!dk__boxed_refused(op, t, stack, 1)) {
         args = dk__stack_keyset(op, t, stack);
         k = dk__dispatch_boxed(op, args, &ks, stack, 0);
         dk__run_boxed(op, t, args, ks, k, stack);
     }
-    dk_call_exit();
+    DK__UNHOLD();
 }
 
 DK_API void dk_redispatch_boxed(const dk_operator *op, dk_keyset ks, dk_stack *stack) {
     const dk_op_table *t;
-    dk_call_enter();
+    DK__HOLD();
     t = op ? dk_op_table_of(op) : NULL;
     if (!dk__boxed_refused(op, t, stack, 0))
         dk__run_boxed(op, t, ks, ks, dk__dispatch_boxed(op, ks, NULL, stack, 1), stack);
-    dk_call_exit();
+    DK__UNHOLD();
 }
 
 /* ---- autograd not implemented (c10's autogradNotImplementedFallback) -------- */
@@ -5932,7 +6195,7 @@ DK_API dk_status dk_explain(const dk_operator *op, dk_keyset args, dk_explanatio
     dk_reason why;
     if (!op || !out) return dk__fail(DK_ERR_NULL, "explain: NULL argument");
     memset(out, 0, sizeof *out);
-    dk_call_enter();
+    DK__HOLD();
     t = dk_op_table_of(op);
     out->args = args;
     out->after_tls = dk_ks_raw(dk__call_keyset_after_tls(args.repr));
@@ -5945,7 +6208,7 @@ DK_API dk_status dk_explain(const dk_operator *op, dk_keyset args, dk_explanatio
     why = out->kernel != k ? DK_REASON_FALLBACK : (dk_reason)t->reasons[out->slot];
     out->reason = dk__reason_texts[why];
     out->source = dk__source_of(out->kernel, why);
-    dk_call_exit();
+    DK__UNHOLD();
     return DK_OK;
 }
 

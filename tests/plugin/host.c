@@ -5,12 +5,14 @@
    unloads the plugin LOADS times; the main thread checks after each load
    and unload that calls run the plugin's kernel, then fail cleanly with
    DK_ERR_NO_KERNEL ("Could not run ..."), and the registry's memory stays
-   bounded. With DK_CALL_EPOCHS a second thread calls plug::add on a
-   PrivateUse1 tensor without pause meanwhile: every call must run the
-   plugin's kernel or fail cleanly, never crash (the unload waits for the
-   calls inside the plugin before its code is unmapped). Without call
-   epochs a program must not unload a plugin while other threads may be
-   calling it, and declares its quiescent points itself.
+   bounded. A second thread calls plug::add on a PrivateUse1 tensor without
+   pause meanwhile: every call must run the plugin's kernel or fail
+   cleanly, never crash. The unload (the block's destructor, inside
+   dlclose) waits until no thread can be running the plugin's code: with
+   DK_CALL_EPOCHS for the calls in flight; in the default mode for every
+   thread that takes part to pass a quiescent point -- here the caller
+   declares one (dk_registry_reclaim) every QS_EVERY calls, and both
+   threads take part from their start (dk_thread_online).
 
    usage: host path/to/plugin.so */
 #define _POSIX_C_SOURCE 200809L
@@ -25,6 +27,9 @@
 
 #ifndef LOADS
 #define LOADS 1000
+#endif
+#ifndef QS_EVERY
+#define QS_EVERY 100
 #endif
 
 #define CHECK(c)                                                                  \
@@ -59,19 +64,21 @@ static int call_once(void) {
     return -1;
 }
 
-#ifdef DK_CALL_EPOCHS
 static void *caller(void *arg) {
+    long n = 0;
     (void)arg;
+    CHECK(dk_thread_online() == DK_OK);
     while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
         switch (call_once()) {
         case 1: ran_plugin++; break;
         case 0: failed_cleanly++; break;
         default: wrong++; break;
         }
+        if (++n % QS_EVERY == 0) CHECK(dk_registry_reclaim(dk_registry_default()) == DK_OK);
     }
+    CHECK(dk_thread_offline() == DK_OK);
     return NULL;
 }
-#endif
 
 int main(int argc, char **argv) {
     dk_registry *r = dk_registry_default();
@@ -79,9 +86,7 @@ int main(int argc, char **argv) {
     dk_registry_stats st;
     size_t live_after_first = 0;
     int i;
-#ifdef DK_CALL_EPOCHS
     pthread_t t;
-#endif
     CHECK(argc == 2);
     CHECK(r != NULL);
     CHECK(dk_registry_set_call_error(r, quiet, NULL) == DK_OK);
@@ -89,27 +94,22 @@ int main(int argc, char **argv) {
     CHECK(dk_impl(r, "plug::add", DK_CPU, dk_unboxed(DK_FN(add_cpu), NULL), &cpu) == DK_OK);
     add_op = dk_op_lookup(r, "plug::add");
     CHECK(call_once() == 0); /* before any load: the clean error */
-#ifdef DK_CALL_EPOCHS
+    CHECK(dk_thread_online() == DK_OK);
     CHECK(pthread_create(&t, NULL, caller, NULL) == 0);
-#endif
     for (i = 0; i < LOADS; i++) {
         void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
         if (!h) { fprintf(stderr, "dlopen: %s\n", dlerror()); return 1; }
         CHECK(call_once() == 1);
         CHECK(dlclose(h) == 0);
         CHECK(call_once() == 0);
-#ifndef DK_CALL_EPOCHS
-        CHECK(dk_registry_reclaim(r) == DK_OK); /* single-threaded: a quiescent point */
-#endif
+        CHECK(dk_registry_reclaim(r) == DK_OK); /* the main thread's quiescent point */
         if (i == 0) {
             dk_registry_get_stats(r, &st);
             live_after_first = st.live_bytes;
         }
     }
     __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
-#ifdef DK_CALL_EPOCHS
     pthread_join(t, NULL);
-#endif
     dk_registry_get_stats(r, &st);
     printf("%s: %d loads and unloads; the caller thread ran the plugin's kernel %ld times and got the clean error %ld "
            "times, %ld other outcomes; registry: %lu live bytes, %lu waiting for a reclaim\n",
