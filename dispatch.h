@@ -1677,7 +1677,8 @@ DK_API dk_status dk_registry_reclaim(dk_registry *r);
 /* Waits until no thread can still hold anything r retired before this
    call, then frees it: every thread taking part has passed a quiescent
    point (call epochs: has left the calls it was in). The caller passes a
-   quiescent point itself. Call it before freeing what a deregistered
+   quiescent point itself if it takes part (synchronize does not make it
+   take part). Call it before freeing what a deregistered
    kernel used (its user data, its code: dk_library_unload does it for a
    plugin); dk_deregister and dk_library_close never wait. Same errors as
    dk_registry_reclaim. */
@@ -3611,12 +3612,12 @@ DK__PRIVATE void dk__stats_threads(dk_registry *r, dk_registry_stats *out) {
     const dk__block *b;
     const dk__reader *rec;
     for (b = r->retired; b; b = b->h.next)
-        if (b->h.grace && b->h.grace < oldest) oldest = b->h.grace;
+        if (b->h.grace && b->h.grace < oldest) oldest = b->h.grace;   /* UINT64_MAX: nothing waits */
     for (rec = DK__LOAD_ACQ(&dk__readers); rec; rec = rec->next) {
         uint64_t e = dk__held(rec);
         if (!e || !DK__LOAD_RLX(&rec->in_use)) continue;
         out->threads++;
-        if (e >= oldest) continue;
+        if (e >= oldest || oldest == UINT64_MAX) continue;
         if (out->threads_waited_for < DK_STATS_MAX_THREADS) out->waited_for[out->threads_waited_for] = rec->id;
         out->threads_waited_for++;
     }
@@ -3652,12 +3653,13 @@ DK__PRIVATE void dk__check_retired(dk_registry *r) {
 DK__PRIVATE void dk__end_change_as(dk_registry *r, int force) {
     dk__block *b;
     uint64_t g;
-    if (r->retired && !r->retired->h.grace) {
+    int batch = 1;
 #ifdef DK_CALL_EPOCHS
-        if (!force && r->pending_bytes < DK__BATCH_BYTES) return;
+    batch = force || r->pending_bytes >= DK__BATCH_BYTES;
 #else
-        (void)force;
+    (void)force;
 #endif
+    if (batch && r->retired && !r->retired->h.grace) {
         g = dk__grace_start();
         for (b = r->retired; b && !b->h.grace; b = b->h.next) b->h.grace = g;
         r->pending_bytes = 0;
@@ -3683,9 +3685,11 @@ DK__PRIVATE dk_status dk__reclaim_check(dk_registry *r, const char *what) {
 DK__PRIVATE dk_status dk__reclaim(dk_registry *r, int wait, const char *what) {
     dk_status s;
     uint64_t g;
+    int taking_part = dk__rd.rec && DK__LOAD_RLX(&dk__rd.rec->qs) != 0;
     if ((s = dk__reclaim_check(r, what)) != DK_OK) return s;
     if (DK__LOAD_ACQ(&dk__exiting)) return DK_OK;   /* exit: nothing is freed */
-    if ((s = dk__quiescent()) != DK_OK) return s;
+    /* reclaim makes the caller take part; synchronize only waits */
+    if ((!wait || taking_part) && (s = dk__quiescent()) != DK_OK) return s;
 #ifdef DK_CALL_EPOCHS
     wait = 1;
 #endif
@@ -3694,11 +3698,10 @@ DK__PRIVATE dk_status dk__reclaim(dk_registry *r, int wait, const char *what) {
     g = DK__LOAD_RLX(&dk__epoch);
     if (wait) {
         dk__unlock(r);
-#ifndef DK_CALL_EPOCHS
-        DK__STORE_REL(&dk__rd.rec->qs, (uint64_t)0);   /* waiting, it holds nothing: another waiter does not wait for it */
-#endif
+        /* waiting, it holds nothing: another waiter does not wait for it */
+        if (dk__rd.rec) DK__STORE_REL(&dk__rd.rec->qs, (uint64_t)0);
         dk__grace_wait(g);
-        if ((s = dk__quiescent()) != DK_OK) return s;
+        if (taking_part && (s = dk__quiescent()) != DK_OK) return s;
         dk__lock(r);
     }
     dk__free_retired(r, dk__oldest_reader());

@@ -1,0 +1,468 @@
+/* Quiescent points, synchronize, offline threads, and the places where a
+   thread must not declare one (Note [Reclamation]). Built by `make test` in
+   both modes (default: per-thread quiescent points; -DDK_CALL_EPOCHS), plain,
+   under ASan+UBSan and under ThreadSanitizer. Every count is fixed and
+   every assertion holds whatever the scheduling; a hang (a wait that
+   should not wait) is turned into a failure by alarm(). */
+#define _POSIX_C_SOURCE 200809L
+#define DISPATCH_IMPLEMENTATION
+#include "dispatch.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#ifndef CHURN_CYCLES
+#define CHURN_CYCLES 200000   /* impl + deregister cycles beside two calling threads (make soak: 10^6) */
+#endif
+#define QS_EVERY 10000        /* calls between two quiescent points of a calling thread */
+#define SYNC_EVERY 1000       /* writer cycles between two synchronizes */
+
+#define LOAD(p) __atomic_load_n((p), __ATOMIC_SEQ_CST)
+#define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_SEQ_CST)
+static void wait_for(const int *flag) { while (!LOAD(flag)) sched_yield(); }
+
+typedef struct tensor { dk_keyset ks; int v; } tensor;
+DK_DECLARE_OP(unary, int, x.ks, (tensor, x))
+
+static tensor cpu(int v) { tensor t; t.ks = dk_ks_from_key(DK_CPU); t.v = v; return t; }
+static int k_value(const dk_kernel *k, dk_keyset ks, tensor x) {
+    (void)ks; (void)x;
+    return *(const int *)k->user_data;
+}
+static dk_keyset tensor_ks(const void *t, void *ud) { (void)ud; return ((const tensor *)t)->ks; }
+
+/* The registry's memory, counted through its allocator hooks (atomics: the
+   writer allocates, every quiescent point may free). */
+typedef struct counter { size_t live, peak; } counter;
+static void *counting_alloc(size_t n, void *ud) {
+    counter *c = (counter *)ud;
+    size_t *p = (size_t *)malloc(n + 16), live;
+    if (!p) return NULL;
+    p[0] = n;
+    live = __atomic_add_fetch(&c->live, n, __ATOMIC_RELAXED);
+    if (live > __atomic_load_n(&c->peak, __ATOMIC_RELAXED)) __atomic_store_n(&c->peak, live, __ATOMIC_RELAXED);
+    return (char *)p + 16;
+}
+static void counting_free(void *q, void *ud) {
+    counter *c = (counter *)ud;
+    size_t *p = (size_t *)((char *)q - 16);
+    __atomic_sub_fetch(&c->live, p[0], __ATOMIC_RELAXED);
+    free(p);
+}
+
+static int warnings;
+static char warning_text[600];
+static void count_warnings(dk_log_level level, dk_log_item item, const char *m, void *ud) {
+    (void)level; (void)ud;
+    if (item != DK_LOG_RETIRED_MEMORY) return;
+    warnings++;
+    snprintf(warning_text, sizeof warning_text, "%s", m);
+}
+static dk_registry *new_registry(counter *c, size_t warn_bytes) {
+    dk_registry_desc d;
+    dk_registry *r;
+    memset(&d, 0, sizeof d);
+    if (c) {
+        memset(c, 0, sizeof *c);
+        d.alloc = counting_alloc;
+        d.free = counting_free;
+        d.alloc_user_data = c;
+    }
+    d.logger.func = count_warnings;
+    d.tensor_keyset = tensor_ks;
+    d.retired_warn_bytes = warn_bytes;
+    assert_int_equal(dk_registry_create(&d, &r), DK_OK);
+    return r;
+}
+
+/* ---- memory stays bounded while threads never stop calling ------------------------ */
+
+static const dk_operator *churn_op;
+static int churn_stop;
+static const int value_math = 7, value_cpu = 1;
+typedef struct caller_result { long calls, wrong, quiescent; } caller_result;
+
+static void *churn_caller(void *arg) {
+    caller_result *res = (caller_result *)arg;
+    dk_registry *r = churn_op->registry;
+    assert_int_equal(dk_thread_online(), DK_OK);
+    do {
+        int v = unary_call(churn_op, cpu(0));
+        res->wrong += v != value_cpu && v != value_math;
+        if (++res->calls % QS_EVERY == 0) {
+            assert_int_equal(dk_registry_reclaim(r), DK_OK);
+            res->quiescent++;
+        }
+    } while (!LOAD(&churn_stop) || res->quiescent == 0);
+    assert_int_equal(dk_thread_offline(), DK_OK);
+    return NULL;
+}
+
+/* Two threads call without pause and declare a quiescent point every
+   10,000 calls; a writer replaces the CPU kernel CHURN_CYCLES times and
+   synchronizes every 1,000 cycles (it waits for the callers' next
+   quiescent points, never for a moment where both are idle). The
+   registry's bytes after each synchronize stay within 2x of what they
+   were after the first 1,000 cycles. */
+static void test_memory_bounded_while_threads_call(void **state) {
+    counter c;
+    dk_registry *r = new_registry(&c, 0);
+    dk_registration *def, *math, *h;
+    caller_result res[2];
+    pthread_t t[2];
+    size_t after_first = 0, worst = 0;
+    int i;
+    (void)state;
+    memset(res, 0, sizeof res);
+    STORE(&churn_stop, 0);
+    assert_int_equal(dk_def(r, "q::churn(Tensor x) -> Tensor", &def), DK_OK);
+    assert_int_equal(dk_impl(r, "q::churn", DK_CompositeImplicitAutograd,
+                             dk_unboxed(DK_FN(k_value), (void *)&value_math), &math), DK_OK);
+    churn_op = dk_op_lookup(r, "q::churn");
+    for (i = 0; i < 2; i++) assert_int_equal(pthread_create(&t[i], NULL, churn_caller, &res[i]), 0);
+    for (i = 1; i <= CHURN_CYCLES; i++) {
+        assert_int_equal(dk_impl(r, "q::churn", DK_CPU, dk_unboxed(DK_FN(k_value), (void *)&value_cpu), &h), DK_OK);
+        assert_int_equal(dk_deregister(h), DK_OK);
+        if (i % SYNC_EVERY == 0) {
+            size_t live;
+            assert_int_equal(dk_registry_synchronize(r), DK_OK);
+            live = LOAD(&c.live);
+            if (i == SYNC_EVERY) after_first = live;
+            if (live > worst) worst = live;
+        }
+    }
+    STORE(&churn_stop, 1);
+    for (i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    printf("  %d impl/deregister cycles beside %ld + %ld calls (%ld + %ld quiescent points): %lu bytes after "
+           "1,000 cycles, at most %lu after a synchronize, peak %lu; %ld wrong results\n",
+           CHURN_CYCLES, res[0].calls, res[1].calls, res[0].quiescent, res[1].quiescent,
+           (unsigned long)after_first, (unsigned long)worst, (unsigned long)LOAD(&c.peak), res[0].wrong + res[1].wrong);
+    assert_int_equal(res[0].wrong + res[1].wrong, 0);
+    assert_true(worst <= 2 * after_first);
+    assert_int_equal(dk_registry_reclaim(r), DK_OK);
+    assert_int_equal(dk_thread_offline(), DK_OK);   /* the reclaim made this thread take part */
+    dk_registry_destroy(r);
+    assert_int_equal(LOAD(&c.live), 0);
+}
+
+/* ---- who is waited for ------------------------------------------------------------ */
+
+static int parked_offline, parked_release;
+static void *park_offline(void *arg) {
+    (void)arg;
+    assert_int_equal(dk_thread_online(), DK_OK);
+    assert_int_equal(unary_call(churn_op, cpu(0)), value_math);
+    assert_int_equal(dk_thread_offline(), DK_OK);
+    STORE(&parked_offline, 1);
+    wait_for(&parked_release);   /* idle, offline: not waited for */
+    return NULL;
+}
+static void *take_part_and_exit(void *arg) {
+    (void)arg;
+    assert_int_equal(dk_thread_online(), DK_OK);
+    assert_int_equal(unary_call(churn_op, cpu(0)), value_math);
+    return NULL;   /* exits without going offline */
+}
+
+/* A thread that went offline, and one that exited, are not waited for:
+   synchronize returns while the first sleeps (alarm: a hang fails). */
+static void test_offline_and_exited_threads_not_waited_for(void **state) {
+    dk_registry *r = new_registry(NULL, 0);
+    dk_registration *def, *math, *h;
+    pthread_t a, b;
+    (void)state;
+    assert_int_equal(dk_def(r, "q::idle(Tensor x) -> Tensor", &def), DK_OK);
+    assert_int_equal(dk_impl(r, "q::idle", DK_CompositeImplicitAutograd,
+                             dk_unboxed(DK_FN(k_value), (void *)&value_math), &math), DK_OK);
+    churn_op = dk_op_lookup(r, "q::idle");
+    STORE(&parked_offline, 0);
+    STORE(&parked_release, 0);
+    assert_int_equal(pthread_create(&a, NULL, park_offline, NULL), 0);
+    assert_int_equal(pthread_create(&b, NULL, take_part_and_exit, NULL), 0);
+    pthread_join(b, NULL);
+    wait_for(&parked_offline);
+    assert_int_equal(dk_impl(r, "q::idle", DK_CPU, dk_unboxed(DK_FN(k_value), (void *)&value_cpu), &h), DK_OK);
+    assert_int_equal(dk_deregister(h), DK_OK);
+    alarm(60);
+    assert_int_equal(dk_registry_synchronize(r), DK_OK);
+    alarm(0);
+    {
+        dk_registry_stats st;
+        dk_registry_get_stats(r, &st);
+        assert_int_equal(st.retired_bytes, 0);
+        assert_int_equal(st.threads_waited_for, 0);
+    }
+    STORE(&parked_release, 1);
+    pthread_join(a, NULL);
+    dk_registry_destroy(r);
+}
+
+#ifndef DK_CALL_EPOCHS
+/* Synchronize returns only after every thread taking part passed a
+   quiescent point: here a thread that called, then waits before its next
+   one. What synchronize saw when it returned is recorded by its thread. */
+static int parked_online, qs_go, qs_passed, sync_saw_passed, sync_started;
+static void *late_quiescent(void *arg) {
+    dk_registry *r = (dk_registry *)arg;
+    assert_int_equal(dk_thread_online(), DK_OK);
+    assert_int_equal(unary_call(churn_op, cpu(0)), value_math);
+    STORE(&parked_online, 1);
+    wait_for(&qs_go);
+    STORE(&qs_passed, 1);
+    assert_int_equal(dk_registry_reclaim(r), DK_OK);
+    assert_int_equal(dk_thread_offline(), DK_OK);
+    return NULL;
+}
+static void *synchronizer(void *arg) {
+    STORE(&sync_started, 1);
+    assert_int_equal(dk_registry_synchronize((dk_registry *)arg), DK_OK);
+    STORE(&sync_saw_passed, LOAD(&qs_passed));
+    return NULL;
+}
+static void test_synchronize_waits_for_quiescent_points(void **state) {
+    dk_registry *r = new_registry(NULL, 0);
+    dk_registration *def, *math, *h;
+    pthread_t a, s;
+    int i;
+    (void)state;
+    assert_int_equal(dk_def(r, "q::late(Tensor x) -> Tensor", &def), DK_OK);
+    assert_int_equal(dk_impl(r, "q::late", DK_CompositeImplicitAutograd,
+                             dk_unboxed(DK_FN(k_value), (void *)&value_math), &math), DK_OK);
+    churn_op = dk_op_lookup(r, "q::late");
+    assert_int_equal(pthread_create(&a, NULL, late_quiescent, r), 0);
+    wait_for(&parked_online);
+    assert_int_equal(dk_impl(r, "q::late", DK_CPU, dk_unboxed(DK_FN(k_value), (void *)&value_cpu), &h), DK_OK);
+    assert_int_equal(dk_deregister(h), DK_OK);
+    assert_int_equal(pthread_create(&s, NULL, synchronizer, r), 0);
+    wait_for(&sync_started);
+    for (i = 0; i < 1000; i++) sched_yield();
+    STORE(&qs_go, 1);
+    pthread_join(s, NULL);
+    pthread_join(a, NULL);
+    assert_int_equal(LOAD(&sync_saw_passed), 1);
+    dk_registry_destroy(r);
+}
+#endif
+
+/* ---- inside a call, a thread is not quiescent ----------------------------------------- */
+
+static dk_registry *hook_reg;
+static dk_status in_trace, in_error_hook, in_boxed, in_slow_boxed, sync_in_boxed;
+static void trace_reclaims(const dk_operator *op, dk_keyset ks, dk_key k, int re, void *ud) {
+    (void)op; (void)ks; (void)k; (void)re; (void)ud;
+    in_trace = dk_registry_reclaim(hook_reg);
+}
+static void error_reclaims(const dk_operator *op, dk_keyset ks, dk_status s, const char *m, void *ud) {
+    (void)op; (void)ks; (void)s; (void)m; (void)ud;
+    in_error_hook = dk_registry_reclaim(hook_reg);
+}
+static void boxed_reclaims(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
+    (void)k; (void)op; (void)ks;
+    in_boxed = dk_registry_reclaim(hook_reg);
+    sync_in_boxed = dk_registry_synchronize(hook_reg);
+    dk_pop(s);
+    dk_push(s, dk_int(3));
+}
+static void fallback_reclaims(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
+    (void)k; (void)op; (void)ks;
+    in_slow_boxed = dk_registry_reclaim(hook_reg);
+    dk_pop(s);
+    dk_push(s, dk_int(4));
+}
+
+/* A trace hook, the call-error hook (reached from a typed call's slow
+   path), a boxed kernel and a boxed fallback are inside the call: reclaim and synchronize
+   refuse (they would free the records the call reads next, or wait for
+   the thread itself), and the call goes on. */
+static void test_no_quiescent_point_inside_calls(void **state) {
+    dk_registration *def, *h, *fb;
+    dk_value storage[4];
+    dk_stack st;
+    tensor x = cpu(1), xc = cpu(1);
+    (void)state;
+    hook_reg = new_registry(NULL, 0);
+    assert_int_equal(dk_registry_set_call_error(hook_reg, error_reclaims, NULL), DK_OK);
+    assert_int_equal(dk_def(hook_reg, "q::hooked(Tensor x) -> int", &def), DK_OK);
+    assert_int_equal(dk_impl(hook_reg, "q::hooked", DK_CPU, dk_boxed(boxed_reclaims, NULL), &h), DK_OK);
+    dk_stack_init(&st, storage, 4);
+    dk_push(&st, dk_tensor(&x));
+    dk_call_boxed(dk_op_lookup(hook_reg, "q::hooked"), &st);
+    assert_int_equal(in_boxed, DK_ERR_IN_CALL);
+    assert_int_equal(sync_in_boxed, DK_ERR_IN_CALL);
+    assert_int_equal(st.size, 1);
+    assert_int_equal(st.values[0].as.i, 3);
+
+    dk_set_trace(trace_reclaims, NULL);
+    unary_call(dk_op_lookup(hook_reg, "q::hooked"), xc);   /* the boxed kernel, through the slow path */
+    dk_set_trace(NULL, NULL);
+    assert_int_equal(in_trace, DK_ERR_IN_CALL);
+    xc.ks = dk_ks_from_key(DK_CUDA);
+    assert_int_equal(unary_call(dk_op_lookup(hook_reg, "q::hooked"), xc), 0);   /* no kernel: the error hook */
+    assert_int_equal(in_error_hook, DK_ERR_IN_CALL);
+
+    x.ks = dk_ks_from_key(DK_CUDA);
+    assert_int_equal(dk_fallback(hook_reg, DK_CUDA, dk_boxed(fallback_reclaims, NULL), &fb), DK_OK);
+    dk_stack_init(&st, storage, 4);
+    dk_push(&st, dk_tensor(&x));
+    dk_call_boxed(dk_op_lookup(hook_reg, "q::hooked"), &st);
+    assert_int_equal(in_slow_boxed, DK_ERR_IN_CALL);
+    assert_int_equal(st.values[0].as.i, 4);
+    assert_int_equal(dk_registry_reclaim(hook_reg), DK_OK);   /* outside: fine (and this thread takes part) */
+    assert_int_equal(dk_thread_offline(), DK_OK);             /* ... until now: later tests do not wait for it */
+    dk_registry_destroy(hook_reg);
+}
+
+/* ---- longjmp out of a kernel ------------------------------------------------------------ */
+
+static jmp_buf escape;
+static void boxed_escapes(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
+    (void)k; (void)op; (void)ks; (void)s;
+    longjmp(escape, 1);
+}
+static void *synchronize_thread(void *arg) {
+    assert_int_equal(dk_registry_synchronize((dk_registry *)arg), DK_OK);
+    return NULL;
+}
+
+/* A thread that leaves a kernel by longjmp is still inside the call as far
+   as the library knows (its reclaim refuses; with call epochs others would
+   wait for it forever); dk_thread_offline at the landing point says it is
+   outside every call again. */
+static void test_longjmp_out_of_a_kernel(void **state) {
+    dk_registry *r = new_registry(NULL, 0);
+    dk_registration *def, *h, *h2;
+    dk_value storage[4];
+    dk_stack st;
+    tensor x = cpu(1);
+    pthread_t t;
+    (void)state;
+    assert_int_equal(dk_def(r, "q::escape(Tensor x) -> int", &def), DK_OK);
+    assert_int_equal(dk_impl(r, "q::escape", DK_CPU, dk_boxed(boxed_escapes, NULL), &h), DK_OK);
+    dk_stack_init(&st, storage, 4);
+    dk_push(&st, dk_tensor(&x));
+    if (setjmp(escape) == 0) {
+        dk_call_boxed(dk_op_lookup(r, "q::escape"), &st);
+        fail_msg("the kernel returned");
+    }
+    assert_int_equal(dk_registry_reclaim(r), DK_ERR_IN_CALL);   /* the call never ended */
+    assert_int_equal(dk_thread_offline(), DK_OK);               /* the landing point */
+    assert_int_equal(dk_thread_online(), DK_OK);
+    assert_int_equal(dk_registry_reclaim(r), DK_OK);
+    assert_int_equal(dk_impl(r, "q::escape", DK_CUDA, dk_boxed(boxed_escapes, NULL), &h2), DK_OK);
+    assert_int_equal(dk_deregister(h2), DK_OK);
+    assert_int_equal(dk_thread_offline(), DK_OK);   /* it is about to block in pthread_join */
+    alarm(60);   /* another thread's synchronize does not wait for the escaped call */
+    assert_int_equal(pthread_create(&t, NULL, synchronize_thread, r), 0);
+    pthread_join(t, NULL);
+    alarm(0);
+    dk_registry_destroy(r);
+}
+
+/* ---- statistics and the warning ------------------------------------------------------------ */
+
+static int holder_ready, holder_release;
+static unsigned holder_id;
+static const dk_operator *holder_op;
+#ifdef DK_CALL_EPOCHS
+/* With call epochs a thread holds memory while it is inside a call. */
+static int k_holds(const dk_kernel *k, dk_keyset ks, tensor x) {
+    (void)k; (void)ks; (void)x;
+    STORE(&holder_id, dk_thread_id());
+    STORE(&holder_ready, 1);
+    wait_for(&holder_release);
+    return 0;
+}
+static void *holder(void *arg) {
+    (void)arg;
+    unary_call(holder_op, cpu(0));
+    return NULL;
+}
+#define k_holds_or_value k_holds
+#else
+#define k_holds_or_value k_value
+/* Without, while it takes part and does not pass a quiescent point. */
+static void *holder(void *arg) {
+    (void)arg;
+    assert_int_equal(dk_thread_online(), DK_OK);
+    unary_call(holder_op, cpu(0));
+    STORE(&holder_id, dk_thread_id());
+    STORE(&holder_ready, 1);
+    wait_for(&holder_release);
+    assert_int_equal(dk_thread_offline(), DK_OK);
+    return NULL;
+}
+#endif
+
+/* A thread that holds memory back is named by the statistics, and the
+   logger warns once (not once per change) past retired_warn_bytes. */
+static void test_stats_name_the_thread_and_warn_once(void **state) {
+    dk_registry *r = new_registry(NULL, 64 * 1024);
+    dk_registration *def, *math, *h;
+    dk_registry_stats st;
+    pthread_t t;
+    char id_text[32];
+    int i;
+    (void)state;
+    warnings = 0;
+    assert_int_equal(dk_def(r, "q::held(Tensor x) -> Tensor", &def), DK_OK);
+    assert_int_equal(dk_impl(r, "q::held", DK_CompositeImplicitAutograd,
+                             dk_unboxed(DK_FN(k_holds_or_value), (void *)&value_math), &math), DK_OK);
+    holder_op = dk_op_lookup(r, "q::held");
+    assert_int_equal(pthread_create(&t, NULL, holder, NULL), 0);
+    wait_for(&holder_ready);
+    assert_true(LOAD(&holder_id) > 0);
+    for (i = 0; i < 2000; i++) {
+        assert_int_equal(dk_impl(r, "q::held", DK_CPU, dk_unboxed(DK_FN(k_value), (void *)&value_cpu), &h), DK_OK);
+        assert_int_equal(dk_deregister(h), DK_OK);
+#ifndef DK_CALL_EPOCHS   /* (with call epochs reclaim would wait for the holder's call) */
+        if (i % 100 == 0) assert_int_equal(dk_registry_reclaim(r), DK_OK);
+#endif
+    }
+    dk_registry_get_stats(r, &st);
+    printf("  retired %lu bytes in %lu blocks, %u threads, %u waited for (first: %u); warning: %s\n",
+           (unsigned long)st.retired_bytes, (unsigned long)st.retired_blocks, st.threads, st.threads_waited_for,
+           st.waited_for[0], warning_text);
+    assert_true(st.retired_bytes > 64 * 1024);
+    assert_true(st.retired_blocks > 0);
+    assert_int_equal(st.threads_waited_for, 1);
+    assert_int_equal(st.waited_for[0], LOAD(&holder_id));
+    assert_int_equal(warnings, 1);
+    snprintf(id_text, sizeof id_text, "thread %u", LOAD(&holder_id));
+    assert_non_null(strstr(warning_text, id_text));
+    STORE(&holder_release, 1);
+    pthread_join(t, NULL);
+    assert_int_equal(dk_registry_reclaim(r), DK_OK);
+    dk_registry_get_stats(r, &st);
+    assert_int_equal(st.retired_bytes, 0);
+    assert_int_equal(st.threads_waited_for, 0);
+    assert_int_equal(warnings, 1);
+    assert_int_equal(dk_thread_offline(), DK_OK);
+    dk_registry_destroy(r);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_memory_bounded_while_threads_call),
+        cmocka_unit_test(test_offline_and_exited_threads_not_waited_for),
+#ifndef DK_CALL_EPOCHS
+        cmocka_unit_test(test_synchronize_waits_for_quiescent_points),
+#endif
+        cmocka_unit_test(test_no_quiescent_point_inside_calls),
+        cmocka_unit_test(test_longjmp_out_of_a_kernel),
+        cmocka_unit_test(test_stats_name_the_thread_and_warn_once),
+    };
+#ifdef DK_CALL_EPOCHS
+    return cmocka_run_group_tests_name("quiescent points (call epochs)", tests, NULL, NULL);
+#else
+    return cmocka_run_group_tests_name("quiescent points (default)", tests, NULL, NULL);
+#endif
+}
