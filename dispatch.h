@@ -3611,8 +3611,11 @@ DK__PRIVATE void dk__stats_threads(dk_registry *r, dk_registry_stats *out) {
     uint64_t oldest = UINT64_MAX;
     const dk__block *b;
     const dk__reader *rec;
+    /* an untagged block waits for the next grace period: for every thread
+       that holds anything now. UINT64_MAX: nothing waits */
+    uint64_t next = DK__LOAD_RLX(&dk__epoch) + 1;
     for (b = r->retired; b; b = b->h.next)
-        if (b->h.grace && b->h.grace < oldest) oldest = b->h.grace;   /* UINT64_MAX: nothing waits */
+        if ((b->h.grace ? b->h.grace : next) < oldest) oldest = b->h.grace ? b->h.grace : next;
     for (rec = DK__LOAD_ACQ(&dk__readers); rec; rec = rec->next) {
         uint64_t e = dk__held(rec);
         if (!e || !DK__LOAD_RLX(&rec->in_use)) continue;
