@@ -188,7 +188,11 @@
             Out of memory during a deregistration, the table is rewritten in
             place: the one case in which a racing call may see a mix of
             slots and masks (never one kernel's fn with another's record:
-            a rewritten slot goes through the slow path). An operator's
+            a rewritten slot goes through the slow path). What the rewrite
+            stores, there and in the registry's template table (rewritten
+            on every fallthrough fallback change), is stored atomically
+            and read so by what may race it (a failing call's message,
+            dk_explain). An operator's
             table is about 2.4 KB (default lists): per runtime slot 16 bytes
             (the kernel record and its fn), per backend a 32-byte row.
    THREADS  Registration takes the registry's mutex; calls and name lookups
@@ -2398,20 +2402,32 @@ typedef enum dk_source {
     DK_SOURCE_AMBIGUOUS,           /* c10's ambiguous_autogradother */
     DK_SOURCE_MISSING              /* nothing: the call reports an error */
 } dk_source;
+/* An explanation owns what it prints: the operator's name, the kernel's
+   debug text and the arguments' names are copied into it (cut to fit), so
+   dk_explain_to_string reads nothing of the registry, however it changed
+   since (a deregistration, a reclaim, the operator removed). */
+enum { DK_EXPLAIN_NAME_MAX = 256, DK_EXPLAIN_DEBUG_MAX = 512, DK_EXPLAIN_ARG_NAME_MAX = 64 };
 typedef struct dk_explanation {
     dk_keyset args;                /* the argument keyset given */
     dk_keyset after_tls;           /* (args | included) - excluded */
     dk_keyset final;               /* after the fallthrough mask: what the kernel receives */
     int slot;
     dk_key key;                    /* the runtime key of the slot */
-    const dk_kernel *kernel;       /* what runs */
+    /* what runs: a registry record, valid as long as a kernel record is
+       (MEMORY, THREADS): freed after its deregistration once reclaimed, so
+       read it inside the call bracket that made the explanation, or while
+       nothing deregisters it; kernel_debug is the explanation's own copy */
+    const dk_kernel *kernel;
     dk_source source;
-    const char *reason;            /* c10's words: "kernel", "math kernel", ... */
+    const char *reason;            /* c10's words: "kernel", "math kernel", ... (static text) */
+    char op_name[DK_EXPLAIN_NAME_MAX];       /* the operator's name */
+    char kernel_debug[DK_EXPLAIN_DEBUG_MAX]; /* kernel->debug: "registered at file:line", or "" */
     /* Each dispatch argument's keyset (dk_explain_args, dk_explain_stack;
        dk_explain gives only their union: num_args 0). index: position in
-       the schema's arguments; name: the schema's name, or NULL. */
+       the schema's arguments; name: the schema's name, or "" (no def, or
+       more arguments than the schema has). */
     int num_args;
-    struct dk_explained_arg { int index; const char *name; dk_keyset ks; } arg[DK_EXPLAIN_MAX_ARGS];
+    struct dk_explained_arg { int index; char name[DK_EXPLAIN_ARG_NAME_MAX]; dk_keyset ks; } arg[DK_EXPLAIN_MAX_ARGS];
 } dk_explanation;
 DK_API dk_status dk_explain(const dk_operator *op, dk_keyset args, dk_explanation *out);
 /* As dk_explain, from the keysets of a typed call's arguments, in order
@@ -2423,7 +2439,9 @@ DK_API dk_status dk_explain_args(const dk_operator *op, const dk_keyset *arg_key
    tensor_keyset hook, as dk_call_boxed. The operator needs a def
    (DK_ERR_NOT_FOUND) and the stack must fit it (DK_ERR_BAD_STACK). */
 DK_API dk_status dk_explain_stack(const dk_operator *op, const dk_stack *stack, dk_explanation *out);
-/* Text of an explanation; snprintf-like. */
+/* Text of an explanation; snprintf-like. It reads the explanation alone
+   (its own copies), never the registry: op, the operator explained, is not
+   read (it may have been removed since); NULL op or e gives "". */
 DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, char *buf, size_t size);
 /* Trace every call and redispatch (process-wide); NULL turns it off. */
 DK_API void dk_set_trace(dk_trace_fn fn, void *user_data);
@@ -3999,19 +4017,30 @@ DK__PRIVATE void dk__table_fill(const dk_registry *r, const dk__op *op, dk_op_ta
             masks_change |= !before || /* a template being built */
                             (k->kind == DK_KERNEL_FALLTHROUGH) != (before->kind == DK_KERNEL_FALLTHROUGH);
             dk__entry_set(t, s, k, t == cur);
-            t->reasons[s] = (uint8_t)why;
+            if (t != cur) t->reasons[s] = (uint8_t)why;
+            else if (t->reasons[s] != (uint8_t)why) DK__STORE_RLX(&t->reasons[s], (uint8_t)why);
         }
         if (masks_change || n < 0) dk__table_masks(r, t);
     }
-    t->schema = def ? def->schema : NULL;
-    t->dispatch_args = def ? def->dispatch_args : 0;
-    t->num_arguments = def ? def->num_arguments : 0;
-    t->num_returns = def ? def->num_returns : 0;
-    t->adapters = def ? def->adapters : NULL;
-    t->parsed = def ? def->parsed : NULL;
-    t->defaults = def ? def->defaults : NULL;
-    t->tags = def ? def->tags : 0;
-    t->alias_analysis = def ? def->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    /* the def's fields; in place, only those that change, relaxed (a
+       failing call copies them, see dk__table_copy): the template's never
+       change, an impl's deregistration leaves them, a def's changes them */
+#define DK__DEF_FIELD(field, value)                                     \
+    do {                                                                \
+        if (t != cur) t->field = (value);                               \
+        else if (t->field != (value)) DK__STORE_RLX(&t->field, (value)); \
+    } while (0)
+    DK__DEF_FIELD(schema, def ? def->schema : (const char *)NULL);
+    DK__DEF_FIELD(dispatch_args, def ? def->dispatch_args : (uint64_t)0);
+    DK__DEF_FIELD(num_arguments, def ? def->num_arguments : 0);
+    DK__DEF_FIELD(num_returns, def ? def->num_returns : 0);
+    DK__DEF_FIELD(adapters, def ? def->adapters : (const dk_op_adapters *)NULL);
+    DK__DEF_FIELD(parsed, def ? (const dk_schema *)def->parsed : (const dk_schema *)NULL);
+    DK__DEF_FIELD(defaults, def ? (const dk_value *)def->defaults : (const dk_value *)NULL);
+    DK__DEF_FIELD(tags, def ? def->tags : (uint64_t)0);
+#undef DK__DEF_FIELD
+    if (t->alias_analysis != (def ? def->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA)) /* an enum: read by no call */
+        t->alias_analysis = def ? def->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA;
 }
 
 /* Publishes t (allocated by the caller) as op's table. */
@@ -5532,6 +5561,24 @@ DK__PRIVATE void dk__missing_message(const dk_operator *op, const dk_op_table *t
 DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args,
                                        void *result, size_t result_size);
 
+/* What the messages read of a live table (its entries, reasons and schema
+   text), copied into dst: field by field, relaxed, as a rewrite in place
+   stores them (a deregistration out of memory, the registry's template
+   on a fallthrough fallback change: see dk__op_update), never a plain
+   copy of memory another thread may be writing. The rest is zero. */
+DK__PRIVATE void dk__table_copy(dk_op_table *dst, const dk_op_table *src) {
+    int s;
+    memset((void *)dst, 0, sizeof *dst);
+    for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
+        const dk_table_entry *e = dk_op_table_entry(src, s);
+        dk_table_entry *d = dk__entry(dst, s);
+        d->kernel = DK__ENTRY_KERNEL(e);   /* the record first: with a new one, no older fn (dk__entry_set) */
+        d->fn = DK__LOAD_RLX(&e->fn);
+        dst->reasons[s] = DK__LOAD_RLX(&src->reasons[s]);
+    }
+    dst->schema = DK__LOAD_RLX(&src->schema);
+}
+
 DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks, const dk_kernel *k, void *args,
                           void *result, size_t result_size) {
     dk_status status;
@@ -5560,12 +5607,12 @@ DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks
                  "Autograd dispatch key for the backend.", op->name);
     } else if (dk__hooks_of(op->registry)->c10_messages) {
         status = DK_ERR_NO_KERNEL;
-        t = *dk_op_table_of(op);
+        dk__table_copy(&t, dk_op_table_of(op));
         dk__table_with_fallbacks(op->registry, &t);
         dk__c10_missing_message(op, &t, dk_ks_highest_key(ks), message, sizeof message);
     } else {
         status = DK_ERR_NO_KERNEL;
-        t = *dk_op_table_of(op);
+        dk__table_copy(&t, dk_op_table_of(op));
         dk__table_with_fallbacks(op->registry, &t);
         dk__missing_message(op, &t, args_ks, ks, message, sizeof message);
     }
@@ -5614,6 +5661,7 @@ DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, dk_keyset ks, cons
     k->boxed(k, op, ks, &st);
 }
 
+/* Inside a call bracket (the hooks record and t are read once, and held until it closes). */
 DK__PRIVATE dk_keyset dk__stack_keyset(const dk_operator *op, const dk_op_table *t, const dk_stack *stack) {
     const dk__hooks *h = dk__hooks_of(op->registry);
     uint64_t bits = t->dispatch_args, ks = 0;
@@ -5635,7 +5683,11 @@ DK__PRIVATE dk_keyset dk__stack_keyset(const dk_operator *op, const dk_op_table 
 }
 
 DK_API dk_keyset dk_stack_dispatch_keyset(const dk_operator *op, const dk_stack *stack) {
-    return dk__stack_keyset(op, dk_op_table_of(op), stack);
+    dk_keyset ks;
+    dk_call_enter();   /* a concurrent dk_registry_set_hooks retires the record read here */
+    ks = dk__stack_keyset(op, dk_op_table_of(op), stack);
+    dk_call_exit();
+    return ks;
 }
 
 /* ---- stack checks: the values against the def's schema ---------------------- */
@@ -5925,15 +5977,21 @@ DK__PRIVATE dk_source dk__source_of(const dk_kernel *k, dk_reason why) {
     return dk__reason_sources[why];
 }
 
-/* One snapshot: the keyset, the kernel and the reason all describe one state. */
-DK_API dk_status dk_explain(const dk_operator *op, dk_keyset args, dk_explanation *out) {
-    const dk_op_table *t;
+/* Copies src into dst[size], cut to fit; src NULL gives "". */
+DK__PRIVATE void dk__copy_text(char *dst, size_t size, const char *src) {
+    size_t n = src ? strlen(src) : 0;
+    if (n >= size) n = size - 1;
+    memcpy(dst, src ? src : "", n);
+    dst[n] = '\0';
+}
+
+/* Explains from table t, read inside the caller's call bracket: the
+   keyset, the kernel and the reason all describe one state, and what the
+   text needs is copied out of the registry before the bracket closes. */
+DK__PRIVATE void dk__explain_table(const dk_operator *op, const dk_op_table *t, dk_keyset args, dk_explanation *out) {
     const dk_kernel *k;
     dk_reason why;
-    if (!op || !out) return dk__fail(DK_ERR_NULL, "explain: NULL argument");
     memset(out, 0, sizeof *out);
-    dk_call_enter();
-    t = dk_op_table_of(op);
     out->args = args;
     out->after_tls = dk_ks_raw(dk__call_keyset_after_tls(args.repr));
     out->final = dk_ks_raw(dk__call_keyset_masked(t, args.repr, out->after_tls.repr,
@@ -5942,15 +6000,38 @@ DK_API dk_status dk_explain(const dk_operator *op, dk_keyset args, dk_explanatio
     out->key = dk__slot_keys[out->slot];
     k = DK__ENTRY_KERNEL(dk_op_table_entry(t, out->slot));
     out->kernel = dk__deferred(op, k);
-    why = out->kernel != k ? DK_REASON_FALLBACK : (dk_reason)t->reasons[out->slot];
+    /* relaxed: a table rewritten in place (out of memory) changes its reasons so */
+    why = out->kernel != k ? DK_REASON_FALLBACK : (dk_reason)DK__LOAD_RLX(&t->reasons[out->slot]);
     out->reason = dk__reason_texts[why];
     out->source = dk__source_of(out->kernel, why);
+    dk__copy_text(out->op_name, sizeof out->op_name, op->name);
+    dk__copy_text(out->kernel_debug, sizeof out->kernel_debug, out->kernel->debug);
+}
+
+/* The arguments' keysets, positions and names (from t's schema), inside the bracket. */
+DK__PRIVATE void dk__explain_set_args(const dk_op_table *t, const dk_keyset *ks, const int *index, int n,
+                                      dk_explanation *out) {
+    const dk_schema *sch = t->parsed;
+    int i;
+    for (i = 0; i < n; i++) {
+        out->arg[i].index = index ? index[i] : i;
+        dk__copy_text(out->arg[i].name, sizeof out->arg[i].name,
+                      sch && out->arg[i].index < sch->num_arguments ? sch->arguments[out->arg[i].index].name : NULL);
+        out->arg[i].ks = ks[i];
+    }
+    out->num_args = n;
+}
+
+DK_API dk_status dk_explain(const dk_operator *op, dk_keyset args, dk_explanation *out) {
+    if (!op || !out) return dk__fail(DK_ERR_NULL, "explain: NULL argument");
+    dk_call_enter();
+    dk__explain_table(op, dk_op_table_of(op), args, out);
     dk_call_exit();
     return DK_OK;
 }
 
 DK_API dk_status dk_explain_args(const dk_operator *op, const dk_keyset *arg_keysets, int n, dk_explanation *out) {
-    const dk_schema *sch;
+    const dk_op_table *t;
     uint64_t all = 0;
     int i;
     if (!op || !out || (n > 0 && !arg_keysets)) return dk__fail(DK_ERR_NULL, "explain_args: NULL argument");
@@ -5958,14 +6039,11 @@ DK_API dk_status dk_explain_args(const dk_operator *op, const dk_keyset *arg_key
         return dk__fail(DK_ERR_BAD_ARGUMENT, "explain_args: %d arguments; between 0 and %d (DK_EXPLAIN_MAX_ARGS)", n,
                         DK_EXPLAIN_MAX_ARGS);
     for (i = 0; i < n; i++) all |= arg_keysets[i].repr;
-    dk_explain(op, dk_ks_raw(all), out);
-    sch = dk_op_function_schema(op);
-    for (i = 0; i < n; i++) {
-        out->arg[i].index = i;
-        out->arg[i].name = sch && i < sch->num_arguments ? sch->arguments[i].name : NULL;
-        out->arg[i].ks = arg_keysets[i];
-    }
-    out->num_args = n;
+    dk_call_enter();   /* one table for the kernel and the names, read before the bracket closes */
+    t = dk_op_table_of(op);
+    dk__explain_table(op, t, dk_ks_raw(all), out);
+    dk__explain_set_args(t, arg_keysets, NULL, n, out);
+    dk_call_exit();
     return DK_OK;
 }
 
@@ -5981,16 +6059,18 @@ DK__PRIVATE dk_keyset dk__value_keyset(const dk__hooks *h, const dk_value *v) {
     return dk_ks_raw(ks);
 }
 
-DK_API dk_status dk_explain_stack(const dk_operator *op, const dk_stack *stack, dk_explanation *out) {
+/* Inside the bracket dk_explain_stack opens: one table, one hooks record. */
+DK__PRIVATE dk_status dk__explain_stack_in(const dk_operator *op, const dk_op_table *t, const dk_stack *stack,
+                                          dk_explanation *out) {
     dk_keyset ks[DK_EXPLAIN_MAX_ARGS] = { { 0 } };
     int index[DK_EXPLAIN_MAX_ARGS], n = 0, j, nargs;
-    const dk_op_table *t;
+    const dk__hooks *h = dk__hooks_of(op->registry);   /* once: every argument through the same hook */
+    uint64_t all = 0;
+    char msg[1024];
     dk_status s;
-    if (!op || !stack || !out) return dk__fail(DK_ERR_NULL, "explain_stack: NULL argument");
-    t = dk_op_table_of(op);
     if (!t->parsed)
         return dk__fail(DK_ERR_NOT_FOUND, "explain_stack: %s has no def: its dispatch arguments are unknown", op->name);
-    if ((s = dk_stack_check(op, stack)) != DK_OK) return s;
+    if ((s = dk__check_stack(op, t, stack, msg, sizeof msg)) != DK_OK) return dk__fail(s, "%s", msg);
     nargs = t->num_arguments;
     if ((size_t)nargs > stack->size)   /* a vararg schema is not checked */
         return dk__fail(DK_ERR_BAD_STACK, "explain_stack: %s has %d arguments, the stack holds %lu values", op->name,
@@ -6001,13 +6081,20 @@ DK_API dk_status dk_explain_stack(const dk_operator *op, const dk_stack *stack, 
             return dk__fail(DK_ERR_BAD_ARGUMENT, "explain_stack: %s has more than %d dispatch arguments "
                             "(DK_EXPLAIN_MAX_ARGS)", op->name, DK_EXPLAIN_MAX_ARGS);
         index[n] = j;
-        ks[n++] = dk__value_keyset(dk__hooks_of(op->registry), &stack->values[stack->size - (size_t)nargs + (size_t)j]);
+        ks[n] = dk__value_keyset(h, &stack->values[stack->size - (size_t)nargs + (size_t)j]);
+        all |= ks[n++].repr;
     }
-    s = dk_explain_args(op, ks, n, out);
-    for (j = 0; j < n; j++) {
-        out->arg[j].index = index[j];
-        out->arg[j].name = t->parsed->arguments[index[j]].name;
-    }
+    dk__explain_table(op, t, dk_ks_raw(all), out);
+    dk__explain_set_args(t, ks, index, n, out);
+    return DK_OK;
+}
+
+DK_API dk_status dk_explain_stack(const dk_operator *op, const dk_stack *stack, dk_explanation *out) {
+    dk_status s;
+    if (!op || !stack || !out) return dk__fail(DK_ERR_NULL, "explain_stack: NULL argument");
+    dk_call_enter();   /* everything read of the operator and the hooks, read inside */
+    s = dk__explain_stack_in(op, dk_op_table_of(op), stack, out);
+    dk_call_exit();
     return s;
 }
 
@@ -6017,7 +6104,7 @@ DK__PRIVATE void dk__append_arg_keysets(char *buf, size_t size, size_t *len, con
     int i;
     for (i = 0; i < e->num_args && i < DK_EXPLAIN_MAX_ARGS; i++) {
         dk__append(buf, size, len, "\n    ");
-        dk__append(buf, size, len, e->arg[i].name ? e->arg[i].name : "arg");
+        dk__append(buf, size, len, e->arg[i].name[0] ? e->arg[i].name : "arg");
         snprintf(index, sizeof index, " (argument %d): ", e->arg[i].index);
         dk__append(buf, size, len, index);
         dk__append_keyset(buf, size, len, e->arg[i].ks);
@@ -6033,7 +6120,7 @@ DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, 
     int n;
     dk__out_init(buf, &size);
     if (!op || !e) return 0;
-    dk__append(buf, size, &len, op->name);
+    dk__append(buf, size, &len, e->op_name);   /* the explanation's copies only (op may be gone) */
     dk__append(buf, size, &len, "\n  arguments:  ");
     dk__append_keyset(buf, size, &len, e->args);
     dk__append_arg_keysets(buf, size, &len, e);
@@ -6048,7 +6135,7 @@ DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, 
     dk__append(buf, size, &len, ") -> ");
     dk__append(buf, size, &len, sources[e->source]);
     dk__append(buf, size, &len, ": ");
-    dk__append(buf, size, &len, e->kernel->debug[0] ? e->kernel->debug : "(no kernel)");
+    dk__append(buf, size, &len, e->kernel_debug[0] ? e->kernel_debug : "(no kernel)");
     dk__append(buf, size, &len, " [");
     dk__append(buf, size, &len, e->reason);
     dk__append(buf, size, &len, "]\n");

@@ -452,6 +452,70 @@ static void test_rewrite_in_place_out_of_memory(void **state) {
     dk_registry_destroy(r);
 }
 
+/* ---- a failing call copies a table rewritten in place ----------------------------
+   A call without a kernel builds its message from a copy of the operator's
+   table. The copy races what a writer rewrites in place: an operator's live
+   table (a deregistration out of memory: its entries, masks, reasons and
+   def fields) and the registry's template (every fallthrough fallback
+   change). Under ThreadSanitizer (make tsan) a plain store or a plain copy
+   there is a data race; the test also counts that every failing call
+   reported, with the operator's name, and no other outcome. */
+typedef struct failing_caller { const dk_operator *op; int stop; long calls, failed, other; } failing_caller;
+static void *failing_call_loop(void *arg) {
+    failing_caller *c = (failing_caller *)arg;
+    tensor cuda = { { 0 }, 0 };
+    cuda.ks = dk_ks_from_key(DK_CUDA); /* no kernel there: the slow path copies the table */
+    do {
+        int r = add_call(c->op, cuda, cuda);
+        dk_status s = dk_last_call_status();
+        c->calls++;
+        if (r == 0 && s == DK_ERR_NO_KERNEL && strstr(dk_last_error(), "oom::add")) c->failed++;
+        else c->other++;
+    } while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE));
+    return NULL;
+}
+static void test_failing_call_races_rewrite_in_place(void **state) {
+    dk_registry *r;
+    dk_registry_desc d;
+    dk_registration *h, *h_over, *h_ft;
+    failing_caller c;
+    pthread_t th;
+    int i;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    d.alloc = oom_alloc;
+    d.free = oom_free;
+    d.logger.func = quiet_log;
+    assert_int_equal(dk_registry_create(&d, &r), DK_OK);
+    assert_int_equal(dk_def(r, "oom::add(Tensor a, Tensor b) -> Tensor", &h), DK_OK);
+    assert_int_equal(dk_impl(r, "oom::add", DK_CPU, add_kernel(k_under, (void *)tag_under, "k_under"), &h), DK_OK);
+    memset(&c, 0, sizeof c);
+    c.op = dk_op_lookup(r, "oom::add");
+    assert_int_equal(pthread_create(&th, NULL, failing_call_loop, &c), 0);
+    for (i = 0; i < 500; i++) {
+        /* an impl, deregistered out of memory: the operator's table rewritten in place */
+        assert_int_equal(dk_impl(r, "oom::add", DK_CPU, add_kernel(k_over, (void *)tag_over, "k_over"), &h_over),
+                         DK_OK);
+        __atomic_store_n(&oom_fail, 1, __ATOMIC_RELAXED);
+        assert_int_equal(dk_deregister(h_over), DK_OK);
+        __atomic_store_n(&oom_fail, 0, __ATOMIC_RELAXED);
+        /* a fallthrough fallback: the template rewritten in place, both ways;
+           its deregistration out of memory rewrites the operator's table too */
+        assert_int_equal(dk_fallback(r, DK_AutogradCUDA, dk_fallthrough(), &h_ft), DK_OK);
+        if (i % 2) __atomic_store_n(&oom_fail, 1, __ATOMIC_RELAXED);
+        assert_int_equal(dk_deregister(h_ft), DK_OK);
+        __atomic_store_n(&oom_fail, 0, __ATOMIC_RELAXED);
+    }
+    __atomic_store_n(&c.stop, 1, __ATOMIC_RELEASE);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    printf("  %ld failing calls racing 1,500 in-place rewrites: %ld reported, %ld other outcomes\n", c.calls, c.failed,
+           c.other);
+    assert_true(c.calls > 0);
+    assert_int_equal(c.failed, c.calls);
+    assert_int_equal(c.other, 0);
+    dk_registry_destroy(r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_hops),
@@ -465,6 +529,7 @@ int main(void) {
         cmocka_unit_test(test_explain),
         cmocka_unit_test(test_trace),
         cmocka_unit_test(test_rewrite_in_place_out_of_memory),
+        cmocka_unit_test(test_failing_call_races_rewrite_in_place),
     };
     return cmocka_run_group_tests_name("call path", tests, setup, teardown);
 }
