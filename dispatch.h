@@ -205,7 +205,14 @@
             tables: see Note [Resolution] for two racing registrations). Hooks and their user data are published
             together. Listeners and the logger run under the mutex: read-only
             introspection and calls work from them; registering from them
-            returns DK_ERR_REENTRANT. dk_registry_destroy needs the caller to
+            returns DK_ERR_REENTRANT. fork() while other threads register
+            is safe: pthread_atfork handlers (installed with the first
+            registry) take every registry's lock and release them after
+            it, so the child gets whole, unlocked registries; with
+            DK_CALL_EPOCHS a thread inside a call at the fork stays inside
+            in the child (its deregistrations would wait for it: fork
+            while no other thread calls, or do not deregister in the
+            child). dk_registry_destroy needs the caller to
             guarantee that nothing else uses the registry; destroying the
             default registry makes the next dk_registry_default() create a
             fresh one.
@@ -2628,6 +2635,7 @@ typedef pthread_mutex_t dk__mutex;
 #define dk__mutex_destroy(m) pthread_mutex_destroy(m)
 #define dk__mutex_lock(m) pthread_mutex_lock(m)
 #define dk__mutex_unlock(m) pthread_mutex_unlock(m)
+#define dk__mutex_trylock(m) (pthread_mutex_trylock(m) == 0)   /* the fork handlers (see "fork", >>impl-registry) */
 #define dk__yield() sched_yield()
 #endif
 
@@ -3340,6 +3348,8 @@ struct dk_registry {
     dk_op_table empty;            /* the table of an operator without kernels */
     dk__op tombstone;             /* marks a removed entry of the name index */
     const char *verified[4];      /* list signatures already compared */
+    dk_registry *next_registry;   /* every registry, listed under dk__global_lock (fork handlers) */
+    int fork_locked;              /* its lock taken by dk__fork_prepare */
 };
 
 static const char dk__own_signature[] = DK_CONFIG_SIGNATURE;
@@ -5312,6 +5322,65 @@ DK_API void dk_registry_each_op_for_key(dk_registry *r, dk_key k, int (*fn)(dk_o
 
 /* ---- registries ------------------------------------------------------------------------- */
 
+/* fork() copies only the calling thread: a registry lock that another
+   thread holds at that moment (a registration in progress) would stay
+   locked in the child, and its first registration would block forever.
+   Every registry is listed under dk__global_lock, and pthread_atfork
+   handlers (installed with the first registry) take the global lock and
+   every registry's lock before fork, so no registration is half done in
+   the child, then release them after it, in the parent and in the child.
+   Where a lock is busy, the handler lets go of everything it took and
+   tries again: a thread holding a registry's lock that waits for the
+   global one (a listener calling dk_set_trace) never deadlocks with it. A
+   registry lock the forking thread holds itself (fork from a listener) is
+   left alone: that thread releases it, in both processes. glibc drops the
+   handlers of a shared object when it is unloaded (dlclose). Windows has
+   no fork. */
+static dk_registry *dk__registries;
+
+#if !defined(_WIN32)
+static void dk__fork_release(void) {
+    dk_registry *r;
+    for (r = dk__registries; r; r = r->next_registry)
+        if (r->fork_locked) {
+            r->fork_locked = 0;
+            dk__mutex_unlock(&r->lock);
+        }
+    dk__mutex_unlock(&dk__global_lock);
+}
+static void dk__fork_prepare(void) {
+    for (;;) {
+        dk_registry *r, *busy = NULL;
+        dk__mutex_lock(&dk__global_lock);
+        for (r = dk__registries; r && !busy; r = r->next_registry) {
+            if (dk__owns(r)) continue;
+            if (dk__mutex_trylock(&r->lock)) r->fork_locked = 1;
+            else busy = r;
+        }
+        if (!busy) return;   /* held until dk__fork_release, after fork */
+        dk__fork_release();
+        dk__yield();
+    }
+}
+static pthread_once_t dk__fork_once = PTHREAD_ONCE_INIT;
+static void dk__fork_init(void) { (void)pthread_atfork(dk__fork_prepare, dk__fork_release, dk__fork_release); }
+#endif
+
+/* Lists r (the caller holds dk__global_lock). */
+DK__PRIVATE void dk__registry_list(dk_registry *r) {
+#if !defined(_WIN32)
+    pthread_once(&dk__fork_once, dk__fork_init);
+#endif
+    r->next_registry = dk__registries;
+    dk__registries = r;
+}
+/* Unlists r, if listed (the caller holds dk__global_lock). */
+DK__PRIVATE void dk__registry_unlist(dk_registry *r) {
+    dk_registry **p;
+    for (p = &dk__registries; *p && *p != r; p = &(*p)->next_registry) {}
+    if (*p) *p = r->next_registry;
+}
+
 DK__PRIVATE dk_status dk__registry_init(dk_registry *r) {
     dk__hooks h;
     int b;
@@ -5351,7 +5420,10 @@ DK__PRIVATE dk_status dk__registry_init(dk_registry *r) {
     return DK_OK;
 }
 
-DK_API dk_status dk__registry_create(const dk_registry_desc *desc, dk_registry **out, const char *signature) {
+DK__PRIVATE void dk__registry_free(dk_registry *r);
+
+/* A new registry, not listed yet (dk__registry_list). */
+DK__PRIVATE dk_status dk__registry_new(const dk_registry_desc *desc, dk_registry **out, const char *signature) {
     dk_registry_desc d;
     dk_registry *r;
     dk_status s;
@@ -5368,7 +5440,7 @@ DK_API dk_status dk__registry_create(const dk_registry_desc *desc, dk_registry *
     r->desc = d;
     r->verified[0] = signature;
     if ((s = dk__registry_init(r)) != DK_OK) {
-        dk_registry_destroy(r);
+        dk__registry_free(r);   /* not dk_registry_destroy: dk_registry_default holds the global lock */
         return dk__fail(s, "registry_create: out of memory");
     }
     dk__end_change(r);
@@ -5376,19 +5448,25 @@ DK_API dk_status dk__registry_create(const dk_registry_desc *desc, dk_registry *
     return DK_OK;
 }
 
+DK_API dk_status dk__registry_create(const dk_registry_desc *desc, dk_registry **out, const char *signature) {
+    dk_status s = dk__registry_new(desc, out, signature);
+    if (s != DK_OK) return s;
+    dk__mutex_lock(&dk__global_lock);
+    dk__registry_list(*out);
+    dk__mutex_unlock(&dk__global_lock);
+    return DK_OK;
+}
+
 static dk_registry *dk__default_registry;
 static dk_registry_desc dk__default_desc;
 
-DK_API void dk_registry_destroy(dk_registry *r) {
+/* Frees everything r owns (r unlisted, or never listed). */
+DK__PRIVATE void dk__registry_free(dk_registry *r) {
     dk_registration *g, *next;
     dk_library *lib, *nlib;
     dk__block *b, *nb;
     uint32_t i;
     int s, t;
-    if (!r) return;
-    dk__mutex_lock(&dk__global_lock);
-    if (DK__LOAD_RLX(&dk__default_registry) == r) DK__STORE_REL(&dk__default_registry, (dk_registry *)NULL);
-    dk__mutex_unlock(&dk__global_lock);
     for (i = 0; i < r->n_ops; i++) {
         if (!r->ops[i]) continue;
         for (g = r->ops[i]->impls; g; g = next) { next = g->next; dk__free(r, g); }
@@ -5417,13 +5495,24 @@ DK_API void dk_registry_destroy(dk_registry *r) {
     r->desc.free(r, r->desc.alloc_user_data);
 }
 
+DK_API void dk_registry_destroy(dk_registry *r) {
+    if (!r) return;
+    dk__mutex_lock(&dk__global_lock);
+    if (DK__LOAD_RLX(&dk__default_registry) == r) DK__STORE_REL(&dk__default_registry, (dk_registry *)NULL);
+    dk__registry_unlist(r);
+    dk__mutex_unlock(&dk__global_lock);
+    dk__registry_free(r);
+}
+
 /* The default registry: created on first use, again after a destroy. */
 DK_API dk_registry *dk_registry_default(void) {
     dk_registry *r = DK__LOAD_ACQ(&dk__default_registry);
     if (r) return r;
     dk__mutex_lock(&dk__global_lock);
-    if (!(r = dk__default_registry) && dk__registry_create(&dk__default_desc, &r, dk__own_signature) != DK_OK)
-        r = NULL;
+    if (!(r = dk__default_registry)) {   /* the global lock is held: listed here */
+        if (dk__registry_new(&dk__default_desc, &r, dk__own_signature) != DK_OK) r = NULL;
+        else dk__registry_list(r);
+    }
     DK__STORE_REL(&dk__default_registry, r);
     dk__mutex_unlock(&dk__global_lock);
     return r;

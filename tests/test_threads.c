@@ -1,6 +1,7 @@
 /* Calls and name lookups racing registration: readers take no lock, and
    every call must run a kernel that was registered at some moment during
    the call. Run under ThreadSanitizer by `make test` (target tsan). */
+#define _POSIX_C_SOURCE 200809L
 #define DISPATCH_IMPLEMENTATION
 #include "dispatch.h"
 
@@ -10,6 +11,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
 #include <cmocka.h>
 
 typedef struct tensor { dk_keyset ks; } tensor;
@@ -379,12 +385,79 @@ static void test_stack_keyset_while_hooks_change(void **state) {
     dk_registry_destroy(churn_reg);
 }
 
+/* ---- fork while another thread holds a registry's lock -------------------------
+   A thread is inside a registration (its listener runs under the
+   registry's lock) when the main thread forks. The child must be able to
+   register: dispatch.h's fork handlers wait until the registration is
+   done and hand the child unlocked registries. The registering thread
+   keeps the lock 20 ms after the fork begins (this test's own fork
+   handler tells it), so without the handlers the child would inherit a
+   locked mutex; a child that blocks is killed by its alarm and fails the
+   test. Both modes. */
+static dk_registry *fork_reg;
+static int fork_holding, fork_started, fork_done;
+static void fork_begins(void) { __atomic_store_n(&fork_started, 1, __ATOMIC_SEQ_CST); }
+static void holding_listener(const dk_operator *o, void *ud) {
+    struct timespec ms20 = { 0, 20 * 1000 * 1000 };
+    (void)o; (void)ud;
+    if (__atomic_load_n(&fork_started, __ATOMIC_SEQ_CST)) return;   /* the child's own registrations */
+    __atomic_store_n(&fork_holding, 1, __ATOMIC_SEQ_CST);
+    while (!__atomic_load_n(&fork_started, __ATOMIC_SEQ_CST)) sched_yield();
+    nanosleep(&ms20, NULL);   /* still holding the lock while fork proceeds */
+}
+static void *holding_registrar(void *arg) {
+    dk_registration *h;
+    (void)arg;
+    assert_int_equal(dk_def(fork_reg, "fk::held(Tensor a) -> Tensor", &h), DK_OK);
+    /* alive until the fork is over (ThreadSanitizer's child would report a finished, unjoined thread) */
+    while (!__atomic_load_n(&fork_done, __ATOMIC_SEQ_CST)) sched_yield();
+    return NULL;
+}
+
+static void test_fork_while_a_registration_holds_the_lock(void **state) {
+    pthread_t t;
+    dk_registration *l, *h;
+    pid_t pid;
+    int status = -1;
+    (void)state;
+    assert_int_equal(dk_registry_create(NULL, &fork_reg), DK_OK);
+    assert_int_equal(dk_add_listener(fork_reg, holding_listener, NULL, NULL, &l), DK_OK);
+    assert_int_equal(pthread_atfork(fork_begins, NULL, NULL), 0);   /* runs before dispatch.h's (registered later) */
+    assert_int_equal(pthread_create(&t, NULL, holding_registrar, NULL), 0);
+    while (!__atomic_load_n(&fork_holding, __ATOMIC_SEQ_CST)) sched_yield();
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {   /* the child: one thread, every registry unlocked and whole */
+        dk_registration *d, *i;
+        int ok;
+        alarm(10);
+        ok = dk_def(fork_reg, "fk::child(Tensor a) -> Tensor", &d) == DK_OK &&
+             dk_impl(fork_reg, "fk::child", DK_CPU, dk_unboxed(DK_FN(ex_kernel), NULL), &i) == DK_OK &&
+             dk_deregister(i) == DK_OK && dk_op_lookup(fork_reg, "fk::held") != NULL &&
+             dk_op_lookup(fork_reg, "fk::child") != NULL;
+        _exit(ok ? 0 : 1);
+    }
+    __atomic_store_n(&fork_done, 1, __ATOMIC_SEQ_CST);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    printf("  child forked while a registration held the lock: %s\n",
+           WIFEXITED(status) ? (WEXITSTATUS(status) == 0 ? "registered, exit 0" : "a registration failed")
+                             : "killed (blocked on the registry's lock)");
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    /* the parent goes on: its locks were released after the fork */
+    assert_int_equal(dk_def(fork_reg, "fk::parent(Tensor a) -> Tensor", &h), DK_OK);
+    assert_non_null(dk_op_lookup(fork_reg, "fk::held"));
+    dk_registry_destroy(fork_reg);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_calls_during_registration),
         cmocka_unit_test(test_explanation_outlives_its_operator),
         cmocka_unit_test(test_explain_under_churn),
         cmocka_unit_test(test_stack_keyset_while_hooks_change),
+        cmocka_unit_test(test_fork_while_a_registration_holds_the_lock),
     };
     return cmocka_run_group_tests_name("threads", tests, NULL, NULL);
 }
