@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
 #include <sched.h>
@@ -451,6 +452,37 @@ static void test_fork_while_a_registration_holds_the_lock(void **state) {
     dk_registry_destroy(fork_reg);
 }
 
+/* ---- the default registry out of memory ------------------------------------------
+   dk_registry_default creates the registry under the global lock; when
+   that runs out of memory after the registry itself was allocated, the
+   half-made registry is freed without taking the global lock again (it
+   deadlocked). The alarm turns a hang into a failure. */
+static int allocs_left;
+static void *counted_alloc(size_t n, void *ud) {
+    (void)ud;
+    return __atomic_sub_fetch(&allocs_left, 1, __ATOMIC_SEQ_CST) >= 0 ? malloc(n) : NULL;
+}
+static void counted_free(void *p, void *ud) { (void)ud; free(p); }
+
+static void test_default_registry_out_of_memory(void **state) {
+    dk_registry_desc d;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    d.alloc = counted_alloc;
+    d.free = counted_free;
+    d.logger.func = silent;
+    assert_int_equal(dk_registry_default_configure(&d), DK_OK);
+    alarm(30);
+    allocs_left = 1;   /* the registry, then nothing */
+    assert_null(dk_registry_default());
+    allocs_left = 1 << 20;
+    assert_non_null(dk_registry_default());
+    alarm(0);
+    dk_registry_destroy(dk_registry_default());
+    memset(&d, 0, sizeof d);
+    assert_int_equal(dk_registry_default_configure(&d), DK_OK);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_calls_during_registration),
@@ -458,6 +490,7 @@ int main(void) {
         cmocka_unit_test(test_explain_under_churn),
         cmocka_unit_test(test_stack_keyset_while_hooks_change),
         cmocka_unit_test(test_fork_while_a_registration_holds_the_lock),
+        cmocka_unit_test(test_default_registry_out_of_memory),
     };
     return cmocka_run_group_tests_name("threads", tests, NULL, NULL);
 }
