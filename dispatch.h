@@ -192,7 +192,9 @@
             stores, there and in the registry's template table (rewritten
             on every fallthrough fallback change), is stored atomically
             and read so by what may race it (a failing call's message,
-            dk_explain). An operator's
+            boxed calls, dk_explain, the dk_op_* accessors); a def removed
+            that way clears its parsed schema before its defaults, so a
+            boxed call never gets the one without the other. An operator's
             table is about 2.4 KB (default lists): per runtime slot 16 bytes
             (the kernel record and its fn), per backend a 32-byte row.
    THREADS  Registration takes the registry's mutex; calls and name lookups
@@ -1609,14 +1611,16 @@ DK_INLINE const dk_kernel *dk_op_slot_kernel(const dk_operator *op, int slot) {
     return k->kind == DK_KERNEL_MISSING ? dk__deferred(op, k) : k;
 }
 /* The def's schema in c10's normalised form, or NULL without a def. */
-DK_INLINE const char *dk_op_schema(const dk_operator *op) { return dk_op_table_of(op)->schema; }
+DK_INLINE const char *dk_op_schema(const dk_operator *op) { return DK__LOAD_RLX(&dk_op_table_of(op)->schema); }
 /* The def's parsed schema (arguments, types, defaults, alias annotations,
    return names; see >>schema), or NULL without a def. Read-only; valid
    while the def is registered (and until the next reclaim after). */
-DK_INLINE const struct dk_schema *dk_op_function_schema(const dk_operator *op) { return dk_op_table_of(op)->parsed; }
+DK_INLINE const struct dk_schema *dk_op_function_schema(const dk_operator *op) {
+    return DK__LOAD_RLX(&dk_op_table_of(op)->parsed);
+}
 /* The def's tags (torch.Tag), as a mask with bit DK_TAG_x set for each, and
    one of them; its alias-analysis kind. No def: no tags, FROM_SCHEMA. */
-DK_INLINE uint64_t dk_op_tags(const dk_operator *op) { return dk_op_table_of(op)->tags; }
+DK_INLINE uint64_t dk_op_tags(const dk_operator *op) { return DK__LOAD_RLX(&dk_op_table_of(op)->tags); }
 DK_INLINE int dk_op_has_tag(const dk_operator *op, dk_tag t) {
     return (unsigned)t < (unsigned)DK_NUM_TAGS && ((dk_op_tags(op) >> t) & 1);
 }
@@ -4032,22 +4036,26 @@ DK__PRIVATE void dk__table_fill(const dk_registry *r, const dk__op *op, dk_op_ta
         }
         if (masks_change || n < 0) dk__table_masks(r, t);
     }
-    /* the def's fields; in place, only those that change, relaxed (a
-       failing call copies them, see dk__table_copy): the template's never
-       change, an impl's deregistration leaves them, a def's changes them */
-#define DK__DEF_FIELD(field, value)                                     \
-    do {                                                                \
-        if (t != cur) t->field = (value);                               \
-        else if (t->field != (value)) DK__STORE_RLX(&t->field, (value)); \
+    /* the def's fields; in place, only those that change, atomically
+       (calls read them, a failing call copies them: dk__table_copy): the
+       template's never change, an impl's deregistration leaves them, a
+       def's clears them. The parsed schema first, and its defaults after
+       it with release: a boxed call that reads the defaults (acquire),
+       then the schema, never gets a schema without its defaults
+       (dk__fill_defaults). */
+#define DK__DEF_FIELD(field, value, STORE)                         \
+    do {                                                           \
+        if (t != cur) t->field = (value);                          \
+        else if (t->field != (value)) STORE(&t->field, (value));   \
     } while (0)
-    DK__DEF_FIELD(schema, def ? def->schema : (const char *)NULL);
-    DK__DEF_FIELD(dispatch_args, def ? def->dispatch_args : (uint64_t)0);
-    DK__DEF_FIELD(num_arguments, def ? def->num_arguments : 0);
-    DK__DEF_FIELD(num_returns, def ? def->num_returns : 0);
-    DK__DEF_FIELD(adapters, def ? def->adapters : (const dk_op_adapters *)NULL);
-    DK__DEF_FIELD(parsed, def ? (const dk_schema *)def->parsed : (const dk_schema *)NULL);
-    DK__DEF_FIELD(defaults, def ? (const dk_value *)def->defaults : (const dk_value *)NULL);
-    DK__DEF_FIELD(tags, def ? def->tags : (uint64_t)0);
+    DK__DEF_FIELD(parsed, def ? (const dk_schema *)def->parsed : (const dk_schema *)NULL, DK__STORE_RLX);
+    DK__DEF_FIELD(defaults, def ? (const dk_value *)def->defaults : (const dk_value *)NULL, DK__STORE_REL);
+    DK__DEF_FIELD(schema, def ? def->schema : (const char *)NULL, DK__STORE_RLX);
+    DK__DEF_FIELD(dispatch_args, def ? def->dispatch_args : (uint64_t)0, DK__STORE_RLX);
+    DK__DEF_FIELD(num_arguments, def ? def->num_arguments : 0, DK__STORE_RLX);
+    DK__DEF_FIELD(num_returns, def ? def->num_returns : 0, DK__STORE_RLX);
+    DK__DEF_FIELD(adapters, def ? def->adapters : (const dk_op_adapters *)NULL, DK__STORE_RLX);
+    DK__DEF_FIELD(tags, def ? def->tags : (uint64_t)0, DK__STORE_RLX);
 #undef DK__DEF_FIELD
     if (t->alias_analysis != (def ? def->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA)) /* an enum: read by no call */
         t->alias_analysis = def ? def->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA;
@@ -5733,7 +5741,7 @@ enum { DK__BOX_CAPACITY = 64 };
    adapters when it has them, else hand over the argument pack. */
 DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args,
                                        void *result, size_t result_size) {
-    const dk_op_adapters *a = dk_op_table_of(op)->adapters;
+    const dk_op_adapters *a = DK__LOAD_RLX(&dk_op_table_of(op)->adapters);
     dk_value storage[DK__BOX_CAPACITY];
     dk_stack st;
     dk_stack_init(&st, storage, DK__BOX_CAPACITY);
@@ -5753,7 +5761,7 @@ DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, dk_keyset ks, cons
 /* Inside a call bracket (the hooks record and t are read once, and held until it closes). */
 DK__PRIVATE dk_keyset dk__stack_keyset(const dk_operator *op, const dk_op_table *t, const dk_stack *stack) {
     const dk__hooks *h = dk__hooks_of(op->registry);
-    uint64_t bits = t->dispatch_args, ks = 0;
+    uint64_t bits = DK__LOAD_RLX(&t->dispatch_args), ks = 0;   /* relaxed: see dk__table_fill */
     if (!h->tensor_keyset) return dk_ks_raw(0);
     while (bits) {
         size_t j = (size_t)dk__lowest_bit(bits);
@@ -5827,7 +5835,7 @@ DK__PRIVATE dk_status dk__bad_stack(char *msg, size_t size, const char *fmt, ...
 /* The top num_arguments values against the schema; the message names the first mismatch. */
 DK__PRIVATE dk_status dk__check_stack(const dk_operator *op, const dk_op_table *t, const dk_stack *stack,
                                       char *msg, size_t size) {
-    const dk_schema *s = t->parsed;
+    const dk_schema *s = DK__LOAD_RLX(&t->parsed);
     size_t n, base, j;
     if (!s || s->is_vararg) return DK_OK;
     n = (size_t)s->num_arguments;
@@ -5852,7 +5860,11 @@ DK__PRIVATE dk_status dk__check_stack(const dk_operator *op, const dk_op_table *
 /* The stack holds the first arguments of a call: push the others' defaults. */
 DK__PRIVATE dk_status dk__fill_defaults(const dk_operator *op, const dk_op_table *t, dk_stack *stack, char *msg,
                                         size_t size) {
-    const dk_schema *s = t->parsed;
+    /* the defaults, then the schema (acquire), each once: a def removed in
+       place (dk__table_fill) clears the schema before its defaults, so a
+       schema read here comes with its defaults */
+    const dk_value *defaults = DK__LOAD_ACQ(&t->defaults);
+    const dk_schema *s = DK__LOAD_RLX(&t->parsed);
     size_t n, j;
     if (!s || s->is_vararg) return DK_OK;
     n = (size_t)s->num_arguments;
@@ -5867,7 +5879,7 @@ DK__PRIVATE dk_status dk__fill_defaults(const dk_operator *op, const dk_op_table
     if (n > stack->capacity)
         return dk__bad_stack(msg, size, "%s: the stack's capacity (%lu) is below the schema's %lu arguments",
                              op->name, (unsigned long)stack->capacity, (unsigned long)n);
-    for (j = stack->size; j < n; j++) stack->values[stack->size++] = t->defaults[j];
+    for (j = stack->size; j < n; j++) stack->values[stack->size++] = defaults[j];
     return DK_OK;
 }
 
@@ -5893,8 +5905,8 @@ DK_API dk_status dk_stack_check(const dk_operator *op, const dk_stack *stack) {
 
 DK__PRIVATE void dk__run_boxed(const dk_operator *op, const dk_op_table *t, dk_keyset args, dk_keyset ks,
                               const dk_kernel *k, dk_stack *stack) {
-    const dk_op_adapters *a = t->adapters;
-    size_t nargs = (size_t)t->num_arguments;
+    const dk_op_adapters *a = DK__LOAD_RLX(&t->adapters);
+    size_t nargs = (size_t)DK__LOAD_RLX(&t->num_arguments);
     char msg[1024];
     if (k->kind == DK_KERNEL_FUNCTION && k->boxed) { k->boxed(k, op, ks, stack); return; }
     if (k->kind == DK_KERNEL_FUNCTION && a && a->call_unboxed) { a->call_unboxed(k, op, ks, stack); return; }
@@ -5983,10 +5995,10 @@ DK__PRIVATE int dk__ni_requires_grad(const dk_autograd_ni_desc *d, const dk_stac
 DK__PRIVATE void dk__autograd_ni(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *stack) {
     const dk_autograd_ni_desc *d = (const dk_autograd_ni_desc *)k->user_data;
     const dk_op_table *t = dk_op_table_of(op);
-    size_t nargs = (size_t)t->num_arguments, base, i;
+    size_t nargs = (size_t)DK__LOAD_RLX(&t->num_arguments), base, i;
     int any;
     dk_guard g;
-    if (stack->unboxed_args || !t->parsed) {
+    if (stack->unboxed_args || !DK__LOAD_RLX(&t->parsed)) {
         dk_fail_call(op, k, ks, stack->unboxed_args ? DK_ERR_NO_ADAPTER : DK_ERR_NOT_FOUND,
                      "%s: the autograd-not-implemented fallback is boxed and %s", op->name,
                      stack->unboxed_args ? "this typed call has no boxing adapters (define the operator with "
@@ -6000,7 +6012,7 @@ DK__PRIVATE void dk__autograd_ni(const dk_kernel *k, const dk_operator *op, dk_k
     g = dk_below_inplace_view_push();
     dk_redispatch_boxed(op, dk_ks_and(ks, DK_KS_AFTER_INPLACE_VIEW), stack);
     dk_guard_pop(g);
-    if (!any || !d->mark_result || stack->size != base + (size_t)t->num_returns) return;   /* failed: reported */
+    if (!any || !d->mark_result || stack->size != base + (size_t)DK__LOAD_RLX(&t->num_returns)) return;   /* failed: reported */
     for (i = base; i < stack->size; i++)
         if (stack->values[i].tag == DK_VALUE_TENSOR || stack->values[i].tag == DK_VALUE_LIST)
             d->mark_result(&stack->values[i], op->name, d->user_data);
@@ -6042,15 +6054,19 @@ DK_API dk_status dk_op_set_adapters(dk_operator *op, const dk_op_adapters *adapt
 
 DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signature) {
     const dk_op_table *t;
+    const dk_op_adapters *a;
+    const char *schema;
     if (!op || !signature) return dk__fail(DK_ERR_NULL, "check_signature: NULL argument");
     t = dk_op_table_of(op);
-    if (t->adapters && strcmp(t->adapters->signature, signature) == 0) return DK_OK;
+    a = DK__LOAD_RLX(&t->adapters);
+    schema = DK__LOAD_RLX(&t->schema);
+    if (a && strcmp(a->signature, signature) == 0) return DK_OK;
     return dk__fail(DK_ERR_WRONG_SIGNATURE,
                     "\nTried to access or call an operator with a wrong signature.\n  operator: %s\n  correct "
                     "signature:  %s\n  accessed/called as: %s\nThis likely happened in a call to a generated "
                     "<op>_bind(). Please make sure that the function signature matches the signature in the operator "
-                    "registration call.", t->schema ? t->schema : op->name,
-                    t->adapters ? t->adapters->signature : "(none registered)", signature);
+                    "registration call.", schema ? schema : op->name,
+                    a ? a->signature : "(none registered)", signature);
 }
 
 /* ---- explain ------------------------------------------------------------------ */
@@ -6100,7 +6116,7 @@ DK__PRIVATE void dk__explain_table(const dk_operator *op, const dk_op_table *t, 
 /* The arguments' keysets, positions and names (from t's schema), inside the bracket. */
 DK__PRIVATE void dk__explain_set_args(const dk_op_table *t, const dk_keyset *ks, const int *index, int n,
                                       dk_explanation *out) {
-    const dk_schema *sch = t->parsed;
+    const dk_schema *sch = DK__LOAD_RLX(&t->parsed);
     int i;
     for (i = 0; i < n; i++) {
         out->arg[i].index = index ? index[i] : i;
@@ -6154,18 +6170,19 @@ DK__PRIVATE dk_status dk__explain_stack_in(const dk_operator *op, const dk_op_ta
     dk_keyset ks[DK_EXPLAIN_MAX_ARGS] = { { 0 } };
     int index[DK_EXPLAIN_MAX_ARGS], n = 0, j, nargs;
     const dk__hooks *h = dk__hooks_of(op->registry);   /* once: every argument through the same hook */
+    const dk_schema *sch = DK__LOAD_RLX(&t->parsed);    /* once, and its own counts (see dk__table_fill) */
     uint64_t all = 0;
     char msg[1024];
     dk_status s;
-    if (!t->parsed)
+    if (!sch)
         return dk__fail(DK_ERR_NOT_FOUND, "explain_stack: %s has no def: its dispatch arguments are unknown", op->name);
     if ((s = dk__check_stack(op, t, stack, msg, sizeof msg)) != DK_OK) return dk__fail(s, "%s", msg);
-    nargs = t->num_arguments;
+    nargs = sch->num_arguments;
     if ((size_t)nargs > stack->size)   /* a vararg schema is not checked */
         return dk__fail(DK_ERR_BAD_STACK, "explain_stack: %s has %d arguments, the stack holds %lu values", op->name,
                         nargs, (unsigned long)stack->size);
     for (j = 0; j < nargs; j++) {   /* argument j is the (nargs - 1 - j)-th value from the top */
-        if (nargs - 1 - j >= 64 || !((t->dispatch_args >> (nargs - 1 - j)) & 1)) continue;
+        if (nargs - 1 - j >= 64 || !((sch->dispatch_args >> (nargs - 1 - j)) & 1)) continue;
         if (n == DK_EXPLAIN_MAX_ARGS)
             return dk__fail(DK_ERR_BAD_ARGUMENT, "explain_stack: %s has more than %d dispatch arguments "
                             "(DK_EXPLAIN_MAX_ARGS)", op->name, DK_EXPLAIN_MAX_ARGS);
