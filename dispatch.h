@@ -2424,10 +2424,11 @@ typedef struct dk_explanation {
     dk_keyset final;               /* after the fallthrough mask: what the kernel receives */
     int slot;
     dk_key key;                    /* the runtime key of the slot */
-    /* what runs: a registry record, valid as long as a kernel record is
-       (MEMORY, THREADS): freed after its deregistration once reclaimed, so
-       read it inside the call bracket that made the explanation, or while
-       nothing deregisters it; kernel_debug is the explanation's own copy */
+    /* what runs: a registry record, freed after its deregistration (at
+       the next reclaim; with call epochs by the deregistration itself, see
+       MEMORY), so read it while nothing deregisters it, or inside a call
+       bracket around the explain; kernel_debug is the explanation's own
+       copy of its text */
     const dk_kernel *kernel;
     dk_source source;
     const char *reason;            /* c10's words: "kernel", "math kernel", ... (static text) */
@@ -4057,7 +4058,10 @@ DK__PRIVATE void dk__table_fill(const dk_registry *r, const dk__op *op, dk_op_ta
     DK__DEF_FIELD(adapters, def ? def->adapters : (const dk_op_adapters *)NULL, DK__STORE_RLX);
     DK__DEF_FIELD(tags, def ? def->tags : (uint64_t)0, DK__STORE_RLX);
 #undef DK__DEF_FIELD
-    if (t->alias_analysis != (def ? def->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA)) /* an enum: read by no call */
+    /* an enum (no atomic access for it in C99 and C++ alike): read by no
+       call, only by dk_op_alias_analysis; changed in place only when a def
+       that has one is removed out of memory */
+    if (t->alias_analysis != (def ? def->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA))
         t->alias_analysis = def ? def->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA;
 }
 
@@ -5860,9 +5864,9 @@ DK__PRIVATE dk_status dk__check_stack(const dk_operator *op, const dk_op_table *
 /* The stack holds the first arguments of a call: push the others' defaults. */
 DK__PRIVATE dk_status dk__fill_defaults(const dk_operator *op, const dk_op_table *t, dk_stack *stack, char *msg,
                                         size_t size) {
-    /* the defaults, then the schema (acquire), each once: a def removed in
-       place (dk__table_fill) clears the schema before its defaults, so a
-       schema read here comes with its defaults */
+    /* the defaults (acquire), then the schema, each once: a def removed
+       in place (dk__table_fill) clears the schema before its defaults
+       (release), so a schema read here comes with its defaults */
     const dk_value *defaults = DK__LOAD_ACQ(&t->defaults);
     const dk_schema *s = DK__LOAD_RLX(&t->parsed);
     size_t n, j;
