@@ -55,9 +55,9 @@ UNIT_TESTS := test_keyspace test_conformance test_custom_config test_config_mism
               test_registry test_resolution_property test_table_conformance test_call test_threads \
               test_call_conformance test_schema test_gen test_keyset_bits test_keyset_bits_1_13_1 \
               test_guards test_races test_reclaim test_reclaim_epochs test_threads_epochs test_boxed
-UNIT_TESTS += test_names test_debug test_quiescent test_quiescent_epochs
+UNIT_TESTS += test_names test_debug test_quiescent test_quiescent_epochs test_call_epochs
 TSAN_TESTS := test_threads test_call test_races test_reclaim test_reclaim_epochs test_threads_epochs test_names \
-              test_quiescent test_quiescent_epochs
+              test_quiescent test_quiescent_epochs test_call_epochs
 KEYSPACE_VECTORS := tests/conformance/keyspace-1.13.1.txt
 TABLE_VECTORS    := tests/conformance/tables-1.13.1.txt
 SCHEMA_VECTORS   := tests/conformance/schemas-1.13.1.txt

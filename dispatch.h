@@ -188,7 +188,13 @@
             Out of memory during a deregistration, the table is rewritten in
             place: the one case in which a racing call may see a mix of
             slots and masks (never one kernel's fn with another's record:
-            a rewritten slot goes through the slow path). An operator's
+            a rewritten slot goes through the slow path). What the rewrite
+            stores, there and in the registry's template table (rewritten
+            on every fallthrough fallback change), is stored atomically
+            and read so by what may race it (a failing call's message,
+            boxed calls, dk_explain, the dk_op_* accessors); a def removed
+            that way clears its parsed schema before its defaults, so a
+            boxed call never gets the one without the other. An operator's
             table is about 2.4 KB (default lists): per runtime slot 16 bytes
             (the kernel record and its fn), per backend a 32-byte row.
    THREADS  Registration takes the registry's mutex; calls and name lookups
@@ -201,7 +207,13 @@
             tables: see Note [Resolution] for two racing registrations). Hooks and their user data are published
             together. Listeners and the logger run under the mutex: read-only
             introspection and calls work from them; registering from them
-            returns DK_ERR_REENTRANT. dk_registry_destroy needs the caller to
+            returns DK_ERR_REENTRANT. fork() while other threads register
+            is safe: pthread_atfork handlers (installed with the first
+            registry) take every registry's lock and release them after
+            it, so the child gets whole, unlocked registries, and no
+            other thread's quiescent state or call epoch is waited for
+            there (only the forking thread exists in the child).
+            dk_registry_destroy needs the caller to
             guarantee that nothing else uses the registry; destroying the
             default registry makes the next dk_registry_default() create a
             fresh one.
@@ -1600,14 +1612,16 @@ DK_INLINE const dk_kernel *dk_op_slot_kernel(const dk_operator *op, int slot) {
     return k->kind == DK_KERNEL_MISSING ? dk__deferred(op, k) : k;
 }
 /* The def's schema in c10's normalised form, or NULL without a def. */
-DK_INLINE const char *dk_op_schema(const dk_operator *op) { return dk_op_table_of(op)->schema; }
+DK_INLINE const char *dk_op_schema(const dk_operator *op) { return DK__LOAD_RLX(&dk_op_table_of(op)->schema); }
 /* The def's parsed schema (arguments, types, defaults, alias annotations,
    return names; see >>schema), or NULL without a def. Read-only; valid
    while the def is registered (and until the next reclaim after). */
-DK_INLINE const struct dk_schema *dk_op_function_schema(const dk_operator *op) { return dk_op_table_of(op)->parsed; }
+DK_INLINE const struct dk_schema *dk_op_function_schema(const dk_operator *op) {
+    return DK__LOAD_RLX(&dk_op_table_of(op)->parsed);
+}
 /* The def's tags (torch.Tag), as a mask with bit DK_TAG_x set for each, and
    one of them; its alias-analysis kind. No def: no tags, FROM_SCHEMA. */
-DK_INLINE uint64_t dk_op_tags(const dk_operator *op) { return dk_op_table_of(op)->tags; }
+DK_INLINE uint64_t dk_op_tags(const dk_operator *op) { return DK__LOAD_RLX(&dk_op_table_of(op)->tags); }
 DK_INLINE int dk_op_has_tag(const dk_operator *op, dk_tag t) {
     return (unsigned)t < (unsigned)DK_NUM_TAGS && ((dk_op_tags(op) >> t) & 1);
 }
@@ -2452,20 +2466,33 @@ typedef enum dk_source {
     DK_SOURCE_AMBIGUOUS,           /* c10's ambiguous_autogradother */
     DK_SOURCE_MISSING              /* nothing: the call reports an error */
 } dk_source;
+/* An explanation owns what it prints: the operator's name, the kernel's
+   debug text and the arguments' names are copied into it (cut to fit), so
+   dk_explain_to_string reads nothing of the registry, however it changed
+   since (a deregistration, a reclaim, the operator removed). */
+enum { DK_EXPLAIN_NAME_MAX = 256, DK_EXPLAIN_DEBUG_MAX = 512, DK_EXPLAIN_ARG_NAME_MAX = 64 };
 typedef struct dk_explanation {
     dk_keyset args;                /* the argument keyset given */
     dk_keyset after_tls;           /* (args | included) - excluded */
     dk_keyset final;               /* after the fallthrough mask: what the kernel receives */
     int slot;
     dk_key key;                    /* the runtime key of the slot */
-    const dk_kernel *kernel;       /* what runs */
+    /* what runs: a registry record, freed after its deregistration (at
+       the next reclaim; with call epochs by the deregistration itself, see
+       MEMORY), so read it while nothing deregisters it, or inside a call
+       bracket around the explain; kernel_debug is the explanation's own
+       copy of its text */
+    const dk_kernel *kernel;
     dk_source source;
-    const char *reason;            /* c10's words: "kernel", "math kernel", ... */
+    const char *reason;            /* c10's words: "kernel", "math kernel", ... (static text) */
+    char op_name[DK_EXPLAIN_NAME_MAX];       /* the operator's name */
+    char kernel_debug[DK_EXPLAIN_DEBUG_MAX]; /* kernel->debug: "registered at file:line", or "" */
     /* Each dispatch argument's keyset (dk_explain_args, dk_explain_stack;
        dk_explain gives only their union: num_args 0). index: position in
-       the schema's arguments; name: the schema's name, or NULL. */
+       the schema's arguments; name: the schema's name, or "" (no def, or
+       more arguments than the schema has). */
     int num_args;
-    struct dk_explained_arg { int index; const char *name; dk_keyset ks; } arg[DK_EXPLAIN_MAX_ARGS];
+    struct dk_explained_arg { int index; char name[DK_EXPLAIN_ARG_NAME_MAX]; dk_keyset ks; } arg[DK_EXPLAIN_MAX_ARGS];
 } dk_explanation;
 DK_API dk_status dk_explain(const dk_operator *op, dk_keyset args, dk_explanation *out);
 /* As dk_explain, from the keysets of a typed call's arguments, in order
@@ -2477,7 +2504,9 @@ DK_API dk_status dk_explain_args(const dk_operator *op, const dk_keyset *arg_key
    tensor_keyset hook, as dk_call_boxed. The operator needs a def
    (DK_ERR_NOT_FOUND) and the stack must fit it (DK_ERR_BAD_STACK). */
 DK_API dk_status dk_explain_stack(const dk_operator *op, const dk_stack *stack, dk_explanation *out);
-/* Text of an explanation; snprintf-like. */
+/* Text of an explanation; snprintf-like. It reads the explanation alone
+   (its own copies), never the registry: op, the operator explained, is not
+   read (it may have been removed since); NULL op or e gives "". */
 DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, char *buf, size_t size);
 /* Trace every call and redispatch (process-wide); NULL turns it off. */
 DK_API void dk_set_trace(dk_trace_fn fn, void *user_data);
@@ -2664,6 +2693,7 @@ typedef pthread_mutex_t dk__mutex;
 #define dk__mutex_destroy(m) pthread_mutex_destroy(m)
 #define dk__mutex_lock(m) pthread_mutex_lock(m)
 #define dk__mutex_unlock(m) pthread_mutex_unlock(m)
+#define dk__mutex_trylock(m) (pthread_mutex_trylock(m) == 0)   /* the fork handlers (see "fork", >>impl-registry) */
 #define dk__yield() sched_yield()
 #endif
 
@@ -3486,6 +3516,8 @@ struct dk_registry {
     dk_op_table empty;            /* the table of an operator without kernels */
     dk__op tombstone;             /* marks a removed entry of the name index */
     const char *verified[4];      /* list signatures already compared */
+    dk_registry *next_registry;   /* every registry, listed under dk__global_lock (fork handlers) */
+    int fork_locked;              /* its lock taken by dk__fork_prepare */
 };
 
 static const char dk__own_signature[] = DK_CONFIG_SIGNATURE;
@@ -4263,19 +4295,37 @@ DK__PRIVATE void dk__table_fill(const dk_registry *r, const dk__op *op, dk_op_ta
             masks_change |= !before || /* a template being built */
                             (k->kind == DK_KERNEL_FALLTHROUGH) != (before->kind == DK_KERNEL_FALLTHROUGH);
             dk__entry_set(t, s, k, t == cur);
-            t->reasons[s] = (uint8_t)why;
+            if (t != cur) t->reasons[s] = (uint8_t)why;
+            else if (t->reasons[s] != (uint8_t)why) DK__STORE_RLX(&t->reasons[s], (uint8_t)why);
         }
         if (masks_change || n < 0) dk__table_masks(r, t);
     }
-    t->schema = def ? def->schema : NULL;
-    t->dispatch_args = def ? def->dispatch_args : 0;
-    t->num_arguments = def ? def->num_arguments : 0;
-    t->num_returns = def ? def->num_returns : 0;
-    t->adapters = def ? def->adapters : NULL;
-    t->parsed = def ? def->parsed : NULL;
-    t->defaults = def ? def->defaults : NULL;
-    t->tags = def ? def->tags : 0;
-    t->alias_analysis = def ? def->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    /* the def's fields; in place, only those that change, atomically
+       (calls read them, a failing call copies them: dk__table_copy): the
+       template's never change, an impl's deregistration leaves them, a
+       def's clears them. The parsed schema first, and its defaults after
+       it with release: a boxed call that reads the defaults (acquire),
+       then the schema, never gets a schema without its defaults
+       (dk__fill_defaults). */
+#define DK__DEF_FIELD(field, value, STORE)                         \
+    do {                                                           \
+        if (t != cur) t->field = (value);                          \
+        else if (t->field != (value)) STORE(&t->field, (value));   \
+    } while (0)
+    DK__DEF_FIELD(parsed, def ? (const dk_schema *)def->parsed : (const dk_schema *)NULL, DK__STORE_RLX);
+    DK__DEF_FIELD(defaults, def ? (const dk_value *)def->defaults : (const dk_value *)NULL, DK__STORE_REL);
+    DK__DEF_FIELD(schema, def ? def->schema : (const char *)NULL, DK__STORE_RLX);
+    DK__DEF_FIELD(dispatch_args, def ? def->dispatch_args : (uint64_t)0, DK__STORE_RLX);
+    DK__DEF_FIELD(num_arguments, def ? def->num_arguments : 0, DK__STORE_RLX);
+    DK__DEF_FIELD(num_returns, def ? def->num_returns : 0, DK__STORE_RLX);
+    DK__DEF_FIELD(adapters, def ? def->adapters : (const dk_op_adapters *)NULL, DK__STORE_RLX);
+    DK__DEF_FIELD(tags, def ? def->tags : (uint64_t)0, DK__STORE_RLX);
+#undef DK__DEF_FIELD
+    /* an enum (no atomic access for it in C99 and C++ alike): read by no
+       call, only by dk_op_alias_analysis; changed in place only when a def
+       that has one is removed out of memory */
+    if (t->alias_analysis != (def ? def->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA))
+        t->alias_analysis = def ? def->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA;
 }
 
 /* Publishes t (allocated by the caller) as op's table. */
@@ -5549,6 +5599,74 @@ DK_API void dk_registry_each_op_for_key(dk_registry *r, dk_key k, int (*fn)(dk_o
 
 /* ---- registries ------------------------------------------------------------------------- */
 
+/* fork() copies only the calling thread: a registry lock that another
+   thread holds at that moment (a registration in progress) would stay
+   locked in the child, and its first registration would block forever.
+   Every registry is listed under dk__global_lock, and pthread_atfork
+   handlers (installed with the first registry) take the global lock and
+   every registry's lock before fork, so no registration is half done in
+   the child, then release them after it, in the parent and in the child.
+   Where a lock is busy, the handler lets go of everything it took and
+   tries again: a thread holding a registry's lock that waits for the
+   global one (a listener calling dk_set_trace) never deadlocks with it. A
+   registry lock the forking thread holds itself (fork from a listener) is
+   left alone: that thread releases it, in both processes. glibc drops the
+   handlers of a shared object when it is unloaded (dlclose). Windows has
+   no fork. */
+static dk_registry *dk__registries;
+
+#if !defined(_WIN32)
+static void dk__fork_release(void) {
+    dk_registry *r;
+    for (r = dk__registries; r; r = r->next_registry)
+        if (r->fork_locked) {
+            r->fork_locked = 0;
+            dk__mutex_unlock(&r->lock);
+        }
+    dk__mutex_unlock(&dk__global_lock);
+}
+static void dk__fork_prepare(void) {
+    for (;;) {
+        dk_registry *r, *busy = NULL;
+        dk__mutex_lock(&dk__global_lock);
+        for (r = dk__registries; r && !busy; r = r->next_registry) {
+            if (dk__owns(r)) continue;
+            if (dk__mutex_trylock(&r->lock)) r->fork_locked = 1;
+            else busy = r;
+        }
+        if (!busy) return;   /* held until dk__fork_release, after fork */
+        dk__fork_release();
+        dk__yield();
+    }
+}
+/* In the child only the forking thread exists: no other thread's record
+   holds anything back (a call epoch or a quiescent point it will never
+   pass again). */
+static void dk__fork_child(void) {
+    dk__reader *rec;
+    for (rec = dk__readers; rec; rec = rec->next)
+        if (rec != dk__rd.rec) dk__reader_release(rec);
+    dk__fork_release();
+}
+static pthread_once_t dk__fork_once = PTHREAD_ONCE_INIT;
+static void dk__fork_init(void) { (void)pthread_atfork(dk__fork_prepare, dk__fork_release, dk__fork_child); }
+#endif
+
+/* Lists r (the caller holds dk__global_lock). */
+DK__PRIVATE void dk__registry_list(dk_registry *r) {
+#if !defined(_WIN32)
+    pthread_once(&dk__fork_once, dk__fork_init);
+#endif
+    r->next_registry = dk__registries;
+    dk__registries = r;
+}
+/* Unlists r, if listed (the caller holds dk__global_lock). */
+DK__PRIVATE void dk__registry_unlist(dk_registry *r) {
+    dk_registry **p;
+    for (p = &dk__registries; *p && *p != r; p = &(*p)->next_registry) {}
+    if (*p) *p = r->next_registry;
+}
+
 DK__PRIVATE dk_status dk__registry_init(dk_registry *r) {
     dk__hooks h;
     int b;
@@ -5588,7 +5706,10 @@ DK__PRIVATE dk_status dk__registry_init(dk_registry *r) {
     return DK_OK;
 }
 
-DK_API dk_status dk__registry_create(const dk_registry_desc *desc, dk_registry **out, const char *signature) {
+DK__PRIVATE void dk__registry_free(dk_registry *r);
+
+/* A new registry, not listed yet (dk__registry_list). */
+DK__PRIVATE dk_status dk__registry_new(const dk_registry_desc *desc, dk_registry **out, const char *signature) {
     dk_registry_desc d;
     dk_registry *r;
     dk_status s;
@@ -5605,7 +5726,7 @@ DK_API dk_status dk__registry_create(const dk_registry_desc *desc, dk_registry *
     r->desc = d;
     r->verified[0] = signature;
     if ((s = dk__registry_init(r)) != DK_OK) {
-        dk_registry_destroy(r);
+        dk__registry_free(r);   /* not dk_registry_destroy: dk_registry_default holds the global lock */
         return dk__fail(s, "registry_create: out of memory");
     }
     dk__end_change(r);
@@ -5613,19 +5734,25 @@ DK_API dk_status dk__registry_create(const dk_registry_desc *desc, dk_registry *
     return DK_OK;
 }
 
+DK_API dk_status dk__registry_create(const dk_registry_desc *desc, dk_registry **out, const char *signature) {
+    dk_status s = dk__registry_new(desc, out, signature);
+    if (s != DK_OK) return s;
+    dk__mutex_lock(&dk__global_lock);
+    dk__registry_list(*out);
+    dk__mutex_unlock(&dk__global_lock);
+    return DK_OK;
+}
+
 static dk_registry *dk__default_registry;
 static dk_registry_desc dk__default_desc;
 
-DK_API void dk_registry_destroy(dk_registry *r) {
+/* Frees everything r owns (r unlisted, or never listed). */
+DK__PRIVATE void dk__registry_free(dk_registry *r) {
     dk_registration *g, *next;
     dk_library *lib, *nlib;
     dk__block *b, *nb;
     uint32_t i;
     int s, t;
-    if (!r) return;
-    dk__mutex_lock(&dk__global_lock);
-    if (DK__LOAD_RLX(&dk__default_registry) == r) DK__STORE_REL(&dk__default_registry, (dk_registry *)NULL);
-    dk__mutex_unlock(&dk__global_lock);
     for (i = 0; i < r->n_ops; i++) {
         if (!r->ops[i]) continue;
         for (g = r->ops[i]->impls; g; g = next) { next = g->next; dk__free(r, g); }
@@ -5654,13 +5781,24 @@ DK_API void dk_registry_destroy(dk_registry *r) {
     r->desc.free(r, r->desc.alloc_user_data);
 }
 
+DK_API void dk_registry_destroy(dk_registry *r) {
+    if (!r) return;
+    dk__mutex_lock(&dk__global_lock);
+    if (DK__LOAD_RLX(&dk__default_registry) == r) DK__STORE_REL(&dk__default_registry, (dk_registry *)NULL);
+    dk__registry_unlist(r);
+    dk__mutex_unlock(&dk__global_lock);
+    dk__registry_free(r);
+}
+
 /* The default registry: created on first use, again after a destroy. */
 DK_API dk_registry *dk_registry_default(void) {
     dk_registry *r = DK__LOAD_ACQ(&dk__default_registry);
     if (r) return r;
     dk__mutex_lock(&dk__global_lock);
-    if (!(r = dk__default_registry) && dk__registry_create(&dk__default_desc, &r, dk__own_signature) != DK_OK)
-        r = NULL;
+    if (!(r = dk__default_registry)) {   /* the global lock is held: listed here */
+        if (dk__registry_new(&dk__default_desc, &r, dk__own_signature) != DK_OK) r = NULL;
+        else dk__registry_list(r);
+    }
     DK__STORE_REL(&dk__default_registry, r);
     dk__mutex_unlock(&dk__global_lock);
     return r;
@@ -5798,6 +5936,24 @@ DK__PRIVATE void dk__missing_message(const dk_operator *op, const dk_op_table *t
 DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args,
                                        void *result, size_t result_size);
 
+/* What the messages read of a live table (its entries, reasons and schema
+   text), copied into dst: field by field, relaxed, as a rewrite in place
+   stores them (a deregistration out of memory, the registry's template
+   on a fallthrough fallback change: see dk__op_update), never a plain
+   copy of memory another thread may be writing. The rest is zero. */
+DK__PRIVATE void dk__table_copy(dk_op_table *dst, const dk_op_table *src) {
+    int s;
+    memset((void *)dst, 0, sizeof *dst);
+    for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
+        const dk_table_entry *e = dk_op_table_entry(src, s);
+        dk_table_entry *d = dk__entry(dst, s);
+        d->kernel = DK__ENTRY_KERNEL(e);   /* the record first: with a new one, no older fn (dk__entry_set) */
+        d->fn = DK__LOAD_RLX(&e->fn);
+        dst->reasons[s] = DK__LOAD_RLX(&src->reasons[s]);
+    }
+    dst->schema = DK__LOAD_RLX(&src->schema);
+}
+
 DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks, const dk_kernel *k, void *args,
                           void *result, size_t result_size) {
     dk_status status;
@@ -5828,12 +5984,12 @@ DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks
                  "Autograd dispatch key for the backend.", op->name);
     } else if (dk__hooks_of(op->registry)->c10_messages) {
         status = DK_ERR_NO_KERNEL;
-        t = *dk_op_table_of(op);
+        dk__table_copy(&t, dk_op_table_of(op));
         dk__table_with_fallbacks(op->registry, &t);
         dk__c10_missing_message(op, &t, dk_ks_highest_key(ks), message, sizeof message);
     } else {
         status = DK_ERR_NO_KERNEL;
-        t = *dk_op_table_of(op);
+        dk__table_copy(&t, dk_op_table_of(op));
         dk__table_with_fallbacks(op->registry, &t);
         dk__missing_message(op, &t, args_ks, ks, message, sizeof message);
     }
@@ -5866,7 +6022,7 @@ enum { DK__BOX_CAPACITY = 64 };
    adapters when it has them, else hand over the argument pack. */
 DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args,
                                        void *result, size_t result_size) {
-    const dk_op_adapters *a = dk_op_table_of(op)->adapters;
+    const dk_op_adapters *a = DK__LOAD_RLX(&dk_op_table_of(op)->adapters);
     dk_value storage[DK__BOX_CAPACITY];
     dk_stack st;
     dk_stack_init(&st, storage, DK__BOX_CAPACITY);
@@ -5883,9 +6039,10 @@ DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, dk_keyset ks, cons
     k->boxed(k, op, ks, &st);
 }
 
+/* Inside a call bracket (the hooks record and t are read once, and held until it closes). */
 DK__PRIVATE dk_keyset dk__stack_keyset(const dk_operator *op, const dk_op_table *t, const dk_stack *stack) {
     const dk__hooks *h = dk__hooks_of(op->registry);
-    uint64_t bits = t->dispatch_args, ks = 0;
+    uint64_t bits = DK__LOAD_RLX(&t->dispatch_args), ks = 0;   /* relaxed: see dk__table_fill */
     if (!h->tensor_keyset) return dk_ks_raw(0);
     while (bits) {
         size_t j = (size_t)dk__lowest_bit(bits);
@@ -5904,7 +6061,11 @@ DK__PRIVATE dk_keyset dk__stack_keyset(const dk_operator *op, const dk_op_table 
 }
 
 DK_API dk_keyset dk_stack_dispatch_keyset(const dk_operator *op, const dk_stack *stack) {
-    return dk__stack_keyset(op, dk_op_table_of(op), stack);
+    dk_keyset ks;
+    DK__HOLD();   /* a concurrent dk_registry_set_hooks retires the record read here */
+    ks = dk__stack_keyset(op, dk_op_table_of(op), stack);
+    DK__UNHOLD();
+    return ks;
 }
 
 /* ---- stack checks: the values against the def's schema ---------------------- */
@@ -5955,7 +6116,7 @@ DK__PRIVATE dk_status dk__bad_stack(char *msg, size_t size, const char *fmt, ...
 /* The top num_arguments values against the schema; the message names the first mismatch. */
 DK__PRIVATE dk_status dk__check_stack(const dk_operator *op, const dk_op_table *t, const dk_stack *stack,
                                       char *msg, size_t size) {
-    const dk_schema *s = t->parsed;
+    const dk_schema *s = DK__LOAD_RLX(&t->parsed);
     size_t n, base, j;
     if (!s || s->is_vararg) return DK_OK;
     n = (size_t)s->num_arguments;
@@ -5980,7 +6141,11 @@ DK__PRIVATE dk_status dk__check_stack(const dk_operator *op, const dk_op_table *
 /* The stack holds the first arguments of a call: push the others' defaults. */
 DK__PRIVATE dk_status dk__fill_defaults(const dk_operator *op, const dk_op_table *t, dk_stack *stack, char *msg,
                                         size_t size) {
-    const dk_schema *s = t->parsed;
+    /* the defaults (acquire), then the schema, each once: a def removed
+       in place (dk__table_fill) clears the schema before its defaults
+       (release), so a schema read here comes with its defaults */
+    const dk_value *defaults = DK__LOAD_ACQ(&t->defaults);
+    const dk_schema *s = DK__LOAD_RLX(&t->parsed);
     size_t n, j;
     if (!s || s->is_vararg) return DK_OK;
     n = (size_t)s->num_arguments;
@@ -5995,7 +6160,7 @@ DK__PRIVATE dk_status dk__fill_defaults(const dk_operator *op, const dk_op_table
     if (n > stack->capacity)
         return dk__bad_stack(msg, size, "%s: the stack's capacity (%lu) is below the schema's %lu arguments",
                              op->name, (unsigned long)stack->capacity, (unsigned long)n);
-    for (j = stack->size; j < n; j++) stack->values[stack->size++] = t->defaults[j];
+    for (j = stack->size; j < n; j++) stack->values[stack->size++] = defaults[j];
     return DK_OK;
 }
 
@@ -6021,8 +6186,8 @@ DK_API dk_status dk_stack_check(const dk_operator *op, const dk_stack *stack) {
 
 DK__PRIVATE void dk__run_boxed(const dk_operator *op, const dk_op_table *t, dk_keyset args, dk_keyset ks,
                               const dk_kernel *k, dk_stack *stack) {
-    const dk_op_adapters *a = t->adapters;
-    size_t nargs = (size_t)t->num_arguments;
+    const dk_op_adapters *a = DK__LOAD_RLX(&t->adapters);
+    size_t nargs = (size_t)DK__LOAD_RLX(&t->num_arguments);
     char msg[1024];
     if (k->kind == DK_KERNEL_FUNCTION && k->boxed) { k->boxed(k, op, ks, stack); return; }
     if (k->kind == DK_KERNEL_FUNCTION && a && a->call_unboxed) { a->call_unboxed(k, op, ks, stack); return; }
@@ -6111,10 +6276,10 @@ DK__PRIVATE int dk__ni_requires_grad(const dk_autograd_ni_desc *d, const dk_stac
 DK__PRIVATE void dk__autograd_ni(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *stack) {
     const dk_autograd_ni_desc *d = (const dk_autograd_ni_desc *)k->user_data;
     const dk_op_table *t = dk_op_table_of(op);
-    size_t nargs = (size_t)t->num_arguments, base, i;
+    size_t nargs = (size_t)DK__LOAD_RLX(&t->num_arguments), base, i;
     int any;
     dk_guard g;
-    if (stack->unboxed_args || !t->parsed) {
+    if (stack->unboxed_args || !DK__LOAD_RLX(&t->parsed)) {
         dk_fail_call(op, k, ks, stack->unboxed_args ? DK_ERR_NO_ADAPTER : DK_ERR_NOT_FOUND,
                      "%s: the autograd-not-implemented fallback is boxed and %s", op->name,
                      stack->unboxed_args ? "this typed call has no boxing adapters (define the operator with "
@@ -6128,7 +6293,7 @@ DK__PRIVATE void dk__autograd_ni(const dk_kernel *k, const dk_operator *op, dk_k
     g = dk_below_inplace_view_push();
     dk_redispatch_boxed(op, dk_ks_and(ks, DK_KS_AFTER_INPLACE_VIEW), stack);
     dk_guard_pop(g);
-    if (!any || !d->mark_result || stack->size != base + (size_t)t->num_returns) return;   /* failed: reported */
+    if (!any || !d->mark_result || stack->size != base + (size_t)DK__LOAD_RLX(&t->num_returns)) return;   /* failed: reported */
     for (i = base; i < stack->size; i++)
         if (stack->values[i].tag == DK_VALUE_TENSOR || stack->values[i].tag == DK_VALUE_LIST)
             d->mark_result(&stack->values[i], op->name, d->user_data);
@@ -6170,15 +6335,19 @@ DK_API dk_status dk_op_set_adapters(dk_operator *op, const dk_op_adapters *adapt
 
 DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signature) {
     const dk_op_table *t;
+    const dk_op_adapters *a;
+    const char *schema;
     if (!op || !signature) return dk__fail(DK_ERR_NULL, "check_signature: NULL argument");
     t = dk_op_table_of(op);
-    if (t->adapters && strcmp(t->adapters->signature, signature) == 0) return DK_OK;
+    a = DK__LOAD_RLX(&t->adapters);
+    schema = DK__LOAD_RLX(&t->schema);
+    if (a && strcmp(a->signature, signature) == 0) return DK_OK;
     return dk__fail(DK_ERR_WRONG_SIGNATURE,
                     "\nTried to access or call an operator with a wrong signature.\n  operator: %s\n  correct "
                     "signature:  %s\n  accessed/called as: %s\nThis likely happened in a call to a generated "
                     "<op>_bind(). Please make sure that the function signature matches the signature in the operator "
-                    "registration call.", t->schema ? t->schema : op->name,
-                    t->adapters ? t->adapters->signature : "(none registered)", signature);
+                    "registration call.", schema ? schema : op->name,
+                    a ? a->signature : "(none registered)", signature);
 }
 
 /* ---- explain ------------------------------------------------------------------ */
@@ -6194,15 +6363,21 @@ DK__PRIVATE dk_source dk__source_of(const dk_kernel *k, dk_reason why) {
     return dk__reason_sources[why];
 }
 
-/* One snapshot: the keyset, the kernel and the reason all describe one state. */
-DK_API dk_status dk_explain(const dk_operator *op, dk_keyset args, dk_explanation *out) {
-    const dk_op_table *t;
+/* Copies src into dst[size], cut to fit; src NULL gives "". */
+DK__PRIVATE void dk__copy_text(char *dst, size_t size, const char *src) {
+    size_t n = src ? strlen(src) : 0;
+    if (n >= size) n = size - 1;
+    memcpy(dst, src ? src : "", n);
+    dst[n] = '\0';
+}
+
+/* Explains from table t, read inside the caller's call bracket: the
+   keyset, the kernel and the reason all describe one state, and what the
+   text needs is copied out of the registry before the bracket closes. */
+DK__PRIVATE void dk__explain_table(const dk_operator *op, const dk_op_table *t, dk_keyset args, dk_explanation *out) {
     const dk_kernel *k;
     dk_reason why;
-    if (!op || !out) return dk__fail(DK_ERR_NULL, "explain: NULL argument");
     memset(out, 0, sizeof *out);
-    DK__HOLD();
-    t = dk_op_table_of(op);
     out->args = args;
     out->after_tls = dk_ks_raw(dk__call_keyset_after_tls(args.repr));
     out->final = dk_ks_raw(dk__call_keyset_masked(t, args.repr, out->after_tls.repr,
@@ -6211,15 +6386,38 @@ DK_API dk_status dk_explain(const dk_operator *op, dk_keyset args, dk_explanatio
     out->key = dk__slot_keys[out->slot];
     k = DK__ENTRY_KERNEL(dk_op_table_entry(t, out->slot));
     out->kernel = dk__deferred(op, k);
-    why = out->kernel != k ? DK_REASON_FALLBACK : (dk_reason)t->reasons[out->slot];
+    /* relaxed: a table rewritten in place (out of memory) changes its reasons so */
+    why = out->kernel != k ? DK_REASON_FALLBACK : (dk_reason)DK__LOAD_RLX(&t->reasons[out->slot]);
     out->reason = dk__reason_texts[why];
     out->source = dk__source_of(out->kernel, why);
+    dk__copy_text(out->op_name, sizeof out->op_name, op->name);
+    dk__copy_text(out->kernel_debug, sizeof out->kernel_debug, out->kernel->debug);
+}
+
+/* The arguments' keysets, positions and names (from t's schema), inside the bracket. */
+DK__PRIVATE void dk__explain_set_args(const dk_op_table *t, const dk_keyset *ks, const int *index, int n,
+                                      dk_explanation *out) {
+    const dk_schema *sch = DK__LOAD_RLX(&t->parsed);
+    int i;
+    for (i = 0; i < n; i++) {
+        out->arg[i].index = index ? index[i] : i;
+        dk__copy_text(out->arg[i].name, sizeof out->arg[i].name,
+                      sch && out->arg[i].index < sch->num_arguments ? sch->arguments[out->arg[i].index].name : NULL);
+        out->arg[i].ks = ks[i];
+    }
+    out->num_args = n;
+}
+
+DK_API dk_status dk_explain(const dk_operator *op, dk_keyset args, dk_explanation *out) {
+    if (!op || !out) return dk__fail(DK_ERR_NULL, "explain: NULL argument");
+    DK__HOLD();
+    dk__explain_table(op, dk_op_table_of(op), args, out);
     DK__UNHOLD();
     return DK_OK;
 }
 
 DK_API dk_status dk_explain_args(const dk_operator *op, const dk_keyset *arg_keysets, int n, dk_explanation *out) {
-    const dk_schema *sch;
+    const dk_op_table *t;
     uint64_t all = 0;
     int i;
     if (!op || !out || (n > 0 && !arg_keysets)) return dk__fail(DK_ERR_NULL, "explain_args: NULL argument");
@@ -6227,14 +6425,11 @@ DK_API dk_status dk_explain_args(const dk_operator *op, const dk_keyset *arg_key
         return dk__fail(DK_ERR_BAD_ARGUMENT, "explain_args: %d arguments; between 0 and %d (DK_EXPLAIN_MAX_ARGS)", n,
                         DK_EXPLAIN_MAX_ARGS);
     for (i = 0; i < n; i++) all |= arg_keysets[i].repr;
-    dk_explain(op, dk_ks_raw(all), out);
-    sch = dk_op_function_schema(op);
-    for (i = 0; i < n; i++) {
-        out->arg[i].index = i;
-        out->arg[i].name = sch && i < sch->num_arguments ? sch->arguments[i].name : NULL;
-        out->arg[i].ks = arg_keysets[i];
-    }
-    out->num_args = n;
+    DK__HOLD();   /* one table for the kernel and the names, read before the bracket closes */
+    t = dk_op_table_of(op);
+    dk__explain_table(op, t, dk_ks_raw(all), out);
+    dk__explain_set_args(t, arg_keysets, NULL, n, out);
+    DK__UNHOLD();
     return DK_OK;
 }
 
@@ -6250,33 +6445,43 @@ DK__PRIVATE dk_keyset dk__value_keyset(const dk__hooks *h, const dk_value *v) {
     return dk_ks_raw(ks);
 }
 
-DK_API dk_status dk_explain_stack(const dk_operator *op, const dk_stack *stack, dk_explanation *out) {
+/* Inside the bracket dk_explain_stack opens: one table, one hooks record. */
+DK__PRIVATE dk_status dk__explain_stack_in(const dk_operator *op, const dk_op_table *t, const dk_stack *stack,
+                                          dk_explanation *out) {
     dk_keyset ks[DK_EXPLAIN_MAX_ARGS] = { { 0 } };
     int index[DK_EXPLAIN_MAX_ARGS], n = 0, j, nargs;
-    const dk_op_table *t;
+    const dk__hooks *h = dk__hooks_of(op->registry);   /* once: every argument through the same hook */
+    const dk_schema *sch = DK__LOAD_RLX(&t->parsed);    /* once, and its own counts (see dk__table_fill) */
+    uint64_t all = 0;
+    char msg[1024];
     dk_status s;
-    if (!op || !stack || !out) return dk__fail(DK_ERR_NULL, "explain_stack: NULL argument");
-    t = dk_op_table_of(op);
-    if (!t->parsed)
+    if (!sch)
         return dk__fail(DK_ERR_NOT_FOUND, "explain_stack: %s has no def: its dispatch arguments are unknown", op->name);
-    if ((s = dk_stack_check(op, stack)) != DK_OK) return s;
-    nargs = t->num_arguments;
+    if ((s = dk__check_stack(op, t, stack, msg, sizeof msg)) != DK_OK) return dk__fail(s, "%s", msg);
+    nargs = sch->num_arguments;
     if ((size_t)nargs > stack->size)   /* a vararg schema is not checked */
         return dk__fail(DK_ERR_BAD_STACK, "explain_stack: %s has %d arguments, the stack holds %lu values", op->name,
                         nargs, (unsigned long)stack->size);
     for (j = 0; j < nargs; j++) {   /* argument j is the (nargs - 1 - j)-th value from the top */
-        if (nargs - 1 - j >= 64 || !((t->dispatch_args >> (nargs - 1 - j)) & 1)) continue;
+        if (nargs - 1 - j >= 64 || !((sch->dispatch_args >> (nargs - 1 - j)) & 1)) continue;
         if (n == DK_EXPLAIN_MAX_ARGS)
             return dk__fail(DK_ERR_BAD_ARGUMENT, "explain_stack: %s has more than %d dispatch arguments "
                             "(DK_EXPLAIN_MAX_ARGS)", op->name, DK_EXPLAIN_MAX_ARGS);
         index[n] = j;
-        ks[n++] = dk__value_keyset(dk__hooks_of(op->registry), &stack->values[stack->size - (size_t)nargs + (size_t)j]);
+        ks[n] = dk__value_keyset(h, &stack->values[stack->size - (size_t)nargs + (size_t)j]);
+        all |= ks[n++].repr;
     }
-    s = dk_explain_args(op, ks, n, out);
-    for (j = 0; j < n; j++) {
-        out->arg[j].index = index[j];
-        out->arg[j].name = t->parsed->arguments[index[j]].name;
-    }
+    dk__explain_table(op, t, dk_ks_raw(all), out);
+    dk__explain_set_args(t, ks, index, n, out);
+    return DK_OK;
+}
+
+DK_API dk_status dk_explain_stack(const dk_operator *op, const dk_stack *stack, dk_explanation *out) {
+    dk_status s;
+    if (!op || !stack || !out) return dk__fail(DK_ERR_NULL, "explain_stack: NULL argument");
+    DK__HOLD();   /* everything read of the operator and the hooks, read inside */
+    s = dk__explain_stack_in(op, dk_op_table_of(op), stack, out);
+    DK__UNHOLD();
     return s;
 }
 
@@ -6286,7 +6491,7 @@ DK__PRIVATE void dk__append_arg_keysets(char *buf, size_t size, size_t *len, con
     int i;
     for (i = 0; i < e->num_args && i < DK_EXPLAIN_MAX_ARGS; i++) {
         dk__append(buf, size, len, "\n    ");
-        dk__append(buf, size, len, e->arg[i].name ? e->arg[i].name : "arg");
+        dk__append(buf, size, len, e->arg[i].name[0] ? e->arg[i].name : "arg");
         snprintf(index, sizeof index, " (argument %d): ", e->arg[i].index);
         dk__append(buf, size, len, index);
         dk__append_keyset(buf, size, len, e->arg[i].ks);
@@ -6302,7 +6507,7 @@ DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, 
     int n;
     dk__out_init(buf, &size);
     if (!op || !e) return 0;
-    dk__append(buf, size, &len, op->name);
+    dk__append(buf, size, &len, e->op_name);   /* the explanation's copies only (op may be gone) */
     dk__append(buf, size, &len, "\n  arguments:  ");
     dk__append_keyset(buf, size, &len, e->args);
     dk__append_arg_keysets(buf, size, &len, e);
@@ -6317,7 +6522,7 @@ DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, 
     dk__append(buf, size, &len, ") -> ");
     dk__append(buf, size, &len, sources[e->source]);
     dk__append(buf, size, &len, ": ");
-    dk__append(buf, size, &len, e->kernel->debug[0] ? e->kernel->debug : "(no kernel)");
+    dk__append(buf, size, &len, e->kernel_debug[0] ? e->kernel_debug : "(no kernel)");
     dk__append(buf, size, &len, " [");
     dk__append(buf, size, &len, e->reason);
     dk__append(buf, size, &len, "]\n");

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -452,6 +453,147 @@ static void test_rewrite_in_place_out_of_memory(void **state) {
     dk_registry_destroy(r);
 }
 
+/* ---- a failing call copies a table rewritten in place ----------------------------
+   A call without a kernel builds its message from a copy of the operator's
+   table. The copy races what a writer rewrites in place: an operator's live
+   table (a deregistration out of memory: its entries, masks, reasons and
+   def fields) and the registry's template (every fallthrough fallback
+   change). Under ThreadSanitizer (make tsan) a plain store or a plain copy
+   there is a data race; the test also counts that every failing call
+   reported, with the operator's name, and no other outcome. */
+typedef struct failing_caller { const dk_operator *op; int stop; long calls, failed, other; } failing_caller;
+static void *failing_call_loop(void *arg) {
+    failing_caller *c = (failing_caller *)arg;
+    tensor cuda = { { 0 }, 0 };
+    cuda.ks = dk_ks_from_key(DK_CUDA); /* no kernel there: the slow path copies the table */
+    do {
+        int r = add_call(c->op, cuda, cuda);
+        dk_status s = dk_last_call_status();
+        __atomic_store_n(&c->calls, c->calls + 1, __ATOMIC_RELEASE);
+        if (r == 0 && s == DK_ERR_NO_KERNEL && strstr(dk_last_error(), "oom::add")) c->failed++;
+        else c->other++;
+    } while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE));
+    return NULL;
+}
+static void test_failing_call_races_rewrite_in_place(void **state) {
+    dk_registry *r;
+    dk_registry_desc d;
+    dk_registration *h, *h_over, *h_ft;
+    failing_caller c;
+    pthread_t th;
+    int i;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    d.alloc = oom_alloc;
+    d.free = oom_free;
+    d.logger.func = quiet_log;
+    assert_int_equal(dk_registry_create(&d, &r), DK_OK);
+    assert_int_equal(dk_def(r, "oom::add(Tensor a, Tensor b) -> Tensor", &h), DK_OK);
+    assert_int_equal(dk_impl(r, "oom::add", DK_CPU, add_kernel(k_under, (void *)tag_under, "k_under"), &h), DK_OK);
+    memset(&c, 0, sizeof c);
+    c.op = dk_op_lookup(r, "oom::add");
+    assert_int_equal(pthread_create(&th, NULL, failing_call_loop, &c), 0);
+    for (i = 0; i < 500; i++) {
+        while (__atomic_load_n(&c.calls, __ATOMIC_ACQUIRE) < i) sched_yield();   /* calls spread over the run */
+        /* an impl, deregistered out of memory: the operator's table rewritten in place */
+        assert_int_equal(dk_impl(r, "oom::add", DK_CPU, add_kernel(k_over, (void *)tag_over, "k_over"), &h_over),
+                         DK_OK);
+        __atomic_store_n(&oom_fail, 1, __ATOMIC_RELAXED);
+        assert_int_equal(dk_deregister(h_over), DK_OK);
+        __atomic_store_n(&oom_fail, 0, __ATOMIC_RELAXED);
+        /* a fallthrough fallback: the template rewritten in place, both ways;
+           its deregistration out of memory rewrites the operator's table too */
+        assert_int_equal(dk_fallback(r, DK_AutogradCUDA, dk_fallthrough(), &h_ft), DK_OK);
+        if (i % 2) __atomic_store_n(&oom_fail, 1, __ATOMIC_RELAXED);
+        assert_int_equal(dk_deregister(h_ft), DK_OK);
+        __atomic_store_n(&oom_fail, 0, __ATOMIC_RELAXED);
+    }
+    __atomic_store_n(&c.stop, 1, __ATOMIC_RELEASE);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    printf("  %ld failing calls racing 1,500 in-place rewrites: %ld reported, %ld other outcomes\n", c.calls, c.failed,
+           c.other);
+    assert_true(c.calls >= 499);
+    assert_int_equal(c.failed, c.calls);
+    assert_int_equal(c.other, 0);
+    dk_registry_destroy(r);
+}
+
+/* ---- boxed calls racing a def removed in place -----------------------------------
+   A def deregistered out of memory clears the def's fields of the live
+   table in place (schema, parsed schema, defaults, adapters...). A boxed
+   call racing it reads them: each once, atomically (ThreadSanitizer), and
+   a view with the parsed schema but not its defaults is no def (never a
+   NULL defaults array indexed). Outcomes counted: the kernel ran with the
+   default pushed, or the call failed for want of a kernel (no def: no
+   dispatch argument), nothing else. */
+typedef struct boxed_racer { const dk_operator *op; int stop; long calls, ran, no_kernel, other; } boxed_racer;
+static dk_keyset cpu_keyset(const void *t, void *ud) { (void)t; (void)ud; return dk_ks_from_key(DK_CPU); }
+static void boxed_echo(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *st) {
+    (void)k; (void)op; (void)ks;
+    /* (Tensor a, int b=7): the default was pushed */
+    if (st->size == 2 && st->values[1].tag == DK_VALUE_INT && st->values[1].as.i == 7) {
+        st->size = 0;
+        dk_push(st, dk_int(1));
+    } else {
+        st->size = 0;
+        dk_push(st, dk_int(2));
+    }
+}
+static void *boxed_race_loop(void *arg) {
+    boxed_racer *c = (boxed_racer *)arg;
+    int tensor_value = 0;
+    do {
+        dk_value storage[4];
+        dk_stack st;
+        dk_status s;
+        dk_stack_init(&st, storage, 4);
+        dk_push(&st, dk_tensor(&tensor_value));
+        dk_call_boxed(c->op, &st);
+        s = dk_last_call_status();
+        __atomic_store_n(&c->calls, c->calls + 1, __ATOMIC_RELEASE);
+        if (s == DK_OK && st.size == 1 && st.values[0].as.i == 1) c->ran++;
+        else if (s == DK_ERR_NO_KERNEL) c->no_kernel++;
+        else c->other++;
+    } while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE));
+    return NULL;
+}
+static void test_boxed_calls_race_def_removed_in_place(void **state) {
+    dk_registry *r;
+    dk_registry_desc d;
+    dk_registration *def, *h;
+    boxed_racer c;
+    pthread_t th;
+    int i;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    d.alloc = oom_alloc;
+    d.free = oom_free;
+    d.logger.func = quiet_log;
+    d.tensor_keyset = cpu_keyset;
+    assert_int_equal(dk_registry_create(&d, &r), DK_OK);
+    assert_int_equal(dk_impl(r, "oom::f", DK_CPU, dk_boxed(boxed_echo, NULL), &h), DK_OK);   /* keeps the operator */
+    assert_int_equal(dk_def(r, "oom::f(Tensor a, int b=7) -> int", &def), DK_OK);
+    memset(&c, 0, sizeof c);
+    c.op = dk_op_lookup(r, "oom::f");
+    assert_int_equal(pthread_create(&th, NULL, boxed_race_loop, &c), 0);
+    for (i = 0; i < 1000; i++) {
+        while (__atomic_load_n(&c.calls, __ATOMIC_ACQUIRE) < i) sched_yield();   /* calls spread over the run */
+        __atomic_store_n(&oom_fail, 1, __ATOMIC_RELAXED);
+        assert_int_equal(dk_deregister(def), DK_OK);   /* no memory for a new table: the def's fields cleared in place */
+        __atomic_store_n(&oom_fail, 0, __ATOMIC_RELAXED);
+        assert_null(dk_op_schema(c.op));
+        assert_int_equal(dk_def(r, "oom::f(Tensor a, int b=7) -> int", &def), DK_OK);
+    }
+    __atomic_store_n(&c.stop, 1, __ATOMIC_RELEASE);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    printf("  %ld boxed calls racing 1,000 defs removed in place: %ld ran with the default, %ld found no kernel, "
+           "%ld other\n", c.calls, c.ran, c.no_kernel, c.other);
+    assert_true(c.calls >= 999);
+    assert_int_equal(c.ran + c.no_kernel, c.calls);
+    assert_int_equal(c.other, 0);
+    dk_registry_destroy(r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_hops),
@@ -465,6 +607,8 @@ int main(void) {
         cmocka_unit_test(test_explain),
         cmocka_unit_test(test_trace),
         cmocka_unit_test(test_rewrite_in_place_out_of_memory),
+        cmocka_unit_test(test_failing_call_races_rewrite_in_place),
+        cmocka_unit_test(test_boxed_calls_race_def_removed_in_place),
     };
     return cmocka_run_group_tests_name("call path", tests, setup, teardown);
 }

@@ -1,6 +1,7 @@
 /* Calls and name lookups racing registration: readers take no lock, and
    every call must run a kernel that was registered at some moment during
    the call. Run under ThreadSanitizer by `make test` (target tsan). */
+#define _POSIX_C_SOURCE 200809L
 #define DISPATCH_IMPLEMENTATION
 #include "dispatch.h"
 
@@ -8,8 +9,14 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
 #include <cmocka.h>
 
 typedef struct tensor { dk_keyset ks; } tensor;
@@ -133,9 +140,364 @@ static void test_calls_during_registration(void **state) {
     dk_registry_destroy(reg);
 }
 
+/* ---- an explanation owns what it prints ---------------------------------------
+   dk_explain_to_string after everything the explanation came from is gone:
+   the kernel deregistered, the def too (the operator removed), and the
+   memory reclaimed. The text is the one printed before, and (under
+   AddressSanitizer, make sanitize) nothing freed is read. Both modes. */
+static int ex_kernel(const dk_kernel *k, dk_keyset ks, tensor t) { (void)k; (void)ks; (void)t; return 1; }
+
+static void test_explanation_outlives_its_operator(void **state) {
+    dk_registry *r;
+    dk_registration *def, *impl;
+    const dk_operator *o;
+    dk_explanation e;
+    dk_keyset args[2];
+    char before[2048], after[2048];
+    (void)state;
+    assert_int_equal(dk_registry_create(NULL, &r), DK_OK);
+    assert_int_equal(dk_def(r, "mt::explained(Tensor self, Tensor other) -> Tensor", &def), DK_OK);
+    assert_int_equal(dk_impl(r, "mt::explained", DK_CPU,
+                             dk_kernel_named(dk_unboxed(DK_FN(ex_kernel), NULL), "explained_cpu_kernel", NULL), &impl),
+                     DK_OK);
+    o = dk_op_lookup(r, "mt::explained");
+    args[0] = dk_ks_from_key(DK_CPU);
+    args[1] = dk_ks_from_key(DK_CPU);
+    assert_int_equal(dk_explain_args(o, args, 2, &e), DK_OK);
+    assert_true(dk_explain_to_string(o, &e, before, sizeof before) > 0);
+    assert_non_null(strstr(before, "mt::explained"));
+    assert_non_null(strstr(before, "explained_cpu_kernel"));
+    assert_non_null(strstr(before, "other (argument 1)"));
+    assert_int_equal(dk_deregister(impl), DK_OK);
+    assert_int_equal(dk_deregister(def), DK_OK);   /* neither def nor kernel: the operator goes */
+    assert_null(dk_op_lookup(r, "mt::explained"));
+    assert_int_equal(dk_registry_reclaim(r), DK_OK);
+    assert_int_equal(dk_explain_to_string(o, &e, after, sizeof after), (int)strlen(before));
+    assert_string_equal(after, before);
+    dk_registry_destroy(r);
+    assert_int_equal(dk_explain_to_string(o, &e, after, sizeof after), (int)strlen(before));
+    assert_string_equal(after, before);
+}
+
+/* ---- explain and boxed keysets under churn ------------------------------------
+   Readers explain (typed and boxed) and compute boxed dispatch keysets,
+   then print the explanations; a writer meanwhile swaps kernels, removes
+   and restores the def and replaces the tensor_keyset hook (CPU for every
+   tensor, or CUDA for every tensor). With call epochs every deregistration
+   frees what no call holds: dk_explain_stack and dk_explain_args must read
+   the table and the schema inside their bracket, dk_stack_dispatch_keyset
+   the hooks record inside one, and the printed text must read nothing of
+   the registry (AddressSanitizer: no use after free). In both modes a
+   stack's tensors all go through one hooks record: an explanation or a
+   keyset that mixes CPU and CUDA is counted. In the default mode nothing
+   is freed until the end (no quiescent point while readers run). */
+#ifndef CHURN_STEPS
+#ifdef DK_CALL_EPOCHS /* every deregistration waits for the readers' calls */
+#define CHURN_STEPS 400
+#else
+#define CHURN_STEPS 1500
+#endif
+#endif
+#define CHURN_READERS 2
+#define CHURN_LIST 16
+static dk_registry *churn_reg;
+static const dk_operator *churn_op;
+static int churn_done;
+static long churn_iterations[CHURN_READERS], churn_mixed, churn_bad_text, churn_explained;
+static dk_keyset ks_cpu_only, ks_cuda_only;
+static dk_keyset hook_ks(const void *t, void *ud) { (void)t; return *(const dk_keyset *)ud; }
+
+static void *churn_writer(void *arg) {
+    dk_registration *def = NULL, *impl = NULL, *next;
+    dk_registry_desc d;
+    int step;
+    (void)arg;
+    memset(&d, 0, sizeof d);
+    d.logger.func = silent;
+    d.tensor_keyset = hook_ks;
+    for (step = 0; step < CHURN_STEPS; step++) {
+        d.tensor_keyset_user_data = step % 2 ? &ks_cuda_only : &ks_cpu_only;
+        assert_int_equal(dk_registry_set_hooks(churn_reg, &d), DK_OK);
+        assert_int_equal(dk_impl(churn_reg, "mt::churn", step % 3 ? DK_CPU : DK_CUDA,
+                                 dk_kernel_named(dk_unboxed(DK_FN(ex_kernel), NULL), "churn_kernel", NULL), &next),
+                         DK_OK);
+        if (impl) assert_int_equal(dk_deregister(impl), DK_OK);
+        impl = next;
+        if (step % 8 == 0) {   /* the def (its schema, the argument names) goes and comes back */
+            if (def) assert_int_equal(dk_deregister(def), DK_OK);
+            assert_int_equal(dk_def(churn_reg, "mt::churn(Tensor self, Tensor other, Tensor[] rest) -> Tensor", &def),
+                             DK_OK);
+        }
+        if (step % 64 == 0) assert_int_equal(dk_registry_reclaim(churn_reg), DK_OK);
+    }
+    __atomic_store_n(&churn_done, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
+/* every argument's keyset the same backend (one hooks record) */
+static int one_backend(const dk_explanation *e) {
+    int i;
+    for (i = 1; i < e->num_args; i++)
+        if (!dk_ks_is_empty(e->arg[i].ks) && !dk_ks_is_empty(e->arg[0].ks) && e->arg[i].ks.repr != e->arg[0].ks.repr)
+            return 0;
+    return 1;
+}
+
+static void *churn_reader(void *arg) {
+    int me = (int)(size_t)arg, i;
+    dk_value storage[8], items[CHURN_LIST];
+    dk_stack st;
+    dk_keyset args[2];
+    char text[4096];
+    args[0] = ks_cpu_only;
+    args[1] = ks_cpu_only;
+    for (i = 0; i < CHURN_LIST; i++) items[i] = dk_tensor(&items[i]);
+    /* readers take part in quiescent points: the writer's reclaims free
+       what they no longer hold, under them, in both modes */
+    assert_int_equal(dk_thread_online(), DK_OK);
+    while (!__atomic_load_n(&churn_done, __ATOMIC_SEQ_CST) || churn_iterations[me] < 200) {
+        dk_explanation typed, boxed;
+        dk_status s;
+        dk_keyset ks;
+        dk_stack_init(&st, storage, 8);
+        dk_push(&st, dk_tensor(&storage[0]));
+        dk_push(&st, dk_tensor(&storage[1]));
+        dk_push(&st, dk_list(items, CHURN_LIST));
+        assert_int_equal(dk_explain_args(churn_op, args, 2, &typed), DK_OK);
+        s = dk_explain_stack(churn_op, &st, &boxed);   /* DK_ERR_NOT_FOUND while the def is away */
+        ks = dk_stack_dispatch_keyset(churn_op, &st);
+        if (ks.repr != ks_cpu_only.repr && ks.repr != ks_cuda_only.repr && !dk_ks_is_empty(ks))
+            __atomic_add_fetch(&churn_mixed, 1, __ATOMIC_SEQ_CST);
+        /* printed after the calls above: the writer has changed things since */
+        dk_explain_to_string(churn_op, &typed, text, sizeof text);
+        if (!strstr(text, "mt::churn") || (!strstr(text, "other (argument 1)") && !strstr(text, "arg (argument 1)")))
+            __atomic_add_fetch(&churn_bad_text, 1, __ATOMIC_SEQ_CST);
+        if (s == DK_OK) {
+            __atomic_add_fetch(&churn_explained, 1, __ATOMIC_SEQ_CST);
+            if (boxed.num_args != 3 || !one_backend(&boxed))
+                __atomic_add_fetch(&churn_mixed, 1, __ATOMIC_SEQ_CST);
+            dk_explain_to_string(churn_op, &boxed, text, sizeof text);
+            if (!strstr(text, "mt::churn") || !strstr(text, "rest (argument 2)"))
+                __atomic_add_fetch(&churn_bad_text, 1, __ATOMIC_SEQ_CST);
+        } else if (s != DK_ERR_NOT_FOUND) {
+            __atomic_add_fetch(&churn_bad_text, 1, __ATOMIC_SEQ_CST);
+        }
+        if (++churn_iterations[me] % 16 == 0) assert_int_equal(dk_registry_reclaim(churn_reg), DK_OK);
+    }
+    assert_int_equal(dk_thread_offline(), DK_OK);
+    return NULL;
+}
+
+static void test_explain_under_churn(void **state) {
+    pthread_t w, rd[CHURN_READERS];
+    dk_registration *keep;
+    dk_registry_desc d;
+    long total = 0;
+    int i;
+    (void)state;
+    ks_cpu_only = dk_ks_from_key(DK_CPU);
+    ks_cuda_only = dk_ks_from_key(DK_CUDA);
+    memset(&d, 0, sizeof d);
+    d.logger.func = silent;
+    d.tensor_keyset = hook_ks;
+    d.tensor_keyset_user_data = &ks_cpu_only;
+    assert_int_equal(dk_registry_create(&d, &churn_reg), DK_OK);
+    /* a kernel that stays: the operator lives while its def comes and goes */
+    assert_int_equal(dk_impl(churn_reg, "mt::churn", DK_CompositeImplicitAutograd, dk_unboxed(DK_FN(ex_kernel), NULL),
+                             &keep), DK_OK);
+    churn_op = dk_op_lookup(churn_reg, "mt::churn");
+    for (i = 0; i < CHURN_READERS; i++)
+        assert_int_equal(pthread_create(&rd[i], NULL, churn_reader, (void *)(size_t)i), 0);
+    assert_int_equal(pthread_create(&w, NULL, churn_writer, NULL), 0);
+    pthread_join(w, NULL);
+    for (i = 0; i < CHURN_READERS; i++) {
+        pthread_join(rd[i], NULL);
+        total += churn_iterations[i];
+    }
+    printf("  %ld reader rounds (%ld boxed explanations) beside %d writer steps: %ld mixed keysets, %ld wrong texts\n",
+           total, churn_explained, CHURN_STEPS, churn_mixed, churn_bad_text);
+    assert_int_equal(churn_mixed, 0);
+    assert_int_equal(churn_bad_text, 0);
+    assert_true(total >= 200 * CHURN_READERS);
+    dk_registry_destroy(churn_reg);
+}
+
+/* ---- dk_stack_dispatch_keyset while the hooks change ---------------------------
+   One reader computes a boxed stack's keyset (34 tensors: 34 hook calls
+   through one hooks record) while a writer replaces the hooks record
+   again and again. With call epochs the replaced record is freed as soon
+   as no call holds it: the keyset must be computed inside a bracket
+   (AddressSanitizer: no use after free). Both modes: every keyset is all
+   CPU or all CUDA, never a mix of two records. */
+#ifndef HOOK_STEPS
+#define HOOK_STEPS 5000
+#endif
+static int hooks_done;
+static void *hooks_writer(void *arg) {
+    dk_registry_desc d;
+    int step;
+    (void)arg;
+    memset(&d, 0, sizeof d);
+    d.logger.func = silent;
+    d.tensor_keyset = hook_ks;
+    for (step = 0; step < HOOK_STEPS; step++) {
+        d.tensor_keyset_user_data = step % 2 ? &ks_cuda_only : &ks_cpu_only;
+        assert_int_equal(dk_registry_set_hooks(churn_reg, &d), DK_OK);
+    }
+    __atomic_store_n(&hooks_done, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
+static void test_stack_keyset_while_hooks_change(void **state) {
+    pthread_t w;
+    dk_registration *def;
+    dk_registry_desc d;
+    dk_value storage[4], items[32];
+    dk_stack st;
+    long n = 0, cpu = 0, cuda = 0, other = 0;
+    int i;
+    (void)state;
+    ks_cpu_only = dk_ks_from_key(DK_CPU);
+    ks_cuda_only = dk_ks_from_key(DK_CUDA);
+    memset(&d, 0, sizeof d);
+    d.logger.func = silent;
+    d.tensor_keyset = hook_ks;
+    d.tensor_keyset_user_data = &ks_cpu_only;
+    assert_int_equal(dk_registry_create(&d, &churn_reg), DK_OK);
+    assert_int_equal(dk_def(churn_reg, "mt::hooked(Tensor self, Tensor other, Tensor[] rest) -> Tensor", &def), DK_OK);
+    churn_op = dk_op_lookup(churn_reg, "mt::hooked");
+    for (i = 0; i < 32; i++) items[i] = dk_tensor(&items[i]);
+    dk_stack_init(&st, storage, 4);
+    dk_push(&st, dk_tensor(&storage[0]));
+    dk_push(&st, dk_tensor(&storage[1]));
+    dk_push(&st, dk_list(items, 32));
+    hooks_done = 0;
+    assert_int_equal(pthread_create(&w, NULL, hooks_writer, NULL), 0);
+    while (!__atomic_load_n(&hooks_done, __ATOMIC_SEQ_CST) || n < 1000) {
+        dk_keyset ks = dk_stack_dispatch_keyset(churn_op, &st);
+        if (ks.repr == ks_cpu_only.repr) cpu++;
+        else if (ks.repr == ks_cuda_only.repr) cuda++;
+        else other++;
+        n++;
+    }
+    pthread_join(w, NULL);
+    printf("  %ld keysets while the hooks changed %d times: %ld CPU, %ld CUDA, %ld mixed\n", n, HOOK_STEPS, cpu, cuda,
+           other);
+    assert_int_equal(other, 0);
+    assert_int_equal(cpu + cuda, n);
+    dk_registry_destroy(churn_reg);
+}
+
+/* ---- fork while another thread holds a registry's lock -------------------------
+   A thread is inside a registration (its listener runs under the
+   registry's lock) when the main thread forks. The child must be able to
+   register: dispatch.h's fork handlers wait until the registration is
+   done and hand the child unlocked registries. The registering thread
+   keeps the lock 20 ms after the fork begins (this test's own fork
+   handler tells it), so without the handlers the child would inherit a
+   locked mutex; a child that blocks is killed by its alarm and fails the
+   test. The registering thread takes part in quiescent points: the
+   child's synchronize must not wait for a thread that is not there. Both
+   modes. */
+static dk_registry *fork_reg;
+static int fork_holding, fork_started, fork_done;
+static void fork_begins(void) { __atomic_store_n(&fork_started, 1, __ATOMIC_SEQ_CST); }
+static void holding_listener(const dk_operator *o, void *ud) {
+    struct timespec ms20 = { 0, 20 * 1000 * 1000 };
+    (void)o; (void)ud;
+    if (__atomic_load_n(&fork_started, __ATOMIC_SEQ_CST)) return;   /* the child's own registrations */
+    __atomic_store_n(&fork_holding, 1, __ATOMIC_SEQ_CST);
+    while (!__atomic_load_n(&fork_started, __ATOMIC_SEQ_CST)) sched_yield();
+    nanosleep(&ms20, NULL);   /* still holding the lock while fork proceeds */
+}
+static void *holding_registrar(void *arg) {
+    dk_registration *h;
+    (void)arg;
+    assert_int_equal(dk_thread_online(), DK_OK);   /* takes part: a child's synchronize must not wait for it */
+    assert_int_equal(dk_def(fork_reg, "fk::held(Tensor a) -> Tensor", &h), DK_OK);
+    /* alive until the fork is over (ThreadSanitizer's child would report a finished, unjoined thread) */
+    while (!__atomic_load_n(&fork_done, __ATOMIC_SEQ_CST)) sched_yield();
+    assert_int_equal(dk_thread_offline(), DK_OK);
+    return NULL;
+}
+
+static void test_fork_while_a_registration_holds_the_lock(void **state) {
+    pthread_t t;
+    dk_registration *l, *h;
+    pid_t pid;
+    int status = -1;
+    (void)state;
+    assert_int_equal(dk_registry_create(NULL, &fork_reg), DK_OK);
+    assert_int_equal(dk_add_listener(fork_reg, holding_listener, NULL, NULL, &l), DK_OK);
+    assert_int_equal(pthread_atfork(fork_begins, NULL, NULL), 0);   /* runs before dispatch.h's (registered later) */
+    assert_int_equal(pthread_create(&t, NULL, holding_registrar, NULL), 0);
+    while (!__atomic_load_n(&fork_holding, __ATOMIC_SEQ_CST)) sched_yield();
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {   /* the child: one thread, every registry unlocked and whole */
+        dk_registration *d, *i;
+        int ok;
+        alarm(10);
+        ok = dk_def(fork_reg, "fk::child(Tensor a) -> Tensor", &d) == DK_OK &&
+             dk_impl(fork_reg, "fk::child", DK_CPU, dk_unboxed(DK_FN(ex_kernel), NULL), &i) == DK_OK &&
+             dk_deregister(i) == DK_OK && dk_registry_synchronize(fork_reg) == DK_OK &&
+             dk_op_lookup(fork_reg, "fk::held") != NULL &&
+             dk_op_lookup(fork_reg, "fk::child") != NULL;
+        _exit(ok ? 0 : 1);
+    }
+    __atomic_store_n(&fork_done, 1, __ATOMIC_SEQ_CST);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    printf("  child forked while a registration held the lock: %s\n",
+           WIFEXITED(status) ? (WEXITSTATUS(status) == 0 ? "registered, exit 0" : "a registration failed")
+                             : "killed (blocked on the registry's lock)");
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    /* the parent goes on: its locks were released after the fork */
+    assert_int_equal(dk_def(fork_reg, "fk::parent(Tensor a) -> Tensor", &h), DK_OK);
+    assert_non_null(dk_op_lookup(fork_reg, "fk::held"));
+    dk_registry_destroy(fork_reg);
+}
+
+/* ---- the default registry out of memory ------------------------------------------
+   dk_registry_default creates the registry under the global lock; when
+   that runs out of memory after the registry itself was allocated, the
+   half-made registry is freed without taking the global lock again (it
+   deadlocked). The alarm turns a hang into a failure. */
+static int allocs_left;
+static void *counted_alloc(size_t n, void *ud) {
+    (void)ud;
+    return __atomic_sub_fetch(&allocs_left, 1, __ATOMIC_SEQ_CST) >= 0 ? malloc(n) : NULL;
+}
+static void counted_free(void *p, void *ud) { (void)ud; free(p); }
+
+static void test_default_registry_out_of_memory(void **state) {
+    dk_registry_desc d;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    d.alloc = counted_alloc;
+    d.free = counted_free;
+    d.logger.func = silent;
+    assert_int_equal(dk_registry_default_configure(&d), DK_OK);
+    alarm(30);
+    allocs_left = 1;   /* the registry, then nothing */
+    assert_null(dk_registry_default());
+    allocs_left = 1 << 20;
+    assert_non_null(dk_registry_default());
+    alarm(0);
+    dk_registry_destroy(dk_registry_default());
+    memset(&d, 0, sizeof d);
+    assert_int_equal(dk_registry_default_configure(&d), DK_OK);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_calls_during_registration),
+        cmocka_unit_test(test_explanation_outlives_its_operator),
+        cmocka_unit_test(test_explain_under_churn),
+        cmocka_unit_test(test_stack_keyset_while_hooks_change),
+        cmocka_unit_test(test_fork_while_a_registration_holds_the_lock),
+        cmocka_unit_test(test_default_registry_out_of_memory),
     };
     return cmocka_run_group_tests_name("threads", tests, NULL, NULL);
 }
