@@ -216,6 +216,7 @@ include tests/conformance/conformance.mk
 include gen/gen.mk
 include examples/minitensor/minitensor.mk
 include tests/plugin/plugin.mk
+include tests/limits/limits.mk
 include tests/html.mk
 test: html-render
 include tests/cross/cross.mk

@@ -456,35 +456,42 @@ extern "C" {
 */
 
 /* Note [List limits]. What the lists may hold, checked by the preprocessor
-   so that every standard (C99 included) stops with a message that names the
-   limit and the fix (B backend rows, N functionality rows, P of them per
-   backend, A alias rows):
+   so that under every standard (C99 included) a list past a limit gets one
+   message that names the limit and the fix, then a fatal stop (no
+   follow-on errors). B backend rows, N functionality rows, P of them per
+   backend, A alias rows:
      1 <= B <= 16            backend masks and the slot tables are 16 wide
      B + N <= 64             one keyset bit per backend and per functionality
      PerBackend is 0 or 1    the column selects rows by token pasting
-   Every table is wide enough for every list within them: key values reach
-   N + 2 + P * (B + 1) + A (at most 866 + A: dk_key, uint16_t tables), runtime
+   Every table is wide enough for every list within them: there are
+   N + 2 + P * (B + 1) + A key values (at most 866 + A: dk_key, uint16_t tables), runtime
    slots 1 + N + P * (B - 1) (at most 769), an operator's table stays below
-   32 KB. tests/limits.sh builds lists at each limit and one past it. */
+   32 KB (the static assertions below restate what the limits imply).
+   tests/limits/limits.sh builds lists at each limit and one past it. */
 #define DK__PP_ROW_BC(name, own_ag, autocast, functional, extra) + 1
 #define DK__PP_ROW_FK(name, pb, prefix, roles, extra) + 1
-#define DK__PP_ROW_PB(name, pb, prefix, roles, extra) + (pb)
 #define DK__PP_BAD_PB(name, pb, prefix, roles, extra) + ((pb) != 0 && (pb) != 1)
 #if (0 DK_FORALL_BACKEND_COMPONENTS(DK__PP_ROW_BC, ~)) < 1
 #error "dispatch.h: limit: at least 1 backend component; add a row to DK_FORALL_BACKEND_COMPONENTS"
+#define DK__LIST_LIMIT_FAILED
 #endif
 #if (0 DK_FORALL_BACKEND_COMPONENTS(DK__PP_ROW_BC, ~)) > 16
 #error "dispatch.h: limit: at most 16 backend components (DK_FORALL_BACKEND_COMPONENTS has more); remove rows, or serve several devices with one component"
+#define DK__LIST_LIMIT_FAILED
 #endif
 #if (0 DK_FORALL_FUNCTIONALITY_KEYS(DK__PP_BAD_PB, ~)) != 0
 #error "dispatch.h: limit: the PerBackend column of DK_FORALL_FUNCTIONALITY_KEYS is 0 or 1 (a literal); fix the rows that have another value"
+#define DK__LIST_LIMIT_FAILED
 #endif
 #if (0 DK_FORALL_BACKEND_COMPONENTS(DK__PP_ROW_BC, ~) DK_FORALL_FUNCTIONALITY_KEYS(DK__PP_ROW_FK, ~)) > 64
 #error "dispatch.h: limit: backend components + functionality keys <= 64 (one keyset bit each; the lists have more); remove functionality rows or backend components"
+#define DK__LIST_LIMIT_FAILED
+#endif
+#ifdef DK__LIST_LIMIT_FAILED /* a fatal error: stop here, before the tables give follow-on errors */
+#include "dispatch.h: compilation stopped at the list limit reported above"
 #endif
 #undef DK__PP_ROW_BC
 #undef DK__PP_ROW_FK
-#undef DK__PP_ROW_PB
 #undef DK__PP_BAD_PB
 
 /* Backend components: InvalidBit = 0, then DK_<Name>Bit in list order. */
