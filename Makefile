@@ -56,6 +56,7 @@ UNIT_TESTS := test_keyspace test_conformance test_custom_config test_config_mism
               test_call_conformance test_schema test_gen test_keyset_bits test_keyset_bits_1_13_1 \
               test_guards test_races test_reclaim test_reclaim_epochs test_threads_epochs test_boxed
 UNIT_TESTS += test_names test_debug
+UNIT_TESTS += test_abi test_user_lists
 TSAN_TESTS := test_threads test_call test_races test_reclaim test_reclaim_epochs test_threads_epochs test_names
 KEYSPACE_VECTORS := tests/conformance/keyspace-1.13.1.txt
 TABLE_VECTORS    := tests/conformance/tables-1.13.1.txt
@@ -217,6 +218,7 @@ include gen/gen.mk
 include examples/minitensor/minitensor.mk
 include tests/plugin/plugin.mk
 include tests/limits/limits.mk
+include examples/ctypes/ctypes.mk
 include tests/html.mk
 test: html-render
 include tests/cross/cross.mk

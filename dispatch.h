@@ -6304,7 +6304,7 @@ DK_API uint64_t dk_abi_ks_remove(uint64_t a, int key) {
     return DK__ABI_KEY_OK(key) ? dk_ks_remove(dk_ks_raw(a), (dk_key)key).repr : a;
 }
 DK_API int dk_abi_ks_has(uint64_t a, int key) { return DK__ABI_KEY_OK(key) && dk_ks_has(dk_ks_raw(a), (dk_key)key); }
-DK_API int dk_abi_ks_highest_key(uint64_t a) { return (int)dk_ks_highest_key(dk_ks_raw(a & DK__R_FULL)); }
+DK_API int dk_abi_ks_highest_key(uint64_t a) { return (int)dk_ks_highest_key(dk_ks_raw(a)); }
 DK_API int dk_abi_ks_table_index(uint64_t a) { return dk_ks_table_index(dk_ks_raw(a)); }
 DK_API uint64_t dk_abi_ks_full_after(int key) { return dk_ks_full_after((dk_key)key).repr; }
 DK_API uint64_t dk_abi_ks_full(void) { return DK__R_FULL; }
