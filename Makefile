@@ -113,6 +113,7 @@ FLAGS_test_conformance       := -DDK_PRESET_TORCH_1_13_1
 FLAGS_test_table_conformance := -DDK_PRESET_TORCH_1_13_1
 FLAGS_test_call_conformance  := -DDK_PRESET_TORCH_1_13_1
 FLAGS_test_custom_config     := '-DDK_CONFIG_HEADER="custom_config.h"' -Itests
+FLAGS_test_user_lists        := '-DDK_CONFIG_HEADER="user_lists_config.h"' -Itests
 FLAGS_test_gen               := -Igen
 FLAGS_test_debug             := -Igen
 ARGS_test_schema             := $(SCHEMA_VECTORS)
@@ -122,7 +123,7 @@ ARGS_test_call_conformance   := tests/conformance/calls-1.13.1.txt $(TABLE_VECTO
 FLAGS_test_names             := -DDK_PRESET_TORCH_1_13_1
 ARGS_test_names              := tests/conformance/texts-1.13.1.txt
 
-$(BUILD)/test_%: tests/test_%.c dispatch.h tests/custom_config.h tests/vectors.h | $(BUILD)
+$(BUILD)/test_%: tests/test_%.c dispatch.h tests/custom_config.h tests/user_lists_config.h tests/vectors.h | $(BUILD)
 	$(CC) $(CFLAGS_T) $(EXTRA) $(FLAGS_test_$*) $< -o $@ $(LIBS_T)
 $(BUILD)/test_gen: gen/sample_ops.h
 $(BUILD)/test_debug: gen/sample_ops.h
@@ -219,6 +220,7 @@ include examples/minitensor/minitensor.mk
 include tests/plugin/plugin.mk
 include tests/limits/limits.mk
 include examples/ctypes/ctypes.mk
+include examples/docrender/docrender.mk
 include tests/html.mk
 test: html-render
 include tests/cross/cross.mk

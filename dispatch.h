@@ -665,6 +665,17 @@ enum {
 #define DK__R_SPARSE_CSR      DK__ROLE_BITS(DK_R_SPARSE_CSR)               /* sparse_csr_ks */
 #define DK__R_MKLDNN          DK__ROLE_BITS(DK_R_MKLDNN)                   /* mkldnn_ks */
 #define DK__R_INPLACE_VIEW    DK__ROLE_BITS(DK_R_INPLACE_VIEW)             /* inplace_or_view_ks */
+/* A user alias row's set: KEYS(k1, ..., k4), up to four functionality keys
+   of the lists, each on every backend when it is per backend (an alias for
+   "Accessibility on every backend"). Such an alias plays no resolution role
+   (DK__SET_KEYS is 0): a fallback at it registers each of its runtime keys,
+   a kernel (dk_impl) goes to the runtime keys themselves. */
+#define DK__R_KEYS(...) (DK__R_BACKENDS | DK__KEYS_N(__VA_ARGS__, DK__KEYS4, DK__KEYS3, DK__KEYS2, DK__KEYS1, ~)(__VA_ARGS__))
+#define DK__KEYS_N(a, b, c, d, n, ...) n
+#define DK__KEYS1(a) DK__FBIT(DK_##a)
+#define DK__KEYS2(a, b) DK__FBIT(DK_##a) | DK__FBIT(DK_##b)
+#define DK__KEYS3(a, b, c) DK__FBIT(DK_##a) | DK__FBIT(DK_##b) | DK__FBIT(DK_##c)
+#define DK__KEYS4(a, b, c, d) DK__FBIT(DK_##a) | DK__FBIT(DK_##b) | DK__FBIT(DK_##c) | DK__FBIT(DK_##d)
 
 /* >>keyset ------------------------------------------------------------------ */
 
@@ -1272,6 +1283,7 @@ static int dk__tsan_fence_word DK__UNUSED;
 #define DK__ROLE_NUMBER(set, alias, reason) DK__SET_##set,
 enum { DK__SET_NONE_ = 0, DK__FORALL_ALIAS_ROLES(DK__ROLE_NUMBER) DK__NUM_ROLES_PLUS_1 };
 #undef DK__ROLE_NUMBER
+#define DK__SET_KEYS(...) 0 /* a user alias's KEYS(...) set: no role */
 #define DK__NUM_ROLES (DK__NUM_ROLES_PLUS_1 - 1)
 #define DK__ALIAS_FIRST(name, set, want) (DK__SET_##set == (want)) ? DK_##name :
 #define DK__ALIAS_KEY(want) (DK_FORALL_ALIAS_KEYS(DK__ALIAS_FIRST, want) DK_Undefined)
@@ -4547,11 +4559,16 @@ DK__PRIVATE dk_status dk__impl_locked(dk_registry *r, const char *name, dk_key k
     if (!len || name[len] != '\0')
         return dk__fail(DK_ERR_BAD_NAME, "impl(\"%s\", ...): expected an operator name 'ns::name[.overload]'", name);
     if ((s = dk__check_kernel_key("impl", key)) != DK_OK) return s;
+    if (dk_key_is_alias(key) && !dk__role_of(key))   /* resolution would never read it */
+        return dk__fail(DK_ERR_BAD_KEY,
+                        "impl(\"%s\", %s): the alias key plays no resolution role (a KEYS(...) alias, or a "
+                        "second alias of the same role): register the kernel at its runtime keys; a fallback "
+                        "at the alias covers them all", name, dk_key_name(key));
     if ((s = dk__check_kernel_desc("impl", d)) != DK_OK) return s;
     if (key == DK_Undefined) { /* catch-all */
         if ((int)DK__ALIAS_MATH == 0)
             return dk__fail(DK_ERR_BAD_KEY, "impl(\"%s\", ...): a catch-all kernel needs an alias key with the "
-                                            "MATH set (c10's CompositeImplicitAutograd), which this key list lacks",
+                                            "MATH set, which this key list lacks",
                             name);
         key = (dk_key)DK__ALIAS_MATH;
     }
