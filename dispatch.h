@@ -26,7 +26,8 @@
    TABLE OF CONTENTS (grep for the >>tag)
 
        >>config      configuration macros, presets, user lists
-       >>lists       the X-macro lists: backends, functionality keys, alias keys
+       >>lists       the X-macro lists: backends, functionality keys, alias keys;
+                     Note [Custom key lists] (a program's own keys, worked example)
        >>enums       dk_backend, dk_key, counts, runtime slots, static asserts
        >>roles       role flags of functionality keys, and the named keysets
        >>keyset      dk_keyset and its algebra (all static inline)
@@ -135,6 +136,9 @@
        dk_skip_functionalize_push, dk_guard_pop, dk_tls_included,
        dk_tls_excluded, dk_tls_set_included, dk_tls_set_excluded,
        dk_tls_is_included, dk_tls_is_excluded, dk_tls_is_default
+   Foreign callers (>>tls)   dk_abi_*: the registry, def / impl / fallback,
+       kernel descriptions, keyset algebra, stacks, TLS guards and the key
+       space's counts as real functions of plain C types (examples/ctypes)
    Keysets (>>keyset)        dk_ks_* (from_key, from_backend, or, and, minus,
        add, remove, has, highest_key, table_index, full_after, first/next,
        DK_KS_FOREACH, to_string...), the named sets DK_KS_*
@@ -310,14 +314,121 @@ extern "C" {
 
      DK_FORALL_ALIAS_KEYS(X, extra):
        X(Name, Set, extra)
-         Set          the named keyset (DK_KS_<Set>) of runtime keys it covers
+         Set          the resolution role it plays (BACKEND, MATH, ...: the
+                      named keyset DK_KS_<Set> is what it covers), or
+                      KEYS(key, ...) (see Note [Custom key lists])
 */
 
 #ifdef DK_CONFIG_HEADER
 #include DK_CONFIG_HEADER
 #endif
 
-/* >>lists ------------------------------------------------------------------- */
+/* >>lists -------------------------------------------------------------------
+
+   Note [Custom key lists]. A program with its own domain brings its own
+   keys: define the lists in a header and pass it as DK_CONFIG_HEADER
+   ("doc_keys.h") to every unit, the library's included. Everything is
+   generated from the rows (enums, names, slots, keysets, resolution).
+
+   Backends: X(Name, OwnAutograd, AutocastKey, Functional, extra), where a
+   call lands (DK_<Name>Bit). Outside PyTorch: OwnAutograd 1 when the list
+   has a per-backend autograd row and this backend uses its own key of it
+   (0: it shares the DK_R_AUTOGRAD_OTHER key, or there is no autograd),
+   AutocastKey Undefined, Functional 0.
+
+   Functionality keys, lowest priority first: X(Name, PerBackend, Prefix,
+   Roles, extra). A layer is a row; PerBackend 1 gives it one key per
+   backend, <Prefix><Backend>. Special rows are found by role, never by name
+   (Note [Roles]); a list needs only the first:
+     DK_R_BACKEND | DK_R_BACKEND_FN, per backend, empty prefix: the
+         plain-kernel row (PyTorch's Dense): its keys are named after the
+         backends (DK_Raster) and hold each backend's own kernels. The first
+         per-backend DK_R_BACKEND_FN row is it (dk_autograd_backend_set).
+     DK_R_BACKEND          more rows of backend kernels (the BACKEND alias
+                           covers them): Quantized, Sparse in PyTorch
+     DK_R_AUTOGRAD         a layer above the backends that the AUTOGRAD_ALIAS
+                           alias covers and dk_below_autograd_push excludes;
+                           the first such row starts DK_KS_AFTER_AUTOGRAD
+     DK_R_AUTOGRAD_OTHER, DK_R_OTHER_BACKEND   one shared autograd key for
+                           backends with OwnAutograd 0, and the rows it serves
+     DK_R_MATH             also covered by the MATH alias
+     DK_R_INCLUDED         on in every thread by default (TLS included set)
+     DK_R_AUTOCAST         off in every thread by default (TLS excluded set)
+     the rest (DK_R_INPLACE_VIEW, _FUNCTIONALIZE, _PYTHON, _FUNCTORCH,
+     _BATCHED, _NESTED, _SPARSE, _SPARSE_CSR, _MKLDNN, _ALWAYS_AFTER) serve
+     PyTorch's own layers; a list without them loses only those keysets.
+   Thread-local defaults come from the roles: with no DK_R_INCLUDED or
+   DK_R_AUTOCAST row both sets are empty and every layer is off until a
+   keyset or a guard (dk_include_push, per thread) switches it on.
+
+   Limits: Note [List limits] (>>enums), checked at compile time.
+
+   Alias keys: X(Name, Set, extra), names of the user's choosing. Set is a
+   resolution role, c10's rules under any name:
+     BACKEND                 one kernel for every backend without its own
+                             (PyTorch's CompositeExplicitAutograd)
+     NON_FUNCTIONAL_BACKEND  the same, Functional backends and DK_R_SPARSE
+                             rows left out
+     MATH                    a kernel for backends, autograd and DK_R_MATH
+                             rows; the catch-all (DK_Undefined) registers here
+     AUTOGRAD_ALIAS          every DK_R_AUTOGRAD key
+     NESTED, FUNCTORCH_BATCHED   PyTorch's nested and batched layers
+   or KEYS(k1, ..., k4): functionality keys of the lists, each on every
+   backend when per backend ("Accessibility on every backend"). A KEYS
+   alias takes one fallback for all its keys (dk_fallback: one call, one
+   handle); kernels go to its runtime keys (dk_impl at it is refused, as it
+   is at a second alias of a role: resolution reads the first). Without an
+   alias list, PyTorch's six names apply with their roles; one that covers
+   no runtime key of the lists (Autograd without an autograd row) refuses
+   registrations (DK_ERR_BAD_KEY), as does any such alias.
+
+   Handles that are not tensors: a call's keyset comes from its "Tensor"
+   arguments only (schemas give no other argument keys). A program passes
+   its handle as a Tensor: typed calls read it through DK_DECLARE_OP's
+   keyset expression, or dkgen's bindings through DKGEN_TENSOR (the handle
+   type) and DKGEN_TENSOR_KEYSET(h); boxed calls through the registry's
+   tensor_keyset hook (dkgen_tensor_keyset from the same macros).
+   Foreign callers reach the same through the dk_abi_* functions (>>tls).
+
+   Worked example (examples/docrender: docrender.c, compiled as C99 and
+   C++ and run by `make test`, example-docrender, which also checks that
+   these rows are doc_keys.h's). A document renderer:
+
+    #define DK_FORALL_BACKEND_COMPONENTS(X, extra) \
+        X(Raster, 0, Undefined, 0, extra)          \
+        X(Vector, 0, Undefined, 0, extra)          \
+        X(Text,   0, Undefined, 0, extra)
+    #define DK_FORALL_FUNCTIONALITY_KEYS(X, extra)                              \
+        X(Render,        1,           , DK_R_BACKEND | DK_R_BACKEND_FN, extra)  \
+        X(Cache,         0,           , 0, extra)                               \
+        X(Accessibility, 1, Accessible, 0, extra)                               \
+        X(Logging,       0,           , 0, extra)                               \
+        X(Profile,       0,           , 0, extra)
+    #define DK_FORALL_ALIAS_KEYS(X, extra)      \
+        X(AnyBackend,    BACKEND, extra)        \
+        X(Portable,      MATH, extra)           \
+        X(AllAccessible, KEYS(Accessibility), extra)
+
+   gives keys DK_Raster, DK_Vector, DK_Text, DK_Cache, DK_AccessibleRaster...,
+   DK_Logging, DK_Profile and the aliases. Then (doc_ops.txt declares
+   "doc::render(Tensor d, int width) -> int"; a document is a struct whose
+   ks member is its keyset, DKGEN_TENSOR const doc *):
+
+    doc_render_impl(r, DK_Raster, render_raster, NULL, &h);      // own kernels
+    doc_render_impl(r, DK_AnyBackend, render_any, NULL, &h);     // Text's
+    doc_render_impl(r, DK_Cache, render_cache, NULL, &h);        // a layer kernel
+    dk_fallback(r, DK_Cache, dk_fallthrough(), &h);              // other operators
+    dk_fallback(r, DK_AllAccessible, dk_boxed(accessible, NULL), &h);
+    dk_fallback(r, DK_Logging, dk_boxed(logging, NULL), &h);
+    poster.ks = dk_ks_add(dk_ks_from_key(DK_Raster), DK_Accessibility);
+    doc_render_call(render_op, &poster, 40);   // AccessibleRaster, then Raster
+    g = dk_include_push(dk_ks_from_key(DK_Logging));   // this thread only
+    ... dk_guard_pop(g);
+
+   and a layer kernel goes below itself with
+   doc_render_redispatch(op, dk_ks_and(ks, DK_KS_FULL_AFTER(DK_Cache)), ...).
+   Messages name this list's keys ("no Portable / AnyBackend kernel or
+   backend fallback covers it"). */
 
 #if defined(DK_FORALL_BACKEND_COMPONENTS) != defined(DK_FORALL_FUNCTIONALITY_KEYS)
 #error "dispatch.h: define both DK_FORALL_BACKEND_COMPONENTS and DK_FORALL_FUNCTIONALITY_KEYS, or neither"

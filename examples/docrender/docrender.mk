@@ -4,7 +4,8 @@
 #
 #   example-docrender   gen/dkgen turns doc_ops.txt into $(BUILD)/examples/docrender/doc_ops.h;
 #                       docrender.c is compiled with DK_CONFIG_HEADER="doc_keys.h"
-#                       (C99 and C++), run, and its output compared with expected.txt
+#                       (C99 and C++), run, and its output compared with expected.txt;
+#                       the rows the manual quotes are checked against doc_keys.h
 
 DR_DIR := examples/docrender
 DR_OUT  = $(BUILD)/examples/docrender
@@ -24,6 +25,10 @@ $(BUILD)/examples/docrender/docrender-cxx: $(DR_DIR)/docrender.c $(DR_DIR)/doc_k
 
 example-docrender: $(BUILD)/examples/docrender/docrender $(BUILD)/examples/docrender/docrender-cxx ## the custom-key-lists example (a document renderer: Raster/Vector/Text, Cache, Accessibility, Logging, Profile), output compared with expected.txt
 	@mkdir -p $(BUILD)/results; ok=0; bad=0; \
+	missing=$$(grep -E '^ *(X\(|#define)' $(DR_DIR)/doc_keys.h | sed 's/^ *//' | \
+	  while IFS= read -r l; do grep -qF -- "$$l" dispatch.h || echo "$$l"; done); \
+	if [ -z "$$missing" ]; then ok=$$((ok+1)); echo "  ok    dispatch.h's Note [Custom key lists] quotes doc_keys.h's rows"; \
+	else bad=$$((bad+1)); echo "  FAIL  Note [Custom key lists] lacks rows of doc_keys.h: $$missing"; fi; \
 	for v in docrender docrender-cxx; do \
 	  if $(DR_OUT)/$$v > $(DR_OUT)/$$v.txt 2>&1 && diff -u $(DR_DIR)/expected.txt $(DR_OUT)/$$v.txt; then \
 	    ok=$$((ok+1)); echo "  ok    examples/docrender ($$v) output is expected.txt"; \
