@@ -389,6 +389,8 @@ extern "C" {
    type) and DKGEN_TENSOR_KEYSET(h); boxed calls through the registry's
    tensor_keyset hook (dkgen_tensor_keyset from the same macros).
    Foreign callers reach the same through the dk_abi_* functions (>>tls).
+   dk_rename_backend renames only backends whose names begin with
+   PrivateUse (c10's rule): name a placeholder backend PrivateUse1.
 
    Worked example (examples/docrender: docrender.c, compiled as C99 and
    C++ and run by `make test`, example-docrender, which also checks that
