@@ -2228,6 +2228,9 @@ DK_API void dk_abi_include_push(uint64_t ks, dk_guard *out);
 DK_API void dk_abi_exclude_push(uint64_t ks, dk_guard *out);
 DK_API void dk_abi_force_push(uint64_t included, uint64_t excluded, dk_guard *out);
 DK_API void dk_abi_below_autograd_push(dk_guard *out);
+DK_API void dk_abi_below_inplace_view_push(dk_guard *out);
+DK_API void dk_abi_skip_functionalize_push(dk_guard *out);
+DK_API int dk_abi_tls_is_default(void);
 DK_API void dk_abi_guard_pop(const dk_guard *g);
 
 /* >>call ---------------------------------------------------------------------
@@ -6531,6 +6534,15 @@ DK_API void dk_abi_below_autograd_push(dk_guard *out) {
     dk_guard g = dk_below_autograd_push();
     if (out) *out = g;
 }
+DK_API void dk_abi_below_inplace_view_push(dk_guard *out) {
+    dk_guard g = dk_below_inplace_view_push();
+    if (out) *out = g;
+}
+DK_API void dk_abi_skip_functionalize_push(dk_guard *out) {
+    dk_guard g = dk_skip_functionalize_push();
+    if (out) *out = g;
+}
+DK_API int dk_abi_tls_is_default(void) { return dk_tls_is_default(); }
 DK_API void dk_abi_guard_pop(const dk_guard *g) { if (g) dk_guard_pop(*g); }
 /* <<impl-abi */
 

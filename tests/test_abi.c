@@ -109,8 +109,15 @@ static void test_guards(void **state) {
     dk_abi_below_autograd_push(&h);
     assert_true(dk_tls_is_excluded(DK_AutogradFunctionality));
     dk_abi_guard_pop(&h);
+    dk_abi_below_inplace_view_push(&h);
+    assert_true(dk_tls_is_excluded(DK_ADInplaceOrView) && dk_tls_is_excluded(DK_AutogradFunctionality));
+    dk_abi_guard_pop(&h);
+    dk_abi_skip_functionalize_push(&h);
+    assert_true(dk_tls_is_excluded(DK_Functionalize));
+    dk_abi_guard_pop(&h);
+    assert_false(dk_abi_tls_is_default());
     dk_abi_guard_pop(&g);
-    assert_true(dk_tls_is_default());
+    assert_true(dk_abi_tls_is_default());
     dk_abi_force_push(0, DK_KS_FULL.repr, &g);
     assert_true(dk_abi_tls_included() == 0 && dk_abi_tls_excluded() == DK_KS_FULL.repr);
     dk_abi_guard_pop(&g);
