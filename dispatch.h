@@ -378,7 +378,7 @@ extern "C" {
    alias takes one fallback for all its keys (dk_fallback: one call, one
    handle); kernels go to its runtime keys (dk_impl at it is refused, as it
    is at a second alias of a role: resolution reads the first). Without an
-   alias list, PyTorch's six names apply with their roles; one that covers
+   alias list, PyTorch 1.13.1's five apply with their roles; one that covers
    no runtime key of the lists (Autograd without an autograd row) refuses
    registrations (DK_ERR_BAD_KEY), as does any such alias.
 
@@ -577,9 +577,10 @@ extern "C" {
      B + N <= 64             one keyset bit per backend and per functionality
      PerBackend is 0 or 1    the column selects rows by token pasting
    Every table is wide enough for every list within them: there are
-   N + 2 + P * (B + 1) + A key values (at most 866 + A: dk_key, uint16_t tables), runtime
-   slots 1 + N + P * (B - 1) (at most 769), an operator's table stays below
-   32 KB (the static assertions below restate what the limits imply).
+   N + 2 + P * (B + 1) + A key values (at most 866 + A: dk_key and uint16_t
+   tables), 1 + N + P * (B - 1) runtime slots (at most 769), and an
+   operator's table stays below 32 KB (the static assertions below restate
+   what the limits imply).
    tests/limits/limits.sh builds lists at each limit and one past it. */
 #define DK__PP_ROW_BC(name, own_ag, autocast, functional, extra) + 1
 #define DK__PP_ROW_FK(name, pb, prefix, roles, extra) + 1
