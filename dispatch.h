@@ -2172,6 +2172,11 @@ DK_API void dk_abi_fallthrough(void *kernel);
 DK_API dk_status dk_abi_def(dk_registry *r, const char *schema, dk_registration **out);
 DK_API dk_status dk_abi_impl(dk_registry *r, const char *op_name, int key, const void *kernel, dk_registration **out);
 DK_API dk_status dk_abi_fallback(dk_registry *r, int key, const void *kernel, dk_registration **out);
+/* boxed calls, as dk_call_boxed / dk_redispatch_boxed, returning this
+   call's status (what dk_last_call_status() would give after it: DK_OK
+   with a registry whose call-error hook is the program's own) */
+DK_API dk_status dk_abi_call_boxed(const dk_operator *op, dk_stack *stack);
+DK_API dk_status dk_abi_redispatch_boxed(const dk_operator *op, uint64_t ks, dk_stack *stack);
 /* what a boxed kernel receives: its user_data, the operator's name */
 DK_API void *dk_abi_kernel_user_data(const dk_kernel *kernel);
 DK_API const char *dk_abi_op_name(const dk_operator *op);
@@ -6414,6 +6419,18 @@ DK_API dk_status dk_abi_fallback(dk_registry *r, int key, const void *kernel, dk
     if (!kernel) return dk__fail(DK_ERR_NULL, "dk_abi_fallback: NULL kernel description");
     memcpy(&d, kernel, sizeof d);
     return dk__fallback(r, (dk_key)key, d, dk__abi_site, 0, out, dk_config_signature());
+}
+DK_API dk_status dk_abi_call_boxed(const dk_operator *op, dk_stack *stack) {
+    if (!op || !stack) return dk__fail(DK_ERR_NULL, "dk_abi_call_boxed: NULL %s", op ? "stack" : "operator");
+    (void)dk_last_call_status();   /* an earlier call's status, not consumed, is not this one's */
+    dk_call_boxed(op, stack);
+    return dk_last_call_status();
+}
+DK_API dk_status dk_abi_redispatch_boxed(const dk_operator *op, uint64_t ks, dk_stack *stack) {
+    if (!op || !stack) return dk__fail(DK_ERR_NULL, "dk_abi_redispatch_boxed: NULL %s", op ? "stack" : "operator");
+    (void)dk_last_call_status();
+    dk_redispatch_boxed(op, dk_ks_raw(ks), stack);
+    return dk_last_call_status();
 }
 DK_API void *dk_abi_kernel_user_data(const dk_kernel *kernel) { return kernel ? kernel->user_data : NULL; }
 DK_API const char *dk_abi_op_name(const dk_operator *op) { return op ? op->name : NULL; }

@@ -173,10 +173,18 @@ static void test_registration(void **state) {
         x.ks = dk_abi_ks_or(dk_abi_ks_from_key(DK_CPU), dk_abi_ks_from_key(DK_Tracer));
         x.v = 1.25;
         dk_abi_push_tensor(s, &x);
-        dk_call_boxed(dk_op_lookup(r, "t::twice"), s);   /* Tracer falls through to CPU */
-        assert_int_equal(dk_last_call_status(), DK_OK);
+        assert_int_equal(dk_abi_call_boxed(dk_op_lookup(r, "t::twice"), s), DK_OK);   /* Tracer falls through */
         assert_int_equal(dk_abi_pop_double(s, &d), DK_OK);
         assert_true(d == 2.5);
+        dk_abi_push_tensor(s, &x);   /* below Tracer, given as a uint64_t */
+        assert_int_equal(dk_abi_redispatch_boxed(dk_op_lookup(r, "t::twice"), dk_abi_ks_from_key(DK_CPU), s), DK_OK);
+        assert_int_equal(dk_abi_pop_double(s, &d), DK_OK);
+        assert_true(d == 2.5);
+        x.ks = dk_abi_ks_from_key(DK_CUDA);   /* no kernel: the status, the arguments consumed */
+        dk_abi_push_tensor(s, &x);
+        assert_int_equal(dk_abi_call_boxed(dk_op_lookup(r, "t::twice"), s), DK_ERR_NO_KERNEL);
+        assert_int_equal(dk_abi_stack_size(s), 0);
+        assert_int_equal(dk_abi_call_boxed(NULL, s), DK_ERR_NULL);
         dk_abi_registry_destroy(r);
     }
     /* a registry from dk_registry_create destroyed by dk_abi_registry_destroy */

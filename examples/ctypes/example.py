@@ -56,14 +56,13 @@ sig("dk_abi_pop_double", C.c_int, C.c_void_p, C.POINTER(C.c_double))
 sig("dk_abi_include_push", None, Keyset, C.POINTER(Guard))
 sig("dk_abi_guard_pop", None, C.POINTER(Guard))
 sig("dk_abi_tls_included", Keyset)
-sig("dk_call_boxed", None, C.c_void_p, C.c_void_p)
-sig("dk_redispatch_boxed", None, C.c_void_p, Keyset, C.c_void_p)
+sig("dk_abi_call_boxed", C.c_int, C.c_void_p, C.c_void_p)
+sig("dk_abi_redispatch_boxed", C.c_int, C.c_void_p, Keyset, C.c_void_p)
 sig("dk_op_lookup", C.c_void_p, C.c_void_p, C.c_char_p)
 sig("dk_key_parse", C.c_int, C.c_char_p, C.POINTER(C.c_int))
 sig("dk_key_name", C.c_char_p, C.c_int)
 sig("dk_last_error", C.c_char_p)
 sig("dk_status_str", C.c_char_p, C.c_int)
-sig("dk_last_call_status", C.c_int)
 
 DK_OK = 0
 
@@ -113,7 +112,7 @@ log = []  # what the tracing layer saw, per thread
 def trace_fallback(kernel, op, ks, stack):
     log.append("%s: %s at %s" % (threading.current_thread().name, lib.dk_abi_op_name(op).decode(),
                                  lib.dk_key_name(lib.dk_abi_ks_highest_key(ks)).decode()))
-    lib.dk_redispatch_boxed(op, lib.dk_abi_ks_and(ks, lib.dk_abi_ks_full_after(TRACER)), stack)
+    lib.dk_abi_redispatch_boxed(op, lib.dk_abi_ks_and(ks, lib.dk_abi_ks_full_after(TRACER)), stack)
 
 
 kernel = C.create_string_buffer(lib.dk_abi_kernel_desc_size())
@@ -136,8 +135,7 @@ def scale(t, factor):  # a boxed call: push the arguments, call, pop the return
     stack = lib.dk_abi_stack_new(4)
     lib.dk_abi_push_tensor(stack, C.cast(C.pointer(t), C.c_void_p))
     lib.dk_abi_push_double(stack, factor)
-    lib.dk_call_boxed(op, stack)
-    check(lib.dk_last_call_status(), "py::scale")
+    check(lib.dk_abi_call_boxed(op, stack), "py::scale")
     out = C.c_double()
     check(lib.dk_abi_pop_double(stack, C.byref(out)), "pop the result")
     assert lib.dk_abi_stack_size(stack) == 0
