@@ -58,6 +58,7 @@ UNIT_TESTS := test_keyspace test_conformance test_custom_config test_config_mism
 UNIT_TESTS += test_names test_debug test_quiescent test_quiescent_epochs test_call_epochs
 TSAN_TESTS := test_threads test_call test_races test_reclaim test_reclaim_epochs test_threads_epochs test_names \
               test_quiescent test_quiescent_epochs test_call_epochs
+UNIT_TESTS += test_abi test_user_lists
 KEYSPACE_VECTORS := tests/conformance/keyspace-1.13.1.txt
 TABLE_VECTORS    := tests/conformance/tables-1.13.1.txt
 SCHEMA_VECTORS   := tests/conformance/schemas-1.13.1.txt
@@ -113,6 +114,7 @@ FLAGS_test_conformance       := -DDK_PRESET_TORCH_1_13_1
 FLAGS_test_table_conformance := -DDK_PRESET_TORCH_1_13_1
 FLAGS_test_call_conformance  := -DDK_PRESET_TORCH_1_13_1
 FLAGS_test_custom_config     := '-DDK_CONFIG_HEADER="custom_config.h"' -Itests
+FLAGS_test_user_lists        := '-DDK_CONFIG_HEADER="user_lists_config.h"' -Itests
 FLAGS_test_gen               := -Igen
 FLAGS_test_debug             := -Igen
 ARGS_test_schema             := $(SCHEMA_VECTORS)
@@ -122,7 +124,7 @@ ARGS_test_call_conformance   := tests/conformance/calls-1.13.1.txt $(TABLE_VECTO
 FLAGS_test_names             := -DDK_PRESET_TORCH_1_13_1
 ARGS_test_names              := tests/conformance/texts-1.13.1.txt
 
-$(BUILD)/test_%: tests/test_%.c dispatch.h tests/custom_config.h tests/vectors.h | $(BUILD)
+$(BUILD)/test_%: tests/test_%.c dispatch.h tests/custom_config.h tests/user_lists_config.h tests/vectors.h | $(BUILD)
 	$(CC) $(CFLAGS_T) $(EXTRA) $(FLAGS_test_$*) $< -o $@ $(LIBS_T)
 $(BUILD)/test_gen: gen/sample_ops.h
 $(BUILD)/test_debug: gen/sample_ops.h
@@ -217,6 +219,9 @@ include tests/conformance/conformance.mk
 include gen/gen.mk
 include examples/minitensor/minitensor.mk
 include tests/plugin/plugin.mk
+include tests/limits/limits.mk
+include examples/ctypes/ctypes.mk
+include examples/docrender/docrender.mk
 include tests/html.mk
 test: html-render
 include tests/cross/cross.mk

@@ -26,7 +26,8 @@
    TABLE OF CONTENTS (grep for the >>tag)
 
        >>config      configuration macros, presets, user lists
-       >>lists       the X-macro lists: backends, functionality keys, alias keys
+       >>lists       the X-macro lists: backends, functionality keys, alias keys;
+                     Note [Custom key lists] (a program's own keys, worked example)
        >>enums       dk_backend, dk_key, counts, runtime slots, static asserts
        >>roles       role flags of functionality keys, and the named keysets
        >>keyset      dk_keyset and its algebra (all static inline)
@@ -37,7 +38,8 @@
        >>boxed       the handle types, dk_value, dk_stack, boxed kernels, adapters
        >>registry    kernels, operator tables, registries, def / impl / fallback,
                      libraries, introspection (dumps, the HTML dispatch table)
-       >>tls         thread-local include / exclude sets and guards
+       >>tls         thread-local include / exclude sets and guards; the C ABI
+                     for foreign callers (dk_abi_*: real functions, plain types)
        >>call        dk_dispatch, dk_lookup, DK_DECLARE_OP, typed registration
                      (DK_IMPL_TYPED), boxed calls, the autograd-not-implemented
                      fallback, explain (per argument), trace
@@ -45,7 +47,8 @@
        >>impl        implementation (DISPATCH_IMPLEMENTATION only):
                      >>impl-threads, >>impl-errors, >>impl-epochs (Note
                      [Reclamation]), >>impl-names, >>impl-slots, >>impl-config,
-                     >>impl-registry (Note [Resolution]), >>impl-call, >>impl-schema
+                     >>impl-registry (Note [Resolution]), >>impl-call, >>impl-abi,
+                     >>impl-schema
 
    CONFIGURATION MACROS
 
@@ -133,6 +136,9 @@
        dk_skip_functionalize_push, dk_guard_pop, dk_tls_included,
        dk_tls_excluded, dk_tls_set_included, dk_tls_set_excluded,
        dk_tls_is_included, dk_tls_is_excluded, dk_tls_is_default
+   Foreign callers (>>tls)   dk_abi_*: the registry, def / impl / fallback,
+       kernel descriptions, keyset algebra, stacks, TLS guards and the key
+       space's counts as real functions of plain C types (examples/ctypes)
    Keysets (>>keyset)        dk_ks_* (from_key, from_backend, or, and, minus,
        add, remove, has, highest_key, table_index, full_after, first/next,
        DK_KS_FOREACH, to_string...), the named sets DK_KS_*
@@ -320,14 +326,123 @@ extern "C" {
 
      DK_FORALL_ALIAS_KEYS(X, extra):
        X(Name, Set, extra)
-         Set          the named keyset (DK_KS_<Set>) of runtime keys it covers
+         Set          the resolution role it plays (BACKEND, MATH, ...: the
+                      named keyset DK_KS_<Set> is what it covers), or
+                      KEYS(key, ...) (see Note [Custom key lists])
 */
 
 #ifdef DK_CONFIG_HEADER
 #include DK_CONFIG_HEADER
 #endif
 
-/* >>lists ------------------------------------------------------------------- */
+/* >>lists -------------------------------------------------------------------
+
+   Note [Custom key lists]. A program with its own domain brings its own
+   keys: define the lists in a header and pass it as DK_CONFIG_HEADER
+   ("doc_keys.h") to every unit, the library's included. Everything is
+   generated from the rows (enums, names, slots, keysets, resolution).
+
+   Backends: X(Name, OwnAutograd, AutocastKey, Functional, extra), where a
+   call lands (DK_<Name>Bit). Outside PyTorch: OwnAutograd 1 when the list
+   has a per-backend autograd row and this backend uses its own key of it
+   (0: it shares the DK_R_AUTOGRAD_OTHER key, or there is no autograd),
+   AutocastKey Undefined, Functional 0.
+
+   Functionality keys, lowest priority first: X(Name, PerBackend, Prefix,
+   Roles, extra). A layer is a row; PerBackend 1 gives it one key per
+   backend, <Prefix><Backend>. Special rows are found by role, never by name
+   (Note [Roles]); a list needs only the first:
+     DK_R_BACKEND | DK_R_BACKEND_FN, per backend, empty prefix: the
+         plain-kernel row (PyTorch's Dense): its keys are named after the
+         backends (DK_Raster) and hold each backend's own kernels. The first
+         per-backend DK_R_BACKEND_FN row is it (dk_autograd_backend_set).
+     DK_R_BACKEND          more rows of backend kernels (the BACKEND alias
+                           covers them): Quantized, Sparse in PyTorch
+     DK_R_AUTOGRAD         a layer above the backends that the AUTOGRAD_ALIAS
+                           alias covers and dk_below_autograd_push excludes;
+                           the first such row starts DK_KS_AFTER_AUTOGRAD
+     DK_R_AUTOGRAD_OTHER, DK_R_OTHER_BACKEND   one shared autograd key for
+                           backends with OwnAutograd 0, and the rows it serves
+     DK_R_MATH             also covered by the MATH alias
+     DK_R_INCLUDED         on in every thread by default (TLS included set)
+     DK_R_AUTOCAST         off in every thread by default (TLS excluded set)
+     the rest (DK_R_INPLACE_VIEW, _FUNCTIONALIZE, _PYTHON, _FUNCTORCH,
+     _BATCHED, _NESTED, _SPARSE, _SPARSE_CSR, _MKLDNN, _ALWAYS_AFTER) serve
+     PyTorch's own layers; a list without them loses only those keysets.
+   Thread-local defaults come from the roles: with no DK_R_INCLUDED or
+   DK_R_AUTOCAST row both sets are empty and every layer is off until a
+   keyset or a guard (dk_include_push, per thread) switches it on.
+
+   Limits: Note [List limits] (>>enums), checked at compile time.
+
+   Alias keys: X(Name, Set, extra), names of the user's choosing. Set is a
+   resolution role, c10's rules under any name:
+     BACKEND                 one kernel for every backend without its own
+                             (PyTorch's CompositeExplicitAutograd)
+     NON_FUNCTIONAL_BACKEND  the same, Functional backends and DK_R_SPARSE
+                             rows left out
+     MATH                    a kernel for backends, autograd and DK_R_MATH
+                             rows; the catch-all (DK_Undefined) registers here
+     AUTOGRAD_ALIAS          every DK_R_AUTOGRAD key
+     NESTED, FUNCTORCH_BATCHED   PyTorch's nested and batched layers
+   or KEYS(k1, ..., k4): functionality keys of the lists, each on every
+   backend when per backend ("Accessibility on every backend"). A KEYS
+   alias takes one fallback for all its keys (dk_fallback: one call, one
+   handle); kernels go to its runtime keys (dk_impl at it is refused, as it
+   is at a second alias of a role: resolution reads the first). Without an
+   alias list, PyTorch 1.13.1's five apply with their roles; one that covers
+   no runtime key of the lists (Autograd without an autograd row) refuses
+   registrations (DK_ERR_BAD_KEY), as does any such alias.
+
+   Handles that are not tensors: a call's keyset comes from its "Tensor"
+   arguments only (schemas give no other argument keys). A program passes
+   its handle as a Tensor: typed calls read it through DK_DECLARE_OP's
+   keyset expression, or dkgen's bindings through DKGEN_TENSOR (the handle
+   type) and DKGEN_TENSOR_KEYSET(h); boxed calls through the registry's
+   tensor_keyset hook (dkgen_tensor_keyset from the same macros).
+   Foreign callers reach the same through the dk_abi_* functions (>>tls).
+   dk_rename_backend renames only backends whose names begin with
+   PrivateUse (c10's rule): name a placeholder backend PrivateUse1.
+
+   Worked example (examples/docrender: docrender.c, compiled as C99 and
+   C++ and run by `make test`, example-docrender, which also checks that
+   these rows are doc_keys.h's). A document renderer:
+
+    #define DK_FORALL_BACKEND_COMPONENTS(X, extra) \
+        X(Raster, 0, Undefined, 0, extra)          \
+        X(Vector, 0, Undefined, 0, extra)          \
+        X(Text,   0, Undefined, 0, extra)
+    #define DK_FORALL_FUNCTIONALITY_KEYS(X, extra)                              \
+        X(Render,        1,           , DK_R_BACKEND | DK_R_BACKEND_FN, extra)  \
+        X(Cache,         0,           , 0, extra)                               \
+        X(Accessibility, 1, Accessible, 0, extra)                               \
+        X(Logging,       0,           , 0, extra)                               \
+        X(Profile,       0,           , 0, extra)
+    #define DK_FORALL_ALIAS_KEYS(X, extra)      \
+        X(AnyBackend,    BACKEND, extra)        \
+        X(Portable,      MATH, extra)           \
+        X(AllAccessible, KEYS(Accessibility), extra)
+
+   gives keys DK_Raster, DK_Vector, DK_Text, DK_Cache, DK_AccessibleRaster...,
+   DK_Logging, DK_Profile and the aliases. Then (doc_ops.txt declares
+   "doc::render(Tensor d, int width) -> int"; a document is a struct whose
+   ks member is its keyset, DKGEN_TENSOR const doc *):
+
+    doc_render_impl(r, DK_Raster, render_raster, NULL, &h);      // own kernels
+    doc_render_impl(r, DK_AnyBackend, render_any, NULL, &h);     // Text's
+    doc_render_impl(r, DK_Cache, render_cache, NULL, &h);        // a layer kernel
+    dk_fallback(r, DK_Cache, dk_fallthrough(), &h);              // other operators
+    dk_fallback(r, DK_AllAccessible, dk_boxed(accessible, NULL), &h);
+    dk_fallback(r, DK_Logging, dk_boxed(logging, NULL), &h);
+    poster.ks = dk_ks_add(dk_ks_from_key(DK_Raster), DK_Accessibility);
+    doc_render_call(render_op, &poster, 40);   // AccessibleRaster, then Raster
+    g = dk_include_push(dk_ks_from_key(DK_Logging));   // this thread only
+    ... dk_guard_pop(g);
+
+   and a layer kernel goes below itself with
+   doc_render_redispatch(op, dk_ks_and(ks, DK_KS_FULL_AFTER(DK_Cache)), ...).
+   Messages name this list's keys ("no Portable / AnyBackend kernel or
+   backend fallback covers it"). */
 
 #if defined(DK_FORALL_BACKEND_COMPONENTS) != defined(DK_FORALL_FUNCTIONALITY_KEYS)
 #error "dispatch.h: define both DK_FORALL_BACKEND_COMPONENTS and DK_FORALL_FUNCTIONALITY_KEYS, or neither"
@@ -465,6 +580,46 @@ extern "C" {
      then the alias keys; StartOfAliasKeys / EndOfAliasKeys name the ends.
 */
 
+/* Note [List limits]. What the lists may hold, checked by the preprocessor
+   so that under every standard (C99 included) a list past a limit gets one
+   message that names the limit and the fix, then a fatal stop (no
+   follow-on errors). B backend rows, N functionality rows, P of them per
+   backend, A alias rows:
+     1 <= B <= 16            backend masks and the slot tables are 16 wide
+     B + N <= 64             one keyset bit per backend and per functionality
+     PerBackend is 0 or 1    the column selects rows by token pasting
+   Every table is wide enough for every list within them: there are
+   N + 2 + P * (B + 1) + A key values (at most 866 + A: dk_key and uint16_t
+   tables), 1 + N + P * (B - 1) runtime slots (at most 769), and an
+   operator's table stays below 32 KB (the static assertions below restate
+   what the limits imply).
+   tests/limits/limits.sh builds lists at each limit and one past it. */
+#define DK__PP_ROW_BC(name, own_ag, autocast, functional, extra) + 1
+#define DK__PP_ROW_FK(name, pb, prefix, roles, extra) + 1
+#define DK__PP_BAD_PB(name, pb, prefix, roles, extra) + ((pb) != 0 && (pb) != 1)
+#if (0 DK_FORALL_BACKEND_COMPONENTS(DK__PP_ROW_BC, ~)) < 1
+#error "dispatch.h: limit: at least 1 backend component; add a row to DK_FORALL_BACKEND_COMPONENTS"
+#define DK__LIST_LIMIT_FAILED
+#endif
+#if (0 DK_FORALL_BACKEND_COMPONENTS(DK__PP_ROW_BC, ~)) > 16
+#error "dispatch.h: limit: at most 16 backend components (DK_FORALL_BACKEND_COMPONENTS has more); remove rows, or serve several devices with one component"
+#define DK__LIST_LIMIT_FAILED
+#endif
+#if (0 DK_FORALL_FUNCTIONALITY_KEYS(DK__PP_BAD_PB, ~)) != 0
+#error "dispatch.h: limit: the PerBackend column of DK_FORALL_FUNCTIONALITY_KEYS is 0 or 1 (a literal); fix the rows that have another value"
+#define DK__LIST_LIMIT_FAILED
+#endif
+#if (0 DK_FORALL_BACKEND_COMPONENTS(DK__PP_ROW_BC, ~) DK_FORALL_FUNCTIONALITY_KEYS(DK__PP_ROW_FK, ~)) > 64
+#error "dispatch.h: limit: backend components + functionality keys <= 64 (one keyset bit each; the lists have more); remove functionality rows or backend components"
+#define DK__LIST_LIMIT_FAILED
+#endif
+#ifdef DK__LIST_LIMIT_FAILED /* a fatal error: stop here, before the tables give follow-on errors */
+#include "dispatch.h: compilation stopped at the list limit reported above"
+#endif
+#undef DK__PP_ROW_BC
+#undef DK__PP_ROW_FK
+#undef DK__PP_BAD_PB
+
 /* Backend components: InvalidBit = 0, then DK_<Name>Bit in list order. */
 #define DK__BC_ENUM(name, own_ag, autocast, functional, extra) DK_##name##Bit,
 typedef enum dk_backend {
@@ -600,7 +755,10 @@ enum {
     DK__KEY_FUNCTIONALIZE = DK__ROLE_KEY(DK_R_FUNCTIONALIZE),
     DK__KEY_FIRST_AUTOGRAD = DK__ROLE_KEY(DK_R_AUTOGRAD),
     /* the per-backend autograd functionality (AutogradFunctionality) */
-    DK__KEY_AUTOGRAD_FUNCTIONALITY = DK__PB_ROLE_KEY(DK_R_AUTOGRAD)
+    DK__KEY_AUTOGRAD_FUNCTIONALITY = DK__PB_ROLE_KEY(DK_R_AUTOGRAD),
+    /* the plain-kernel row: the first per-backend backend functionality
+       (Dense; a user list may call it anything) */
+    DK__KEY_PLAIN_BACKEND = DK__PB_ROLE_KEY(DK_R_BACKEND_FN)
 };
 
 /* c10's DispatchKeySet(FULL_AFTER, k): every bit below k's functionality bit,
@@ -633,6 +791,17 @@ enum {
 #define DK__R_SPARSE_CSR      DK__ROLE_BITS(DK_R_SPARSE_CSR)               /* sparse_csr_ks */
 #define DK__R_MKLDNN          DK__ROLE_BITS(DK_R_MKLDNN)                   /* mkldnn_ks */
 #define DK__R_INPLACE_VIEW    DK__ROLE_BITS(DK_R_INPLACE_VIEW)             /* inplace_or_view_ks */
+/* A user alias row's set: KEYS(k1, ..., k4), up to four functionality keys
+   of the lists, each on every backend when it is per backend (an alias for
+   "Accessibility on every backend"). Such an alias plays no resolution role
+   (DK__SET_KEYS is 0): a fallback at it registers each of its runtime keys,
+   a kernel (dk_impl) goes to the runtime keys themselves. */
+#define DK__R_KEYS(...) (DK__R_BACKENDS | DK__KEYS_N(__VA_ARGS__, DK__KEYS4, DK__KEYS3, DK__KEYS2, DK__KEYS1, ~)(__VA_ARGS__))
+#define DK__KEYS_N(a, b, c, d, n, ...) n
+#define DK__KEYS1(a) DK__FBIT(DK_##a)
+#define DK__KEYS2(a, b) DK__FBIT(DK_##a) | DK__FBIT(DK_##b)
+#define DK__KEYS3(a, b, c) DK__FBIT(DK_##a) | DK__FBIT(DK_##b) | DK__FBIT(DK_##c)
+#define DK__KEYS4(a, b, c, d) DK__FBIT(DK_##a) | DK__FBIT(DK_##b) | DK__FBIT(DK_##c) | DK__FBIT(DK_##d)
 
 /* >>keyset ------------------------------------------------------------------ */
 
@@ -725,7 +894,7 @@ static const uint8_t dk__per_backend_functionalities[DK_NUM_PER_BACKEND_FUNCTION
 
 /* First runtime key (the StartOf marker) of each functionality, 0 if not per-backend. */
 #define DK__FK_START(name, pb, prefix, roles, extra) DK__PER_BACKEND_##pb(DK_StartOf##name##Backends) + 0,
-static const uint8_t dk__per_backend_start[DK_NUM_FUNCTIONALITY_KEYS] DK__UNUSED = {
+static const uint16_t dk__per_backend_start[DK_NUM_FUNCTIONALITY_KEYS] DK__UNUSED = {
     0, DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_START, ~)
 };
 #undef DK__FK_START
@@ -1006,8 +1175,8 @@ DK_INLINE dk_keyset dk_autograd_backend_set(dk_key k) {
     if (dk_key_has_role(f, DK_R_AUTOGRAD_OTHER)) return DK_KS_OTHER_BACKENDS;
     if (dk_key_has_role(f, DK_R_NESTED)) /* AutogradNestedTensor: every NestedTensor key */
         return dk_ks_raw((DK__ROLE_BITS(DK_R_NESTED) & ~DK__R_AUTOGRAD) | DK__R_BACKENDS);
-    if (b != DK_InvalidBit && (own & dk_ks_from_backend(b).repr))
-        return dk_ks_from_key(dk_key_runtime(DK_Dense, b));
+    if (b != DK_InvalidBit && (own & dk_ks_from_backend(b).repr) && (int)DK__KEY_PLAIN_BACKEND != 0)
+        return dk_ks_from_key(dk_key_runtime((dk_key)DK__KEY_PLAIN_BACKEND, b));
     return DK_KS_EMPTY;
 }
 
@@ -1242,6 +1411,7 @@ static int dk__tsan_fence_word DK__UNUSED;
 #define DK__ROLE_NUMBER(set, alias, reason) DK__SET_##set,
 enum { DK__SET_NONE_ = 0, DK__FORALL_ALIAS_ROLES(DK__ROLE_NUMBER) DK__NUM_ROLES_PLUS_1 };
 #undef DK__ROLE_NUMBER
+#define DK__SET_KEYS(...) 0 /* a user alias's KEYS(...) set: no role */
 #define DK__NUM_ROLES (DK__NUM_ROLES_PLUS_1 - 1)
 #define DK__ALIAS_FIRST(name, set, want) (DK__SET_##set == (want)) ? DK_##name :
 #define DK__ALIAS_KEY(want) (DK_FORALL_ALIAS_KEYS(DK__ALIAS_FIRST, want) DK_Undefined)
@@ -2041,6 +2211,101 @@ DK_INLINE dk_guard dk_below_inplace_view_push(void) { return dk_exclude_push(DK_
 DK_INLINE dk_guard dk_skip_functionalize_push(void) {
     return dk_exclude_push(dk_ks_from_key((dk_key)DK__KEY_FUNCTIONALIZE));
 }
+
+
+/* The C ABI for foreign callers (Python's ctypes, cffi, other languages'
+   FFIs): a real exported function for what C gets as macros or static
+   inline functions, with plain C types only. Keysets are uint64_t (the
+   repr), keys and backends int, guards are written to a caller's dk_guard
+   (two uint64_t), a kernel description is an opaque buffer of
+   dk_abi_kernel_desc_size() bytes, stacks are made and freed here. The
+   inline versions stay what C uses. Registration records the site
+   "<foreign caller>" and checks nothing against a caller's lists: a foreign
+   caller uses the library's own (dk_abi_num_backends, dk_key_name,
+   dk_key_parse tell them). A boxed kernel receives its dk_keyset, a struct
+   of one uint64_t, passed as a uint64_t is by every ABI dispatch.h runs on. */
+/* registries: tensor handles' keysets come from keyset_of(tensor,
+   user_data) or, when keyset_of is NULL, from the handle's first 8 bytes
+   (a uint64_t: a struct whose first member is the keyset). Destroy with
+   dk_abi_registry_destroy (it frees what create allocated). */
+DK_API dk_status dk_abi_registry_create(uint64_t (*keyset_of)(const void *tensor, void *user_data), void *user_data,
+                                        dk_registry **out);
+DK_API void dk_abi_registry_destroy(dk_registry *r);
+/* registration, as dk_def / dk_impl / dk_fallback; kernel: a buffer filled
+   by dk_abi_boxed, dk_abi_unboxed or dk_abi_fallthrough */
+DK_API size_t dk_abi_kernel_desc_size(void);
+DK_API void dk_abi_boxed(void *kernel, dk_boxed_fn fn, void *user_data);
+DK_API void dk_abi_unboxed(void *kernel, dk_fn fn, void *user_data);
+DK_API void dk_abi_fallthrough(void *kernel);
+DK_API dk_status dk_abi_def(dk_registry *r, const char *schema, dk_registration **out);
+DK_API dk_status dk_abi_impl(dk_registry *r, const char *op_name, int key, const void *kernel, dk_registration **out);
+DK_API dk_status dk_abi_fallback(dk_registry *r, int key, const void *kernel, dk_registration **out);
+/* boxed calls, as dk_call_boxed / dk_redispatch_boxed, returning this
+   call's status (what dk_last_call_status() would give after it: DK_OK
+   with a registry whose call-error hook is the program's own) */
+DK_API dk_status dk_abi_call_boxed(const dk_operator *op, dk_stack *stack);
+DK_API dk_status dk_abi_redispatch_boxed(const dk_operator *op, uint64_t ks, dk_stack *stack);
+/* what a boxed kernel receives: its user_data, the operator's name */
+DK_API void *dk_abi_kernel_user_data(const dk_kernel *kernel);
+DK_API const char *dk_abi_op_name(const dk_operator *op);
+/* the key space */
+DK_API int dk_abi_num_backends(void);
+DK_API int dk_abi_num_functionality_keys(void);
+DK_API int dk_abi_num_keys(void);
+DK_API int dk_abi_num_runtime_entries(void);
+/* keyset algebra (the dk_ks_* functions of >>keyset) */
+DK_API uint64_t dk_abi_ks_from_key(int key);
+DK_API uint64_t dk_abi_ks_from_backend(int backend);
+DK_API uint64_t dk_abi_ks_or(uint64_t a, uint64_t b);
+DK_API uint64_t dk_abi_ks_and(uint64_t a, uint64_t b);
+DK_API uint64_t dk_abi_ks_minus(uint64_t a, uint64_t b);
+DK_API uint64_t dk_abi_ks_add(uint64_t a, int key);
+DK_API uint64_t dk_abi_ks_remove(uint64_t a, int key);
+DK_API int dk_abi_ks_has(uint64_t a, int key);
+DK_API int dk_abi_ks_highest_key(uint64_t a);
+DK_API int dk_abi_ks_table_index(uint64_t a);
+DK_API uint64_t dk_abi_ks_full_after(int key);
+DK_API uint64_t dk_abi_ks_full(void);
+DK_API uint64_t dk_abi_alias_runtime_set(int alias);
+DK_API int dk_abi_ks_first(uint64_t a);
+DK_API int dk_abi_ks_next(uint64_t a, int key);
+DK_API int dk_abi_ks_to_string(uint64_t a, char *buf, size_t size);
+DK_API int dk_abi_key_runtime(int functionality, int backend);
+/* stacks: dk_abi_stack_new(capacity) (NULL out of memory), pushes return 1
+   or 0 when full; a pop of the wrong tag (or of an empty stack) returns
+   DK_ERR_BAD_STACK and leaves the stack as it was */
+DK_API dk_stack *dk_abi_stack_new(size_t capacity);
+DK_API void dk_abi_stack_free(dk_stack *s);
+DK_API size_t dk_abi_stack_size(const dk_stack *s);
+DK_API void dk_abi_stack_clear(dk_stack *s);
+DK_API int dk_abi_peek_tag(const dk_stack *s, size_t depth);   /* a dk_value_tag, -1 past the bottom */
+DK_API int dk_abi_push_none(dk_stack *s);
+DK_API int dk_abi_push_bool(dk_stack *s, int b);
+DK_API int dk_abi_push_int(dk_stack *s, int64_t i);
+DK_API int dk_abi_push_double(dk_stack *s, double d);
+DK_API int dk_abi_push_string(dk_stack *s, const char *str);
+DK_API int dk_abi_push_tensor(dk_stack *s, void *tensor);
+DK_API int dk_abi_push_object(dk_stack *s, void *object);
+DK_API dk_status dk_abi_pop_bool(dk_stack *s, int *out);
+DK_API dk_status dk_abi_pop_int(dk_stack *s, int64_t *out);
+DK_API dk_status dk_abi_pop_double(dk_stack *s, double *out);
+DK_API dk_status dk_abi_pop_string(dk_stack *s, const char **out);
+DK_API dk_status dk_abi_pop_tensor(dk_stack *s, void **out);
+DK_API dk_status dk_abi_pop_object(dk_stack *s, void **out);
+DK_API dk_status dk_abi_pop_none(dk_stack *s);
+/* this thread's state and guards (out: the guard to pop, on this thread) */
+DK_API uint64_t dk_abi_tls_included(void);
+DK_API uint64_t dk_abi_tls_excluded(void);
+DK_API void dk_abi_tls_set_included(uint64_t ks);
+DK_API void dk_abi_tls_set_excluded(uint64_t ks);
+DK_API void dk_abi_include_push(uint64_t ks, dk_guard *out);
+DK_API void dk_abi_exclude_push(uint64_t ks, dk_guard *out);
+DK_API void dk_abi_force_push(uint64_t included, uint64_t excluded, dk_guard *out);
+DK_API void dk_abi_below_autograd_push(dk_guard *out);
+DK_API void dk_abi_below_inplace_view_push(dk_guard *out);
+DK_API void dk_abi_skip_functionalize_push(dk_guard *out);
+DK_API int dk_abi_tls_is_default(void);
+DK_API void dk_abi_guard_pop(const dk_guard *g);
 
 /* >>call ---------------------------------------------------------------------
 
@@ -3161,7 +3426,7 @@ static const char *const dk__backend_names[DK_NUM_BACKENDS + 1] = {
    name is a no-op), at any time, since keys keep their values. */
 enum { DK__BACKEND_NAME_MAX = 32 };
 typedef struct dk__backend_alias {
-    const char *given;        /* "npu", as given: parses as the backend's Dense key and component */
+    const char *given;        /* "npu", as given: parses as the backend's plain-kernel key (Dense's) and component */
     const char *bit;          /* "NPUBit": dk_backend_name */
     /* per per-backend functionality block: <Prefix><NAME> ("NPU", "AutogradNPU");
        the name upper-cased, as c10's get_privateuse1_backend(false) */
@@ -3203,7 +3468,8 @@ DK__PRIVATE int dk__key_lookup(const char *name) {
     for (b = 1; b <= DK_NUM_BACKENDS; b++) {
         const dk__backend_alias *a = DK__LOAD_ACQ(&dk__renamed[b]);
         if (!a) continue;
-        if (DK_NUM_PER_BACKEND_FUNCTIONALITIES > 0 && strcmp(a->given, name) == 0) i = 0;
+        if ((int)DK__KEY_PLAIN_BACKEND != 0 && strcmp(a->given, name) == 0)   /* the plain-kernel row's block */
+            i = dk__pb_block((dk_key)(dk__per_backend_start[DK__KEY_PLAIN_BACKEND] + 1));
         else i = dk__find_name(a->keys, DK_NUM_PER_BACKEND_FUNCTIONALITIES, name);
         if (i >= 0) return DK_EndOfFunctionalityKeys + 1 + i * (DK_NUM_BACKENDS + 1) + b;
     }
@@ -4391,15 +4657,27 @@ DK__PRIVATE dk_status dk__check_signature(dk_registry *r, const char *signature)
     return DK_OK;
 }
 
-/* A kernel may be registered at a runtime key (not Undefined) or an alias key. */
+/* A kernel may be registered at a runtime key, Undefined (the catch-all), or
+   an alias key that covers at least one runtime key of the lists. */
 DK__PRIVATE dk_status dk__check_kernel_key(const char *what, dk_key key) {
     if ((unsigned)key >= (unsigned)DK_NUM_KEYS)
         return dk__fail(DK_ERR_BAD_KEY, "%s: %d is not a dispatch key", what, (int)key);
+    if (dk_key_is_alias(key) && dk_ks_first(dk_alias_runtime_set(key)) == DK_Undefined)
+        /* e.g. Autograd in a list without an autograd layer: a kernel there could never run */
+        return dk__fail(DK_ERR_BAD_KEY,
+                        "%s: the alias key '%s' covers no runtime key of this key list (it has no key with the "
+                        "roles the alias stands for), so a kernel there could never run",
+                        what, dk_key_name(key));
     if (key == DK_Undefined || dk_key_is_alias(key) || dk_key_is_runtime(key)) return DK_OK;
-    return dk__fail(DK_ERR_BAD_KEY,
-                    "%s: '%s' is neither a runtime key nor an alias key (per-backend functionality keys and "
-                    "markers have no slot; register at e.g. 'CPU' or 'AutogradCPU')",
-                    what, dk_key_name(key));
+    {   /* suggest a runtime key of this list: key's own on the first backend, else the first runtime key */
+        dk_key f = dk_key_functionality(key), eg = (dk_key)(DK_EndOfFunctionalityKeys + 2);
+        if (dk_key_is_per_backend_functionality(f)) eg = dk_key_runtime(f, (dk_backend)1);
+        if (DK_NUM_PER_BACKEND_FUNCTIONALITIES == 0) eg = (dk_key)1;
+        return dk__fail(DK_ERR_BAD_KEY,
+                        "%s: '%s' is neither a runtime key nor an alias key (per-backend functionality keys and "
+                        "markers have no slot; register at a runtime key, e.g. '%s')",
+                        what, dk_key_name(key), dk_key_name(eg));
+    }
 }
 
 DK__PRIVATE dk_status dk__check_kernel_desc(const char *what, dk_kernel_desc d) {
@@ -4717,11 +4995,17 @@ DK__PRIVATE dk_status dk__impl_locked(dk_registry *r, const char *name, dk_key k
     if (!len || name[len] != '\0')
         return dk__fail(DK_ERR_BAD_NAME, "impl(\"%s\", ...): expected an operator name 'ns::name[.overload]'", name);
     if ((s = dk__check_kernel_key("impl", key)) != DK_OK) return s;
+    if (dk_key_is_alias(key) && !dk__role_of(key))   /* resolution would never read it */
+        return dk__fail(DK_ERR_BAD_KEY,
+                        "impl(\"%s\", %s): the alias key plays no resolution role (a KEYS(...) alias, or a "
+                        "second alias of the same role): register the kernel at its runtime keys; a fallback "
+                        "at the alias covers them all", name, dk_key_name(key));
     if ((s = dk__check_kernel_desc("impl", d)) != DK_OK) return s;
     if (key == DK_Undefined) { /* catch-all */
         if ((int)DK__ALIAS_MATH == 0)
-            return dk__fail(DK_ERR_BAD_KEY, "impl(\"%s\", ...): a catch-all kernel needs the "
-                                            "CompositeImplicitAutograd alias, which this key list lacks", name);
+            return dk__fail(DK_ERR_BAD_KEY, "impl(\"%s\", ...): a catch-all kernel needs an alias key with the "
+                                            "MATH set, which this key list lacks",
+                            name);
         key = (dk_key)DK__ALIAS_MATH;
     }
     if ((s = dk__op_prepare(r, name, len, &prep)) != DK_OK) return s;
@@ -5918,19 +6202,36 @@ DK__PRIVATE void dk__missing_message(const dk_operator *op, const dk_op_table *t
     dk__append(buf, size, &len, has_fallback ? " (and backend fallbacks at other keys)" : "");
     dk__append(buf, size, &len, "\n  likely cause: ");
     if (key == DK_Undefined)
+    {
         dk__append(buf, size, &len, "no tensor argument carried a dispatch key (an empty keyset); pass tensors, or "
-                                    "register a fallback or a CompositeImplicitAutograd kernel");
+                                    "register a fallback");
+        if ((int)DK__ALIAS_MATH != 0) {
+            dk__append(buf, size, &len, " or a ");
+            dk__append(buf, size, &len, dk_key_name((dk_key)DK__ALIAS_MATH));
+            dk__append(buf, size, &len, " kernel");
+        }
+    }
     else if (!n && !t->schema)
         dk__append(buf, size, &len, "the operator has neither a def nor a kernel: was the library that registers "
                                     "it loaded?");
     else if (!n)
         dk__append(buf, size, &len, "the operator is defined but has no kernels yet");
-    else if (dk_key_has_role(dk_key_functionality(key), DK_R_AUTOGRAD))
-        dk__append(buf, size, &len, "no autograd kernel: register one at this key or at Autograd, or (for "
-                                    "operators without autograd support) a fallthrough fallback at Autograd");
-    else
-        dk__append(buf, size, &len, "no kernel for this backend, and no CompositeImplicitAutograd / "
-                                    "CompositeExplicitAutograd kernel or backend fallback covers it");
+    else if (dk_key_has_role(dk_key_functionality(key), DK_R_AUTOGRAD) && (int)DK__ALIAS_AUTOGRAD != 0) {
+        const char *ag = dk_key_name((dk_key)DK__ALIAS_AUTOGRAD);  /* the list's own name for it */
+        dk__append(buf, size, &len, "no autograd kernel: register one at this key or at ");
+        dk__append(buf, size, &len, ag);
+        dk__append(buf, size, &len, ", or (for operators without autograd support) a fallthrough fallback at ");
+        dk__append(buf, size, &len, ag);
+    } else if (dk_key_has_role(dk_key_functionality(key), DK_R_AUTOGRAD))
+        dk__append(buf, size, &len, "no autograd kernel: register one at this key, or a fallthrough fallback at it");
+    else {   /* names only the aliases this key list has */
+        dk__append(buf, size, &len, "no kernel for this backend, and no ");
+        if ((int)DK__ALIAS_MATH != 0) dk__append(buf, size, &len, dk_key_name((dk_key)DK__ALIAS_MATH));
+        if ((int)DK__ALIAS_MATH != 0 && (int)DK__ALIAS_BACKEND != 0) dk__append(buf, size, &len, " / ");
+        if ((int)DK__ALIAS_BACKEND != 0) dk__append(buf, size, &len, dk_key_name((dk_key)DK__ALIAS_BACKEND));
+        dk__append(buf, size, &len, (int)DK__ALIAS_MATH != 0 || (int)DK__ALIAS_BACKEND != 0 ? " kernel or " : "");
+        dk__append(buf, size, &len, "backend fallback covers it");
+    }
 }
 
 DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args,
@@ -6528,6 +6829,214 @@ DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, 
     dk__append(buf, size, &len, "]\n");
     return (int)len;
 }
+
+/* >>impl-abi ------------------------------------------------------------------
+
+   The C ABI for foreign callers (see >>tls): each function is the inline or
+   macro version it names, with plain C types. */
+typedef struct dk__abi_hook { uint64_t (*keyset_of)(const void *, void *); void *user_data; } dk__abi_hook;
+DK__PRIVATE dk_keyset dk__abi_tensor_keyset(const void *tensor, void *user_data) {
+    const dk__abi_hook *h = (const dk__abi_hook *)user_data;
+    uint64_t ks;
+    if (h->keyset_of) return dk_ks_raw(h->keyset_of(tensor, h->user_data));
+    if (!tensor) return dk_ks_raw(0);
+    memcpy(&ks, tensor, sizeof ks);
+    return dk_ks_raw(ks);
+}
+DK_API dk_status dk_abi_registry_create(uint64_t (*keyset_of)(const void *tensor, void *user_data), void *user_data,
+                                        dk_registry **out) {
+    dk_registry_desc desc;
+    dk__abi_hook *h;
+    dk_status s;
+    if (!out) return dk__fail(DK_ERR_NULL, "dk_abi_registry_create: NULL out");
+    if (!(h = (dk__abi_hook *)malloc(sizeof *h))) return dk__fail(DK_ERR_NO_MEMORY, "dk_abi_registry_create: out of memory");
+    h->keyset_of = keyset_of;
+    h->user_data = user_data;
+    memset(&desc, 0, sizeof desc);
+    desc.tensor_keyset = dk__abi_tensor_keyset;
+    desc.tensor_keyset_user_data = h;
+    if ((s = dk__registry_create(&desc, out, dk_config_signature())) != DK_OK) free(h);
+    return s;
+}
+DK_API void dk_abi_registry_destroy(dk_registry *r) {
+    void *h = NULL;
+    if (!r) return;
+    if (r->desc.tensor_keyset == dk__abi_tensor_keyset) h = r->desc.tensor_keyset_user_data;
+    dk_registry_destroy(r);
+    free(h);
+}
+static const char dk__abi_site[] = "<foreign caller>";
+DK_API size_t dk_abi_kernel_desc_size(void) { return sizeof(dk_kernel_desc); }
+DK_API void dk_abi_boxed(void *kernel, dk_boxed_fn fn, void *user_data) {
+    dk_kernel_desc d = dk_boxed(fn, user_data);
+    if (kernel) memcpy(kernel, &d, sizeof d);
+}
+DK_API void dk_abi_unboxed(void *kernel, dk_fn fn, void *user_data) {
+    dk_kernel_desc d = dk_unboxed(fn, user_data);
+    if (kernel) memcpy(kernel, &d, sizeof d);
+}
+DK_API void dk_abi_fallthrough(void *kernel) {
+    dk_kernel_desc d = dk_fallthrough();
+    if (kernel) memcpy(kernel, &d, sizeof d);
+}
+DK_API dk_status dk_abi_def(dk_registry *r, const char *schema, dk_registration **out) {
+    return dk__def(r, schema, NULL, dk__abi_site, 0, out, dk_config_signature());
+}
+DK_API dk_status dk_abi_impl(dk_registry *r, const char *op_name, int key, const void *kernel, dk_registration **out) {
+    dk_kernel_desc d;
+    if (!kernel) return dk__fail(DK_ERR_NULL, "dk_abi_impl: NULL kernel description");
+    memcpy(&d, kernel, sizeof d);
+    return dk__impl(r, op_name, (dk_key)key, d, dk__abi_site, 0, out, dk_config_signature());
+}
+DK_API dk_status dk_abi_fallback(dk_registry *r, int key, const void *kernel, dk_registration **out) {
+    dk_kernel_desc d;
+    if (!kernel) return dk__fail(DK_ERR_NULL, "dk_abi_fallback: NULL kernel description");
+    memcpy(&d, kernel, sizeof d);
+    return dk__fallback(r, (dk_key)key, d, dk__abi_site, 0, out, dk_config_signature());
+}
+DK_API dk_status dk_abi_call_boxed(const dk_operator *op, dk_stack *stack) {
+    if (!op || !stack) return dk__fail(DK_ERR_NULL, "dk_abi_call_boxed: NULL %s", op ? "stack" : "operator");
+    (void)dk_last_call_status();   /* an earlier call's status, not consumed, is not this one's */
+    dk_call_boxed(op, stack);
+    return dk_last_call_status();
+}
+DK_API dk_status dk_abi_redispatch_boxed(const dk_operator *op, uint64_t ks, dk_stack *stack) {
+    if (!op || !stack) return dk__fail(DK_ERR_NULL, "dk_abi_redispatch_boxed: NULL %s", op ? "stack" : "operator");
+    (void)dk_last_call_status();
+    dk_redispatch_boxed(op, dk_ks_raw(ks), stack);
+    return dk_last_call_status();
+}
+DK_API void *dk_abi_kernel_user_data(const dk_kernel *kernel) { return kernel ? kernel->user_data : NULL; }
+DK_API const char *dk_abi_op_name(const dk_operator *op) { return op ? op->name : NULL; }
+
+DK_API int dk_abi_num_backends(void) { return DK_NUM_BACKENDS; }
+DK_API int dk_abi_num_functionality_keys(void) { return DK_NUM_FUNCTIONALITY_KEYS; }
+DK_API int dk_abi_num_keys(void) { return DK_NUM_KEYS; }
+DK_API int dk_abi_num_runtime_entries(void) { return DK_NUM_RUNTIME_ENTRIES; }
+
+/* keys out of range give the empty set / Undefined, as the inline versions
+   do for Undefined (they would index tables with them) */
+#define DK__ABI_KEY_OK(k) ((unsigned)(k) < (unsigned)DK_NUM_KEYS)
+DK_API uint64_t dk_abi_ks_from_key(int key) { return DK__ABI_KEY_OK(key) ? dk_ks_from_key((dk_key)key).repr : 0; }
+DK_API uint64_t dk_abi_ks_from_backend(int b) {
+    return (unsigned)b <= (unsigned)DK_NUM_BACKENDS ? dk_ks_from_backend((dk_backend)b).repr : 0;
+}
+DK_API uint64_t dk_abi_ks_or(uint64_t a, uint64_t b) { return a | b; }
+DK_API uint64_t dk_abi_ks_and(uint64_t a, uint64_t b) { return a & b; }
+DK_API uint64_t dk_abi_ks_minus(uint64_t a, uint64_t b) { return dk_ks_minus(dk_ks_raw(a), dk_ks_raw(b)).repr; }
+DK_API uint64_t dk_abi_ks_add(uint64_t a, int key) { return a | dk_abi_ks_from_key(key); }
+DK_API uint64_t dk_abi_ks_remove(uint64_t a, int key) {
+    return DK__ABI_KEY_OK(key) ? dk_ks_remove(dk_ks_raw(a), (dk_key)key).repr : a;
+}
+DK_API int dk_abi_ks_has(uint64_t a, int key) { return DK__ABI_KEY_OK(key) && dk_ks_has(dk_ks_raw(a), (dk_key)key); }
+DK_API int dk_abi_ks_highest_key(uint64_t a) { return (int)dk_ks_highest_key(dk_ks_raw(a)); }
+DK_API int dk_abi_ks_table_index(uint64_t a) { return dk_ks_table_index(dk_ks_raw(a)); }
+DK_API uint64_t dk_abi_ks_full_after(int key) { return dk_ks_full_after((dk_key)key).repr; }
+DK_API uint64_t dk_abi_ks_full(void) { return DK__R_FULL; }
+DK_API uint64_t dk_abi_alias_runtime_set(int alias) {
+    return DK__ABI_KEY_OK(alias) ? dk_alias_runtime_set((dk_key)alias).repr : 0;
+}
+DK_API int dk_abi_ks_first(uint64_t a) { return (int)dk_ks_first(dk_ks_raw(a)); }
+DK_API int dk_abi_ks_next(uint64_t a, int key) {
+    return DK__ABI_KEY_OK(key) && key != DK_Undefined ? (int)dk_ks_next(dk_ks_raw(a), (dk_key)key) : DK_Undefined;
+}
+DK_API int dk_abi_ks_to_string(uint64_t a, char *buf, size_t size) { return dk_ks_to_string(dk_ks_raw(a), buf, size); }
+DK_API int dk_abi_key_runtime(int f, int b) {
+    if (!DK__ABI_KEY_OK(f) || (unsigned)b > (unsigned)DK_NUM_BACKENDS) return DK_Undefined;
+    if (dk_key_is_per_backend_functionality((dk_key)f) && b == DK_InvalidBit) return DK_Undefined;
+    return (int)dk_key_runtime((dk_key)f, (dk_backend)b);
+}
+#undef DK__ABI_KEY_OK
+
+/* a stack and its values in one allocation */
+DK_API dk_stack *dk_abi_stack_new(size_t capacity) {
+    dk_stack *s;
+    if (capacity > ((size_t)-1 - sizeof(dk_stack)) / sizeof(dk_value)) return NULL;
+    if (!(s = (dk_stack *)malloc(sizeof(dk_stack) + capacity * sizeof(dk_value)))) return NULL;
+    dk_stack_init(s, (dk_value *)(void *)(s + 1), capacity);
+    return s;
+}
+DK_API void dk_abi_stack_free(dk_stack *s) { free(s); }
+DK_API size_t dk_abi_stack_size(const dk_stack *s) { return s ? s->size : 0; }
+DK_API void dk_abi_stack_clear(dk_stack *s) { if (s) s->size = 0; }
+DK_API int dk_abi_peek_tag(const dk_stack *s, size_t depth) {
+    return s && depth < s->size ? (int)s->values[s->size - 1 - depth].tag : -1;
+}
+DK_API int dk_abi_push_none(dk_stack *s) { return s ? dk_push(s, dk_none()) : 0; }
+DK_API int dk_abi_push_bool(dk_stack *s, int b) { return s ? dk_push(s, dk_bool(b)) : 0; }
+DK_API int dk_abi_push_int(dk_stack *s, int64_t i) { return s ? dk_push(s, dk_int(i)) : 0; }
+DK_API int dk_abi_push_double(dk_stack *s, double d) { return s ? dk_push(s, dk_double(d)) : 0; }
+DK_API int dk_abi_push_string(dk_stack *s, const char *str) { return s ? dk_push(s, dk_string(str)) : 0; }
+DK_API int dk_abi_push_tensor(dk_stack *s, void *t) { return s ? dk_push(s, dk_tensor(t)) : 0; }
+DK_API int dk_abi_push_object(dk_stack *s, void *o) { return s ? dk_push(s, dk_object(o)) : 0; }
+/* The top value when it has tag `tag` (popped), else NULL and a message. */
+DK__PRIVATE const dk_value *dk__abi_pop(dk_stack *s, dk_value_tag tag, const char *what) {
+    const char *names[] = {
+#define DK__ABI_TAG_NAME(t, name) name,
+        DK_FORALL_VALUE_TAGS(DK__ABI_TAG_NAME)
+#undef DK__ABI_TAG_NAME
+    };
+    if (!s) { dk__fail(DK_ERR_NULL, "%s: NULL stack", what); return NULL; }
+    if (!s->size) { dk__fail(DK_ERR_BAD_STACK, "%s: the stack is empty", what); return NULL; }
+    if (s->values[s->size - 1].tag != tag) {
+        dk__fail(DK_ERR_BAD_STACK, "%s: the top of the stack is a %s, not a %s", what,
+                 (unsigned)s->values[s->size - 1].tag < sizeof names / sizeof *names
+                     ? names[s->values[s->size - 1].tag] : "bad value", names[tag]);
+        return NULL;
+    }
+    return &s->values[--s->size];
+}
+#define DK__ABI_POP(fname, type, tag, field)                                            \
+    DK_API dk_status fname(dk_stack *s, type *out) {                                    \
+        const dk_value *v;                                                              \
+        if (!out) return dk__fail(DK_ERR_NULL, #fname ": NULL out");                    \
+        if (!(v = dk__abi_pop(s, tag, #fname))) return s ? DK_ERR_BAD_STACK : DK_ERR_NULL; \
+        *out = (type)v->as.field;                                                       \
+        return DK_OK;                                                                   \
+    }
+DK__ABI_POP(dk_abi_pop_bool, int, DK_VALUE_BOOL, b)
+DK__ABI_POP(dk_abi_pop_int, int64_t, DK_VALUE_INT, i)
+DK__ABI_POP(dk_abi_pop_double, double, DK_VALUE_DOUBLE, d)
+DK__ABI_POP(dk_abi_pop_string, const char *, DK_VALUE_STRING, s)
+DK__ABI_POP(dk_abi_pop_tensor, void *, DK_VALUE_TENSOR, tensor)
+DK__ABI_POP(dk_abi_pop_object, void *, DK_VALUE_OBJECT, object)
+#undef DK__ABI_POP
+DK_API dk_status dk_abi_pop_none(dk_stack *s) {
+    if (!dk__abi_pop(s, DK_VALUE_NONE, "dk_abi_pop_none")) return s ? DK_ERR_BAD_STACK : DK_ERR_NULL;
+    return DK_OK;
+}
+
+DK_API uint64_t dk_abi_tls_included(void) { return dk_tls_included().repr; }
+DK_API uint64_t dk_abi_tls_excluded(void) { return dk_tls_excluded().repr; }
+DK_API void dk_abi_tls_set_included(uint64_t ks) { dk_tls_set_included(dk_ks_raw(ks)); }
+DK_API void dk_abi_tls_set_excluded(uint64_t ks) { dk_tls_set_excluded(dk_ks_raw(ks)); }
+DK_API void dk_abi_include_push(uint64_t ks, dk_guard *out) {
+    dk_guard g = dk_include_push(dk_ks_raw(ks));
+    if (out) *out = g;
+}
+DK_API void dk_abi_exclude_push(uint64_t ks, dk_guard *out) {
+    dk_guard g = dk_exclude_push(dk_ks_raw(ks));
+    if (out) *out = g;
+}
+DK_API void dk_abi_force_push(uint64_t included, uint64_t excluded, dk_guard *out) {
+    dk_guard g = dk_force_push(dk_ks_raw(included), dk_ks_raw(excluded));
+    if (out) *out = g;
+}
+DK_API void dk_abi_below_autograd_push(dk_guard *out) {
+    dk_guard g = dk_below_autograd_push();
+    if (out) *out = g;
+}
+DK_API void dk_abi_below_inplace_view_push(dk_guard *out) {
+    dk_guard g = dk_below_inplace_view_push();
+    if (out) *out = g;
+}
+DK_API void dk_abi_skip_functionalize_push(dk_guard *out) {
+    dk_guard g = dk_skip_functionalize_push();
+    if (out) *out = g;
+}
+DK_API int dk_abi_tls_is_default(void) { return dk_tls_is_default(); }
+DK_API void dk_abi_guard_pop(const dk_guard *g) { if (g) dk_guard_pop(*g); }
+/* <<impl-abi */
 
 /* >>impl-schema ---------------------------------------------------------------
 

@@ -21,9 +21,9 @@ check "DISPATCH_STATIC exports nothing" \
   sh -c "$cc $cflags -O2 -c tests/structure/static_b.c -o $out/static_b.o && \
          bad=\$(nm -g --defined-only $out/static_b.o | awk '{print \$3}' | grep -v '^static_b_name_is_cpu\$'); \
          [ -z \"\$bad\" ] || { echo \"exported: \$bad\"; exit 1; }"
-for cfg in too_many_backends:"backend masks are 16 bits" too_many_bits:"must fit in 64"; do
+for cfg in too_many_backends:"limit: at most 16 backend components" too_many_bits:"functionality keys <= 64"; do
   name=${cfg%%:*}; msg=${cfg#*:}
-  check "static assert rejects $name.h" \
+  check "the list limits reject $name.h" \
     sh -c "! $cc $cflags -std=c11 '-DDK_CONFIG_HEADER=\"$name.h\"' -Itests/structure -c tests/compile_all.c \
              -o $out/never.o > $out/$name.log 2>&1 && grep -q '$msg' $out/$name.log"
 done

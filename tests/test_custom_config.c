@@ -1,5 +1,6 @@
 /* A user-supplied key space (tests/custom_config.h) compiles and behaves:
-   every table is generated from the user's rows. */
+   every table is generated from the user's rows, and special rows are found
+   by role (the plain-kernel row is called Plain, not Dense). */
 #define DISPATCH_IMPLEMENTATION
 #include "dispatch.h"
 
@@ -7,15 +8,16 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <string.h>
 
 static void test_generated_sizes(void **state) {
     (void)state;
     assert_int_equal(DK_NUM_BACKENDS, 2);
-    assert_int_equal(DK_NUM_FUNCTIONALITY_KEYS, 4); /* Undefined, Dense, AutogradFunctionality, Tracing */
+    assert_int_equal(DK_NUM_FUNCTIONALITY_KEYS, 4); /* Undefined, Plain, AutogradFunctionality, Tracing */
     assert_int_equal(DK_NUM_RUNTIME_ENTRIES, 6);
     assert_int_equal(DK_C10_VERSION, 0);
     assert_int_equal(DK_GPUBit, 2);
-    assert_int_equal(DK_CPU, DK_StartOfDenseBackends + 1);
+    assert_int_equal(DK_CPU, DK_StartOfPlainBackends + 1);
     assert_int_equal(DK_AutogradGPU, DK_StartOfAutogradFunctionalityBackends + 2);
     assert_int_equal(DK_Autograd, DK_StartOfAliasKeys);
     assert_true(DK_KS_FULL.repr == 0x1f);
@@ -72,6 +74,29 @@ static void test_names(void **state) {
     assert_int_equal(dk_config_check(), DK_OK);
 }
 
+/* The plain-kernel row is found by its role (DK_R_BACKEND_FN, per backend),
+   whatever the list calls it: c10's getBackendKeySetFromAutograd. */
+static void test_plain_row_by_role(void **state) {
+    (void)state;
+    assert_true(dk_ks_equal(dk_autograd_backend_set(DK_AutogradCPU), dk_ks_from_key(DK_CPU)));
+    assert_true(dk_ks_equal(dk_autograd_backend_set(DK_AutogradGPU), dk_ks_from_key(DK_GPU)));
+    assert_true(dk_ks_is_empty(dk_autograd_backend_set(DK_Tracing)));
+    assert_true(dk_ks_is_empty(dk_autograd_backend_set(DK_GPU)));
+}
+
+/* A message that suggests a key names one of this list's keys. */
+static void test_messages_name_this_lists_keys(void **state) {
+    dk_registry *r;
+    dk_registration *h;
+    (void)state;
+    assert_int_equal(dk_registry_create(NULL, &r), DK_OK);
+    assert_int_equal(dk_impl(r, "t::f", DK_Plain, dk_fallthrough(), &h), DK_ERR_BAD_KEY);
+    assert_non_null(strstr(dk_last_error(), "e.g. 'CPU'"));
+    assert_int_equal(dk_impl(r, "t::f", DK_AutogradFunctionality, dk_fallthrough(), &h), DK_ERR_BAD_KEY);
+    assert_non_null(strstr(dk_last_error(), "e.g. 'AutogradCPU'"));
+    dk_registry_destroy(r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_generated_sizes),
@@ -79,6 +104,8 @@ int main(void) {
         cmocka_unit_test(test_dispatch_order),
         cmocka_unit_test(test_aliases_from_roles),
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_plain_row_by_role),
+        cmocka_unit_test(test_messages_name_this_lists_keys),
     };
     return cmocka_run_group_tests_name("custom configuration", tests, NULL, NULL);
 }

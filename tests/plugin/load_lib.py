@@ -5,9 +5,9 @@ import sys
 
 lib = ctypes.CDLL(sys.argv[1])
 reg = ctypes.c_void_p()
-lib.dk_config_signature.restype = ctypes.c_char_p
-sig = lib.dk_config_signature()
-status = lib.dk__registry_create(None, ctypes.byref(reg), sig)
+lib.dk_abi_registry_create.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
+lib.dk_abi_registry_destroy.argtypes = [ctypes.c_void_p]
+status = lib.dk_abi_registry_create(None, None, ctypes.byref(reg))   # the C ABI (examples/ctypes)
 assert status == 0, status
-lib.dk_registry_destroy(reg)
+lib.dk_abi_registry_destroy(reg)
 print("ctypes loaded the implementation (version %d) and made a registry" % lib.dk_version_number())

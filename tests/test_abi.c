@@ -1,0 +1,205 @@
+/* The C ABI for foreign callers (dk_abi_*): each function gives what the
+   inline or macro version gives, bad input gets a status and changes
+   nothing, guards act on the calling thread only. */
+#define DISPATCH_IMPLEMENTATION
+#include "dispatch.h"
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <cmocka.h>
+
+static void test_keyset_algebra_matches_inline(void **state) {
+    int k, j;
+    (void)state;
+    assert_int_equal(dk_abi_num_backends(), DK_NUM_BACKENDS);
+    assert_int_equal(dk_abi_num_keys(), DK_NUM_KEYS);
+    assert_int_equal(dk_abi_num_functionality_keys(), DK_NUM_FUNCTIONALITY_KEYS);
+    assert_int_equal(dk_abi_num_runtime_entries(), DK_NUM_RUNTIME_ENTRIES);
+    assert_true(dk_abi_ks_full() == DK_KS_FULL.repr);
+    for (k = 0; k < DK_NUM_KEYS; k++) {
+        dk_keyset ks = dk_ks_from_key((dk_key)k);
+        assert_true(dk_abi_ks_from_key(k) == ks.repr);
+        assert_true(dk_abi_ks_full_after(k) == dk_ks_full_after((dk_key)k).repr);
+        assert_true(dk_abi_alias_runtime_set(k) == dk_alias_runtime_set((dk_key)k).repr);
+        assert_int_equal(dk_abi_ks_highest_key(ks.repr), dk_ks_highest_key(ks));
+        assert_int_equal(dk_abi_ks_table_index(ks.repr), dk_ks_table_index(ks));
+        for (j = 0; j < DK_NUM_KEYS; j += 7) {
+            dk_keyset b = dk_ks_from_key((dk_key)j);
+            assert_true(dk_abi_ks_or(ks.repr, b.repr) == dk_ks_or(ks, b).repr);
+            assert_true(dk_abi_ks_and(ks.repr, b.repr) == dk_ks_and(ks, b).repr);
+            assert_true(dk_abi_ks_minus(ks.repr, b.repr) == dk_ks_minus(ks, b).repr);
+            assert_true(dk_abi_ks_add(ks.repr, j) == dk_ks_add(ks, (dk_key)j).repr);
+            assert_true(dk_abi_ks_remove(ks.repr, j) == dk_ks_remove(ks, (dk_key)j).repr);
+            assert_int_equal(dk_abi_ks_has(ks.repr, j), dk_ks_has(ks, (dk_key)j));
+        }
+    }
+    for (k = 0; k <= DK_NUM_BACKENDS; k++)
+        assert_true(dk_abi_ks_from_backend(k) == dk_ks_from_backend((dk_backend)k).repr);
+    assert_int_equal(dk_abi_key_runtime(DK_AutogradFunctionality, DK_CUDABit), DK_AutogradCUDA);
+    assert_int_equal(dk_abi_key_runtime(DK_Tracer, DK_CUDABit), DK_Tracer);
+    /* out of range: empty sets and Undefined, never a table read out of bounds */
+    assert_true(dk_abi_ks_from_key(-1) == 0 && dk_abi_ks_from_key(DK_NUM_KEYS) == 0);
+    assert_true(dk_abi_ks_from_backend(DK_NUM_BACKENDS + 1) == 0);
+    assert_int_equal(dk_abi_ks_has(~(uint64_t)0, 100000), 0);
+    assert_int_equal(dk_abi_key_runtime(DK_Dense, DK_InvalidBit), DK_Undefined);
+    assert_int_equal(dk_abi_key_runtime(100000, 1), DK_Undefined);
+    {   /* iteration and printing */
+        uint64_t ks = dk_abi_ks_or(dk_abi_ks_from_key(DK_CPU), dk_abi_ks_from_key(DK_AutogradCPU));
+        char buf[128];
+        assert_int_equal(dk_abi_ks_first(ks), DK_CPU);
+        assert_int_equal(dk_abi_ks_next(ks, DK_CPU), DK_AutogradCPU);
+        assert_int_equal(dk_abi_ks_next(ks, DK_AutogradCPU), DK_Undefined);
+        assert_true(dk_abi_ks_to_string(ks, buf, sizeof buf) > 0);
+        assert_string_equal(buf, "DispatchKeySet(CPU, AutogradCPU)");
+    }
+}
+
+static void test_stack(void **state) {
+    dk_stack *s = dk_abi_stack_new(3);
+    int64_t i;
+    double d;
+    void *t;
+    (void)state;
+    assert_non_null(s);
+    assert_int_equal(dk_abi_push_int(s, 7), 1);
+    assert_int_equal(dk_abi_push_double(s, 2.5), 1);
+    assert_int_equal(dk_abi_push_tensor(s, &i), 1);
+    assert_int_equal(dk_abi_push_none(s), 0); /* full: nothing pushed */
+    assert_int_equal(dk_abi_stack_size(s), 3);
+    assert_int_equal(dk_abi_peek_tag(s, 0), DK_VALUE_TENSOR);
+    assert_int_equal(dk_abi_peek_tag(s, 2), DK_VALUE_INT);
+    assert_int_equal(dk_abi_peek_tag(s, 3), -1);
+    /* the wrong tag: a status, a message, the stack as it was */
+    assert_int_equal(dk_abi_pop_int(s, &i), DK_ERR_BAD_STACK);
+    assert_non_null(strstr(dk_last_error(), "the top of the stack is a tensor, not a int"));
+    assert_int_equal(dk_abi_stack_size(s), 3);
+    assert_int_equal(dk_abi_pop_tensor(s, &t), DK_OK);
+    assert_ptr_equal(t, &i);
+    assert_int_equal(dk_abi_pop_double(s, &d), DK_OK);
+    assert_true(d == 2.5);
+    assert_int_equal(dk_abi_pop_int(s, &i), DK_OK);
+    assert_int_equal(i, 7);
+    assert_int_equal(dk_abi_pop_none(s), DK_ERR_BAD_STACK);
+    assert_non_null(strstr(dk_last_error(), "empty"));
+    assert_int_equal(dk_abi_pop_int(NULL, &i), DK_ERR_NULL);
+    assert_int_equal(dk_abi_pop_int(s, NULL), DK_ERR_NULL);
+    dk_abi_stack_free(s);
+}
+
+static void *other_thread(void *arg) {
+    *(uint64_t *)arg = dk_abi_tls_included();
+    return NULL;
+}
+
+static void test_guards(void **state) {
+    dk_guard g, h;
+    uint64_t seen = 0;
+    pthread_t th;
+    (void)state;
+    assert_true(dk_tls_is_default());
+    dk_abi_include_push(dk_abi_ks_from_key(DK_Tracer), &g);
+    assert_true(dk_tls_is_included(DK_Tracer));
+    assert_true(dk_abi_tls_included() == dk_tls_included().repr);
+    assert_int_equal(pthread_create(&th, NULL, other_thread, &seen), 0);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_true(seen == DK_KS_DEFAULT_INCLUDED.repr); /* another thread's state is its own */
+    dk_abi_below_autograd_push(&h);
+    assert_true(dk_tls_is_excluded(DK_AutogradFunctionality));
+    dk_abi_guard_pop(&h);
+    dk_abi_below_inplace_view_push(&h);
+    assert_true(dk_tls_is_excluded(DK_ADInplaceOrView) && dk_tls_is_excluded(DK_AutogradFunctionality));
+    dk_abi_guard_pop(&h);
+    dk_abi_skip_functionalize_push(&h);
+    assert_true(dk_tls_is_excluded(DK_Functionalize));
+    dk_abi_guard_pop(&h);
+    assert_false(dk_abi_tls_is_default());
+    dk_abi_guard_pop(&g);
+    assert_true(dk_abi_tls_is_default());
+    dk_abi_force_push(0, DK_KS_FULL.repr, &g);
+    assert_true(dk_abi_tls_included() == 0 && dk_abi_tls_excluded() == DK_KS_FULL.repr);
+    dk_abi_guard_pop(&g);
+    dk_abi_exclude_push(dk_abi_ks_from_key(DK_CPU), &g);
+    assert_true(dk_tls_is_excluded(DK_CPU));
+    dk_abi_guard_pop(&g);
+    assert_true(dk_tls_is_default());
+}
+
+typedef struct tensor { uint64_t ks; double v; } tensor;
+static int twice_tag, hook_tag;
+static void twice(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
+    void *t;
+    (void)ks;
+    assert_ptr_equal(dk_abi_kernel_user_data(k), &twice_tag);
+    assert_string_equal(dk_abi_op_name(op), "t::twice");
+    assert_int_equal(dk_abi_pop_tensor(s, &t), DK_OK);
+    dk_abi_push_double(s, 2 * ((tensor *)t)->v);
+}
+static uint64_t keyset_of(const void *t, void *user_data) {
+    assert_ptr_equal(user_data, &hook_tag);
+    return ((const tensor *)t)->ks;
+}
+
+static void test_registration(void **state) {
+    dk_registry *r, *r2;
+    dk_registration *h;
+    char kernel[256], dump[2048];
+    dk_stack *s = dk_abi_stack_new(2);
+    tensor x;
+    double d;
+    int i;
+    (void)state;
+    assert_true(dk_abi_kernel_desc_size() == sizeof(dk_kernel_desc) && sizeof kernel >= sizeof(dk_kernel_desc));
+    for (i = 0; i < 2; i++) {   /* handles' keysets: their first 8 bytes, or a hook */
+        assert_int_equal(i ? dk_abi_registry_create(keyset_of, &hook_tag, &r)
+                           : dk_abi_registry_create(NULL, NULL, &r), DK_OK);
+        assert_int_equal(dk_abi_def(r, "t::twice(Tensor x) -> float", &h), DK_OK);
+        dk_abi_boxed(kernel, twice, &twice_tag);
+        assert_int_equal(dk_abi_impl(r, "t::twice", DK_CPU, kernel, &h), DK_OK);
+        /* bad input: a status, a message, the registry as it was */
+        dk_op_dump_state(dk_op_lookup(r, "t::twice"), dump, sizeof dump);
+        assert_int_equal(dk_abi_impl(r, "t::twice", -3, kernel, &h), DK_ERR_BAD_KEY);
+        assert_int_equal(dk_abi_impl(r, "t::twice", DK_CUDA, NULL, &h), DK_ERR_NULL);
+        assert_int_equal(dk_abi_fallback(r, DK_Tracer, NULL, &h), DK_ERR_NULL);
+        {
+            char after[2048];
+            dk_op_dump_state(dk_op_lookup(r, "t::twice"), after, sizeof after);
+            assert_string_equal(dump, after);
+        }
+        dk_abi_fallthrough(kernel);
+        assert_int_equal(dk_abi_fallback(r, DK_Tracer, kernel, &h), DK_OK);
+        x.ks = dk_abi_ks_or(dk_abi_ks_from_key(DK_CPU), dk_abi_ks_from_key(DK_Tracer));
+        x.v = 1.25;
+        dk_abi_push_tensor(s, &x);
+        assert_int_equal(dk_abi_call_boxed(dk_op_lookup(r, "t::twice"), s), DK_OK);   /* Tracer falls through */
+        assert_int_equal(dk_abi_pop_double(s, &d), DK_OK);
+        assert_true(d == 2.5);
+        dk_abi_push_tensor(s, &x);   /* below Tracer, given as a uint64_t */
+        assert_int_equal(dk_abi_redispatch_boxed(dk_op_lookup(r, "t::twice"), dk_abi_ks_from_key(DK_CPU), s), DK_OK);
+        assert_int_equal(dk_abi_pop_double(s, &d), DK_OK);
+        assert_true(d == 2.5);
+        x.ks = dk_abi_ks_from_key(DK_CUDA);   /* no kernel: the status, the arguments consumed */
+        dk_abi_push_tensor(s, &x);
+        assert_int_equal(dk_abi_call_boxed(dk_op_lookup(r, "t::twice"), s), DK_ERR_NO_KERNEL);
+        assert_int_equal(dk_abi_stack_size(s), 0);
+        assert_int_equal(dk_abi_call_boxed(NULL, s), DK_ERR_NULL);
+        dk_abi_registry_destroy(r);
+    }
+    /* a registry from dk_registry_create destroyed by dk_abi_registry_destroy */
+    assert_int_equal(dk_registry_create(NULL, &r2), DK_OK);
+    dk_abi_registry_destroy(r2);
+    assert_int_equal(dk_abi_registry_create(NULL, NULL, NULL), DK_ERR_NULL);
+    dk_abi_stack_free(s);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_keyset_algebra_matches_inline),
+        cmocka_unit_test(test_stack),
+        cmocka_unit_test(test_guards),
+        cmocka_unit_test(test_registration),
+    };
+    return cmocka_run_group_tests_name("C ABI (dk_abi_*)", tests, NULL, NULL);
+}
