@@ -946,9 +946,12 @@ DK_INLINE dk_keyset dk_alias_runtime_set(dk_key alias) {
     return dk_ks_from_key(alias);
 }
 
-/* c10 isIncludedInAlias: runtime key k is covered by alias `alias`. */
+/* c10 isIncludedInAlias: runtime key k is covered by alias `alias`; a key
+   that is no alias covers itself alone (c10: isIncludedInAlias(CPU, CPU)),
+   as dk_alias_runtime_set(k) is {k}. Never for Undefined or an alias k. */
 DK_INLINE int dk_key_in_alias(dk_key k, dk_key alias) {
-    if (k == DK_Undefined || dk_key_is_alias(k) || !dk_key_is_alias(alias)) return 0;
+    if (k == DK_Undefined || dk_key_is_alias(k)) return 0;
+    if (!dk_key_is_alias(alias)) return k == alias;
     return dk_ks_has(dk_alias_runtime_set(alias), k);
 }
 
@@ -4400,8 +4403,13 @@ DK__PRIVATE dk_status dk__impl_locked(dk_registry *r, const char *name, dk_key k
     dk_registration *g;
     const dk_registration *old;
     dk_status s;
+    const char *overload;
     if (!len || name[len] != '\0')
         return dk__fail(DK_ERR_BAD_NAME, "impl(\"%s\", ...): expected an operator name 'ns::name[.overload]'", name);
+    /* as def (and c10's impl): no def could ever complete such an operator */
+    if ((overload = strchr(name, '.')) != NULL && (!strcmp(overload + 1, "default") || !strncmp(overload + 1, "__", 2)))
+        return dk__fail(DK_ERR_BAD_NAME, "impl(\"%s\", ...): %s is not a legal overload name for aten operators",
+                        name, overload + 1);
     if ((s = dk__check_kernel_key("impl", key)) != DK_OK) return s;
     if ((s = dk__check_kernel_desc("impl", d)) != DK_OK) return s;
     if (key == DK_Undefined) { /* catch-all */
@@ -6092,8 +6100,9 @@ DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, 
    - Union: c10 drops or misplaces the comma next to the Scalar group
      ("Union(, str, Scalar)"); we print "Union(str, Scalar)"; Scalar?? is
      Scalar? (c10: "Union(Scalar)?", which reads back as Scalar?);
-   - an argument's own annotation that names no set ("Tensor( !)", which
-     only our extension reads) is dropped, as c10's printer drops it;
+   - a list's own annotation that names no set ("Tensor[]?(!)[]") keeps
+     only what c10 prints of it (one elsewhere, "Tensor(!)", is refused as
+     c10 refuses it);
    - limits c10 does not have: list size hint <= 2^31-1 (c10 wraps it to
      int32), device index <= 127 (c10 wraps it to int8), broadcast defaults
      "T[N] x=v" with N <= 1024, types nested <= 64 deep;
@@ -6164,6 +6173,7 @@ typedef struct dk__sp {
     dk__sp_tok cur, next;
     int has_next;
     int fresh;                         /* next "$n" of a bare '!' */
+    dk__sp_tok empty;                  /* the token after '(' of the last annotation naming no set */
     int depth;                         /* parse_type recursion */
     size_t at;                         /* start of the type being built, for errors */
     dk__sp_chunk *arena;
@@ -6521,14 +6531,15 @@ DK__PRIVATE const char *dk__sp_kind_name(int kind, char tmp[4]) {
 }
 
 /* "expected X but found 'text'" at the current token. */
-DK__PRIVATE DK__SP_NORETURN void dk__sp_expected(dk__sp *p, const char *what) {
-    const dk__sp_tok *t = &p->cur;
+DK__PRIVATE DK__SP_NORETURN void dk__sp_expected_at(dk__sp *p, const dk__sp_tok *t, const char *what) {
     size_t n = t->end - t->start;
     char tmp[4];
     if (t->kind == DK__TK_EOF || t->kind == DK__TK_NEWLINE || t->kind == DK__TK_INDENT)
         dk__sp_fail(p, t->start, "expected %s but found %s", what, dk__sp_kind_name(t->kind, tmp));
     dk__sp_fail(p, t->start, "expected %s but found '%.*s'", what, (int)(n > 40 ? 40 : n), p->src + t->start);
 }
+
+DK__PRIVATE DK__SP_NORETURN void dk__sp_expected(dk__sp *p, const char *what) { dk__sp_expected_at(p, &p->cur, what); }
 
 DK__PRIVATE int dk__sp_accept(dk__sp *p, int kind) {
     if (p->cur.kind != kind) return 0;
@@ -6941,8 +6952,10 @@ DK__PRIVATE dk_alias_info *dk__sp_alias_new(dk__sp *p, const dk__sp_names *befor
 }
 
 /* (sets[!] [-> sets]) or a bare '!' (a fresh set, empty after-set); NULL if
-   neither. Empty sets are accepted because c10 prints them. */
-DK__PRIVATE dk_alias_info *dk__sp_alias(dk__sp *p) {
+   neither. An annotation that names no set ("(!)", "()", "( -> a)") only
+   where c10 prints one (empty_ok: right after "[]" or "?", a list's own
+   annotation); elsewhere, as in c10, "expected ident but found '!'". */
+DK__PRIVATE dk_alias_info *dk__sp_alias(dk__sp *p, int empty_ok) {
     dk__sp_names before = { NULL, 0, 0 }, after = { NULL, 0, 0 };
     char fresh[24];
     int write;
@@ -6952,7 +6965,10 @@ DK__PRIVATE dk_alias_info *dk__sp_alias(dk__sp *p) {
         return dk__sp_alias_new(p, &before, &after, 1);
     }
     if (!dk__sp_accept(p, '(')) return NULL;
-    if (p->cur.kind != '!' && p->cur.kind != DK__TK_ARROW && p->cur.kind != ')') dk__sp_alias_sets(p, &before);
+    if (!empty_ok || (p->cur.kind != '!' && p->cur.kind != DK__TK_ARROW && p->cur.kind != ')'))
+        dk__sp_alias_sets(p, &before);
+    else
+        p->empty = p->cur;
     write = dk__sp_accept(p, '!');
     if (!dk__sp_accept(p, DK__TK_ARROW)) after = before;
     else if (p->cur.kind != ')') dk__sp_alias_sets(p, &after);
@@ -7024,7 +7040,7 @@ DK__PRIVATE const dk_type *dk__sp_parse_dict(dk__sp *p, dk_alias_info **alias) {
     dk__sp_expect(p, ',');
     kv[1] = dk__sp_nested(p);
     dk__sp_expect(p, ')');
-    *alias = dk__sp_alias(p);
+    *alias = dk__sp_alias(p, 0);
     return dk__sp_type(p, DK_TYPE_Dict, 2, kv, NULL);
 }
 
@@ -7038,7 +7054,7 @@ DK__PRIVATE const dk_type *dk__sp_parse_union(dk__sp *p, dk_alias_info **alias) 
         dk__sp_push(p, &l, dk__sp_nested(p));
     }
     dk__sp_expect(p, ')');
-    *alias = dk__sp_alias(p);
+    *alias = dk__sp_alias(p, 0);
     return dk__sp_union(p, l.v, l.n);
 }
 
@@ -7093,10 +7109,10 @@ DK__PRIVATE const dk_type *dk__sp_parse_suffixes(dk__sp *p, const dk_type *t, dk
             dk__sp_advance(p);
             dk__sp_advance(p);
             t = dk__sp_type1(p, DK_TYPE_List, t);
-            *alias = dk__sp_container(p, dk__sp_alias(p), *alias);
+            *alias = dk__sp_container(p, dk__sp_alias(p, 1), *alias);
         } else if (dk__sp_accept(p, '?')) {
             t = dk__sp_optional(p, t);
-            if (!*alias && p->cur.kind == '(') *alias = dk__sp_alias(p); /* c10 prints "Tensor?(a)[]" */
+            if (!*alias && p->cur.kind == '(') *alias = dk__sp_alias(p, 1); /* c10 prints "Tensor?(a)[]" */
         } else {
             return t;
         }
@@ -7123,7 +7139,7 @@ DK__PRIVATE const dk_type *dk__sp_parse_type(dk__sp *p, int fake, dk_alias_info 
             t = dk__sp_parse_base(p, fake);
         }
         /* on a tuple, Future, RRef or class only our extension: c10 prints "(int)(a)?" */
-        *alias = dk__sp_alias(p);
+        *alias = dk__sp_alias(p, 0);
     }
     t = dk__sp_parse_suffixes(p, t, alias);
     p->depth--;
@@ -7385,11 +7401,13 @@ DK__PRIVATE void dk__sp_add_arg(dk__sp *p, dk__sp_args *l, const dk_arg *a) {
 }
 
 /* c10 prints an argument's own annotation only when it names a set. One
-   that names none (our extension reads "Tensor( !)") keeps only what the
-   printed text can carry: the list element's annotation and its write flag. */
-DK__PRIVATE dk_alias_info *dk__sp_printable_alias(dk_alias_info *a) {
+   that names none (a list's: "Tensor[]?(!)[]") keeps only what the printed
+   text can carry: the list element's annotation and its write flag; with no
+   element annotation either it would be lost ("Tensor?(!)", "Tensor[](!)"),
+   and is refused as c10 refuses it. */
+DK__PRIVATE dk_alias_info *dk__sp_printable_alias(dk__sp *p, dk_alias_info *a) {
     if (!a || a->num_before) return a;
-    if (!a->contained) return NULL;
+    if (!a->contained) dk__sp_expected_at(p, &p->empty, "ident");
     a->num_after = 0;
     a->is_write = a->contained->is_write;
     return a;
@@ -7403,7 +7421,7 @@ DK__PRIVATE const dk_type *dk__sp_sized_list(dk__sp *p, const dk_type *t, dk_arg
     a->list_size = (int)size;
     dk__sp_expect(p, ']');
     t = dk__sp_type1(p, DK_TYPE_List, t);
-    *alias = dk__sp_container(p, dk__sp_alias(p), *alias);
+    *alias = dk__sp_container(p, dk__sp_alias(p, 1), *alias);
     return dk__sp_accept(p, '?') ? dk__sp_optional(p, t) : t;
 }
 
@@ -7417,7 +7435,7 @@ DK__PRIVATE void dk__sp_parse_arg(dk__sp *p, dk_arg *a, int is_return, int kwarg
     if (dk__sp_accept(p, '[')) t = dk__sp_sized_list(p, t, a, &alias);
     a->type = t;
     a->fake_type = dk__sp_fake(p, t);
-    a->alias = alias = dk__sp_printable_alias(alias);
+    a->alias = alias = dk__sp_printable_alias(p, alias);
     a->kwarg_only = kwarg_only && !is_return;
     a->is_out = a->kwarg_only && alias && alias->is_write;
     a->is_dispatch = !is_return && dk__sp_is_dispatch(a->fake_type);
