@@ -6092,8 +6092,13 @@ DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, 
      ("float x=long"; c10 prints "x=4", which reads back as a float);
    - alias sets print in source order (c10 prints its unordered_set, which
      reverses small sets: "Tensor(a|b)" prints "Tensor(b|a)");
-   - a string default of a non-str type prints quoted (c10: bare), bytes >=
+   - a string default of a Device? prints quoted (c10: bare), bytes >=
      0x80 in strings as 3-digit octal (c10: garbage from a signed char);
+   - a default of a kind its type cannot hold ("int n=1.5", "bool n=1",
+     "int n=None", "str n=1") is refused, with the argument and the reason
+     (c10 takes it and fails when a kernel unboxes it); c10's conversions
+     stay: an integer or a dtype name for a float or complex, any number or
+     bool for a Scalar, None for an optional (dk__sp_default_fits);
    - an int list default prints as one value only when it is N copies in an
      int[N]: "int[] x=[1, 1]" and "int[1] x=[1, 1]" print in full (c10
      prints "x=1", which reads back as [1] or as an error);
@@ -7391,6 +7396,39 @@ DK__PRIVATE dk_default *dk__sp_default(dk__sp *p, const dk_type *fake, int size)
     return NULL; /* not reached (tcc) */
 }
 
+/* Our check (c10 1.13.1 takes "int n=1.5", "bool n=1", "int n=None" and
+   fails only when a kernel unboxes the value): a default must be of a kind
+   the argument's fake type holds, so that the boxed stack check and a typed
+   call read the same value. c10's conversions stay: an integer (a dtype,
+   layout, reduction or memory-format name too) for a float or complex, any
+   number or bool for a Scalar, None for an optional. */
+DK__PRIVATE int dk__sp_default_fits(const dk_type *t, dk_default_kind k) {
+    switch (t->kind) {
+    case DK_TYPE_Optional: return k == DK_DEFAULT_NONE || dk__sp_default_fits(t->contained[0], k);
+    case DK_TYPE_Int: return k == DK_DEFAULT_INT;
+    case DK_TYPE_Float: return k == DK_DEFAULT_INT || k == DK_DEFAULT_DOUBLE;
+    case DK_TYPE_Complex: return k == DK_DEFAULT_INT || k == DK_DEFAULT_DOUBLE || k == DK_DEFAULT_COMPLEX;
+    case DK_TYPE_Number:
+        return k == DK_DEFAULT_INT || k == DK_DEFAULT_DOUBLE || k == DK_DEFAULT_COMPLEX || k == DK_DEFAULT_BOOL;
+    case DK_TYPE_Bool: return k == DK_DEFAULT_BOOL;
+    case DK_TYPE_String: return k == DK_DEFAULT_STRING;
+    case DK_TYPE_DeviceObj: return k == DK_DEFAULT_DEVICE || k == DK_DEFAULT_STRING;
+    case DK_TYPE_List: return k == DK_DEFAULT_LIST;
+    case DK_TYPE_Var: return 1;          /* "t? x=1": a type variable holds any value */
+    default: return k == DK_DEFAULT_NONE; /* Tensor, Generator, Quantizer */
+    }
+}
+
+DK__PRIVATE void dk__sp_check_default(dk__sp *p, const dk_arg *a, size_t pos) {
+#define DK__DEFAULT_KIND_NAME(kind, name) name,
+    static const char *const names[] = { DK_FORALL_DEFAULT_KINDS(DK__DEFAULT_KIND_NAME) };
+#undef DK__DEFAULT_KIND_NAME
+    dk_default_kind k = a->default_value->kind;
+    if (dk__sp_default_fits(a->fake_type, k)) return;
+    dk__sp_fail(p, pos, "argument %s of type %s cannot have a%s %s default%s", a->name, a->type->str,
+                k == DK_DEFAULT_INT ? "n" : "", names[k], k == DK_DEFAULT_NONE ? " (only an optional type can)" : "");
+}
+
 /* --- declarations ------------------------------------------------------------ */
 
 typedef struct dk__sp_args { dk_arg *v; int n, cap; } dk__sp_args;
@@ -7443,7 +7481,11 @@ DK__PRIVATE void dk__sp_parse_arg(dk__sp *p, dk_arg *a, int is_return, int kwarg
         a->name = p->cur.kind == DK__TK_IDENT ? dk__sp_ident(p) : "";
     } else {
         a->name = dk__sp_ident(p);
-        if (dk__sp_accept(p, '=')) a->default_value = dk__sp_default(p, a->fake_type, a->list_size);
+        if (dk__sp_accept(p, '=')) {
+            size_t at = p->cur.start;
+            a->default_value = dk__sp_default(p, a->fake_type, a->list_size);
+            dk__sp_check_default(p, a, at);
+        }
     }
 }
 
