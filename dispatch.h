@@ -6110,7 +6110,9 @@ DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, 
      c10 refuses it);
    - limits c10 does not have: list size hint <= 2^31-1 (c10 wraps it to
      int32), device index <= 127 (c10 wraps it to int8), broadcast defaults
-     "T[N] x=v" with N <= 1024, types nested <= 64 deep;
+     "T[N] x=v" with N <= 1024, types nested <= 64 deep, Unions of <= 256
+     members (Scalar and nested Unions flattened; c10's merge of members is
+     quadratic: 0.7 MB of Union took seconds);
    - custom classes (__torch__.torch.classes.ns.Cls) are not looked up
      (c10: "Unknown custom class type ... Please ensure it is registered.").
 */
@@ -6121,6 +6123,7 @@ DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, 
 
 #define DK__SP_MAX_DEPTH 64
 #define DK__SP_MAX_REPEAT 1024
+#define DK__SP_MAX_UNION 256           /* members of a Union, flattened: merging them is quadratic */
 
 /* Test hook: tests define these to inject allocation failures. */
 #ifndef DK__SCHEMA_MALLOC
@@ -6792,19 +6795,23 @@ DK__PRIVATE const dk_type *dk__sp_unify(dk__sp *p, const dk_type *a, const dk_ty
 
 /* Union members: nested Unions and Optionals flattened, Scalar split into
    int, float and complex. */
+DK__PRIVATE void dk__sp_member(dk__sp *p, dk__sp_list *out, const dk_type *t) {
+    if (out->n >= DK__SP_MAX_UNION) dk__sp_fail(p, p->at, "a Union of more than %d members", DK__SP_MAX_UNION);
+    dk__sp_push(p, out, t);
+}
 DK__PRIVATE void dk__sp_flatten(dk__sp *p, const dk_type *t, dk__sp_list *out) {
     int i;
     if (t->kind == DK_TYPE_Union) {
         for (i = 0; i < t->num_contained; i++) dk__sp_flatten(p, t->contained[i], out);
     } else if (t->kind == DK_TYPE_Optional) {
         dk__sp_flatten(p, t->contained[0], out);
-        dk__sp_push(p, out, dk__sp_basic(p, DK_TYPE_None));
+        dk__sp_member(p, out, dk__sp_basic(p, DK_TYPE_None));
     } else if (t->kind == DK_TYPE_Number) {
-        dk__sp_push(p, out, dk__sp_basic(p, DK_TYPE_Int));
-        dk__sp_push(p, out, dk__sp_basic(p, DK_TYPE_Float));
-        dk__sp_push(p, out, dk__sp_basic(p, DK_TYPE_Complex));
+        dk__sp_member(p, out, dk__sp_basic(p, DK_TYPE_Int));
+        dk__sp_member(p, out, dk__sp_basic(p, DK_TYPE_Float));
+        dk__sp_member(p, out, dk__sp_basic(p, DK_TYPE_Complex));
     } else {
-        dk__sp_push(p, out, t);
+        dk__sp_member(p, out, t);
     }
 }
 
@@ -6923,12 +6930,41 @@ DK__PRIVATE int dk__sp_is_dispatch(const dk_type *fake) {
 
 typedef struct dk__sp_names { const char **v; int n, cap; } dk__sp_names;
 
+enum { DK__SP_FEW_NAMES = 16 };       /* sets up to this size are kept unique as they grow */
+
 DK__PRIVATE void dk__sp_add_name(dk__sp *p, dk__sp_names *s, const char *name) {
     int i;
-    for (i = 0; i < s->n; i++)
+    for (i = 0; i < s->n && i < DK__SP_FEW_NAMES; i++)
         if (!strcmp(s->v[i], name)) return;
     s->v = (const char **)dk__sp_grow_array(p, (void *)s->v, s->n, &s->cap, sizeof *s->v);
     s->v[s->n++] = name;
+}
+
+/* A name and its place in the set, sorted by (name, place). */
+typedef struct dk__sp_named { const char *name; int at; } dk__sp_named;
+static int dk__sp_named_cmp(const void *a, const void *b) {
+    const dk__sp_named *x = (const dk__sp_named *)a, *y = (const dk__sp_named *)b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+/* A big set's repeated names dropped, the first of each kept in source
+   order: one sort, n log n (a scan per name made a 0.3 MB set take seconds). */
+DK__PRIVATE void dk__sp_unique_names(dk__sp *p, dk__sp_names *s) {
+    dk__sp_named *t = (dk__sp_named *)dk__sp_alloc(p, (size_t)s->n * sizeof *t);
+    char *keep = (char *)dk__sp_alloc(p, (size_t)s->n);
+    int i, n = 0;
+    for (i = 0; i < s->n; i++) {
+        t[i].name = s->v[i];
+        t[i].at = i;
+        keep[i] = 0;
+    }
+    qsort(t, (size_t)s->n, sizeof *t, dk__sp_named_cmp);
+    for (i = 0; i < s->n; i++)
+        if (i == 0 || strcmp(t[i].name, t[i - 1].name)) keep[t[i].at] = 1;
+    for (i = 0; i < s->n; i++)
+        if (keep[i]) s->v[n++] = s->v[i];
+    s->n = n;
 }
 
 /* a|b|*: after a wildcard, c10 takes no more names (only more wildcards). */
@@ -6944,6 +6980,7 @@ DK__PRIVATE void dk__sp_alias_sets(dk__sp *p, dk__sp_names *s) {
             dk__sp_advance(p);
         }
     } while (dk__sp_accept(p, '|'));
+    if (s->n > DK__SP_FEW_NAMES) dk__sp_unique_names(p, s);
 }
 
 DK__PRIVATE dk_alias_info *dk__sp_alias_new(dk__sp *p, const dk__sp_names *before, const dk__sp_names *after, int write) {
@@ -7056,6 +7093,7 @@ DK__PRIVATE const dk_type *dk__sp_parse_union(dk__sp *p, dk_alias_info **alias) 
     dk__sp_push(p, &l, dk__sp_nested(p));
     while (p->cur.kind != ')') {
         dk__sp_expect(p, ',');
+        if (l.n >= DK__SP_MAX_UNION) dk__sp_fail(p, p->cur.start, "a Union of more than %d members", DK__SP_MAX_UNION);
         dk__sp_push(p, &l, dk__sp_nested(p));
     }
     dk__sp_expect(p, ')');
@@ -7570,21 +7608,39 @@ DK__PRIVATE void dk__sp_put_sets(dk__sp *p, dk__sp_buf *b, const char *const *v,
     }
 }
 
-DK__PRIVATE int dk__sp_same_sets(const dk_alias_info *a) {
-    int i, j;
-    if (a->num_before != a->num_after) return 0;
-    for (i = 0; i < a->num_before; i++) {
-        for (j = 0; j < a->num_after && strcmp(a->before[i], a->after[j]); j++) {}
-        if (j == a->num_after) return 0;
+/* Set equality of an annotation's before and after sets (each without
+   repeats): same order first, then a scan for few names, a sort for many. */
+DK__PRIVATE int dk__sp_same_sets(dk__sp *p, const dk_alias_info *a) {
+    int i, j, n = a->num_before;
+    dk__sp_named *x, *y;
+    if (n != a->num_after) return 0;
+    for (i = 0; i < n && !strcmp(a->before[i], a->after[i]); i++) {}
+    if (i == n) return 1;
+    if (n <= DK__SP_FEW_NAMES) {
+        for (i = 0; i < n; i++) {
+            for (j = 0; j < n && strcmp(a->before[i], a->after[j]); j++) {}
+            if (j == n) return 0;
+        }
+        return 1;
     }
-    return 1;
+    x = (dk__sp_named *)dk__sp_alloc(p, (size_t)n * sizeof *x);
+    y = (dk__sp_named *)dk__sp_alloc(p, (size_t)n * sizeof *y);
+    for (i = 0; i < n; i++) {
+        x[i].name = a->before[i];
+        y[i].name = a->after[i];
+        x[i].at = y[i].at = 0;
+    }
+    qsort(x, (size_t)n, sizeof *x, dk__sp_named_cmp);
+    qsort(y, (size_t)n, sizeof *y, dk__sp_named_cmp);
+    for (i = 0; i < n && !strcmp(x[i].name, y[i].name); i++) {}
+    return i == n;
 }
 
 DK__PRIVATE void dk__sp_put_alias(dk__sp *p, dk__sp_buf *b, const dk_alias_info *a) {
     dk__sp_puts(p, b, "(");
     dk__sp_put_sets(p, b, a->before, a->num_before);
     if (a->is_write) dk__sp_puts(p, b, "!");
-    if (!dk__sp_same_sets(a)) {
+    if (!dk__sp_same_sets(p, a)) {
         dk__sp_puts(p, b, " -> ");
         dk__sp_put_sets(p, b, a->after, a->num_after);
     }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <locale.h>
+#include <time.h>
 
 /* Counting allocator for the parser (its test hook): fails the n-th call. */
 static long g_live, g_calls, g_fail_at = -1;
@@ -670,6 +671,121 @@ static void test_api(void **state) {
     assert_null(dk_type_kind_name(DK__TYPE_END));
 }
 
+/* ---- hostile sizes: parse work grows linearly ------------------------------------ */
+
+/* "x::y(<head><item 0><sep><item 1>...<tail>) -> ()" with n items; item i is
+   fmt with i % distinct. */
+static char *repeat_text(const char *head, const char *fmt, const char *sep, long n, long distinct, const char *tail) {
+    size_t cap = strlen(head) + strlen(tail) + (size_t)n * (strlen(fmt) + strlen(sep) + 12) + 32, len;
+    char *t = (char *)malloc(cap);
+    long i;
+    assert_non_null(t);
+    len = (size_t)sprintf(t, "x::y(%s", head);
+    for (i = 0; i < n; i++) {
+        if (i) len += (size_t)sprintf(t + len, "%s", sep);
+        len += (size_t)sprintf(t + len, fmt, i % distinct);
+    }
+    sprintf(t + len, "%s) -> ()", tail);
+    return t;
+}
+
+/* The fastest of 3 runs of `reps` parses, in CPU seconds; the status of the last. */
+static double parse_seconds(const char *text, int reps, dk_status *st) {
+    double best = 1e9;
+    int run, r;
+    for (run = 0; run < 3; run++) {
+        clock_t t0 = clock();
+        for (r = 0; r < reps; r++) {
+            dk_schema *s = NULL;
+            *st = dk_schema_parse(text, &s);
+            dk_schema_free(s);
+        }
+        if ((double)(clock() - t0) / CLOCKS_PER_SEC < best) best = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    }
+    return best;
+}
+
+/* Doubling the text doubles the work (a generous bound: quadratic work
+   would quadruple it). Was: a 0.7 MB Union 3.0 s, 1.3 MB 11 s; a 0.3 MB
+   alias set 4.7 s. */
+static void check_doubling(const char *what, char *small, char *big, int reps, dk_status want) {
+    dk_status s1, s2;
+    double t1 = parse_seconds(small, reps, &s1), t2 = parse_seconds(big, reps, &s2);
+    print_message("%s: %lu -> %lu bytes, %.4f -> %.4f s (x%.2f)\n", what, (unsigned long)strlen(small),
+                  (unsigned long)strlen(big), t1, t2, t2 / (t1 > 1e-6 ? t1 : 1e-6));
+    assert_int_equal(s1, want);
+    assert_int_equal(s2, want);
+    assert_true(t2 < 3.0 * t1 + 0.002);
+    free(small);
+    free(big);
+}
+
+static void test_hostile_sizes(void **state) {
+    dk_schema *s;
+    char *t, name[32];
+    (void)state;
+    /* a Union holds at most 256 members (distinct classes here), flattened:
+       Scalar is three, a nested Union its members */
+    t = repeat_text("Union(", "__torch__.torch.classes.ns.C%ld", ", ", 256, 1000000, ") u");
+    s = parse_ok(t);
+    assert_int_equal(s->arguments[0].type->num_contained, 256);
+    dk_schema_free(s);
+    free(t);
+    t = repeat_text("Union(", "__torch__.torch.classes.ns.C%ld", ", ", 257, 1000000, ") u");
+    check_error(t, (long)(strstr(t, "C256") - t) - (long)strlen("__torch__.torch.classes.ns."),
+                "a Union of more than 256 members");   /* at the 257th */
+    free(t);
+    t = repeat_text("Union(Scalar, ", "__torch__.torch.classes.ns.C%ld", ", ", 254, 1000000, ") u");
+    check_error(t, 5, "a Union of more than 256 members");
+    free(t);
+    /* 0.35 MB and 0.7 MB of Union: refused after 256 members, nothing more read */
+    check_doubling("Union", repeat_text("Union(", "int", ", ", 70000, 1, ") u"),
+                   repeat_text("Union(", "int", ", ", 140000, 1, ") u"), 50, DK_ERR_BAD_SCHEMA);
+    /* 0.15 MB and 0.3 MB of alias set, each name twice: n log n */
+    t = repeat_text("Tensor(", "a%ld", "|", 40000, 20000, ") t");
+    s = parse_ok(t);
+    assert_int_equal(s->arguments[0].alias->num_before, 20000);   /* the first of each, in source order */
+    assert_string_equal(s->arguments[0].alias->before[0], "a0");
+    assert_string_equal(s->arguments[0].alias->before[1], "a1");
+    snprintf(name, sizeof name, "a%d", 19999);
+    assert_string_equal(s->arguments[0].alias->before[19999], name);
+    assert_int_equal(s->arguments[0].alias->num_after, 20000);
+    dk_schema_free(s);
+    check_doubling("alias set", t, repeat_text("Tensor(", "a%ld", "|", 80000, 40000, ") t"), 1, DK_OK);
+    /* the same big set before and after, in another order: no " -> " printed */
+    t = repeat_text("Tensor(", "b%ld", "|", 20000, 20000, "");
+    {
+        size_t len = strlen(t) - strlen(") -> ()");
+        char *u = (char *)malloc(len * 2 + 64), *v;
+        long i;
+        int n;
+        assert_non_null(u);
+        memcpy(u, t, len);
+        n = sprintf(u + len, " -> b19999");
+        for (i = 19998; i >= 0; i--) n += sprintf(u + len + n, "|b%ld", i);
+        sprintf(u + len + n, ") t) -> ()");
+        s = parse_ok(u);
+        assert_int_equal(s->arguments[0].alias->num_after, 20000);
+        v = strstr(s->text, " -> ");
+        assert_non_null(v);
+        assert_string_equal(v, " -> ()");      /* the only arrow is the return's */
+        dk_schema_free(s);
+        u[len + 10] = '8';                     /* b19999|b19998 -> b199998b19998: the sets differ */
+        s = parse_ok(u);
+        assert_int_equal(s->arguments[0].alias->num_after, 19999);
+        assert_non_null(strstr(s->text, "|b19999 -> b199998b19998|b19997|"));
+        dk_schema_free(s);
+        free(u);
+    }
+    free(t);
+    /* and a wildcard repeated (c10 takes no more names after one) */
+    t = repeat_text("Tensor(a|", "*", "|", 40000, 1, ") t");
+    s = parse_ok(t);
+    assert_int_equal(s->arguments[0].alias->num_before, 2);
+    dk_schema_free(s);
+    free(t);
+}
+
 /* Every allocation can fail: DK_ERR_NO_MEMORY, nothing left allocated. */
 static void test_allocation_failure(void **state) {
     static const char *const texts[] = {
@@ -748,6 +864,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_errors_limits),
         cmocka_unit_test(test_error_message_shape),
         cmocka_unit_test(test_api),
+        cmocka_unit_test(test_hostile_sizes),
         cmocka_unit_test(test_allocation_failure),
         cmocka_unit_test(test_locale),
     };
