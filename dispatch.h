@@ -66,6 +66,8 @@
                                 MUST be the same in every translation unit.
        DK_PRESET_TORCH_1_13_1   use PyTorch 1.13.1's key lists instead of 2.7.1's.
                                 MUST be the same in every translation unit.
+       DK_PRESET_TORCH_2_11     use PyTorch 2.11's key lists (MAIA a backend
+                                component, 16 backends). Same in every unit.
        DK_THREAD_LOCAL          storage class for thread-local variables
        DK_TLS_MODEL             TLS model attribute (initial-exec on glibc and
                                 non-Linux ELF; musl refuses it in dlopen)
@@ -285,7 +287,8 @@ extern "C" {
    DK_CONFIG_HEADER (defining DK_FORALL_BACKEND_COMPONENTS and
    DK_FORALL_FUNCTIONALITY_KEYS, optionally DK_FORALL_ALIAS_KEYS); otherwise
    the lists of PyTorch 2.7.1 are used, or those of 1.13.1 under
-   DK_PRESET_TORCH_1_13_1. Every translation unit must see the same lists:
+   DK_PRESET_TORCH_1_13_1, or those of 2.11 under DK_PRESET_TORCH_2_11.
+   Every translation unit must see the same lists:
    dk_config_check() (called by the registry on every registration) compares
    the caller's lists with the implementation's and reports
    DK_ERR_CONFIG_MISMATCH instead of silently mis-indexing.
@@ -321,16 +324,18 @@ extern "C" {
 #error "dispatch.h: define both DK_FORALL_BACKEND_COMPONENTS and DK_FORALL_FUNCTIONALITY_KEYS, or neither"
 #endif
 
-/* The presets are one list per kind. A row either belongs to both PyTorch
-   versions or is wrapped in V1(...) (1.13.1 only) or V2(...) (2.7.1 only);
-   a preset keeps its own rows with DK__KEEP and drops the other's with
-   DK__DROP, so the rows the versions share are written once. */
+/* The presets are one list per kind. A row either belongs to every PyTorch
+   version or is wrapped in V1(...) (1.13.1 only), V2(...) (2.7.1 and 2.11),
+   V27(...) (2.7.1 only) or V211(...) (2.11 only); a preset keeps its own
+   rows with DK__KEEP and drops the others' with DK__DROP, so the rows the
+   versions share are written once. */
 #define DK__KEEP(row) row
 #define DK__DROP(row)
 
 /* 1.13.1: 14 backends, Meta before PrivateUse1..3. 2.7.1: 15, MTIA added,
-   Meta moved last so a Meta key wins over every other backend. */
-#define DK__TORCH_BACKEND_COMPONENTS(X, extra, V1, V2)     \
+   Meta moved last so a Meta key wins over every other backend. 2.11: 16,
+   MAIA a backend after MTIA; MTIA and MAIA have autograd keys of their own. */
+#define DK__TORCH_BACKEND_COMPONENTS(X, extra, V1, V2, V27, V211) \
     X(CPU,         1, AutocastCPU,         0, extra)       \
     X(CUDA,        1, AutocastCUDA,        0, extra)       \
     X(HIP,         0, Undefined,           0, extra)       \
@@ -345,7 +350,9 @@ extern "C" {
  V2(X(HPU,         1, AutocastHPU,         0, extra))      \
     X(VE,          0, Undefined,           0, extra)       \
     X(Lazy,        1, Undefined,           1, extra)       \
- V2(X(MTIA,        0, AutocastMTIA,        0, extra))      \
+ V27(X(MTIA,       0, AutocastMTIA,        0, extra))      \
+ V211(X(MTIA,      1, AutocastMTIA,        0, extra))      \
+ V211(X(MAIA,      1, AutocastMAIA,        0, extra))      \
  V1(X(Meta,        1, Undefined,           0, extra))      \
  V1(X(PrivateUse1, 1, Undefined,           0, extra))      \
  V2(X(PrivateUse1, 1, AutocastPrivateUse1, 0, extra))      \
@@ -355,12 +362,12 @@ extern "C" {
 
 /* 1.13.1: 40 functionality keys after Undefined, SparseCsrCPU and
    SparseCsrCUDA plain (non-customizable) backend keys. 2.7.1: 47, 6 of them
-   per backend. */
-#define DK__TORCH_FUNCTIONALITY_KEYS(X, extra, V1, V2)                                   \
+   per backend. 2.11: 47, MAIA gone (a backend), AutocastMAIA added. */
+#define DK__TORCH_FUNCTIONALITY_KEYS(X, extra, V1, V2, V27, V211)                        \
     X(Dense,                          1,             , DK_R_BACKEND|DK_R_BACKEND_FN, extra)    \
     X(FPGA,                           0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
  V1(X(ORT,                            0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra)) \
- V2(X(MAIA,                           0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra)) \
+ V27(X(MAIA,                          0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra)) \
     X(Vulkan,                         0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
     X(Metal,                          0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
     X(Quantized,                      1, Quantized   , DK_R_BACKEND|DK_R_OTHER_BACKEND|DK_R_BACKEND_FN, extra) \
@@ -388,6 +395,7 @@ extern "C" {
     X(Tracer,                         0,             , 0, extra)                        \
     X(AutocastCPU,                    0,             , DK_R_AUTOCAST, extra)            \
  V2(X(AutocastMTIA,                   0,             , DK_R_AUTOCAST, extra))           \
+ V211(X(AutocastMAIA,                 0,             , DK_R_AUTOCAST, extra))           \
     X(AutocastXPU,                    0,             , DK_R_AUTOCAST, extra)            \
  V2(X(AutocastIPU,                    0,             , DK_R_AUTOCAST, extra))           \
  V2(X(AutocastHPU,                    0,             , DK_R_AUTOCAST, extra))           \
@@ -412,7 +420,7 @@ extern "C" {
 /* The alias keys; the rows of both versions are also the default for a
    user configuration that leaves the alias list out: c10's aliases are
    defined through roles, so they fit any list of functionality keys. */
-#define DK__TORCH_ALIAS_KEYS(X, extra, V1, V2)                          \
+#define DK__TORCH_ALIAS_KEYS(X, extra, V1, V2, V27, V211)               \
     X(Autograd,                               AUTOGRAD_ALIAS, extra)    \
     X(CompositeImplicitAutograd,              MATH, extra)              \
  V2(X(FuncTorchBatchedDecomposition,          FUNCTORCH_BATCHED, extra)) \
@@ -420,16 +428,25 @@ extern "C" {
     X(CompositeExplicitAutograd,              BACKEND, extra)           \
     X(CompositeExplicitAutogradNonFunctional, NON_FUNCTIONAL_BACKEND, extra)
 
-#if !defined(DK_FORALL_BACKEND_COMPONENTS) && defined(DK_PRESET_TORCH_1_13_1)
+#if !defined(DK_FORALL_BACKEND_COMPONENTS) && defined(DK_PRESET_TORCH_1_13_1) && defined(DK_PRESET_TORCH_2_11)
+#error "dispatch.h: define one of DK_PRESET_TORCH_1_13_1 and DK_PRESET_TORCH_2_11, not both"
+#elif !defined(DK_FORALL_BACKEND_COMPONENTS) && defined(DK_PRESET_TORCH_1_13_1)
 #define DK_C10_VERSION 11301
-#define DK_FORALL_BACKEND_COMPONENTS(X, extra) DK__TORCH_BACKEND_COMPONENTS(X, extra, DK__KEEP, DK__DROP)
-#define DK_FORALL_FUNCTIONALITY_KEYS(X, extra) DK__TORCH_FUNCTIONALITY_KEYS(X, extra, DK__KEEP, DK__DROP)
-#define DK_FORALL_ALIAS_KEYS(X, extra)         DK__TORCH_ALIAS_KEYS(X, extra, DK__KEEP, DK__DROP)
+#define DK__TORCH_ROWS DK__KEEP, DK__DROP, DK__DROP, DK__DROP
+#elif !defined(DK_FORALL_BACKEND_COMPONENTS) && defined(DK_PRESET_TORCH_2_11)
+#define DK_C10_VERSION 21100
+#define DK__TORCH_ROWS DK__DROP, DK__KEEP, DK__DROP, DK__KEEP
 #elif !defined(DK_FORALL_BACKEND_COMPONENTS)
 #define DK_C10_VERSION 20701 /* the default */
-#define DK_FORALL_BACKEND_COMPONENTS(X, extra) DK__TORCH_BACKEND_COMPONENTS(X, extra, DK__DROP, DK__KEEP)
-#define DK_FORALL_FUNCTIONALITY_KEYS(X, extra) DK__TORCH_FUNCTIONALITY_KEYS(X, extra, DK__DROP, DK__KEEP)
-#define DK_FORALL_ALIAS_KEYS(X, extra)         DK__TORCH_ALIAS_KEYS(X, extra, DK__DROP, DK__KEEP)
+#define DK__TORCH_ROWS DK__DROP, DK__KEEP, DK__KEEP, DK__DROP
+#endif
+#ifdef DK__TORCH_ROWS /* a preset: its rows (one helper per list: the lists nest) */
+#define DK__TORCH_BC(args) DK__TORCH_BACKEND_COMPONENTS args
+#define DK__TORCH_FK(args) DK__TORCH_FUNCTIONALITY_KEYS args
+#define DK__TORCH_AK(args) DK__TORCH_ALIAS_KEYS args
+#define DK_FORALL_BACKEND_COMPONENTS(X, extra) DK__TORCH_BC((X, extra, DK__TORCH_ROWS))
+#define DK_FORALL_FUNCTIONALITY_KEYS(X, extra) DK__TORCH_FK((X, extra, DK__TORCH_ROWS))
+#define DK_FORALL_ALIAS_KEYS(X, extra)         DK__TORCH_AK((X, extra, DK__TORCH_ROWS))
 #endif
 
 #ifndef DK_C10_VERSION
@@ -437,7 +454,7 @@ extern "C" {
 #endif
 
 #ifndef DK_FORALL_ALIAS_KEYS
-#define DK_FORALL_ALIAS_KEYS(X, extra) DK__TORCH_ALIAS_KEYS(X, extra, DK__DROP, DK__DROP)
+#define DK_FORALL_ALIAS_KEYS(X, extra) DK__TORCH_ALIAS_KEYS(X, extra, DK__DROP, DK__DROP, DK__DROP, DK__DROP)
 #endif
 
 /* >>enums -------------------------------------------------------------------
