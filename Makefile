@@ -59,6 +59,10 @@ UNIT_TESTS += test_names test_debug test_quiescent test_quiescent_epochs test_ca
 TSAN_TESTS := test_threads test_call test_races test_reclaim test_reclaim_epochs test_threads_epochs test_names \
               test_quiescent test_quiescent_epochs test_call_epochs
 UNIT_TESTS += test_abi test_user_lists
+# the suites that depend on the key space, built again with the 2.11 preset
+# (test_keyspace_2_11: the 2.11 key space against PyTorch 2.11.0's own answers)
+PRESET_2_11_TESTS := test_keyset_bits test_registry test_call test_boxed test_guards test_resolution_property
+UNIT_TESTS += test_keyspace_2_11 $(addsuffix _2_11,$(PRESET_2_11_TESTS))
 KEYSPACE_VECTORS := tests/conformance/keyspace-1.13.1.txt
 TABLE_VECTORS    := tests/conformance/tables-1.13.1.txt
 SCHEMA_VECTORS   := tests/conformance/schemas-1.13.1.txt
@@ -122,6 +126,7 @@ ARGS_test_conformance        := $(KEYSPACE_VECTORS)
 ARGS_test_table_conformance  := $(TABLE_VECTORS)
 ARGS_test_call_conformance   := tests/conformance/calls-1.13.1.txt $(TABLE_VECTORS)
 FLAGS_test_names             := -DDK_PRESET_TORCH_1_13_1
+FLAGS_test_keyspace_2_11     := -DDK_PRESET_TORCH_2_11
 ARGS_test_names              := tests/conformance/texts-1.13.1.txt
 
 $(BUILD)/test_%: tests/test_%.c dispatch.h tests/custom_config.h tests/user_lists_config.h tests/vectors.h | $(BUILD)
@@ -134,6 +139,9 @@ $(BUILD)/test_%_epochs: tests/test_%.c dispatch.h | $(BUILD)
 # the same source built with the 1.13.1 preset
 $(BUILD)/test_keyset_bits_1_13_1: tests/test_keyset_bits.c dispatch.h | $(BUILD)
 	$(CC) $(CFLAGS_T) $(EXTRA) -DDK_PRESET_TORCH_1_13_1 $< -o $@ $(LIBS_T)
+# the same sources built with the 2.11 preset
+$(addprefix $(BUILD)/,$(addsuffix _2_11,$(PRESET_2_11_TESTS))): $(BUILD)/%_2_11: tests/%.c dispatch.h | $(BUILD)
+	$(CC) $(CFLAGS_T) $(EXTRA) -DDK_PRESET_TORCH_2_11 $(FLAGS_$*) $< -o $@ $(LIBS_T)
 # two translation units compiled with different key lists
 $(BUILD)/test_config_mismatch: tests/test_config_mismatch.c tests/config_mismatch_other.c tests/custom_config.h dispatch.h | $(BUILD)
 	$(CC) $(CFLAGS_T) $(EXTRA) -c tests/test_config_mismatch.c -o $@.o
@@ -165,6 +173,7 @@ tsan: | $(BUILD) ## run the concurrency tests under ThreadSanitizer
 MATRIX := "$(CC) -std=c99 $(WARN)" "$(CC) -std=c11 $(WARN)" "$(CLANG) -std=c99 $(WARN)" \
           "$(CLANG) -std=c11 $(WARN) -DDK_SHARED" "$(CC) -std=c99 $(WARN) -O2 -DNDEBUG" \
           "$(CC) -std=c99 $(WARN) -DDK_PRESET_TORCH_1_13_1" "$(CC) -std=c99 $(WARN) -DDK_CALL_EPOCHS" \
+          "$(CLANG) -std=c11 $(WARN) -DDK_PRESET_TORCH_2_11" \
           "$(CLANGXX) -x c++ -std=c++11 $(WARN_CXX) -DDK_CALL_EPOCHS" \
           "$(CXX) -x c++ -std=c++11 $(WARN_CXX)" \
           "$(CLANGXX) -x c++ -std=c++17 $(WARN_CXX) -DDK_SHARED"

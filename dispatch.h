@@ -69,6 +69,8 @@
                                 MUST be the same in every translation unit.
        DK_PRESET_TORCH_1_13_1   use PyTorch 1.13.1's key lists instead of 2.7.1's.
                                 MUST be the same in every translation unit.
+       DK_PRESET_TORCH_2_11     use PyTorch 2.11's key lists (MAIA a backend
+                                component, 16 backends). Same in every unit.
        DK_THREAD_LOCAL          storage class for thread-local variables
        DK_TLS_MODEL             TLS model attribute (initial-exec on glibc and
                                 non-Linux ELF; musl refuses it in dlopen)
@@ -303,7 +305,8 @@ extern "C" {
    DK_CONFIG_HEADER (defining DK_FORALL_BACKEND_COMPONENTS and
    DK_FORALL_FUNCTIONALITY_KEYS, optionally DK_FORALL_ALIAS_KEYS); otherwise
    the lists of PyTorch 2.7.1 are used, or those of 1.13.1 under
-   DK_PRESET_TORCH_1_13_1. Every translation unit must see the same lists:
+   DK_PRESET_TORCH_1_13_1, or those of 2.11 under DK_PRESET_TORCH_2_11.
+   Every translation unit must see the same lists:
    dk_config_check() (called by the registry on every registration) compares
    the caller's lists with the implementation's and reports
    DK_ERR_CONFIG_MISMATCH instead of silently mis-indexing.
@@ -448,16 +451,18 @@ extern "C" {
 #error "dispatch.h: define both DK_FORALL_BACKEND_COMPONENTS and DK_FORALL_FUNCTIONALITY_KEYS, or neither"
 #endif
 
-/* The presets are one list per kind. A row either belongs to both PyTorch
-   versions or is wrapped in V1(...) (1.13.1 only) or V2(...) (2.7.1 only);
-   a preset keeps its own rows with DK__KEEP and drops the other's with
-   DK__DROP, so the rows the versions share are written once. */
+/* The presets are one list per kind. A row either belongs to every PyTorch
+   version or is wrapped in V1(...) (1.13.1 only), V2(...) (2.7.1 and 2.11),
+   V27(...) (2.7.1 only) or V211(...) (2.11 only); a preset keeps its own
+   rows with DK__KEEP and drops the others' with DK__DROP, so the rows the
+   versions share are written once. */
 #define DK__KEEP(row) row
 #define DK__DROP(row)
 
 /* 1.13.1: 14 backends, Meta before PrivateUse1..3. 2.7.1: 15, MTIA added,
-   Meta moved last so a Meta key wins over every other backend. */
-#define DK__TORCH_BACKEND_COMPONENTS(X, extra, V1, V2)     \
+   Meta moved last so a Meta key wins over every other backend. 2.11: 16,
+   MAIA a backend after MTIA; MTIA and MAIA have autograd keys of their own. */
+#define DK__TORCH_BACKEND_COMPONENTS(X, extra, V1, V2, V27, V211) \
     X(CPU,         1, AutocastCPU,         0, extra)       \
     X(CUDA,        1, AutocastCUDA,        0, extra)       \
     X(HIP,         0, Undefined,           0, extra)       \
@@ -472,7 +477,9 @@ extern "C" {
  V2(X(HPU,         1, AutocastHPU,         0, extra))      \
     X(VE,          0, Undefined,           0, extra)       \
     X(Lazy,        1, Undefined,           1, extra)       \
- V2(X(MTIA,        0, AutocastMTIA,        0, extra))      \
+ V27(X(MTIA,       0, AutocastMTIA,        0, extra))      \
+ V211(X(MTIA,      1, AutocastMTIA,        0, extra))      \
+ V211(X(MAIA,      1, AutocastMAIA,        0, extra))      \
  V1(X(Meta,        1, Undefined,           0, extra))      \
  V1(X(PrivateUse1, 1, Undefined,           0, extra))      \
  V2(X(PrivateUse1, 1, AutocastPrivateUse1, 0, extra))      \
@@ -482,12 +489,12 @@ extern "C" {
 
 /* 1.13.1: 40 functionality keys after Undefined, SparseCsrCPU and
    SparseCsrCUDA plain (non-customizable) backend keys. 2.7.1: 47, 6 of them
-   per backend. */
-#define DK__TORCH_FUNCTIONALITY_KEYS(X, extra, V1, V2)                                   \
+   per backend. 2.11: 47, MAIA gone (a backend), AutocastMAIA added. */
+#define DK__TORCH_FUNCTIONALITY_KEYS(X, extra, V1, V2, V27, V211)                        \
     X(Dense,                          1,             , DK_R_BACKEND|DK_R_BACKEND_FN, extra)    \
     X(FPGA,                           0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
  V1(X(ORT,                            0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra)) \
- V2(X(MAIA,                           0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra)) \
+ V27(X(MAIA,                          0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra)) \
     X(Vulkan,                         0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
     X(Metal,                          0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
     X(Quantized,                      1, Quantized   , DK_R_BACKEND|DK_R_OTHER_BACKEND|DK_R_BACKEND_FN, extra) \
@@ -515,6 +522,7 @@ extern "C" {
     X(Tracer,                         0,             , 0, extra)                        \
     X(AutocastCPU,                    0,             , DK_R_AUTOCAST, extra)            \
  V2(X(AutocastMTIA,                   0,             , DK_R_AUTOCAST, extra))           \
+ V211(X(AutocastMAIA,                 0,             , DK_R_AUTOCAST, extra))           \
     X(AutocastXPU,                    0,             , DK_R_AUTOCAST, extra)            \
  V2(X(AutocastIPU,                    0,             , DK_R_AUTOCAST, extra))           \
  V2(X(AutocastHPU,                    0,             , DK_R_AUTOCAST, extra))           \
@@ -539,7 +547,7 @@ extern "C" {
 /* The alias keys; the rows of both versions are also the default for a
    user configuration that leaves the alias list out: c10's aliases are
    defined through roles, so they fit any list of functionality keys. */
-#define DK__TORCH_ALIAS_KEYS(X, extra, V1, V2)                          \
+#define DK__TORCH_ALIAS_KEYS(X, extra, V1, V2, V27, V211)               \
     X(Autograd,                               AUTOGRAD_ALIAS, extra)    \
     X(CompositeImplicitAutograd,              MATH, extra)              \
  V2(X(FuncTorchBatchedDecomposition,          FUNCTORCH_BATCHED, extra)) \
@@ -547,16 +555,25 @@ extern "C" {
     X(CompositeExplicitAutograd,              BACKEND, extra)           \
     X(CompositeExplicitAutogradNonFunctional, NON_FUNCTIONAL_BACKEND, extra)
 
-#if !defined(DK_FORALL_BACKEND_COMPONENTS) && defined(DK_PRESET_TORCH_1_13_1)
+#if !defined(DK_FORALL_BACKEND_COMPONENTS) && defined(DK_PRESET_TORCH_1_13_1) && defined(DK_PRESET_TORCH_2_11)
+#error "dispatch.h: define one of DK_PRESET_TORCH_1_13_1 and DK_PRESET_TORCH_2_11, not both"
+#elif !defined(DK_FORALL_BACKEND_COMPONENTS) && defined(DK_PRESET_TORCH_1_13_1)
 #define DK_C10_VERSION 11301
-#define DK_FORALL_BACKEND_COMPONENTS(X, extra) DK__TORCH_BACKEND_COMPONENTS(X, extra, DK__KEEP, DK__DROP)
-#define DK_FORALL_FUNCTIONALITY_KEYS(X, extra) DK__TORCH_FUNCTIONALITY_KEYS(X, extra, DK__KEEP, DK__DROP)
-#define DK_FORALL_ALIAS_KEYS(X, extra)         DK__TORCH_ALIAS_KEYS(X, extra, DK__KEEP, DK__DROP)
+#define DK__TORCH_ROWS DK__KEEP, DK__DROP, DK__DROP, DK__DROP
+#elif !defined(DK_FORALL_BACKEND_COMPONENTS) && defined(DK_PRESET_TORCH_2_11)
+#define DK_C10_VERSION 21100
+#define DK__TORCH_ROWS DK__DROP, DK__KEEP, DK__DROP, DK__KEEP
 #elif !defined(DK_FORALL_BACKEND_COMPONENTS)
 #define DK_C10_VERSION 20701 /* the default */
-#define DK_FORALL_BACKEND_COMPONENTS(X, extra) DK__TORCH_BACKEND_COMPONENTS(X, extra, DK__DROP, DK__KEEP)
-#define DK_FORALL_FUNCTIONALITY_KEYS(X, extra) DK__TORCH_FUNCTIONALITY_KEYS(X, extra, DK__DROP, DK__KEEP)
-#define DK_FORALL_ALIAS_KEYS(X, extra)         DK__TORCH_ALIAS_KEYS(X, extra, DK__DROP, DK__KEEP)
+#define DK__TORCH_ROWS DK__DROP, DK__KEEP, DK__KEEP, DK__DROP
+#endif
+#ifdef DK__TORCH_ROWS /* a preset: its rows (one helper per list: the lists nest) */
+#define DK__TORCH_BC(args) DK__TORCH_BACKEND_COMPONENTS args
+#define DK__TORCH_FK(args) DK__TORCH_FUNCTIONALITY_KEYS args
+#define DK__TORCH_AK(args) DK__TORCH_ALIAS_KEYS args
+#define DK_FORALL_BACKEND_COMPONENTS(X, extra) DK__TORCH_BC((X, extra, DK__TORCH_ROWS))
+#define DK_FORALL_FUNCTIONALITY_KEYS(X, extra) DK__TORCH_FK((X, extra, DK__TORCH_ROWS))
+#define DK_FORALL_ALIAS_KEYS(X, extra)         DK__TORCH_AK((X, extra, DK__TORCH_ROWS))
 #endif
 
 #ifndef DK_C10_VERSION
@@ -564,7 +581,7 @@ extern "C" {
 #endif
 
 #ifndef DK_FORALL_ALIAS_KEYS
-#define DK_FORALL_ALIAS_KEYS(X, extra) DK__TORCH_ALIAS_KEYS(X, extra, DK__DROP, DK__DROP)
+#define DK_FORALL_ALIAS_KEYS(X, extra) DK__TORCH_ALIAS_KEYS(X, extra, DK__DROP, DK__DROP, DK__DROP, DK__DROP)
 #endif
 
 /* >>enums -------------------------------------------------------------------
@@ -1127,9 +1144,12 @@ DK_INLINE dk_keyset dk_alias_runtime_set(dk_key alias) {
     return dk_ks_from_key(alias);
 }
 
-/* c10 isIncludedInAlias: runtime key k is covered by alias `alias`. */
+/* c10 isIncludedInAlias: runtime key k is covered by alias `alias`; a key
+   that is no alias covers itself alone (c10: isIncludedInAlias(CPU, CPU)),
+   as dk_alias_runtime_set(k) is {k}. Never for Undefined or an alias k. */
 DK_INLINE int dk_key_in_alias(dk_key k, dk_key alias) {
-    if (k == DK_Undefined || dk_key_is_alias(k) || !dk_key_is_alias(alias)) return 0;
+    if (k == DK_Undefined || dk_key_is_alias(k)) return 0;
+    if (!dk_key_is_alias(alias)) return k == alias;
     return dk_ks_has(dk_alias_runtime_set(alias), k);
 }
 
@@ -4992,8 +5012,13 @@ DK__PRIVATE dk_status dk__impl_locked(dk_registry *r, const char *name, dk_key k
     dk_registration *g;
     const dk_registration *old;
     dk_status s;
+    const char *overload;
     if (!len || name[len] != '\0')
         return dk__fail(DK_ERR_BAD_NAME, "impl(\"%s\", ...): expected an operator name 'ns::name[.overload]'", name);
+    /* as def (and c10's impl): no def could ever complete such an operator */
+    if ((overload = strchr(name, '.')) != NULL && (!strcmp(overload + 1, "default") || !strncmp(overload + 1, "__", 2)))
+        return dk__fail(DK_ERR_BAD_NAME, "impl(\"%s\", ...): %s is not a legal overload name for aten operators",
+                        name, overload + 1);
     if ((s = dk__check_kernel_key("impl", key)) != DK_OK) return s;
     if (dk_key_is_alias(key) && !dk__role_of(key))   /* resolution would never read it */
         return dk__fail(DK_ERR_BAD_KEY,
@@ -7067,19 +7092,27 @@ DK_API void dk_abi_guard_pop(const dk_guard *g) { if (g) dk_guard_pop(*g); }
      ("float x=long"; c10 prints "x=4", which reads back as a float);
    - alias sets print in source order (c10 prints its unordered_set, which
      reverses small sets: "Tensor(a|b)" prints "Tensor(b|a)");
-   - a string default of a non-str type prints quoted (c10: bare), bytes >=
+   - a string default of a Device? prints quoted (c10: bare), bytes >=
      0x80 in strings as 3-digit octal (c10: garbage from a signed char);
+   - a default of a kind its type cannot hold ("int n=1.5", "bool n=1",
+     "int n=None", "str n=1") is refused, with the argument and the reason
+     (c10 takes it and fails when a kernel unboxes it); c10's conversions
+     stay: an integer or a dtype name for a float or complex, any number or
+     bool for a Scalar, None for an optional (dk__sp_default_fits);
    - an int list default prints as one value only when it is N copies in an
      int[N]: "int[] x=[1, 1]" and "int[1] x=[1, 1]" print in full (c10
      prints "x=1", which reads back as [1] or as an error);
    - Union: c10 drops or misplaces the comma next to the Scalar group
      ("Union(, str, Scalar)"); we print "Union(str, Scalar)"; Scalar?? is
      Scalar? (c10: "Union(Scalar)?", which reads back as Scalar?);
-   - an argument's own annotation that names no set ("Tensor( !)", which
-     only our extension reads) is dropped, as c10's printer drops it;
+   - a list's own annotation that names no set ("Tensor[]?(!)[]") keeps
+     only what c10 prints of it (one elsewhere, "Tensor(!)", is refused as
+     c10 refuses it);
    - limits c10 does not have: list size hint <= 2^31-1 (c10 wraps it to
      int32), device index <= 127 (c10 wraps it to int8), broadcast defaults
-     "T[N] x=v" with N <= 1024, types nested <= 64 deep;
+     "T[N] x=v" with N <= 1024, types nested <= 64 deep, Unions of <= 256
+     members (Scalar and nested Unions flattened; c10's merge of members is
+     quadratic: 0.7 MB of Union took seconds);
    - custom classes (__torch__.torch.classes.ns.Cls) are not looked up
      (c10: "Unknown custom class type ... Please ensure it is registered.").
 */
@@ -7090,6 +7123,7 @@ DK_API void dk_abi_guard_pop(const dk_guard *g) { if (g) dk_guard_pop(*g); }
 
 #define DK__SP_MAX_DEPTH 64
 #define DK__SP_MAX_REPEAT 1024
+#define DK__SP_MAX_UNION 256           /* members of a Union, flattened: merging them is quadratic */
 
 /* Test hook: tests define these to inject allocation failures. */
 #ifndef DK__SCHEMA_MALLOC
@@ -7147,6 +7181,7 @@ typedef struct dk__sp {
     dk__sp_tok cur, next;
     int has_next;
     int fresh;                         /* next "$n" of a bare '!' */
+    dk__sp_tok empty;                  /* the token after '(' of the last annotation naming no set */
     int depth;                         /* parse_type recursion */
     size_t at;                         /* start of the type being built, for errors */
     dk__sp_chunk *arena;
@@ -7504,14 +7539,15 @@ DK__PRIVATE const char *dk__sp_kind_name(int kind, char tmp[4]) {
 }
 
 /* "expected X but found 'text'" at the current token. */
-DK__PRIVATE DK__SP_NORETURN void dk__sp_expected(dk__sp *p, const char *what) {
-    const dk__sp_tok *t = &p->cur;
+DK__PRIVATE DK__SP_NORETURN void dk__sp_expected_at(dk__sp *p, const dk__sp_tok *t, const char *what) {
     size_t n = t->end - t->start;
     char tmp[4];
     if (t->kind == DK__TK_EOF || t->kind == DK__TK_NEWLINE || t->kind == DK__TK_INDENT)
         dk__sp_fail(p, t->start, "expected %s but found %s", what, dk__sp_kind_name(t->kind, tmp));
     dk__sp_fail(p, t->start, "expected %s but found '%.*s'", what, (int)(n > 40 ? 40 : n), p->src + t->start);
 }
+
+DK__PRIVATE DK__SP_NORETURN void dk__sp_expected(dk__sp *p, const char *what) { dk__sp_expected_at(p, &p->cur, what); }
 
 DK__PRIVATE int dk__sp_accept(dk__sp *p, int kind) {
     if (p->cur.kind != kind) return 0;
@@ -7759,19 +7795,23 @@ DK__PRIVATE const dk_type *dk__sp_unify(dk__sp *p, const dk_type *a, const dk_ty
 
 /* Union members: nested Unions and Optionals flattened, Scalar split into
    int, float and complex. */
+DK__PRIVATE void dk__sp_member(dk__sp *p, dk__sp_list *out, const dk_type *t) {
+    if (out->n >= DK__SP_MAX_UNION) dk__sp_fail(p, p->at, "a Union of more than %d members", DK__SP_MAX_UNION);
+    dk__sp_push(p, out, t);
+}
 DK__PRIVATE void dk__sp_flatten(dk__sp *p, const dk_type *t, dk__sp_list *out) {
     int i;
     if (t->kind == DK_TYPE_Union) {
         for (i = 0; i < t->num_contained; i++) dk__sp_flatten(p, t->contained[i], out);
     } else if (t->kind == DK_TYPE_Optional) {
         dk__sp_flatten(p, t->contained[0], out);
-        dk__sp_push(p, out, dk__sp_basic(p, DK_TYPE_None));
+        dk__sp_member(p, out, dk__sp_basic(p, DK_TYPE_None));
     } else if (t->kind == DK_TYPE_Number) {
-        dk__sp_push(p, out, dk__sp_basic(p, DK_TYPE_Int));
-        dk__sp_push(p, out, dk__sp_basic(p, DK_TYPE_Float));
-        dk__sp_push(p, out, dk__sp_basic(p, DK_TYPE_Complex));
+        dk__sp_member(p, out, dk__sp_basic(p, DK_TYPE_Int));
+        dk__sp_member(p, out, dk__sp_basic(p, DK_TYPE_Float));
+        dk__sp_member(p, out, dk__sp_basic(p, DK_TYPE_Complex));
     } else {
-        dk__sp_push(p, out, t);
+        dk__sp_member(p, out, t);
     }
 }
 
@@ -7890,12 +7930,41 @@ DK__PRIVATE int dk__sp_is_dispatch(const dk_type *fake) {
 
 typedef struct dk__sp_names { const char **v; int n, cap; } dk__sp_names;
 
+enum { DK__SP_FEW_NAMES = 16 };       /* sets up to this size are kept unique as they grow */
+
 DK__PRIVATE void dk__sp_add_name(dk__sp *p, dk__sp_names *s, const char *name) {
     int i;
-    for (i = 0; i < s->n; i++)
+    for (i = 0; i < s->n && i < DK__SP_FEW_NAMES; i++)
         if (!strcmp(s->v[i], name)) return;
     s->v = (const char **)dk__sp_grow_array(p, (void *)s->v, s->n, &s->cap, sizeof *s->v);
     s->v[s->n++] = name;
+}
+
+/* A name and its place in the set, sorted by (name, place). */
+typedef struct dk__sp_named { const char *name; int at; } dk__sp_named;
+static int dk__sp_named_cmp(const void *a, const void *b) {
+    const dk__sp_named *x = (const dk__sp_named *)a, *y = (const dk__sp_named *)b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+/* A big set's repeated names dropped, the first of each kept in source
+   order: one sort, n log n (a scan per name made a 0.3 MB set take seconds). */
+DK__PRIVATE void dk__sp_unique_names(dk__sp *p, dk__sp_names *s) {
+    dk__sp_named *t = (dk__sp_named *)dk__sp_alloc(p, (size_t)s->n * sizeof *t);
+    char *keep = (char *)dk__sp_alloc(p, (size_t)s->n);
+    int i, n = 0;
+    for (i = 0; i < s->n; i++) {
+        t[i].name = s->v[i];
+        t[i].at = i;
+        keep[i] = 0;
+    }
+    qsort(t, (size_t)s->n, sizeof *t, dk__sp_named_cmp);
+    for (i = 0; i < s->n; i++)
+        if (i == 0 || strcmp(t[i].name, t[i - 1].name)) keep[t[i].at] = 1;
+    for (i = 0; i < s->n; i++)
+        if (keep[i]) s->v[n++] = s->v[i];
+    s->n = n;
 }
 
 /* a|b|*: after a wildcard, c10 takes no more names (only more wildcards). */
@@ -7911,6 +7980,7 @@ DK__PRIVATE void dk__sp_alias_sets(dk__sp *p, dk__sp_names *s) {
             dk__sp_advance(p);
         }
     } while (dk__sp_accept(p, '|'));
+    if (s->n > DK__SP_FEW_NAMES) dk__sp_unique_names(p, s);
 }
 
 DK__PRIVATE dk_alias_info *dk__sp_alias_new(dk__sp *p, const dk__sp_names *before, const dk__sp_names *after, int write) {
@@ -7924,8 +7994,10 @@ DK__PRIVATE dk_alias_info *dk__sp_alias_new(dk__sp *p, const dk__sp_names *befor
 }
 
 /* (sets[!] [-> sets]) or a bare '!' (a fresh set, empty after-set); NULL if
-   neither. Empty sets are accepted because c10 prints them. */
-DK__PRIVATE dk_alias_info *dk__sp_alias(dk__sp *p) {
+   neither. An annotation that names no set ("(!)", "()", "( -> a)") only
+   where c10 prints one (empty_ok: right after "[]" or "?", a list's own
+   annotation); elsewhere, as in c10, "expected ident but found '!'". */
+DK__PRIVATE dk_alias_info *dk__sp_alias(dk__sp *p, int empty_ok) {
     dk__sp_names before = { NULL, 0, 0 }, after = { NULL, 0, 0 };
     char fresh[24];
     int write;
@@ -7935,7 +8007,10 @@ DK__PRIVATE dk_alias_info *dk__sp_alias(dk__sp *p) {
         return dk__sp_alias_new(p, &before, &after, 1);
     }
     if (!dk__sp_accept(p, '(')) return NULL;
-    if (p->cur.kind != '!' && p->cur.kind != DK__TK_ARROW && p->cur.kind != ')') dk__sp_alias_sets(p, &before);
+    if (!empty_ok || (p->cur.kind != '!' && p->cur.kind != DK__TK_ARROW && p->cur.kind != ')'))
+        dk__sp_alias_sets(p, &before);
+    else
+        p->empty = p->cur;
     write = dk__sp_accept(p, '!');
     if (!dk__sp_accept(p, DK__TK_ARROW)) after = before;
     else if (p->cur.kind != ')') dk__sp_alias_sets(p, &after);
@@ -8007,7 +8082,7 @@ DK__PRIVATE const dk_type *dk__sp_parse_dict(dk__sp *p, dk_alias_info **alias) {
     dk__sp_expect(p, ',');
     kv[1] = dk__sp_nested(p);
     dk__sp_expect(p, ')');
-    *alias = dk__sp_alias(p);
+    *alias = dk__sp_alias(p, 0);
     return dk__sp_type(p, DK_TYPE_Dict, 2, kv, NULL);
 }
 
@@ -8018,10 +8093,11 @@ DK__PRIVATE const dk_type *dk__sp_parse_union(dk__sp *p, dk_alias_info **alias) 
     dk__sp_push(p, &l, dk__sp_nested(p));
     while (p->cur.kind != ')') {
         dk__sp_expect(p, ',');
+        if (l.n >= DK__SP_MAX_UNION) dk__sp_fail(p, p->cur.start, "a Union of more than %d members", DK__SP_MAX_UNION);
         dk__sp_push(p, &l, dk__sp_nested(p));
     }
     dk__sp_expect(p, ')');
-    *alias = dk__sp_alias(p);
+    *alias = dk__sp_alias(p, 0);
     return dk__sp_union(p, l.v, l.n);
 }
 
@@ -8076,10 +8152,10 @@ DK__PRIVATE const dk_type *dk__sp_parse_suffixes(dk__sp *p, const dk_type *t, dk
             dk__sp_advance(p);
             dk__sp_advance(p);
             t = dk__sp_type1(p, DK_TYPE_List, t);
-            *alias = dk__sp_container(p, dk__sp_alias(p), *alias);
+            *alias = dk__sp_container(p, dk__sp_alias(p, 1), *alias);
         } else if (dk__sp_accept(p, '?')) {
             t = dk__sp_optional(p, t);
-            if (!*alias && p->cur.kind == '(') *alias = dk__sp_alias(p); /* c10 prints "Tensor?(a)[]" */
+            if (!*alias && p->cur.kind == '(') *alias = dk__sp_alias(p, 1); /* c10 prints "Tensor?(a)[]" */
         } else {
             return t;
         }
@@ -8106,7 +8182,7 @@ DK__PRIVATE const dk_type *dk__sp_parse_type(dk__sp *p, int fake, dk_alias_info 
             t = dk__sp_parse_base(p, fake);
         }
         /* on a tuple, Future, RRef or class only our extension: c10 prints "(int)(a)?" */
-        *alias = dk__sp_alias(p);
+        *alias = dk__sp_alias(p, 0);
     }
     t = dk__sp_parse_suffixes(p, t, alias);
     p->depth--;
@@ -8358,6 +8434,39 @@ DK__PRIVATE dk_default *dk__sp_default(dk__sp *p, const dk_type *fake, int size)
     return NULL; /* not reached (tcc) */
 }
 
+/* Our check (c10 1.13.1 takes "int n=1.5", "bool n=1", "int n=None" and
+   fails only when a kernel unboxes the value): a default must be of a kind
+   the argument's fake type holds, so that the boxed stack check and a typed
+   call read the same value. c10's conversions stay: an integer (a dtype,
+   layout, reduction or memory-format name too) for a float or complex, any
+   number or bool for a Scalar, None for an optional. */
+DK__PRIVATE int dk__sp_default_fits(const dk_type *t, dk_default_kind k) {
+    switch (t->kind) {
+    case DK_TYPE_Optional: return k == DK_DEFAULT_NONE || dk__sp_default_fits(t->contained[0], k);
+    case DK_TYPE_Int: return k == DK_DEFAULT_INT;
+    case DK_TYPE_Float: return k == DK_DEFAULT_INT || k == DK_DEFAULT_DOUBLE;
+    case DK_TYPE_Complex: return k == DK_DEFAULT_INT || k == DK_DEFAULT_DOUBLE || k == DK_DEFAULT_COMPLEX;
+    case DK_TYPE_Number:
+        return k == DK_DEFAULT_INT || k == DK_DEFAULT_DOUBLE || k == DK_DEFAULT_COMPLEX || k == DK_DEFAULT_BOOL;
+    case DK_TYPE_Bool: return k == DK_DEFAULT_BOOL;
+    case DK_TYPE_String: return k == DK_DEFAULT_STRING;
+    case DK_TYPE_DeviceObj: return k == DK_DEFAULT_DEVICE || k == DK_DEFAULT_STRING;
+    case DK_TYPE_List: return k == DK_DEFAULT_LIST;
+    case DK_TYPE_Var: return 1;          /* "t? x=1": a type variable holds any value */
+    default: return k == DK_DEFAULT_NONE; /* Tensor, Generator, Quantizer */
+    }
+}
+
+DK__PRIVATE void dk__sp_check_default(dk__sp *p, const dk_arg *a, size_t pos) {
+#define DK__DEFAULT_KIND_NAME(kind, name) name,
+    static const char *const names[] = { DK_FORALL_DEFAULT_KINDS(DK__DEFAULT_KIND_NAME) };
+#undef DK__DEFAULT_KIND_NAME
+    dk_default_kind k = a->default_value->kind;
+    if (dk__sp_default_fits(a->fake_type, k)) return;
+    dk__sp_fail(p, pos, "argument %s of type %s cannot have a%s %s default%s", a->name, a->type->str,
+                k == DK_DEFAULT_INT ? "n" : "", names[k], k == DK_DEFAULT_NONE ? " (only an optional type can)" : "");
+}
+
 /* --- declarations ------------------------------------------------------------ */
 
 typedef struct dk__sp_args { dk_arg *v; int n, cap; } dk__sp_args;
@@ -8368,11 +8477,13 @@ DK__PRIVATE void dk__sp_add_arg(dk__sp *p, dk__sp_args *l, const dk_arg *a) {
 }
 
 /* c10 prints an argument's own annotation only when it names a set. One
-   that names none (our extension reads "Tensor( !)") keeps only what the
-   printed text can carry: the list element's annotation and its write flag. */
-DK__PRIVATE dk_alias_info *dk__sp_printable_alias(dk_alias_info *a) {
+   that names none (a list's: "Tensor[]?(!)[]") keeps only what the printed
+   text can carry: the list element's annotation and its write flag; with no
+   element annotation either it would be lost ("Tensor?(!)", "Tensor[](!)"),
+   and is refused as c10 refuses it. */
+DK__PRIVATE dk_alias_info *dk__sp_printable_alias(dk__sp *p, dk_alias_info *a) {
     if (!a || a->num_before) return a;
-    if (!a->contained) return NULL;
+    if (!a->contained) dk__sp_expected_at(p, &p->empty, "ident");
     a->num_after = 0;
     a->is_write = a->contained->is_write;
     return a;
@@ -8386,7 +8497,7 @@ DK__PRIVATE const dk_type *dk__sp_sized_list(dk__sp *p, const dk_type *t, dk_arg
     a->list_size = (int)size;
     dk__sp_expect(p, ']');
     t = dk__sp_type1(p, DK_TYPE_List, t);
-    *alias = dk__sp_container(p, dk__sp_alias(p), *alias);
+    *alias = dk__sp_container(p, dk__sp_alias(p, 1), *alias);
     return dk__sp_accept(p, '?') ? dk__sp_optional(p, t) : t;
 }
 
@@ -8400,7 +8511,7 @@ DK__PRIVATE void dk__sp_parse_arg(dk__sp *p, dk_arg *a, int is_return, int kwarg
     if (dk__sp_accept(p, '[')) t = dk__sp_sized_list(p, t, a, &alias);
     a->type = t;
     a->fake_type = dk__sp_fake(p, t);
-    a->alias = alias = dk__sp_printable_alias(alias);
+    a->alias = alias = dk__sp_printable_alias(p, alias);
     a->kwarg_only = kwarg_only && !is_return;
     a->is_out = a->kwarg_only && alias && alias->is_write;
     a->is_dispatch = !is_return && dk__sp_is_dispatch(a->fake_type);
@@ -8408,7 +8519,11 @@ DK__PRIVATE void dk__sp_parse_arg(dk__sp *p, dk_arg *a, int is_return, int kwarg
         a->name = p->cur.kind == DK__TK_IDENT ? dk__sp_ident(p) : "";
     } else {
         a->name = dk__sp_ident(p);
-        if (dk__sp_accept(p, '=')) a->default_value = dk__sp_default(p, a->fake_type, a->list_size);
+        if (dk__sp_accept(p, '=')) {
+            size_t at = p->cur.start;
+            a->default_value = dk__sp_default(p, a->fake_type, a->list_size);
+            dk__sp_check_default(p, a, at);
+        }
     }
 }
 
@@ -8493,21 +8608,39 @@ DK__PRIVATE void dk__sp_put_sets(dk__sp *p, dk__sp_buf *b, const char *const *v,
     }
 }
 
-DK__PRIVATE int dk__sp_same_sets(const dk_alias_info *a) {
-    int i, j;
-    if (a->num_before != a->num_after) return 0;
-    for (i = 0; i < a->num_before; i++) {
-        for (j = 0; j < a->num_after && strcmp(a->before[i], a->after[j]); j++) {}
-        if (j == a->num_after) return 0;
+/* Set equality of an annotation's before and after sets (each without
+   repeats): same order first, then a scan for few names, a sort for many. */
+DK__PRIVATE int dk__sp_same_sets(dk__sp *p, const dk_alias_info *a) {
+    int i, j, n = a->num_before;
+    dk__sp_named *x, *y;
+    if (n != a->num_after) return 0;
+    for (i = 0; i < n && !strcmp(a->before[i], a->after[i]); i++) {}
+    if (i == n) return 1;
+    if (n <= DK__SP_FEW_NAMES) {
+        for (i = 0; i < n; i++) {
+            for (j = 0; j < n && strcmp(a->before[i], a->after[j]); j++) {}
+            if (j == n) return 0;
+        }
+        return 1;
     }
-    return 1;
+    x = (dk__sp_named *)dk__sp_alloc(p, (size_t)n * sizeof *x);
+    y = (dk__sp_named *)dk__sp_alloc(p, (size_t)n * sizeof *y);
+    for (i = 0; i < n; i++) {
+        x[i].name = a->before[i];
+        y[i].name = a->after[i];
+        x[i].at = y[i].at = 0;
+    }
+    qsort(x, (size_t)n, sizeof *x, dk__sp_named_cmp);
+    qsort(y, (size_t)n, sizeof *y, dk__sp_named_cmp);
+    for (i = 0; i < n && !strcmp(x[i].name, y[i].name); i++) {}
+    return i == n;
 }
 
 DK__PRIVATE void dk__sp_put_alias(dk__sp *p, dk__sp_buf *b, const dk_alias_info *a) {
     dk__sp_puts(p, b, "(");
     dk__sp_put_sets(p, b, a->before, a->num_before);
     if (a->is_write) dk__sp_puts(p, b, "!");
-    if (!dk__sp_same_sets(a)) {
+    if (!dk__sp_same_sets(p, a)) {
         dk__sp_puts(p, b, " -> ");
         dk__sp_put_sets(p, b, a->after, a->num_after);
     }

@@ -384,15 +384,16 @@ static void put_c_string(sbuf *b, const char *s, size_t n) {
 }
 
 /* A scalar default as a literal of kind K_INT, K_DOUBLE or K_BOOL; 0 when
-   the value has no exact C literal of that kind. */
+   the value has no exact C literal of that kind. The parser refuses a
+   default of a kind the type cannot hold ("int n=True", "bool n=1"); what
+   is left are c10's conversions, which the boxed defaults make too: an
+   integer for a float, an integer or bool for a Scalar (a C double). */
 static int put_scalar(sbuf *b, ckind k, const dk_default *d) {
     if (k == K_INT && d->kind == DK_DEFAULT_INT) { put_int64(b, d->i); return 1; }
-    if (k == K_INT && d->kind == DK_DEFAULT_BOOL) { sb_puts(b, d->b ? "1" : "0"); return 1; }
     if (k == K_DOUBLE && d->kind == DK_DEFAULT_DOUBLE) return put_double(b, d->re);
     if (k == K_DOUBLE && d->kind == DK_DEFAULT_INT) return put_double(b, (double)d->i);
     if (k == K_DOUBLE && d->kind == DK_DEFAULT_BOOL) { sb_puts(b, d->b ? "1.0" : "0.0"); return 1; }
     if (k == K_BOOL && d->kind == DK_DEFAULT_BOOL) { sb_puts(b, d->b ? "1" : "0"); return 1; }
-    if (k == K_BOOL && d->kind == DK_DEFAULT_INT) { sb_puts(b, d->i ? "1" : "0"); return 1; }
     return 0;
 }
 
@@ -536,6 +537,51 @@ static void describe(opinfo *op) {
         op->rets[i].a = &s->returns[i];
         op->rets[i].kind = map_type(s->returns[i].type, 1);
     }
+}
+
+/* ---- warnings: what a schema says that may not be what its author meant ---- */
+
+/* C type names that the schema language reads as type variables (a
+   lower-case unknown name is one: any value, a dk_value in C), with the
+   schema type the author most likely meant. */
+static const char *c_type_meant(const char *name) {
+    static const char *const ints[] = { "size_t", "ssize_t", "ptrdiff_t", "intptr_t", "uintptr_t", "int8_t",
+                                        "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t",
+                                        "uint64_t", "long", "short", "unsigned", "signed", "char" };
+    size_t i;
+    if (!strcmp(name, "double")) return "float";
+    if (!strcmp(name, "string")) return "str";
+    if (!strcmp(name, "void")) return "() as the return, or no argument";
+    for (i = 0; i < sizeof ints / sizeof *ints; i++)
+        if (!strcmp(name, ints[i])) return "int";
+    return NULL;
+}
+
+static void warn_type(const opinfo *op, const char *path, const dk_type *t, const char *what, const char *name) {
+    int i;
+    if (t->kind == DK_TYPE_Var && c_type_meant(t->str))
+        fprintf(stderr, "%s:%d: warning: %s %s: '%s' is no schema type but a type variable (any value, a dk_value "
+                "in C); the schema type is %s\n", path, op->line, what, name, t->str, c_type_meant(t->str));
+    for (i = 0; i < t->num_contained; i++) warn_type(op, path, t->contained[i], what, name);
+}
+
+/* Type variables named as C types; defaults that have no C value (the
+   argument is then required in <op>_calld and <op>_call_opts). */
+static void warn_op(const opinfo *op, const char *path) {
+    int i;
+    for (i = 0; i < op->n; i++) {
+        const cvalue *v = &op->args[i];
+        warn_type(op, path, v->a->type, "argument", v->a->name);
+        if (v->a->default_value && !v->has_default) {
+            size_t len = strlen(v->a->default_text);
+            fprintf(stderr, "%s:%d: warning: argument %s: the default %.*s%s has no C value of type %s; %s_calld "
+                    "and %s_call_opts take the argument as required\n", path, op->line, v->a->name,
+                    len > 40 ? 36 : (int)len, v->a->default_text, len > 40 ? " ..." : "", KINDS[v->kind].c,
+                    op->id, op->id);
+        }
+    }
+    for (i = 0; i < op->nr; i++)
+        warn_type(op, path, op->rets[i].a->type, "return", op->rets[i].a->name[0] ? op->rets[i].a->name : "(unnamed)");
 }
 
 /* Calls fn with every global name operator `op` generates under C name id
@@ -1244,6 +1290,7 @@ static int generate_stream(FILE *in, const char *in_path, FILE *o, const char *o
     }
     for (i = 0; i < n; i++) assign_id(&ops[i], &globals, in_path);
     for (i = 0; i < n; i++) assign_fields(&ops[i], &globals);
+    for (i = 0; i < n; i++) warn_op(&ops[i], in_path);
     if (!bad) {
         emit_header_start(o, in_base, out_base);
         for (i = 0; i < n; i++) emit_op(o, &ops[i]);

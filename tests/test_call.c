@@ -335,7 +335,12 @@ static void test_explain(void **state) {
     assert_true(dk_ks_has(e.after_tls, DK_ADInplaceOrView));
     assert_false(dk_ks_has(e.final, DK_ADInplaceOrView));
     dk_explain_to_string(add_op, &e, text, sizeof text);
-    assert_non_null(strstr(text, "slot 93 (AutogradCPU) -> autograd kernel: registered at "));
+    {
+        char line[64];   /* slot 93 in 2.7.1 */
+        snprintf(line, sizeof line, "slot %d (AutogradCPU) -> autograd kernel: registered at ",
+                 dk_key_table_index(DK_AutogradCPU));
+        assert_non_null(strstr(text, line));
+    }
     assert_int_equal(dk_explain(NULL, a.ks, &e), DK_ERR_NULL);
     assert_int_equal(dk_explain(add_op, make_tensor(DK_XLABit, 0).ks, &e), DK_OK);
     assert_int_equal(e.source, DK_SOURCE_AUTOGRAD);

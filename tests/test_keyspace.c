@@ -286,7 +286,19 @@ static void test_alias_sets(void **state) {
     assert_true(dk_key_in_alias(DK_NestedTensorCUDA, DK_CompositeImplicitAutograd));
     assert_true(dk_key_in_alias(DK_AutogradNestedTensor, DK_CompositeImplicitAutogradNestedTensor));
     assert_false(dk_key_in_alias(DK_Undefined, DK_CompositeImplicitAutograd));
-    assert_false(dk_key_in_alias(DK_CPU, DK_CPU));
+    /* c10 isIncludedInAlias(CPU, CPU): a runtime key covers itself, and only
+       itself, as its runtime set dk_alias_runtime_set(k) is {k} */
+    for (k = 1; k <= DK_EndOfRuntimeBackendKeys; k++) {
+        dk_key key = (dk_key)k;
+        if (!dk_key_is_runtime(key)) continue;
+        assert_true(dk_key_in_alias(key, key));
+        assert_int_equal(dk_alias_runtime_set(key).repr, dk_ks_from_key(key).repr);
+    }
+    assert_false(dk_key_in_alias(DK_CPU, DK_CUDA));
+    assert_false(dk_key_in_alias(DK_CPU, DK_AutogradCPU));
+    assert_false(dk_key_in_alias(DK_AutogradCPU, DK_CPU));
+    assert_false(dk_key_in_alias(DK_Undefined, DK_Undefined));
+    assert_false(dk_key_in_alias(DK_Autograd, DK_Autograd));
     assert_false(dk_key_in_alias(DK_Tracer, DK_CompositeImplicitAutograd));
 }
 

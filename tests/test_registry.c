@@ -547,6 +547,17 @@ static dk_status bad_impl_name(void) {
     dk_registration *h;
     return dk_impl(bad_r, "a::b(Tensor x)", DK_CPU, dk_unboxed(DK_FN(k_cpu), NULL), &h);
 }
+static dk_status bad_impl_overload_default(void) {
+    dk_registration *h;
+    return dk_impl(bad_r, "t::g.default", DK_CPU, dk_unboxed(DK_FN(k_cpu), NULL), &h);
+}
+static dk_status bad_impl_overload_dunder(void) {
+    dk_registration *h;
+    return dk_impl(bad_r, "bad::op.__x", DK_CPU, dk_unboxed(DK_FN(k_cpu), NULL), &h);
+}
+static dk_status bad_library_impl_overload(void) {
+    return dk_library_impl(bad_impl_lib, "op.default", DK_Undefined, dk_unboxed(DK_FN(k_cpu), NULL));
+}
 static dk_status bad_unknown_key(void) {
     dk_registration *h;
     return dk_impl(bad_r, "a::b", (dk_key)999, dk_unboxed(DK_FN(k_cpu), NULL), &h);
@@ -626,6 +637,11 @@ static void test_bad_inputs(void **state) {
         { "malformed name", bad_malformed, DK_ERR_BAD_NAME, "a::9b" },
         { "empty overload", bad_overload, DK_ERR_BAD_NAME, "position" },
         { "impl with a schema", bad_impl_name, DK_ERR_BAD_NAME, "expected an operator name" },
+        { "impl overload default", bad_impl_overload_default, DK_ERR_BAD_NAME,
+          "impl(\"t::g.default\", ...): default is not a legal overload name for aten operators" },
+        { "impl overload __x", bad_impl_overload_dunder, DK_ERR_BAD_NAME, "__x is not a legal overload name" },
+        { "library impl overload default", bad_library_impl_overload, DK_ERR_BAD_NAME,
+          "default is not a legal overload name" },
         { "unknown key", bad_unknown_key, DK_ERR_BAD_KEY, "999 is not a dispatch key" },
         { "functionality key", bad_functionality_key, DK_ERR_BAD_KEY, "'AutogradFunctionality' is neither" },
         { "marker key", bad_marker_key, DK_ERR_BAD_KEY, "'Unknown'" },

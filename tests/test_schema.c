@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <locale.h>
+#include <time.h>
 
 /* Counting allocator for the parser (its test hook): fails the n-th call. */
 static long g_live, g_calls, g_fail_at = -1;
@@ -214,7 +215,7 @@ static void test_model_defaults(void **state) {
     dk_schema *s;
     const dk_arg *a;
     (void)state;
-    s = parse_ok("x::y(str s='a\\000b', complex c=2.5j, float[] f=[1, .5], bool[2] b=True, Scalar n=None) -> ()");
+    s = parse_ok("x::y(str s='a\\000b', complex c=2.5j, float[] f=[1, .5], bool[2] b=True, Scalar? n=None) -> ()");
     a = s->arguments;
     assert_int_equal(a[0].default_value->kind, DK_DEFAULT_STRING);
     assert_int_equal(a[0].default_value->len, 3);
@@ -242,6 +243,39 @@ static void test_name_only(void **state) {
     dk_schema_free(s);
     check_print("foo", "foo");
     check_print("  aten : : relu\n", "aten::relu");
+}
+
+/* A default of a kind its type cannot hold is refused, where c10 1.13.1 takes
+   it and fails only when a kernel unboxes it; c10's conversions stay. */
+static void test_default_kinds(void **state) {
+    (void)state;
+    check_error("x::y(int n=1.5) -> ()", 11, "argument n of type int cannot have a float default");
+    check_error("x::y(bool n=1) -> ()", 12, "argument n of type bool cannot have an int default");
+    check_error("x::y(float n=\"x\") -> ()", 13, "argument n of type float cannot have a str default");
+    check_error("x::y(str n=1) -> ()", 11, "argument n of type str cannot have an int default");
+    check_error("x::y(int n=True) -> ()", 11, "argument n of type int cannot have a bool default");
+    check_error("x::y(int n=None) -> ()", 11, "argument n of type int cannot have a None default (only an optional type can)");
+    check_error("x::y(bool n=\"True\") -> ()", 12, "argument n of type bool cannot have a str default");
+    check_error("x::y(int a=1, *, int b=1e3) -> ()", 23, "argument b of type int cannot have a float default");
+    check_error("x::y(float x=1j) -> ()", 13, "argument x of type float cannot have a complex default");
+    check_error("x::y(Scalar s=\"s\") -> ()", 14, "argument s of type Scalar cannot have a str default");
+    check_error("x::y(Scalar s=None) -> ()", 14, "argument s of type Scalar cannot have a None default");
+    check_error("x::y(ScalarType t=1.5) -> ()", 18, "argument t of type ScalarType cannot have a float default");
+    check_error("x::y(int? n=1.5) -> ()", 12, "argument n of type int? cannot have a float default");
+    check_error("x::y(Tensor? t=1) -> ()", 15, "argument t of type Tensor? cannot have an int default");
+    /* c10 keeps an int for an optional list (no list: a boxed call fails) */
+    check_error("x::y(int[2]? d=1) -> ()", 15, "argument d of type int[]? cannot have an int default");
+    check_error("x::y(int? a=1j) -> ()", 12, "argument a of type int? cannot have a complex default");
+    check_error("x::y(str? d=1) -> ()", 12, "argument d of type str? cannot have an int default");
+    check_error("x::y(int[]? e=1) -> ()", 14, "argument e of type int[]? cannot have an int default");
+    check_error("x::y(str d=None) -> ()", 11, "argument d of type str cannot have a None default");
+    /* c10's conversions: an integer (or a dtype name) for a float or complex,
+       any number or bool for a Scalar, None for an optional; a type variable
+       holds anything */
+    check_arg("float a=1, float b=long, complex c=2j, Scalar d=True, Scalar e=2, Scalar f=1.5, int? g=None, "
+              "str? h=None, bool? i=None, Scalar? j=None, ScalarType k=long, t? l=1",
+              "float a=1., float b=long, complex c=0.+2.j, Scalar d=True, Scalar e=2, Scalar f=1.5, int? g=None, "
+              "str? h=None, bool? i=None, Scalar? j=None, ScalarType k=4, t? l=1");
 }
 
 /* ---- printing: c10's normalised form ------------------------------------------------ */
@@ -296,23 +330,21 @@ static void test_print_defaults(void **state) {
               "float d=-10000000000000000., float e=16., float f=0.125");
     check_arg("float a=0.1, float b=3.14159, float c=2.2250738585072014e-308",
               "float a=0.10000000000000001, float b=3.1415899999999999, float c=2.2250738585072014e-308");
-    check_arg("int a=1.5, int b=1e3, int c=-5, int d=0x1e, int e=1E5, int f=0x10, int g=007",
-              "int a=1.5, int b=1000., int c=-5, int d=30., int e=1, int f=0, int g=7");
+    check_arg("int c=-5, int e=1E5, int f=0x10, int g=007", "int c=-5, int e=1, int f=0, int g=7");
     check_arg("int a=9223372036854775807, int b=-9223372036854775808, int c = - 1",
               "int a=9223372036854775807, int b=-9223372036854775808, int c=-1");
-    check_arg("int a=True, bool b=1, bool c=0, str d=1, str f=True", "int a=True, bool b=1, bool c=0, str d=1, str f=True");
     check_arg("Scalar a=1, Scalar b=1.5, Scalar c=True, Scalar e=1j, Scalar f=-2.5j, Scalar g=0j, Scalar h=-0j",
               "Scalar a=1, Scalar b=1.5, Scalar c=True, Scalar e=0.+1.j, Scalar f=0.-2.5j, Scalar g=0.+0.j, Scalar h=0.+0.j");
     check_arg("complex a=1j, complex b=1.5, complex c=15, complex d=1e3j", /* c10 drops the last character */
               "complex a=0.+1.j, complex b=0.+1.j, complex c=0.+1.j, complex d=0.+1000.j");
-    check_arg("complex[] a=[15, 2j], complex[2] b=2j, float x=1j", "complex[] a=[0.+1.j, 0.+2.j], complex[2] b=[0.+2.j, 0.+2.j], float x=0.+1.j");
+    check_arg("complex[] a=[15, 2j], complex[2] b=2j", "complex[] a=[0.+1.j, 0.+2.j], complex[2] b=[0.+2.j, 0.+2.j]");
     check_arg("float[] a=[1, 2.5, -3e-7], int[] b=[1, -2], bool[] c=[True, False], int[] d=[], float[2] e=1, bool[3] f=True",
               "float[] a=[1., 2.5, -2.9999999999999999e-07], int[] b=[1, -2], bool[] c=[True, False], int[] d=[], "
               "float[2] e=[1., 1.], bool[3] f=[True, True, True]");
     check_arg("int[2] a=[1, 1], int[2] b=[1, 2], int[3] c=5, int[2] d=[], int[1] e=[3]",
               "int[2] a=1, int[2] b=[1, 2], int[3] c=5, int[2] d=[], int[1] e=[3]");
-    check_arg("SymInt[2] c=1, ScalarType[2] s=[4, 4], int[2]? d=1, int[0] e=3, bool[0] f=True",
-              "SymInt[2] c=[1, 1], ScalarType[2] s=[4, 4], int[2]? d=1, int[0] e=[], bool[0] f=[]");
+    check_arg("SymInt[2] c=1, ScalarType[2] s=[4, 4], int[0] e=3, bool[0] f=True",
+              "SymInt[2] c=[1, 1], ScalarType[2] s=[4, 4], int[0] e=[], bool[0] f=[]");
     check_arg("int[] a=[long, Mean], ScalarType b=float, ScalarType? c=complex, Layout d=strided, "
               "MemoryFormat e=contiguous_format", "int[] a=[4, 1], ScalarType b=6, ScalarType? c=9, Layout d=0, MemoryFormat e=0");
     check_arg("str a=\"x\", str b='y', str c='a\"b', str d=\"a'b\", str e=\"\\n\\t\\\\\\\"\", str f=\"\\101\"",
@@ -320,12 +352,12 @@ static void test_print_defaults(void **state) {
     check_arg("str a='', str b=\"\", str c=\"\"\"\"\"\", str d='''a'b\"c''', str e=\"a\\a\\b\\f\\v\\001\\177\"",
               "str a=\"\", str b=\"\", str c=\"\", str d=\"a\\'b\\\"c\", str e=\"a\\a\\b\\f\\v\\001\\177\"");
     check_arg("str a=\"tab\tx\", str b=\"a\\\nb\", str c=\"\"\"a\nb\"\"\"", "str a=\"tab\\tx\", str b=\"a\\nb\", str c=\"a\\nb\"");
-    check_arg("str? a=\"x\", str? b=None, Dimname c=\"n\", str d=None", "str? a=\"x\", str? b=None, str c=\"n\", str d=None");
+    check_arg("str? a=\"x\", str? b=None, Dimname c=\"n\"", "str? a=\"x\", str? b=None, str c=\"n\"");
     check_arg("Device a=\"cpu\", Device b=\"cuda:0\", Device c=\"cpu:1\", Device d=\"privateuseone:3\", Device? e=None",
               "Device a=cpu, Device b=cuda:0, Device c=cpu:1, Device d=privateuseone:3, Device? e=None");
     check_arg("Tensor? a=None, Generator? b=None, Tensor c=None, Quantizer q=None, Scalar? d=None, int[]? e=None",
               "Tensor? a=None, Generator? b=None, Tensor c=None, Quantizer q=None, Scalar? d=None, int[]? e=None");
-    check_arg("int? a=1j, float? b=1.5, Scalar? c=True, str? d=1, int[]? e=1", "int? a=0.+1.j, float? b=1.5, Scalar? c=True, str? d=1, int[]? e=1");
+    check_arg("float? b=1.5, Scalar? c=True, float? d=2", "float? b=1.5, Scalar? c=True, float? d=2");
 }
 
 static void test_print_alias(void **state) {
@@ -394,14 +426,14 @@ static void test_extensions_round_trip(void **state) {
     check_arg("Tensor[]()[] a, Tensor[]?(!)[] b", "Tensor[]()[] a, Tensor[]?(!)[] b");
     check_arg("Tensor?(a)[] a", "Tensor?(a)[] a");
     check_arg("Tensor?(a) a", "Tensor(a)? a");
-    check_print("x::y(*, Tensor( !) a, Tensor( -> a) b, Tensor(a)[](!) c) -> ()", "x::y(*, Tensor a, Tensor b, Tensor(a)[] c) -> ()");
+    check_print("x::y(*, Tensor(a)[](!) c) -> ()", "x::y(*, Tensor(a)[] c) -> ()");
     check_arg("Device a=cuda:1, Device b=cpu, Device c=cuda : 0", "Device a=cuda:1, Device b=cpu, Device c=cuda:0");
     check_arg("complex a=0.+1.j, Scalar b=0.-2.5j, complex[] c=[0.+1.j, 3.-2.j]",
               "complex a=0.+1.j, Scalar b=0.-2.5j, complex[] c=[0.+1.j, 3.-2.j]");
     check_arg("str a=\"\\r\"", "str a=\"\\r\"");
     /* deviations: where c10 prints unreadable text we print readable text */
     check_arg("str a=\"\303\251\\200\"", "str a=\"\\303\\251\\200\"");   /* c10: "\0)+\/.)\.00" */
-    check_arg("int e=\"x\", Scalar d=\"s\", Device? f=\"cpu\"", "int e=\"x\", Scalar d=\"s\", Device? f=\"cpu\""); /* c10: e=x ... */
+    check_arg("Device? f=\"cpu\"", "Device? f=\"cpu\""); /* c10: f=cpu */
     check_arg("int[] b=[1, 1]", "int[] b=[1, 1]");                     /* c10: int[] b=1 */
     check_arg("int[1] d=[-1, -1], int[2] f=[7, 7, 7]", "int[1] d=[-1, -1], int[2] f=[7, 7, 7]"); /* c10: d=-1, f=7 */
     check_arg("Union(str, int, float, complex) a", "Union(str, Scalar) a"); /* c10: Union(, str, Scalar) */
@@ -500,6 +532,17 @@ static void test_errors_names(void **state) {
 static void test_errors_argument_lists(void **state) {
     (void)state;
     check_error("x::y(Tensor a,) -> ()", 14, "expected ident but found ')'");
+    /* an annotation naming no set, where c10 never prints one: refused as c10 refuses it */
+    check_error("x::y(Tensor(!) a) -> ()", 12, "expected ident but found '!'");
+    check_error("x::y(*, Tensor( !) a) -> ()", 16, "expected ident but found '!'");
+    check_error("x::y(Tensor( -> a) a) -> ()", 13, "expected ident but found '->'");
+    check_error("x::y(Tensor() a) -> ()", 12, "expected ident but found ')'");
+    check_error("x::y(Tensor?(!) a) -> ()", 13, "expected ident but found '!'");
+    check_error("x::y(Tensor[](!) a) -> ()", 14, "expected ident but found '!'");
+    check_error("x::y(int(!) a) -> ()", 9, "expected ident but found '!'");
+    check_error("x::y(Union(Tensor(!), int) a) -> ()", 18, "expected ident but found '!'");
+    check_error("x::y(Dict(str, Tensor)(!) a) -> ()", 23, "expected ident but found '!'");
+    check_error("x::y(Tensor a) -> Tensor(!)", 25, "expected ident but found '!'");
     check_error("x::y(..., Tensor a) -> ()", 10, "... must be the last element of the argument list");
     check_error("x::y(...,) -> ()", 9, "... must be the last element of the argument list");
     check_error("x::y(int a=1, ...) -> ()", 19, "schemas with vararg (...) can't have default value args");
@@ -628,6 +671,121 @@ static void test_api(void **state) {
     assert_null(dk_type_kind_name(DK__TYPE_END));
 }
 
+/* ---- hostile sizes: parse work grows linearly ------------------------------------ */
+
+/* "x::y(<head><item 0><sep><item 1>...<tail>) -> ()" with n items; item i is
+   fmt with i % distinct. */
+static char *repeat_text(const char *head, const char *fmt, const char *sep, long n, long distinct, const char *tail) {
+    size_t cap = strlen(head) + strlen(tail) + (size_t)n * (strlen(fmt) + strlen(sep) + 12) + 32, len;
+    char *t = (char *)malloc(cap);
+    long i;
+    assert_non_null(t);
+    len = (size_t)sprintf(t, "x::y(%s", head);
+    for (i = 0; i < n; i++) {
+        if (i) len += (size_t)sprintf(t + len, "%s", sep);
+        len += (size_t)sprintf(t + len, fmt, i % distinct);
+    }
+    sprintf(t + len, "%s) -> ()", tail);
+    return t;
+}
+
+/* The fastest of 3 runs of `reps` parses, in CPU seconds; the status of the last. */
+static double parse_seconds(const char *text, int reps, dk_status *st) {
+    double best = 1e9;
+    int run, r;
+    for (run = 0; run < 3; run++) {
+        clock_t t0 = clock();
+        for (r = 0; r < reps; r++) {
+            dk_schema *s = NULL;
+            *st = dk_schema_parse(text, &s);
+            dk_schema_free(s);
+        }
+        if ((double)(clock() - t0) / CLOCKS_PER_SEC < best) best = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    }
+    return best;
+}
+
+/* Doubling the text doubles the work (a generous bound: quadratic work
+   would quadruple it). Was: a 0.7 MB Union 3.0 s, 1.3 MB 11 s; a 0.3 MB
+   alias set 4.7 s. */
+static void check_doubling(const char *what, char *small, char *big, int reps, dk_status want) {
+    dk_status s1, s2;
+    double t1 = parse_seconds(small, reps, &s1), t2 = parse_seconds(big, reps, &s2);
+    print_message("%s: %lu -> %lu bytes, %.4f -> %.4f s (x%.2f)\n", what, (unsigned long)strlen(small),
+                  (unsigned long)strlen(big), t1, t2, t2 / (t1 > 1e-6 ? t1 : 1e-6));
+    assert_int_equal(s1, want);
+    assert_int_equal(s2, want);
+    assert_true(t2 < 3.0 * t1 + 0.002);
+    free(small);
+    free(big);
+}
+
+static void test_hostile_sizes(void **state) {
+    dk_schema *s;
+    char *t, name[32];
+    (void)state;
+    /* a Union holds at most 256 members (distinct classes here), flattened:
+       Scalar is three, a nested Union its members */
+    t = repeat_text("Union(", "__torch__.torch.classes.ns.C%ld", ", ", 256, 1000000, ") u");
+    s = parse_ok(t);
+    assert_int_equal(s->arguments[0].type->num_contained, 256);
+    dk_schema_free(s);
+    free(t);
+    t = repeat_text("Union(", "__torch__.torch.classes.ns.C%ld", ", ", 257, 1000000, ") u");
+    check_error(t, (long)(strstr(t, "C256") - t) - (long)strlen("__torch__.torch.classes.ns."),
+                "a Union of more than 256 members");   /* at the 257th */
+    free(t);
+    t = repeat_text("Union(Scalar, ", "__torch__.torch.classes.ns.C%ld", ", ", 254, 1000000, ") u");
+    check_error(t, 5, "a Union of more than 256 members");
+    free(t);
+    /* 0.35 MB and 0.7 MB of Union: refused after 256 members, nothing more read */
+    check_doubling("Union", repeat_text("Union(", "int", ", ", 70000, 1, ") u"),
+                   repeat_text("Union(", "int", ", ", 140000, 1, ") u"), 50, DK_ERR_BAD_SCHEMA);
+    /* 0.15 MB and 0.3 MB of alias set, each name twice: n log n */
+    t = repeat_text("Tensor(", "a%ld", "|", 40000, 20000, ") t");
+    s = parse_ok(t);
+    assert_int_equal(s->arguments[0].alias->num_before, 20000);   /* the first of each, in source order */
+    assert_string_equal(s->arguments[0].alias->before[0], "a0");
+    assert_string_equal(s->arguments[0].alias->before[1], "a1");
+    snprintf(name, sizeof name, "a%d", 19999);
+    assert_string_equal(s->arguments[0].alias->before[19999], name);
+    assert_int_equal(s->arguments[0].alias->num_after, 20000);
+    dk_schema_free(s);
+    check_doubling("alias set", t, repeat_text("Tensor(", "a%ld", "|", 80000, 40000, ") t"), 1, DK_OK);
+    /* the same big set before and after, in another order: no " -> " printed */
+    t = repeat_text("Tensor(", "b%ld", "|", 20000, 20000, "");
+    {
+        size_t len = strlen(t) - strlen(") -> ()");
+        char *u = (char *)malloc(len * 2 + 64), *v;
+        long i;
+        int n;
+        assert_non_null(u);
+        memcpy(u, t, len);
+        n = sprintf(u + len, " -> b19999");
+        for (i = 19998; i >= 0; i--) n += sprintf(u + len + n, "|b%ld", i);
+        sprintf(u + len + n, ") t) -> ()");
+        s = parse_ok(u);
+        assert_int_equal(s->arguments[0].alias->num_after, 20000);
+        v = strstr(s->text, " -> ");
+        assert_non_null(v);
+        assert_string_equal(v, " -> ()");      /* the only arrow is the return's */
+        dk_schema_free(s);
+        u[len + 10] = '8';                     /* b19999|b19998 -> b199998b19998: the sets differ */
+        s = parse_ok(u);
+        assert_int_equal(s->arguments[0].alias->num_after, 19999);
+        assert_non_null(strstr(s->text, "|b19999 -> b199998b19998|b19997|"));
+        dk_schema_free(s);
+        free(u);
+    }
+    free(t);
+    /* and a wildcard repeated (c10 takes no more names after one) */
+    t = repeat_text("Tensor(a|", "*", "|", 40000, 1, ") t");
+    s = parse_ok(t);
+    assert_int_equal(s->arguments[0].alias->num_before, 2);
+    dk_schema_free(s);
+    free(t);
+}
+
 /* Every allocation can fail: DK_ERR_NO_MEMORY, nothing left allocated. */
 static void test_allocation_failure(void **state) {
     static const char *const texts[] = {
@@ -686,6 +844,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_model),
         cmocka_unit_test(test_model_alias_containers),
         cmocka_unit_test(test_model_defaults),
+        cmocka_unit_test(test_default_kinds),
         cmocka_unit_test(test_name_only),
         cmocka_unit_test(test_print_types),
         cmocka_unit_test(test_print_defaults),
@@ -705,6 +864,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_errors_limits),
         cmocka_unit_test(test_error_message_shape),
         cmocka_unit_test(test_api),
+        cmocka_unit_test(test_hostile_sizes),
         cmocka_unit_test(test_allocation_failure),
         cmocka_unit_test(test_locale),
     };

@@ -47,6 +47,30 @@ check "my::a_b and my::a.b: both generate (my_a_b, my_a_b_2), a warning names li
   grep -q 'my_a_b_def' '$out/clash.h' && grep -q 'my_a_b_2_def' '$out/clash.h' &&
   grep -q '#define my_a_b_2_NAME \"my::a.b\"' '$out/clash.h'"
 
+# a default of a kind its type cannot hold is an error naming the line, the
+# position and the reason (c10 takes them and fails when a kernel unboxes one)
+printf '%s\n' 'k::a(Tensor x, int n=1.5) -> Tensor' 'k::b(Tensor x, bool n=1) -> Tensor' \
+  'k::c(Tensor x, float n="x") -> Tensor' 'k::d(Tensor x, str n=1) -> Tensor' 'k::e(Tensor x, int n=True) -> Tensor' \
+  'k::f(Tensor x, int n=None) -> Tensor' 'k::g(Tensor x, bool n="True") -> Tensor' \
+  'k::ok(Tensor x, float a=1, Scalar b=True, int? c=None, ScalarType d=long) -> Tensor' > "$out/kinds.txt"
+rm -f "$out/kinds.h"
+check "the 7 wrong-kind defaults are errors (line, position, reason); c10's conversions are not" sh -c "
+  ! '$dkgen' '$out/kinds.txt' '$out/kinds.h' 2> '$out/kinds.err' && grep -q '7 errors' '$out/kinds.err' &&
+  grep -q 'kinds.txt:1: argument n of type int cannot have a float default at position 21' '$out/kinds.err' &&
+  grep -q 'kinds.txt:2: argument n of type bool cannot have an int default' '$out/kinds.err' &&
+  grep -q 'kinds.txt:6: argument n of type int cannot have a None default (only an optional type can)' '$out/kinds.err' &&
+  ! grep -q 'kinds.txt:8' '$out/kinds.err' && [ ! -e '$out/kinds.h' ]"
+
+# C type names are type variables in the schema language; a default without a C value: both said
+printf '%s\n' 'c::f(Tensor x, double d, size_t n, complex z=1j) -> double' > "$out/ctypes.txt"
+check "double and size_t are said to be type variables, complex z=1j to have no C value; the header is written" sh -c "
+  '$dkgen' '$out/ctypes.txt' '$out/ctypes.h' 2> '$out/ctypes.err' &&
+  grep -q \"ctypes.txt:1: warning: argument d: 'double' is no schema type but a type variable .* the schema type is float\" '$out/ctypes.err' &&
+  grep -q \"ctypes.txt:1: warning: argument n: 'size_t' is no schema type .* the schema type is int\" '$out/ctypes.err' &&
+  grep -q \"ctypes.txt:1: warning: return (unnamed): 'double'\" '$out/ctypes.err' &&
+  grep -q 'ctypes.txt:1: warning: argument z: the default 0.+1.j has no C value of type dk_value; c_f_calld and c_f_call_opts take the argument as required' '$out/ctypes.err' &&
+  grep -q 'c_f_def' '$out/ctypes.h'"
+
 # an empty file is an empty header; a missing file is an error
 : > "$out/empty.txt"
 check "an empty file gives a header without operators; a missing one exits 1" sh -c "
