@@ -131,11 +131,15 @@ $(BUILD)/test_%_epochs: tests/test_%.c dispatch.h | $(BUILD)
 # the same source built with the 1.13.1 preset
 $(BUILD)/test_keyset_bits_1_13_1: tests/test_keyset_bits.c dispatch.h | $(BUILD)
 	$(CC) $(CFLAGS_T) $(EXTRA) -DDK_PRESET_TORCH_1_13_1 $< -o $@ $(LIBS_T)
-# two translation units compiled with different key lists
-$(BUILD)/test_config_mismatch: tests/test_config_mismatch.c tests/config_mismatch_other.c tests/custom_config.h dispatch.h | $(BUILD)
+# translation units compiled in different configurations: other key lists,
+# DK_CALL_EPOCHS, another DK_EXPLAIN_MAX_ARGS
+$(BUILD)/test_config_mismatch: tests/test_config_mismatch.c tests/config_mismatch_other.c tests/config_mismatch_settings.c \
+                               tests/custom_config.h dispatch.h | $(BUILD)
 	$(CC) $(CFLAGS_T) $(EXTRA) -c tests/test_config_mismatch.c -o $@.o
 	$(CC) $(CFLAGS_T) $(EXTRA) '-DDK_CONFIG_HEADER="custom_config.h"' -Itests -c tests/config_mismatch_other.c -o $@-other.o
-	$(CC) $(CFLAGS_T) $(EXTRA) $@.o $@-other.o -o $@ $(LIBS_T)
+	$(CC) $(CFLAGS_T) $(EXTRA) -DDK_CALL_EPOCHS -DOTHER_SETTING=epochs -c tests/config_mismatch_settings.c -o $@-epochs.o
+	$(CC) $(CFLAGS_T) $(EXTRA) -DDK_EXPLAIN_MAX_ARGS=4 -DOTHER_SETTING=explain -c tests/config_mismatch_settings.c -o $@-explain.o
+	$(CC) $(CFLAGS_T) $(EXTRA) $@.o $@-other.o $@-epochs.o $@-explain.o -o $@ $(LIBS_T)
 
 # $(1): log-name prefix, $(2): binary directory (and environment), $(3): tests
 define run_tests

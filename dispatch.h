@@ -1008,7 +1008,7 @@ DK_INLINE dk_keyset dk_autograd_backend_set(dk_key k) {
     X(ERR_UNKNOWN_TAG,   "no operator tag or alias-analysis kind has that name") \
     X(ERR_ALREADY_NAMED, "the backend component already has another name")     \
     X(ERR_BAD_KEY,       "the value is not a valid key for this use")           \
-    X(ERR_CONFIG_MISMATCH, "translation units were compiled with different key lists") \
+    X(ERR_CONFIG_MISMATCH, "translation units were compiled in different configurations") \
     X(ERR_NO_MEMORY,     "out of memory")                                       \
     X(ERR_BAD_ARGUMENT,  "an argument is out of range")                         \
     X(ERR_BAD_NAME,      "malformed operator name, schema or namespace")        \
@@ -1058,19 +1058,31 @@ typedef struct dk_logger { dk_log_fn func; void *user_data; } dk_logger;
 
 /* >>api --------------------------------------------------------------------- */
 
-/* Signature of this translation unit's lists, compared by dk_config_check. */
-#define DK__SIG_BC(name, own_ag, autocast, functional, extra) name own_ag autocast functional;
-#define DK__SIG_FK(name, pb, prefix, roles, extra) name pb prefix roles;
-#define DK__SIG_ALIAS(name, set, extra) name set;
+/* Signature of this translation unit's configuration, compared by
+   dk_config_check: one item per backend row, functionality row and alias
+   row, then one per setting that changes a layout or a behaviour shared by
+   every unit (reclamation mode, DK_EXPLAIN_MAX_ARGS, DK_C10_VERSION,
+   DK_SINGLE_THREADED), separated by ";". A mismatch names the first item
+   that differs. Per-unit choices (DK_NO_TRACE, DK_TLS_MODEL, DK_API,
+   DISPATCH_STATIC) are not in it. */
+#define DK__SIG_BC(name, own_ag, autocast, functional, extra) backend name own_ag autocast functional;
+#define DK__SIG_FK(name, pb, prefix, roles, extra) key name pb prefix roles;
+#define DK__SIG_ALIAS(name, set, extra) alias name set;
 #ifdef DK_CALL_EPOCHS
 #define DK__SIG_MODE "call epochs"
 #else
 #define DK__SIG_MODE "quiescent reclaim"
 #endif
-#define DK_CONFIG_SIGNATURE                                                  \
-    DK__XSTR(DK_FORALL_BACKEND_COMPONENTS(DK__SIG_BC, ~) |                   \
-             DK_FORALL_FUNCTIONALITY_KEYS(DK__SIG_FK, ~) |                   \
-             DK_FORALL_ALIAS_KEYS(DK__SIG_ALIAS, ~)) "|" DK__SIG_MODE
+#ifdef DK_SINGLE_THREADED
+#define DK__SIG_THREADS "one thread"
+#else
+#define DK__SIG_THREADS "threads"
+#endif
+#define DK_CONFIG_SIGNATURE                                                                                 \
+    DK__XSTR(DK_FORALL_BACKEND_COMPONENTS(DK__SIG_BC, ~) DK_FORALL_FUNCTIONALITY_KEYS(DK__SIG_FK, ~)         \
+             DK_FORALL_ALIAS_KEYS(DK__SIG_ALIAS, ~))                                                         \
+    " reclamation " DK__SIG_MODE "; DK_EXPLAIN_MAX_ARGS " DK__XSTR(DK_EXPLAIN_MAX_ARGS) "; DK_C10_VERSION "  \
+    DK__XSTR(DK_C10_VERSION) "; " DK__SIG_THREADS
 
 DK_API int dk_version_number(void);
 DK_API const char *dk_status_str(dk_status s);
@@ -1108,8 +1120,10 @@ DK_API int dk_ks_to_string(dk_keyset ks, char *buf, size_t size);
 /* The runtime key of each slot (c10's runtime-key table). */
 DK_API dk_key dk_slot_key(int slot);
 
-/* Compares a signature with the implementation's; DK_ERR_CONFIG_MISMATCH
-   (with both signatures in dk_last_error) when they differ. */
+/* Compares a signature's text with the implementation's (never only its
+   address: a plugin loaded where another was, or a reused buffer, is
+   compared again); DK_ERR_CONFIG_MISMATCH when they differ, dk_last_error
+   naming the first item that differs and its two values. */
 DK_API dk_status dk__config_check(const char *caller_signature);
 #define dk_config_check() dk__config_check(DK_CONFIG_SIGNATURE)
 /* The implementation's own signature: what a caller without the header's
@@ -3183,19 +3197,51 @@ DK_API dk_key dk_slot_key(int slot) {
 
 /* >>impl-config -------------------------------------------------------------- */
 
-DK_API const char *dk_config_signature(void) { return DK_CONFIG_SIGNATURE; }
+/* The implementation's signature: a literal, so that a unit of the same
+   image whose identical literal the compiler or linker merged passes this
+   very address (the one comparison no text can fool: the implementation's
+   own memory holds nothing else while it is loaded); any other address is
+   compared by its text, each time (a plugin may load where an unloaded one
+   was, a foreign caller may reuse a buffer). */
+static const char *const dk__own_signature = DK_CONFIG_SIGNATURE;
 
-DK_API dk_status dk__config_check(const char *caller_signature) {
-    static const char own[] = DK_CONFIG_SIGNATURE;
-    if (!caller_signature) return dk__fail(DK_ERR_NULL, "dk_config_check: NULL signature");
-    if (caller_signature == own || strcmp(caller_signature, own) == 0) return DK_OK;
-    return dk__fail(DK_ERR_CONFIG_MISMATCH,
-                    "dispatch.h: this translation unit was compiled with different key lists than the "
-                    "implementation (DK_CONFIG_HEADER / DK_PRESET_TORCH_1_13_1 must be the same everywhere); "
-                    "caller: %.600s; implementation: %.600s",
-                    caller_signature, own);
+DK_API const char *dk_config_signature(void) { return dk__own_signature; }
+
+/* The item of a signature that starts at *p (up to ";" or the end, spaces
+   trimmed): its start and length; *p moves past it. 0 at the end. */
+DK__PRIVATE int dk__sig_item(const char **p, const char **start, int *len) {
+    const char *s = *p, *e;
+    while (*s == ' ') s++;
+    if (!*s) { *p = s; return 0; }
+    for (e = s; *e && *e != ';'; e++) {}
+    *start = s;
+    *len = (int)(e - s);
+    while (*len > 0 && s[*len - 1] == ' ') (*len)--;
+    *p = *e ? e + 1 : e;
+    return 1;
 }
 
+DK_API dk_status dk__config_check(const char *caller_signature) {
+    const char *own = dk__own_signature, *p = caller_signature, *q = own, *a = "", *b = "";
+    int n = 0, la = 0, lb = 0, more_a, more_b;
+    if (!caller_signature) return dk__fail(DK_ERR_NULL, "dk_config_check: NULL signature");
+    if (caller_signature == own || strcmp(caller_signature, own) == 0) return DK_OK;
+    for (;;) { /* the first item that differs */
+        n++;
+        more_a = dk__sig_item(&p, &a, &la);
+        more_b = dk__sig_item(&q, &b, &lb);
+        if (!more_a || !more_b || la != lb || memcmp(a, b, (size_t)la) != 0) break;
+    }
+    if (!more_a) { a = "(none: the caller's list ends here)"; la = (int)strlen(a); }
+    if (!more_b) { b = "(none: the implementation's list ends here)"; lb = (int)strlen(b); }
+    return dk__fail(DK_ERR_CONFIG_MISMATCH,
+                    "dispatch.h: this translation unit was compiled in another configuration than the "
+                    "implementation (the key lists, DK_CONFIG_HEADER or DK_PRESET_TORCH_1_13_1, and "
+                    "DK_CALL_EPOCHS, DK_EXPLAIN_MAX_ARGS, DK_C10_VERSION, DK_SINGLE_THREADED must be the "
+                    "same in every unit); item %d differs: caller '%.*s', implementation '%.*s' "
+                    "(whole signatures: dk_config_signature() and DK_CONFIG_SIGNATURE)",
+                    n, la, a, lb, b);
+}
 
 #ifndef DK_HASH64
 #define XXH_INLINE_ALL
@@ -3321,10 +3367,7 @@ struct dk_registry {
     int coupled[DK_NUM_RUNTIME_ENTRIES], n_coupled;   /* the slots whose slot_info.coupled is set */
     dk_op_table empty;            /* the table of an operator without kernels */
     dk__op tombstone;             /* marks a removed entry of the name index */
-    const char *verified[4];      /* list signatures already compared */
 };
-
-static const char dk__own_signature[] = DK_CONFIG_SIGNATURE;
 
 /* ---- locking ----------------------------------------------------------------
 
@@ -4066,15 +4109,11 @@ DK__PRIVATE int dk__fallback_slots(dk_key key, int *slots) {
 
 /* ---- checks shared by the registration functions ----------------------------- */
 
+/* The caller's configuration, compared by its text (see dk__config_check:
+   no cache by address). */
 DK__PRIVATE dk_status dk__check_signature(dk_registry *r, const char *signature) {
-    dk_status st;
-    int i;
-    for (i = 0; i < 4; i++)
-        if (signature && r->verified[i] == signature) return DK_OK;
-    if ((st = dk__config_check(signature)) != DK_OK) return st;
-    memmove((void *)(r->verified + 1), (const void *)r->verified, 3 * sizeof(const char *));
-    r->verified[0] = signature;
-    return DK_OK;
+    (void)r;
+    return dk__config_check(signature);
 }
 
 /* A kernel may be registered at a runtime key (not Undefined) or an alias key. */
@@ -5337,7 +5376,6 @@ DK_API dk_status dk__registry_create(const dk_registry_desc *desc, dk_registry *
     if (!r) return dk__fail(DK_ERR_NO_MEMORY, "registry_create: out of memory");
     memset(r, 0, sizeof *r);
     r->desc = d;
-    r->verified[0] = signature;
     if ((s = dk__registry_init(r)) != DK_OK) {
         dk_registry_destroy(r);
         return dk__fail(s, "registry_create: out of memory");
