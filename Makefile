@@ -132,14 +132,25 @@ $(BUILD)/test_%_epochs: tests/test_%.c dispatch.h | $(BUILD)
 $(BUILD)/test_keyset_bits_1_13_1: tests/test_keyset_bits.c dispatch.h | $(BUILD)
 	$(CC) $(CFLAGS_T) $(EXTRA) -DDK_PRESET_TORCH_1_13_1 $< -o $@ $(LIBS_T)
 # translation units compiled in different configurations: other key lists,
-# DK_CALL_EPOCHS, another DK_EXPLAIN_MAX_ARGS
+# DK_CALL_EPOCHS, another DK_EXPLAIN_MAX_ARGS; a calling unit with other lists
 $(BUILD)/test_config_mismatch: tests/test_config_mismatch.c tests/config_mismatch_other.c tests/config_mismatch_settings.c \
+                               tests/config_mismatch_caller.c \
                                tests/custom_config.h dispatch.h | $(BUILD)
 	$(CC) $(CFLAGS_T) $(EXTRA) -c tests/test_config_mismatch.c -o $@.o
 	$(CC) $(CFLAGS_T) $(EXTRA) '-DDK_CONFIG_HEADER="custom_config.h"' -Itests -c tests/config_mismatch_other.c -o $@-other.o
 	$(CC) $(CFLAGS_T) $(EXTRA) -DDK_CALL_EPOCHS -DOTHER_SETTING=epochs -c tests/config_mismatch_settings.c -o $@-epochs.o
 	$(CC) $(CFLAGS_T) $(EXTRA) -DDK_EXPLAIN_MAX_ARGS=4 -DOTHER_SETTING=explain -c tests/config_mismatch_settings.c -o $@-explain.o
-	$(CC) $(CFLAGS_T) $(EXTRA) $@.o $@-other.o $@-epochs.o $@-explain.o -o $@ $(LIBS_T)
+	$(CC) $(CFLAGS_T) $(EXTRA) '-DDK_CONFIG_HEADER="custom_config.h"' -Itests -c tests/config_mismatch_caller.c -o $@-caller.o
+	@# a unit with other key lists that only calls does not link (Note [Configuration in a symbol name])
+	@if $(CC) $(CFLAGS_T) $(EXTRA) $@.o $@-other.o $@-epochs.o $@-explain.o $@-caller.o -o $@-linked $(LIBS_T) -ldl \
+	    2> $@-link.log; then echo "$@: a calling unit with other key lists linked"; exit 1; fi; \
+	grep -q 'undefined reference to .dk__tls_c' $@-link.log && \
+	! grep 'undefined reference' $@-link.log | grep -v 'dk__tls_c\|dk__trace_hook_c' || { cat $@-link.log; exit 1; }
+	@# the same unit as a shared object, dlopen'ed by the test: in the program's configuration and in another
+	$(CC) $(CFLAGS_T) $(EXTRA) -fPIC -shared tests/config_mismatch_caller.c -o $@-good.so
+	$(CC) $(CFLAGS_T) $(EXTRA) '-DDK_CONFIG_HEADER="custom_config.h"' -Itests -fPIC -shared \
+	  tests/config_mismatch_caller.c -o $@-bad.so
+	$(CC) $(CFLAGS_T) $(EXTRA) -rdynamic $@.o $@-other.o $@-epochs.o $@-explain.o -o $@ $(LIBS_T) -ldl
 
 # $(1): log-name prefix, $(2): binary directory (and environment), $(3): tests
 define run_tests

@@ -1084,6 +1084,214 @@ typedef struct dk_logger { dk_log_fn func; void *user_data; } dk_logger;
     " reclamation " DK__SIG_MODE "; DK_EXPLAIN_MAX_ARGS " DK__XSTR(DK_EXPLAIN_MAX_ARGS) "; DK_C10_VERSION "  \
     DK__XSTR(DK_C10_VERSION) "; " DK__SIG_THREADS
 
+/* Note [Configuration in a symbol name]. A unit that only calls never
+   passes its signature anywhere, so the check above cannot see it. Instead
+   its calls read two variables the implementation defines, dk__tls (every
+   dispatch) and dk__trace_hook (every typed call's trace test), under names
+   that carry a hash of the configuration (dk__tls_cXXXXX): a unit compiled
+   in another configuration refers to names the implementation does not
+   define, and fails to link (a program or shared library linked with -z
+   defs) or to load (dlopen: "undefined symbol: dk__tls_c..."). The same
+   instructions run: only the names differ. The preprocessor computes the
+   hash in #if, from what it can read as numbers: each row's flags
+   (OwnAutograd, Functional; PerBackend, Roles) in order, the number of
+   rows of each list, and the settings of the signature. Key names are
+   not numbers to it: two lists that differ only in names (or in a
+   backend's AutocastKey, or an alias's keyset) link, and are told apart
+   by the signature at the first registration. The role flags are macros
+   here only while the hash is computed. */
+#ifndef DK_EXPLAIN_MAX_ARGS
+#define DK_EXPLAIN_MAX_ARGS 16
+#endif
+#ifdef DK_CALL_EPOCHS
+#define DK__CH_EPOCHS 1u
+#else
+#define DK__CH_EPOCHS 0u
+#endif
+#ifdef DK_SINGLE_THREADED
+#define DK__CH_SINGLE 1u
+#else
+#define DK__CH_SINGLE 0u
+#endif
+#define DK_R_BACKEND (1u << 0)
+#define DK_R_OTHER_BACKEND (1u << 1)
+#define DK_R_BACKEND_FN (1u << 2)
+#define DK_R_SPARSE (1u << 3)
+#define DK_R_AUTOGRAD (1u << 4)
+#define DK_R_MATH (1u << 5)
+#define DK_R_NESTED (1u << 6)
+#define DK_R_AUTOCAST (1u << 7)
+#define DK_R_INCLUDED (1u << 8)
+#define DK_R_PYTHON (1u << 9)
+#define DK_R_FUNCTORCH (1u << 10)
+#define DK_R_BATCHED (1u << 11)
+#define DK_R_AUTOGRAD_OTHER (1u << 12)
+#define DK_R_INPLACE_VIEW (1u << 13)
+#define DK_R_FUNCTIONALIZE (1u << 14)
+#define DK_R_ALWAYS_AFTER (1u << 15)
+#define DK_R_SPARSE_CSR (1u << 16)
+#define DK_R_MKLDNN (1u << 17)
+#define DK__CH_OPEN_BC(name, own_ag, autocast, functional, extra) (
+#define DK__CH_OPEN_FK(name, pb, prefix, roles, extra) (
+#define DK__CH_OPEN_ALIAS(name, set, extra) (
+#define DK__CH_BC(name, own_ag, autocast, functional, extra) * 16777619u + 0x100u + 2u * (own_ag) + (functional))
+#define DK__CH_FK(name, pb, prefix, roles, extra) * 16777619u + 0x200u + (pb) + 2u * (0u | roles))
+#define DK__CH_ALIAS(name, set, extra) * 16777619u + 0x300u)
+#define DK__CH_LISTS                                                                                         \
+    (DK_FORALL_BACKEND_COMPONENTS(DK__CH_OPEN_BC, ~) DK_FORALL_FUNCTIONALITY_KEYS(DK__CH_OPEN_FK, ~)          \
+     DK_FORALL_ALIAS_KEYS(DK__CH_OPEN_ALIAS, ~) 2166136261u DK_FORALL_BACKEND_COMPONENTS(DK__CH_BC, ~)       \
+     DK_FORALL_FUNCTIONALITY_KEYS(DK__CH_FK, ~) DK_FORALL_ALIAS_KEYS(DK__CH_ALIAS, ~))
+#define DK__CH_ALL                                                                                           \
+    ((((DK__CH_LISTS * 16777619u + (DK_EXPLAIN_MAX_ARGS)) * 16777619u + (DK_C10_VERSION)) * 16777619u +      \
+      DK__CH_EPOCHS) * 16777619u + DK__CH_SINGLE)
+/* folded to 20 bits: the mix of the high half into the low one, twice */
+#define DK__CH ((((DK__CH_ALL ^ (DK__CH_ALL >> 32)) * 0x45d9f3bu) ^ ((DK__CH_ALL ^ (DK__CH_ALL >> 32)) >> 16)) & 0xfffffu)
+#if (DK__CH >> 0) & 1
+#define DK__CB0 1
+#else
+#define DK__CB0 0
+#endif
+#if (DK__CH >> 1) & 1
+#define DK__CB1 1
+#else
+#define DK__CB1 0
+#endif
+#if (DK__CH >> 2) & 1
+#define DK__CB2 1
+#else
+#define DK__CB2 0
+#endif
+#if (DK__CH >> 3) & 1
+#define DK__CB3 1
+#else
+#define DK__CB3 0
+#endif
+#if (DK__CH >> 4) & 1
+#define DK__CB4 1
+#else
+#define DK__CB4 0
+#endif
+#if (DK__CH >> 5) & 1
+#define DK__CB5 1
+#else
+#define DK__CB5 0
+#endif
+#if (DK__CH >> 6) & 1
+#define DK__CB6 1
+#else
+#define DK__CB6 0
+#endif
+#if (DK__CH >> 7) & 1
+#define DK__CB7 1
+#else
+#define DK__CB7 0
+#endif
+#if (DK__CH >> 8) & 1
+#define DK__CB8 1
+#else
+#define DK__CB8 0
+#endif
+#if (DK__CH >> 9) & 1
+#define DK__CB9 1
+#else
+#define DK__CB9 0
+#endif
+#if (DK__CH >> 10) & 1
+#define DK__CB10 1
+#else
+#define DK__CB10 0
+#endif
+#if (DK__CH >> 11) & 1
+#define DK__CB11 1
+#else
+#define DK__CB11 0
+#endif
+#if (DK__CH >> 12) & 1
+#define DK__CB12 1
+#else
+#define DK__CB12 0
+#endif
+#if (DK__CH >> 13) & 1
+#define DK__CB13 1
+#else
+#define DK__CB13 0
+#endif
+#if (DK__CH >> 14) & 1
+#define DK__CB14 1
+#else
+#define DK__CB14 0
+#endif
+#if (DK__CH >> 15) & 1
+#define DK__CB15 1
+#else
+#define DK__CB15 0
+#endif
+#if (DK__CH >> 16) & 1
+#define DK__CB16 1
+#else
+#define DK__CB16 0
+#endif
+#if (DK__CH >> 17) & 1
+#define DK__CB17 1
+#else
+#define DK__CB17 0
+#endif
+#if (DK__CH >> 18) & 1
+#define DK__CB18 1
+#else
+#define DK__CB18 0
+#endif
+#if (DK__CH >> 19) & 1
+#define DK__CB19 1
+#else
+#define DK__CB19 0
+#endif
+#undef DK_R_BACKEND
+#undef DK_R_OTHER_BACKEND
+#undef DK_R_BACKEND_FN
+#undef DK_R_SPARSE
+#undef DK_R_AUTOGRAD
+#undef DK_R_MATH
+#undef DK_R_NESTED
+#undef DK_R_AUTOCAST
+#undef DK_R_INCLUDED
+#undef DK_R_PYTHON
+#undef DK_R_FUNCTORCH
+#undef DK_R_BATCHED
+#undef DK_R_AUTOGRAD_OTHER
+#undef DK_R_INPLACE_VIEW
+#undef DK_R_FUNCTIONALIZE
+#undef DK_R_ALWAYS_AFTER
+#undef DK_R_SPARSE_CSR
+#undef DK_R_MKLDNN
+#define DK__HX_0000 0
+#define DK__HX_0001 1
+#define DK__HX_0010 2
+#define DK__HX_0011 3
+#define DK__HX_0100 4
+#define DK__HX_0101 5
+#define DK__HX_0110 6
+#define DK__HX_0111 7
+#define DK__HX_1000 8
+#define DK__HX_1001 9
+#define DK__HX_1010 a
+#define DK__HX_1011 b
+#define DK__HX_1100 c
+#define DK__HX_1101 d
+#define DK__HX_1110 e
+#define DK__HX_1111 f
+#define DK__HX(a, b, c, d) DK__HX_##a##b##c##d
+#define DK__XHX(a, b, c, d) DK__HX(a, b, c, d)
+#define DK__CID(name, h4, h3, h2, h1, h0) name##_c##h4##h3##h2##h1##h0
+#define DK__XCID(name, h4, h3, h2, h1, h0) DK__CID(name, h4, h3, h2, h1, h0)
+/* name_cXXXXX: the name with this configuration's hash */
+#define DK__CONFIG_NAME(name)                                                                               \
+    DK__XCID(name, DK__XHX(DK__CB19, DK__CB18, DK__CB17, DK__CB16), DK__XHX(DK__CB15, DK__CB14, DK__CB13, DK__CB12), \
+             DK__XHX(DK__CB11, DK__CB10, DK__CB9, DK__CB8), DK__XHX(DK__CB7, DK__CB6, DK__CB5, DK__CB4),             \
+             DK__XHX(DK__CB3, DK__CB2, DK__CB1, DK__CB0))
+#define dk__tls DK__CONFIG_NAME(dk__tls)
+#define dk__trace_hook DK__CONFIG_NAME(dk__trace_hook)
+
 DK_API int dk_version_number(void);
 DK_API const char *dk_status_str(dk_status s);
 /* "KERNEL_OVERRIDDEN", ...; "UNKNOWN" out of range. */
@@ -2397,10 +2605,9 @@ typedef struct dk_autograd_ni_desc {
 } dk_autograd_ni_desc;
 DK_API dk_kernel_desc dk_autograd_not_implemented(const dk_autograd_ni_desc *desc);
 
-/* Explain: what a call with these argument keysets would do, on this thread. */
-#ifndef DK_EXPLAIN_MAX_ARGS
-#define DK_EXPLAIN_MAX_ARGS 16
-#endif
+/* Explain: what a call with these argument keysets would do, on this thread.
+   DK_EXPLAIN_MAX_ARGS (default 16, set in >>api: it sizes dk_explanation,
+   so it is part of the configuration signature). */
 typedef enum dk_source {
     DK_SOURCE_KERNEL,              /* registered at the key itself */
     DK_SOURCE_DEFAULT_BACKEND,     /* CompositeExplicitAutograd[NonFunctional] */

@@ -5,7 +5,9 @@
 #define DISPATCH_IMPLEMENTATION
 #include "dispatch.h"
 
+#include <dlfcn.h>
 #include <setjmp.h>
+#include <stdio.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -110,7 +112,50 @@ static void test_same_address_other_text_refused(void **state) {
     dk_registry_destroy(r);
 }
 
-int main(void) {
+/* A unit that only calls (config_mismatch_caller.c) as a shared object:
+   built in this configuration it loads and its typed call runs our kernel;
+   built with other key lists it is refused at load time, naming a
+   configuration-named symbol, before any of its code runs (the Makefile's
+   rule checks that the same unit does not link into a program). */
+static const char *self_path;
+
+typedef struct cm_value { dk_keyset ks; int v; } cm_value;
+DK_DECLARE_OP(cm_twice, int, a.ks, (cm_value, a))
+static int twice_cpu(const dk_kernel *k, dk_keyset ks, cm_value a) { (void)k; (void)ks; return 2 * a.v; }
+
+static void test_calling_unit_of_other_lists_refused_at_load(void **state) {
+    char path[4096];
+    void *so;
+    int (*call)(const dk_operator *, int);
+    const char *err;
+    dk_registry *r;
+    dk_registration *h;
+    const dk_operator *op;
+    (void)state;
+    assert_int_equal(dk_registry_create(NULL, &r), DK_OK);
+    assert_int_equal(DK_IMPL_TYPED(cm_twice, r, "cm::twice", DK_CPU, twice_cpu, NULL, &h), DK_OK);
+    assert_non_null(op = dk_op_lookup(r, "cm::twice"));
+
+    snprintf(path, sizeof path, "%s-good.so", self_path);
+    so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!so) fail_msg("%s", dlerror());
+    *(void **)(void *)&call = dlsym(so, "caller_unit_call");
+    assert_non_null(call);
+    assert_int_equal(call(op, 21), 42);
+    dlclose(so);
+
+    snprintf(path, sizeof path, "%s-bad.so", self_path);
+    so = dlopen(path, RTLD_LAZY | RTLD_LOCAL); /* even lazy binding: data and TLS are bound at load */
+    err = dlerror();
+    if (so) dlclose(so);
+    assert_null(so);
+    assert_non_null(err);
+    if (!strstr(err, "undefined symbol: dk__tls_c") && !strstr(err, "undefined symbol: dk__trace_hook_c"))
+        fail_msg("unexpected dlopen error: %s", err);
+    dk_registry_destroy(r);
+}
+
+int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_configuration_passes),
         cmocka_unit_test(test_other_lists_detected),
@@ -118,6 +163,9 @@ int main(void) {
         cmocka_unit_test(test_explain_max_args_in_signature),
         cmocka_unit_test(test_registration_from_other_configurations_refused),
         cmocka_unit_test(test_same_address_other_text_refused),
+        cmocka_unit_test(test_calling_unit_of_other_lists_refused_at_load),
     };
+    (void)argc;
+    self_path = argv[0];
     return cmocka_run_group_tests_name("configuration mismatch between translation units", tests, NULL, NULL);
 }
