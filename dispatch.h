@@ -165,7 +165,10 @@
             return dk_status (DK_OK == 0) and dk_last_error() gives a
             per-thread message with the details; a failed registration
             changes nothing. Failed calls go to the registry's call-error
-            hook (default: dk_last_error / dk_last_call_status). What has
+            hook (default: dk_last_error / dk_last_call_status, which
+            returns the last FAILED call's status and clears it: a call
+            that succeeds leaves it alone, so clear it before a call you
+            check; example at its declaration). What has
             no caller to return to (an overridden kernel, a failure inside
             a library block, a panic before abort) goes to the registry's
             logger, one DK_FORALL_LOG_ITEMS item per message; the default
@@ -2562,7 +2565,18 @@ DK_API void dk_call_error_report(const dk_operator *op, dk_keyset ks, dk_status 
                                  void *user_data);
 DK_API void dk_call_error_abort(const dk_operator *op, dk_keyset ks, dk_status status, const char *message,
                                 void *user_data);
-/* The status of the last failed call on this thread, then reset to DK_OK. */
+/* The status of the last FAILED call on this thread (with the default
+   call-error hook), and resets it to DK_OK: it returns and clears. A call
+   that succeeds does not touch it (that would cost every call a store), so
+   it may hold a failure of an earlier call nobody read. To check one call,
+   clear before and read after; a call whose result cannot say it failed
+   (void, a Scalar) needs exactly this:
+
+       (void)dk_last_call_status();         // clear what an earlier call left
+       my_op_call(op, &t);                  // a void call
+       if (dk_last_call_status() != DK_OK)  // this call failed
+           fprintf(stderr, "%s\n", dk_last_error());
+*/
 DK_API dk_status dk_last_call_status(void);
 /* From inside a kernel or fallback: fails the current call (c10's
    TORCH_CHECK) with a status (e.g. DK_ERR_KERNEL_FAILED) and a printf-style
