@@ -288,7 +288,8 @@ extern "C" {
    DK_CONFIG_HEADER (defining DK_FORALL_BACKEND_COMPONENTS and
    DK_FORALL_FUNCTIONALITY_KEYS, optionally DK_FORALL_ALIAS_KEYS); otherwise
    the lists of PyTorch 2.7.1 are used, or those of 1.13.1 under
-   DK_PRESET_TORCH_1_13_1. Every translation unit must see the same lists:
+   DK_PRESET_TORCH_1_13_1. DK_CONFIG_HEADER_FILE=my_keys.h names the same
+   header without quotes. Every translation unit must see the same lists:
    dk_config_check() (called by the registry on every registration) compares
    the caller's lists with the implementation's and reports
    DK_ERR_CONFIG_MISMATCH instead of silently mis-indexing.
@@ -315,6 +316,12 @@ extern "C" {
 */
 
 #ifdef DK_CONFIG_HEADER
+#include DK_CONFIG_HEADER
+#elif defined(DK_CONFIG_HEADER_FILE)
+/* the same without quotes (-DDK_CONFIG_HEADER_FILE=my_keys.h), for the
+   places that lose them: make's and pkg-config's flags. The name is
+   stringized, so none of its words may be a macro. */
+#define DK_CONFIG_HEADER DK__XSTR(DK_CONFIG_HEADER_FILE)
 #include DK_CONFIG_HEADER
 #endif
 
