@@ -134,7 +134,7 @@ $(BUILD)/test_keyset_bits_1_13_1: tests/test_keyset_bits.c dispatch.h | $(BUILD)
 # translation units compiled in different configurations: other key lists,
 # DK_CALL_EPOCHS, another DK_EXPLAIN_MAX_ARGS; a calling unit with other lists
 $(BUILD)/test_config_mismatch: tests/test_config_mismatch.c tests/config_mismatch_other.c tests/config_mismatch_settings.c \
-                               tests/config_mismatch_caller.c \
+                               tests/config_mismatch_caller.c tests/config_mismatch_block.c \
                                tests/custom_config.h dispatch.h | $(BUILD)
 	$(CC) $(CFLAGS_T) $(EXTRA) -c tests/test_config_mismatch.c -o $@.o
 	$(CC) $(CFLAGS_T) $(EXTRA) '-DDK_CONFIG_HEADER="custom_config.h"' -Itests -c tests/config_mismatch_other.c -o $@-other.o
@@ -150,6 +150,9 @@ $(BUILD)/test_config_mismatch: tests/test_config_mismatch.c tests/config_mismatc
 	$(CC) $(CFLAGS_T) $(EXTRA) -fPIC -shared tests/config_mismatch_caller.c -o $@-good.so
 	$(CC) $(CFLAGS_T) $(EXTRA) '-DDK_CONFIG_HEADER="custom_config.h"' -Itests -fPIC -shared \
 	  tests/config_mismatch_caller.c -o $@-bad.so
+	@# a plugin that only registers (a library block), in this configuration and in another
+	$(CC) $(CFLAGS_T) $(EXTRA) -fPIC -shared tests/config_mismatch_block.c -o $@-block-good.so
+	$(CC) $(CFLAGS_T) $(EXTRA) -DDK_CALL_EPOCHS -fPIC -shared tests/config_mismatch_block.c -o $@-block-bad.so
 	$(CC) $(CFLAGS_T) $(EXTRA) -rdynamic $@.o $@-other.o $@-epochs.o $@-explain.o -o $@ $(LIBS_T) -ldl
 
 # $(1): log-name prefix, $(2): binary directory (and environment), $(3): tests

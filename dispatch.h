@@ -1996,6 +1996,20 @@ DK_API dk_status dk__library_run(dk_registry *r, dk_library_kind kind, const cha
 #define dk_library_run(r, kind, ns, key, block, out) \
     dk__library_run((r), (kind), (ns), (key), (block), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
 
+/* Library blocks run in r (dk_library_run and the static blocks below)
+   and how many of them failed: could not open (another configuration,
+   a second DK_LIBRARY of a namespace...) or had a registration fail. Both
+   counts only grow; a failure's message went to the registry's logger
+   (DK_LOG_LIBRARY_BLOCK_FAILED) and is in dk_last_error() of the thread
+   that ran the block. A plugin host reads them around dlopen:
+       unsigned long run0, failed0, run, failed;
+       dk_library_blocks(dk_registry_default(), &run0, &failed0);
+       void *so = dlopen(path, RTLD_NOW);
+       dk_library_blocks(dk_registry_default(), &run, &failed);
+       if (so && failed != failed0) { dlclose(so); ... refuse it: dk_last_error() says why }
+   (run - run0: the plugin's blocks; 0 when a static block was dropped). */
+DK_API dk_status dk_library_blocks(dk_registry *r, unsigned long *run, unsigned long *failed);
+
 /* Static registration before main (GCC / Clang constructors):
        DK_LIBRARY(myops, m) { dk_library_def(m, "add(Tensor a, Tensor b) -> Tensor"); }
        DK_LIBRARY_IMPL(myops, CPU, m) { dk_library_impl(m, "add", DK_Undefined, dk_unboxed(DK_FN(add_cpu), NULL)); }
@@ -3529,6 +3543,7 @@ struct dk_library {
     dk_library_kind kind;
     dk_key key;                   /* IMPL blocks; Undefined otherwise */
     int log_errors;               /* a static block: report failures through the logger */
+    int failed;                   /* a registration of its block failed (counted once) */
     int closed;                   /* dk_library_close ran (kept until reclaimed) */
     dk_library **static_slot;     /* a static block's handle variable, cleared when closed */
     const char *ns, *debug, *where;  /* "registered at f:l", "f:l" */
@@ -3574,6 +3589,7 @@ typedef union dk__block {
 
 struct dk_registry {
     dk__mutex lock;
+    unsigned long blocks_run, blocks_failed;  /* library blocks (dk_library_blocks), under the lock */
     const char *owner;            /* &dk__me of the thread holding the lock, else NULL */
     dk_registry_desc desc;        /* alloc / free / no_default_fallthroughs */
     const dk__hooks *hooks;       /* published with release */
@@ -4900,10 +4916,35 @@ DK_API dk_status dk_add_listener(dk_registry *r, dk_op_listener on_registered, d
 /* the block macro of each kind, as c10's messages name them */
 static const char *const dk__library_kind_names[] = { DK__FORALL_LIBRARY_KINDS(DK__LIBRARY_KIND_NAME) };
 
-/* A failure inside a block: static blocks have no caller to return it to. */
+/* Library blocks run and failed, counted for dk_library_blocks. */
+DK__PRIVATE void dk__count_block(dk_registry *r, int run, int failed) {
+    int locked = dk__read_lock(r);
+    r->blocks_run += (unsigned long)run;
+    r->blocks_failed += (unsigned long)failed;
+    dk__read_unlock(r, locked);
+}
+
+/* A failure inside a block: static blocks have no caller to return it to,
+   so it goes to the logger and counts the block as failed (once). */
 DK__PRIVATE dk_status dk__lib_result(dk_library *lib, dk_status s) {
-    if (s != DK_OK && lib->log_errors) dk__log(lib->registry, DK_LOG_LIBRARY_BLOCK_FAILED, dk_last_error());
+    if (s != DK_OK && lib->log_errors) {
+        dk__log(lib->registry, DK_LOG_LIBRARY_BLOCK_FAILED, dk_last_error());
+        if (!lib->failed) {
+            lib->failed = 1;
+            dk__count_block(lib->registry, 0, 1);
+        }
+    }
     return s;
+}
+
+DK_API dk_status dk_library_blocks(dk_registry *r, unsigned long *run, unsigned long *failed) {
+    int locked;
+    if (!r || !run || !failed) return dk__fail(DK_ERR_NULL, "library_blocks: NULL argument");
+    locked = dk__read_lock(r);
+    *run = r->blocks_run;
+    *failed = r->blocks_failed;
+    dk__read_unlock(r, locked);
+    return DK_OK;
 }
 
 DK__PRIVATE dk_status dk__library_open_locked(dk_registry *r, dk_library_kind kind, const char *ns, dk_key key,
@@ -5132,8 +5173,10 @@ DK__PRIVATE dk_status dk__library_run_in(dk_registry *r, dk_library_kind kind, c
     }
     if ((s = dk__library_open(r, kind, ns, key, file, line, &lib, signature)) != DK_OK) {
         dk__log(r, DK_LOG_LIBRARY_BLOCK_FAILED, dk_last_error());
+        dk__count_block(r, 1, 1);
         return s;
     }
+    dk__count_block(r, 1, 0);
     lib->log_errors = 1;
     lib->static_slot = static_slot;
     if (static_slot) *static_slot = lib;

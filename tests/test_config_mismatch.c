@@ -155,6 +155,41 @@ static void test_calling_unit_of_other_lists_refused_at_load(void **state) {
     dk_registry_destroy(r);
 }
 
+/* A plugin whose library block was refused still loads (dlopen cannot
+   know): the host asks the registry how many blocks ran and failed. */
+static void test_host_sees_a_failed_library_block(void **state) {
+    char path[4096];
+    void *so;
+    dk_registry *r = dk_registry_default();
+    unsigned long run0, failed0, run, failed;
+    (void)state;
+    assert_non_null(r);
+    assert_int_equal(dk_library_blocks(r, &run0, &failed0), DK_OK);
+
+    snprintf(path, sizeof path, "%s-block-good.so", self_path);
+    so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!so) fail_msg("%s", dlerror());
+    assert_int_equal(dk_library_blocks(r, &run, &failed), DK_OK);
+    assert_int_equal(run, run0 + 1);
+    assert_int_equal(failed, failed0);
+    assert_true(dk_op_has_kernel_for_key(dk_op_lookup(r, "cmblock::inc"), DK_CPU));
+    dlclose(so);
+    assert_false(dk_op_has_kernel_for_key(dk_op_lookup(r, "cmblock::inc"), DK_CPU));
+
+    snprintf(path, sizeof path, "%s-block-bad.so", self_path);
+    so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!so) fail_msg("%s", dlerror()); /* it loads: only its block is refused */
+    assert_int_equal(dk_library_blocks(r, &run, &failed), DK_OK);
+    assert_int_equal(run, run0 + 2);
+    assert_int_equal(failed, failed0 + 1);
+    assert_non_null(strstr(dk_last_error(), "caller 'reclamation call epochs'"));
+    assert_false(dk_op_has_kernel_for_key(dk_op_lookup(r, "cmblock::inc"), DK_CPU));
+    dlclose(so);
+
+    assert_int_equal(dk_library_blocks(NULL, &run, &failed), DK_ERR_NULL);
+    assert_int_equal(dk_library_blocks(r, NULL, &failed), DK_ERR_NULL);
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_configuration_passes),
@@ -164,6 +199,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_registration_from_other_configurations_refused),
         cmocka_unit_test(test_same_address_other_text_refused),
         cmocka_unit_test(test_calling_unit_of_other_lists_refused_at_load),
+        cmocka_unit_test(test_host_sees_a_failed_library_block),
     };
     (void)argc;
     self_path = argv[0];
