@@ -119,7 +119,7 @@
    Library blocks            DK_LIBRARY, DK_LIBRARY_FRAGMENT, DK_LIBRARY_IMPL,
        dk_library_run, dk_library_open, dk_library_close, dk_library_def,
        dk_library_def_with, dk_library_impl, dk_library_impl_at,
-       DK_LIBRARY_IMPL_TYPED, dk_library_fallback
+       DK_LIBRARY_IMPL_TYPED, dk_library_fallback, dk_library_blocks
    Calling (>>call)          DK_DECLARE_OP / DK_DECLARE_OP_VOID (name_call,
        name_redispatch, name_kernel), dk_dispatch, dk_lookup, dk_call_boxed,
        dk_redispatch_boxed, dk_stack_dispatch_keyset, dk_call_slow,
@@ -210,7 +210,11 @@
             fresh one.
    PLUGINS  DK_LIBRARY* blocks close their library when their object is
             unloaded; with DK_CALL_EPOCHS that waits for the calls running
-            the object's kernels, so dlclose is safe while others call.
+            the object's kernels, so dlclose is safe while others call. A
+            plugin is compiled in the host's configuration: one that calls
+            in another does not load (Note [Configuration in a symbol
+            name]); one that only registers loads with its blocks refused,
+            which the host reads with dk_library_blocks around dlopen.
 */
 
 #ifndef DISPATCH_H
@@ -289,10 +293,14 @@ extern "C" {
    DK_FORALL_FUNCTIONALITY_KEYS, optionally DK_FORALL_ALIAS_KEYS); otherwise
    the lists of PyTorch 2.7.1 are used, or those of 1.13.1 under
    DK_PRESET_TORCH_1_13_1. DK_CONFIG_HEADER_FILE=my_keys.h names the same
-   header without quotes. Every translation unit must see the same lists:
+   header without quotes. Every translation unit must be compiled in the
+   same configuration: these lists and DK_CALL_EPOCHS, DK_EXPLAIN_MAX_ARGS,
+   DK_C10_VERSION, DK_SINGLE_THREADED (DK_CONFIG_SIGNATURE in >>api).
    dk_config_check() (called by the registry on every registration) compares
-   the caller's lists with the implementation's and reports
-   DK_ERR_CONFIG_MISMATCH instead of silently mis-indexing.
+   the caller's signature with the implementation's and reports
+   DK_ERR_CONFIG_MISMATCH, naming the first item that differs, instead of
+   silently mis-indexing; a unit that only calls fails to link or load
+   instead (Note [Configuration in a symbol name]).
 
    Row formats (see Note [Roles] for the role flags):
 
