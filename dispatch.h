@@ -64,6 +64,9 @@
        DK_CONFIG_HEADER         "file.h" included first in every translation unit;
                                 may define the three lists (see >>config).
                                 MUST be the same in every translation unit.
+       DK_CONFIG_HEADER_FILE    the same header named without quotes
+                                (-DDK_CONFIG_HEADER_FILE=my_keys.h), for
+                                make's and pkg-config's flags
        DK_PRESET_TORCH_1_13_1   use PyTorch 1.13.1's key lists instead of 2.7.1's.
                                 MUST be the same in every translation unit.
        DK_THREAD_LOCAL          storage class for thread-local variables
@@ -76,13 +79,19 @@
        DK_WIN32_ATOMICS         Windows Interlocked atomics (default with
                                 MSVC, x86/x64; mingw-w64 may set it to
                                 test that path). Same in every unit.
-       DK_NO_TRACE              remove the trace-hook check from calls
+       DK_NO_TRACE              remove the trace-hook check from calls (per unit)
+       DK_EXPLAIN_MAX_ARGS      argument keysets a dk_explanation holds
+                                (default 16; its size).
+                                MUST be the same in every translation unit.
        DK_CALL_EPOCHS           calls bracket their kernels with a per-thread
                                 epoch; memory is freed automatically and
                                 deregistration waits for calls in flight.
                                 MUST be the same in every translation unit.
        DK_HASH64(p, n)          name hash (default xxhash's XXH3_64bits)
        DK_ASSERT(c)             internal assertion, default assert()
+       The MUSTs (with DK_C10_VERSION, which the presets set) make the
+       configuration: a unit in another is refused at its first registration
+       or does not link (see >>config).
 
    CONCEPTS
 
@@ -1108,8 +1117,8 @@ typedef struct dk_logger { dk_log_fn func; void *user_data; } dk_logger;
    dispatch) and dk__trace_hook (every typed call's trace test), under names
    that carry a hash of the configuration (dk__tls_cXXXXX): a unit compiled
    in another configuration refers to names the implementation does not
-   define, and fails to link (a program or shared library linked with -z
-   defs) or to load (dlopen: "undefined symbol: dk__tls_c..."). The same
+   define, and fails to link (a program, or a shared library linked with
+   -z defs) or to load (dlopen: "undefined symbol: dk__tls_c..."). The same
    instructions run: only the names differ. The preprocessor computes the
    hash in #if, from what it can read as numbers: each row's flags
    (OwnAutograd, Functional; PerBackend, Roles) in order, the number of
@@ -1117,7 +1126,8 @@ typedef struct dk_logger { dk_log_fn func; void *user_data; } dk_logger;
    not numbers to it: two lists that differ only in names (or in a
    backend's AutocastKey, or an alias's keyset) link, and are told apart
    by the signature at the first registration. The role flags are macros
-   here only while the hash is computed. */
+   here only while the hash is computed, with enum dk_role's values (a role
+   missing here would count as 0). */
 #ifndef DK_EXPLAIN_MAX_ARGS
 #define DK_EXPLAIN_MAX_ARGS 16
 #endif
@@ -1162,7 +1172,7 @@ typedef struct dk_logger { dk_log_fn func; void *user_data; } dk_logger;
 #define DK__CH_ALL                                                                                           \
     ((((DK__CH_LISTS * 16777619u + (DK_EXPLAIN_MAX_ARGS)) * 16777619u + (DK_C10_VERSION)) * 16777619u +      \
       DK__CH_EPOCHS) * 16777619u + DK__CH_SINGLE)
-/* folded to 20 bits: the mix of the high half into the low one, twice */
+/* 20 bits of it: the high half folded into the low one, multiplied, mixed */
 #define DK__CH ((((DK__CH_ALL ^ (DK__CH_ALL >> 32)) * 0x45d9f3bu) ^ ((DK__CH_ALL ^ (DK__CH_ALL >> 32)) >> 16)) & 0xfffffu)
 #if (DK__CH >> 0) & 1
 #define DK__CB0 1
@@ -4362,9 +4372,11 @@ DK__PRIVATE int dk__fallback_slots(dk_key key, int *slots) {
 /* ---- checks shared by the registration functions ----------------------------- */
 
 /* The caller's configuration, compared by its text (see dk__config_check:
-   no cache by address). */
+   no cache by address); the implementation's own literal, which a unit of
+   the same image passes, is recognised here, without a call. */
 DK__PRIVATE dk_status dk__check_signature(dk_registry *r, const char *signature) {
     (void)r;
+    if (signature == dk__own_signature) return DK_OK;
     return dk__config_check(signature);
 }
 
