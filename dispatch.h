@@ -1159,21 +1159,25 @@ typedef struct dk_logger { dk_log_fn func; void *user_data; } dk_logger;
 #define DK_R_ALWAYS_AFTER (1u << 15)
 #define DK_R_SPARSE_CSR (1u << 16)
 #define DK_R_MKLDNN (1u << 17)
-#define DK__CH_OPEN_BC(name, own_ag, autocast, functional, extra) (
-#define DK__CH_OPEN_FK(name, pb, prefix, roles, extra) (
-#define DK__CH_OPEN_ALIAS(name, set, extra) (
-#define DK__CH_BC(name, own_ag, autocast, functional, extra) * 16777619u + 0x100u + 2u * (own_ag) + (functional))
-#define DK__CH_FK(name, pb, prefix, roles, extra) * 16777619u + 0x200u + (pb) + 2u * (0u | roles))
-#define DK__CH_ALIAS(name, set, extra) * 16777619u + 0x300u)
+/* Arithmetic modulo 2^32 throughout, no shift by 32 or more: the same
+   value where #if computes in 64 bits, as C99 says, and where it computes
+   in unsigned int (tcc). A row opens two parentheses; its term closes them. */
+#define DK__CH_OPEN_BC(name, own_ag, autocast, functional, extra) ((
+#define DK__CH_OPEN_FK(name, pb, prefix, roles, extra) ((
+#define DK__CH_OPEN_ALIAS(name, set, extra) ((
+#define DK__CH_BC(name, own_ag, autocast, functional, extra) * 16777619u + 0x100u + 2u * (own_ag) + (functional)) & 0xffffffffu)
+#define DK__CH_FK(name, pb, prefix, roles, extra) * 16777619u + 0x200u + (pb) + 2u * (0u | roles)) & 0xffffffffu)
+#define DK__CH_ALIAS(name, set, extra) * 16777619u + 0x300u) & 0xffffffffu)
 #define DK__CH_LISTS                                                                                         \
     (DK_FORALL_BACKEND_COMPONENTS(DK__CH_OPEN_BC, ~) DK_FORALL_FUNCTIONALITY_KEYS(DK__CH_OPEN_FK, ~)          \
      DK_FORALL_ALIAS_KEYS(DK__CH_OPEN_ALIAS, ~) 2166136261u DK_FORALL_BACKEND_COMPONENTS(DK__CH_BC, ~)       \
      DK_FORALL_FUNCTIONALITY_KEYS(DK__CH_FK, ~) DK_FORALL_ALIAS_KEYS(DK__CH_ALIAS, ~))
+#define DK__CH_STEP(h, v) ((((h) * 16777619u) + (v)) & 0xffffffffu)
 #define DK__CH_ALL                                                                                           \
-    ((((DK__CH_LISTS * 16777619u + (DK_EXPLAIN_MAX_ARGS)) * 16777619u + (DK_C10_VERSION)) * 16777619u +      \
-      DK__CH_EPOCHS) * 16777619u + DK__CH_SINGLE)
-/* 20 bits of it: the high half folded into the low one, multiplied, mixed */
-#define DK__CH ((((DK__CH_ALL ^ (DK__CH_ALL >> 32)) * 0x45d9f3bu) ^ ((DK__CH_ALL ^ (DK__CH_ALL >> 32)) >> 16)) & 0xfffffu)
+    DK__CH_STEP(DK__CH_STEP(DK__CH_STEP(DK__CH_STEP(DK__CH_LISTS, DK_EXPLAIN_MAX_ARGS), DK_C10_VERSION),      \
+                            DK__CH_EPOCHS), DK__CH_SINGLE)
+/* 20 bits of it, mixed */
+#define DK__CH (((((DK__CH_ALL) * 0x45d9f3bu) & 0xffffffffu) ^ ((DK__CH_ALL) >> 16)) & 0xfffffu)
 #if (DK__CH >> 0) & 1
 #define DK__CB0 1
 #else
