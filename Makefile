@@ -142,11 +142,29 @@ $(BUILD)/test_keyset_bits_1_13_1: tests/test_keyset_bits.c dispatch.h | $(BUILD)
 # the same sources built with the 2.11 preset
 $(addprefix $(BUILD)/,$(addsuffix _2_11,$(PRESET_2_11_TESTS))): $(BUILD)/%_2_11: tests/%.c dispatch.h | $(BUILD)
 	$(CC) $(CFLAGS_T) $(EXTRA) -DDK_PRESET_TORCH_2_11 $(FLAGS_$*) $< -o $@ $(LIBS_T)
-# two translation units compiled with different key lists
-$(BUILD)/test_config_mismatch: tests/test_config_mismatch.c tests/config_mismatch_other.c tests/custom_config.h dispatch.h | $(BUILD)
+# translation units compiled in different configurations: other key lists,
+# DK_CALL_EPOCHS, another DK_EXPLAIN_MAX_ARGS; a calling unit with other lists
+$(BUILD)/test_config_mismatch: tests/test_config_mismatch.c tests/config_mismatch_other.c tests/config_mismatch_settings.c \
+                               tests/config_mismatch_caller.c tests/config_mismatch_block.c \
+                               tests/custom_config.h dispatch.h | $(BUILD)
 	$(CC) $(CFLAGS_T) $(EXTRA) -c tests/test_config_mismatch.c -o $@.o
 	$(CC) $(CFLAGS_T) $(EXTRA) '-DDK_CONFIG_HEADER="custom_config.h"' -Itests -c tests/config_mismatch_other.c -o $@-other.o
-	$(CC) $(CFLAGS_T) $(EXTRA) $@.o $@-other.o -o $@ $(LIBS_T)
+	$(CC) $(CFLAGS_T) $(EXTRA) -DDK_CALL_EPOCHS -DOTHER_SETTING=epochs -c tests/config_mismatch_settings.c -o $@-epochs.o
+	$(CC) $(CFLAGS_T) $(EXTRA) -DDK_EXPLAIN_MAX_ARGS=4 -DOTHER_SETTING=explain -c tests/config_mismatch_settings.c -o $@-explain.o
+	$(CC) $(CFLAGS_T) $(EXTRA) '-DDK_CONFIG_HEADER="custom_config.h"' -Itests -c tests/config_mismatch_caller.c -o $@-caller.o
+	@# a unit with other key lists that only calls does not link (Note [Configuration in a symbol name])
+	@if $(CC) $(CFLAGS_T) $(EXTRA) $@.o $@-other.o $@-epochs.o $@-explain.o $@-caller.o -o $@-linked $(LIBS_T) -ldl \
+	    2> $@-link.log; then echo "$@: a calling unit with other key lists linked"; exit 1; fi; \
+	grep -q 'undefined reference to .dk__tls_c' $@-link.log && \
+	! grep 'undefined reference' $@-link.log | grep -v 'dk__tls_c\|dk__trace_hook_c' || { cat $@-link.log; exit 1; }
+	@# the same unit as a shared object, dlopen'ed by the test: in the program's configuration and in another
+	$(CC) $(CFLAGS_T) $(EXTRA) -fPIC -shared tests/config_mismatch_caller.c -o $@-good.so
+	$(CC) $(CFLAGS_T) $(EXTRA) '-DDK_CONFIG_HEADER="custom_config.h"' -Itests -fPIC -shared \
+	  tests/config_mismatch_caller.c -o $@-bad.so
+	@# a plugin that only registers (a library block), in this configuration and in another
+	$(CC) $(CFLAGS_T) $(EXTRA) -fPIC -shared tests/config_mismatch_block.c -o $@-block-good.so
+	$(CC) $(CFLAGS_T) $(EXTRA) -DDK_CALL_EPOCHS -fPIC -shared tests/config_mismatch_block.c -o $@-block-bad.so
+	$(CC) $(CFLAGS_T) $(EXTRA) -rdynamic $@.o $@-other.o $@-epochs.o $@-explain.o -o $@ $(LIBS_T) -ldl
 
 # $(1): log-name prefix, $(2): binary directory (and environment), $(3): tests
 define run_tests
@@ -271,45 +289,110 @@ check-gen: $(BUILD)/dkgen | $(BUILD) ## regenerate the generated headers and REA
 # pkg/libdispatch.c holds the implementation, compiled once for both libraries:
 # position-independent, with -DDK_SHARED -fvisibility=hidden, so that the
 # shared library exports the DK_API functions and variables and nothing else.
-lib: $(BUILD)/libdispatch.so $(BUILD)/libdispatch.a ## build build/libdispatch.so and build/libdispatch.a (the implementation, compiled once)
+#
+# A configuration (make lib / install / install-test CONFIG=NAME):
+#   CONFIG          empty: the default one (PyTorch 2.7.1's lists, quiescent
+#                   reclamation). Named: epochs, torch-1.13.1, torch-1.13.1-epochs;
+#                   any other name with CONFIG_DEFINES and / or CONFIG_HEADER
+#   CONFIG_DEFINES  its macros, NAME or NAME=VALUE, no quotes (DK_CALL_EPOCHS
+#                   DK_EXPLAIN_MAX_ARGS=32)
+#   CONFIG_HEADER   the path of its key-list header (DK_CONFIG_HEADER): make
+#                   passes it without quotes (DK_CONFIG_HEADER_FILE) and installs
+#                   it beside dispatch.h
+# Everything is named after it: $(BUILD)/libdispatch-NAME.so / .a, pkg-config
+# dispatch-NAME (header only) and dispatch-NAME-lib (the library), the CMake
+# package dispatch-NAME; each carries the configuration's macros. A change of
+# CFLAGS or of the configuration rebuilds the library (flags.txt holds them).
+CONFIG ?=
+CONFIG_DEFINES_epochs              := DK_CALL_EPOCHS
+CONFIG_DEFINES_torch-1.13.1        := DK_PRESET_TORCH_1_13_1
+CONFIG_DEFINES_torch-1.13.1-epochs := DK_PRESET_TORCH_1_13_1 DK_CALL_EPOCHS
+CONFIG_DEFINES ?= $(CONFIG_DEFINES_$(CONFIG))
+CONFIG_HEADER ?=
+ifneq ($(CONFIG),)
+ifeq ($(strip $(CONFIG_DEFINES)$(CONFIG_HEADER)),)
+$(error CONFIG=$(CONFIG) is not a configuration of its own (epochs, torch-1.13.1, torch-1.13.1-epochs): give CONFIG_DEFINES and / or CONFIG_HEADER)
+endif
+endif
+ifneq ($(findstring ",$(CONFIG_DEFINES))$(findstring ',$(CONFIG_DEFINES)),)
+$(error CONFIG_DEFINES takes no quotes: for a key-list header use CONFIG_HEADER=path/to/keys.h)
+endif
+# what a consumer defines (the header installed beside dispatch.h: no -I)
+CONFIG_MACROS := $(CONFIG_DEFINES) $(if $(CONFIG_HEADER),DK_CONFIG_HEADER_FILE=$(notdir $(CONFIG_HEADER)))
+CONFIG_CPPFLAGS := $(addprefix -D,$(CONFIG_MACROS)) $(if $(CONFIG_HEADER),-I$(dir $(CONFIG_HEADER)))
+LIBNAME  := dispatch$(if $(CONFIG),-$(CONFIG))
+LIB_DIR  := $(BUILD)/lib$(if $(CONFIG),-$(CONFIG))
 
-$(BUILD)/lib/dispatch.o: pkg/libdispatch.c dispatch.h | $(BUILD)
+lib: $(BUILD)/lib$(LIBNAME).so $(BUILD)/lib$(LIBNAME).a ## build build/libdispatch.so and .a (CONFIG=NAME: build/libdispatch-NAME.so and .a in that configuration)
+
+$(LIB_DIR)/flags.txt: FORCE | $(BUILD)
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(WARN) -I. $(CFLAGS) -DDK_SHARED -fPIC -fvisibility=hidden -c $< -o $@
-$(BUILD)/libdispatch.so: $(BUILD)/lib/dispatch.o
-	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libdispatch.so $< -o $@ -lpthread
-$(BUILD)/libdispatch.a: $(BUILD)/lib/dispatch.o
+	@printf '%s\n' '$(subst ','\'',$(CC) $(CFLAGS) $(LDFLAGS) $(CONFIG_CPPFLAGS))' > $@.new
+	@if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
+$(LIB_DIR)/dispatch.o: pkg/libdispatch.c dispatch.h $(CONFIG_HEADER) $(LIB_DIR)/flags.txt | $(BUILD)
+	$(CC) $(CSTD) $(WARN) -I. $(CFLAGS) $(CONFIG_CPPFLAGS) -DDK_SHARED -fPIC -fvisibility=hidden -c $< -o $@
+$(BUILD)/lib$(LIBNAME).so: $(LIB_DIR)/dispatch.o
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,lib$(LIBNAME).so $< -o $@ -lpthread
+$(BUILD)/lib$(LIBNAME).a: $(LIB_DIR)/dispatch.o
 	rm -f $@; $(AR) rcs $@ $<
 
-# Files generated for the install, with the final (DESTDIR-less) paths in them;
-# remade every time, since PREFIX may have changed.
-$(BUILD)/pkg/%: pkg/%.in FORCE | $(BUILD)
+# Files generated for the install. Their paths are relative to where they
+# are installed (pkg-config's ${pcfiledir}, CMake's CMAKE_CURRENT_LIST_DIR),
+# so an installed tree can move; remade every time, since PREFIX may have
+# changed.
+rel = $(shell realpath -m --relative-to=$(1) $(2))
+PKG_SPACE := $(PKG_NOTHING) $(PKG_NOTHING)
+PKG_OUT := $(BUILD)/pkg$(if $(CONFIG),-$(CONFIG))
+PKG_SED = -e 's|@VERSION@|$(VERSION)|g' -e 's|@NAME@|$(LIBNAME)|g' -e 's|@CONFIG@|$(if $(CONFIG),$(CONFIG),default)|g' \
+    -e 's|@PC_PREFIX@|$(call rel,$(LIBDIR)/pkgconfig,$(PREFIX))|g' \
+    -e 's|@PC_INCLUDEDIR@|$(call rel,$(LIBDIR)/pkgconfig,$(INCLUDEDIR))|g' \
+    -e 's|@PC_LIBDIR@|$(call rel,$(LIBDIR)/pkgconfig,$(LIBDIR))|g' \
+    -e 's|@PC_BINDIR@|$(call rel,$(LIBDIR)/pkgconfig,$(BINDIR))|g' \
+    -e 's|@CM_INCLUDEDIR@|$(call rel,$(LIBDIR)/cmake/$(LIBNAME),$(INCLUDEDIR))|g' \
+    -e 's|@CM_LIBDIR@|$(call rel,$(LIBDIR)/cmake/$(LIBNAME),$(LIBDIR))|g' \
+    -e 's|@CM_BINDIR@|$(call rel,$(LIBDIR)/cmake/$(LIBNAME),$(BINDIR))|g' \
+    -e 's|@PC_DEFINES@|$(strip $(addprefix -D,$(CONFIG_MACROS)))|g' \
+    -e 's|@CM_DEFINES@|$(subst $(PKG_SPACE),;,$(strip $(CONFIG_MACROS)))|g' \
+    -e 's|@MAJOR@|$(word 1,$(subst ., ,$(VERSION)))|g' -e 's|@MINOR@|$(word 2,$(subst ., ,$(VERSION)))|g'
+PKG_FILES := $(PKG_OUT)/$(LIBNAME).pc $(PKG_OUT)/$(LIBNAME)-lib.pc $(PKG_OUT)/$(LIBNAME)Config.cmake \
+             $(PKG_OUT)/$(LIBNAME)ConfigVersion.cmake
+$(PKG_OUT)/$(LIBNAME).pc: pkg/dispatch.pc.in FORCE
+$(PKG_OUT)/$(LIBNAME)-lib.pc: pkg/dispatch-lib.pc.in FORCE
+$(PKG_OUT)/$(LIBNAME)Config.cmake: pkg/dispatchConfig.cmake.in FORCE
+$(PKG_OUT)/$(LIBNAME)ConfigVersion.cmake: pkg/dispatchConfigVersion.cmake.in FORCE
+$(PKG_FILES): | $(BUILD)
 	@mkdir -p $(@D)
-	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
-	    -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@BINDIR@|$(BINDIR)|g' \
-	    -e 's|@MAJOR@|$(word 1,$(subst ., ,$(VERSION)))|g' -e 's|@MINOR@|$(word 2,$(subst ., ,$(VERSION)))|g' $< > $@
+	sed $(PKG_SED) $< > $@
 FORCE:
 
-INSTALLED := $(INCLUDEDIR)/dispatch.h $(BINDIR)/dkgen $(LIBDIR)/libdispatch.so $(LIBDIR)/libdispatch.a \
-             $(LIBDIR)/pkgconfig/dispatch.pc $(LIBDIR)/cmake/dispatch/dispatchConfig.cmake \
-             $(LIBDIR)/cmake/dispatch/dispatchConfigVersion.cmake
-install: all $(BUILD)/pkg/dispatch.pc $(BUILD)/pkg/dispatchConfig.cmake $(BUILD)/pkg/dispatchConfigVersion.cmake ## install header, dkgen, libdispatch.so/.a, pkg-config and CMake files (PREFIX=/usr/local, DESTDIR)
-	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(LIBDIR)/cmake/dispatch
-	install -m 644 dispatch.h $(DESTDIR)$(INCLUDEDIR)/dispatch.h
+# dispatch.h and dkgen serve every configuration: uninstall removes them with
+# the last one (when no dispatch*.pc is left)
+INSTALLED := $(LIBDIR)/lib$(LIBNAME).so $(LIBDIR)/lib$(LIBNAME).a \
+             $(LIBDIR)/pkgconfig/$(LIBNAME).pc $(LIBDIR)/pkgconfig/$(LIBNAME)-lib.pc \
+             $(LIBDIR)/cmake/$(LIBNAME)/$(LIBNAME)Config.cmake $(LIBDIR)/cmake/$(LIBNAME)/$(LIBNAME)ConfigVersion.cmake \
+             $(if $(CONFIG_HEADER),$(INCLUDEDIR)/$(notdir $(CONFIG_HEADER)))
+install: $(BUILD)/dkgen lib $(PKG_FILES) ## install header, dkgen, the library, pkg-config and CMake files of the configuration (PREFIX=/usr/local, DESTDIR, CONFIG)
+	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(LIBDIR)/cmake/$(LIBNAME)
+	install -m 644 dispatch.h $(if $(CONFIG_HEADER),$(CONFIG_HEADER)) $(DESTDIR)$(INCLUDEDIR)/
 	install -m 755 $(BUILD)/dkgen $(DESTDIR)$(BINDIR)/dkgen
-	install -m 755 $(BUILD)/libdispatch.so $(DESTDIR)$(LIBDIR)/libdispatch.so
-	install -m 644 $(BUILD)/libdispatch.a $(DESTDIR)$(LIBDIR)/libdispatch.a
-	install -m 644 $(BUILD)/pkg/dispatch.pc $(DESTDIR)$(LIBDIR)/pkgconfig/dispatch.pc
-	install -m 644 $(BUILD)/pkg/dispatchConfig.cmake $(BUILD)/pkg/dispatchConfigVersion.cmake \
-	  $(DESTDIR)$(LIBDIR)/cmake/dispatch/
+	install -m 755 $(BUILD)/lib$(LIBNAME).so $(DESTDIR)$(LIBDIR)/lib$(LIBNAME).so
+	install -m 644 $(BUILD)/lib$(LIBNAME).a $(DESTDIR)$(LIBDIR)/lib$(LIBNAME).a
+	install -m 644 $(PKG_OUT)/$(LIBNAME).pc $(PKG_OUT)/$(LIBNAME)-lib.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	install -m 644 $(PKG_OUT)/$(LIBNAME)Config.cmake $(PKG_OUT)/$(LIBNAME)ConfigVersion.cmake \
+	  $(DESTDIR)$(LIBDIR)/cmake/$(LIBNAME)/
 
-uninstall: ## remove what make install installed (same PREFIX and DESTDIR)
+uninstall: ## remove what make install installed (same PREFIX, DESTDIR and CONFIG; dispatch.h and dkgen too)
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
-	-rmdir $(DESTDIR)$(LIBDIR)/cmake/dispatch 2>/dev/null
+	-rmdir $(DESTDIR)$(LIBDIR)/cmake/$(LIBNAME) 2>/dev/null
+	@if ! ls $(DESTDIR)$(LIBDIR)/pkgconfig/dispatch*.pc >/dev/null 2>&1; then \
+	  echo "rm -f $(DESTDIR)$(INCLUDEDIR)/dispatch.h $(DESTDIR)$(BINDIR)/dkgen"; \
+	  rm -f $(DESTDIR)$(INCLUDEDIR)/dispatch.h $(DESTDIR)$(BINDIR)/dkgen; fi
 
 # Installs into a prefix under $(BUILD), builds README's first example against
-# it (pkg-config, CMake, libdispatch.so), runs the installed dkgen, uninstalls.
-install-test: all | $(BUILD) ## install into a scratch prefix; consumers via pkg-config, CMake and libdispatch.so; installed dkgen; uninstall leaves nothing
+# it (pkg-config, CMake, libdispatch.so / .a), runs the installed dkgen, moves
+# the prefix and builds again, installs a non-default configuration and
+# builds consumers in it, uninstalls.
+install-test: all | $(BUILD) ## install into a scratch prefix; consumers via pkg-config, CMake, libdispatch.so / .a, in the default and a non-default configuration; a moved prefix; uninstall leaves nothing
 	@MAKE="$(MAKE)" CC="$(CC)" CMAKE="$(CMAKE)" PKGCONF="$(PKGCONF)" STRICT="$(CSTD) $(WARN) -g -O1" \
 	  sh pkg/install_test.sh $(abspath $(BUILD))/install-test $(BUILD)/results
 

@@ -67,6 +67,9 @@
        DK_CONFIG_HEADER         "file.h" included first in every translation unit;
                                 may define the three lists (see >>config).
                                 MUST be the same in every translation unit.
+       DK_CONFIG_HEADER_FILE    the same header named without quotes
+                                (-DDK_CONFIG_HEADER_FILE=my_keys.h), for
+                                make's and pkg-config's flags
        DK_PRESET_TORCH_1_13_1   use PyTorch 1.13.1's key lists instead of 2.7.1's.
                                 MUST be the same in every translation unit.
        DK_PRESET_TORCH_2_11     use PyTorch 2.11's key lists (MAIA a backend
@@ -81,13 +84,19 @@
        DK_WIN32_ATOMICS         Windows Interlocked atomics (default with
                                 MSVC, x86/x64; mingw-w64 may set it to
                                 test that path). Same in every unit.
-       DK_NO_TRACE              remove the trace-hook check from calls
+       DK_NO_TRACE              remove the trace-hook check from calls (per unit)
+       DK_EXPLAIN_MAX_ARGS      argument keysets a dk_explanation holds
+                                (default 16; its size).
+                                MUST be the same in every translation unit.
        DK_CALL_EPOCHS           calls bracket their kernels with a per-thread
                                 epoch; memory is freed automatically and
                                 deregistration waits for calls in flight.
                                 MUST be the same in every translation unit.
        DK_HASH64(p, n)          name hash (default xxhash's XXH3_64bits)
        DK_ASSERT(c)             internal assertion, default assert()
+       The MUSTs (with DK_C10_VERSION, which the presets set) make the
+       configuration: a unit in another is refused at its first registration
+       or does not link (see >>config).
 
    CONCEPTS
 
@@ -124,7 +133,7 @@
    Library blocks            DK_LIBRARY, DK_LIBRARY_FRAGMENT, DK_LIBRARY_IMPL,
        dk_library_run, dk_library_open, dk_library_close, dk_library_def,
        dk_library_def_with, dk_library_impl, dk_library_impl_at,
-       DK_LIBRARY_IMPL_TYPED, dk_library_fallback
+       DK_LIBRARY_IMPL_TYPED, dk_library_fallback, dk_library_blocks
    Calling (>>call)          DK_DECLARE_OP / DK_DECLARE_OP_VOID (name_call,
        name_redispatch, name_kernel), dk_dispatch, dk_lookup, dk_call_boxed,
        dk_redispatch_boxed, dk_stack_dispatch_keyset, dk_call_slow,
@@ -173,7 +182,10 @@
             return dk_status (DK_OK == 0) and dk_last_error() gives a
             per-thread message with the details; a failed registration
             changes nothing. Failed calls go to the registry's call-error
-            hook (default: dk_last_error / dk_last_call_status). What has
+            hook (default: dk_last_error / dk_last_call_status, which
+            returns the last FAILED call's status and clears it: a call
+            that succeeds leaves it alone, so clear it before a call you
+            check; example at its declaration). What has
             no caller to return to (an overridden kernel, a failure inside
             a library block, a panic before abort) goes to the registry's
             logger, one DK_FORALL_LOG_ITEMS item per message; the default
@@ -227,7 +239,11 @@
             fresh one.
    PLUGINS  DK_LIBRARY* blocks close their library when their object is
             unloaded; with DK_CALL_EPOCHS that waits for the calls running
-            the object's kernels, so dlclose is safe while others call.
+            the object's kernels, so dlclose is safe while others call. A
+            plugin is compiled in the host's configuration: one that calls
+            in another does not load (Note [Configuration in a symbol
+            name]); one that only registers loads with its blocks refused,
+            which the host reads with dk_library_blocks around dlopen.
 */
 
 #ifndef DISPATCH_H
@@ -306,10 +322,15 @@ extern "C" {
    DK_FORALL_FUNCTIONALITY_KEYS, optionally DK_FORALL_ALIAS_KEYS); otherwise
    the lists of PyTorch 2.7.1 are used, or those of 1.13.1 under
    DK_PRESET_TORCH_1_13_1, or those of 2.11 under DK_PRESET_TORCH_2_11.
-   Every translation unit must see the same lists:
+   DK_CONFIG_HEADER_FILE=my_keys.h names the same header without quotes.
+   Every translation unit must be compiled in the same configuration: these
+   lists and DK_CALL_EPOCHS, DK_EXPLAIN_MAX_ARGS, DK_C10_VERSION,
+   DK_SINGLE_THREADED (DK_CONFIG_SIGNATURE in >>api).
    dk_config_check() (called by the registry on every registration) compares
-   the caller's lists with the implementation's and reports
-   DK_ERR_CONFIG_MISMATCH instead of silently mis-indexing.
+   the caller's signature with the implementation's and reports
+   DK_ERR_CONFIG_MISMATCH, naming the first item that differs, instead of
+   silently mis-indexing; a unit that only calls fails to link or load
+   instead (Note [Configuration in a symbol name]).
 
    Row formats (see Note [Roles] for the role flags):
 
@@ -335,6 +356,12 @@ extern "C" {
 */
 
 #ifdef DK_CONFIG_HEADER
+#include DK_CONFIG_HEADER
+#elif defined(DK_CONFIG_HEADER_FILE)
+/* the same without quotes (-DDK_CONFIG_HEADER_FILE=my_keys.h), for the
+   places that lose them: make's and pkg-config's flags. The name is
+   stringized, so none of its words may be a macro. */
+#define DK_CONFIG_HEADER DK__XSTR(DK_CONFIG_HEADER_FILE)
 #include DK_CONFIG_HEADER
 #endif
 
@@ -1209,7 +1236,7 @@ DK_INLINE dk_keyset dk_autograd_backend_set(dk_key k) {
     X(ERR_UNKNOWN_TAG,   "no operator tag or alias-analysis kind has that name") \
     X(ERR_ALREADY_NAMED, "the backend component already has another name")     \
     X(ERR_BAD_KEY,       "the value is not a valid key for this use")           \
-    X(ERR_CONFIG_MISMATCH, "translation units were compiled with different key lists") \
+    X(ERR_CONFIG_MISMATCH, "translation units were compiled in different configurations") \
     X(ERR_NO_MEMORY,     "out of memory")                                       \
     X(ERR_BAD_ARGUMENT,  "an argument is out of range")                         \
     X(ERR_BAD_NAME,      "malformed operator name, schema or namespace")        \
@@ -1261,19 +1288,244 @@ typedef struct dk_logger { dk_log_fn func; void *user_data; } dk_logger;
 
 /* >>api --------------------------------------------------------------------- */
 
-/* Signature of this translation unit's lists, compared by dk_config_check. */
-#define DK__SIG_BC(name, own_ag, autocast, functional, extra) name own_ag autocast functional;
-#define DK__SIG_FK(name, pb, prefix, roles, extra) name pb prefix roles;
-#define DK__SIG_ALIAS(name, set, extra) name set;
+/* Signature of this translation unit's configuration, compared by
+   dk_config_check: one item per backend row, functionality row and alias
+   row, then one per setting that changes a layout or a behaviour shared by
+   every unit (reclamation mode, DK_EXPLAIN_MAX_ARGS, DK_C10_VERSION,
+   DK_SINGLE_THREADED), separated by ";". A mismatch names the first item
+   that differs. Per-unit choices (DK_NO_TRACE, DK_TLS_MODEL, DK_API,
+   DISPATCH_STATIC) are not in it. */
+#define DK__SIG_BC(name, own_ag, autocast, functional, extra) backend name own_ag autocast functional;
+#define DK__SIG_FK(name, pb, prefix, roles, extra) key name pb prefix roles;
+#define DK__SIG_ALIAS(name, set, extra) alias name set;
 #ifdef DK_CALL_EPOCHS
 #define DK__SIG_MODE "call epochs"
 #else
 #define DK__SIG_MODE "quiescent reclaim"
 #endif
-#define DK_CONFIG_SIGNATURE                                                  \
-    DK__XSTR(DK_FORALL_BACKEND_COMPONENTS(DK__SIG_BC, ~) |                   \
-             DK_FORALL_FUNCTIONALITY_KEYS(DK__SIG_FK, ~) |                   \
-             DK_FORALL_ALIAS_KEYS(DK__SIG_ALIAS, ~)) "|" DK__SIG_MODE
+#ifdef DK_SINGLE_THREADED
+#define DK__SIG_THREADS "one thread"
+#else
+#define DK__SIG_THREADS "threads"
+#endif
+#define DK_CONFIG_SIGNATURE                                                                                 \
+    DK__XSTR(DK_FORALL_BACKEND_COMPONENTS(DK__SIG_BC, ~) DK_FORALL_FUNCTIONALITY_KEYS(DK__SIG_FK, ~)         \
+             DK_FORALL_ALIAS_KEYS(DK__SIG_ALIAS, ~))                                                         \
+    " reclamation " DK__SIG_MODE "; DK_EXPLAIN_MAX_ARGS " DK__XSTR(DK_EXPLAIN_MAX_ARGS) "; DK_C10_VERSION "  \
+    DK__XSTR(DK_C10_VERSION) "; " DK__SIG_THREADS
+
+/* Note [Configuration in a symbol name]. A unit that only calls never
+   passes its signature anywhere, so the check above cannot see it. Instead
+   its calls read two variables the implementation defines, dk__tls (every
+   dispatch) and dk__trace_hook (every typed call's trace test), under names
+   that carry a hash of the configuration (dk__tls_cXXXXX): a unit compiled
+   in another configuration refers to names the implementation does not
+   define, and fails to link (a program, or a shared library linked with
+   -z defs) or to load (dlopen: "undefined symbol: dk__tls_c..."). The same
+   instructions run: only the names differ. The preprocessor computes the
+   hash in #if, from what it can read as numbers: each row's flags
+   (OwnAutograd, Functional; PerBackend, Roles) in order, the number of
+   rows of each list, and the settings of the signature. Key names are
+   not numbers to it: two lists that differ only in names (or in a
+   backend's AutocastKey, or an alias's keyset) link, and are told apart
+   by the signature at the first registration. The role flags are macros
+   here only while the hash is computed, with enum dk_role's values (a role
+   missing here would count as 0). */
+#ifndef DK_EXPLAIN_MAX_ARGS
+#define DK_EXPLAIN_MAX_ARGS 16
+#endif
+#ifdef DK_CALL_EPOCHS
+#define DK__CH_EPOCHS 1u
+#else
+#define DK__CH_EPOCHS 0u
+#endif
+#ifdef DK_SINGLE_THREADED
+#define DK__CH_SINGLE 1u
+#else
+#define DK__CH_SINGLE 0u
+#endif
+#define DK_R_BACKEND (1u << 0)
+#define DK_R_OTHER_BACKEND (1u << 1)
+#define DK_R_BACKEND_FN (1u << 2)
+#define DK_R_SPARSE (1u << 3)
+#define DK_R_AUTOGRAD (1u << 4)
+#define DK_R_MATH (1u << 5)
+#define DK_R_NESTED (1u << 6)
+#define DK_R_AUTOCAST (1u << 7)
+#define DK_R_INCLUDED (1u << 8)
+#define DK_R_PYTHON (1u << 9)
+#define DK_R_FUNCTORCH (1u << 10)
+#define DK_R_BATCHED (1u << 11)
+#define DK_R_AUTOGRAD_OTHER (1u << 12)
+#define DK_R_INPLACE_VIEW (1u << 13)
+#define DK_R_FUNCTIONALIZE (1u << 14)
+#define DK_R_ALWAYS_AFTER (1u << 15)
+#define DK_R_SPARSE_CSR (1u << 16)
+#define DK_R_MKLDNN (1u << 17)
+/* Arithmetic modulo 2^32 throughout, no shift by 32 or more: the same
+   value where #if computes in 64 bits, as C99 says, and where it computes
+   in unsigned int (tcc). A row opens two parentheses; its term closes them. */
+#define DK__CH_OPEN_BC(name, own_ag, autocast, functional, extra) ((
+#define DK__CH_OPEN_FK(name, pb, prefix, roles, extra) ((
+#define DK__CH_OPEN_ALIAS(name, set, extra) ((
+#define DK__CH_BC(name, own_ag, autocast, functional, extra) * 16777619u + 0x100u + 2u * (own_ag) + (functional)) & 0xffffffffu)
+#define DK__CH_FK(name, pb, prefix, roles, extra) * 16777619u + 0x200u + (pb) + 2u * (0u | roles)) & 0xffffffffu)
+#define DK__CH_ALIAS(name, set, extra) * 16777619u + 0x300u) & 0xffffffffu)
+#define DK__CH_LISTS                                                                                         \
+    (DK_FORALL_BACKEND_COMPONENTS(DK__CH_OPEN_BC, ~) DK_FORALL_FUNCTIONALITY_KEYS(DK__CH_OPEN_FK, ~)          \
+     DK_FORALL_ALIAS_KEYS(DK__CH_OPEN_ALIAS, ~) 2166136261u DK_FORALL_BACKEND_COMPONENTS(DK__CH_BC, ~)       \
+     DK_FORALL_FUNCTIONALITY_KEYS(DK__CH_FK, ~) DK_FORALL_ALIAS_KEYS(DK__CH_ALIAS, ~))
+#define DK__CH_STEP(h, v) ((((h) * 16777619u) + (v)) & 0xffffffffu)
+#define DK__CH_ALL                                                                                           \
+    DK__CH_STEP(DK__CH_STEP(DK__CH_STEP(DK__CH_STEP(DK__CH_LISTS, DK_EXPLAIN_MAX_ARGS), DK_C10_VERSION),      \
+                            DK__CH_EPOCHS), DK__CH_SINGLE)
+/* 20 bits of it, mixed */
+#define DK__CH (((((DK__CH_ALL) * 0x45d9f3bu) & 0xffffffffu) ^ ((DK__CH_ALL) >> 16)) & 0xfffffu)
+#if (DK__CH >> 0) & 1
+#define DK__CB0 1
+#else
+#define DK__CB0 0
+#endif
+#if (DK__CH >> 1) & 1
+#define DK__CB1 1
+#else
+#define DK__CB1 0
+#endif
+#if (DK__CH >> 2) & 1
+#define DK__CB2 1
+#else
+#define DK__CB2 0
+#endif
+#if (DK__CH >> 3) & 1
+#define DK__CB3 1
+#else
+#define DK__CB3 0
+#endif
+#if (DK__CH >> 4) & 1
+#define DK__CB4 1
+#else
+#define DK__CB4 0
+#endif
+#if (DK__CH >> 5) & 1
+#define DK__CB5 1
+#else
+#define DK__CB5 0
+#endif
+#if (DK__CH >> 6) & 1
+#define DK__CB6 1
+#else
+#define DK__CB6 0
+#endif
+#if (DK__CH >> 7) & 1
+#define DK__CB7 1
+#else
+#define DK__CB7 0
+#endif
+#if (DK__CH >> 8) & 1
+#define DK__CB8 1
+#else
+#define DK__CB8 0
+#endif
+#if (DK__CH >> 9) & 1
+#define DK__CB9 1
+#else
+#define DK__CB9 0
+#endif
+#if (DK__CH >> 10) & 1
+#define DK__CB10 1
+#else
+#define DK__CB10 0
+#endif
+#if (DK__CH >> 11) & 1
+#define DK__CB11 1
+#else
+#define DK__CB11 0
+#endif
+#if (DK__CH >> 12) & 1
+#define DK__CB12 1
+#else
+#define DK__CB12 0
+#endif
+#if (DK__CH >> 13) & 1
+#define DK__CB13 1
+#else
+#define DK__CB13 0
+#endif
+#if (DK__CH >> 14) & 1
+#define DK__CB14 1
+#else
+#define DK__CB14 0
+#endif
+#if (DK__CH >> 15) & 1
+#define DK__CB15 1
+#else
+#define DK__CB15 0
+#endif
+#if (DK__CH >> 16) & 1
+#define DK__CB16 1
+#else
+#define DK__CB16 0
+#endif
+#if (DK__CH >> 17) & 1
+#define DK__CB17 1
+#else
+#define DK__CB17 0
+#endif
+#if (DK__CH >> 18) & 1
+#define DK__CB18 1
+#else
+#define DK__CB18 0
+#endif
+#if (DK__CH >> 19) & 1
+#define DK__CB19 1
+#else
+#define DK__CB19 0
+#endif
+#undef DK_R_BACKEND
+#undef DK_R_OTHER_BACKEND
+#undef DK_R_BACKEND_FN
+#undef DK_R_SPARSE
+#undef DK_R_AUTOGRAD
+#undef DK_R_MATH
+#undef DK_R_NESTED
+#undef DK_R_AUTOCAST
+#undef DK_R_INCLUDED
+#undef DK_R_PYTHON
+#undef DK_R_FUNCTORCH
+#undef DK_R_BATCHED
+#undef DK_R_AUTOGRAD_OTHER
+#undef DK_R_INPLACE_VIEW
+#undef DK_R_FUNCTIONALIZE
+#undef DK_R_ALWAYS_AFTER
+#undef DK_R_SPARSE_CSR
+#undef DK_R_MKLDNN
+#define DK__HX_0000 0
+#define DK__HX_0001 1
+#define DK__HX_0010 2
+#define DK__HX_0011 3
+#define DK__HX_0100 4
+#define DK__HX_0101 5
+#define DK__HX_0110 6
+#define DK__HX_0111 7
+#define DK__HX_1000 8
+#define DK__HX_1001 9
+#define DK__HX_1010 a
+#define DK__HX_1011 b
+#define DK__HX_1100 c
+#define DK__HX_1101 d
+#define DK__HX_1110 e
+#define DK__HX_1111 f
+#define DK__HX(a, b, c, d) DK__HX_##a##b##c##d
+#define DK__XHX(a, b, c, d) DK__HX(a, b, c, d)
+#define DK__CID(name, h4, h3, h2, h1, h0) name##_c##h4##h3##h2##h1##h0
+#define DK__XCID(name, h4, h3, h2, h1, h0) DK__CID(name, h4, h3, h2, h1, h0)
+/* name_cXXXXX: the name with this configuration's hash */
+#define DK__CONFIG_NAME(name)                                                                               \
+    DK__XCID(name, DK__XHX(DK__CB19, DK__CB18, DK__CB17, DK__CB16), DK__XHX(DK__CB15, DK__CB14, DK__CB13, DK__CB12), \
+             DK__XHX(DK__CB11, DK__CB10, DK__CB9, DK__CB8), DK__XHX(DK__CB7, DK__CB6, DK__CB5, DK__CB4),             \
+             DK__XHX(DK__CB3, DK__CB2, DK__CB1, DK__CB0))
+#define dk__tls DK__CONFIG_NAME(dk__tls)
+#define dk__trace_hook DK__CONFIG_NAME(dk__trace_hook)
 
 DK_API int dk_version_number(void);
 DK_API const char *dk_status_str(dk_status s);
@@ -1311,8 +1563,10 @@ DK_API int dk_ks_to_string(dk_keyset ks, char *buf, size_t size);
 /* The runtime key of each slot (c10's runtime-key table). */
 DK_API dk_key dk_slot_key(int slot);
 
-/* Compares a signature with the implementation's; DK_ERR_CONFIG_MISMATCH
-   (with both signatures in dk_last_error) when they differ. */
+/* Compares a signature's text with the implementation's (never only its
+   address: a plugin loaded where another was, or a reused buffer, is
+   compared again); DK_ERR_CONFIG_MISMATCH when they differ, dk_last_error
+   naming the first item that differs and its two values. */
 DK_API dk_status dk__config_check(const char *caller_signature);
 #define dk_config_check() dk__config_check(DK_CONFIG_SIGNATURE)
 /* The implementation's own signature: what a caller without the header's
@@ -2012,6 +2266,20 @@ DK_API dk_status dk__library_run(dk_registry *r, dk_library_kind kind, const cha
 #define dk_library_run(r, kind, ns, key, block, out) \
     dk__library_run((r), (kind), (ns), (key), (block), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
 
+/* Library blocks run in r (dk_library_run and the static blocks below)
+   and how many of them failed: could not open (another configuration,
+   a second DK_LIBRARY of a namespace...) or had a registration fail. Both
+   counts only grow; a failure's message went to the registry's logger
+   (DK_LOG_LIBRARY_BLOCK_FAILED) and is in dk_last_error() of the thread
+   that ran the block. A plugin host reads them around dlopen:
+       unsigned long run0, failed0, run, failed;
+       dk_library_blocks(dk_registry_default(), &run0, &failed0);
+       void *so = dlopen(path, RTLD_NOW);
+       dk_library_blocks(dk_registry_default(), &run, &failed);
+       if (so && failed != failed0) { dlclose(so); ... refuse it: dk_last_error() says why }
+   (run - run0: the plugin's blocks; 0 when a static block was dropped). */
+DK_API dk_status dk_library_blocks(dk_registry *r, unsigned long *run, unsigned long *failed);
+
 /* Static registration before main (GCC / Clang constructors):
        DK_LIBRARY(myops, m) { dk_library_def(m, "add(Tensor a, Tensor b) -> Tensor"); }
        DK_LIBRARY_IMPL(myops, CPU, m) { dk_library_impl(m, "add", DK_Undefined, dk_unboxed(DK_FN(add_cpu), NULL)); }
@@ -2693,7 +2961,18 @@ DK_API void dk_call_error_report(const dk_operator *op, dk_keyset ks, dk_status 
                                  void *user_data);
 DK_API void dk_call_error_abort(const dk_operator *op, dk_keyset ks, dk_status status, const char *message,
                                 void *user_data);
-/* The status of the last failed call on this thread, then reset to DK_OK. */
+/* The status of the last FAILED call on this thread (with the default
+   call-error hook), and resets it to DK_OK: it returns and clears. A call
+   that succeeds does not touch it (that would cost every call a store), so
+   it may hold a failure of an earlier call nobody read. To check one call,
+   clear before and read after; a call whose result cannot say it failed
+   (void, a Scalar) needs exactly this:
+
+       (void)dk_last_call_status();         // clear what an earlier call left
+       my_op_call(op, &t);                  // a void call
+       if (dk_last_call_status() != DK_OK)  // this call failed
+           fprintf(stderr, "%s\n", dk_last_error());
+*/
 DK_API dk_status dk_last_call_status(void);
 /* From inside a kernel or fallback: fails the current call (c10's
    TORCH_CHECK) with a status (e.g. DK_ERR_KERNEL_FAILED) and a printf-style
@@ -2736,10 +3015,9 @@ typedef struct dk_autograd_ni_desc {
 } dk_autograd_ni_desc;
 DK_API dk_kernel_desc dk_autograd_not_implemented(const dk_autograd_ni_desc *desc);
 
-/* Explain: what a call with these argument keysets would do, on this thread. */
-#ifndef DK_EXPLAIN_MAX_ARGS
-#define DK_EXPLAIN_MAX_ARGS 16
-#endif
+/* Explain: what a call with these argument keysets would do, on this thread.
+   DK_EXPLAIN_MAX_ARGS (default 16, set in >>api: it sizes dk_explanation,
+   so it is part of the configuration signature). */
 typedef enum dk_source {
     DK_SOURCE_KERNEL,              /* registered at the key itself */
     DK_SOURCE_DEFAULT_BACKEND,     /* CompositeExplicitAutograd[NonFunctional] */
@@ -3661,19 +3939,51 @@ DK_API dk_key dk_slot_key(int slot) {
 
 /* >>impl-config -------------------------------------------------------------- */
 
-DK_API const char *dk_config_signature(void) { return DK_CONFIG_SIGNATURE; }
+/* The implementation's signature: a literal, so that a unit of the same
+   image whose identical literal the compiler or linker merged passes this
+   very address (the one comparison no text can fool: the implementation's
+   own memory holds nothing else while it is loaded); any other address is
+   compared by its text, each time (a plugin may load where an unloaded one
+   was, a foreign caller may reuse a buffer). */
+static const char *const dk__own_signature = DK_CONFIG_SIGNATURE;
 
-DK_API dk_status dk__config_check(const char *caller_signature) {
-    static const char own[] = DK_CONFIG_SIGNATURE;
-    if (!caller_signature) return dk__fail(DK_ERR_NULL, "dk_config_check: NULL signature");
-    if (caller_signature == own || strcmp(caller_signature, own) == 0) return DK_OK;
-    return dk__fail(DK_ERR_CONFIG_MISMATCH,
-                    "dispatch.h: this translation unit was compiled with different key lists than the "
-                    "implementation (DK_CONFIG_HEADER / DK_PRESET_TORCH_1_13_1 must be the same everywhere); "
-                    "caller: %.600s; implementation: %.600s",
-                    caller_signature, own);
+DK_API const char *dk_config_signature(void) { return dk__own_signature; }
+
+/* The item of a signature that starts at *p (up to ";" or the end, spaces
+   trimmed): its start and length; *p moves past it. 0 at the end. */
+DK__PRIVATE int dk__sig_item(const char **p, const char **start, int *len) {
+    const char *s = *p, *e;
+    while (*s == ' ') s++;
+    if (!*s) { *p = s; return 0; }
+    for (e = s; *e && *e != ';'; e++) {}
+    *start = s;
+    *len = (int)(e - s);
+    while (*len > 0 && s[*len - 1] == ' ') (*len)--;
+    *p = *e ? e + 1 : e;
+    return 1;
 }
 
+DK_API dk_status dk__config_check(const char *caller_signature) {
+    const char *own = dk__own_signature, *p = caller_signature, *q = own, *a = "", *b = "";
+    int n = 0, la = 0, lb = 0, more_a, more_b;
+    if (!caller_signature) return dk__fail(DK_ERR_NULL, "dk_config_check: NULL signature");
+    if (caller_signature == own || strcmp(caller_signature, own) == 0) return DK_OK;
+    for (;;) { /* the first item that differs */
+        n++;
+        more_a = dk__sig_item(&p, &a, &la);
+        more_b = dk__sig_item(&q, &b, &lb);
+        if (!more_a || !more_b || la != lb || memcmp(a, b, (size_t)la) != 0) break;
+    }
+    if (!more_a) { a = "(none: the caller's list ends here)"; la = (int)strlen(a); }
+    if (!more_b) { b = "(none: the implementation's list ends here)"; lb = (int)strlen(b); }
+    return dk__fail(DK_ERR_CONFIG_MISMATCH,
+                    "dispatch.h: this translation unit was compiled in another configuration than the "
+                    "implementation (the key lists, DK_CONFIG_HEADER or DK_PRESET_TORCH_1_13_1, and "
+                    "DK_CALL_EPOCHS, DK_EXPLAIN_MAX_ARGS, DK_C10_VERSION, DK_SINGLE_THREADED must be the "
+                    "same in every unit); item %d differs: caller '%.*s', implementation '%.*s' "
+                    "(whole signatures: dk_config_signature() and DK_CONFIG_SIGNATURE)",
+                    n, la, a, lb, b);
+}
 
 #ifndef DK_HASH64
 #define XXH_INLINE_ALL
@@ -3733,6 +4043,7 @@ struct dk_library {
     dk_library_kind kind;
     dk_key key;                   /* IMPL blocks; Undefined otherwise */
     int log_errors;               /* a static block: report failures through the logger */
+    int failed;                   /* a registration of its block failed (counted once) */
     int closed;                   /* dk_library_close ran (kept until reclaimed) */
     dk_library **static_slot;     /* a static block's handle variable, cleared when closed */
     const char *ns, *debug, *where;  /* "registered at f:l", "f:l" */
@@ -3778,6 +4089,7 @@ typedef union dk__block {
 
 struct dk_registry {
     dk__mutex lock;
+    unsigned long blocks_run, blocks_failed;  /* library blocks (dk_library_blocks), under the lock */
     const char *owner;            /* &dk__me of the thread holding the lock, else NULL */
     dk_registry_desc desc;        /* alloc / free / no_default_fallthroughs */
     const dk__hooks *hooks;       /* published with release */
@@ -3801,12 +4113,9 @@ struct dk_registry {
     int coupled[DK_NUM_RUNTIME_ENTRIES], n_coupled;   /* the slots whose slot_info.coupled is set */
     dk_op_table empty;            /* the table of an operator without kernels */
     dk__op tombstone;             /* marks a removed entry of the name index */
-    const char *verified[4];      /* list signatures already compared */
     dk_registry *next_registry;   /* every registry, listed under dk__global_lock (fork handlers) */
     int fork_locked;              /* its lock taken by dk__fork_prepare */
 };
-
-static const char dk__own_signature[] = DK_CONFIG_SIGNATURE;
 
 /* ---- locking ----------------------------------------------------------------
 
@@ -4666,15 +4975,13 @@ DK__PRIVATE int dk__fallback_slots(dk_key key, int *slots) {
 
 /* ---- checks shared by the registration functions ----------------------------- */
 
+/* The caller's configuration, compared by its text (see dk__config_check:
+   no cache by address); the implementation's own literal, which a unit of
+   the same image passes, is recognised here, without a call. */
 DK__PRIVATE dk_status dk__check_signature(dk_registry *r, const char *signature) {
-    dk_status st;
-    int i;
-    for (i = 0; i < 4; i++)
-        if (signature && r->verified[i] == signature) return DK_OK;
-    if ((st = dk__config_check(signature)) != DK_OK) return st;
-    memmove((void *)(r->verified + 1), (const void *)r->verified, 3 * sizeof(const char *));
-    r->verified[0] = signature;
-    return DK_OK;
+    (void)r;
+    if (signature == dk__own_signature) return DK_OK;
+    return dk__config_check(signature);
 }
 
 /* A kernel may be registered at a runtime key, Undefined (the catch-all), or
@@ -5254,10 +5561,35 @@ DK_API dk_status dk_add_listener(dk_registry *r, dk_op_listener on_registered, d
 /* the block macro of each kind, as c10's messages name them */
 static const char *const dk__library_kind_names[] = { DK__FORALL_LIBRARY_KINDS(DK__LIBRARY_KIND_NAME) };
 
-/* A failure inside a block: static blocks have no caller to return it to. */
+/* Library blocks run and failed, counted for dk_library_blocks. */
+DK__PRIVATE void dk__count_block(dk_registry *r, int run, int failed) {
+    int locked = dk__read_lock(r);
+    r->blocks_run += (unsigned long)run;
+    r->blocks_failed += (unsigned long)failed;
+    dk__read_unlock(r, locked);
+}
+
+/* A failure inside a block: static blocks have no caller to return it to,
+   so it goes to the logger and counts the block as failed (once). */
 DK__PRIVATE dk_status dk__lib_result(dk_library *lib, dk_status s) {
-    if (s != DK_OK && lib->log_errors) dk__log(lib->registry, DK_LOG_LIBRARY_BLOCK_FAILED, dk_last_error());
+    if (s != DK_OK && lib->log_errors) {
+        dk__log(lib->registry, DK_LOG_LIBRARY_BLOCK_FAILED, dk_last_error());
+        if (!lib->failed) {
+            lib->failed = 1;
+            dk__count_block(lib->registry, 0, 1);
+        }
+    }
     return s;
+}
+
+DK_API dk_status dk_library_blocks(dk_registry *r, unsigned long *run, unsigned long *failed) {
+    int locked;
+    if (!r || !run || !failed) return dk__fail(DK_ERR_NULL, "library_blocks: NULL argument");
+    locked = dk__read_lock(r);
+    *run = r->blocks_run;
+    *failed = r->blocks_failed;
+    dk__read_unlock(r, locked);
+    return DK_OK;
 }
 
 DK__PRIVATE dk_status dk__library_open_locked(dk_registry *r, dk_library_kind kind, const char *ns, dk_key key,
@@ -5484,8 +5816,10 @@ DK__PRIVATE dk_status dk__library_run_in(dk_registry *r, dk_library_kind kind, c
     }
     if ((s = dk__library_open(r, kind, ns, key, file, line, &lib, signature)) != DK_OK) {
         dk__log(r, DK_LOG_LIBRARY_BLOCK_FAILED, dk_last_error());
+        dk__count_block(r, 1, 1);
         return s;
     }
+    dk__count_block(r, 1, 0);
     lib->log_errors = 1;
     lib->static_slot = static_slot;
     if (static_slot) *static_slot = lib;
@@ -6033,7 +6367,6 @@ DK__PRIVATE dk_status dk__registry_new(const dk_registry_desc *desc, dk_registry
     if (!r) return dk__fail(DK_ERR_NO_MEMORY, "registry_create: out of memory");
     memset(r, 0, sizeof *r);
     r->desc = d;
-    r->verified[0] = signature;
     if ((s = dk__registry_init(r)) != DK_OK) {
         dk__registry_free(r);   /* not dk_registry_destroy: dk_registry_default holds the global lock */
         return dk__fail(s, "registry_create: out of memory");

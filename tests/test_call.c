@@ -599,6 +599,41 @@ static void test_boxed_calls_race_def_removed_in_place(void **state) {
     dk_registry_destroy(r);
 }
 
+/* dk_last_call_status returns the status of the last FAILED call on this
+   thread and resets it: a successful call leaves it as it is. So a caller
+   that checks a void call reads (and so clears) it before the call, then
+   after. Both halves of the rule: */
+static void test_last_call_status_checks_a_void_call(void **state) {
+    dk_registry *r;
+    dk_registration *d, *k;
+    const dk_operator *op;
+    tensor cpu, xla;
+    (void)state;
+    cpu.ks = dk_ks_from_key(DK_CPU); /* plain tensors, no autograd keys */
+    xla.ks = dk_ks_from_key(DK_XLA);
+    cpu.value = xla.value = 1;
+    assert_int_equal(dk_registry_create(NULL, &r), DK_OK);
+    assert_int_equal(dk_def(r, "v::touch(Tensor(a!) x) -> ()", &d), DK_OK);
+    assert_int_equal(dk_impl(r, "v::touch", DK_CPU, dk_unboxed(DK_FN(touch_cpu), NULL), &k), DK_OK);
+    op = dk_op_lookup(r, "v::touch");
+    /* a failed call (no XLA kernel), not read; then a successful one: the
+       status is still the failed call's (it is sticky until read) */
+    touch_call(op, &xla);
+    touch_call(op, &cpu);
+    assert_int_equal(cpu.value, 2);
+    assert_int_equal(dk_last_call_status(), DK_ERR_NO_KERNEL); /* not the last call's */
+    /* the pattern: clear, call, read */
+    (void)dk_last_call_status();
+    touch_call(op, &cpu);
+    assert_int_equal(dk_last_call_status(), DK_OK);
+    assert_int_equal(cpu.value, 3);
+    (void)dk_last_call_status();
+    touch_call(op, &xla);
+    assert_int_equal(dk_last_call_status(), DK_ERR_NO_KERNEL);
+    assert_int_equal(xla.value, 1);
+    dk_registry_destroy(r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_hops),
@@ -614,6 +649,7 @@ int main(void) {
         cmocka_unit_test(test_rewrite_in_place_out_of_memory),
         cmocka_unit_test(test_failing_call_races_rewrite_in_place),
         cmocka_unit_test(test_boxed_calls_race_def_removed_in_place),
+        cmocka_unit_test(test_last_call_status_checks_a_void_call),
     };
     return cmocka_run_group_tests_name("call path", tests, setup, teardown);
 }

@@ -3,7 +3,8 @@
    The host defines plug::add with a CPU kernel; plugin.so adds a
    PrivateUse1 kernel through a DK_LIBRARY_IMPL block. The host loads and
    unloads the plugin LOADS times; the main thread checks after each load
-   and unload that calls run the plugin's kernel, then fail cleanly with
+   that its block ran and registered (dk_library_blocks), and after each
+   load and unload that calls run the plugin's kernel, then fail cleanly with
    DK_ERR_NO_KERNEL ("Could not run ..."), and the registry's memory stays
    bounded. A second thread calls plug::add on a PrivateUse1 tensor without
    pause meanwhile: every call must run the plugin's kernel or fail
@@ -97,8 +98,14 @@ int main(int argc, char **argv) {
     CHECK(dk_thread_online() == DK_OK);
     CHECK(pthread_create(&t, NULL, caller, NULL) == 0);
     for (i = 0; i < LOADS; i++) {
-        void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+        unsigned long run0, failed0, run, failed;
+        void *h;
+        CHECK(dk_library_blocks(r, &run0, &failed0) == DK_OK);
+        h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
         if (!h) { fprintf(stderr, "dlopen: %s\n", dlerror()); return 1; }
+        /* the plugin's one block ran and registered (dlopen alone cannot say) */
+        CHECK(dk_library_blocks(r, &run, &failed) == DK_OK);
+        CHECK(run == run0 + 1 && failed == failed0);
         CHECK(call_once() == 1);
         CHECK(dlclose(h) == 0);
         CHECK(call_once() == 0);
