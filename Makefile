@@ -177,7 +177,7 @@ matrix: | $(BUILD) ## compile the header (implementation included) and the schem
 
 # --- structure: multi-include, DISPATCH_STATIC, exported symbols ---------------
 structure: | $(BUILD) ## header twice in one unit; two DISPATCH_STATIC units linked; only dk_ symbols exported
-	@sh tests/structure.sh "$(CC)" "$(CFLAGS_T)" $(BUILD)
+	@CLANG="$(CLANG)" CXX="$(CXX)" CLANGXX="$(CLANGXX)" sh tests/structure.sh "$(CC)" "$(CFLAGS_T)" $(BUILD)
 
 # --- benchmarks ------------------------------------------------------------------
 BENCH_CFLAGS := -std=gnu99 -O2 -DNDEBUG -Wall -Wextra -I.

@@ -931,19 +931,28 @@ static void emit_kernel_desc(FILE *o, const opinfo *op) {
 
 /* <op>_impl(reg, key, fn, user_data, &handle) and, inside a library block,
    <op>_library_impl(lib, key, fn, user_data): macros, so that the record says
-   the caller's file:line and the kernel's name, not this header's line */
+   the caller's file:line and the kernel's name, not this header's line; a fn
+   of another type than <op>_fn (dk_boxed_fn for an operator bound boxed) is
+   a compile error naming the type expected, whatever the warning flags
+   (DK__CHECK_FN_TYPE; C alone would convert the pointer with a warning) */
 static void emit_impl(FILE *o, const opinfo *op) {
     const char *id = op->id;
+    char *type = op->boxed_only ? xstrdup("dk_boxed_fn") : xprintf("%s_fn", id);
+    char *check = xprintf("DK__CHECK_FN_TYPE(%s, fn_, wrong_kernel_type__expected_%s)", type, type);
     fprintf(o, "DK_INLINE dk_status %s_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_desc kernel_, "
                "const char *file_, int line_, dk_registration **handle_) {\n"
                "    return dk_impl_at(reg_, %s_NAME, key_, kernel_, file_, line_, handle_);\n}\n",
             id, id);
     fprintf(o, "#define %s_impl(reg_, key_, fn_, user_data_, handle_) \\\n"
-               "    %s_impl_at((reg_), (key_), %s_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))\n",
-            id, id, id);
+               "    (%s, \\\n"
+               "     %s_impl_at((reg_), (key_), %s_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))\n",
+            id, check, id, id);
     fprintf(o, "#define %s_library_impl(lib_, key_, fn_, user_data_) \\\n"
-               "    dk_library_impl_at((lib_), %s_NAME, (key_), %s_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)\n",
-            id, id, id);
+               "    (%s, \\\n"
+               "     dk_library_impl_at((lib_), %s_NAME, (key_), %s_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))\n",
+            id, check, id, id);
+    free(check);
+    free(type);
 }
 
 /* <op>_def, <op>_kernel, <op>_impl, <op>_library_impl, <op>_bind */

@@ -27,15 +27,23 @@ for cfg in too_many_backends:"backend masks are 16 bits" too_many_bits:"must fit
     sh -c "! $cc $cflags -std=c11 '-DDK_CONFIG_HEADER=\"$name.h\"' -Itests/structure -c tests/compile_all.c \
              -o $out/never.o > $out/$name.log 2>&1 && grep -q '$msg' $out/$name.log"
 done
-check "a typed registration (DK_IMPL_TYPED) of a kernel of the right type compiles and runs" \
+check "typed registrations (DK_IMPL_TYPED, DK_LIBRARY_IMPL_TYPED) of kernels of the right type compile and run" \
   sh -c "$cc $cflags tests/structure/typed_kernel.c -o $out/typed_kernel && $out/typed_kernel"
-check "a typed registration of a kernel without (kernel, ks) does not compile" \
-  sh -c "! $cc $cflags -DWRONG_KERNEL tests/structure/typed_kernel.c -o $out/typed_wrong > $out/typed_wrong.log 2>&1 && \
-         grep -q 'incompatible' $out/typed_wrong.log"
-check "gen/'s <op>_impl of a kernel without (kernel, ks) does not compile (and of the right one runs)" \
-  sh -c "$cc $cflags -Igen tests/structure/typed_gen_kernel.c -o $out/typed_gen && $out/typed_gen && \
-         ! $cc $cflags -Igen -DWRONG_KERNEL tests/structure/typed_gen_kernel.c -o $out/typed_gen_wrong \
-             > $out/typed_gen_wrong.log 2>&1 && grep -q 'incompatible' $out/typed_gen_wrong.log"
+check "gen/'s <op>_impl and <op>_library_impl of kernels of the right type compile and run" \
+  sh -c "$cc $cflags -Igen tests/structure/typed_gen_kernel.c -o $out/typed_gen && $out/typed_gen"
+# A kernel of the wrong type (no (kernel, ks); a float for a double) must be
+# an error with each compiler's DEFAULT flags (no -Werror: a warning is not
+# enough), as C99, C11 and C++: each unit has two wrong registrations, and
+# each must be an error (C: naming the kernel type expected).
+cxx=${CXX:-g++}; clangxx=${CLANGXX:-clang++}; clang=${CLANG:-clang}
+for file in typed_kernel typed_gen_kernel; do
+  for comp in "$cc -std=c99" "$cc -std=c11" "$clang -std=c99" "$clang -std=c11" "$cxx -x c++" "$clangxx -x c++"; do
+    case $comp in *c++*) want="error";; *) want="error.*wrong_kernel_type__expected_";; esac
+    check "$file.c with kernels of the wrong type does not compile ($comp, default flags)" \
+      sh -c "! $comp -I. -Igen -DWRONG_KERNEL -fsyntax-only tests/structure/$file.c > $out/${file}_wrong.log 2>&1 && \
+             n=\$(grep -c '$want' $out/${file}_wrong.log) && [ \$n -ge 2 ] || { cat $out/${file}_wrong.log; exit 1; }"
+  done
+done
 check "the header's table of contents lists every >>tag, in the file's order" sh -c '
   toc=$(sed -n "/TABLE OF CONTENTS/,/CONFIGURATION MACROS/p" dispatch.h | sed 1d | grep -o ">>[a-z-]*" | tr "\n" " ")
   body=$(grep -o "^/\* >>[a-z-]*" dispatch.h | sed "s|/\* ||" | tr "\n" " ")
