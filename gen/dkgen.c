@@ -544,8 +544,8 @@ static char *signature(const opinfo *op);
 static int each_global_name(const opinfo *op, const char *id, int (*fn)(const char *name, void *ud), void *ud) {
     static const char *const typed[] = { "keyset", "fn", "args", "slow", "invoke", "call", "redispatch",
                                          "SIGNATURE", "box", "unbox_result", "call_unboxed", "adapters" };
-    static const char *const both[] = { "SCHEMA", "NAME", "def_at", "def", "kernel", "impl_at", "impl", "library_impl",
-                                        "bind" };
+    static const char *const both[] = { "SCHEMA", "NAME", "def_at", "def", "library_def", "kernel", "impl_at", "impl",
+                                        "library_impl", "bind" };
     static const char *const with_defaults[] = { "opts", "defaults", "call_opts", "calld" };
     const char *names[64];
     char *sig = op->boxed_only ? NULL : signature(op), *name;
@@ -702,16 +702,31 @@ static const char *ret_type(const opinfo *op, char **owned) {
     return *owned = xprintf("%s_result", op->id);
 }
 
-/* "(Tensor, Tensor) (Tensor, int[], bool)": the C signature in schema words */
+/* "(Tensor, Tensor) (Tensor, int[], bool)": the C signature in schema words,
+   as dispatch.h computes it from a def's schema (dk_schema_c_signature) to
+   check gen's kernels against the def: the two must be the same text, or
+   every typed registration would be refused */
 static char *signature(const opinfo *op) {
     sbuf b = { NULL, 0, 0 };
-    int i;
+    char *mine;
+    int i, n;
     sb_puts(&b, "(");
     for (i = 0; i < op->nr; i++) sb_printf(&b, "%s%s", i ? ", " : "", KINDS[op->rets[i].kind].sig);
     sb_puts(&b, ") (");
     for (i = 0; i < op->n; i++) sb_printf(&b, "%s%s", i ? ", " : "", KINDS[op->args[i].kind].sig);
     sb_puts(&b, ")");
-    return sb_take(&b);
+    mine = sb_take(&b);
+    n = dk_schema_c_signature(op->s, NULL, 0);
+    if (n >= 0) {
+        char *theirs = (char *)xrealloc(NULL, (size_t)n + 1);
+        dk_schema_c_signature(op->s, theirs, (size_t)n + 1);
+        if (strcmp(mine, theirs) != 0) {
+            fprintf(stderr, "dkgen: internal error: %s: signature %s, dispatch.h's %s\n", op->s->text, mine, theirs);
+            exit(1);
+        }
+        free(theirs);
+    }
+    return mine;
 }
 
 static char *op_name(const dk_schema *s) { return xprintf("%s%s%s", s->name, s->overload[0] ? "." : "", s->overload); }
@@ -914,6 +929,14 @@ static void emit_def(FILE *o, const opinfo *op) {
     else fprintf(o, "&%s_adapters", op->id);
     fputs(", file_, line_, handle_);\n}\n", o);
     fprintf(o, "#define %s_def(reg_, handle_) %s_def_at((reg_), __FILE__, __LINE__, (handle_))\n", op->id, op->id);
+    /* in a DK_LIBRARY / DK_LIBRARY_FRAGMENT block: dk_library_def alone
+       would leave a typed operator without adapters (its _bind fails, its
+       typed calls cannot be boxed) */
+    fprintf(o, "DK_INLINE dk_status %s_library_def(dk_library *lib_) {\n    dk_def_options opts_;\n", op->id);
+    if (op->boxed_only) fputs("    opts_.adapters = NULL;\n", o);
+    else fprintf(o, "    opts_.adapters = &%s_adapters;\n", op->id);
+    fprintf(o, "    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;\n    opts_.tags = NULL;\n    opts_.num_tags = 0;\n"
+               "    return dk_library_def_with(lib_, %s_SCHEMA, &opts_);\n}\n", op->id);
 }
 
 /* <op>_kernel(fn, user_data, fn_name): a kernel description that only a

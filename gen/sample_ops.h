@@ -197,6 +197,14 @@ DK_INLINE dk_status sample_add_Tensor_def_at(dk_registry *reg_, const char *file
     return dk_def_at(reg_, sample_add_Tensor_SCHEMA, &sample_add_Tensor_adapters, file_, line_, handle_);
 }
 #define sample_add_Tensor_def(reg_, handle_) sample_add_Tensor_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status sample_add_Tensor_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &sample_add_Tensor_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, sample_add_Tensor_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc sample_add_Tensor_kernel(sample_add_Tensor_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_add_Tensor_SIGNATURE);
 }
@@ -286,6 +294,14 @@ DK_INLINE dk_status sample_neg_def_at(dk_registry *reg_, const char *file_, int 
     return dk_def_at(reg_, sample_neg_SCHEMA, &sample_neg_adapters, file_, line_, handle_);
 }
 #define sample_neg_def(reg_, handle_) sample_neg_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status sample_neg_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &sample_neg_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, sample_neg_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc sample_neg_kernel(sample_neg_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_neg_SIGNATURE);
 }
@@ -364,6 +380,14 @@ DK_INLINE dk_status sample_fill__def_at(dk_registry *reg_, const char *file_, in
     return dk_def_at(reg_, sample_fill__SCHEMA, &sample_fill__adapters, file_, line_, handle_);
 }
 #define sample_fill__def(reg_, handle_) sample_fill__def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status sample_fill__library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &sample_fill__adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, sample_fill__SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc sample_fill__kernel(sample_fill__fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_fill__SIGNATURE);
 }
@@ -442,6 +466,14 @@ DK_INLINE dk_status sample_cat_def_at(dk_registry *reg_, const char *file_, int 
     return dk_def_at(reg_, sample_cat_SCHEMA, &sample_cat_adapters, file_, line_, handle_);
 }
 #define sample_cat_def(reg_, handle_) sample_cat_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status sample_cat_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &sample_cat_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, sample_cat_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc sample_cat_kernel(sample_cat_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_cat_SIGNATURE);
 }
@@ -551,6 +583,14 @@ DK_INLINE dk_status sample_split_def_at(dk_registry *reg_, const char *file_, in
     return dk_def_at(reg_, sample_split_SCHEMA, &sample_split_adapters, file_, line_, handle_);
 }
 #define sample_split_def(reg_, handle_) sample_split_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status sample_split_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &sample_split_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, sample_split_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc sample_split_kernel(sample_split_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_split_SIGNATURE);
 }
@@ -650,6 +690,14 @@ DK_INLINE dk_status sample_where_def_at(dk_registry *reg_, const char *file_, in
     return dk_def_at(reg_, sample_where_SCHEMA, &sample_where_adapters, file_, line_, handle_);
 }
 #define sample_where_def(reg_, handle_) sample_where_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status sample_where_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &sample_where_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, sample_where_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc sample_where_kernel(sample_where_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_where_SIGNATURE);
 }
@@ -739,6 +787,14 @@ DK_INLINE dk_status sample_numel_def_at(dk_registry *reg_, const char *file_, in
     return dk_def_at(reg_, sample_numel_SCHEMA, &sample_numel_adapters, file_, line_, handle_);
 }
 #define sample_numel_def(reg_, handle_) sample_numel_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status sample_numel_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &sample_numel_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, sample_numel_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc sample_numel_kernel(sample_numel_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_numel_SIGNATURE);
 }
@@ -805,6 +861,14 @@ DK_INLINE dk_status sample_touch_def_at(dk_registry *reg_, const char *file_, in
     return dk_def_at(reg_, sample_touch_SCHEMA, &sample_touch_adapters, file_, line_, handle_);
 }
 #define sample_touch_def(reg_, handle_) sample_touch_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status sample_touch_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &sample_touch_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, sample_touch_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc sample_touch_kernel(sample_touch_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_touch_SIGNATURE);
 }
@@ -890,6 +954,14 @@ DK_INLINE dk_status sample_max_dim_def_at(dk_registry *reg_, const char *file_, 
     return dk_def_at(reg_, sample_max_dim_SCHEMA, &sample_max_dim_adapters, file_, line_, handle_);
 }
 #define sample_max_dim_def(reg_, handle_) sample_max_dim_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status sample_max_dim_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &sample_max_dim_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, sample_max_dim_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc sample_max_dim_kernel(sample_max_dim_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_max_dim_SIGNATURE);
 }
@@ -992,6 +1064,14 @@ DK_INLINE dk_status sample_sum_dim_IntList_def_at(dk_registry *reg_, const char 
     return dk_def_at(reg_, sample_sum_dim_IntList_SCHEMA, &sample_sum_dim_IntList_adapters, file_, line_, handle_);
 }
 #define sample_sum_dim_IntList_def(reg_, handle_) sample_sum_dim_IntList_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status sample_sum_dim_IntList_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &sample_sum_dim_IntList_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, sample_sum_dim_IntList_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc sample_sum_dim_IntList_kernel(sample_sum_dim_IntList_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_sum_dim_IntList_SIGNATURE);
 }
@@ -1096,6 +1176,14 @@ DK_INLINE dk_status sample_pad_def_at(dk_registry *reg_, const char *file_, int 
     return dk_def_at(reg_, sample_pad_SCHEMA, &sample_pad_adapters, file_, line_, handle_);
 }
 #define sample_pad_def(reg_, handle_) sample_pad_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status sample_pad_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &sample_pad_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, sample_pad_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc sample_pad_kernel(sample_pad_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_pad_SIGNATURE);
 }
@@ -1197,6 +1285,14 @@ DK_INLINE dk_status sample_unbind_int_def_at(dk_registry *reg_, const char *file
     return dk_def_at(reg_, sample_unbind_int_SCHEMA, &sample_unbind_int_adapters, file_, line_, handle_);
 }
 #define sample_unbind_int_def(reg_, handle_) sample_unbind_int_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status sample_unbind_int_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &sample_unbind_int_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, sample_unbind_int_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc sample_unbind_int_kernel(sample_unbind_int_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_unbind_int_SIGNATURE);
 }
@@ -1281,6 +1377,14 @@ DK_INLINE dk_status sample_available_def_at(dk_registry *reg_, const char *file_
     return dk_def_at(reg_, sample_available_SCHEMA, &sample_available_adapters, file_, line_, handle_);
 }
 #define sample_available_def(reg_, handle_) sample_available_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status sample_available_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &sample_available_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, sample_available_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc sample_available_kernel(sample_available_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_available_SIGNATURE);
 }

@@ -193,6 +193,14 @@ DK_INLINE dk_status mt_add_def_at(dk_registry *reg_, const char *file_, int line
     return dk_def_at(reg_, mt_add_SCHEMA, &mt_add_adapters, file_, line_, handle_);
 }
 #define mt_add_def(reg_, handle_) mt_add_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status mt_add_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &mt_add_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, mt_add_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc mt_add_kernel(mt_add_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, mt_add_SIGNATURE);
 }
@@ -271,6 +279,14 @@ DK_INLINE dk_status mt_mul_def_at(dk_registry *reg_, const char *file_, int line
     return dk_def_at(reg_, mt_mul_SCHEMA, &mt_mul_adapters, file_, line_, handle_);
 }
 #define mt_mul_def(reg_, handle_) mt_mul_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status mt_mul_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &mt_mul_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, mt_mul_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc mt_mul_kernel(mt_mul_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, mt_mul_SIGNATURE);
 }
@@ -345,6 +361,14 @@ DK_INLINE dk_status mt_sum_def_at(dk_registry *reg_, const char *file_, int line
     return dk_def_at(reg_, mt_sum_SCHEMA, &mt_sum_adapters, file_, line_, handle_);
 }
 #define mt_sum_def(reg_, handle_) mt_sum_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status mt_sum_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &mt_sum_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, mt_sum_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc mt_sum_kernel(mt_sum_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, mt_sum_SIGNATURE);
 }
@@ -419,6 +443,14 @@ DK_INLINE dk_status mt_relu_def_at(dk_registry *reg_, const char *file_, int lin
     return dk_def_at(reg_, mt_relu_SCHEMA, &mt_relu_adapters, file_, line_, handle_);
 }
 #define mt_relu_def(reg_, handle_) mt_relu_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status mt_relu_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &mt_relu_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, mt_relu_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc mt_relu_kernel(mt_relu_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, mt_relu_SIGNATURE);
 }
@@ -497,6 +529,14 @@ DK_INLINE dk_status mt_matmul_def_at(dk_registry *reg_, const char *file_, int l
     return dk_def_at(reg_, mt_matmul_SCHEMA, &mt_matmul_adapters, file_, line_, handle_);
 }
 #define mt_matmul_def(reg_, handle_) mt_matmul_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status mt_matmul_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &mt_matmul_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, mt_matmul_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc mt_matmul_kernel(mt_matmul_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, mt_matmul_SIGNATURE);
 }
@@ -571,6 +611,14 @@ DK_INLINE dk_status mt_exp_def_at(dk_registry *reg_, const char *file_, int line
     return dk_def_at(reg_, mt_exp_SCHEMA, &mt_exp_adapters, file_, line_, handle_);
 }
 #define mt_exp_def(reg_, handle_) mt_exp_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status mt_exp_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &mt_exp_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, mt_exp_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc mt_exp_kernel(mt_exp_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, mt_exp_SIGNATURE);
 }
