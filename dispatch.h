@@ -2494,6 +2494,21 @@ DK_API void dk_set_trace(dk_trace_fn fn, void *user_data);
    hook is set, so a call racing dk_set_trace may show NULL here. */
 DK_API const dk_stack *dk_trace_stack(void);
 
+/* A program whose files all include dispatch.h without one of them defining
+   DISPATCH_IMPLEMENTATION first fails to link; among the undefined symbols
+   the linker lists, this one says why (GCC / Clang; every file that
+   includes the header refers to it, DISPATCH_STATIC files excepted):
+       undefined reference to `dk_no_file_defines_DISPATCH_IMPLEMENTATION_before_including_dispatch_h'
+   The fix: in exactly one .c file,
+       #define DISPATCH_IMPLEMENTATION
+       #include "dispatch.h"
+   or link the library built from it (make lib: libdispatch.a / .so). */
+DK_API void dk_no_file_defines_DISPATCH_IMPLEMENTATION_before_including_dispatch_h(void);
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(DISPATCH_STATIC) && !defined(_WIN32) && !defined(__CYGWIN__)
+static void (*const dk__link_check)(void) __attribute__((used)) =
+    dk_no_file_defines_DISPATCH_IMPLEMENTATION_before_including_dispatch_h;
+#endif
+
 /* >>schema ------------------------------------------------------------------
 
    Function schemas in c10's language (PyTorch 1.13.1):
@@ -2792,6 +2807,8 @@ DK__PRIVATE dk_status dk__fail(dk_status s, const char *fmt, ...) {
 }
 
 DK_API int dk_version_number(void) { return DK_VERSION_NUMBER; }
+/* what every file that includes the header refers to (see >>call) */
+DK_API void dk_no_file_defines_DISPATCH_IMPLEMENTATION_before_including_dispatch_h(void) {}
 
 DK_API const char *dk_status_str(dk_status s) {
 #define DK__STATUS_TEXT(name, text) text,

@@ -546,7 +546,7 @@ static int each_global_name(const opinfo *op, const char *id, int (*fn)(const ch
                                          "SIGNATURE", "box", "unbox_result", "call_unboxed", "adapters" };
     static const char *const both[] = { "SCHEMA", "NAME", "def_at", "def", "library_def", "kernel", "impl_at", "impl",
                                         "library_impl", "bind" };
-    static const char *const with_defaults[] = { "opts", "defaults", "call_opts", "calld" };
+    static const char *const with_defaults[] = { "opts", "defaults", "call_opts", "calld", "calld_wrong" };
     const char *names[64];
     char *sig = op->boxed_only ? NULL : signature(op), *name;
     size_t n = 0, i, name_len = strlen(op->s->name) + (op->s->overload[0] ? 1 + strlen(op->s->overload) : 0);
@@ -567,6 +567,10 @@ static int each_global_name(const opinfo *op, const char *id, int (*fn)(const ch
     }
     for (k = 0; op->ndefaults && k <= op->ndefaults && !stop; k++) {   /* calld_<number of macro arguments> */
         name = xprintf("%s_calld_%d", id, 1 + op->n - op->ndefaults + k);
+        stop = fn(name, ud);
+        free(name);
+        if (stop) break;
+        name = xprintf("%s_calld_takes_%d", id, 1 + op->n - op->ndefaults + k);
         stop = fn(name, ud);
         free(name);
     }
@@ -1031,12 +1035,17 @@ static void emit_call_opts(FILE *o, const opinfo *op) {
     free(owned);
 }
 
-/* <op>_calld(op, required..., [defaulted...]): one macro per count */
+/* <op>_calld(op, required..., [defaulted...]): one macro per count, each
+   count marked taken (<op>_calld_takes_<n>, see DKGEN_CALLD); another count
+   is an error naming the operator and the counts it takes */
 static void emit_calld(FILE *o, const opinfo *op) {
     int nreq = op->n - op->ndefaults, given, i, p;
-    fprintf(o, "#define %s_calld(...) DKGEN_CAT(%s_calld_, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)\n", op->id, op->id);
+    fprintf(o, "#define %s_calld(...) DKGEN_CALLD(%s, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)\n", op->id, op->id);
+    fprintf(o, "#define %s_calld_wrong(n_) %s_calld__takes_%d_to_%d_arguments__not_##n_\n", op->id, op->id, 1 + nreq,
+            1 + op->n);
     for (given = 0; given <= op->ndefaults; given++) {
         int seen = 0, next_default = nreq;   /* the macro parameter of the next defaulted argument */
+        fprintf(o, "#define %s_calld_takes_%d ~, 1\n", op->id, 1 + nreq + given);
         fprintf(o, "#define %s_calld_%d(p0_", op->id, 1 + nreq + given);
         for (p = 1; p <= nreq + given; p++) fprintf(o, ", p%d_", p);
         fprintf(o, ") %s_call(p0_", op->id);
@@ -1159,7 +1168,17 @@ static void emit_prelude(FILE *o) {
     for (i = 65; i >= 0; i--) fprintf(o, ", %d", i);
     fputs(")\n#define DKGEN_NARGS_(", o);
     for (i = 1; i <= 65; i++) fprintf(o, "a%d, ", i);
-    fputs("n, ...) n\n#endif\n\n", o);
+    fputs("n, ...) n\n", o);
+    fputs("/* DKGEN_CALLD(op, n): <op>_calld_<n> when <op>_calld takes n arguments (<op>_calld_takes_<n>\n"
+          "   is defined), else (<op>_calld__takes_<lo>_to_<hi>_arguments__not_<n>): an undeclared name, an\n"
+          "   error whatever the flags, that says which operator and how many arguments */\n"
+          "#define DKGEN_SECOND_(a_, b_, ...) b_\n"
+          "#define DKGEN_TAKES_(probe_) DKGEN_SECOND_(probe_, 0, ~)\n"
+          "#define DKGEN_CALLD(op_, n_) DKGEN_CALLD_(op_, n_, DKGEN_TAKES_(DKGEN_CAT(op_##_calld_takes_, n_)))\n"
+          "#define DKGEN_CALLD_(op_, n_, taken_) DKGEN_CAT(DKGEN_CALLD_IF_, taken_)(op_, n_)\n"
+          "#define DKGEN_CALLD_IF_1(op_, n_) DKGEN_CAT(op_##_calld_, n_)\n"
+          "#define DKGEN_CALLD_IF_0(op_, n_) (op_##_calld_wrong(n_))\n"
+          "#endif\n\n", o);
 }
 
 /* "sample_ops.h" -> "SAMPLE_OPS_H" (upper: 1) or "sample_ops" stem upper-cased without the extension (0) */

@@ -129,6 +129,15 @@ DK_INLINE const dk_double_list *dkgen_opt_double_list_of(dk_value v_, dkgen_scra
 #define DKGEN_CAT_(a, b) a##b
 #define DKGEN_NARGS(...) DKGEN_NARGS_(__VA_ARGS__, 65, 64, 63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42, 41, 40, 39, 38, 37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
 #define DKGEN_NARGS_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17, a18, a19, a20, a21, a22, a23, a24, a25, a26, a27, a28, a29, a30, a31, a32, a33, a34, a35, a36, a37, a38, a39, a40, a41, a42, a43, a44, a45, a46, a47, a48, a49, a50, a51, a52, a53, a54, a55, a56, a57, a58, a59, a60, a61, a62, a63, a64, a65, n, ...) n
+/* DKGEN_CALLD(op, n): <op>_calld_<n> when <op>_calld takes n arguments (<op>_calld_takes_<n>
+   is defined), else (<op>_calld__takes_<lo>_to_<hi>_arguments__not_<n>): an undeclared name, an
+   error whatever the flags, that says which operator and how many arguments */
+#define DKGEN_SECOND_(a_, b_, ...) b_
+#define DKGEN_TAKES_(probe_) DKGEN_SECOND_(probe_, 0, ~)
+#define DKGEN_CALLD(op_, n_) DKGEN_CALLD_(op_, n_, DKGEN_TAKES_(DKGEN_CAT(op_##_calld_takes_, n_)))
+#define DKGEN_CALLD_(op_, n_, taken_) DKGEN_CAT(DKGEN_CALLD_IF_, taken_)(op_, n_)
+#define DKGEN_CALLD_IF_1(op_, n_) DKGEN_CAT(op_##_calld_, n_)
+#define DKGEN_CALLD_IF_0(op_, n_) (op_##_calld_wrong(n_))
 #endif
 
 /* ---- sample::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
@@ -232,8 +241,11 @@ DK_INLINE dkgen_tensor sample_add_Tensor_call_opts(const dk_operator *op_, dkgen
     sample_add_Tensor_opts all_ = opts_ ? *opts_ : sample_add_Tensor_defaults();
     return sample_add_Tensor_call(op_, self_, other_, all_.alpha);
 }
-#define sample_add_Tensor_calld(...) DKGEN_CAT(sample_add_Tensor_calld_, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_add_Tensor_calld(...) DKGEN_CALLD(sample_add_Tensor, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_add_Tensor_calld_wrong(n_) sample_add_Tensor_calld__takes_3_to_4_arguments__not_##n_
+#define sample_add_Tensor_calld_takes_3 ~, 1
 #define sample_add_Tensor_calld_3(p0_, p1_, p2_) sample_add_Tensor_call(p0_, p1_, p2_, 1.0)
+#define sample_add_Tensor_calld_takes_4 ~, 1
 #define sample_add_Tensor_calld_4(p0_, p1_, p2_, p3_) sample_add_Tensor_call(p0_, p1_, p2_, p3_)
 
 /* ---- sample::neg(Tensor self) -> Tensor */
@@ -501,8 +513,11 @@ DK_INLINE dkgen_tensor sample_cat_call_opts(const dk_operator *op_, dk_value_lis
     sample_cat_opts all_ = opts_ ? *opts_ : sample_cat_defaults();
     return sample_cat_call(op_, tensors_, all_.dim);
 }
-#define sample_cat_calld(...) DKGEN_CAT(sample_cat_calld_, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_cat_calld(...) DKGEN_CALLD(sample_cat, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_cat_calld_wrong(n_) sample_cat_calld__takes_2_to_3_arguments__not_##n_
+#define sample_cat_calld_takes_2 ~, 1
 #define sample_cat_calld_2(p0_, p1_) sample_cat_call(p0_, p1_, 0)
+#define sample_cat_calld_takes_3 ~, 1
 #define sample_cat_calld_3(p0_, p1_, p2_) sample_cat_call(p0_, p1_, p2_)
 
 /* ---- sample::split(Tensor self, int[] sizes, bool flag=False, str? mode=None, int? chunk=None) -> (Tensor, Tensor) */
@@ -622,10 +637,15 @@ DK_INLINE sample_split_result sample_split_call_opts(const dk_operator *op_, dkg
     sample_split_opts all_ = opts_ ? *opts_ : sample_split_defaults();
     return sample_split_call(op_, self_, sizes_, all_.flag, all_.mode, all_.chunk);
 }
-#define sample_split_calld(...) DKGEN_CAT(sample_split_calld_, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_split_calld(...) DKGEN_CALLD(sample_split, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_split_calld_wrong(n_) sample_split_calld__takes_3_to_6_arguments__not_##n_
+#define sample_split_calld_takes_3 ~, 1
 #define sample_split_calld_3(p0_, p1_, p2_) sample_split_call(p0_, p1_, p2_, 0, NULL, NULL)
+#define sample_split_calld_takes_4 ~, 1
 #define sample_split_calld_4(p0_, p1_, p2_, p3_) sample_split_call(p0_, p1_, p2_, p3_, NULL, NULL)
+#define sample_split_calld_takes_5 ~, 1
 #define sample_split_calld_5(p0_, p1_, p2_, p3_, p4_) sample_split_call(p0_, p1_, p2_, p3_, p4_, NULL)
+#define sample_split_calld_takes_6 ~, 1
 #define sample_split_calld_6(p0_, p1_, p2_, p3_, p4_, p5_) sample_split_call(p0_, p1_, p2_, p3_, p4_, p5_)
 
 /* ---- sample::where(Tensor condition, Tensor? other=None) -> Tensor */
@@ -725,8 +745,11 @@ DK_INLINE dkgen_tensor sample_where_call_opts(const dk_operator *op_, dkgen_tens
     sample_where_opts all_ = opts_ ? *opts_ : sample_where_defaults();
     return sample_where_call(op_, condition_, all_.other);
 }
-#define sample_where_calld(...) DKGEN_CAT(sample_where_calld_, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_where_calld(...) DKGEN_CALLD(sample_where, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_where_calld_wrong(n_) sample_where_calld__takes_2_to_3_arguments__not_##n_
+#define sample_where_calld_takes_2 ~, 1
 #define sample_where_calld_2(p0_, p1_) sample_where_call(p0_, p1_, NULL)
+#define sample_where_calld_takes_3 ~, 1
 #define sample_where_calld_3(p0_, p1_, p2_) sample_where_call(p0_, p1_, p2_)
 
 /* ---- sample::numel(Tensor self) -> int */
@@ -989,8 +1012,11 @@ DK_INLINE sample_max_dim_result sample_max_dim_call_opts(const dk_operator *op_,
     sample_max_dim_opts all_ = opts_ ? *opts_ : sample_max_dim_defaults();
     return sample_max_dim_call(op_, self_, dim_, all_.keepdim);
 }
-#define sample_max_dim_calld(...) DKGEN_CAT(sample_max_dim_calld_, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_max_dim_calld(...) DKGEN_CALLD(sample_max_dim, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_max_dim_calld_wrong(n_) sample_max_dim_calld__takes_3_to_4_arguments__not_##n_
+#define sample_max_dim_calld_takes_3 ~, 1
 #define sample_max_dim_calld_3(p0_, p1_, p2_) sample_max_dim_call(p0_, p1_, p2_, 0)
+#define sample_max_dim_calld_takes_4 ~, 1
 #define sample_max_dim_calld_4(p0_, p1_, p2_, p3_) sample_max_dim_call(p0_, p1_, p2_, p3_)
 
 /* ---- sample::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
@@ -1101,9 +1127,13 @@ DK_INLINE dkgen_tensor sample_sum_dim_IntList_call_opts(const dk_operator *op_, 
     sample_sum_dim_IntList_opts all_ = opts_ ? *opts_ : sample_sum_dim_IntList_defaults();
     return sample_sum_dim_IntList_call(op_, self_, dim_, all_.keepdim, all_.dtype);
 }
-#define sample_sum_dim_IntList_calld(...) DKGEN_CAT(sample_sum_dim_IntList_calld_, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_sum_dim_IntList_calld(...) DKGEN_CALLD(sample_sum_dim_IntList, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_sum_dim_IntList_calld_wrong(n_) sample_sum_dim_IntList_calld__takes_3_to_5_arguments__not_##n_
+#define sample_sum_dim_IntList_calld_takes_3 ~, 1
 #define sample_sum_dim_IntList_calld_3(p0_, p1_, p2_) sample_sum_dim_IntList_call(p0_, p1_, p2_, 0, NULL)
+#define sample_sum_dim_IntList_calld_takes_4 ~, 1
 #define sample_sum_dim_IntList_calld_4(p0_, p1_, p2_, p3_) sample_sum_dim_IntList_call(p0_, p1_, p2_, p3_, NULL)
+#define sample_sum_dim_IntList_calld_takes_5 ~, 1
 #define sample_sum_dim_IntList_calld_5(p0_, p1_, p2_, p3_, p4_) sample_sum_dim_IntList_call(p0_, p1_, p2_, p3_, p4_)
 
 /* ---- sample::pad(Tensor self, int[2] pad=1, float value=0.5, str mode="constant") -> Tensor */
@@ -1217,10 +1247,15 @@ DK_INLINE dkgen_tensor sample_pad_call_opts(const dk_operator *op_, dkgen_tensor
     sample_pad_opts all_ = opts_ ? *opts_ : sample_pad_defaults();
     return sample_pad_call(op_, self_, all_.pad, all_.value, all_.mode);
 }
-#define sample_pad_calld(...) DKGEN_CAT(sample_pad_calld_, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_pad_calld(...) DKGEN_CALLD(sample_pad, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_pad_calld_wrong(n_) sample_pad_calld__takes_2_to_5_arguments__not_##n_
+#define sample_pad_calld_takes_2 ~, 1
 #define sample_pad_calld_2(p0_, p1_) sample_pad_call(p0_, p1_, sample_pad_default1, 0.5, "constant")
+#define sample_pad_calld_takes_3 ~, 1
 #define sample_pad_calld_3(p0_, p1_, p2_) sample_pad_call(p0_, p1_, p2_, 0.5, "constant")
+#define sample_pad_calld_takes_4 ~, 1
 #define sample_pad_calld_4(p0_, p1_, p2_, p3_) sample_pad_call(p0_, p1_, p2_, p3_, "constant")
+#define sample_pad_calld_takes_5 ~, 1
 #define sample_pad_calld_5(p0_, p1_, p2_, p3_, p4_) sample_pad_call(p0_, p1_, p2_, p3_, p4_)
 
 /* ---- sample::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[] */
@@ -1320,8 +1355,11 @@ DK_INLINE dk_value_list sample_unbind_int_call_opts(const dk_operator *op_, dkge
     sample_unbind_int_opts all_ = opts_ ? *opts_ : sample_unbind_int_defaults();
     return sample_unbind_int_call(op_, self_, all_.dim);
 }
-#define sample_unbind_int_calld(...) DKGEN_CAT(sample_unbind_int_calld_, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_unbind_int_calld(...) DKGEN_CALLD(sample_unbind_int, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_unbind_int_calld_wrong(n_) sample_unbind_int_calld__takes_2_to_3_arguments__not_##n_
+#define sample_unbind_int_calld_takes_2 ~, 1
 #define sample_unbind_int_calld_2(p0_, p1_) sample_unbind_int_call(p0_, p1_, 0)
+#define sample_unbind_int_calld_takes_3 ~, 1
 #define sample_unbind_int_calld_3(p0_, p1_, p2_) sample_unbind_int_call(p0_, p1_, p2_)
 
 /* ---- sample::available() -> bool */

@@ -13,6 +13,10 @@ check "header twice in one unit, implementation in another" \
   sh -c "$cc $cflags tests/structure/twice.c tests/structure/impl.c -o $out/twice && $out/twice"
 check "two DISPATCH_STATIC units linked into one program" \
   sh -c "$cc $cflags tests/structure/static_a.c tests/structure/static_b.c -o $out/static && $out/static"
+check "a program without DISPATCH_IMPLEMENTATION fails to link, naming it" \
+  sh -c "! $cc $cflags tests/structure/twice.c -o $out/no_impl > $out/no_impl.log 2>&1 && \
+         grep -q 'undefined reference to .dk_no_file_defines_DISPATCH_IMPLEMENTATION_before_including_dispatch_h' \
+           $out/no_impl.log || { cat $out/no_impl.log; exit 1; }"
 check "no exported symbol outside the dk_ prefix" \
   sh -c "$cc $cflags -O2 -c tests/structure/impl.c -o $out/impl.o && \
          bad=\$(nm -g --defined-only $out/impl.o | awk '{print \$3}' | grep -v '^dk_'); \
@@ -42,6 +46,16 @@ for file in typed_kernel typed_gen_kernel; do
     check "$file.c with kernels of the wrong type does not compile ($comp, default flags)" \
       sh -c "! $comp -I. -Igen -DWRONG_KERNEL -fsyntax-only tests/structure/$file.c > $out/${file}_wrong.log 2>&1 && \
              n=\$(grep -c '$want' $out/${file}_wrong.log) && [ \$n -ge 2 ] || { cat $out/${file}_wrong.log; exit 1; }"
+  done
+done
+check "gen/'s <op>_calld with the counts of arguments it takes compiles and runs" \
+  sh -c "$cc $cflags -Igen tests/structure/gen_arity.c -o $out/gen_arity && $out/gen_arity"
+for n in 2 5; do
+  for comp in "$cc -std=c99" "$clang -std=c11" "$cxx -x c++"; do
+    check "gen/'s <op>_calld with $n arguments does not compile, naming the operator and the counts ($comp)" \
+      sh -c "! $comp -I. -Igen -DWRONG_ARITY=$n -fsyntax-only tests/structure/gen_arity.c > $out/gen_arity.log 2>&1 && \
+             grep -q 'error.*sample_add_Tensor_calld__takes_3_to_4_arguments__not_$n' $out/gen_arity.log || \
+             { cat $out/gen_arity.log; exit 1; }"
   done
 done
 check "the header's table of contents lists every >>tag, in the file's order" sh -c '

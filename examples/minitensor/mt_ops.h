@@ -129,6 +129,15 @@ DK_INLINE const dk_double_list *dkgen_opt_double_list_of(dk_value v_, dkgen_scra
 #define DKGEN_CAT_(a, b) a##b
 #define DKGEN_NARGS(...) DKGEN_NARGS_(__VA_ARGS__, 65, 64, 63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42, 41, 40, 39, 38, 37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
 #define DKGEN_NARGS_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17, a18, a19, a20, a21, a22, a23, a24, a25, a26, a27, a28, a29, a30, a31, a32, a33, a34, a35, a36, a37, a38, a39, a40, a41, a42, a43, a44, a45, a46, a47, a48, a49, a50, a51, a52, a53, a54, a55, a56, a57, a58, a59, a60, a61, a62, a63, a64, a65, n, ...) n
+/* DKGEN_CALLD(op, n): <op>_calld_<n> when <op>_calld takes n arguments (<op>_calld_takes_<n>
+   is defined), else (<op>_calld__takes_<lo>_to_<hi>_arguments__not_<n>): an undeclared name, an
+   error whatever the flags, that says which operator and how many arguments */
+#define DKGEN_SECOND_(a_, b_, ...) b_
+#define DKGEN_TAKES_(probe_) DKGEN_SECOND_(probe_, 0, ~)
+#define DKGEN_CALLD(op_, n_) DKGEN_CALLD_(op_, n_, DKGEN_TAKES_(DKGEN_CAT(op_##_calld_takes_, n_)))
+#define DKGEN_CALLD_(op_, n_, taken_) DKGEN_CAT(DKGEN_CALLD_IF_, taken_)(op_, n_)
+#define DKGEN_CALLD_IF_1(op_, n_) DKGEN_CAT(op_##_calld_, n_)
+#define DKGEN_CALLD_IF_0(op_, n_) (op_##_calld_wrong(n_))
 #endif
 
 /* ---- mt::add(Tensor a, Tensor b) -> Tensor */
