@@ -127,6 +127,7 @@
    Boxed values (>>boxed)    dk_stack_init, dk_push, dk_pop, dk_peek,
        dk_none, dk_bool, dk_int, dk_double, dk_string, dk_tensor, dk_list,
        dk_ints, dk_doubles, dk_object, dk_stack_check, dk_stack_fill_defaults,
+       dk_stack_push_default, dk_op_default, dk_op_argument_index,
        dk_op_set_adapters, dk_op_check_signature
    Thread-local state (>>tls) dk_include_push, dk_exclude_push,
        dk_force_push, dk_below_autograd_push, dk_below_inplace_view_push,
@@ -151,7 +152,8 @@
        dk_explain_args, dk_explain_stack, dk_explain_to_string, dk_set_trace,
        dk_trace_stack
    Schemas (>>schema)        dk_schema_parse, dk_schema_parse_with,
-       dk_schema_to_string, dk_schema_free, dk_type_kind_name
+       dk_schema_to_string, dk_schema_free, dk_type_kind_name,
+       dk_schema_c_signature
    Errors (>>status)         dk_status_str, dk_last_error, dk_last_call_status,
        dk_call_error_report, dk_call_error_abort, dk_log_item_name,
        dk_log_stderr, DK_FORALL_STATUS, DK_FORALL_LOG_ITEMS

@@ -18,7 +18,11 @@
      <op>_call(op, args...) the typed call; <op>_redispatch(op, ks, args...)
      <op>_keyset(args...)   the dispatch keyset of the tensor arguments
      <op>_def(r, &h)        def the schema with its boxing adapters
-     <op>_impl(r, key, fn, user_data, &h)   register a typed kernel
+     <op>_library_def(lib)  the same inside a DK_LIBRARY block
+     <op>_impl(r, key, fn, user_data, &h)   register a typed kernel (a fn of
+                            another type than <op>_fn does not compile);
+                            <op>_library_impl(lib, key, fn, user_data)
+     <op>_adapters          the boxing adapters
      <op>_bind(r, &op)      look the operator up, checking its C signature
      <op>_SCHEMA, <op>_NAME, <op>_SIGNATURE  the schema, the operator name
                             and the C signature in schema words
@@ -28,7 +32,8 @@
      <op>_calld(op, required..., [defaulted...])  a macro: the required
                             arguments in schema order, then any leading part
                             of the defaulted ones (in schema order); the rest
-                            take their defaults
+                            take their defaults; another count is an error
+                            naming the counts it takes
      <op>_opts, <op>_defaults()   the defaulted arguments, and their values
      <op>_call_opts(op, required..., &opts)   opts NULL: every default
    Operators with varargs ("...") or without an argument list are bound
@@ -41,6 +46,8 @@
    The user describes their tensor type once, before including the header:
      #define DKGEN_TENSOR my_tensor *            (a pointer type)
      #define DKGEN_TENSOR_KEYSET(t) ((t)->keys)  (its dispatch keyset)
+   (applied to every non-optional Tensor argument of a call: make it NULL-safe,
+   ((t) ? (t)->keys : DK_KS_EMPTY), if a caller may pass NULL there)
    C types: Tensor -> DKGEN_TENSOR (Tensor?: NULL is None); Tensor[],
    Tensor?[] and other lists -> dk_value_list (of dk_tensor()/dk_none()/...
    values); int[] (SymInt[]...) -> dk_int_list; float[] -> dk_double_list;
@@ -1196,14 +1203,29 @@ static void emit_header_start(FILE *o, const char *in_base, const char *out_base
     fputs("   Before including it, describe the tensor type:\n"
           "       #define DKGEN_TENSOR my_tensor *            (a pointer type)\n"
           "       #define DKGEN_TENSOR_KEYSET(t) ((t)->keys)  (its dispatch keyset)\n"
-          "   Each operator <op> has <op>_call(op, args...), <op>_redispatch(op, ks, args...),\n"
-          "   <op>_def(reg, &h), <op>_impl(reg, key, fn, user_data, &h), <op>_library_impl(lib, key,\n"
-          "   fn, user_data) (macros: registrations record the caller's file:line and fn's name;\n"
-          "   fn must be an <op>_fn), <op>_kernel, <op>_bind, <op>_fn (the kernel type) and\n"
-          "   <op>_SCHEMA; a tuple return is a struct <op>_result with the schema's return names; with\n"
-          "   defaults, <op>_calld(op, required..., [defaulted...]) and\n"
-          "   <op>_call_opts(op, required..., &opts or NULL) fill in the omitted ones.\n"
-          "   dkgen_tensor_keyset is the registry's tensor_keyset hook for boxed calls. */\n", o);
+          "   <op>_call and <op>_keyset apply DKGEN_TENSOR_KEYSET to every Tensor argument that is\n"
+          "   not optional: a NULL there crashes unless the macro is NULL-safe, e.g.\n"
+          "       #define DKGEN_TENSOR_KEYSET(t) ((t) ? (t)->keys : DK_KS_EMPTY)\n"
+          "   (the call then dispatches on the other arguments' keys; the kernel gets the NULL).\n"
+          "   Each operator <op> has:\n"
+          "     <op>_call(op, args...), <op>_redispatch(op, ks, args...)   typed calls\n"
+          "     <op>_def(reg, &h); in a DK_LIBRARY block <op>_library_def(lib)   the def, with the\n"
+          "         boxing adapters (dk_def / dk_library_def of the schema alone has none: <op>_bind\n"
+          "         then fails with DK_ERR_NO_ADAPTER, and boxed fallbacks cannot see typed calls)\n"
+          "     <op>_impl(reg, key, fn, user_data, &h), <op>_library_impl(lib, key, fn, user_data)\n"
+          "         macros: fn must be an <op>_fn (any other type is a compile error); they record\n"
+          "         the caller's file:line, fn's name and <op>_SIGNATURE\n"
+          "     <op>_bind(reg, &op)   the operator, if defined with <op>_SIGNATURE\n"
+          "     <op>_fn, <op>_kernel   the kernel type, and its dk_kernel_desc\n"
+          "     <op>_args, <op>_keyset(args...), <op>_adapters   the argument pack, the arguments'\n"
+          "         dispatch keyset, the boxing adapters\n"
+          "     <op>_SCHEMA, <op>_NAME, <op>_SIGNATURE   the schema, the operator name, the C\n"
+          "         signature in schema words (dk_schema_c_signature)\n"
+          "   A tuple return is a struct <op>_result with the schema's return names. With defaults,\n"
+          "   <op>_calld(op, required..., [defaulted...]) (another count of arguments is an error\n"
+          "   naming the counts it takes) and <op>_call_opts(op, required..., &opts or NULL) fill in\n"
+          "   the omitted ones. dkgen_tensor_keyset is the registry's tensor_keyset hook for boxed\n"
+          "   calls. */\n", o);
     fprintf(o, "#ifndef DKGEN_%s\n#define DKGEN_%s\n", guard, guard);
     fputs("#if !defined(DKGEN_TENSOR) || !defined(DKGEN_TENSOR_KEYSET)\n"
           "#error \"define DKGEN_TENSOR (a pointer type) and DKGEN_TENSOR_KEYSET(t) first\"\n#endif\n"

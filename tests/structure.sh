@@ -48,7 +48,7 @@ for file in typed_kernel typed_gen_kernel; do
              n=\$(grep -c '$want' $out/${file}_wrong.log) && [ \$n -ge 2 ] || { cat $out/${file}_wrong.log; exit 1; }"
   done
 done
-check "gen/'s <op>_calld with the counts of arguments it takes compiles and runs" \
+check "gen/'s <op>_calld with the counts of arguments it takes, and a NULL-safe DKGEN_TENSOR_KEYSET given NULL, compile and run" \
   sh -c "$cc $cflags -Igen tests/structure/gen_arity.c -o $out/gen_arity && $out/gen_arity"
 for n in 2 5; do
   for comp in "$cc -std=c99" "$clang -std=c11" "$cxx -x c++"; do

@@ -3,14 +3,29 @@
    Before including it, describe the tensor type:
        #define DKGEN_TENSOR my_tensor *            (a pointer type)
        #define DKGEN_TENSOR_KEYSET(t) ((t)->keys)  (its dispatch keyset)
-   Each operator <op> has <op>_call(op, args...), <op>_redispatch(op, ks, args...),
-   <op>_def(reg, &h), <op>_impl(reg, key, fn, user_data, &h), <op>_library_impl(lib, key,
-   fn, user_data) (macros: registrations record the caller's file:line and fn's name;
-   fn must be an <op>_fn), <op>_kernel, <op>_bind, <op>_fn (the kernel type) and
-   <op>_SCHEMA; a tuple return is a struct <op>_result with the schema's return names; with
-   defaults, <op>_calld(op, required..., [defaulted...]) and
-   <op>_call_opts(op, required..., &opts or NULL) fill in the omitted ones.
-   dkgen_tensor_keyset is the registry's tensor_keyset hook for boxed calls. */
+   <op>_call and <op>_keyset apply DKGEN_TENSOR_KEYSET to every Tensor argument that is
+   not optional: a NULL there crashes unless the macro is NULL-safe, e.g.
+       #define DKGEN_TENSOR_KEYSET(t) ((t) ? (t)->keys : DK_KS_EMPTY)
+   (the call then dispatches on the other arguments' keys; the kernel gets the NULL).
+   Each operator <op> has:
+     <op>_call(op, args...), <op>_redispatch(op, ks, args...)   typed calls
+     <op>_def(reg, &h); in a DK_LIBRARY block <op>_library_def(lib)   the def, with the
+         boxing adapters (dk_def / dk_library_def of the schema alone has none: <op>_bind
+         then fails with DK_ERR_NO_ADAPTER, and boxed fallbacks cannot see typed calls)
+     <op>_impl(reg, key, fn, user_data, &h), <op>_library_impl(lib, key, fn, user_data)
+         macros: fn must be an <op>_fn (any other type is a compile error); they record
+         the caller's file:line, fn's name and <op>_SIGNATURE
+     <op>_bind(reg, &op)   the operator, if defined with <op>_SIGNATURE
+     <op>_fn, <op>_kernel   the kernel type, and its dk_kernel_desc
+     <op>_args, <op>_keyset(args...), <op>_adapters   the argument pack, the arguments'
+         dispatch keyset, the boxing adapters
+     <op>_SCHEMA, <op>_NAME, <op>_SIGNATURE   the schema, the operator name, the C
+         signature in schema words (dk_schema_c_signature)
+   A tuple return is a struct <op>_result with the schema's return names. With defaults,
+   <op>_calld(op, required..., [defaulted...]) (another count of arguments is an error
+   naming the counts it takes) and <op>_call_opts(op, required..., &opts or NULL) fill in
+   the omitted ones. dkgen_tensor_keyset is the registry's tensor_keyset hook for boxed
+   calls. */
 #ifndef DKGEN_MT_OPS_H
 #define DKGEN_MT_OPS_H
 #if !defined(DKGEN_TENSOR) || !defined(DKGEN_TENSOR_KEYSET)

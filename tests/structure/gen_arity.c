@@ -1,18 +1,20 @@
 /* A generated <op>_calld given a count of arguments it does not take: with
    -DWRONG_ARITY=n (n arguments, the operator included) this must NOT
    compile, and the error names the operator, the counts it takes and n
-   (structure.sh checks both ways). */
+   (structure.sh checks both ways). Also: the NULL-safe DKGEN_TENSOR_KEYSET
+   that the generated header's comment shows lets a call pass NULL for a
+   Tensor argument. */
 #define DISPATCH_IMPLEMENTATION
 #include "dispatch.h"
 
 typedef struct tensor { dk_keyset ks; double v; } tensor;
 #define DKGEN_TENSOR tensor *
-#define DKGEN_TENSOR_KEYSET(t) ((t)->ks)
+#define DKGEN_TENSOR_KEYSET(t) ((t) ? (t)->ks : DK_KS_EMPTY)
 #include "sample_ops.h"
 
 static tensor *add_cpu(const dk_kernel *k, dk_keyset ks, tensor *self, tensor *other, double alpha) {
     (void)k; (void)ks;
-    self->v += alpha * other->v;
+    self->v += other ? alpha * other->v : 100;
     return self;
 }
 
@@ -32,7 +34,8 @@ int main(void) {
 #else
     sample_add_Tensor_calld(add, &x, &y);         /* alpha = 1: 2 + 1 */
     sample_add_Tensor_calld(add, &x, &y, 2.0);    /* 3 + 2 */
+    sample_add_Tensor_call(add, &x, NULL, 1.0);   /* dispatched on x's keys; the kernel sees the NULL: + 100 */
 #endif
     dk_registry_destroy(r);
-    return x.v == 5 ? 0 : 2;
+    return x.v == 105 ? 0 : 2;
 }
