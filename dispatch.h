@@ -1421,9 +1421,10 @@ struct dk_kernel {
     dk_key key;               /* the key it was registered for (alias keys too) */
     dk_kernel_kind kind;
     int is_fallback;          /* 1: a backend fallback */
-    /* the kernel's C type, e.g. "float(const dk_kernel *, dk_keyset, tensor)",
-       when registered through a typed helper (DK_KERNEL, gen/'s <op>_impl);
-       else NULL. dump_state prints it where c10 prints the inferred schema. */
+    /* the kernel's C type when registered through a typed helper: DK_KERNEL's
+       "float(const dk_kernel *, dk_keyset, tensor)", or gen/'s <op>_impl's in
+       schema words, "(Tensor) (Tensor)"; else NULL. dump_state prints it where
+       c10 prints the inferred schema; registration compares it (see dk_impl). */
     const char *signature;
 };
 
@@ -1697,7 +1698,12 @@ DK_API dk_status dk__def(dk_registry *r, const char *schema, const dk_op_adapter
                          int line, dk_registration **out, const char *signature);
 /* impl: a kernel for one key of an operator (runtime or alias key;
    DK_Undefined = catch-all = CompositeImplicitAutograd). The operator need
-   not be defined yet. */
+   not be defined yet. A kernel with a signature (typed registration) whose
+   signature differs from another live typed kernel's of the operator, or
+   (gen/'s, in schema words) from the def's schema's, is refused with
+   DK_ERR_WRONG_SIGNATURE naming both and both sites (c10's "Mismatch in
+   kernel C++ signatures"); so is a def whose schema differs from the typed
+   kernels registered before it. */
 DK_API dk_status dk__impl(dk_registry *r, const char *op_name, dk_key key, dk_kernel_desc kernel,
                           const char *file, int line, dk_registration **out, const char *signature);
 /* fallback: a boxed kernel (or a fallthrough) for every operator at one key;
