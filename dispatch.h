@@ -4340,19 +4340,23 @@ DK__PRIVATE dk_status dk__check_def_signature(const char *what, const dk_registr
     return dk__signature_vs_schema(what, def->schema, expected, def->kernel.debug, sig, debug);
 }
 /* A def's schema against the typed kernels registered before it (c10 checks
-   them when the schema comes). An operator that has a def already is left to
-   the duplicate-def error. */
-DK__PRIVATE dk_status dk__check_def_kernels(dk_registry *r, const char *schema, size_t len, const dk_schema *parsed,
-                                            const char *debug) {
-    const dk__op *op = dk__op_by_name(r, schema, len);
+   them when the schema comes); the schema's signature is built only when a
+   kernel in schema words is there. */
+DK__PRIVATE dk_status dk__check_def_kernels(const dk__op *op, const dk_schema *parsed, const char *debug) {
     const dk_registration *g;
     char expected[1024];
+    int have = 0;
     dk_status s;
-    if (!op || op->def || dk_schema_c_signature(parsed, expected, sizeof expected) < 0) return DK_OK;
-    for (g = op->impls; g; g = g->next)
+    for (g = op->impls; g; g = g->next) {
+        if (!g->kernel.signature || !DK__SIG_IN_SCHEMA_WORDS(g->kernel.signature)) continue;
+        if (!have) {
+            if (dk_schema_c_signature(parsed, expected, sizeof expected) < 0) return DK_OK; /* bound boxed */
+            have = 1;
+        }
         if ((s = dk__signature_vs_schema("def", parsed->text, expected, debug, g->kernel.signature,
                                          g->kernel.debug)) != DK_OK)
             return s;
+    }
     return DK_OK;
 }
 
@@ -4566,10 +4570,6 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
     if (adapters && !adapters->signature)
         return dk__fail(DK_ERR_NULL, "def(\"%s\"): the boxing adapters have no signature", schema);
     if ((s = dk__parse_in(r, schema, &parsed)) != DK_OK) return s;
-    if ((s = dk__check_def_kernels(r, schema, len, parsed, debug)) != DK_OK) {
-        dk_schema_free(parsed);
-        return s;
-    }
     if ((s = dk__op_prepare(r, schema, len, &prep)) != DK_OK) {
         dk_schema_free(parsed);
         return s;
@@ -4582,6 +4582,11 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
                         "Each overload's schema should only be registered with a single call to def(). "
                         "Duplicate registration: %s. Original registration: %s",
                         schema, debug, prep.op->def->kernel.debug);
+    }
+    if (!prep.is_new && (s = dk__check_def_kernels(prep.op, parsed, debug)) != DK_OK) {
+        dk__op_abandon(r, &prep);
+        dk_schema_free(parsed);
+        return s;
     }
     /* keep the parsed schema (c10's normalised text, the dispatch arguments
        and the defaults drive boxed calls) */
@@ -4644,10 +4649,12 @@ DK__PRIVATE dk_status dk__impl_locked(dk_registry *r, const char *name, dk_key k
                                             "CompositeImplicitAutograd alias, which this key list lacks", name);
         key = (dk_key)DK__ALIAS_MATH;
     }
-    if (d.signature && (s = dk__check_kernel_signature("impl", dk__op_by_name(r, name, len), key, d.signature,
-                                                       debug)) != DK_OK)
-        return s;
     if ((s = dk__op_prepare(r, name, len, &prep)) != DK_OK) return s;
+    if (d.signature && !prep.is_new &&
+        (s = dk__check_kernel_signature("impl", prep.op, key, d.signature, debug)) != DK_OK) {
+        dk__op_abandon(r, &prep);
+        return s;
+    }
     if (!(g = dk__new_registration(r, DK__REG_IMPL, debug, NULL))) {
         dk__op_abandon(r, &prep);
         return DK_ERR_NO_MEMORY;
@@ -5990,8 +5997,8 @@ DK_API dk_status dk_stack_push_default(const dk_operator *op, dk_stack *stack) {
     j = stack->size;
     if (!s) st = dk__fail(DK_ERR_NOT_FOUND, "stack_push_default: %s has no def (no schema, no defaults)", op->name);
     else if (j >= (size_t)s->num_arguments)
-        st = dk__bad_stack(msg, sizeof msg, "%s: the stack holds %lu values, the schema has %lu arguments\n  schema: %s",
-                           op->name, (unsigned long)j, (unsigned long)s->num_arguments, s->text);
+        st = dk__bad_stack(msg, sizeof msg,
+                           "%s: the stack holds %lu values, the schema has %lu arguments\n  schema: %s", op->name, (unsigned long)j, (unsigned long)s->num_arguments, s->text);
     else if (!s->arguments[j].default_value)
         st = dk__bad_stack(msg, sizeof msg, "%s: argument %lu '%s' (%s) has no default\n  schema: %s", op->name,
                            (unsigned long)j, s->arguments[j].name, s->arguments[j].type_text, s->text);
