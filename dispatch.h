@@ -115,6 +115,7 @@
        dk_impl_at, dk_fallback, dk_deregister, dk_add_listener,
        dk_rename_backend; kernels: dk_unboxed, dk_boxed, dk_fallthrough,
        dk_kernel_named, DK_FN, typed: DK_KERNEL, DK_IMPL_TYPED,
+       DK_KERNEL_TYPE_CHECK,
        dk_autograd_not_implemented
    Library blocks            DK_LIBRARY, DK_LIBRARY_FRAGMENT, DK_LIBRARY_IMPL,
        dk_library_run, dk_library_open, dk_library_close, dk_library_def,
@@ -2375,9 +2376,13 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
    would compile and the call run the kernel with the wrong arguments). In
    C++ the conversion itself is the error. At registration the kernel's C
    type is also compared with the operator's other typed kernels (see
-   dk_impl, DK_ERR_WRONG_SIGNATURE). */
+   dk_impl, DK_ERR_WRONG_SIGNATURE).
+   DK_KERNEL_TYPE_CHECK(T, fn, field): (void)0 if the function fn has type T
+   (a function pointer type), else a compile error naming field (an
+   identifier); the typed registration macros and gen/'s use it. In C++ it
+   is (void)0: the conversion of fn to T that follows is the check. */
 #if defined(__cplusplus)
-#define DK__CHECK_FN_TYPE(T, fn, field) ((void)0)
+#define DK_KERNEL_TYPE_CHECK(T, fn, field) ((void)0)
 #else
 #if defined(__GNUC__) || defined(__clang__)
 #define DK__FN_TYPE_IS(T, fn) __builtin_types_compatible_p(__typeof__(&*(fn)), T)
@@ -2386,12 +2391,10 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
 #else
 #define DK__FN_TYPE_IS(T, fn) 1 /* no way to tell: the conversion's warning only */
 #endif
-/* (void)0 if the function fn has type T (a function pointer type), else a
-   compile error naming field; gen/'s registration macros use it too */
-#define DK__CHECK_FN_TYPE(T, fn, field) ((void)sizeof(struct { int field : DK__FN_TYPE_IS(T, fn) ? 1 : -1; }))
+#define DK_KERNEL_TYPE_CHECK(T, fn, field) ((void)sizeof(struct { int field : DK__FN_TYPE_IS(T, fn) ? 1 : -1; }))
 #endif
 #define DK_KERNEL(op, fn, user_data) \
-    (DK__CHECK_FN_TYPE(op##_fn, fn, wrong_kernel_type__expected_##op##_fn), op##_kernel((fn), (user_data), #fn))
+    (DK_KERNEL_TYPE_CHECK(op##_fn, fn, wrong_kernel_type__expected_##op##_fn), op##_kernel((fn), (user_data), #fn))
 #define DK_IMPL_TYPED(op, r, op_name, key, fn, user_data, out) \
     dk_impl((r), (op_name), (key), DK_KERNEL(op, fn, user_data), (out))
 #define DK_LIBRARY_IMPL_TYPED(op, lib, name, key, fn, user_data) \

@@ -968,11 +968,11 @@ static void emit_kernel_desc(FILE *o, const opinfo *op) {
    the caller's file:line and the kernel's name, not this header's line; a fn
    of another type than <op>_fn (dk_boxed_fn for an operator bound boxed) is
    a compile error naming the type expected, whatever the warning flags
-   (DK__CHECK_FN_TYPE; C alone would convert the pointer with a warning) */
+   (DK_KERNEL_TYPE_CHECK; C alone would convert the pointer with a warning) */
 static void emit_impl(FILE *o, const opinfo *op) {
     const char *id = op->id;
     char *type = op->boxed_only ? xstrdup("dk_boxed_fn") : xprintf("%s_fn", id);
-    char *check = xprintf("DK__CHECK_FN_TYPE(%s, fn_, wrong_kernel_type__expected_%s)", type, type);
+    char *check = xprintf("DK_KERNEL_TYPE_CHECK(%s, fn_, wrong_kernel_type__expected_%s)", type, type);
     fprintf(o, "DK_INLINE dk_status %s_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_desc kernel_, "
                "const char *file_, int line_, dk_registration **handle_) {\n"
                "    return dk_impl_at(reg_, %s_NAME, key_, kernel_, file_, line_, handle_);\n}\n",

@@ -236,10 +236,10 @@ DK_INLINE dk_status sample_add_Tensor_impl_at(dk_registry *reg_, dk_key key_, dk
     return dk_impl_at(reg_, sample_add_Tensor_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define sample_add_Tensor_impl(reg_, key_, fn_, user_data_, handle_) \
-    (DK__CHECK_FN_TYPE(sample_add_Tensor_fn, fn_, wrong_kernel_type__expected_sample_add_Tensor_fn), \
+    (DK_KERNEL_TYPE_CHECK(sample_add_Tensor_fn, fn_, wrong_kernel_type__expected_sample_add_Tensor_fn), \
      sample_add_Tensor_impl_at((reg_), (key_), sample_add_Tensor_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define sample_add_Tensor_library_impl(lib_, key_, fn_, user_data_) \
-    (DK__CHECK_FN_TYPE(sample_add_Tensor_fn, fn_, wrong_kernel_type__expected_sample_add_Tensor_fn), \
+    (DK_KERNEL_TYPE_CHECK(sample_add_Tensor_fn, fn_, wrong_kernel_type__expected_sample_add_Tensor_fn), \
      dk_library_impl_at((lib_), sample_add_Tensor_NAME, (key_), sample_add_Tensor_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status sample_add_Tensor_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_add_Tensor_NAME, sample_add_Tensor_SIGNATURE, op_);
@@ -336,10 +336,10 @@ DK_INLINE dk_status sample_neg_impl_at(dk_registry *reg_, dk_key key_, dk_kernel
     return dk_impl_at(reg_, sample_neg_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define sample_neg_impl(reg_, key_, fn_, user_data_, handle_) \
-    (DK__CHECK_FN_TYPE(sample_neg_fn, fn_, wrong_kernel_type__expected_sample_neg_fn), \
+    (DK_KERNEL_TYPE_CHECK(sample_neg_fn, fn_, wrong_kernel_type__expected_sample_neg_fn), \
      sample_neg_impl_at((reg_), (key_), sample_neg_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define sample_neg_library_impl(lib_, key_, fn_, user_data_) \
-    (DK__CHECK_FN_TYPE(sample_neg_fn, fn_, wrong_kernel_type__expected_sample_neg_fn), \
+    (DK_KERNEL_TYPE_CHECK(sample_neg_fn, fn_, wrong_kernel_type__expected_sample_neg_fn), \
      dk_library_impl_at((lib_), sample_neg_NAME, (key_), sample_neg_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status sample_neg_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_neg_NAME, sample_neg_SIGNATURE, op_);
@@ -422,10 +422,10 @@ DK_INLINE dk_status sample_fill__impl_at(dk_registry *reg_, dk_key key_, dk_kern
     return dk_impl_at(reg_, sample_fill__NAME, key_, kernel_, file_, line_, handle_);
 }
 #define sample_fill__impl(reg_, key_, fn_, user_data_, handle_) \
-    (DK__CHECK_FN_TYPE(sample_fill__fn, fn_, wrong_kernel_type__expected_sample_fill__fn), \
+    (DK_KERNEL_TYPE_CHECK(sample_fill__fn, fn_, wrong_kernel_type__expected_sample_fill__fn), \
      sample_fill__impl_at((reg_), (key_), sample_fill__kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define sample_fill__library_impl(lib_, key_, fn_, user_data_) \
-    (DK__CHECK_FN_TYPE(sample_fill__fn, fn_, wrong_kernel_type__expected_sample_fill__fn), \
+    (DK_KERNEL_TYPE_CHECK(sample_fill__fn, fn_, wrong_kernel_type__expected_sample_fill__fn), \
      dk_library_impl_at((lib_), sample_fill__NAME, (key_), sample_fill__kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status sample_fill__bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_fill__NAME, sample_fill__SIGNATURE, op_);
@@ -508,10 +508,10 @@ DK_INLINE dk_status sample_cat_impl_at(dk_registry *reg_, dk_key key_, dk_kernel
     return dk_impl_at(reg_, sample_cat_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define sample_cat_impl(reg_, key_, fn_, user_data_, handle_) \
-    (DK__CHECK_FN_TYPE(sample_cat_fn, fn_, wrong_kernel_type__expected_sample_cat_fn), \
+    (DK_KERNEL_TYPE_CHECK(sample_cat_fn, fn_, wrong_kernel_type__expected_sample_cat_fn), \
      sample_cat_impl_at((reg_), (key_), sample_cat_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define sample_cat_library_impl(lib_, key_, fn_, user_data_) \
-    (DK__CHECK_FN_TYPE(sample_cat_fn, fn_, wrong_kernel_type__expected_sample_cat_fn), \
+    (DK_KERNEL_TYPE_CHECK(sample_cat_fn, fn_, wrong_kernel_type__expected_sample_cat_fn), \
      dk_library_impl_at((lib_), sample_cat_NAME, (key_), sample_cat_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status sample_cat_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_cat_NAME, sample_cat_SIGNATURE, op_);
@@ -628,10 +628,10 @@ DK_INLINE dk_status sample_split_impl_at(dk_registry *reg_, dk_key key_, dk_kern
     return dk_impl_at(reg_, sample_split_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define sample_split_impl(reg_, key_, fn_, user_data_, handle_) \
-    (DK__CHECK_FN_TYPE(sample_split_fn, fn_, wrong_kernel_type__expected_sample_split_fn), \
+    (DK_KERNEL_TYPE_CHECK(sample_split_fn, fn_, wrong_kernel_type__expected_sample_split_fn), \
      sample_split_impl_at((reg_), (key_), sample_split_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define sample_split_library_impl(lib_, key_, fn_, user_data_) \
-    (DK__CHECK_FN_TYPE(sample_split_fn, fn_, wrong_kernel_type__expected_sample_split_fn), \
+    (DK_KERNEL_TYPE_CHECK(sample_split_fn, fn_, wrong_kernel_type__expected_sample_split_fn), \
      dk_library_impl_at((lib_), sample_split_NAME, (key_), sample_split_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status sample_split_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_split_NAME, sample_split_SIGNATURE, op_);
@@ -740,10 +740,10 @@ DK_INLINE dk_status sample_where_impl_at(dk_registry *reg_, dk_key key_, dk_kern
     return dk_impl_at(reg_, sample_where_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define sample_where_impl(reg_, key_, fn_, user_data_, handle_) \
-    (DK__CHECK_FN_TYPE(sample_where_fn, fn_, wrong_kernel_type__expected_sample_where_fn), \
+    (DK_KERNEL_TYPE_CHECK(sample_where_fn, fn_, wrong_kernel_type__expected_sample_where_fn), \
      sample_where_impl_at((reg_), (key_), sample_where_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define sample_where_library_impl(lib_, key_, fn_, user_data_) \
-    (DK__CHECK_FN_TYPE(sample_where_fn, fn_, wrong_kernel_type__expected_sample_where_fn), \
+    (DK_KERNEL_TYPE_CHECK(sample_where_fn, fn_, wrong_kernel_type__expected_sample_where_fn), \
      dk_library_impl_at((lib_), sample_where_NAME, (key_), sample_where_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status sample_where_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_where_NAME, sample_where_SIGNATURE, op_);
@@ -840,10 +840,10 @@ DK_INLINE dk_status sample_numel_impl_at(dk_registry *reg_, dk_key key_, dk_kern
     return dk_impl_at(reg_, sample_numel_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define sample_numel_impl(reg_, key_, fn_, user_data_, handle_) \
-    (DK__CHECK_FN_TYPE(sample_numel_fn, fn_, wrong_kernel_type__expected_sample_numel_fn), \
+    (DK_KERNEL_TYPE_CHECK(sample_numel_fn, fn_, wrong_kernel_type__expected_sample_numel_fn), \
      sample_numel_impl_at((reg_), (key_), sample_numel_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define sample_numel_library_impl(lib_, key_, fn_, user_data_) \
-    (DK__CHECK_FN_TYPE(sample_numel_fn, fn_, wrong_kernel_type__expected_sample_numel_fn), \
+    (DK_KERNEL_TYPE_CHECK(sample_numel_fn, fn_, wrong_kernel_type__expected_sample_numel_fn), \
      dk_library_impl_at((lib_), sample_numel_NAME, (key_), sample_numel_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status sample_numel_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_numel_NAME, sample_numel_SIGNATURE, op_);
@@ -914,10 +914,10 @@ DK_INLINE dk_status sample_touch_impl_at(dk_registry *reg_, dk_key key_, dk_kern
     return dk_impl_at(reg_, sample_touch_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define sample_touch_impl(reg_, key_, fn_, user_data_, handle_) \
-    (DK__CHECK_FN_TYPE(sample_touch_fn, fn_, wrong_kernel_type__expected_sample_touch_fn), \
+    (DK_KERNEL_TYPE_CHECK(sample_touch_fn, fn_, wrong_kernel_type__expected_sample_touch_fn), \
      sample_touch_impl_at((reg_), (key_), sample_touch_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define sample_touch_library_impl(lib_, key_, fn_, user_data_) \
-    (DK__CHECK_FN_TYPE(sample_touch_fn, fn_, wrong_kernel_type__expected_sample_touch_fn), \
+    (DK_KERNEL_TYPE_CHECK(sample_touch_fn, fn_, wrong_kernel_type__expected_sample_touch_fn), \
      dk_library_impl_at((lib_), sample_touch_NAME, (key_), sample_touch_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status sample_touch_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_touch_NAME, sample_touch_SIGNATURE, op_);
@@ -1007,10 +1007,10 @@ DK_INLINE dk_status sample_max_dim_impl_at(dk_registry *reg_, dk_key key_, dk_ke
     return dk_impl_at(reg_, sample_max_dim_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define sample_max_dim_impl(reg_, key_, fn_, user_data_, handle_) \
-    (DK__CHECK_FN_TYPE(sample_max_dim_fn, fn_, wrong_kernel_type__expected_sample_max_dim_fn), \
+    (DK_KERNEL_TYPE_CHECK(sample_max_dim_fn, fn_, wrong_kernel_type__expected_sample_max_dim_fn), \
      sample_max_dim_impl_at((reg_), (key_), sample_max_dim_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define sample_max_dim_library_impl(lib_, key_, fn_, user_data_) \
-    (DK__CHECK_FN_TYPE(sample_max_dim_fn, fn_, wrong_kernel_type__expected_sample_max_dim_fn), \
+    (DK_KERNEL_TYPE_CHECK(sample_max_dim_fn, fn_, wrong_kernel_type__expected_sample_max_dim_fn), \
      dk_library_impl_at((lib_), sample_max_dim_NAME, (key_), sample_max_dim_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status sample_max_dim_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_max_dim_NAME, sample_max_dim_SIGNATURE, op_);
@@ -1120,10 +1120,10 @@ DK_INLINE dk_status sample_sum_dim_IntList_impl_at(dk_registry *reg_, dk_key key
     return dk_impl_at(reg_, sample_sum_dim_IntList_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define sample_sum_dim_IntList_impl(reg_, key_, fn_, user_data_, handle_) \
-    (DK__CHECK_FN_TYPE(sample_sum_dim_IntList_fn, fn_, wrong_kernel_type__expected_sample_sum_dim_IntList_fn), \
+    (DK_KERNEL_TYPE_CHECK(sample_sum_dim_IntList_fn, fn_, wrong_kernel_type__expected_sample_sum_dim_IntList_fn), \
      sample_sum_dim_IntList_impl_at((reg_), (key_), sample_sum_dim_IntList_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define sample_sum_dim_IntList_library_impl(lib_, key_, fn_, user_data_) \
-    (DK__CHECK_FN_TYPE(sample_sum_dim_IntList_fn, fn_, wrong_kernel_type__expected_sample_sum_dim_IntList_fn), \
+    (DK_KERNEL_TYPE_CHECK(sample_sum_dim_IntList_fn, fn_, wrong_kernel_type__expected_sample_sum_dim_IntList_fn), \
      dk_library_impl_at((lib_), sample_sum_dim_IntList_NAME, (key_), sample_sum_dim_IntList_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status sample_sum_dim_IntList_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_sum_dim_IntList_NAME, sample_sum_dim_IntList_SIGNATURE, op_);
@@ -1236,10 +1236,10 @@ DK_INLINE dk_status sample_pad_impl_at(dk_registry *reg_, dk_key key_, dk_kernel
     return dk_impl_at(reg_, sample_pad_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define sample_pad_impl(reg_, key_, fn_, user_data_, handle_) \
-    (DK__CHECK_FN_TYPE(sample_pad_fn, fn_, wrong_kernel_type__expected_sample_pad_fn), \
+    (DK_KERNEL_TYPE_CHECK(sample_pad_fn, fn_, wrong_kernel_type__expected_sample_pad_fn), \
      sample_pad_impl_at((reg_), (key_), sample_pad_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define sample_pad_library_impl(lib_, key_, fn_, user_data_) \
-    (DK__CHECK_FN_TYPE(sample_pad_fn, fn_, wrong_kernel_type__expected_sample_pad_fn), \
+    (DK_KERNEL_TYPE_CHECK(sample_pad_fn, fn_, wrong_kernel_type__expected_sample_pad_fn), \
      dk_library_impl_at((lib_), sample_pad_NAME, (key_), sample_pad_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status sample_pad_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_pad_NAME, sample_pad_SIGNATURE, op_);
@@ -1350,10 +1350,10 @@ DK_INLINE dk_status sample_unbind_int_impl_at(dk_registry *reg_, dk_key key_, dk
     return dk_impl_at(reg_, sample_unbind_int_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define sample_unbind_int_impl(reg_, key_, fn_, user_data_, handle_) \
-    (DK__CHECK_FN_TYPE(sample_unbind_int_fn, fn_, wrong_kernel_type__expected_sample_unbind_int_fn), \
+    (DK_KERNEL_TYPE_CHECK(sample_unbind_int_fn, fn_, wrong_kernel_type__expected_sample_unbind_int_fn), \
      sample_unbind_int_impl_at((reg_), (key_), sample_unbind_int_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define sample_unbind_int_library_impl(lib_, key_, fn_, user_data_) \
-    (DK__CHECK_FN_TYPE(sample_unbind_int_fn, fn_, wrong_kernel_type__expected_sample_unbind_int_fn), \
+    (DK_KERNEL_TYPE_CHECK(sample_unbind_int_fn, fn_, wrong_kernel_type__expected_sample_unbind_int_fn), \
      dk_library_impl_at((lib_), sample_unbind_int_NAME, (key_), sample_unbind_int_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status sample_unbind_int_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_unbind_int_NAME, sample_unbind_int_SIGNATURE, op_);
@@ -1445,10 +1445,10 @@ DK_INLINE dk_status sample_available_impl_at(dk_registry *reg_, dk_key key_, dk_
     return dk_impl_at(reg_, sample_available_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define sample_available_impl(reg_, key_, fn_, user_data_, handle_) \
-    (DK__CHECK_FN_TYPE(sample_available_fn, fn_, wrong_kernel_type__expected_sample_available_fn), \
+    (DK_KERNEL_TYPE_CHECK(sample_available_fn, fn_, wrong_kernel_type__expected_sample_available_fn), \
      sample_available_impl_at((reg_), (key_), sample_available_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define sample_available_library_impl(lib_, key_, fn_, user_data_) \
-    (DK__CHECK_FN_TYPE(sample_available_fn, fn_, wrong_kernel_type__expected_sample_available_fn), \
+    (DK_KERNEL_TYPE_CHECK(sample_available_fn, fn_, wrong_kernel_type__expected_sample_available_fn), \
      dk_library_impl_at((lib_), sample_available_NAME, (key_), sample_available_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status sample_available_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_available_NAME, sample_available_SIGNATURE, op_);

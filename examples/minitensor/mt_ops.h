@@ -232,10 +232,10 @@ DK_INLINE dk_status mt_add_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_des
     return dk_impl_at(reg_, mt_add_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define mt_add_impl(reg_, key_, fn_, user_data_, handle_) \
-    (DK__CHECK_FN_TYPE(mt_add_fn, fn_, wrong_kernel_type__expected_mt_add_fn), \
+    (DK_KERNEL_TYPE_CHECK(mt_add_fn, fn_, wrong_kernel_type__expected_mt_add_fn), \
      mt_add_impl_at((reg_), (key_), mt_add_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define mt_add_library_impl(lib_, key_, fn_, user_data_) \
-    (DK__CHECK_FN_TYPE(mt_add_fn, fn_, wrong_kernel_type__expected_mt_add_fn), \
+    (DK_KERNEL_TYPE_CHECK(mt_add_fn, fn_, wrong_kernel_type__expected_mt_add_fn), \
      dk_library_impl_at((lib_), mt_add_NAME, (key_), mt_add_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status mt_add_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, mt_add_NAME, mt_add_SIGNATURE, op_);
@@ -318,10 +318,10 @@ DK_INLINE dk_status mt_mul_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_des
     return dk_impl_at(reg_, mt_mul_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define mt_mul_impl(reg_, key_, fn_, user_data_, handle_) \
-    (DK__CHECK_FN_TYPE(mt_mul_fn, fn_, wrong_kernel_type__expected_mt_mul_fn), \
+    (DK_KERNEL_TYPE_CHECK(mt_mul_fn, fn_, wrong_kernel_type__expected_mt_mul_fn), \
      mt_mul_impl_at((reg_), (key_), mt_mul_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define mt_mul_library_impl(lib_, key_, fn_, user_data_) \
-    (DK__CHECK_FN_TYPE(mt_mul_fn, fn_, wrong_kernel_type__expected_mt_mul_fn), \
+    (DK_KERNEL_TYPE_CHECK(mt_mul_fn, fn_, wrong_kernel_type__expected_mt_mul_fn), \
      dk_library_impl_at((lib_), mt_mul_NAME, (key_), mt_mul_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status mt_mul_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, mt_mul_NAME, mt_mul_SIGNATURE, op_);
@@ -400,10 +400,10 @@ DK_INLINE dk_status mt_sum_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_des
     return dk_impl_at(reg_, mt_sum_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define mt_sum_impl(reg_, key_, fn_, user_data_, handle_) \
-    (DK__CHECK_FN_TYPE(mt_sum_fn, fn_, wrong_kernel_type__expected_mt_sum_fn), \
+    (DK_KERNEL_TYPE_CHECK(mt_sum_fn, fn_, wrong_kernel_type__expected_mt_sum_fn), \
      mt_sum_impl_at((reg_), (key_), mt_sum_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define mt_sum_library_impl(lib_, key_, fn_, user_data_) \
-    (DK__CHECK_FN_TYPE(mt_sum_fn, fn_, wrong_kernel_type__expected_mt_sum_fn), \
+    (DK_KERNEL_TYPE_CHECK(mt_sum_fn, fn_, wrong_kernel_type__expected_mt_sum_fn), \
      dk_library_impl_at((lib_), mt_sum_NAME, (key_), mt_sum_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status mt_sum_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, mt_sum_NAME, mt_sum_SIGNATURE, op_);
@@ -482,10 +482,10 @@ DK_INLINE dk_status mt_relu_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_de
     return dk_impl_at(reg_, mt_relu_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define mt_relu_impl(reg_, key_, fn_, user_data_, handle_) \
-    (DK__CHECK_FN_TYPE(mt_relu_fn, fn_, wrong_kernel_type__expected_mt_relu_fn), \
+    (DK_KERNEL_TYPE_CHECK(mt_relu_fn, fn_, wrong_kernel_type__expected_mt_relu_fn), \
      mt_relu_impl_at((reg_), (key_), mt_relu_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define mt_relu_library_impl(lib_, key_, fn_, user_data_) \
-    (DK__CHECK_FN_TYPE(mt_relu_fn, fn_, wrong_kernel_type__expected_mt_relu_fn), \
+    (DK_KERNEL_TYPE_CHECK(mt_relu_fn, fn_, wrong_kernel_type__expected_mt_relu_fn), \
      dk_library_impl_at((lib_), mt_relu_NAME, (key_), mt_relu_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status mt_relu_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, mt_relu_NAME, mt_relu_SIGNATURE, op_);
@@ -568,10 +568,10 @@ DK_INLINE dk_status mt_matmul_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_
     return dk_impl_at(reg_, mt_matmul_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define mt_matmul_impl(reg_, key_, fn_, user_data_, handle_) \
-    (DK__CHECK_FN_TYPE(mt_matmul_fn, fn_, wrong_kernel_type__expected_mt_matmul_fn), \
+    (DK_KERNEL_TYPE_CHECK(mt_matmul_fn, fn_, wrong_kernel_type__expected_mt_matmul_fn), \
      mt_matmul_impl_at((reg_), (key_), mt_matmul_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define mt_matmul_library_impl(lib_, key_, fn_, user_data_) \
-    (DK__CHECK_FN_TYPE(mt_matmul_fn, fn_, wrong_kernel_type__expected_mt_matmul_fn), \
+    (DK_KERNEL_TYPE_CHECK(mt_matmul_fn, fn_, wrong_kernel_type__expected_mt_matmul_fn), \
      dk_library_impl_at((lib_), mt_matmul_NAME, (key_), mt_matmul_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status mt_matmul_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, mt_matmul_NAME, mt_matmul_SIGNATURE, op_);
@@ -650,10 +650,10 @@ DK_INLINE dk_status mt_exp_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_des
     return dk_impl_at(reg_, mt_exp_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define mt_exp_impl(reg_, key_, fn_, user_data_, handle_) \
-    (DK__CHECK_FN_TYPE(mt_exp_fn, fn_, wrong_kernel_type__expected_mt_exp_fn), \
+    (DK_KERNEL_TYPE_CHECK(mt_exp_fn, fn_, wrong_kernel_type__expected_mt_exp_fn), \
      mt_exp_impl_at((reg_), (key_), mt_exp_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define mt_exp_library_impl(lib_, key_, fn_, user_data_) \
-    (DK__CHECK_FN_TYPE(mt_exp_fn, fn_, wrong_kernel_type__expected_mt_exp_fn), \
+    (DK_KERNEL_TYPE_CHECK(mt_exp_fn, fn_, wrong_kernel_type__expected_mt_exp_fn), \
      dk_library_impl_at((lib_), mt_exp_NAME, (key_), mt_exp_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status mt_exp_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, mt_exp_NAME, mt_exp_SIGNATURE, op_);
