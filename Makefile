@@ -206,8 +206,8 @@ matrix: | $(BUILD) ## compile the header (implementation included) and the schem
 	done; done; echo "$$ok $$bad" > $(BUILD)/results/matrix.count; [ $$bad = 0 ]
 
 # --- structure: multi-include, DISPATCH_STATIC, exported symbols ---------------
-structure: | $(BUILD) ## header twice in one unit; two DISPATCH_STATIC units linked; only dk_ symbols exported
-	@sh tests/structure.sh "$(CC)" "$(CFLAGS_T)" $(BUILD)
+structure: | $(BUILD) ## header twice in one unit; two DISPATCH_STATIC units linked; only dk_ symbols exported; wrong-typed kernels and wrong calld arities do not compile; a missing implementation names itself at link
+	@CLANG="$(CLANG)" CXX="$(CXX)" CLANGXX="$(CLANGXX)" sh tests/structure.sh "$(CC)" "$(CFLAGS_T)" $(BUILD)
 
 # --- benchmarks ------------------------------------------------------------------
 BENCH_CFLAGS := -std=gnu99 -O2 -DNDEBUG -Wall -Wextra -I.

@@ -129,6 +129,7 @@
        dk_impl_at, dk_fallback, dk_deregister, dk_add_listener,
        dk_rename_backend; kernels: dk_unboxed, dk_boxed, dk_fallthrough,
        dk_kernel_named, DK_FN, typed: DK_KERNEL, DK_IMPL_TYPED,
+       DK_KERNEL_TYPE_CHECK,
        dk_autograd_not_implemented
    Library blocks            DK_LIBRARY, DK_LIBRARY_FRAGMENT, DK_LIBRARY_IMPL,
        dk_library_run, dk_library_open, dk_library_close, dk_library_def,
@@ -141,6 +142,7 @@
    Boxed values (>>boxed)    dk_stack_init, dk_push, dk_pop, dk_peek,
        dk_none, dk_bool, dk_int, dk_double, dk_string, dk_tensor, dk_list,
        dk_ints, dk_doubles, dk_object, dk_stack_check, dk_stack_fill_defaults,
+       dk_stack_push_default, dk_op_default, dk_op_argument_index,
        dk_op_set_adapters, dk_op_check_signature
    Thread-local state (>>tls) dk_include_push, dk_exclude_push,
        dk_force_push, dk_below_autograd_push, dk_below_inplace_view_push,
@@ -168,7 +170,8 @@
        dk_explain_args, dk_explain_stack, dk_explain_to_string, dk_set_trace,
        dk_trace_stack
    Schemas (>>schema)        dk_schema_parse, dk_schema_parse_with,
-       dk_schema_to_string, dk_schema_free, dk_type_kind_name
+       dk_schema_to_string, dk_schema_free, dk_type_kind_name,
+       dk_schema_c_signature
    Errors (>>status)         dk_status_str, dk_last_error, dk_last_call_status,
        dk_call_error_report, dk_call_error_abort, dk_log_item_name,
        dk_log_stderr, DK_FORALL_STATUS, DK_FORALL_LOG_ITEMS
@@ -1877,9 +1880,10 @@ struct dk_kernel {
     dk_key key;               /* the key it was registered for (alias keys too) */
     dk_kernel_kind kind;
     int is_fallback;          /* 1: a backend fallback */
-    /* the kernel's C type, e.g. "float(const dk_kernel *, dk_keyset, tensor)",
-       when registered through a typed helper (DK_KERNEL, gen/'s <op>_impl);
-       else NULL. dump_state prints it where c10 prints the inferred schema. */
+    /* the kernel's C type when registered through a typed helper: DK_KERNEL's
+       "float(const dk_kernel *, dk_keyset, tensor)", or gen/'s <op>_impl's in
+       schema words, "(Tensor) (Tensor)"; else NULL. dump_state prints it where
+       c10 prints the inferred schema; registration compares it (see dk_impl). */
     const char *signature;
 };
 
@@ -2197,7 +2201,12 @@ DK_API dk_status dk__def(dk_registry *r, const char *schema, const dk_op_adapter
                          int line, dk_registration **out, const char *signature);
 /* impl: a kernel for one key of an operator (runtime or alias key;
    DK_Undefined = catch-all = CompositeImplicitAutograd). The operator need
-   not be defined yet. */
+   not be defined yet. A kernel with a signature (typed registration) whose
+   signature differs from another live typed kernel's of the operator, or
+   (gen/'s, in schema words) from the def's schema's, is refused with
+   DK_ERR_WRONG_SIGNATURE naming both and both sites (c10's "Mismatch in
+   kernel C++ signatures"); so is a def whose schema differs from the typed
+   kernels registered before it. */
 DK_API dk_status dk__impl(dk_registry *r, const char *op_name, dk_key key, dk_kernel_desc kernel,
                           const char *file, int line, dk_registration **out, const char *signature);
 /* fallback: a boxed kernel (or a fallthrough) for every operator at one key;
@@ -2785,10 +2794,26 @@ DK_INLINE void dk_call_slow(const dk_operator *op, dk_keyset ks, const dk_kernel
 /* Boxed calls. dk_call_boxed takes the stack's values as the call's
    arguments, the last one on top: trailing arguments left off get their
    schema defaults (as dk_stack_fill_defaults), then every value is checked
-   against the def's schema (count and kinds; Tensor? takes a tensor or
-   none, Tensor[] a list of tensors, int[] an int list or a list of ints);
-   a mismatch is reported through the call-error hook as DK_ERR_BAD_STACK
-   and nothing runs (the stack is left as it was given). The dispatch
+   against the def's schema (count and kinds, below); a mismatch is
+   reported through the call-error hook as DK_ERR_BAD_STACK and nothing
+   runs (the stack is left as it was given). What each schema type takes
+   (no value is converted: a kernel reads the value as it was pushed):
+       Tensor                 a tensor (dk_tensor)
+       int, SymInt, and ScalarType, Layout, MemoryFormat (ints to c10)
+                              an int (dk_int); not a bool, not a double
+       float                  a double (dk_double); an int is refused
+       Scalar                 an int, a double or a bool
+       bool                   a bool (dk_bool)
+       str                    a string (dk_string)
+       T?                     none (dk_none), or what T takes
+       int[], SymInt[]        an int list (dk_ints) or a list of ints
+       float[]                a double list (dk_doubles) or a list of doubles
+       other T[]              a list (dk_list) whose items each fit T:
+                              Tensor[] tensors, Tensor?[] tensors or none
+       anything else          any value, unchecked (Device, Generator,
+                              Storage, Stream, classes, complex, Dict,
+                              Tuple, Union, Any, QScheme...)
+   The dispatch
    keyset comes from the schema's dispatch arguments through the registry's
    tensor_keyset hook, then TLS and masks as dk_dispatch. An unboxed kernel
    is reached through the def's adapters. dk_redispatch_boxed checks the top
@@ -2804,6 +2829,22 @@ DK_API void dk_redispatch_boxed(const dk_operator *op, dk_keyset ks, dk_stack *s
    first argument that has none, or when the stack is full or has more
    values than the schema has arguments. */
 DK_API dk_status dk_stack_fill_defaults(const dk_operator *op, dk_stack *stack);
+/* A default at any position (keyword arguments: push each argument given,
+   and the default of each one left out, in the schema's order): pushes the
+   default of the argument after the stack's values (the stack holding the
+   first arguments of a call of op, as dk_stack_fill_defaults). DK_OK, or
+   DK_ERR_BAD_STACK naming the argument when it has no default, the stack
+   is full or holds all the arguments already; DK_ERR_NOT_FOUND without a
+   def. */
+DK_API dk_status dk_stack_push_default(const dk_operator *op, dk_stack *stack);
+/* Argument i's default as a value (what dk_stack_fill_defaults pushes; a
+   string or list in it lives as long as the def): DK_OK; DK_ERR_NOT_FOUND
+   (*out untouched, the message names the argument) without a def or when
+   the argument has no default; DK_ERR_BAD_ARGUMENT when i is not an
+   argument. dk_op_argument_index: the index of the argument named name, or
+   -1 (no def, no such argument): together, a binding's keyword arguments. */
+DK_API dk_status dk_op_default(const dk_operator *op, int i, dk_value *out);
+DK_API int dk_op_argument_index(const dk_operator *op, const char *name);
 /* Checks the top num_arguments values against the def's schema (count and
    kinds, as dk_call_boxed): DK_OK or DK_ERR_BAD_STACK with the argument in
    dk_last_error(). */
@@ -2811,8 +2852,12 @@ DK_API dk_status dk_stack_check(const dk_operator *op, const dk_stack *stack);
 /* Sets the operator's boxing adapters (gen/ does this when it registers).
    A different signature than the one already set is an error. */
 DK_API dk_status dk_op_set_adapters(dk_operator *op, const dk_op_adapters *adapters);
-/* c10's typed<>() check: DK_ERR_WRONG_SIGNATURE unless the operator's
-   adapters were registered for this C signature. */
+/* c10's typed<>() check: DK_OK when the operator's adapters were
+   registered for this C signature; DK_ERR_WRONG_SIGNATURE (both signatures
+   in the message) when they were registered for another; DK_ERR_NO_ADAPTER
+   when the operator has no def, or was defined without adapters (dk_def /
+   dk_library_def of the schema alone: define it with gen/'s <op>_def or
+   <op>_library_def, the message says). */
 DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signature);
 
 /* DK_DECLARE_OP(name, R, keyset_expr, (T1, a1), (T2, a2), ...) defines
@@ -2938,13 +2983,39 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
 
 /* Typed registration of an operator declared with DK_DECLARE_OP (or
    generated by gen/): the kernel must have the operator's type name_fn, or
-   the program does not compile (DK_FN takes any function). The record
-   says where it was registered (the caller's file:line), the function's
-   name and its C type, which dk_op_dump_state prints:
+   the program does not compile, whatever the warning flags (DK_FN takes any
+   function). The record says where it was registered (the caller's
+   file:line), the function's name and its C type, which dk_op_dump_state
+   prints:
        DK_IMPL_TYPED(neg, r, "my::neg", DK_CPU, neg_cpu, NULL, &h);
        DK_LIBRARY_IMPL_TYPED(neg, lib, "neg", DK_CPU, neg_cpu, NULL);  (in a block)
-       dk_fallback / dk_impl(r, ..., DK_KERNEL(neg, neg_cpu, NULL), &h);  */
-#define DK_KERNEL(op, fn, user_data) op##_kernel((fn), (user_data), #fn)
+       dk_fallback / dk_impl(r, ..., DK_KERNEL(neg, neg_cpu, NULL), &h);
+   A kernel of another type is an error that names the type expected:
+       error: negative width in bit-field 'wrong_kernel_type__expected_neg_fn'
+   (C passes a function of another pointer type with only a warning, which
+   gcc before 14 and clang before 16 do not make an error: the registration
+   would compile and the call run the kernel with the wrong arguments). In
+   C++ the conversion itself is the error. At registration the kernel's C
+   type is also compared with the operator's other typed kernels (see
+   dk_impl, DK_ERR_WRONG_SIGNATURE).
+   DK_KERNEL_TYPE_CHECK(T, fn, field): (void)0 if the function fn has type T
+   (a function pointer type), else a compile error naming field (an
+   identifier); the typed registration macros and gen/'s use it. In C++ it
+   is (void)0: the conversion of fn to T that follows is the check. */
+#if defined(__cplusplus)
+#define DK_KERNEL_TYPE_CHECK(T, fn, field) ((void)0)
+#else
+#if defined(__GNUC__) || defined(__clang__)
+#define DK__FN_TYPE_IS(T, fn) __builtin_types_compatible_p(__typeof__(&*(fn)), T)
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define DK__FN_TYPE_IS(T, fn) _Generic(&*(fn), T: 1, default: 0)
+#else
+#define DK__FN_TYPE_IS(T, fn) 1 /* no way to tell: the conversion's warning only */
+#endif
+#define DK_KERNEL_TYPE_CHECK(T, fn, field) ((void)sizeof(struct { int field : DK__FN_TYPE_IS(T, fn) ? 1 : -1; }))
+#endif
+#define DK_KERNEL(op, fn, user_data) \
+    (DK_KERNEL_TYPE_CHECK(op##_fn, fn, wrong_kernel_type__expected_##op##_fn), op##_kernel((fn), (user_data), #fn))
 #define DK_IMPL_TYPED(op, r, op_name, key, fn, user_data, out) \
     dk_impl((r), (op_name), (key), DK_KERNEL(op, fn, user_data), (out))
 #define DK_LIBRARY_IMPL_TYPED(op, lib, name, key, fn, user_data) \
@@ -3080,6 +3151,21 @@ DK_API void dk_set_trace(dk_trace_fn fn, void *user_data);
    hook is set, so a call racing dk_set_trace may show NULL here. */
 DK_API const dk_stack *dk_trace_stack(void);
 
+/* A program whose files all include dispatch.h without one of them defining
+   DISPATCH_IMPLEMENTATION first fails to link; among the undefined symbols
+   the linker lists, this one says why (GCC / Clang; every file that
+   includes the header refers to it, DISPATCH_STATIC files excepted):
+       undefined reference to `dk_no_file_defines_DISPATCH_IMPLEMENTATION_before_including_dispatch_h'
+   The fix: in exactly one .c file,
+       #define DISPATCH_IMPLEMENTATION
+       #include "dispatch.h"
+   or link the library built from it (make lib: libdispatch.a / .so). */
+DK_API void dk_no_file_defines_DISPATCH_IMPLEMENTATION_before_including_dispatch_h(void);
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(DISPATCH_STATIC) && !defined(_WIN32) && !defined(__CYGWIN__)
+static void (*const dk__link_check)(void) __attribute__((used)) =
+    dk_no_file_defines_DISPATCH_IMPLEMENTATION_before_including_dispatch_h;
+#endif
+
 /* >>schema ------------------------------------------------------------------
 
    Function schemas in c10's language (PyTorch 1.13.1):
@@ -3197,6 +3283,15 @@ DK_API void dk_schema_free(dk_schema *s);
 DK_API int dk_schema_to_string(const dk_schema *s, char *buf, size_t size);
 /* Names as in DK_FORALL_TYPE_KINDS ("Tensor", "List"); NULL when out of range. */
 DK_API const char *dk_type_kind_name(dk_type_kind k);
+/* snprintf-like: the C signature in schema words that gen/ binds the schema
+   to, "(returns) (arguments)", e.g. "(Tensor) (Tensor, Tensor, float)" for
+   add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor. A word
+   per C type: Tensor, Tensor?, Tensor[], int, int?, float, float?, bool,
+   bool?, str, object, int[], int[]?, float[], float[]?, list, list?, value
+   (see gen/dkgen.c for the C types). gen/'s kernels and adapters record it,
+   and a typed kernel's is compared with its def's (see dk_impl). -1 (and
+   "") for a schema gen/ binds boxed: a bare name, varargs. */
+DK_API int dk_schema_c_signature(const dk_schema *s, char *buf, size_t size);
 
 DK_INLINE uint64_t dk_schema_dispatch_args(const dk_schema *s) { return s->dispatch_args; }
 /* <<schema */
@@ -3232,7 +3327,7 @@ extern "C" {
 /* >>impl-threads --------------------------------------------------------------
 
    Platform pieces: one mutex per registry (and one process-wide, for the
-   default registry, the trace hook and the reader list), and per-thread
+   default registry and the trace hook; one for the list of thread states), and per-thread
    state kept OUT of static TLS: a dlopen'ed object may only have a small
    initial-exec block (glibc reserves a few hundred bytes for all of them),
    so the hot keysets and the call-epoch record (32 bytes) are initial-exec,
@@ -3277,7 +3372,10 @@ static DK_THREAD_LOCAL dk__thread_state *dk__thread;
 static DK_THREAD_LOCAL dk_status dk__call_status;
 static DK_THREAD_LOCAL char dk__me;  /* its address names the thread (lock owner) */
 
-static dk__thread_state *dk__threads;   /* under dk__global_lock */
+/* its own lock: a state is made on a thread's first error, which may come
+   while the thread holds dk__global_lock */
+static dk__mutex dk__threads_lock = DK__MUTEX_INITIALIZER;
+static dk__thread_state *dk__threads;   /* under dk__threads_lock */
 static int dk__unloading;  /* Windows: the DLL is going; states are freed for every thread at once */
 /* exit() has begun: nothing is freed and nothing waits from then on (other
    threads may still be running kernels; the process is going anyway). */
@@ -3294,9 +3392,9 @@ static void dk__thread_exit(void *p) {
     dk__thread_state *t = (dk__thread_state *)p;
     if (!t) return;
     if (DK__LOAD_ACQ(&dk__exiting)) return;   /* exit: leave it (see dk__exiting) */
-    dk__mutex_lock(&dk__global_lock);
+    dk__mutex_lock(&dk__threads_lock);
     if (t->prev) { *t->prev = t->next; if (t->next) t->next->prev = t->prev; }
-    dk__mutex_unlock(&dk__global_lock);
+    dk__mutex_unlock(&dk__threads_lock);
     if (t->reader) dk__reader_release(t->reader);   /* free for another thread */
     /* not while unloading: this runs on the unloading thread for every
        thread's state, and the module's TLS may already be torn down
@@ -3377,12 +3475,12 @@ DK__PRIVATE dk__thread_state *dk__thread_state_get(void) {
     dk__thread_state *t = dk__thread;
     if (t) return t;
     if (!(t = (dk__thread_state *)calloc(1, sizeof *t))) return NULL;
-    dk__mutex_lock(&dk__global_lock);
+    dk__mutex_lock(&dk__threads_lock);
     t->next = dk__threads;
     t->prev = &dk__threads;
     if (dk__threads) dk__threads->prev = &t->next;
     dk__threads = t;
-    dk__mutex_unlock(&dk__global_lock);
+    dk__mutex_unlock(&dk__threads_lock);
     dk__thread = t;
     dk__thread_register(t);
     return t;
@@ -3409,6 +3507,8 @@ DK__PRIVATE dk_status dk__fail(dk_status s, const char *fmt, ...) {
 }
 
 DK_API int dk_version_number(void) { return DK_VERSION_NUMBER; }
+/* what every file that includes the header refers to (see >>call) */
+DK_API void dk_no_file_defines_DISPATCH_IMPLEMENTATION_before_including_dispatch_h(void) {}
 
 DK_API const char *dk_status_str(dk_status s) {
 #define DK__STATUS_TEXT(name, text) text,
@@ -3560,12 +3660,12 @@ DK_API void dk__reader_attach(void) {
 static void dk__free_all_threads(void) {
     dk__thread_state *t, *nt;
     dk__reader *rec, *nrec;
-    dk__mutex_lock(&dk__global_lock);
+    dk__mutex_lock(&dk__threads_lock);
     for (t = dk__threads; t; t = nt) { nt = t->next; free(t); }
     dk__threads = NULL;
     for (rec = dk__readers; rec; rec = nrec) { nrec = rec->next; free(rec); }
     dk__readers = NULL;
-    dk__mutex_unlock(&dk__global_lock);
+    dk__mutex_unlock(&dk__threads_lock);
     dk__thread = NULL;
     dk__rd.rec = NULL;
 }
@@ -5070,6 +5170,146 @@ DK__PRIVATE void dk__own(dk_library *lib, dk_registration *g) {
     lib->regs = g;
 }
 
+/* ---- typed kernels' C signatures ------------------------------------------------
+
+   A typed kernel records its C signature (dk_kernel_desc.signature) in one
+   of two forms: DK_DECLARE_OP's C type, "float(const dk_kernel *, dk_keyset,
+   tensor)", or gen/'s schema words, "(Tensor) (Tensor)" (it starts with
+   '('). c10 refuses a kernel whose C++ signature differs from the one of a
+   kernel already registered for the operator, and one whose inferred schema
+   differs from the def's; here: a typed kernel whose signature, in the same
+   form, differs from another live typed kernel's of the operator, and one
+   in schema words that differs from its def's schema's
+   (dk_schema_c_signature). The def is checked the same way against the
+   kernels registered before it. Kernels without a signature (dk_unboxed,
+   boxed, fallthrough) are never compared. */
+
+DK__PRIVATE const char *dk__sig_list_word(const dk_type *e, int optional) {
+    dk_type_kind k = e->kind;
+    if (k == DK_TYPE_Tensor || (k == DK_TYPE_Optional && e->contained[0]->kind == DK_TYPE_Tensor))
+        return optional ? "list?" : "Tensor[]";
+    if (k == DK_TYPE_Int || k == DK_TYPE_SymInt || k == DK_TYPE_ScalarType || k == DK_TYPE_Layout ||
+        k == DK_TYPE_MemoryFormat || k == DK_TYPE_QScheme)
+        return optional ? "int[]?" : "int[]";
+    if (k == DK_TYPE_Float) return optional ? "float[]?" : "float[]";
+    return optional ? "list?" : "list";
+}
+/* gen/dkgen.c's map_type, in words: what has no C type of its own is a
+   dk_value ("value"), and so is the return of an optional scalar or list */
+DK__PRIVATE const char *dk__sig_word(const dk_type *t, int is_return) {
+    int optional = 0;
+    for (;;) {
+        switch (t->kind) {
+        case DK_TYPE_Tensor: return optional ? "Tensor?" : "Tensor";
+        case DK_TYPE_Int: case DK_TYPE_SymInt: case DK_TYPE_ScalarType: case DK_TYPE_Layout:
+        case DK_TYPE_MemoryFormat: case DK_TYPE_QScheme:
+            return !optional ? "int" : is_return ? "value" : "int?";
+        case DK_TYPE_Float: case DK_TYPE_Number: return !optional ? "float" : is_return ? "value" : "float?";
+        case DK_TYPE_Bool: return !optional ? "bool" : is_return ? "value" : "bool?";
+        case DK_TYPE_String: case DK_TYPE_DeviceObj: return "str";
+        case DK_TYPE_Generator: case DK_TYPE_Storage: case DK_TYPE_StreamObj: case DK_TYPE_Class:
+        case DK_TYPE_Capsule: case DK_TYPE_Quantizer: case DK_TYPE_AnyClass: return "object";
+        case DK_TYPE_List: return optional && is_return ? "value" : dk__sig_list_word(t->contained[0], optional);
+        case DK_TYPE_Optional:
+            if (optional) return "value";
+            optional = 1;
+            t = t->contained[0];
+            break;
+        default: return "value";
+        }
+    }
+}
+
+DK_API int dk_schema_c_signature(const dk_schema *s, char *buf, size_t size) {
+    size_t len = 0;
+    int i;
+    if (size) buf[0] = '\0';
+    if (!s || s->name_only || s->is_vararg || s->is_varret) return -1;
+    dk__append(buf, size, &len, "(");
+    for (i = 0; i < s->num_returns; i++) {
+        if (i) dk__append(buf, size, &len, ", ");
+        dk__append(buf, size, &len, dk__sig_word(s->returns[i].type, 1));
+    }
+    dk__append(buf, size, &len, ") (");
+    for (i = 0; i < s->num_arguments; i++) {
+        if (i) dk__append(buf, size, &len, ", ");
+        dk__append(buf, size, &len, dk__sig_word(s->arguments[i].type, 0));
+    }
+    dk__append(buf, size, &len, ")");
+    return (int)len;
+}
+
+/* Is a recorded signature gen/'s schema words (else DK_DECLARE_OP's C type)? */
+#define DK__SIG_IN_SCHEMA_WORDS(sig) ((sig)[0] == '(')
+
+/* c10's "Inferred operator schema for a C++ kernel function doesn't match
+   the expected function schema", of a typed kernel's C signature: DK_OK
+   unless sig is in schema words and differs from expected (the def's). */
+DK__PRIVATE dk_status dk__signature_vs_schema(const char *what, const char *schema, const char *expected,
+                                              const char *def_debug, const char *sig, const char *debug) {
+    if (!sig || !DK__SIG_IN_SCHEMA_WORDS(sig) || strcmp(expected, sig) == 0) return DK_OK;
+    return dk__fail(DK_ERR_WRONG_SIGNATURE,
+                    "%s: the C signature of a typed kernel doesn't match the operator's schema.\n"
+                    "  operator: %s\n  expected signature: %s\n    %s\n  kernel signature:   %s\n    %s\n"
+                    "The kernel's bindings were generated from another schema: regenerate them from the schema "
+                    "the operator is defined with; nothing was registered.",
+                    what, schema, expected, def_debug, sig, debug);
+}
+/* A typed kernel's signature against its def's schema. */
+DK__PRIVATE dk_status dk__check_def_signature(const char *what, const dk_registration *def, const char *sig,
+                                              const char *debug) {
+    char expected[1024];
+    if (!def || !sig || !DK__SIG_IN_SCHEMA_WORDS(sig) ||
+        dk_schema_c_signature(def->parsed, expected, sizeof expected) < 0)
+        return DK_OK;
+    return dk__signature_vs_schema(what, def->schema, expected, def->kernel.debug, sig, debug);
+}
+/* A def's schema against the typed kernels registered before it (c10 checks
+   them when the schema comes); the schema's signature is built only when a
+   kernel in schema words is there. */
+DK__PRIVATE dk_status dk__check_def_kernels(const dk__op *op, const dk_schema *parsed, const char *debug) {
+    const dk_registration *g;
+    char expected[1024];
+    int have = 0;
+    dk_status s;
+    for (g = op->impls; g; g = g->next) {
+        if (!g->kernel.signature || !DK__SIG_IN_SCHEMA_WORDS(g->kernel.signature)) continue;
+        if (!have) {
+            if (dk_schema_c_signature(parsed, expected, sizeof expected) < 0) return DK_OK; /* bound boxed */
+            have = 1;
+        }
+        if ((s = dk__signature_vs_schema("def", parsed->text, expected, debug, g->kernel.signature,
+                                         g->kernel.debug)) != DK_OK)
+            return s;
+    }
+    return DK_OK;
+}
+
+/* A typed kernel's signature (registered at key, debug) against the
+   operator's live typed kernels: DK_OK, or DK_ERR_WRONG_SIGNATURE naming
+   both kernels, their keys and sites (c10's "Mismatch in kernel C++
+   signatures", of C types here). */
+DK__PRIVATE dk_status dk__check_kernel_signature(const char *what, const dk__op *op, dk_key key, const char *sig,
+                                                 const char *debug) {
+    const dk_registration *g;
+    dk_status s;
+    if (!op || !sig) return DK_OK;
+    if ((s = dk__check_def_signature(what, op->def, sig, debug)) != DK_OK) return s;
+    for (g = op->impls; g; g = g->next) {
+        const char *other = g->kernel.signature;
+        if (!other || DK__SIG_IN_SCHEMA_WORDS(other) != DK__SIG_IN_SCHEMA_WORDS(sig) || strcmp(other, sig) == 0)
+            continue;
+        return dk__fail(DK_ERR_WRONG_SIGNATURE,
+                        "\nMismatch in kernel C signatures\n  operator: %s\n    %s\n"
+                        "  kernel 1: %s\n    dispatch key: %s\n    %s\n"
+                        "  kernel 2: %s\n    dispatch key: %s\n    %s\n"
+                        "Every typed kernel of an operator has the operator's C type; nothing was registered.",
+                        op->def ? op->def->schema : op->pub.name, op->def ? op->def->kernel.debug : "no debug info",
+                        other, dk_key_name(g->kernel.key), g->kernel.debug, sig, dk_key_name(key), debug);
+    }
+    return DK_OK;
+}
+
 /* ---- def ---------------------------------------------------------------------- */
 
 /* A def keeps its parsed schema: the parser's chunks are registry blocks,
@@ -5268,6 +5508,11 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
                         "Duplicate registration: %s. Original registration: %s",
                         schema, debug, prep.op->def->kernel.debug);
     }
+    if (!prep.is_new && (s = dk__check_def_kernels(prep.op, parsed, debug)) != DK_OK) {
+        dk__op_abandon(r, &prep);
+        dk_schema_free(parsed);
+        return s;
+    }
     /* keep the parsed schema (c10's normalised text, the dispatch arguments
        and the defaults drive boxed calls) */
     g = dk__new_registration(r, DK__REG_DEF, debug, NULL);
@@ -5341,6 +5586,11 @@ DK__PRIVATE dk_status dk__impl_locked(dk_registry *r, const char *name, dk_key k
         key = (dk_key)DK__ALIAS_MATH;
     }
     if ((s = dk__op_prepare(r, name, len, &prep)) != DK_OK) return s;
+    if (d.signature && !prep.is_new &&
+        (s = dk__check_kernel_signature("impl", prep.op, key, d.signature, debug)) != DK_OK) {
+        dk__op_abandon(r, &prep);
+        return s;
+    }
     if (!(g = dk__new_registration(r, DK__REG_IMPL, debug, NULL))) {
         dk__op_abandon(r, &prep);
         return DK_ERR_NO_MEMORY;
@@ -6833,6 +7083,63 @@ DK_API dk_status dk_stack_fill_defaults(const dk_operator *op, dk_stack *stack) 
     return s == DK_OK ? s : dk__fail(s, "%s", msg);
 }
 
+DK_API dk_status dk_stack_push_default(const dk_operator *op, dk_stack *stack) {
+    char msg[1024];
+    const dk_op_table *t;
+    const dk_schema *s;
+    dk_status st = DK_OK;
+    size_t j;
+    if (!op || !stack) return dk__fail(DK_ERR_NULL, "stack_push_default: NULL argument");
+    dk_call_enter();
+    t = dk_op_table_of(op);
+    s = t->parsed;
+    j = stack->size;
+    if (!s) st = dk__fail(DK_ERR_NOT_FOUND, "stack_push_default: %s has no def (no schema, no defaults)", op->name);
+    else if (j >= (size_t)s->num_arguments)
+        st = dk__bad_stack(msg, sizeof msg,
+                           "%s: the stack holds %lu values, the schema has %lu arguments\n  schema: %s", op->name, (unsigned long)j, (unsigned long)s->num_arguments, s->text);
+    else if (!s->arguments[j].default_value)
+        st = dk__bad_stack(msg, sizeof msg, "%s: argument %lu '%s' (%s) has no default\n  schema: %s", op->name,
+                           (unsigned long)j, s->arguments[j].name, s->arguments[j].type_text, s->text);
+    else if (!dk_push(stack, t->defaults[j]))
+        st = dk__bad_stack(msg, sizeof msg, "%s: the stack is full (capacity %lu) at argument %lu '%s'", op->name,
+                           (unsigned long)stack->capacity, (unsigned long)j, s->arguments[j].name);
+    dk_call_exit();
+    return st == DK_ERR_BAD_STACK ? dk__fail(st, "%s", msg) : st;
+}
+
+DK_API dk_status dk_op_default(const dk_operator *op, int i, dk_value *out) {
+    const dk_op_table *t;
+    const dk_schema *s;
+    dk_status st = DK_OK;
+    if (!op || !out) return dk__fail(DK_ERR_NULL, "op_default: NULL argument");
+    dk_call_enter();
+    t = dk_op_table_of(op);
+    s = t->parsed;
+    if (!s) st = dk__fail(DK_ERR_NOT_FOUND, "op_default: %s has no def (no schema, no defaults)", op->name);
+    else if (i < 0 || i >= s->num_arguments)
+        st = dk__fail(DK_ERR_BAD_ARGUMENT, "op_default: %s has %d arguments, no argument %d\n  schema: %s", op->name,
+                      s->num_arguments, i, s->text);
+    else if (!s->arguments[i].default_value)
+        st = dk__fail(DK_ERR_NOT_FOUND, "op_default: argument %d '%s' (%s) of %s has no default\n  schema: %s", i,
+                      s->arguments[i].name, s->arguments[i].type_text, op->name, s->text);
+    else *out = t->defaults[i];
+    dk_call_exit();
+    return st;
+}
+
+DK_API int dk_op_argument_index(const dk_operator *op, const char *name) {
+    const dk_schema *s;
+    int i, found = -1;
+    if (!op || !name) return -1;
+    dk_call_enter();
+    s = dk_op_table_of(op)->parsed;
+    for (i = 0; s && i < s->num_arguments && found < 0; i++)
+        if (strcmp(s->arguments[i].name, name) == 0) found = i;
+    dk_call_exit();
+    return found;
+}
+
 DK_API dk_status dk_stack_check(const dk_operator *op, const dk_stack *stack) {
     char msg[1024];
     dk_status s;
@@ -6979,7 +7286,7 @@ DK_API dk_status dk_op_set_adapters(dk_operator *op, const dk_op_adapters *adapt
     else if (o->def->adapters && o->def->adapters != adapters &&
              strcmp(o->def->adapters->signature, adapters->signature) != 0)
         s = dk__fail(DK_ERR_WRONG_SIGNATURE,
-                     "\nMismatch in kernel C++ signatures\n  operator: %s\n  kernel 1: %s\n  kernel 2: %s",
+                     "\nMismatch in kernel C signatures\n  operator: %s\n  kernel 1: %s\n  kernel 2: %s",
                      o->def->schema, o->def->adapters->signature, adapters->signature);
     else if (!(t = dk__alloc_table(r)))
         s = DK_ERR_NO_MEMORY;
@@ -6996,17 +7303,36 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
     const dk_op_table *t;
     const dk_op_adapters *a;
     const char *schema;
+    const dk_schema *parsed;
+    char from_schema[1024];
     if (!op || !signature) return dk__fail(DK_ERR_NULL, "check_signature: NULL argument");
     t = dk_op_table_of(op);
     a = DK__LOAD_RLX(&t->adapters);
     schema = DK__LOAD_RLX(&t->schema);
+    parsed = DK__LOAD_RLX(&t->parsed);
     if (a && strcmp(a->signature, signature) == 0) return DK_OK;
+    if (!schema)
+        return dk__fail(DK_ERR_NO_ADAPTER,
+                        "%s has no def, so no C signature to check %s against: define it (gen/'s <op>_def(reg, "
+                        "&h), or <op>_library_def(lib) in a DK_LIBRARY block) before binding it",
+                        op->name, signature);
+    if (!a)
+        return dk__fail(DK_ERR_NO_ADAPTER,
+                        "%s was defined without boxing adapters (dk_def / dk_library_def of the schema alone), "
+                        "so it has no C signature to check %s against%s, and its typed calls cannot be boxed: "
+                        "define it with gen/'s <op>_def(reg, &h), or <op>_library_def(lib) in a DK_LIBRARY "
+                        "block (or give it the adapters: dk_op_set_adapters(op, &<op>_adapters))\n  schema: %s",
+                        op->name, signature,
+                        parsed && dk_schema_c_signature(parsed, from_schema, sizeof from_schema) >= 0 &&
+                                strcmp(from_schema, signature) == 0
+                            ? " (the schema's own is the same)"
+                            : "",
+                        schema);
     return dk__fail(DK_ERR_WRONG_SIGNATURE,
                     "\nTried to access or call an operator with a wrong signature.\n  operator: %s\n  correct "
                     "signature:  %s\n  accessed/called as: %s\nThis likely happened in a call to a generated "
                     "<op>_bind(). Please make sure that the function signature matches the signature in the operator "
-                    "registration call.", schema ? schema : op->name,
-                    a ? a->signature : "(none registered)", signature);
+                    "registration call.", schema, a->signature, signature);
 }
 
 /* ---- explain ------------------------------------------------------------------ */

@@ -18,7 +18,11 @@
      <op>_call(op, args...) the typed call; <op>_redispatch(op, ks, args...)
      <op>_keyset(args...)   the dispatch keyset of the tensor arguments
      <op>_def(r, &h)        def the schema with its boxing adapters
-     <op>_impl(r, key, fn, user_data, &h)   register a typed kernel
+     <op>_library_def(lib)  the same inside a DK_LIBRARY block
+     <op>_impl(r, key, fn, user_data, &h)   register a typed kernel (a fn of
+                            another type than <op>_fn does not compile);
+                            <op>_library_impl(lib, key, fn, user_data)
+     <op>_adapters          the boxing adapters
      <op>_bind(r, &op)      look the operator up, checking its C signature
      <op>_SCHEMA, <op>_NAME, <op>_SIGNATURE  the schema, the operator name
                             and the C signature in schema words
@@ -28,7 +32,8 @@
      <op>_calld(op, required..., [defaulted...])  a macro: the required
                             arguments in schema order, then any leading part
                             of the defaulted ones (in schema order); the rest
-                            take their defaults
+                            take their defaults; another count is an error
+                            naming the counts it takes
      <op>_opts, <op>_defaults()   the defaulted arguments, and their values
      <op>_call_opts(op, required..., &opts)   opts NULL: every default
    Operators with varargs ("...") or without an argument list are bound
@@ -41,6 +46,8 @@
    The user describes their tensor type once, before including the header:
      #define DKGEN_TENSOR my_tensor *            (a pointer type)
      #define DKGEN_TENSOR_KEYSET(t) ((t)->keys)  (its dispatch keyset)
+   (applied to every non-optional Tensor argument of a call: make it NULL-safe,
+   ((t) ? (t)->keys : DK_KS_EMPTY), if a caller may pass NULL there)
    C types: Tensor -> DKGEN_TENSOR (Tensor?: NULL is None); Tensor[],
    Tensor?[] and other lists -> dk_value_list (of dk_tensor()/dk_none()/...
    values); int[] (SymInt[]...) -> dk_int_list; float[] -> dk_double_list;
@@ -590,9 +597,9 @@ static char *signature(const opinfo *op);
 static int each_global_name(const opinfo *op, const char *id, int (*fn)(const char *name, void *ud), void *ud) {
     static const char *const typed[] = { "keyset", "fn", "args", "slow", "invoke", "call", "redispatch",
                                          "SIGNATURE", "box", "unbox_result", "call_unboxed", "adapters" };
-    static const char *const both[] = { "SCHEMA", "NAME", "def_at", "def", "kernel", "impl_at", "impl", "library_impl",
-                                        "bind" };
-    static const char *const with_defaults[] = { "opts", "defaults", "call_opts", "calld" };
+    static const char *const both[] = { "SCHEMA", "NAME", "def_at", "def", "library_def", "kernel", "impl_at", "impl",
+                                        "library_impl", "bind" };
+    static const char *const with_defaults[] = { "opts", "defaults", "call_opts", "calld", "calld_wrong" };
     const char *names[64];
     char *sig = op->boxed_only ? NULL : signature(op), *name;
     size_t n = 0, i, name_len = strlen(op->s->name) + (op->s->overload[0] ? 1 + strlen(op->s->overload) : 0);
@@ -613,6 +620,10 @@ static int each_global_name(const opinfo *op, const char *id, int (*fn)(const ch
     }
     for (k = 0; op->ndefaults && k <= op->ndefaults && !stop; k++) {   /* calld_<number of macro arguments> */
         name = xprintf("%s_calld_%d", id, 1 + op->n - op->ndefaults + k);
+        stop = fn(name, ud);
+        free(name);
+        if (stop) break;
+        name = xprintf("%s_calld_takes_%d", id, 1 + op->n - op->ndefaults + k);
         stop = fn(name, ud);
         free(name);
     }
@@ -748,16 +759,31 @@ static const char *ret_type(const opinfo *op, char **owned) {
     return *owned = xprintf("%s_result", op->id);
 }
 
-/* "(Tensor, Tensor) (Tensor, int[], bool)": the C signature in schema words */
+/* "(Tensor, Tensor) (Tensor, int[], bool)": the C signature in schema words,
+   as dispatch.h computes it from a def's schema (dk_schema_c_signature) to
+   check gen's kernels against the def: the two must be the same text, or
+   every typed registration would be refused */
 static char *signature(const opinfo *op) {
     sbuf b = { NULL, 0, 0 };
-    int i;
+    char *mine;
+    int i, n;
     sb_puts(&b, "(");
     for (i = 0; i < op->nr; i++) sb_printf(&b, "%s%s", i ? ", " : "", KINDS[op->rets[i].kind].sig);
     sb_puts(&b, ") (");
     for (i = 0; i < op->n; i++) sb_printf(&b, "%s%s", i ? ", " : "", KINDS[op->args[i].kind].sig);
     sb_puts(&b, ")");
-    return sb_take(&b);
+    mine = sb_take(&b);
+    n = dk_schema_c_signature(op->s, NULL, 0);
+    if (n >= 0) {
+        char *theirs = (char *)xrealloc(NULL, (size_t)n + 1);
+        dk_schema_c_signature(op->s, theirs, (size_t)n + 1);
+        if (strcmp(mine, theirs) != 0) {
+            fprintf(stderr, "dkgen: internal error: %s: signature %s, dispatch.h's %s\n", op->s->text, mine, theirs);
+            exit(1);
+        }
+        free(theirs);
+    }
+    return mine;
 }
 
 static char *op_name(const dk_schema *s) { return xprintf("%s%s%s", s->name, s->overload[0] ? "." : "", s->overload); }
@@ -960,6 +986,14 @@ static void emit_def(FILE *o, const opinfo *op) {
     else fprintf(o, "&%s_adapters", op->id);
     fputs(", file_, line_, handle_);\n}\n", o);
     fprintf(o, "#define %s_def(reg_, handle_) %s_def_at((reg_), __FILE__, __LINE__, (handle_))\n", op->id, op->id);
+    /* in a DK_LIBRARY / DK_LIBRARY_FRAGMENT block: dk_library_def alone
+       would leave a typed operator without adapters (its _bind fails, its
+       typed calls cannot be boxed) */
+    fprintf(o, "DK_INLINE dk_status %s_library_def(dk_library *lib_) {\n    dk_def_options opts_;\n", op->id);
+    if (op->boxed_only) fputs("    opts_.adapters = NULL;\n", o);
+    else fprintf(o, "    opts_.adapters = &%s_adapters;\n", op->id);
+    fprintf(o, "    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;\n    opts_.tags = NULL;\n    opts_.num_tags = 0;\n"
+               "    return dk_library_def_with(lib_, %s_SCHEMA, &opts_);\n}\n", op->id);
 }
 
 /* <op>_kernel(fn, user_data, fn_name): a kernel description that only a
@@ -977,19 +1011,28 @@ static void emit_kernel_desc(FILE *o, const opinfo *op) {
 
 /* <op>_impl(reg, key, fn, user_data, &handle) and, inside a library block,
    <op>_library_impl(lib, key, fn, user_data): macros, so that the record says
-   the caller's file:line and the kernel's name, not this header's line */
+   the caller's file:line and the kernel's name, not this header's line; a fn
+   of another type than <op>_fn (dk_boxed_fn for an operator bound boxed) is
+   a compile error naming the type expected, whatever the warning flags
+   (DK_KERNEL_TYPE_CHECK; C alone would convert the pointer with a warning) */
 static void emit_impl(FILE *o, const opinfo *op) {
     const char *id = op->id;
+    char *type = op->boxed_only ? xstrdup("dk_boxed_fn") : xprintf("%s_fn", id);
+    char *check = xprintf("DK_KERNEL_TYPE_CHECK(%s, fn_, wrong_kernel_type__expected_%s)", type, type);
     fprintf(o, "DK_INLINE dk_status %s_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_desc kernel_, "
                "const char *file_, int line_, dk_registration **handle_) {\n"
                "    return dk_impl_at(reg_, %s_NAME, key_, kernel_, file_, line_, handle_);\n}\n",
             id, id);
     fprintf(o, "#define %s_impl(reg_, key_, fn_, user_data_, handle_) \\\n"
-               "    %s_impl_at((reg_), (key_), %s_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))\n",
-            id, id, id);
+               "    (%s, \\\n"
+               "     %s_impl_at((reg_), (key_), %s_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))\n",
+            id, check, id, id);
     fprintf(o, "#define %s_library_impl(lib_, key_, fn_, user_data_) \\\n"
-               "    dk_library_impl_at((lib_), %s_NAME, (key_), %s_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)\n",
-            id, id, id);
+               "    (%s, \\\n"
+               "     dk_library_impl_at((lib_), %s_NAME, (key_), %s_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))\n",
+            id, check, id, id);
+    free(check);
+    free(type);
 }
 
 /* <op>_def, <op>_kernel, <op>_impl, <op>_library_impl, <op>_bind */
@@ -1045,12 +1088,17 @@ static void emit_call_opts(FILE *o, const opinfo *op) {
     free(owned);
 }
 
-/* <op>_calld(op, required..., [defaulted...]): one macro per count */
+/* <op>_calld(op, required..., [defaulted...]): one macro per count, each
+   count marked taken (<op>_calld_takes_<n>, see DKGEN_CALLD); another count
+   is an error naming the operator and the counts it takes */
 static void emit_calld(FILE *o, const opinfo *op) {
     int nreq = op->n - op->ndefaults, given, i, p;
-    fprintf(o, "#define %s_calld(...) DKGEN_CAT(%s_calld_, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)\n", op->id, op->id);
+    fprintf(o, "#define %s_calld(...) DKGEN_CALLD(%s, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)\n", op->id, op->id);
+    fprintf(o, "#define %s_calld_wrong(n_) %s_calld__takes_%d_to_%d_arguments__not_##n_\n", op->id, op->id, 1 + nreq,
+            1 + op->n);
     for (given = 0; given <= op->ndefaults; given++) {
         int seen = 0, next_default = nreq;   /* the macro parameter of the next defaulted argument */
+        fprintf(o, "#define %s_calld_takes_%d ~, 1\n", op->id, 1 + nreq + given);
         fprintf(o, "#define %s_calld_%d(p0_", op->id, 1 + nreq + given);
         for (p = 1; p <= nreq + given; p++) fprintf(o, ", p%d_", p);
         fprintf(o, ") %s_call(p0_", op->id);
@@ -1173,7 +1221,17 @@ static void emit_prelude(FILE *o) {
     for (i = 65; i >= 0; i--) fprintf(o, ", %d", i);
     fputs(")\n#define DKGEN_NARGS_(", o);
     for (i = 1; i <= 65; i++) fprintf(o, "a%d, ", i);
-    fputs("n, ...) n\n#endif\n\n", o);
+    fputs("n, ...) n\n", o);
+    fputs("/* DKGEN_CALLD(op, n): <op>_calld_<n> when <op>_calld takes n arguments (<op>_calld_takes_<n>\n"
+          "   is defined), else (<op>_calld__takes_<lo>_to_<hi>_arguments__not_<n>): an undeclared name, an\n"
+          "   error whatever the flags, that says which operator and how many arguments */\n"
+          "#define DKGEN_SECOND_(a_, b_, ...) b_\n"
+          "#define DKGEN_TAKES_(probe_) DKGEN_SECOND_(probe_, 0, ~)\n"
+          "#define DKGEN_CALLD(op_, n_) DKGEN_CALLD_(op_, n_, DKGEN_TAKES_(DKGEN_CAT(op_##_calld_takes_, n_)))\n"
+          "#define DKGEN_CALLD_(op_, n_, taken_) DKGEN_CAT(DKGEN_CALLD_IF_, taken_)(op_, n_)\n"
+          "#define DKGEN_CALLD_IF_1(op_, n_) DKGEN_CAT(op_##_calld_, n_)\n"
+          "#define DKGEN_CALLD_IF_0(op_, n_) (op_##_calld_wrong(n_))\n"
+          "#endif\n\n", o);
 }
 
 /* "sample_ops.h" -> "SAMPLE_OPS_H" (upper: 1) or "sample_ops" stem upper-cased without the extension (0) */
@@ -1191,14 +1249,29 @@ static void emit_header_start(FILE *o, const char *in_base, const char *out_base
     fputs("   Before including it, describe the tensor type:\n"
           "       #define DKGEN_TENSOR my_tensor *            (a pointer type)\n"
           "       #define DKGEN_TENSOR_KEYSET(t) ((t)->keys)  (its dispatch keyset)\n"
-          "   Each operator <op> has <op>_call(op, args...), <op>_redispatch(op, ks, args...),\n"
-          "   <op>_def(reg, &h), <op>_impl(reg, key, fn, user_data, &h), <op>_library_impl(lib, key,\n"
-          "   fn, user_data) (macros: registrations record the caller's file:line and fn's name;\n"
-          "   fn must be an <op>_fn), <op>_kernel, <op>_bind, <op>_fn (the kernel type) and\n"
-          "   <op>_SCHEMA; a tuple return is a struct <op>_result with the schema's return names; with\n"
-          "   defaults, <op>_calld(op, required..., [defaulted...]) and\n"
-          "   <op>_call_opts(op, required..., &opts or NULL) fill in the omitted ones.\n"
-          "   dkgen_tensor_keyset is the registry's tensor_keyset hook for boxed calls. */\n", o);
+          "   <op>_call and <op>_keyset apply DKGEN_TENSOR_KEYSET to every Tensor argument that is\n"
+          "   not optional: a NULL there crashes unless the macro is NULL-safe, e.g.\n"
+          "       #define DKGEN_TENSOR_KEYSET(t) ((t) ? (t)->keys : DK_KS_EMPTY)\n"
+          "   (the call then dispatches on the other arguments' keys; the kernel gets the NULL).\n"
+          "   Each operator <op> has:\n"
+          "     <op>_call(op, args...), <op>_redispatch(op, ks, args...)   typed calls\n"
+          "     <op>_def(reg, &h); in a DK_LIBRARY block <op>_library_def(lib)   the def, with the\n"
+          "         boxing adapters (dk_def / dk_library_def of the schema alone has none: <op>_bind\n"
+          "         then fails with DK_ERR_NO_ADAPTER, and boxed fallbacks cannot see typed calls)\n"
+          "     <op>_impl(reg, key, fn, user_data, &h), <op>_library_impl(lib, key, fn, user_data)\n"
+          "         macros: fn must be an <op>_fn (any other type is a compile error); they record\n"
+          "         the caller's file:line, fn's name and <op>_SIGNATURE\n"
+          "     <op>_bind(reg, &op)   the operator, if defined with <op>_SIGNATURE\n"
+          "     <op>_fn, <op>_kernel   the kernel type, and its dk_kernel_desc\n"
+          "     <op>_args, <op>_keyset(args...), <op>_adapters   the argument pack, the arguments'\n"
+          "         dispatch keyset, the boxing adapters\n"
+          "     <op>_SCHEMA, <op>_NAME, <op>_SIGNATURE   the schema, the operator name, the C\n"
+          "         signature in schema words (dk_schema_c_signature)\n"
+          "   A tuple return is a struct <op>_result with the schema's return names. With defaults,\n"
+          "   <op>_calld(op, required..., [defaulted...]) (another count of arguments is an error\n"
+          "   naming the counts it takes) and <op>_call_opts(op, required..., &opts or NULL) fill in\n"
+          "   the omitted ones. dkgen_tensor_keyset is the registry's tensor_keyset hook for boxed\n"
+          "   calls. */\n", o);
     fprintf(o, "#ifndef DKGEN_%s\n#define DKGEN_%s\n", guard, guard);
     fputs("#if !defined(DKGEN_TENSOR) || !defined(DKGEN_TENSOR_KEYSET)\n"
           "#error \"define DKGEN_TENSOR (a pointer type) and DKGEN_TENSOR_KEYSET(t) first\"\n#endif\n"

@@ -3,14 +3,29 @@
    Before including it, describe the tensor type:
        #define DKGEN_TENSOR my_tensor *            (a pointer type)
        #define DKGEN_TENSOR_KEYSET(t) ((t)->keys)  (its dispatch keyset)
-   Each operator <op> has <op>_call(op, args...), <op>_redispatch(op, ks, args...),
-   <op>_def(reg, &h), <op>_impl(reg, key, fn, user_data, &h), <op>_library_impl(lib, key,
-   fn, user_data) (macros: registrations record the caller's file:line and fn's name;
-   fn must be an <op>_fn), <op>_kernel, <op>_bind, <op>_fn (the kernel type) and
-   <op>_SCHEMA; a tuple return is a struct <op>_result with the schema's return names; with
-   defaults, <op>_calld(op, required..., [defaulted...]) and
-   <op>_call_opts(op, required..., &opts or NULL) fill in the omitted ones.
-   dkgen_tensor_keyset is the registry's tensor_keyset hook for boxed calls. */
+   <op>_call and <op>_keyset apply DKGEN_TENSOR_KEYSET to every Tensor argument that is
+   not optional: a NULL there crashes unless the macro is NULL-safe, e.g.
+       #define DKGEN_TENSOR_KEYSET(t) ((t) ? (t)->keys : DK_KS_EMPTY)
+   (the call then dispatches on the other arguments' keys; the kernel gets the NULL).
+   Each operator <op> has:
+     <op>_call(op, args...), <op>_redispatch(op, ks, args...)   typed calls
+     <op>_def(reg, &h); in a DK_LIBRARY block <op>_library_def(lib)   the def, with the
+         boxing adapters (dk_def / dk_library_def of the schema alone has none: <op>_bind
+         then fails with DK_ERR_NO_ADAPTER, and boxed fallbacks cannot see typed calls)
+     <op>_impl(reg, key, fn, user_data, &h), <op>_library_impl(lib, key, fn, user_data)
+         macros: fn must be an <op>_fn (any other type is a compile error); they record
+         the caller's file:line, fn's name and <op>_SIGNATURE
+     <op>_bind(reg, &op)   the operator, if defined with <op>_SIGNATURE
+     <op>_fn, <op>_kernel   the kernel type, and its dk_kernel_desc
+     <op>_args, <op>_keyset(args...), <op>_adapters   the argument pack, the arguments'
+         dispatch keyset, the boxing adapters
+     <op>_SCHEMA, <op>_NAME, <op>_SIGNATURE   the schema, the operator name, the C
+         signature in schema words (dk_schema_c_signature)
+   A tuple return is a struct <op>_result with the schema's return names. With defaults,
+   <op>_calld(op, required..., [defaulted...]) (another count of arguments is an error
+   naming the counts it takes) and <op>_call_opts(op, required..., &opts or NULL) fill in
+   the omitted ones. dkgen_tensor_keyset is the registry's tensor_keyset hook for boxed
+   calls. */
 #ifndef DKGEN_SAMPLE_OPS_H
 #define DKGEN_SAMPLE_OPS_H
 #if !defined(DKGEN_TENSOR) || !defined(DKGEN_TENSOR_KEYSET)
@@ -129,6 +144,15 @@ DK_INLINE const dk_double_list *dkgen_opt_double_list_of(dk_value v_, dkgen_scra
 #define DKGEN_CAT_(a, b) a##b
 #define DKGEN_NARGS(...) DKGEN_NARGS_(__VA_ARGS__, 65, 64, 63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42, 41, 40, 39, 38, 37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
 #define DKGEN_NARGS_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17, a18, a19, a20, a21, a22, a23, a24, a25, a26, a27, a28, a29, a30, a31, a32, a33, a34, a35, a36, a37, a38, a39, a40, a41, a42, a43, a44, a45, a46, a47, a48, a49, a50, a51, a52, a53, a54, a55, a56, a57, a58, a59, a60, a61, a62, a63, a64, a65, n, ...) n
+/* DKGEN_CALLD(op, n): <op>_calld_<n> when <op>_calld takes n arguments (<op>_calld_takes_<n>
+   is defined), else (<op>_calld__takes_<lo>_to_<hi>_arguments__not_<n>): an undeclared name, an
+   error whatever the flags, that says which operator and how many arguments */
+#define DKGEN_SECOND_(a_, b_, ...) b_
+#define DKGEN_TAKES_(probe_) DKGEN_SECOND_(probe_, 0, ~)
+#define DKGEN_CALLD(op_, n_) DKGEN_CALLD_(op_, n_, DKGEN_TAKES_(DKGEN_CAT(op_##_calld_takes_, n_)))
+#define DKGEN_CALLD_(op_, n_, taken_) DKGEN_CAT(DKGEN_CALLD_IF_, taken_)(op_, n_)
+#define DKGEN_CALLD_IF_1(op_, n_) DKGEN_CAT(op_##_calld_, n_)
+#define DKGEN_CALLD_IF_0(op_, n_) (op_##_calld_wrong(n_))
 #endif
 
 /* ---- sample::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
@@ -197,6 +221,14 @@ DK_INLINE dk_status sample_add_Tensor_def_at(dk_registry *reg_, const char *file
     return dk_def_at(reg_, sample_add_Tensor_SCHEMA, &sample_add_Tensor_adapters, file_, line_, handle_);
 }
 #define sample_add_Tensor_def(reg_, handle_) sample_add_Tensor_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status sample_add_Tensor_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &sample_add_Tensor_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, sample_add_Tensor_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc sample_add_Tensor_kernel(sample_add_Tensor_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_add_Tensor_SIGNATURE);
 }
@@ -204,9 +236,11 @@ DK_INLINE dk_status sample_add_Tensor_impl_at(dk_registry *reg_, dk_key key_, dk
     return dk_impl_at(reg_, sample_add_Tensor_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define sample_add_Tensor_impl(reg_, key_, fn_, user_data_, handle_) \
-    sample_add_Tensor_impl_at((reg_), (key_), sample_add_Tensor_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+    (DK_KERNEL_TYPE_CHECK(sample_add_Tensor_fn, fn_, wrong_kernel_type__expected_sample_add_Tensor_fn), \
+     sample_add_Tensor_impl_at((reg_), (key_), sample_add_Tensor_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define sample_add_Tensor_library_impl(lib_, key_, fn_, user_data_) \
-    dk_library_impl_at((lib_), sample_add_Tensor_NAME, (key_), sample_add_Tensor_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+    (DK_KERNEL_TYPE_CHECK(sample_add_Tensor_fn, fn_, wrong_kernel_type__expected_sample_add_Tensor_fn), \
+     dk_library_impl_at((lib_), sample_add_Tensor_NAME, (key_), sample_add_Tensor_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status sample_add_Tensor_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_add_Tensor_NAME, sample_add_Tensor_SIGNATURE, op_);
 }
@@ -222,8 +256,11 @@ DK_INLINE dkgen_tensor sample_add_Tensor_call_opts(const dk_operator *op_, dkgen
     sample_add_Tensor_opts all_ = opts_ ? *opts_ : sample_add_Tensor_defaults();
     return sample_add_Tensor_call(op_, self_, other_, all_.alpha);
 }
-#define sample_add_Tensor_calld(...) DKGEN_CAT(sample_add_Tensor_calld_, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_add_Tensor_calld(...) DKGEN_CALLD(sample_add_Tensor, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_add_Tensor_calld_wrong(n_) sample_add_Tensor_calld__takes_3_to_4_arguments__not_##n_
+#define sample_add_Tensor_calld_takes_3 ~, 1
 #define sample_add_Tensor_calld_3(p0_, p1_, p2_) sample_add_Tensor_call(p0_, p1_, p2_, 1.0)
+#define sample_add_Tensor_calld_takes_4 ~, 1
 #define sample_add_Tensor_calld_4(p0_, p1_, p2_, p3_) sample_add_Tensor_call(p0_, p1_, p2_, p3_)
 
 /* ---- sample::neg(Tensor self) -> Tensor */
@@ -284,6 +321,14 @@ DK_INLINE dk_status sample_neg_def_at(dk_registry *reg_, const char *file_, int 
     return dk_def_at(reg_, sample_neg_SCHEMA, &sample_neg_adapters, file_, line_, handle_);
 }
 #define sample_neg_def(reg_, handle_) sample_neg_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status sample_neg_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &sample_neg_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, sample_neg_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc sample_neg_kernel(sample_neg_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_neg_SIGNATURE);
 }
@@ -291,9 +336,11 @@ DK_INLINE dk_status sample_neg_impl_at(dk_registry *reg_, dk_key key_, dk_kernel
     return dk_impl_at(reg_, sample_neg_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define sample_neg_impl(reg_, key_, fn_, user_data_, handle_) \
-    sample_neg_impl_at((reg_), (key_), sample_neg_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+    (DK_KERNEL_TYPE_CHECK(sample_neg_fn, fn_, wrong_kernel_type__expected_sample_neg_fn), \
+     sample_neg_impl_at((reg_), (key_), sample_neg_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define sample_neg_library_impl(lib_, key_, fn_, user_data_) \
-    dk_library_impl_at((lib_), sample_neg_NAME, (key_), sample_neg_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+    (DK_KERNEL_TYPE_CHECK(sample_neg_fn, fn_, wrong_kernel_type__expected_sample_neg_fn), \
+     dk_library_impl_at((lib_), sample_neg_NAME, (key_), sample_neg_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status sample_neg_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_neg_NAME, sample_neg_SIGNATURE, op_);
 }
@@ -360,6 +407,14 @@ DK_INLINE dk_status sample_fill__def_at(dk_registry *reg_, const char *file_, in
     return dk_def_at(reg_, sample_fill__SCHEMA, &sample_fill__adapters, file_, line_, handle_);
 }
 #define sample_fill__def(reg_, handle_) sample_fill__def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status sample_fill__library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &sample_fill__adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, sample_fill__SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc sample_fill__kernel(sample_fill__fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_fill__SIGNATURE);
 }
@@ -367,9 +422,11 @@ DK_INLINE dk_status sample_fill__impl_at(dk_registry *reg_, dk_key key_, dk_kern
     return dk_impl_at(reg_, sample_fill__NAME, key_, kernel_, file_, line_, handle_);
 }
 #define sample_fill__impl(reg_, key_, fn_, user_data_, handle_) \
-    sample_fill__impl_at((reg_), (key_), sample_fill__kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+    (DK_KERNEL_TYPE_CHECK(sample_fill__fn, fn_, wrong_kernel_type__expected_sample_fill__fn), \
+     sample_fill__impl_at((reg_), (key_), sample_fill__kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define sample_fill__library_impl(lib_, key_, fn_, user_data_) \
-    dk_library_impl_at((lib_), sample_fill__NAME, (key_), sample_fill__kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+    (DK_KERNEL_TYPE_CHECK(sample_fill__fn, fn_, wrong_kernel_type__expected_sample_fill__fn), \
+     dk_library_impl_at((lib_), sample_fill__NAME, (key_), sample_fill__kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status sample_fill__bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_fill__NAME, sample_fill__SIGNATURE, op_);
 }
@@ -436,6 +493,14 @@ DK_INLINE dk_status sample_cat_def_at(dk_registry *reg_, const char *file_, int 
     return dk_def_at(reg_, sample_cat_SCHEMA, &sample_cat_adapters, file_, line_, handle_);
 }
 #define sample_cat_def(reg_, handle_) sample_cat_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status sample_cat_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &sample_cat_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, sample_cat_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc sample_cat_kernel(sample_cat_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_cat_SIGNATURE);
 }
@@ -443,9 +508,11 @@ DK_INLINE dk_status sample_cat_impl_at(dk_registry *reg_, dk_key key_, dk_kernel
     return dk_impl_at(reg_, sample_cat_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define sample_cat_impl(reg_, key_, fn_, user_data_, handle_) \
-    sample_cat_impl_at((reg_), (key_), sample_cat_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+    (DK_KERNEL_TYPE_CHECK(sample_cat_fn, fn_, wrong_kernel_type__expected_sample_cat_fn), \
+     sample_cat_impl_at((reg_), (key_), sample_cat_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define sample_cat_library_impl(lib_, key_, fn_, user_data_) \
-    dk_library_impl_at((lib_), sample_cat_NAME, (key_), sample_cat_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+    (DK_KERNEL_TYPE_CHECK(sample_cat_fn, fn_, wrong_kernel_type__expected_sample_cat_fn), \
+     dk_library_impl_at((lib_), sample_cat_NAME, (key_), sample_cat_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status sample_cat_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_cat_NAME, sample_cat_SIGNATURE, op_);
 }
@@ -461,8 +528,11 @@ DK_INLINE dkgen_tensor sample_cat_call_opts(const dk_operator *op_, dk_value_lis
     sample_cat_opts all_ = opts_ ? *opts_ : sample_cat_defaults();
     return sample_cat_call(op_, tensors_, all_.dim);
 }
-#define sample_cat_calld(...) DKGEN_CAT(sample_cat_calld_, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_cat_calld(...) DKGEN_CALLD(sample_cat, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_cat_calld_wrong(n_) sample_cat_calld__takes_2_to_3_arguments__not_##n_
+#define sample_cat_calld_takes_2 ~, 1
 #define sample_cat_calld_2(p0_, p1_) sample_cat_call(p0_, p1_, 0)
+#define sample_cat_calld_takes_3 ~, 1
 #define sample_cat_calld_3(p0_, p1_, p2_) sample_cat_call(p0_, p1_, p2_)
 
 /* ---- sample::split(Tensor self, int[] sizes, bool flag=False, str? mode=None, int? chunk=None) -> (Tensor, Tensor) */
@@ -543,6 +613,14 @@ DK_INLINE dk_status sample_split_def_at(dk_registry *reg_, const char *file_, in
     return dk_def_at(reg_, sample_split_SCHEMA, &sample_split_adapters, file_, line_, handle_);
 }
 #define sample_split_def(reg_, handle_) sample_split_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status sample_split_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &sample_split_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, sample_split_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc sample_split_kernel(sample_split_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_split_SIGNATURE);
 }
@@ -550,9 +628,11 @@ DK_INLINE dk_status sample_split_impl_at(dk_registry *reg_, dk_key key_, dk_kern
     return dk_impl_at(reg_, sample_split_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define sample_split_impl(reg_, key_, fn_, user_data_, handle_) \
-    sample_split_impl_at((reg_), (key_), sample_split_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+    (DK_KERNEL_TYPE_CHECK(sample_split_fn, fn_, wrong_kernel_type__expected_sample_split_fn), \
+     sample_split_impl_at((reg_), (key_), sample_split_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define sample_split_library_impl(lib_, key_, fn_, user_data_) \
-    dk_library_impl_at((lib_), sample_split_NAME, (key_), sample_split_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+    (DK_KERNEL_TYPE_CHECK(sample_split_fn, fn_, wrong_kernel_type__expected_sample_split_fn), \
+     dk_library_impl_at((lib_), sample_split_NAME, (key_), sample_split_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status sample_split_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_split_NAME, sample_split_SIGNATURE, op_);
 }
@@ -572,10 +652,15 @@ DK_INLINE sample_split_result sample_split_call_opts(const dk_operator *op_, dkg
     sample_split_opts all_ = opts_ ? *opts_ : sample_split_defaults();
     return sample_split_call(op_, self_, sizes_, all_.flag, all_.mode, all_.chunk);
 }
-#define sample_split_calld(...) DKGEN_CAT(sample_split_calld_, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_split_calld(...) DKGEN_CALLD(sample_split, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_split_calld_wrong(n_) sample_split_calld__takes_3_to_6_arguments__not_##n_
+#define sample_split_calld_takes_3 ~, 1
 #define sample_split_calld_3(p0_, p1_, p2_) sample_split_call(p0_, p1_, p2_, 0, NULL, NULL)
+#define sample_split_calld_takes_4 ~, 1
 #define sample_split_calld_4(p0_, p1_, p2_, p3_) sample_split_call(p0_, p1_, p2_, p3_, NULL, NULL)
+#define sample_split_calld_takes_5 ~, 1
 #define sample_split_calld_5(p0_, p1_, p2_, p3_, p4_) sample_split_call(p0_, p1_, p2_, p3_, p4_, NULL)
+#define sample_split_calld_takes_6 ~, 1
 #define sample_split_calld_6(p0_, p1_, p2_, p3_, p4_, p5_) sample_split_call(p0_, p1_, p2_, p3_, p4_, p5_)
 
 /* ---- sample::where(Tensor condition, Tensor? other=None) -> Tensor */
@@ -640,6 +725,14 @@ DK_INLINE dk_status sample_where_def_at(dk_registry *reg_, const char *file_, in
     return dk_def_at(reg_, sample_where_SCHEMA, &sample_where_adapters, file_, line_, handle_);
 }
 #define sample_where_def(reg_, handle_) sample_where_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status sample_where_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &sample_where_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, sample_where_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc sample_where_kernel(sample_where_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_where_SIGNATURE);
 }
@@ -647,9 +740,11 @@ DK_INLINE dk_status sample_where_impl_at(dk_registry *reg_, dk_key key_, dk_kern
     return dk_impl_at(reg_, sample_where_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define sample_where_impl(reg_, key_, fn_, user_data_, handle_) \
-    sample_where_impl_at((reg_), (key_), sample_where_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+    (DK_KERNEL_TYPE_CHECK(sample_where_fn, fn_, wrong_kernel_type__expected_sample_where_fn), \
+     sample_where_impl_at((reg_), (key_), sample_where_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define sample_where_library_impl(lib_, key_, fn_, user_data_) \
-    dk_library_impl_at((lib_), sample_where_NAME, (key_), sample_where_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+    (DK_KERNEL_TYPE_CHECK(sample_where_fn, fn_, wrong_kernel_type__expected_sample_where_fn), \
+     dk_library_impl_at((lib_), sample_where_NAME, (key_), sample_where_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status sample_where_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_where_NAME, sample_where_SIGNATURE, op_);
 }
@@ -665,8 +760,11 @@ DK_INLINE dkgen_tensor sample_where_call_opts(const dk_operator *op_, dkgen_tens
     sample_where_opts all_ = opts_ ? *opts_ : sample_where_defaults();
     return sample_where_call(op_, condition_, all_.other);
 }
-#define sample_where_calld(...) DKGEN_CAT(sample_where_calld_, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_where_calld(...) DKGEN_CALLD(sample_where, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_where_calld_wrong(n_) sample_where_calld__takes_2_to_3_arguments__not_##n_
+#define sample_where_calld_takes_2 ~, 1
 #define sample_where_calld_2(p0_, p1_) sample_where_call(p0_, p1_, NULL)
+#define sample_where_calld_takes_3 ~, 1
 #define sample_where_calld_3(p0_, p1_, p2_) sample_where_call(p0_, p1_, p2_)
 
 /* ---- sample::numel(Tensor self) -> int */
@@ -727,6 +825,14 @@ DK_INLINE dk_status sample_numel_def_at(dk_registry *reg_, const char *file_, in
     return dk_def_at(reg_, sample_numel_SCHEMA, &sample_numel_adapters, file_, line_, handle_);
 }
 #define sample_numel_def(reg_, handle_) sample_numel_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status sample_numel_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &sample_numel_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, sample_numel_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc sample_numel_kernel(sample_numel_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_numel_SIGNATURE);
 }
@@ -734,9 +840,11 @@ DK_INLINE dk_status sample_numel_impl_at(dk_registry *reg_, dk_key key_, dk_kern
     return dk_impl_at(reg_, sample_numel_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define sample_numel_impl(reg_, key_, fn_, user_data_, handle_) \
-    sample_numel_impl_at((reg_), (key_), sample_numel_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+    (DK_KERNEL_TYPE_CHECK(sample_numel_fn, fn_, wrong_kernel_type__expected_sample_numel_fn), \
+     sample_numel_impl_at((reg_), (key_), sample_numel_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define sample_numel_library_impl(lib_, key_, fn_, user_data_) \
-    dk_library_impl_at((lib_), sample_numel_NAME, (key_), sample_numel_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+    (DK_KERNEL_TYPE_CHECK(sample_numel_fn, fn_, wrong_kernel_type__expected_sample_numel_fn), \
+     dk_library_impl_at((lib_), sample_numel_NAME, (key_), sample_numel_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status sample_numel_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_numel_NAME, sample_numel_SIGNATURE, op_);
 }
@@ -791,6 +899,14 @@ DK_INLINE dk_status sample_touch_def_at(dk_registry *reg_, const char *file_, in
     return dk_def_at(reg_, sample_touch_SCHEMA, &sample_touch_adapters, file_, line_, handle_);
 }
 #define sample_touch_def(reg_, handle_) sample_touch_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status sample_touch_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &sample_touch_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, sample_touch_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc sample_touch_kernel(sample_touch_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_touch_SIGNATURE);
 }
@@ -798,9 +914,11 @@ DK_INLINE dk_status sample_touch_impl_at(dk_registry *reg_, dk_key key_, dk_kern
     return dk_impl_at(reg_, sample_touch_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define sample_touch_impl(reg_, key_, fn_, user_data_, handle_) \
-    sample_touch_impl_at((reg_), (key_), sample_touch_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+    (DK_KERNEL_TYPE_CHECK(sample_touch_fn, fn_, wrong_kernel_type__expected_sample_touch_fn), \
+     sample_touch_impl_at((reg_), (key_), sample_touch_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define sample_touch_library_impl(lib_, key_, fn_, user_data_) \
-    dk_library_impl_at((lib_), sample_touch_NAME, (key_), sample_touch_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+    (DK_KERNEL_TYPE_CHECK(sample_touch_fn, fn_, wrong_kernel_type__expected_sample_touch_fn), \
+     dk_library_impl_at((lib_), sample_touch_NAME, (key_), sample_touch_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status sample_touch_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_touch_NAME, sample_touch_SIGNATURE, op_);
 }
@@ -874,6 +992,14 @@ DK_INLINE dk_status sample_max_dim_def_at(dk_registry *reg_, const char *file_, 
     return dk_def_at(reg_, sample_max_dim_SCHEMA, &sample_max_dim_adapters, file_, line_, handle_);
 }
 #define sample_max_dim_def(reg_, handle_) sample_max_dim_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status sample_max_dim_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &sample_max_dim_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, sample_max_dim_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc sample_max_dim_kernel(sample_max_dim_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_max_dim_SIGNATURE);
 }
@@ -881,9 +1007,11 @@ DK_INLINE dk_status sample_max_dim_impl_at(dk_registry *reg_, dk_key key_, dk_ke
     return dk_impl_at(reg_, sample_max_dim_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define sample_max_dim_impl(reg_, key_, fn_, user_data_, handle_) \
-    sample_max_dim_impl_at((reg_), (key_), sample_max_dim_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+    (DK_KERNEL_TYPE_CHECK(sample_max_dim_fn, fn_, wrong_kernel_type__expected_sample_max_dim_fn), \
+     sample_max_dim_impl_at((reg_), (key_), sample_max_dim_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define sample_max_dim_library_impl(lib_, key_, fn_, user_data_) \
-    dk_library_impl_at((lib_), sample_max_dim_NAME, (key_), sample_max_dim_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+    (DK_KERNEL_TYPE_CHECK(sample_max_dim_fn, fn_, wrong_kernel_type__expected_sample_max_dim_fn), \
+     dk_library_impl_at((lib_), sample_max_dim_NAME, (key_), sample_max_dim_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status sample_max_dim_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_max_dim_NAME, sample_max_dim_SIGNATURE, op_);
 }
@@ -899,8 +1027,11 @@ DK_INLINE sample_max_dim_result sample_max_dim_call_opts(const dk_operator *op_,
     sample_max_dim_opts all_ = opts_ ? *opts_ : sample_max_dim_defaults();
     return sample_max_dim_call(op_, self_, dim_, all_.keepdim);
 }
-#define sample_max_dim_calld(...) DKGEN_CAT(sample_max_dim_calld_, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_max_dim_calld(...) DKGEN_CALLD(sample_max_dim, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_max_dim_calld_wrong(n_) sample_max_dim_calld__takes_3_to_4_arguments__not_##n_
+#define sample_max_dim_calld_takes_3 ~, 1
 #define sample_max_dim_calld_3(p0_, p1_, p2_) sample_max_dim_call(p0_, p1_, p2_, 0)
+#define sample_max_dim_calld_takes_4 ~, 1
 #define sample_max_dim_calld_4(p0_, p1_, p2_, p3_) sample_max_dim_call(p0_, p1_, p2_, p3_)
 
 /* ---- sample::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
@@ -974,6 +1105,14 @@ DK_INLINE dk_status sample_sum_dim_IntList_def_at(dk_registry *reg_, const char 
     return dk_def_at(reg_, sample_sum_dim_IntList_SCHEMA, &sample_sum_dim_IntList_adapters, file_, line_, handle_);
 }
 #define sample_sum_dim_IntList_def(reg_, handle_) sample_sum_dim_IntList_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status sample_sum_dim_IntList_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &sample_sum_dim_IntList_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, sample_sum_dim_IntList_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc sample_sum_dim_IntList_kernel(sample_sum_dim_IntList_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_sum_dim_IntList_SIGNATURE);
 }
@@ -981,9 +1120,11 @@ DK_INLINE dk_status sample_sum_dim_IntList_impl_at(dk_registry *reg_, dk_key key
     return dk_impl_at(reg_, sample_sum_dim_IntList_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define sample_sum_dim_IntList_impl(reg_, key_, fn_, user_data_, handle_) \
-    sample_sum_dim_IntList_impl_at((reg_), (key_), sample_sum_dim_IntList_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+    (DK_KERNEL_TYPE_CHECK(sample_sum_dim_IntList_fn, fn_, wrong_kernel_type__expected_sample_sum_dim_IntList_fn), \
+     sample_sum_dim_IntList_impl_at((reg_), (key_), sample_sum_dim_IntList_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define sample_sum_dim_IntList_library_impl(lib_, key_, fn_, user_data_) \
-    dk_library_impl_at((lib_), sample_sum_dim_IntList_NAME, (key_), sample_sum_dim_IntList_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+    (DK_KERNEL_TYPE_CHECK(sample_sum_dim_IntList_fn, fn_, wrong_kernel_type__expected_sample_sum_dim_IntList_fn), \
+     dk_library_impl_at((lib_), sample_sum_dim_IntList_NAME, (key_), sample_sum_dim_IntList_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status sample_sum_dim_IntList_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_sum_dim_IntList_NAME, sample_sum_dim_IntList_SIGNATURE, op_);
 }
@@ -1001,9 +1142,13 @@ DK_INLINE dkgen_tensor sample_sum_dim_IntList_call_opts(const dk_operator *op_, 
     sample_sum_dim_IntList_opts all_ = opts_ ? *opts_ : sample_sum_dim_IntList_defaults();
     return sample_sum_dim_IntList_call(op_, self_, dim_, all_.keepdim, all_.dtype);
 }
-#define sample_sum_dim_IntList_calld(...) DKGEN_CAT(sample_sum_dim_IntList_calld_, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_sum_dim_IntList_calld(...) DKGEN_CALLD(sample_sum_dim_IntList, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_sum_dim_IntList_calld_wrong(n_) sample_sum_dim_IntList_calld__takes_3_to_5_arguments__not_##n_
+#define sample_sum_dim_IntList_calld_takes_3 ~, 1
 #define sample_sum_dim_IntList_calld_3(p0_, p1_, p2_) sample_sum_dim_IntList_call(p0_, p1_, p2_, 0, NULL)
+#define sample_sum_dim_IntList_calld_takes_4 ~, 1
 #define sample_sum_dim_IntList_calld_4(p0_, p1_, p2_, p3_) sample_sum_dim_IntList_call(p0_, p1_, p2_, p3_, NULL)
+#define sample_sum_dim_IntList_calld_takes_5 ~, 1
 #define sample_sum_dim_IntList_calld_5(p0_, p1_, p2_, p3_, p4_) sample_sum_dim_IntList_call(p0_, p1_, p2_, p3_, p4_)
 
 /* ---- sample::pad(Tensor self, int[2] pad=1, float value=0.5, str mode="constant") -> Tensor */
@@ -1076,6 +1221,14 @@ DK_INLINE dk_status sample_pad_def_at(dk_registry *reg_, const char *file_, int 
     return dk_def_at(reg_, sample_pad_SCHEMA, &sample_pad_adapters, file_, line_, handle_);
 }
 #define sample_pad_def(reg_, handle_) sample_pad_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status sample_pad_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &sample_pad_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, sample_pad_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc sample_pad_kernel(sample_pad_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_pad_SIGNATURE);
 }
@@ -1083,9 +1236,11 @@ DK_INLINE dk_status sample_pad_impl_at(dk_registry *reg_, dk_key key_, dk_kernel
     return dk_impl_at(reg_, sample_pad_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define sample_pad_impl(reg_, key_, fn_, user_data_, handle_) \
-    sample_pad_impl_at((reg_), (key_), sample_pad_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+    (DK_KERNEL_TYPE_CHECK(sample_pad_fn, fn_, wrong_kernel_type__expected_sample_pad_fn), \
+     sample_pad_impl_at((reg_), (key_), sample_pad_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define sample_pad_library_impl(lib_, key_, fn_, user_data_) \
-    dk_library_impl_at((lib_), sample_pad_NAME, (key_), sample_pad_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+    (DK_KERNEL_TYPE_CHECK(sample_pad_fn, fn_, wrong_kernel_type__expected_sample_pad_fn), \
+     dk_library_impl_at((lib_), sample_pad_NAME, (key_), sample_pad_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status sample_pad_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_pad_NAME, sample_pad_SIGNATURE, op_);
 }
@@ -1107,10 +1262,15 @@ DK_INLINE dkgen_tensor sample_pad_call_opts(const dk_operator *op_, dkgen_tensor
     sample_pad_opts all_ = opts_ ? *opts_ : sample_pad_defaults();
     return sample_pad_call(op_, self_, all_.pad, all_.value, all_.mode);
 }
-#define sample_pad_calld(...) DKGEN_CAT(sample_pad_calld_, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_pad_calld(...) DKGEN_CALLD(sample_pad, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_pad_calld_wrong(n_) sample_pad_calld__takes_2_to_5_arguments__not_##n_
+#define sample_pad_calld_takes_2 ~, 1
 #define sample_pad_calld_2(p0_, p1_) sample_pad_call(p0_, p1_, sample_pad_default1, 0.5, "constant")
+#define sample_pad_calld_takes_3 ~, 1
 #define sample_pad_calld_3(p0_, p1_, p2_) sample_pad_call(p0_, p1_, p2_, 0.5, "constant")
+#define sample_pad_calld_takes_4 ~, 1
 #define sample_pad_calld_4(p0_, p1_, p2_, p3_) sample_pad_call(p0_, p1_, p2_, p3_, "constant")
+#define sample_pad_calld_takes_5 ~, 1
 #define sample_pad_calld_5(p0_, p1_, p2_, p3_, p4_) sample_pad_call(p0_, p1_, p2_, p3_, p4_)
 
 /* ---- sample::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[] */
@@ -1175,6 +1335,14 @@ DK_INLINE dk_status sample_unbind_int_def_at(dk_registry *reg_, const char *file
     return dk_def_at(reg_, sample_unbind_int_SCHEMA, &sample_unbind_int_adapters, file_, line_, handle_);
 }
 #define sample_unbind_int_def(reg_, handle_) sample_unbind_int_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status sample_unbind_int_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &sample_unbind_int_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, sample_unbind_int_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc sample_unbind_int_kernel(sample_unbind_int_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_unbind_int_SIGNATURE);
 }
@@ -1182,9 +1350,11 @@ DK_INLINE dk_status sample_unbind_int_impl_at(dk_registry *reg_, dk_key key_, dk
     return dk_impl_at(reg_, sample_unbind_int_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define sample_unbind_int_impl(reg_, key_, fn_, user_data_, handle_) \
-    sample_unbind_int_impl_at((reg_), (key_), sample_unbind_int_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+    (DK_KERNEL_TYPE_CHECK(sample_unbind_int_fn, fn_, wrong_kernel_type__expected_sample_unbind_int_fn), \
+     sample_unbind_int_impl_at((reg_), (key_), sample_unbind_int_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define sample_unbind_int_library_impl(lib_, key_, fn_, user_data_) \
-    dk_library_impl_at((lib_), sample_unbind_int_NAME, (key_), sample_unbind_int_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+    (DK_KERNEL_TYPE_CHECK(sample_unbind_int_fn, fn_, wrong_kernel_type__expected_sample_unbind_int_fn), \
+     dk_library_impl_at((lib_), sample_unbind_int_NAME, (key_), sample_unbind_int_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status sample_unbind_int_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_unbind_int_NAME, sample_unbind_int_SIGNATURE, op_);
 }
@@ -1200,8 +1370,11 @@ DK_INLINE dk_value_list sample_unbind_int_call_opts(const dk_operator *op_, dkge
     sample_unbind_int_opts all_ = opts_ ? *opts_ : sample_unbind_int_defaults();
     return sample_unbind_int_call(op_, self_, all_.dim);
 }
-#define sample_unbind_int_calld(...) DKGEN_CAT(sample_unbind_int_calld_, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_unbind_int_calld(...) DKGEN_CALLD(sample_unbind_int, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_unbind_int_calld_wrong(n_) sample_unbind_int_calld__takes_2_to_3_arguments__not_##n_
+#define sample_unbind_int_calld_takes_2 ~, 1
 #define sample_unbind_int_calld_2(p0_, p1_) sample_unbind_int_call(p0_, p1_, 0)
+#define sample_unbind_int_calld_takes_3 ~, 1
 #define sample_unbind_int_calld_3(p0_, p1_, p2_) sample_unbind_int_call(p0_, p1_, p2_)
 
 /* ---- sample::available() -> bool */
@@ -1257,6 +1430,14 @@ DK_INLINE dk_status sample_available_def_at(dk_registry *reg_, const char *file_
     return dk_def_at(reg_, sample_available_SCHEMA, &sample_available_adapters, file_, line_, handle_);
 }
 #define sample_available_def(reg_, handle_) sample_available_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status sample_available_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &sample_available_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, sample_available_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc sample_available_kernel(sample_available_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_available_SIGNATURE);
 }
@@ -1264,9 +1445,11 @@ DK_INLINE dk_status sample_available_impl_at(dk_registry *reg_, dk_key key_, dk_
     return dk_impl_at(reg_, sample_available_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define sample_available_impl(reg_, key_, fn_, user_data_, handle_) \
-    sample_available_impl_at((reg_), (key_), sample_available_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+    (DK_KERNEL_TYPE_CHECK(sample_available_fn, fn_, wrong_kernel_type__expected_sample_available_fn), \
+     sample_available_impl_at((reg_), (key_), sample_available_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define sample_available_library_impl(lib_, key_, fn_, user_data_) \
-    dk_library_impl_at((lib_), sample_available_NAME, (key_), sample_available_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+    (DK_KERNEL_TYPE_CHECK(sample_available_fn, fn_, wrong_kernel_type__expected_sample_available_fn), \
+     dk_library_impl_at((lib_), sample_available_NAME, (key_), sample_available_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status sample_available_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, sample_available_NAME, sample_available_SIGNATURE, op_);
 }

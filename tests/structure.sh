@@ -13,6 +13,10 @@ check "header twice in one unit, implementation in another" \
   sh -c "$cc $cflags tests/structure/twice.c tests/structure/impl.c -o $out/twice && $out/twice"
 check "two DISPATCH_STATIC units linked into one program" \
   sh -c "$cc $cflags tests/structure/static_a.c tests/structure/static_b.c -o $out/static && $out/static"
+check "a program without DISPATCH_IMPLEMENTATION fails to link, naming it" \
+  sh -c "! $cc $cflags tests/structure/twice.c -o $out/no_impl > $out/no_impl.log 2>&1 && \
+         grep -q 'undefined reference to .dk_no_file_defines_DISPATCH_IMPLEMENTATION_before_including_dispatch_h' \
+           $out/no_impl.log || { cat $out/no_impl.log; exit 1; }"
 check "no exported symbol outside the dk_ prefix" \
   sh -c "$cc $cflags -O2 -c tests/structure/impl.c -o $out/impl.o && \
          bad=\$(nm -g --defined-only $out/impl.o | awk '{print \$3}' | grep -v '^dk_'); \
@@ -27,15 +31,33 @@ for cfg in too_many_backends:"limit: at most 16 backend components" too_many_bit
     sh -c "! $cc $cflags -std=c11 '-DDK_CONFIG_HEADER=\"$name.h\"' -Itests/structure -c tests/compile_all.c \
              -o $out/never.o > $out/$name.log 2>&1 && grep -q '$msg' $out/$name.log"
 done
-check "a typed registration (DK_IMPL_TYPED) of a kernel of the right type compiles and runs" \
+check "typed registrations (DK_IMPL_TYPED, DK_LIBRARY_IMPL_TYPED) of kernels of the right type compile and run" \
   sh -c "$cc $cflags tests/structure/typed_kernel.c -o $out/typed_kernel && $out/typed_kernel"
-check "a typed registration of a kernel without (kernel, ks) does not compile" \
-  sh -c "! $cc $cflags -DWRONG_KERNEL tests/structure/typed_kernel.c -o $out/typed_wrong > $out/typed_wrong.log 2>&1 && \
-         grep -q 'incompatible' $out/typed_wrong.log"
-check "gen/'s <op>_impl of a kernel without (kernel, ks) does not compile (and of the right one runs)" \
-  sh -c "$cc $cflags -Igen tests/structure/typed_gen_kernel.c -o $out/typed_gen && $out/typed_gen && \
-         ! $cc $cflags -Igen -DWRONG_KERNEL tests/structure/typed_gen_kernel.c -o $out/typed_gen_wrong \
-             > $out/typed_gen_wrong.log 2>&1 && grep -q 'incompatible' $out/typed_gen_wrong.log"
+check "gen/'s <op>_impl and <op>_library_impl of kernels of the right type compile and run" \
+  sh -c "$cc $cflags -Igen tests/structure/typed_gen_kernel.c -o $out/typed_gen && $out/typed_gen"
+# A kernel of the wrong type (no (kernel, ks); a float for a double) must be
+# an error with each compiler's DEFAULT flags (no -Werror: a warning is not
+# enough), as C99, C11 and C++: each unit has two wrong registrations, and
+# each must be an error (C: naming the kernel type expected).
+cxx=${CXX:-g++}; clangxx=${CLANGXX:-clang++}; clang=${CLANG:-clang}
+for file in typed_kernel typed_gen_kernel; do
+  for comp in "$cc -std=c99" "$cc -std=c11" "$clang -std=c99" "$clang -std=c11" "$cxx -x c++" "$clangxx -x c++"; do
+    case $comp in *c++*) want="error";; *) want="error.*wrong_kernel_type__expected_";; esac
+    check "$file.c with kernels of the wrong type does not compile ($comp, default flags)" \
+      sh -c "! $comp -I. -Igen -DWRONG_KERNEL -fsyntax-only tests/structure/$file.c > $out/${file}_wrong.log 2>&1 && \
+             n=\$(grep -c '$want' $out/${file}_wrong.log) && [ \$n -ge 2 ] || { cat $out/${file}_wrong.log; exit 1; }"
+  done
+done
+check "gen/'s <op>_calld with the counts of arguments it takes, and a NULL-safe DKGEN_TENSOR_KEYSET given NULL, compile and run" \
+  sh -c "$cc $cflags -Igen tests/structure/gen_arity.c -o $out/gen_arity && $out/gen_arity"
+for n in 2 5; do
+  for comp in "$cc -std=c99" "$clang -std=c11" "$cxx -x c++"; do
+    check "gen/'s <op>_calld with $n arguments does not compile, naming the operator and the counts ($comp)" \
+      sh -c "! $comp -I. -Igen -DWRONG_ARITY=$n -fsyntax-only tests/structure/gen_arity.c > $out/gen_arity.log 2>&1 && \
+             grep -q 'error.*sample_add_Tensor_calld__takes_3_to_4_arguments__not_$n' $out/gen_arity.log || \
+             { cat $out/gen_arity.log; exit 1; }"
+  done
+done
 check "the header's table of contents lists every >>tag, in the file's order" sh -c '
   toc=$(sed -n "/TABLE OF CONTENTS/,/CONFIGURATION MACROS/p" dispatch.h | sed 1d | grep -o ">>[a-z-]*" | tr "\n" " ")
   body=$(grep -o "^/\* >>[a-z-]*" dispatch.h | sed "s|/\* ||" | tr "\n" " ")

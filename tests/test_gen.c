@@ -69,6 +69,15 @@ static tensor *new_result(const tensor *like, double value) {
     r->value = value;
     return r;
 }
+/* two C types for one operator, t::scale: a double or a float factor */
+DK_DECLARE_OP(scale_d, double, x->ks, (tensor *, x), (double, a))
+DK_DECLARE_OP(scale_f, double, x->ks, (tensor *, x), (float, a))
+static double scale_d_cpu(const dk_kernel *k, dk_keyset ks, tensor *x, double a) { (void)k; (void)ks; return x->value * a; }
+static double scale_f_cuda(const dk_kernel *k, dk_keyset ks, tensor *x, float a) { (void)k; (void)ks; return x->value * a; }
+static tensor *neg_cpu(const dk_kernel *k, dk_keyset ks, tensor *self) {
+    (void)k; (void)ks;
+    return new_result(self, -self->value);
+}
 /* sample::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
 static sample_max_dim_result max_cpu(const dk_kernel *k, dk_keyset ks, tensor *self, int64_t dim, int keepdim) {
     sample_max_dim_result r;
@@ -411,12 +420,259 @@ static void test_signature_checks(void **state) {
                                             "  accessed/called as: (Tensor) (Tensor, Tensor)"));
     /* another schema under the same name cannot bring other adapters */
     assert_int_equal(dk_op_set_adapters((dk_operator *)add_op, &sample_neg_adapters), DK_ERR_WRONG_SIGNATURE);
-    assert_non_null(strstr(dk_last_error(), "Mismatch in kernel C++ signatures"));
-    /* an operator without adapters: binding fails clearly */
+    assert_non_null(strstr(dk_last_error(), "Mismatch in kernel C signatures"));
+    /* an operator defined without adapters: binding names the cause and the fix */
     assert_int_equal(dk_def(reg, "sample::neg(Tensor self) -> Tensor", &h), DK_OK);
-    assert_int_equal(sample_neg_bind(reg, &op), DK_ERR_WRONG_SIGNATURE);
-    assert_non_null(strstr(dk_last_error(), "correct signature:  (none registered)"));
+    assert_int_equal(sample_neg_bind(reg, &op), DK_ERR_NO_ADAPTER);
+    assert_non_null(strstr(dk_last_error(), "sample::neg was defined without boxing adapters"));
+    assert_non_null(strstr(dk_last_error(), "(the schema's own is the same)"));
+    assert_non_null(strstr(dk_last_error(), "<op>_library_def(lib) in a DK_LIBRARY block"));
+    assert_string_equal(dk_status_str(DK_ERR_NO_ADAPTER), "the operator has no boxing adapters");
     assert_int_equal(dk_deregister(h), DK_OK);
+    /* an operator with kernels and no def: no def to bind */
+    assert_int_equal(sample_neg_impl(reg, DK_CPU, neg_cpu, NULL, &h), DK_OK);
+    assert_int_equal(sample_neg_bind(reg, &op), DK_ERR_NOT_FOUND);
+    assert_non_null(strstr(dk_last_error(), "did you forget to def() the operator?"));
+    assert_int_equal(dk_op_check_signature(dk_op_lookup(reg, "sample::neg"), sample_neg_SIGNATURE), DK_ERR_NO_ADAPTER);
+    assert_non_null(strstr(dk_last_error(), "sample::neg has no def"));
+    assert_int_equal(dk_deregister(h), DK_OK);
+}
+
+/* <op>_library_def: a DK_LIBRARY block defines with the adapters, so the
+   operator binds, its typed calls box for a boxed fallback (which sees the
+   arguments), and boxed calls reach its typed kernel */
+static void neg_block(dk_library *lib) {
+    assert_int_equal(sample_neg_library_def(lib), DK_OK);
+    assert_int_equal(sample_neg_library_impl(lib, DK_CPU, neg_cpu, NULL), DK_OK);
+}
+static int boxed_seen;
+static void count_args(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *stack) {
+    (void)k;
+    boxed_seen = (int)stack->size;
+    dk_redispatch_boxed(op, dk_ks_remove(ks, DK_Tracer), stack);
+}
+static void test_library_def(void **state) {
+    dk_registry *r;
+    dk_library *lib;
+    dk_registration *fb;
+    const dk_operator *op = NULL;
+    tensor x = cpu(2), *y;
+    dk_value storage[4];
+    dk_stack st;
+    dk_registry_desc d;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    d.tensor_keyset = dkgen_tensor_keyset;
+    assert_int_equal(dk_registry_create(&d, &r), DK_OK);
+    assert_int_equal(dk_library_run(r, DK_LIBRARY_KIND_DEF, "sample", DK_Undefined, neg_block, &lib), DK_OK);
+    assert_int_equal(sample_neg_bind(r, &op), DK_OK);
+    assert_ptr_equal(dk_op_table_of(op)->adapters, &sample_neg_adapters);
+    x.ks = dk_ks_from_key(DK_CPU);
+    y = sample_neg_call(op, &x);
+    assert_true(y->value == -2);
+    assert_int_equal(dk_fallback(r, DK_Tracer, dk_boxed(count_args, NULL), &fb), DK_OK);
+    x.ks = dk_ks_add(x.ks, DK_Tracer);
+    boxed_seen = -1;
+    y = sample_neg_call(op, &x);
+    assert_int_equal(boxed_seen, 1); /* the fallback saw the argument */
+    assert_true(y->value == -2);
+    dk_stack_init(&st, storage, 4);
+    dk_push(&st, dk_tensor(&x));
+    (void)dk_last_call_status(); /* sticky: clear what an earlier test left */
+    dk_call_boxed(op, &st);
+    assert_int_equal(dk_last_call_status(), DK_OK);
+    assert_true(st.size == 1 && ((tensor *)st.values[0].as.tensor)->value == -2);
+    assert_int_equal(dk_library_close(lib), DK_OK);
+    assert_null(dk_op_lookup(r, "sample::neg"));
+    dk_registry_destroy(r);
+}
+
+/* c10 refuses, at registration, a kernel whose C++ signature differs from
+   one already registered for the operator, and one whose inferred schema
+   differs from the def's: a typed kernel's C signature here. Each refusal
+   names both signatures and both sites and changes nothing. */
+static void dump(dk_registry *r, const char *name, char *buf, size_t size) {
+    const dk_operator *op = dk_op_lookup(r, name);
+    buf[0] = '\0';
+    if (op) dk_op_dump_state(op, buf, size);
+}
+static void test_typed_registration_checks(void **state) {
+    dk_registry *r;
+    dk_registration *h, *h2, *h3;
+    dk_library *lib;
+    char before[2048], after[2048];
+    tensor x;
+    (void)state;
+    assert_int_equal(dk_registry_create(NULL, &r), DK_OK);
+    /* DK_DECLARE_OP's kernels: C types */
+    assert_int_equal(DK_IMPL_TYPED(scale_d, r, "t::scale", DK_CPU, scale_d_cpu, NULL, &h), DK_OK);
+    assert_int_equal(DK_IMPL_TYPED(scale_d, r, "t::scale", DK_CUDA, scale_d_cpu, NULL, &h3), DK_OK); /* same type */
+    assert_int_equal(dk_deregister(h3), DK_OK);
+    dump(r, "t::scale", before, sizeof before);
+    h2 = NULL;
+    assert_int_equal(DK_IMPL_TYPED(scale_f, r, "t::scale", DK_CUDA, scale_f_cuda, NULL, &h2), DK_ERR_WRONG_SIGNATURE);
+    assert_null(h2);
+    assert_non_null(strstr(dk_last_error(), "\nMismatch in kernel C signatures\n  operator: t::scale\n"
+                                            "    no debug info\n"
+                                            "  kernel 1: double(const dk_kernel *, dk_keyset, tensor *, double)\n"
+                                            "    dispatch key: CPU\n    registered at tests/test_gen.c:"));
+    assert_non_null(strstr(dk_last_error(), " (scale_d_cpu)\n"
+                                            "  kernel 2: double(const dk_kernel *, dk_keyset, tensor *, float)\n"
+                                            "    dispatch key: CUDA\n    registered at tests/test_gen.c:"));
+    assert_non_null(strstr(dk_last_error(), " (scale_f_cuda)\n"));
+    dump(r, "t::scale", after, sizeof after);
+    assert_string_equal(before, after);
+    /* the library form is refused the same way */
+    assert_int_equal(dk_library_open(r, DK_LIBRARY_KIND_IMPL, "t", DK_CUDA, &lib), DK_OK);
+    assert_int_equal(DK_LIBRARY_IMPL_TYPED(scale_f, lib, "scale", DK_CUDA, scale_f_cuda, NULL), DK_ERR_WRONG_SIGNATURE);
+    assert_non_null(strstr(dk_last_error(), "Mismatch in kernel C signatures"));
+    dump(r, "t::scale", after, sizeof after);
+    assert_string_equal(before, after);
+    assert_int_equal(dk_library_close(lib), DK_OK);
+    /* an untyped kernel is not compared; the typed call still runs the right one */
+    assert_int_equal(dk_impl(r, "t::scale", DK_CUDA, dk_unboxed(DK_FN(scale_f_cuda), NULL), &h3), DK_OK);
+    x.ks = dk_ks_from_key(DK_CPU);
+    x.value = 2;
+    assert_true(scale_d_call(dk_op_lookup(r, "t::scale"), &x, 3.0) == 6);
+    assert_int_equal(dk_deregister(h3), DK_OK);
+    /* once the other kernel is gone, the other type is the operator's */
+    assert_int_equal(dk_deregister(h), DK_OK);
+    assert_int_equal(DK_IMPL_TYPED(scale_f, r, "t::scale", DK_CUDA, scale_f_cuda, NULL, &h2), DK_OK);
+    assert_int_equal(dk_deregister(h2), DK_OK);
+
+    /* gen/'s kernels: schema words, against the def's schema */
+    assert_int_equal(sample_neg_def(r, &h), DK_OK);
+    dump(r, "sample::neg", before, sizeof before);
+    h2 = NULL;
+    assert_int_equal(dk_impl(r, "sample::neg", DK_CPU, sample_add_Tensor_kernel(add_cpu, NULL, "add_cpu"), &h2),
+                     DK_ERR_WRONG_SIGNATURE);
+    assert_null(h2);
+    assert_non_null(strstr(dk_last_error(), "impl: the C signature of a typed kernel doesn't match the operator's "
+                                            "schema.\n  operator: sample::neg(Tensor self) -> Tensor\n"
+                                            "  expected signature: (Tensor) (Tensor)\n    registered at tests/test_gen.c:"));
+    assert_non_null(strstr(dk_last_error(), "\n  kernel signature:   (Tensor) (Tensor, Tensor, float)\n"
+                                            "    registered at tests/test_gen.c:"));
+    assert_non_null(strstr(dk_last_error(), " (add_cpu)\n"));
+    dump(r, "sample::neg", after, sizeof after);
+    assert_string_equal(before, after);
+    assert_int_equal(sample_neg_impl(r, DK_CPU, neg_cpu, NULL, &h2), DK_OK);
+    assert_int_equal(dk_deregister(h2), DK_OK);
+    assert_int_equal(dk_deregister(h), DK_OK);
+
+    /* a def after the kernels: checked against them */
+    assert_int_equal(dk_impl(r, "sample::neg", DK_CPU, sample_add_Tensor_kernel(add_cpu, NULL, "add_cpu"), &h2), DK_OK);
+    dump(r, "sample::neg", before, sizeof before);
+    h = NULL;
+    assert_int_equal(sample_neg_def(r, &h), DK_ERR_WRONG_SIGNATURE);
+    assert_null(h);
+    assert_non_null(strstr(dk_last_error(), "def: the C signature of a typed kernel doesn't match the operator's schema."
+                                            "\n  operator: sample::neg(Tensor self) -> Tensor\n"
+                                            "  expected signature: (Tensor) (Tensor)\n"));
+    assert_non_null(strstr(dk_last_error(), "  kernel signature:   (Tensor) (Tensor, Tensor, float)\n"));
+    assert_null(dk_op_schema(dk_op_lookup(r, "sample::neg")));
+    dump(r, "sample::neg", after, sizeof after);
+    assert_string_equal(before, after);
+    /* ... and the schema the kernel was generated from is accepted, with or without adapters */
+    assert_int_equal(dk_def(r, "sample::neg(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", &h), DK_OK);
+    assert_int_equal(dk_deregister(h), DK_OK);
+    /* two of gen's kernels generated from different schemas, without a def */
+    h3 = NULL;
+    assert_int_equal(dk_impl(r, "sample::neg", DK_CUDA, sample_neg_kernel(neg_cpu, NULL, "neg_cpu"), &h3),
+                     DK_ERR_WRONG_SIGNATURE);
+    assert_null(h3);
+    assert_non_null(strstr(dk_last_error(), "  kernel 1: (Tensor) (Tensor, Tensor, float)\n    dispatch key: CPU\n"));
+    assert_non_null(strstr(dk_last_error(), "  kernel 2: (Tensor) (Tensor)\n    dispatch key: CUDA\n"));
+    /* the two forms are not compared with each other */
+    assert_int_equal(DK_IMPL_TYPED(scale_d, r, "sample::neg", DK_CUDA, scale_d_cpu, NULL, &h3), DK_OK);
+    assert_int_equal(dk_deregister(h3), DK_OK);
+    assert_int_equal(dk_deregister(h2), DK_OK);
+    dk_registry_destroy(r);
+}
+
+/* dk_schema_c_signature is the text gen/ records */
+static void test_schema_c_signature(void **state) {
+    static const char *const schemas[][2] = {
+        { sample_add_Tensor_SCHEMA, sample_add_Tensor_SIGNATURE },
+        { sample_split_SCHEMA, sample_split_SIGNATURE },
+        { sample_sum_dim_IntList_SCHEMA, sample_sum_dim_IntList_SIGNATURE },
+        { sample_pad_SCHEMA, sample_pad_SIGNATURE },
+        { sample_unbind_int_SCHEMA, sample_unbind_int_SIGNATURE },
+        { sample_available_SCHEMA, sample_available_SIGNATURE },
+    };
+    char buf[256];
+    dk_schema *s;
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof schemas / sizeof *schemas; i++) {
+        assert_int_equal(dk_schema_parse(schemas[i][0], &s), DK_OK);
+        assert_int_equal(dk_schema_c_signature(s, buf, sizeof buf), (int)strlen(schemas[i][1]));
+        assert_string_equal(buf, schemas[i][1]);
+        assert_int_equal(dk_schema_c_signature(s, buf, 4), (int)strlen(schemas[i][1])); /* snprintf-like */
+        assert_int_equal((int)strlen(buf), 3);
+        dk_schema_free(s);
+    }
+    assert_int_equal(dk_schema_parse("t::v(...) -> ...", &s), DK_OK); /* bound boxed */
+    assert_int_equal(dk_schema_c_signature(s, buf, sizeof buf), -1);
+    assert_string_equal(buf, "");
+    dk_schema_free(s);
+}
+
+/* One argument's default as a value, and defaults pushed at any position
+   (keyword arguments) */
+static void test_defaults_by_argument(void **state) {
+    dk_registry *r;
+    dk_registration *h;
+    const dk_operator *op;
+    dk_value v, storage[8];
+    dk_stack st;
+    (void)state;
+    v = dk_none();
+    assert_int_equal(dk_op_argument_index(add_op, "alpha"), 2);
+    assert_int_equal(dk_op_argument_index(add_op, "nope"), -1);
+    assert_int_equal(dk_op_default(add_op, 2, &v), DK_OK);
+    assert_int_equal(v.tag, DK_VALUE_INT);
+    assert_true(v.as.i == 1);
+    v = dk_none();
+    assert_int_equal(dk_op_default(add_op, 1, &v), DK_ERR_NOT_FOUND);
+    assert_non_null(strstr(dk_last_error(), "argument 1 'other' (Tensor) of sample::add.Tensor has no default"));
+    assert_int_equal(v.tag, DK_VALUE_NONE); /* untouched */
+    assert_int_equal(dk_op_default(add_op, 3, &v), DK_ERR_BAD_ARGUMENT);
+    assert_int_equal(dk_op_default(add_op, -1, &v), DK_ERR_BAD_ARGUMENT);
+    assert_int_equal(dk_op_default(NULL, 0, &v), DK_ERR_NULL);
+
+    assert_int_equal(dk_registry_create(NULL, &r), DK_OK);
+    assert_int_equal(dk_def(r, "t::mid(Tensor a, int b=2, *, Tensor c, float d=0.5, str e) -> Tensor", &h), DK_OK);
+    op = dk_op_lookup(r, "t::mid");
+    assert_int_equal(dk_op_argument_index(op, "d"), 3);
+    dk_stack_init(&st, storage, 8);
+    assert_int_equal(dk_stack_push_default(op, &st), DK_ERR_BAD_STACK); /* a: none */
+    assert_non_null(strstr(dk_last_error(), "t::mid: argument 0 'a' (Tensor) has no default"));
+    assert_true(st.size == 0);
+    dk_push(&st, dk_tensor(&results[0]));
+    assert_int_equal(dk_stack_push_default(op, &st), DK_OK);   /* b, before an argument without one */
+    dk_push(&st, dk_tensor(&results[1]));
+    assert_int_equal(dk_stack_push_default(op, &st), DK_OK);   /* d, between keyword arguments */
+    assert_int_equal(dk_stack_push_default(op, &st), DK_ERR_BAD_STACK);
+    assert_non_null(strstr(dk_last_error(), "argument 4 'e' (str) has no default"));
+    dk_push(&st, dk_string("x"));
+    assert_true(st.size == 5);
+    assert_true(st.values[1].tag == DK_VALUE_INT && st.values[1].as.i == 2);
+    assert_true(st.values[3].tag == DK_VALUE_DOUBLE && st.values[3].as.d == 0.5);
+    assert_int_equal(dk_stack_check(op, &st), DK_OK);
+    assert_int_equal(dk_stack_push_default(op, &st), DK_ERR_BAD_STACK); /* all given */
+    assert_true(st.size == 5);
+    dk_stack_init(&st, storage, 1);
+    dk_push(&st, dk_tensor(&results[0]));
+    assert_int_equal(dk_stack_push_default(op, &st), DK_ERR_BAD_STACK); /* full */
+    assert_non_null(strstr(dk_last_error(), "the stack is full"));
+    assert_true(st.size == 1);
+    assert_int_equal(dk_deregister(h), DK_OK);
+    assert_int_equal(dk_impl(r, "t::mid", DK_CPU, dk_unboxed(DK_FN(neg_cpu), NULL), &h), DK_OK);
+    op = dk_op_lookup(r, "t::mid");
+    assert_int_equal(dk_op_default(op, 0, &v), DK_ERR_NOT_FOUND); /* no def */
+    assert_int_equal(dk_stack_push_default(op, &st), DK_ERR_NOT_FOUND);
+    assert_int_equal(dk_op_argument_index(op, "a"), -1);
+    dk_registry_destroy(r);
 }
 
 int main(void) {
@@ -425,6 +681,10 @@ int main(void) {
         cmocka_unit_test(test_unboxed_to_boxed_fallback),
         cmocka_unit_test(test_boxed_to_unboxed),
         cmocka_unit_test(test_signature_checks),
+        cmocka_unit_test(test_library_def),
+        cmocka_unit_test(test_typed_registration_checks),
+        cmocka_unit_test(test_schema_c_signature),
+        cmocka_unit_test(test_defaults_by_argument),
         cmocka_unit_test(test_named_tuple_results),
         cmocka_unit_test(test_omitted_defaults),
         cmocka_unit_test(test_tensor_list_return),

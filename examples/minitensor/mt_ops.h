@@ -3,14 +3,29 @@
    Before including it, describe the tensor type:
        #define DKGEN_TENSOR my_tensor *            (a pointer type)
        #define DKGEN_TENSOR_KEYSET(t) ((t)->keys)  (its dispatch keyset)
-   Each operator <op> has <op>_call(op, args...), <op>_redispatch(op, ks, args...),
-   <op>_def(reg, &h), <op>_impl(reg, key, fn, user_data, &h), <op>_library_impl(lib, key,
-   fn, user_data) (macros: registrations record the caller's file:line and fn's name;
-   fn must be an <op>_fn), <op>_kernel, <op>_bind, <op>_fn (the kernel type) and
-   <op>_SCHEMA; a tuple return is a struct <op>_result with the schema's return names; with
-   defaults, <op>_calld(op, required..., [defaulted...]) and
-   <op>_call_opts(op, required..., &opts or NULL) fill in the omitted ones.
-   dkgen_tensor_keyset is the registry's tensor_keyset hook for boxed calls. */
+   <op>_call and <op>_keyset apply DKGEN_TENSOR_KEYSET to every Tensor argument that is
+   not optional: a NULL there crashes unless the macro is NULL-safe, e.g.
+       #define DKGEN_TENSOR_KEYSET(t) ((t) ? (t)->keys : DK_KS_EMPTY)
+   (the call then dispatches on the other arguments' keys; the kernel gets the NULL).
+   Each operator <op> has:
+     <op>_call(op, args...), <op>_redispatch(op, ks, args...)   typed calls
+     <op>_def(reg, &h); in a DK_LIBRARY block <op>_library_def(lib)   the def, with the
+         boxing adapters (dk_def / dk_library_def of the schema alone has none: <op>_bind
+         then fails with DK_ERR_NO_ADAPTER, and boxed fallbacks cannot see typed calls)
+     <op>_impl(reg, key, fn, user_data, &h), <op>_library_impl(lib, key, fn, user_data)
+         macros: fn must be an <op>_fn (any other type is a compile error); they record
+         the caller's file:line, fn's name and <op>_SIGNATURE
+     <op>_bind(reg, &op)   the operator, if defined with <op>_SIGNATURE
+     <op>_fn, <op>_kernel   the kernel type, and its dk_kernel_desc
+     <op>_args, <op>_keyset(args...), <op>_adapters   the argument pack, the arguments'
+         dispatch keyset, the boxing adapters
+     <op>_SCHEMA, <op>_NAME, <op>_SIGNATURE   the schema, the operator name, the C
+         signature in schema words (dk_schema_c_signature)
+   A tuple return is a struct <op>_result with the schema's return names. With defaults,
+   <op>_calld(op, required..., [defaulted...]) (another count of arguments is an error
+   naming the counts it takes) and <op>_call_opts(op, required..., &opts or NULL) fill in
+   the omitted ones. dkgen_tensor_keyset is the registry's tensor_keyset hook for boxed
+   calls. */
 #ifndef DKGEN_MT_OPS_H
 #define DKGEN_MT_OPS_H
 #if !defined(DKGEN_TENSOR) || !defined(DKGEN_TENSOR_KEYSET)
@@ -129,6 +144,15 @@ DK_INLINE const dk_double_list *dkgen_opt_double_list_of(dk_value v_, dkgen_scra
 #define DKGEN_CAT_(a, b) a##b
 #define DKGEN_NARGS(...) DKGEN_NARGS_(__VA_ARGS__, 65, 64, 63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42, 41, 40, 39, 38, 37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
 #define DKGEN_NARGS_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17, a18, a19, a20, a21, a22, a23, a24, a25, a26, a27, a28, a29, a30, a31, a32, a33, a34, a35, a36, a37, a38, a39, a40, a41, a42, a43, a44, a45, a46, a47, a48, a49, a50, a51, a52, a53, a54, a55, a56, a57, a58, a59, a60, a61, a62, a63, a64, a65, n, ...) n
+/* DKGEN_CALLD(op, n): <op>_calld_<n> when <op>_calld takes n arguments (<op>_calld_takes_<n>
+   is defined), else (<op>_calld__takes_<lo>_to_<hi>_arguments__not_<n>): an undeclared name, an
+   error whatever the flags, that says which operator and how many arguments */
+#define DKGEN_SECOND_(a_, b_, ...) b_
+#define DKGEN_TAKES_(probe_) DKGEN_SECOND_(probe_, 0, ~)
+#define DKGEN_CALLD(op_, n_) DKGEN_CALLD_(op_, n_, DKGEN_TAKES_(DKGEN_CAT(op_##_calld_takes_, n_)))
+#define DKGEN_CALLD_(op_, n_, taken_) DKGEN_CAT(DKGEN_CALLD_IF_, taken_)(op_, n_)
+#define DKGEN_CALLD_IF_1(op_, n_) DKGEN_CAT(op_##_calld_, n_)
+#define DKGEN_CALLD_IF_0(op_, n_) (op_##_calld_wrong(n_))
 #endif
 
 /* ---- mt::add(Tensor a, Tensor b) -> Tensor */
@@ -193,6 +217,14 @@ DK_INLINE dk_status mt_add_def_at(dk_registry *reg_, const char *file_, int line
     return dk_def_at(reg_, mt_add_SCHEMA, &mt_add_adapters, file_, line_, handle_);
 }
 #define mt_add_def(reg_, handle_) mt_add_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status mt_add_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &mt_add_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, mt_add_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc mt_add_kernel(mt_add_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, mt_add_SIGNATURE);
 }
@@ -200,9 +232,11 @@ DK_INLINE dk_status mt_add_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_des
     return dk_impl_at(reg_, mt_add_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define mt_add_impl(reg_, key_, fn_, user_data_, handle_) \
-    mt_add_impl_at((reg_), (key_), mt_add_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+    (DK_KERNEL_TYPE_CHECK(mt_add_fn, fn_, wrong_kernel_type__expected_mt_add_fn), \
+     mt_add_impl_at((reg_), (key_), mt_add_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define mt_add_library_impl(lib_, key_, fn_, user_data_) \
-    dk_library_impl_at((lib_), mt_add_NAME, (key_), mt_add_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+    (DK_KERNEL_TYPE_CHECK(mt_add_fn, fn_, wrong_kernel_type__expected_mt_add_fn), \
+     dk_library_impl_at((lib_), mt_add_NAME, (key_), mt_add_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status mt_add_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, mt_add_NAME, mt_add_SIGNATURE, op_);
 }
@@ -269,6 +303,14 @@ DK_INLINE dk_status mt_mul_def_at(dk_registry *reg_, const char *file_, int line
     return dk_def_at(reg_, mt_mul_SCHEMA, &mt_mul_adapters, file_, line_, handle_);
 }
 #define mt_mul_def(reg_, handle_) mt_mul_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status mt_mul_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &mt_mul_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, mt_mul_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc mt_mul_kernel(mt_mul_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, mt_mul_SIGNATURE);
 }
@@ -276,9 +318,11 @@ DK_INLINE dk_status mt_mul_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_des
     return dk_impl_at(reg_, mt_mul_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define mt_mul_impl(reg_, key_, fn_, user_data_, handle_) \
-    mt_mul_impl_at((reg_), (key_), mt_mul_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+    (DK_KERNEL_TYPE_CHECK(mt_mul_fn, fn_, wrong_kernel_type__expected_mt_mul_fn), \
+     mt_mul_impl_at((reg_), (key_), mt_mul_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define mt_mul_library_impl(lib_, key_, fn_, user_data_) \
-    dk_library_impl_at((lib_), mt_mul_NAME, (key_), mt_mul_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+    (DK_KERNEL_TYPE_CHECK(mt_mul_fn, fn_, wrong_kernel_type__expected_mt_mul_fn), \
+     dk_library_impl_at((lib_), mt_mul_NAME, (key_), mt_mul_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status mt_mul_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, mt_mul_NAME, mt_mul_SIGNATURE, op_);
 }
@@ -341,6 +385,14 @@ DK_INLINE dk_status mt_sum_def_at(dk_registry *reg_, const char *file_, int line
     return dk_def_at(reg_, mt_sum_SCHEMA, &mt_sum_adapters, file_, line_, handle_);
 }
 #define mt_sum_def(reg_, handle_) mt_sum_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status mt_sum_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &mt_sum_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, mt_sum_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc mt_sum_kernel(mt_sum_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, mt_sum_SIGNATURE);
 }
@@ -348,9 +400,11 @@ DK_INLINE dk_status mt_sum_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_des
     return dk_impl_at(reg_, mt_sum_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define mt_sum_impl(reg_, key_, fn_, user_data_, handle_) \
-    mt_sum_impl_at((reg_), (key_), mt_sum_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+    (DK_KERNEL_TYPE_CHECK(mt_sum_fn, fn_, wrong_kernel_type__expected_mt_sum_fn), \
+     mt_sum_impl_at((reg_), (key_), mt_sum_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define mt_sum_library_impl(lib_, key_, fn_, user_data_) \
-    dk_library_impl_at((lib_), mt_sum_NAME, (key_), mt_sum_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+    (DK_KERNEL_TYPE_CHECK(mt_sum_fn, fn_, wrong_kernel_type__expected_mt_sum_fn), \
+     dk_library_impl_at((lib_), mt_sum_NAME, (key_), mt_sum_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status mt_sum_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, mt_sum_NAME, mt_sum_SIGNATURE, op_);
 }
@@ -413,6 +467,14 @@ DK_INLINE dk_status mt_relu_def_at(dk_registry *reg_, const char *file_, int lin
     return dk_def_at(reg_, mt_relu_SCHEMA, &mt_relu_adapters, file_, line_, handle_);
 }
 #define mt_relu_def(reg_, handle_) mt_relu_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status mt_relu_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &mt_relu_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, mt_relu_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc mt_relu_kernel(mt_relu_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, mt_relu_SIGNATURE);
 }
@@ -420,9 +482,11 @@ DK_INLINE dk_status mt_relu_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_de
     return dk_impl_at(reg_, mt_relu_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define mt_relu_impl(reg_, key_, fn_, user_data_, handle_) \
-    mt_relu_impl_at((reg_), (key_), mt_relu_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+    (DK_KERNEL_TYPE_CHECK(mt_relu_fn, fn_, wrong_kernel_type__expected_mt_relu_fn), \
+     mt_relu_impl_at((reg_), (key_), mt_relu_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define mt_relu_library_impl(lib_, key_, fn_, user_data_) \
-    dk_library_impl_at((lib_), mt_relu_NAME, (key_), mt_relu_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+    (DK_KERNEL_TYPE_CHECK(mt_relu_fn, fn_, wrong_kernel_type__expected_mt_relu_fn), \
+     dk_library_impl_at((lib_), mt_relu_NAME, (key_), mt_relu_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status mt_relu_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, mt_relu_NAME, mt_relu_SIGNATURE, op_);
 }
@@ -489,6 +553,14 @@ DK_INLINE dk_status mt_matmul_def_at(dk_registry *reg_, const char *file_, int l
     return dk_def_at(reg_, mt_matmul_SCHEMA, &mt_matmul_adapters, file_, line_, handle_);
 }
 #define mt_matmul_def(reg_, handle_) mt_matmul_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status mt_matmul_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &mt_matmul_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, mt_matmul_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc mt_matmul_kernel(mt_matmul_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, mt_matmul_SIGNATURE);
 }
@@ -496,9 +568,11 @@ DK_INLINE dk_status mt_matmul_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_
     return dk_impl_at(reg_, mt_matmul_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define mt_matmul_impl(reg_, key_, fn_, user_data_, handle_) \
-    mt_matmul_impl_at((reg_), (key_), mt_matmul_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+    (DK_KERNEL_TYPE_CHECK(mt_matmul_fn, fn_, wrong_kernel_type__expected_mt_matmul_fn), \
+     mt_matmul_impl_at((reg_), (key_), mt_matmul_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define mt_matmul_library_impl(lib_, key_, fn_, user_data_) \
-    dk_library_impl_at((lib_), mt_matmul_NAME, (key_), mt_matmul_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+    (DK_KERNEL_TYPE_CHECK(mt_matmul_fn, fn_, wrong_kernel_type__expected_mt_matmul_fn), \
+     dk_library_impl_at((lib_), mt_matmul_NAME, (key_), mt_matmul_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status mt_matmul_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, mt_matmul_NAME, mt_matmul_SIGNATURE, op_);
 }
@@ -561,6 +635,14 @@ DK_INLINE dk_status mt_exp_def_at(dk_registry *reg_, const char *file_, int line
     return dk_def_at(reg_, mt_exp_SCHEMA, &mt_exp_adapters, file_, line_, handle_);
 }
 #define mt_exp_def(reg_, handle_) mt_exp_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status mt_exp_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &mt_exp_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, mt_exp_SCHEMA, &opts_);
+}
 DK_INLINE dk_kernel_desc mt_exp_kernel(mt_exp_fn fn_, void *user_data_, const char *fn_name_) {
     return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, mt_exp_SIGNATURE);
 }
@@ -568,9 +650,11 @@ DK_INLINE dk_status mt_exp_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_des
     return dk_impl_at(reg_, mt_exp_NAME, key_, kernel_, file_, line_, handle_);
 }
 #define mt_exp_impl(reg_, key_, fn_, user_data_, handle_) \
-    mt_exp_impl_at((reg_), (key_), mt_exp_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_))
+    (DK_KERNEL_TYPE_CHECK(mt_exp_fn, fn_, wrong_kernel_type__expected_mt_exp_fn), \
+     mt_exp_impl_at((reg_), (key_), mt_exp_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
 #define mt_exp_library_impl(lib_, key_, fn_, user_data_) \
-    dk_library_impl_at((lib_), mt_exp_NAME, (key_), mt_exp_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__)
+    (DK_KERNEL_TYPE_CHECK(mt_exp_fn, fn_, wrong_kernel_type__expected_mt_exp_fn), \
+     dk_library_impl_at((lib_), mt_exp_NAME, (key_), mt_exp_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
 DK_INLINE dk_status mt_exp_bind(dk_registry *reg_, const dk_operator **op_) {
     return dkgen_bind(reg_, mt_exp_NAME, mt_exp_SIGNATURE, op_);
 }
