@@ -738,11 +738,18 @@ static const uint32_t dk__functionality_roles[DK_NUM_FUNCTIONALITY_KEYS] DK__UNU
    in bit 0, which turns "1-based bit width, 0 for none" into a plain bit
    scan: width(x) == msb((x << 1) | 1). */
 /* Index of the highest set bit of x (x != 0), as a 64-bit value so that it
-   indexes a table without a zero extension (gcc adds one to its builtin). */
+   indexes a table without a zero extension (gcc adds one to its builtin;
+   clang 14 leaves 63 ^ (63 ^ bsr) unfolded in the call path). The operand
+   is "rm" for GCC, "r" for Clang (which takes "rm" as memory: a spill). */
+#if defined(__clang__)
+#define DK__ASM_RM "r"
+#else
+#define DK__ASM_RM "rm"
+#endif
 DK_INLINE size_t dk__msb(uint64_t x) {
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     uint64_t r;
-    __asm__("bsrq %1, %0" : "=r"(r) : "rm"(x));
+    __asm__("bsrq %1, %0" : "=r"(r) : DK__ASM_RM(x));
     return (size_t)r;
 #elif defined(__GNUC__) || defined(__clang__)
     return (size_t)(63u ^ (unsigned)__builtin_clzll(x));
@@ -758,7 +765,7 @@ DK_INLINE size_t dk__msb(uint64_t x) {
 DK_INLINE size_t dk__msb0(uint64_t x) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     uint64_t r = 0;
-    __asm__("bsrq %1, %0" : "+r"(r) : "rm"(x));
+    __asm__("bsrq %1, %0" : "+r"(r) : DK__ASM_RM(x));
     return (size_t)r;
 #else
     return dk__msb(x | 1);
