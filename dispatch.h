@@ -6316,16 +6316,13 @@ __attribute__((always_inline))
 #endif
 DK_INLINE void dk__sp_puts(dk__sp *p, dk__sp_buf *b, const char *s) { dk__sp_put(p, b, s, strlen(s)); }
 /* The finished string; the room it does not use goes back to the arena
-   (zeroed again: allocations are zeroed) when it is the newest allocation. */
-DK__PRIVATE const char *dk__sp_done(dk__sp *p, dk__sp_buf *b) {
+   when it is the newest allocation (still zero: a string only grows, and
+   nothing past its '\0' was written). */
+DK_INLINE const char *dk__sp_done(dk__sp *p, dk__sp_buf *b) {
     dk__sp_chunk *c = p->arena;
-    size_t keep;
     if (!b->s) return dk__sp_strndup(p, "", 0);
-    keep = (b->n + sizeof(dk__sp_align)) / sizeof(dk__sp_align);   /* the bytes and their '\0' */
-    if (b->s + b->cap == (char *)(c->data + c->used)) {
-        memset(b->s + keep * sizeof(dk__sp_align), 0, b->cap - keep * sizeof(dk__sp_align));
-        c->used -= b->cap / sizeof(dk__sp_align) - keep;
-    }
+    if (b->s + b->cap == (char *)(c->data + c->used))
+        c->used -= (b->cap - b->n - 1) / sizeof(dk__sp_align);   /* whole units after the bytes and '\0' */
     return b->s;
 }
 
@@ -7424,10 +7421,10 @@ DK__PRIVATE dk_default *dk__sp_default(dk__sp *p, const dk_type *fake, int size)
 
 /* --- declarations ------------------------------------------------------------ */
 
-/* An argument (or return) list being parsed: its first DK__SP_ARGS_LOCAL
-   arguments on the C stack, more in the arena (doubling); dk__sp_keep_args
-   copies a list that stayed on the stack into the arena at its exact size
-   (so a schema keeps no growing room for its arguments). */
+/* An argument list being parsed: its first DK__SP_ARGS_LOCAL arguments on
+   the C stack, more in the arena (doubling); dk__sp_keep_args copies a list
+   that stayed on the stack into the arena at its exact size (so a schema
+   keeps no growing room for its arguments). Returns: dk__sp_add_ret. */
 #define DK__SP_ARGS_LOCAL 8
 typedef struct dk__sp_args { dk_arg *v; int n, cap; dk_arg local[DK__SP_ARGS_LOCAL]; } dk__sp_args;
 
@@ -7448,8 +7445,14 @@ DK__PRIVATE dk_arg *dk__sp_keep_args(dk__sp *p, const dk__sp_args *l) {
     dk_arg *v;
     if (l->v != l->local) return l->v;   /* none (NULL), or already in the arena */
     v = (dk_arg *)dk__sp_alloc(p, (size_t)l->n * sizeof *v);
-    memcpy(v, l->v, (size_t)l->n * sizeof *v);
+    memcpy(v, l->local, (size_t)l->n * sizeof *v);
     return v;
+}
+/* A return list grows in the arena from one element (most have one: no
+   copy, no room left over). */
+DK__PRIVATE void dk__sp_add_ret(dk__sp *p, dk__sp_args *l, const dk_arg *a) {
+    l->v = (dk_arg *)dk__sp_grow_array(p, l->v, l->n, &l->cap, sizeof *l->v);
+    l->v[l->n++] = *a;
 }
 
 /* c10 prints an argument's own annotation only when it names a set. One
@@ -7558,13 +7561,13 @@ DK__PRIVATE void dk__sp_parse_returns(dk__sp *p, dk_schema *s, dk__sp_args *rets
             if (dk__sp_accept(p, DK__TK_DOTS)) s->is_varret = 1;
             else {
                 dk__sp_parse_arg(p, &a, 1, 0);
-                dk__sp_add_arg(p, rets, &a);
+                dk__sp_add_ret(p, rets, &a);
             }
         } while (dk__sp_accept(p, ','));
         dk__sp_expect(p, ')');
     } else {
         dk__sp_parse_arg(p, &a, 1, 0);
-        dk__sp_add_arg(p, rets, &a);
+        dk__sp_add_ret(p, rets, &a);
     }
 }
 
@@ -7781,7 +7784,7 @@ DK__PRIVATE dk_schema *dk__sp_schema(dk__sp *p) {
     s->num_returns = rets.n;
     s->dispatch_args = dk__sp_bitset(p, &args);
     kept_args = dk__sp_keep_args(p, &args);
-    kept_rets = dk__sp_keep_args(p, &rets);
+    kept_rets = rets.v;
     s->arguments = kept_args;
     s->returns = kept_rets;
     s->text = dk__sp_print(p, s, kept_args, kept_rets);

@@ -104,12 +104,12 @@ END {
   # 8 registrations is too short to time on a shared machine)
   abs_n("name lookup, 100k names (ns)", "lookup_100k", 20)
   abs_n("call rotating over 100k ops, shuffled (ns)", "rotate_100k", 30)
-  # the library's share of the two-thread slowdown: 1.0 is flat
+  # what the library adds to the two-thread slowdown: 1.0 is flat
   if ("two_threads" in ns)
     emit("per-thread cost flat in threads (ratio of ratios)", "two_threads = (threads_2 / threads_1) / (fnptr_threads_2 / fnptr_threads_1)",
          sprintf("%.2fx", ns["two_threads"]), "<= 1.2x", plain(verdict(ns["two_threads"] + 0 <= 1.2)))
   else emit("per-thread cost flat in threads (ratio of ratios)", "two_threads", "-", "<= 1.2x", "not measured (make bench)")
   # bytes (exact, from the same run)
   abs_b("heap bytes per operator, one-argument schema", "memory_per_op", 3000)
-  abs_b("heap bytes per operator, aten's schemas", "memory_aten", 3500)
+  abs_b("heap bytes per operator, aten schemas (avg)", "memory_aten", 3500)
 }' "$ns_file" "$icount_file"
