@@ -24,7 +24,11 @@ if [ "$source" = "make bench-c10" ]; then
 else
   sh bench/compare.sh "$build/bench.txt" "$build/bench_c10-none.txt" "$build/report-compare" "$(ic icount)" /dev/null \
     > /dev/null
-  cp "$build/report-compare/compare.md" "$r.tmp/table.md"
+  # no c10 side: its columns and notes left out
+  awk -F'|' '/^\|/ { printf "|%s|%s|%s|%s|%s|\n", $2, $3, $4, $5, $7; next }
+             /^c10 side of each row/ { skip = 1; next } /^dispatch.h and c10:/ { skip = 0 }
+             !skip' "$build/report-compare/compare.md" |
+    sed 's/^dispatch.h and c10: medians/dispatch.h: medians/; /^c10 \/ dispatch.h:/d' > "$r.tmp/table.md"
   sh bench/targets.sh -m -n "$build/bench.txt" -i "$(ic icount)" > "$r.tmp/targets.md"
   preset="PyTorch 2.7.1 preset"
 fi
