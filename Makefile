@@ -218,12 +218,24 @@ $(BUILD)/bench-epochs: bench/bench.c bench/measure.h dispatch.h gen/sample_ops.h
 	$(CC) $(BENCH_CFLAGS) -DDK_CALL_EPOCHS $< -o $@ -lpthread
 
 # $(BUILD)/bench-1.13.1 (the PyTorch 1.13.1 preset) is built by bench/c10.mk's rule.
-bench: deps $(BUILD)/bench $(BUILD)/bench-epochs ## every row beside its baseline, then the targets met / not met (under a minute)
-	@$(BUILD)/bench | tee $(BUILD)/bench-run.txt
+# BENCH_ICOUNT=0: the timed rows only (no callgrind counts, no call-path shapes).
+BENCH_ICOUNT ?= 1
+# this run's callgrind counts: every row of both presets (bench/icount.sh, with
+# the rotate rows' cache misses) and the call-path targets built as several
+# units with $(CC) and $(CLANG) (bench/shape.sh)
+bench_counts = if [ "$(BENCH_ICOUNT)" != 0 ] && command -v valgrind >/dev/null 2>&1; then \
+	  echo "instructions/op under callgrind: $(BUILD)/bench, $(BUILD)/bench-1.13.1, the call path in 8 units (minutes)"; \
+	  sh bench/icount.sh $(BUILD)/bench $(BUILD)/icount >/dev/null && \
+	  sh bench/icount.sh $(BUILD)/bench-1.13.1 $(BUILD)/icount-1.13.1 >/dev/null && \
+	  sh bench/shape.sh $(BUILD)/shape "$(BENCH_CFLAGS)" $(CC) $(CLANG) >/dev/null; \
+	else [ "$(BENCH_ICOUNT)" = 0 ] || echo "missing Debian package: valgrind (instructions/op left out)"; \
+	  rm -rf $(BUILD)/icount $(BUILD)/icount-1.13.1 $(BUILD)/shape; fi
+bench: deps $(BUILD)/bench $(BUILD)/bench-epochs $(BUILD)/bench-1.13.1 ## every row beside its baseline, callgrind's counts, then every target met / not met, all from this run (minutes; BENCH_ICOUNT=0: a minute)
+	@$(BUILD)/bench | tee $(BUILD)/bench.txt
 	@$(BUILD)/bench-epochs --calls
-	@echo
-	@sh bench/targets.sh -n $(BUILD)/bench-run.txt \
-	  -t "targets, PyTorch 2.7.1 preset (ns: noisy medians of this run; instructions: hardware counters if any, else make bench-icount)"
+	@: > $(BUILD)/bench_c10-none.txt
+	@echo; $(bench_counts)
+	@echo; sh bench/report.sh $(BUILD) "make bench"
 
 bench-icount: $(BUILD)/bench $(BUILD)/bench-1.13.1 ## instructions per operation of each bench row under callgrind, both presets, and the targets met / not met
 	@$(call need,command -v valgrind,valgrind)

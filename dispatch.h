@@ -966,11 +966,18 @@ static const uint32_t dk__functionality_roles[DK_NUM_FUNCTIONALITY_KEYS] DK__UNU
    in bit 0, which turns "1-based bit width, 0 for none" into a plain bit
    scan: width(x) == msb((x << 1) | 1). */
 /* Index of the highest set bit of x (x != 0), as a 64-bit value so that it
-   indexes a table without a zero extension (gcc adds one to its builtin). */
+   indexes a table without a zero extension (gcc adds one to its builtin;
+   clang 14 leaves 63 ^ (63 ^ bsr) unfolded in the call path). The operand
+   is "rm" for GCC, "r" for Clang (which takes "rm" as memory: a spill). */
+#if defined(__clang__)
+#define DK__ASM_RM "r"
+#else
+#define DK__ASM_RM "rm"
+#endif
 DK_INLINE size_t dk__msb(uint64_t x) {
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     uint64_t r;
-    __asm__("bsrq %1, %0" : "=r"(r) : "rm"(x));
+    __asm__("bsrq %1, %0" : "=r"(r) : DK__ASM_RM(x));
     return (size_t)r;
 #elif defined(__GNUC__) || defined(__clang__)
     return (size_t)(63u ^ (unsigned)__builtin_clzll(x));
@@ -986,7 +993,7 @@ DK_INLINE size_t dk__msb(uint64_t x) {
 DK_INLINE size_t dk__msb0(uint64_t x) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     uint64_t r = 0;
-    __asm__("bsrq %1, %0" : "+r"(r) : "rm"(x));
+    __asm__("bsrq %1, %0" : "+r"(r) : DK__ASM_RM(x));
     return (size_t)r;
 #else
     return dk__msb(x | 1);
@@ -2907,6 +2914,17 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
 #else
 #define DK__NOINLINE
 #endif
+/* An operator's _slow keeps its shape in every unit: in one that never
+   redispatches the operator, every call passes dk__re = 0, and GCC would
+   clone _slow with that argument propagated (and dropped), so that its
+   callers no longer find the kernel's arguments in the registers they came
+   in and gain moves (21 instructions in the bench's loop instead of 17).
+   noclone keeps the one out-of-line function; Clang does not clone it. */
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__INTEL_COMPILER)
+#define DK__SLOW_PATH __attribute__((noinline, noclone))
+#else
+#define DK__SLOW_PATH DK__NOINLINE
+#endif
 
 /* Each operator gets: _invoke, which calls an unboxed kernel directly
    unless tracing is on, and otherwise tail-calls _slow (so a call site
@@ -2917,7 +2935,7 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
    kernel, fallback, fallthrough, ambiguity, missing), packs the arguments
    for dk__call_slow; and the entries _call and _redispatch. */
 #define DK__DECLARE_OP_BODY(name, R, ret, keyset_expr, result_ptr, result_size, ...)                      \
-    static DK__NOINLINE DK__UNUSED R name##_slow(const dk_kernel *dk__k, dk_keyset dk__ks,                  \
+    static DK__SLOW_PATH DK__UNUSED R name##_slow(const dk_kernel *dk__k, dk_keyset dk__ks,                  \
                                                  const dk_operator *dk__o, int dk__re                         \
                                                  DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {                        \
         name##_args dk__a;                                                                                    \
@@ -7800,7 +7818,7 @@ DK_API void dk_abi_guard_pop(const dk_guard *g) { if (g) dk_guard_pop(*g); }
 
 /* --- arena ----------------------------------------------------------------- */
 
-typedef union dk__sp_align { void *p; double d; long double ld; int64_t i; } dk__sp_align;
+typedef union dk__sp_align { void *p; double d; int64_t i; } dk__sp_align;
 typedef struct dk__sp_chunk {
     struct dk__sp_chunk *next;
     void (*free)(void *ptr, void *user_data);   /* how this chunk goes back */
@@ -7886,10 +7904,16 @@ DK__PRIVATE DK__SP_NORETURN void dk__sp_oom(dk__sp *p, size_t n) {
 DK__PRIVATE DK__NOINLINE dk__sp_chunk *dk__sp_grow(dk__sp *p, size_t units, size_t bytes) {
     dk__sp_chunk *c = p->arena;
     {
-        /* chunks of 1 KB, then doubling: a def keeps its schema */
-        size_t grow = c ? c->size * 2 : 1024 / sizeof(dk__sp_align);
-        size_t size = units > grow ? units : grow;
-        size_t total = offsetof(dk__sp_chunk, data) + size * sizeof(dk__sp_align);
+        /* A def keeps its schema's chunks, so they are sized to what the
+           text needs: aten's schemas hold about 12 bytes per byte of text
+           (nodes, names, the printed text; 9-14 for 80% of them). The first
+           chunk is sized for the whole text, a later one for the text left
+           to parse plus the printed text. */
+        size_t grow = units, size, total;
+        if (p->len < (size_t)-1 / 16)
+            grow = (12 * (p->len - (c ? p->pos : 0)) + (c ? p->len + 64 : 96)) / sizeof(dk__sp_align);
+        size = units > grow ? units : grow;
+        total = offsetof(dk__sp_chunk, data) + size * sizeof(dk__sp_align);
         if (units > ((size_t)-1 - offsetof(dk__sp_chunk, data)) / sizeof(dk__sp_align) ||
             !(c = (dk__sp_chunk *)p->alloc(total, p->alloc_user_data)))
             dk__sp_oom(p, bytes);
@@ -7929,18 +7953,29 @@ typedef struct dk__sp_buf { char *s; size_t n, cap; } dk__sp_buf;
 DK__PRIVATE void *dk__sp_grow_array(dk__sp *p, void *v, int n, int *cap, size_t elem) {
     void *grown;
     if (n < *cap) return v;
-    *cap = 2 * *cap + 4;
+    *cap = *cap ? 2 * *cap : 1;
     grown = dk__sp_alloc(p, (size_t)*cap * elem);
     if (n) memcpy(grown, v, (size_t)n * elem);
     return grown;
 }
 
+/* Room for n more bytes: in place when the string is the arena's newest
+   allocation and its chunk has the room, else a copy. cap is the room the
+   string has (whole arena units). */
 DK__PRIVATE DK__NOINLINE void dk__sp_reserve(dk__sp *p, dk__sp_buf *b, size_t n) {
-    size_t cap = 2 * (b->cap + n) + 16;
-    char *t = (char *)dk__sp_alloc(p, cap);
+    size_t units = (2 * (b->cap + n) + 16 + sizeof(dk__sp_align) - 1) / sizeof(dk__sp_align);
+    dk__sp_chunk *c = p->arena;
+    char *t;
+    if (b->s && b->s + b->cap == (char *)(c->data + c->used) &&
+        units - b->cap / sizeof(dk__sp_align) <= c->size - c->used) {
+        c->used += units - b->cap / sizeof(dk__sp_align);
+        b->cap = units * sizeof(dk__sp_align);
+        return;
+    }
+    t = (char *)dk__sp_alloc(p, units * sizeof(dk__sp_align));
     if (b->n) memcpy(t, b->s, b->n);
     b->s = t;
-    b->cap = cap;
+    b->cap = units * sizeof(dk__sp_align);
 }
 /* Inlined (the growth out of line): a literal's bytes are copied as a constant. */
 #if defined(__GNUC__) || defined(__clang__)
@@ -7957,7 +7992,16 @@ DK_INLINE void dk__sp_put(dk__sp *p, dk__sp_buf *b, const char *s, size_t n) {
 __attribute__((always_inline))
 #endif
 DK_INLINE void dk__sp_puts(dk__sp *p, dk__sp_buf *b, const char *s) { dk__sp_put(p, b, s, strlen(s)); }
-DK__PRIVATE const char *dk__sp_done(dk__sp *p, dk__sp_buf *b) { return b->s ? b->s : dk__sp_strndup(p, "", 0); }
+/* The finished string; the room it does not use goes back to the arena
+   when it is the newest allocation (still zero: a string only grows, and
+   nothing past its '\0' was written). */
+DK_INLINE const char *dk__sp_done(dk__sp *p, dk__sp_buf *b) {
+    dk__sp_chunk *c = p->arena;
+    if (!b->s) return dk__sp_strndup(p, "", 0);
+    if (b->s + b->cap == (char *)(c->data + c->used))
+        c->used -= (b->cap - b->n - 1) / sizeof(dk__sp_align);   /* whole units after the bytes and '\0' */
+    return b->s;
+}
 
 /* --- lexer: c10's Lexer::match and lex, for one declaration --------------- */
 
@@ -9128,9 +9172,36 @@ DK__PRIVATE void dk__sp_check_default(dk__sp *p, const dk_arg *a, size_t pos) {
 
 /* --- declarations ------------------------------------------------------------ */
 
-typedef struct dk__sp_args { dk_arg *v; int n, cap; } dk__sp_args;
+/* An argument list being parsed: its first DK__SP_ARGS_LOCAL arguments on
+   the C stack, more in the arena (doubling); dk__sp_keep_args copies a list
+   that stayed on the stack into the arena at its exact size (so a schema
+   keeps no growing room for its arguments). Returns: dk__sp_add_ret. */
+#define DK__SP_ARGS_LOCAL 8
+typedef struct dk__sp_args { dk_arg *v; int n, cap; dk_arg local[DK__SP_ARGS_LOCAL]; } dk__sp_args;
 
 DK__PRIVATE void dk__sp_add_arg(dk__sp *p, dk__sp_args *l, const dk_arg *a) {
+    if (l->n == l->cap) {
+        dk_arg *grown = l->local;
+        l->cap = DK__SP_ARGS_LOCAL;
+        if (l->n) {
+            l->cap = 2 * l->n;
+            grown = (dk_arg *)dk__sp_alloc(p, (size_t)l->cap * sizeof *grown);
+            memcpy(grown, l->v, (size_t)l->n * sizeof *grown);
+        }
+        l->v = grown;
+    }
+    l->v[l->n++] = *a;
+}
+DK__PRIVATE dk_arg *dk__sp_keep_args(dk__sp *p, const dk__sp_args *l) {
+    dk_arg *v;
+    if (l->v != l->local) return l->v;   /* none (NULL), or already in the arena */
+    v = (dk_arg *)dk__sp_alloc(p, (size_t)l->n * sizeof *v);
+    memcpy(v, l->local, (size_t)l->n * sizeof *v);
+    return v;
+}
+/* A return list grows in the arena from one element (most have one: no
+   copy, no room left over). */
+DK__PRIVATE void dk__sp_add_ret(dk__sp *p, dk__sp_args *l, const dk_arg *a) {
     l->v = (dk_arg *)dk__sp_grow_array(p, l->v, l->n, &l->cap, sizeof *l->v);
     l->v[l->n++] = *a;
 }
@@ -9247,13 +9318,13 @@ DK__PRIVATE void dk__sp_parse_returns(dk__sp *p, dk_schema *s, dk__sp_args *rets
             if (dk__sp_accept(p, DK__TK_DOTS)) s->is_varret = 1;
             else {
                 dk__sp_parse_arg(p, &a, 1, 0);
-                dk__sp_add_arg(p, rets, &a);
+                dk__sp_add_ret(p, rets, &a);
             }
         } while (dk__sp_accept(p, ','));
         dk__sp_expect(p, ')');
     } else {
         dk__sp_parse_arg(p, &a, 1, 0);
-        dk__sp_add_arg(p, rets, &a);
+        dk__sp_add_ret(p, rets, &a);
     }
 }
 
@@ -9467,8 +9538,11 @@ DK__PRIVATE uint64_t dk__sp_bitset(dk__sp *p, const dk__sp_args *args) {
 
 DK__PRIVATE dk_schema *dk__sp_schema(dk__sp *p) {
     dk_schema *s = (dk_schema *)dk__sp_alloc(p, sizeof *s);
-    dk__sp_args args = { NULL, 0, 0 }, rets = { NULL, 0, 0 };
+    dk__sp_args args, rets;
+    dk_arg *kept_args, *kept_rets;
     dk__sp_tok first;
+    args.v = rets.v = NULL;
+    args.n = args.cap = rets.n = rets.cap = 0;
     dk__sp_lex_raw(p, 1, &first);
     p->base_indent = first.end - first.start;
     dk__sp_advance(p);
@@ -9483,10 +9557,12 @@ DK__PRIVATE dk_schema *dk__sp_schema(dk__sp *p) {
     if (p->cur.kind != DK__TK_EOF) dk__sp_expected(p, "end of input");
     s->num_arguments = args.n;
     s->num_returns = rets.n;
-    s->arguments = args.v;
-    s->returns = rets.v;
     s->dispatch_args = dk__sp_bitset(p, &args);
-    s->text = dk__sp_print(p, s, args.v, rets.v);
+    kept_args = dk__sp_keep_args(p, &args);
+    kept_rets = rets.v;
+    s->arguments = kept_args;
+    s->returns = kept_rets;
+    s->text = dk__sp_print(p, s, kept_args, kept_rets);
     s->dk__memory = p->arena;
     return s;
 }

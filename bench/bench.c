@@ -12,7 +12,8 @@
           bench --row NAME N    prepare, then run one row N times (for callgrind)
           bench --list          row names and their callgrind iteration counts
           bench --instr-atstart the valgrind --instr-atstart value for --row
-          bench --calls         the call rows alone (run on the -DDK_CALL_EPOCHS build) */
+          bench --calls         the call and thread rows alone (run on the -DDK_CALL_EPOCHS build)
+          bench --threads       the thread rows alone */
 #define _GNU_SOURCE
 #define DISPATCH_IMPLEMENTATION
 #include "../dispatch.h"
@@ -55,10 +56,19 @@ typedef struct tensor { dk_keyset ks; long value; } tensor;
 #include "../gen/sample_ops.h"
 
 DK_DECLARE_OP(bop1, tensor *, a->ks, (tensor *, a))
+/* -DBENCH_NO_REDISPATCH (make bench-shape): bop1 is only called in this
+   unit, never redispatched (the autograd kernel and the redispatch row use
+   bop1r, the same operator declared again), so the compiler sees every call
+   of bop1's slow path pass "not a redispatch": the call rows must keep
+   their instruction counts in such a unit too. */
+#ifdef BENCH_NO_REDISPATCH
+DK_DECLARE_OP(bop1r, tensor *, a->ks, (tensor *, a))
+#define bop1_redispatch bop1r_redispatch
+#endif
 DK_DECLARE_OP(bop2, tensor *, dk_ks_or(a->ks, b->ks), (tensor *, a), (tensor *, b))
 
 static dk_registry *reg;
-static const dk_operator *op1, *op2, *op_hops, *op_boxed, *op_neg;
+static const dk_operator *op1, *op2, *op_hops, *op_boxed, *op_neg, *op_k2k;
 static tensor *k_neg(const dk_kernel *k, dk_keyset ks, tensor *a) { (void)k; (void)ks; return a; }
 static dk_keyset tensor_keys(const void *t, void *ud) { (void)ud; return ((const tensor *)t)->ks; }
 
@@ -144,11 +154,17 @@ static void setup(void) {
     must(dk_impl(reg, "b::hops", DK_CPU, dk_unboxed(DK_FN(k_cpu1), NULL), &h), "impl");
     must(dk_impl(reg, "b::hops", DK_AutogradCPU, dk_unboxed(DK_FN(k_autograd), NULL), &h), "impl");
     must(dk_def_with_adapters(reg, "b::boxed(Tensor a) -> Tensor", &bop1_adapters, &h), "def");
+    /* keyset_to_kernel looks up CPU, CUDA, Meta and XLA keysets: a kernel
+       for every backend (CompositeImplicitAutograd, as bench_c10.cpp's), so
+       no lookup goes out of line to a missing kernel */
+    must(dk_def(reg, "b::k2k(Tensor a) -> Tensor", &h), "def");
+    must(dk_impl(reg, "b::k2k", DK_CompositeImplicitAutograd, dk_unboxed(DK_FN(k_cpu1), NULL), &h), "impl");
     must(dk_fallback(reg, DK_Tracer, dk_boxed(k_boxed_fallback, NULL), &h), "fallback");
     op1 = dk_op_lookup(reg, "b::one");
     op2 = dk_op_lookup(reg, "b::two");
     op_hops = dk_op_lookup(reg, "b::hops");
     op_boxed = dk_op_lookup(reg, "b::boxed");
+    op_k2k = dk_op_lookup(reg, "b::k2k");
     must(sample_neg_def(reg, &h), "def");
     must(sample_neg_impl(reg, DK_CPU, k_neg, NULL, &h), "impl");
     must(sample_neg_bind(reg, &op_neg), "bind");
@@ -169,13 +185,33 @@ static void setup(void) {
 typedef struct pool {
     long n;
     dk_registry *r;
-    const dk_operator **ops;
+    const dk_operator **ops;          /* in allocation (definition) order */
+    const dk_operator **shuffled;     /* the same, in a fixed random order */
     char (*names)[16];
     dk_registration *fallbacks[16];   /* the fallback rows' registrations */
     int n_fallbacks;
 } pool;
 static const long pool_sizes[] = { 10, 1000, 10000, 100000 };
 static pool pools[4];
+
+/* The operators in a fixed random order (Fisher-Yates, xorshift64 with a
+   fixed seed: the same order every run and in bench_c10.cpp): a model's
+   graph does not call its operators in allocation order, which the
+   hardware prefetchers would follow. */
+static const dk_operator **shuffled_copy(const dk_operator *const *ops, long n) {
+    const dk_operator **v = (const dk_operator **)malloc((size_t)n * sizeof *v);
+    uint64_t x = 0x9E3779B97F4A7C15u;
+    long i;
+    memcpy(v, ops, (size_t)n * sizeof *v);
+    for (i = n - 1; i > 0; i--) {
+        long j;
+        const dk_operator *t;
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        j = (long)(x % (uint64_t)(i + 1));
+        t = v[i]; v[i] = v[j]; v[j] = t;
+    }
+    return v;
+}
 
 static pool *get_pool(long n) {
     int k;
@@ -197,6 +233,7 @@ static pool *get_pool(long n) {
             must(dk_impl(p->r, p->names[i], DK_CPU, dk_unboxed(DK_FN(k_cpu1), NULL), &h), "impl");
             p->ops[i] = dk_op_lookup(p->r, p->names[i]);
         }
+        p->shuffled = shuffled_copy(p->ops, n);
     }
     return &pools[k];
 }
@@ -213,16 +250,25 @@ static NOINLINE long row_highest_key(long n) {
     for (i = 0; i < n; i++) { int k = (int)dk_ks_highest_key(realistic[i & (NT - 1)]); SINK(k); s += k; }
     return s;
 }
+/* keyset -> slot as the call path finds it: the backend's row, then the
+   entry's offset from dk__entry_by_backend_bit (dk__entry_at), not the
+   public dk_ks_table_index (a slot number, from another table) */
 static NOINLINE long row_table_index(long n) {
     long i, s = 0;
-    for (i = 0; i < n; i++) { int k = dk_ks_table_index(realistic[i & (NT - 1)]); SINK(k); s += k; }
+    const dk_op_table *tab = op1->table;
+    for (i = 0; i < n; i++) {
+        uint64_t ks = realistic[i & (NT - 1)].repr;
+        ptrdiff_t off = dk__entry_at(tab, ks, dk__row(dk__backend_index(ks))).off;
+        SINK(off);
+        s += (long)off;
+    }
     return s;
 }
 static NOINLINE long row_keyset_to_kernel(long n) {
     long i, s = 0;
     for (i = 0; i < n; i++) {
         dk_keyset ks;
-        const dk_kernel *k = dk_dispatch(op1, mixed[i & (NT - 1)].ks, &ks);
+        const dk_kernel *k = dk_dispatch(op_k2k, mixed[i & (NT - 1)].ks, &ks);
         SINK(k);
         s += (long)(size_t)k;
     }
@@ -315,21 +361,24 @@ static void prepare_lookup_100k(long n) { (void)n; lookup_pool = get_pool(100000
 static NOINLINE long row_lookup_10k(long n) { return lookup_rotating(lookup_pool, n); }
 static NOINLINE long row_lookup_100k(long n) { return lookup_rotating(lookup_pool, n); }
 
-/* a call per operator in turn, rotating over every operator of a registry */
-static long call_rotating(const pool *p, long n) {
+/* a call per operator in turn, rotating over every operator of a registry:
+   in a fixed random order (rotate_*), or in allocation order (*_seq) */
+static long call_rotating(const dk_operator *const *ops, long count, long n) {
     long i, j = 0, s = 0;
     for (i = 0; i < n; i++) {
-        s += (long)(size_t)bop1_call(p->ops[j], &cpu_full[i & (NT - 1)]);
-        if (++j == p->n) j = 0;
+        s += (long)(size_t)bop1_call(ops[j], &cpu_full[i & (NT - 1)]);
+        if (++j == count) j = 0;
     }
     return s;
 }
 static void prepare_rotate_10(long n) { (void)n; rotate_pool = get_pool(10); }
 static void prepare_rotate_1k(long n) { (void)n; rotate_pool = get_pool(1000); }
 static void prepare_rotate_100k(long n) { (void)n; rotate_pool = get_pool(100000); }
-static NOINLINE long row_rotate_10(long n) { return call_rotating(rotate_pool, n); }
-static NOINLINE long row_rotate_1k(long n) { return call_rotating(rotate_pool, n); }
-static NOINLINE long row_rotate_100k(long n) { return call_rotating(rotate_pool, n); }
+static void prepare_rotate_100k_seq(long n) { (void)n; rotate_pool = get_pool(100000); }
+static NOINLINE long row_rotate_10(long n) { return call_rotating(rotate_pool->shuffled, rotate_pool->n, n); }
+static NOINLINE long row_rotate_1k(long n) { return call_rotating(rotate_pool->shuffled, rotate_pool->n, n); }
+static NOINLINE long row_rotate_100k(long n) { return call_rotating(rotate_pool->shuffled, rotate_pool->n, n); }
+static NOINLINE long row_rotate_100k_seq(long n) { return call_rotating(rotate_pool->ops, rotate_pool->n, n); }
 
 /* registration rows: a fresh registry (default fallthroughs) per run */
 static dk_registry *reg_rate;
@@ -469,10 +518,12 @@ static void count_free(void *p, void *ud) {
     if (p) heap_live -= malloc_usable_size(p) + sizeof(size_t);
     free(p);
 }
-static double memory_per_op(long n) {
+/* n operators from schemas[i] (NULL: "m::opI(Tensor a) -> Tensor"), each
+   defined and given a CPU kernel, in a registry of their own */
+static double memory_per_op(long n, char **schemas) {
     dk_registry *r = new_registry_with(count_alloc, count_free);
     dk_registration *h;
-    char name[48];
+    char name[48], *op_name;
     size_t before;
     double per_op;
     long i;
@@ -480,40 +531,54 @@ static double memory_per_op(long n) {
     must(dk_registry_reclaim(r), "reclaim");
     before = heap_live;
     for (i = 0; i < n; i++) {
-        snprintf(name, sizeof name, "m::op%ld(Tensor a) -> Tensor", i);
-        must(dk_def(r, name, &h), "def");
-        *strchr(name, '(') = '\0';
-        must(dk_impl(r, name, DK_CPU, dk_unboxed(DK_FN(k_cpu1), NULL), &h), "impl");
+        const char *schema = name;
+        if (schemas) schema = schemas[i];
+        else snprintf(name, sizeof name, "m::op%ld(Tensor a) -> Tensor", i);
+        must(dk_def(r, schema, &h), "def");
+        op_name = (char *)malloc(strlen(schema) + 1);
+        strcpy(op_name, schema);
+        *strchr(op_name, '(') = '\0';
+        must(dk_impl(r, op_name, DK_CPU, dk_unboxed(DK_FN(k_cpu1), NULL), &h), "impl");
+        free(op_name);
     }
     must(dk_registry_reclaim(r), "reclaim");
     per_op = (double)(heap_live - before) / (double)n;
     dk_registry_destroy(r);
     return per_op;
 }
+/* the same for aten's 3,199 schemas (libtorch 1.13.1's, from the schema
+   conformance vectors); -1 when the file is not there */
+#define ATEN_SCHEMAS "tests/conformance/schemas-1.13.1.txt"
+static double memory_per_aten_op(void) {
+    FILE *f = fopen(ATEN_SCHEMAS, "r");
+    static char line[1 << 16];
+    char **schemas = NULL;
+    long n = 0, cap = 0, i;
+    double per_op;
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f)) {
+        char *tab = strchr(line, '\t');
+        if (line[0] == '#' || !tab) continue;
+        *tab = '\0';
+        if (n == cap) {
+            cap = cap ? 2 * cap : 4096;
+            schemas = (char **)realloc(schemas, (size_t)cap * sizeof *schemas);
+        }
+        schemas[n] = (char *)malloc(strlen(line) + 1);
+        strcpy(schemas[n++], line);
+    }
+    fclose(f);
+    per_op = n ? memory_per_op(n, schemas) : -1;
+    for (i = 0; i < n; i++) free(schemas[i]);
+    free(schemas);
+    return per_op;
+}
 
-typedef struct { long n; double ns; } thread_job;
-static void *thread_calls(void *arg) {
-    thread_job *j = (thread_job *)arg;
-    double a = now_ns();
-    long s = row_call_fallthrough(j->n);
-    SINK(s);
-    j->ns = now_ns() - a;
-    return NULL;
-}
-/* two threads at once: throughput relative to one */
-static double sample_two_threads(void) {
-    pthread_t th[2];
-    thread_job j[2];
-    double one, both = 0;
-    long n = 4000000;
-    int k;
-    j[0].n = n;
-    thread_calls(&j[0]);
-    one = j[0].ns;
-    for (k = 0; k < 2; k++) { j[k].n = n; pthread_create(&th[k], NULL, thread_calls, &j[k]); }
-    for (k = 0; k < 2; k++) { pthread_join(th[k], NULL); if (j[k].ns > both) both = j[k].ns; }
-    return (2.0 * n / both) / (n / one);
-}
+/* threads calling at once (measure.h's print_thread_rows): the dispatched
+   call of call_fallthrough and its function-pointer control; the tensors
+   are only read, so both threads share them */
+static long thread_dispatched(int t, long n) { (void)t; return row_call_fallthrough(n); }
+static long thread_control(int t, long n) { (void)t; return row_fnptr_call(n); }
 
 int main(int argc, char **argv) {
     const long N = 5000000;
@@ -544,6 +609,12 @@ int main(int argc, char **argv) {
         print_row("call_two_hops", "autograd kernel redispatching to CPU", measure(row_call_two_hops, N),
                   "2 x call_fallthrough");
         print_row("redispatch", "redispatch alone (no TLS, no extraction)", measure(row_redispatch, N), "fnptr_call");
+        print_thread_rows(thread_dispatched, thread_control, "call_fallthrough's call");
+        return 0;
+    }
+    if (argc >= 2 && strcmp(argv[1], "--threads") == 0) { /* the thread rows alone */
+        bench_print_heading();
+        print_thread_rows(thread_dispatched, thread_control, "call_fallthrough's call");
         return 0;
     }
     printf("dispatch.h bench (%s preset, %d runtime slots); ns/op: median (min-max) of %d runs (%d for "
@@ -553,9 +624,10 @@ int main(int argc, char **argv) {
     bench_print_heading();
     print_row("loop_baseline", "loop over rotating keysets, no work", measure(row_loop_baseline, N), "");
     print_row("highest_key", "keyset -> highest key", measure(row_highest_key, N), "loop_baseline");
-    print_row("table_index", "keyset -> table slot", measure(row_table_index, N), "loop_baseline");
-    print_row("keyset_to_kernel", "argument keyset -> kernel (TLS, mask, slot, load)", measure(row_keyset_to_kernel, N),
+    print_row("table_index", "keyset -> slot's entry, as the call path finds it", measure(row_table_index, N),
               "loop_baseline");
+    print_row("keyset_to_kernel", "argument keyset -> kernel (TLS, mask, slot, load; 4 backends)",
+              measure(row_keyset_to_kernel, N), "loop_baseline");
     print_row("direct_call", "direct call of the kernel (baseline)", measure(row_direct_call, N), "");
     fp = measure(row_fnptr_call, N);
     print_row("fnptr_call", "call through a function pointer, same shape", fp, "");
@@ -576,10 +648,14 @@ int main(int argc, char **argv) {
               "");
     print_row("lookup_100k", "name lookup rotating over 100,000 operators' names", prepared("lookup_100k", N / 5, REPS),
               "target 20 ns");
-    print_row("rotate_10", "call rotating over all 10 operators", prepared("rotate_10", N / 2, REPS), "call_fallthrough");
-    print_row("rotate_1k", "call rotating over all 1,000 operators", prepared("rotate_1k", N / 2, REPS), "call_fallthrough");
-    print_row("rotate_100k", "call rotating over all 100,000 operators", prepared("rotate_100k", N / 2, REPS),
+    print_row("rotate_10", "call rotating over 10 operators, shuffled", prepared("rotate_10", N / 2, REPS),
+              "call_fallthrough");
+    print_row("rotate_1k", "call rotating over 1,000 operators, shuffled", prepared("rotate_1k", N / 2, REPS),
+              "call_fallthrough");
+    print_row("rotate_100k", "call rotating over 100,000 operators, shuffled", prepared("rotate_100k", N / 2, REPS),
               "target 30 ns");
+    print_row("rotate_100k_seq", "call rotating over 100,000 operators, in order",
+              prepared("rotate_100k_seq", N / 2, REPS), "rotate_100k");
     print_row("def", "def (new operator, schema parsed)", prepared("def", 5000, 5), "target 6k instr");
     print_row("impl", "impl (one CPU kernel)", prepared("impl", 5000, 5), "target 3k instr");
     print_row("deregister", "deregister one impl handle", prepared("deregister", 5000, 5), "target 1.5k instr");
@@ -590,11 +666,13 @@ int main(int argc, char **argv) {
               median_of(sample_teardown, 5), "");
     print_row("destroy_1000x4", "destroy the registry of those 5,000 handles (ns/handle)", median_of(sample_destroy, 5),
               "teardown_1000x4");
-    r = once(memory_per_op(5000));
-    print_row("memory_per_op", "heap bytes per operator, def + CPU impl (alloc hooks)", r, "");
+    r = once(memory_per_op(5000, NULL));
+    print_row("memory_per_op", "heap bytes per operator, def + CPU impl (alloc hooks)", r, "target 3.0 KB");
+    r = once(memory_per_aten_op());
+    if (r.med >= 0)
+        print_row("memory_aten", "the same, aten's 3,199 schemas (average)", r, "target 3.5 KB");
     r = once((double)(sizeof(((dk_op_table *)0)->rows) + sizeof(((dk_op_table *)0)->entries)) / DK_NUM_RUNTIME_ENTRIES);
     print_row("memory_per_slot", "table bytes per runtime slot: entry + masks (struct size)", r, "");
-    print_row("two_threads", "throughput of 2 threads / 1 thread (x)", median_of(sample_two_threads, 5),
-              "2.0 is the target");
+    print_thread_rows(thread_dispatched, thread_control, "call_fallthrough's call");
     return 0;
 }

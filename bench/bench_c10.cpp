@@ -295,7 +295,8 @@ NOINLINE long row_boxed_fallback(long n) {
 struct Pool {
     long n = 0;
     torch::Library *def = nullptr, *impl = nullptr;
-    std::vector<Op1> ops;
+    std::vector<Op1> ops;      // in definition order
+    std::vector<Op1> shuffled; // the same, in bench.c's fixed random order
     std::vector<std::array<char, 16>> names;
     std::vector<std::optional<c10::RegistrationHandleRAII>> fallbacks; // the fallback rows' registrations
 };
@@ -307,6 +308,7 @@ static void drop_rate_state();
 static void drop_pool(Pool &p) {
     p.fallbacks.clear();
     p.ops.clear();
+    p.shuffled.clear();
     delete p.impl;
     delete p.def;
     p.impl = p.def = nullptr;
@@ -335,6 +337,14 @@ static Pool *get_pool(long n) {
             p.impl->impl(p.names[i].data(), TORCH_FN(k_cpu1));
             p.ops.push_back(c10::Dispatcher::singleton().findSchemaOrThrow(p.names[i].data(), "").typed<Sig1>());
         }
+        // bench.c's shuffled_copy: Fisher-Yates, xorshift64, the same seed
+        p.shuffled = p.ops;
+        uint64_t x = 0x9E3779B97F4A7C15u;
+        for (long i = n - 1; i > 0; i--) {
+            x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+            long j = (long)(x % (uint64_t)(i + 1));
+            std::swap(p.shuffled[(size_t)i], p.shuffled[(size_t)j]);
+        }
     }
     return &p;
 }
@@ -350,11 +360,12 @@ static long lookup_rotating(const Pool *p, long n) {
     }
     return s;
 }
-static long call_rotating(const Pool *p, long n) {
-    long i, j = 0, s = 0;
+// shuffled (rotate_*) or in definition order (rotate_100k_seq), as bench.c
+static long call_rotating(const std::vector<Op1> &ops, long n) {
+    long i, j = 0, s = 0, count = (long)ops.size();
     for (i = 0; i < n; i++) {
-        s += (long)(size_t)p->ops[j].call(cpu_full[i & (NT - 1)]).unsafeGetTensorImpl();
-        if (++j == p->n) j = 0;
+        s += (long)(size_t)ops[(size_t)j].call(cpu_full[i & (NT - 1)]).unsafeGetTensorImpl();
+        if (++j == count) j = 0;
     }
     return s;
 }
@@ -363,12 +374,14 @@ static void prepare_lookup_100k(long) { lookup_pool = get_pool(100000); }
 static void prepare_rotate_10(long) { rotate_pool = get_pool(10); }
 static void prepare_rotate_1k(long) { rotate_pool = get_pool(1000); }
 static void prepare_rotate_100k(long) { rotate_pool = get_pool(100000); }
+static void prepare_rotate_100k_seq(long) { rotate_pool = get_pool(100000); }
 extern "C" {
 NOINLINE long row_lookup_10k(long n) { return lookup_rotating(lookup_pool, n); }
 NOINLINE long row_lookup_100k(long n) { return lookup_rotating(lookup_pool, n); }
-NOINLINE long row_rotate_10(long n) { return call_rotating(rotate_pool, n); }
-NOINLINE long row_rotate_1k(long n) { return call_rotating(rotate_pool, n); }
-NOINLINE long row_rotate_100k(long n) { return call_rotating(rotate_pool, n); }
+NOINLINE long row_rotate_10(long n) { return call_rotating(rotate_pool->shuffled, n); }
+NOINLINE long row_rotate_1k(long n) { return call_rotating(rotate_pool->shuffled, n); }
+NOINLINE long row_rotate_100k(long n) { return call_rotating(rotate_pool->shuffled, n); }
+NOINLINE long row_rotate_100k_seq(long n) { return call_rotating(rotate_pool->ops, n); }
 }
 
 // registration rows: a fresh namespace per run, as bench.c's fresh registry
@@ -531,28 +544,18 @@ static double memory_per_op(long n) {
     return per_op;
 }
 
-struct thread_job { long n; const at::Tensor *t; double ns; };
-static void *thread_calls(void *arg) {
-    thread_job *j = (thread_job *)arg;
-    double a = now_ns();
-    long s = call_fallthrough_on(j->t, j->n);
-    SINK(s);
-    j->ns = now_ns() - a;
-    return NULL;
-}
-// two threads at once, each with its own tensors (shared ones would bounce refcounts)
-static double sample_two_threads(void) {
-    pthread_t th[2];
-    thread_job j[2];
-    double one, both = 0;
-    long n = 4000000;
-    j[0].n = n;
-    j[0].t = cpu_full;
-    thread_calls(&j[0]);
-    one = j[0].ns;
-    for (int k = 0; k < 2; k++) { j[k].n = n; j[k].t = k ? cpu_full2 : cpu_full; pthread_create(&th[k], NULL, thread_calls, &j[k]); }
-    for (int k = 0; k < 2; k++) { pthread_join(th[k], NULL); if (j[k].ns > both) both = j[k].ns; }
-    return (2.0 * n / both) / (n / one);
+// threads calling at once (measure.h's print_thread_rows), each thread with
+// its own tensors (shared ones would bounce their refcounts between cores):
+// call_fallthrough's call and its function-pointer control
+static long thread_dispatched(int t, long n) { return call_fallthrough_on(t ? cpu_full2 : cpu_full, n); }
+static long thread_control(int t, long n) {
+    const at::Tensor *ts = t ? cpu_full2 : cpu_full;
+    long i, s = 0;
+    for (i = 0; i < n; i++) {
+        const at::Tensor &a = ts[i & (NT - 1)];
+        s += (long)(size_t)fnptr(nullptr, a.key_set(), a).unsafeGetTensorImpl();
+    }
+    return s;
 }
 
 int main(int argc, char **argv) {
@@ -613,10 +616,14 @@ int main(int argc, char **argv) {
     keep_only(0);
     print_row("lookup_10k", "findSchema rotating over 10,000 names (+ aten's)", prepared("lookup_10k", N / 5, REPS), "");
     print_row("lookup_100k", "findSchema rotating over 100,000 names (+ aten's)", prepared("lookup_100k", N / 5, REPS), "");
-    print_row("rotate_10", "call rotating over all 10 operators", prepared("rotate_10", N / 2, REPS), "call_fallthrough");
-    print_row("rotate_1k", "call rotating over all 1,000 operators", prepared("rotate_1k", N / 2, REPS), "call_fallthrough");
-    print_row("rotate_100k", "call rotating over all 100,000 operators", prepared("rotate_100k", N / 2, REPS), "");
-    print_row("two_threads", "throughput of 2 threads / 1 thread (x)", median_of(sample_two_threads, 5), "2.0 is the target");
+    print_row("rotate_10", "call rotating over 10 operators, shuffled", prepared("rotate_10", N / 2, REPS),
+              "call_fallthrough");
+    print_row("rotate_1k", "call rotating over 1,000 operators, shuffled", prepared("rotate_1k", N / 2, REPS),
+              "call_fallthrough");
+    print_row("rotate_100k", "call rotating over 100,000 operators, shuffled", prepared("rotate_100k", N / 2, REPS), "");
+    print_row("rotate_100k_seq", "call rotating over 100,000 operators, in order",
+              prepared("rotate_100k_seq", N / 2, REPS), "rotate_100k");
+    print_thread_rows(thread_dispatched, thread_control, "call_fallthrough's call");
     fflush(stdout);
     _exit(0); // skip static destructors of libtorch (the objects above are leaked on purpose)
 }

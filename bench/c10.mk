@@ -2,7 +2,7 @@
 # by the top-level Makefile:
 #     make bench-c10      build and run both benches (+ icounts), compare
 #     make bench-chart    SVG bar chart of the comparison
-#     make bench-readme   README's Benchmarks table from that run
+#     make bench-readme   README's Benchmarks section from that run (or make bench's)
 #
 # dispatch.h's side is built with the PyTorch 1.13.1 preset
 # (-DDK_PRESET_TORCH_1_13_1: the key lists of the libtorch it is compared
@@ -35,21 +35,16 @@ $(BUILD)/bench_c10: bench/bench_c10.cpp bench/measure.h | libtorch
 $(BUILD)/bench-1.13.1: bench/bench.c bench/measure.h dispatch.h gen/sample_ops.h | $(BUILD)
 	$(CC) $(BENCH_CFLAGS) -DDK_PRESET_TORCH_1_13_1 $< -o $@ -lpthread
 
-bench-c10: $(BUILD)/bench-1.13.1 $(BUILD)/bench_c10 ## dispatch.h (1.13.1 preset) beside the real c10 dispatcher (libtorch 1.13.1): Markdown table, targets
+bench-c10: $(BUILD)/bench $(BUILD)/bench-1.13.1 $(BUILD)/bench_c10 ## dispatch.h (1.13.1 preset) beside the real c10 dispatcher (libtorch 1.13.1): Markdown table, every target, all from this run
 	@if [ "$(C10_ICOUNT)" != 0 ] && command -v valgrind >/dev/null 2>&1; then \
-	  echo "instructions/op under callgrind: $(BUILD)/bench-1.13.1"; \
-	  sh bench/icount.sh $(BUILD)/bench-1.13.1 $(BUILD)/icount-1.13.1 >/dev/null && \
+	  $(bench_counts) && \
 	  echo "instructions/op under callgrind: $(BUILD)/bench_c10 (several minutes: libtorch start-up)" && \
 	  sh bench/icount.sh $(BUILD)/bench_c10 $(BUILD)/icount-c10 >/dev/null; \
-	elif [ "$(C10_ICOUNT)" != 0 ]; then \
-	  echo "missing Debian package: valgrind (instructions/op left out)"; \
-	  rm -f $(BUILD)/icount-1.13.1/icount.txt $(BUILD)/icount-c10/icount.txt; fi
+	else [ "$(C10_ICOUNT)" = 0 ] || echo "missing Debian package: valgrind (instructions/op left out)"; \
+	  rm -rf $(BUILD)/icount $(BUILD)/icount-1.13.1 $(BUILD)/icount-c10 $(BUILD)/shape; fi
 	@sh bench/compare.sh $(BUILD)/bench-1.13.1 $(BUILD)/bench_c10 $(BUILD) \
 	  $(BUILD)/icount-1.13.1/icount.txt $(BUILD)/icount-c10/icount.txt
-	@echo
-	@sh bench/targets.sh -n $(BUILD)/bench.txt -i $(BUILD)/icount-1.13.1/icount.txt \
-	  -t "targets, dispatch.h with the PyTorch 1.13.1 preset (instructions: exact; ns: noisy medians of this run)"
-	@sh bench/targets.sh -m -n $(BUILD)/bench.txt -i $(BUILD)/icount-1.13.1/icount.txt > $(BUILD)/targets-c10run.md
+	@echo; sh bench/report.sh $(BUILD) "make bench-c10"
 
 $(BUILD)/compare.dat:
 	@$(MAKE) --no-print-directory bench-c10
@@ -60,5 +55,5 @@ bench-chart: $(BUILD)/compare.dat | c10-gnuplot ## SVG bar chart of bench-c10 (n
 	cp -f $(BUILD)/bench-chart.svg $(C10_DOCS_CHART)
 	@echo "wrote $(BUILD)/bench-chart.svg and $(C10_DOCS_CHART)"
 
-bench-readme: ## README's Benchmarks table and targets from the last bench-c10 (and bench-icount) run
+bench-readme: ## README's Benchmarks section from the last make bench or make bench-c10 run (one run: every table)
 	@sh bench/readme.sh $(C10_README) $(BUILD)

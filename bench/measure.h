@@ -3,7 +3,7 @@
    median (min-max) ns/op over REPS repetitions after a warm-up, and
    instructions/op from perf_event_open where the machine has counters.
    C99 and C++; include after <stdio.h>, <stdlib.h>, <string.h>, <time.h>,
-   <unistd.h> and (Linux) <linux/perf_event.h>, <sys/ioctl.h>, <sys/syscall.h>.
+   <unistd.h>, <pthread.h> and (Linux) <linux/perf_event.h>, <sys/ioctl.h>, <sys/syscall.h>.
    The includer defines SINK(x), and START_INSTRUMENTATION() with
    HAVE_START_INSTRUMENTATION (1 when it starts callgrind's instrumentation). */
 #ifndef DK_BENCH_MEASURE_H
@@ -93,7 +93,7 @@ static void print_row(const char *id, const char *what, result r, const char *vs
     X(fnptr_call) X(call_one_hop) X(site_fnptr) X(site_one_hop) X(call_fallthrough) X(call_two_args) \
     X(call_two_hops) X(redispatch) X(boxed_fallback) X(boxed_call)                                 \
     P(lookup_10k, 200000) P(lookup_100k, 200000)                                                   \
-    P(rotate_10, 200000) P(rotate_1k, 200000) P(rotate_100k, 200000)                               \
+    P(rotate_10, 200000) P(rotate_1k, 200000) P(rotate_100k, 200000) P(rotate_100k_seq, 200000)    \
     P(def, 1000) P(impl, 1000) P(deregister, 1000) P(fallback_1k, 4) P(fallback_10k, 4)
 typedef struct bench_row { const char *name; long (*fn)(long); void (*prepare)(long); long icount_n; } bench_row;
 #define BENCH_CALL_ENTRY(name) { #name, row_##name, NULL, 200000 },
@@ -150,6 +150,77 @@ static result median_of(double (*sample)(void), int reps) {
     r.max = t[reps - 1];
     r.instr = -1;
     return r;
+}
+
+/* Threads calling at once: ns per call per thread (the slowest thread's
+   wall time over its THREAD_CALLS calls) with 1 and with 2 threads started
+   together, for the dispatched call and for the same loop through a
+   function pointer (the control: what the machine gives two threads),
+   THREAD_ROUNDS rounds of the four, each round in the same moment. On a
+   shared machine the absolute numbers and even the two-thread slowdown
+   move with the load; the ratio of ratios, (dispatched 2 / 1) over
+   (control 2 / 1), is what the library adds: 1.0 when its per-thread cost
+   is as flat in the number of threads as a plain indirect call.
+   calls(t, n) and control(t, n) run n calls as thread t (0 or 1). */
+#define THREAD_CALLS 20000000L
+#define THREAD_ROUNDS 7
+typedef struct thread_job { long (*fn)(int, long); int t; long n; double ns; } thread_job;
+static void *thread_run(void *arg) {
+    thread_job *j = (thread_job *)arg;
+    double a = now_ns();
+    long s = j->fn(j->t, j->n);
+    SINK(s);
+    j->ns = now_ns() - a;
+    return NULL;
+}
+static double per_thread_ns(long (*fn)(int, long), int threads, long n) {
+    pthread_t th[2];
+    thread_job j[2];
+    double worst = 0;
+    int k;
+    for (k = 0; k < threads; k++) {
+        j[k].fn = fn;
+        j[k].t = k;
+        j[k].n = n;
+        if (pthread_create(&th[k], NULL, thread_run, &j[k]) != 0) { perror("pthread_create"); exit(1); }
+    }
+    for (k = 0; k < threads; k++) {
+        pthread_join(th[k], NULL);
+        if (j[k].ns > worst) worst = j[k].ns;
+    }
+    return worst / (double)n;
+}
+static result of_samples(double *v, int n) {
+    result r;
+    qsort(v, (size_t)n, sizeof v[0], cmp_double);
+    r.med = v[n / 2];
+    r.min = v[0];
+    r.max = v[n - 1];
+    r.instr = -1;
+    return r;
+}
+static void print_thread_rows(long (*calls)(int, long), long (*control)(int, long), const char *what) {
+    double d1[THREAD_ROUNDS], d2[THREAD_ROUNDS], f1[THREAD_ROUNDS], f2[THREAD_ROUNDS], rr[THREAD_ROUNDS];
+    char desc[96];
+    int r;
+    calls(0, THREAD_CALLS / 10); /* warm up */
+    control(0, THREAD_CALLS / 10);
+    for (r = 0; r < THREAD_ROUNDS; r++) {
+        d1[r] = per_thread_ns(calls, 1, THREAD_CALLS);
+        f1[r] = per_thread_ns(control, 1, THREAD_CALLS);
+        d2[r] = per_thread_ns(calls, 2, THREAD_CALLS);
+        f2[r] = per_thread_ns(control, 2, THREAD_CALLS);
+        rr[r] = (d2[r] / d1[r]) / (f2[r] / f1[r]);
+    }
+    snprintf(desc, sizeof desc, "%s, 1 thread (ns/call)", what);
+    print_row("threads_1", desc, of_samples(d1, THREAD_ROUNDS), "fnptr_threads_1");
+    snprintf(desc, sizeof desc, "%s, 2 threads at once (ns/call/thread)", what);
+    print_row("threads_2", desc, of_samples(d2, THREAD_ROUNDS), "threads_1");
+    print_row("fnptr_threads_1", "control: fn pointer loop, 1 thread (ns/call)", of_samples(f1, THREAD_ROUNDS), "");
+    print_row("fnptr_threads_2", "control: fn pointer loop, 2 threads (ns/call/thread)", of_samples(f2, THREAD_ROUNDS),
+              "fnptr_threads_1");
+    print_row("two_threads", "ratio of ratios: threads_2/threads_1 over the control's (x)",
+              of_samples(rr, THREAD_ROUNDS), "1.0 is flat");
 }
 
 /* --list: the row names and the iteration count bench/icount.sh runs each with. */

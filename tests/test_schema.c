@@ -821,6 +821,51 @@ static void test_allocation_failure(void **state) {
     }
 }
 
+/* A parsed schema's chunks are sized to what it holds: over aten's schemas,
+   the chunks (headers included) are at most 1.3x the bytes the schema uses,
+   1,600 bytes on average (chunks of 1 KB, then doubling, took 3,805); a
+   one-argument schema takes at most 512 bytes. */
+static size_t chunk_bytes(const dk_schema *s, size_t *used) {
+    const dk__sp_chunk *c;
+    size_t total = 0;
+    *used = 0;
+    for (c = (const dk__sp_chunk *)s->dk__memory; c; c = c->next) {
+        total += offsetof(dk__sp_chunk, data) + c->size * sizeof(dk__sp_align);
+        *used += c->used * sizeof(dk__sp_align);
+    }
+    return total;
+}
+static void test_arena_sized(void **state) {
+    FILE *f = fopen(g_vectors, "r");
+    static char line[1 << 16];
+    double total = 0, used = 0;
+    long n = 0;
+    size_t u, one;
+    dk_schema *s = NULL;
+    (void)state;
+    if (!f) fail_msg("cannot open %s", g_vectors);
+    while (fgets(line, sizeof line, f)) {
+        char *tab = strchr(line, '\t');
+        if (line[0] == '#' || !tab) continue;
+        *tab = '\0';
+        assert_int_equal(dk_schema_parse(line, &s), DK_OK);
+        total += (double)chunk_bytes(s, &u);
+        used += (double)u;
+        n++;
+        dk_schema_free(s);
+    }
+    fclose(f);
+    print_message("%ld schemas: %.0f bytes of chunks, %.0f used, per schema\n", n, total / n, used / n);
+    assert_true(n > 2500);
+    assert_true(total <= 1.3 * used);
+    assert_true(total / n <= 1600);
+    assert_int_equal(dk_schema_parse("m::op(Tensor a) -> Tensor", &s), DK_OK);
+    one = chunk_bytes(s, &u);
+    print_message("m::op(Tensor a) -> Tensor: %lu bytes of chunks, %lu used\n", (unsigned long)one, (unsigned long)u);
+    assert_true(one <= 512);
+    dk_schema_free(s);
+}
+
 /* Numbers read and print the same whatever the program's LC_NUMERIC is. */
 static void test_locale(void **state) {
     static const char *const names[] = { "de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "fr_FR.utf8", "de_DE", "fr_FR" };
@@ -866,6 +911,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_api),
         cmocka_unit_test(test_hostile_sizes),
         cmocka_unit_test(test_allocation_failure),
+        cmocka_unit_test(test_arena_sized),
         cmocka_unit_test(test_locale),
     };
     if (argc > 1) g_vectors = argv[1];
