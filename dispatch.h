@@ -85,6 +85,10 @@
                                 MSVC, x86/x64; mingw-w64 may set it to
                                 test that path). Same in every unit.
        DK_NO_TRACE              remove the trace-hook check from calls (per unit)
+       DK_NO_LINK_CHECK         a unit that includes the header for its types
+                                only (dlopen + dlsym): no reference to the
+                                implementation (per unit)
+       DK_NO_DLADDR             no dladdr: dk_library_unload refuses
        DK_EXPLAIN_MAX_ARGS      argument keysets a dk_explanation holds
                                 (default 16; its size).
                                 MUST be the same in every translation unit.
@@ -2307,6 +2311,20 @@ DK_API dk_status dk_library_blocks(dk_registry *r, unsigned long *run, unsigned 
    function and call dk_library_run() / dk_library_close() yourself. */
 DK_API dk_status dk__library_static(dk_library_kind kind, const char *ns, dk_key key, dk_library_block block,
                                     const char *file, int line, dk_library **slot, const char *signature);
+/* Unloading a plugin: closes every static block (DK_LIBRARY*) of the
+   default registry that the loaded object holding `address` ran (pass any
+   address inside the plugin: dlsym(handle, "a_symbol_of_it")), then waits
+   as dk_registry_synchronize until no thread can still run their kernels.
+   Call it before dlclose(handle): the blocks' destructors then find
+   nothing to close or wait for. Without it they wait inside dlclose, under
+   the dynamic loader's lock -- which deadlocks if a thread that must pass
+   a quiescent point (or leave a call) first needs that lock itself (a
+   kernel calling dlopen, dlsym or dladdr). DK_ERR_NOT_FOUND when no open
+   block belongs to that object; DK_ERR_BAD_ARGUMENT where the platform
+   cannot tell the object (no dladdr, no GetModuleHandleEx); DK_ERR_IN_CALL
+   from inside a call. Linking: dladdr is in libc from glibc 2.34 (older:
+   -ldl). */
+DK_API dk_status dk_library_unload(const void *address);
 /* A static block's destructor: closes its library and waits (as
    dk_registry_synchronize) for the threads that may still run its kernels;
    at process exit it does nothing (threads may still be calling). */
@@ -3177,9 +3195,12 @@ DK_API const dk_stack *dk_trace_stack(void);
    The fix: in exactly one .c file,
        #define DISPATCH_IMPLEMENTATION
        #include "dispatch.h"
-   or link the library built from it (make lib: libdispatch.a / .so). */
+   or link the library built from it (make lib: libdispatch.a / .so). A
+   program that only dlopens the library and takes its functions with
+   dlsym defines DK_NO_LINK_CHECK (it links nothing of dispatch.h). */
 DK_API void dk_no_file_defines_DISPATCH_IMPLEMENTATION_before_including_dispatch_h(void);
-#if (defined(__GNUC__) || defined(__clang__)) && !defined(DISPATCH_STATIC) && !defined(_WIN32) && !defined(__CYGWIN__)
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(DISPATCH_STATIC) && !defined(_WIN32) && \
+    !defined(__CYGWIN__) && !defined(DK_NO_LINK_CHECK)
 static void (*const dk__link_check)(void) __attribute__((used)) =
     dk_no_file_defines_DISPATCH_IMPLEMENTATION_before_including_dispatch_h;
 #endif
@@ -6113,6 +6134,82 @@ DK_API void dk__library_static_close(dk_library **slot) {
     if (!lib || DK__LOAD_ACQ(&dk__exiting)) return;
     r = lib->registry;
     if (dk_library_close(lib) == DK_OK && !dk__in_call()) dk_registry_synchronize(r);
+}
+
+/* The loaded object (its base address) holding p; NULL if not known. */
+#if defined(_WIN32)
+DK__PRIVATE const void *dk__object_of(const void *p) {
+    HMODULE m = NULL;
+    if (!GetModuleHandleExA(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
+                            (LPCSTR)p, &m))
+        return NULL;
+    return (const void *)m;
+}
+#elif (defined(__linux__) || defined(__unix__) || defined(__APPLE__)) && !defined(DK_NO_DLADDR)
+#include <dlfcn.h>
+#if defined(__USE_GNU) || defined(__APPLE__) || (!defined(__GLIBC__) && (defined(_GNU_SOURCE) || defined(_BSD_SOURCE)))
+/* dlfcn.h declared dladdr and Dl_info (glibc: _GNU_SOURCE; musl: by default) */
+typedef Dl_info dk__dl_info;
+#else   /* declared only with _GNU_SOURCE (glibc) or _BSD_SOURCE: the same layout */
+typedef struct { const char *dli_fname; void *dli_fbase; const char *dli_sname; void *dli_saddr; } dk__dl_info;
+extern int dladdr(const void *addr, dk__dl_info *info);
+#endif
+DK__PRIVATE const void *dk__object_of(const void *p) {
+    dk__dl_info info;
+    return dladdr(p, &info) && info.dli_fbase ? info.dli_fbase : NULL;
+}
+#else
+DK__PRIVATE const void *dk__object_of(const void *p) { (void)p; return NULL; }
+#endif
+
+DK_API dk_status dk_library_unload(const void *address) {
+    dk_registry *r;
+    dk_library *lib, *found[64];
+    const void *object;
+    int n, i, closed = 0, more;
+    if (!address) return dk__fail(DK_ERR_NULL, "library_unload: NULL address");
+    if (dk__in_call()) return dk__fail(DK_ERR_IN_CALL, "library_unload: called from inside a call or hook");
+    if (!(object = dk__object_of(address)))
+        return dk__fail(DK_ERR_BAD_ARGUMENT, "library_unload: cannot tell which loaded object holds %p (no dladdr "
+                                             "here, or not an address of a loaded object)", address);
+    if (!(r = dk_registry_default())) return dk__fail(DK_ERR_NO_MEMORY, "library_unload: no default registry");
+    if (dk__owns(r)) return dk__reentrant("library_unload");
+    /* The loader's lock is never taken under the registry's (a dlopen
+       running a block's constructor holds them in the other order):
+       candidates are listed under the lock, their objects found outside
+       it, and each is closed if it is still open. */
+    do {
+        more = 0;
+        n = 0;
+        dk__lock(r);
+        for (lib = r->libraries; lib; lib = lib->next)
+            if (lib->static_slot) {
+                if (n == (int)(sizeof found / sizeof found[0])) { more = 1; break; }
+                found[n++] = lib;
+            }
+        dk__unlock(r);
+        for (i = 0; i < n; i++) {
+            dk_library **slot = found[i]->static_slot;   /* in the block's object, mapped while it is open */
+            int open_here;
+            dk__lock(r);
+            for (lib = r->libraries; lib && lib != found[i]; lib = lib->next) {}
+            open_here = lib != NULL;
+            dk__unlock(r);
+            if (!open_here || dk__object_of(slot) != object) { found[i] = NULL; continue; }
+            dk__lock(r);
+            for (lib = r->libraries; lib && lib != found[i]; lib = lib->next) {}
+            if (lib) {
+                dk__library_close_locked(r, lib);
+                closed++;
+            }
+            dk__end_change(r);
+            dk__unlock(r);
+        }
+    } while (more && closed);
+    if (!closed)
+        return dk__fail(DK_ERR_NOT_FOUND, "library_unload: no open DK_LIBRARY block of the object holding %p "
+                                          "(already unloaded, or its blocks failed)", address);
+    return dk_registry_synchronize(r);
 }
 
 /* ---- lookup and introspection -------------------------------------------------------

@@ -4,6 +4,7 @@
    the call-epoch record, small enough for the static TLS glibc keeps for
    late-loaded objects. usage: load_lib path/to/libdispatch.so */
 #define _POSIX_C_SOURCE 200809L
+#define DK_NO_LINK_CHECK   /* the header for its types only: everything comes from dlsym */
 #include "dispatch.h"
 
 #include <dlfcn.h>

@@ -2,8 +2,11 @@
 #
 #   plugin-test   a plugin (DK_LIBRARY_IMPL block in a .so) loaded and
 #                 unloaded 1,000 times by host.c, in both reclamation modes,
-#                 plain and under ASan+UBSan; with DK_CALL_EPOCHS another
-#                 thread calls the plugin's kernel throughout. Then
+#                 plain and under ASan+UBSan, while another thread calls
+#                 the plugin's kernel throughout (and declares quiescent
+#                 points); unload_host.c unloads it with dk_library_unload
+#                 before dlclose while a kernel of another thread uses the
+#                 dynamic loader. Then
 #                 $(BUILD)/libdispatch.so (`make lib`: -fvisibility=hidden,
 #                 DK_SHARED exports) dlopen'ed from C and from Python's ctypes
 #                 (small static TLS).
@@ -29,6 +32,9 @@ plugin-test: $(BUILD)/libdispatch.so | $(BUILD) ## load and unload a plugin 1,00
 	     $(CC) $(PLUGIN_CFLAGS) $$flags -fPIC -shared $(PLUGIN_DIR)/plugin.c -o $(PLUGIN_OUT)/plugin-$$name.so && \
 	     ! nm -D --defined-only $(PLUGIN_OUT)/plugin-$$name.so | grep -q ' dk_' && \
 	     $(PLUGIN_OUT)/host-$$name $(PLUGIN_OUT)/plugin-$$name.so"; \
+	  run "plugin unloaded with dk_library_unload while a kernel uses the loader ($$name)" sh -c \
+	    "$(CC) $(PLUGIN_CFLAGS) $$flags -rdynamic $(PLUGIN_DIR)/unload_host.c -o $(PLUGIN_OUT)/unload-$$name -ldl -lpthread && \
+	     $(PLUGIN_OUT)/unload-$$name $(PLUGIN_OUT)/plugin-$$name.so"; \
 	done; \
 	run "the implementation as a shared object, dlopen'ed from C" sh -c \
 	  "$(CC) $(PLUGIN_CFLAGS) $(PLUGIN_DIR)/load_lib.c -o $(PLUGIN_OUT)/load_lib -ldl && \
