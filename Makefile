@@ -217,6 +217,19 @@ $(BUILD)/bench: bench/bench.c bench/measure.h dispatch.h gen/sample_ops.h | $(BU
 $(BUILD)/bench-epochs: bench/bench.c bench/measure.h dispatch.h gen/sample_ops.h | $(BUILD)
 	$(CC) $(BENCH_CFLAGS) -DDK_CALL_EPOCHS $< -o $@ -lpthread
 
+# registrations under churn, in each reclamation mode (bench/churn.c)
+$(BUILD)/churn: bench/churn.c dispatch.h | $(BUILD)
+	$(CC) $(BENCH_CFLAGS) $< -o $@ -lpthread
+$(BUILD)/churn-epochs: bench/churn.c dispatch.h | $(BUILD)
+	$(CC) $(BENCH_CFLAGS) -DDK_CALL_EPOCHS $< -o $@ -lpthread
+# the epochs writer's cost, and the slowdown of another thread under call
+# epochs over the same under the default mode (which issues no barrier: the
+# machine's own share), with their targets
+bench_churn = { $(BUILD)/churn 2>/dev/null; $(BUILD)/churn-epochs 2>/dev/null; } | tee $(BUILD)/churn.txt; \
+	awk '/^default:/ { d = $$(NF-5) + 0 } /^call epochs:/ { e = $$(NF-5) + 0; w = $$4 + 0 } \
+	  END { printf "  call epochs: writer %.2f us per impl+deregister (target <= 3: %s); another thread slowed %.2fx the default mode'"'"'s (target <= 1.2: %s)\n", \
+	        w, w <= 3 ? "met" : "NOT met", e / d, e / d <= 1.2 ? "met" : "NOT met" }' $(BUILD)/churn.txt
+
 # $(BUILD)/bench-1.13.1 (the PyTorch 1.13.1 preset) is built by bench/c10.mk's rule.
 # BENCH_ICOUNT=0: the timed rows only (no callgrind counts, no call-path shapes).
 BENCH_ICOUNT ?= 1
@@ -230,9 +243,10 @@ bench_counts = if [ "$(BENCH_ICOUNT)" != 0 ] && command -v valgrind >/dev/null 2
 	  sh bench/shape.sh $(BUILD)/shape "$(BENCH_CFLAGS)" $(CC) $(CLANG) >/dev/null; \
 	else [ "$(BENCH_ICOUNT)" = 0 ] || echo "missing Debian package: valgrind (instructions/op left out)"; \
 	  rm -rf $(BUILD)/icount $(BUILD)/icount-1.13.1 $(BUILD)/shape; fi
-bench: deps $(BUILD)/bench $(BUILD)/bench-epochs $(BUILD)/bench-1.13.1 ## every row beside its baseline, callgrind's counts, then every target met / not met, all from this run (minutes; BENCH_ICOUNT=0: a minute)
+bench: deps $(BUILD)/bench $(BUILD)/bench-epochs $(BUILD)/bench-1.13.1 $(BUILD)/churn $(BUILD)/churn-epochs ## every row beside its baseline, callgrind's counts, then every target met / not met, all from this run (minutes; BENCH_ICOUNT=0: a minute)
 	@$(BUILD)/bench | tee $(BUILD)/bench.txt
 	@$(BUILD)/bench-epochs --calls
+	@echo; echo "registrations under churn, each reclamation mode (bench/churn.c):"; $(bench_churn)
 	@: > $(BUILD)/bench_c10-none.txt
 	@echo; $(bench_counts)
 	@echo; sh bench/report.sh $(BUILD) "make bench"

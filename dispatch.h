@@ -4474,7 +4474,6 @@ DK__PRIVATE dk_status dk__reclaim(dk_registry *r, int wait, const char *what) {
         dk__lock(r);
     }
     dk__free_retired(r, dk__oldest_reader());
-    r->warned_retired = r->warned_retired && r->retired_bytes > 0;
     dk__unlock(r);
     return DK_OK;
 }
