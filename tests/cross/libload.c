@@ -9,6 +9,7 @@
 #if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
 #define _POSIX_C_SOURCE 200809L
 #endif
+#define DK_NO_LINK_CHECK   /* the header for its types only: the library is dlopen'ed */
 #include "dispatch.h"
 
 #include <stdio.h>

@@ -315,7 +315,8 @@ static void test_stress(void) {
 /* ---- thread exit: what a thread allocated (its message buffer, its call-epoch
    record) is released when it exits (pthread key destructor, FLS callback).
    Observable under DK_CALL_EPOCHS: threads run one after another reuse one
-   reader record instead of adding one each. */
+   reader record instead of adding one each; in the default mode, threads
+   that never declare a quiescent point get none. */
 #ifndef DK_SINGLE_THREADED
 static void short_thread(void) {
     plug_tensor a;
@@ -344,7 +345,7 @@ static void test_thread_exit(void) {
 #ifdef DK_CALL_EPOCHS
     CHECK(records == 2); /* the main thread's and the one each short thread reused */
 #else
-    CHECK(records == 0);
+    CHECK(records == 1); /* the main thread's (its reclaims made it take part); the short threads took none */
 #endif
     CHECK(wrong == 0);
     CHECK(dk_deregister(def) == DK_OK);
