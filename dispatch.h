@@ -3660,7 +3660,7 @@ DK__PRIVATE void dk__barrier_all(void) {
 #endif
 }
 static dk__reader *dk__readers;    /* every record ever attached; reused, freed at unload */
-static unsigned dk__next_thread_id;
+static uint64_t dk__next_thread_id;   /* 64-bit: every DK__FETCH_ADD is (Windows' Interlocked one) */
 
 /* Attaches the calling thread's record (reusing one a gone thread gave
    back); NULL when out of memory. */
@@ -3679,7 +3679,7 @@ DK__PRIVATE dk__reader *dk__reader_get(void) {
         head = DK__LOAD_RLX(&dk__readers);
         do rec->next = head; while (!DK__CAS(&dk__readers, &head, rec));
     }
-    rec->id = DK__FETCH_ADD(&dk__next_thread_id, 1);
+    rec->id = (unsigned)DK__FETCH_ADD(&dk__next_thread_id, (uint64_t)1);
     t->reader = rec;
     dk__rd.rec = rec;
     return rec;
