@@ -40,7 +40,7 @@
                      libraries, introspection (dumps, the HTML dispatch table)
        >>tls         thread-local include / exclude sets and guards; the C ABI
                      for foreign callers (dk_abi_*: real functions, plain types)
-       >>call        dk_dispatch, dk_lookup, DK_DECLARE_OP, typed registration
+       >>call        dk_dispatch_kernel, dk_redispatch_kernel, DK_DECLARE_OP, typed registration
                      (DK_IMPL_TYPED), boxed calls, the autograd-not-implemented
                      fallback, explain (per argument), trace
        >>schema      function schemas: parse, print, dispatch arguments
@@ -112,7 +112,7 @@
                       with the highest backend bit when it is per-backend, is the
                       key a call dispatches to.
    Runtime slot       every runtime key has one slot in an operator's dispatch
-                      table; dk_ks_table_index() maps a keyset to its slot with
+                      table; dk_ks_slot() maps a keyset to its slot with
                       two bit scans and one table load, never a loop.
 
    Everything about the key space is generated at compile time from the lists
@@ -126,8 +126,8 @@
        dk_registry_get_stats, dk_config_check, dk_config_signature
    Registering               dk_def, dk_def_at, dk_def_with (dk_def_options:
        adapters, tags, alias analysis), dk_def_with_adapters, dk_impl,
-       dk_impl_at, dk_fallback, dk_deregister, dk_add_listener,
-       dk_rename_backend; kernels: dk_unboxed, dk_boxed, dk_fallthrough,
+       dk_impl_at, dk_fallback, dk_deregister, dk_registry_add_listener,
+       dk_backend_rename; kernels: dk_unboxed, dk_boxed, dk_fallthrough,
        dk_kernel_named, DK_FN, typed: DK_KERNEL, DK_IMPL_TYPED,
        DK_KERNEL_TYPE_CHECK,
        dk_autograd_not_implemented
@@ -136,17 +136,17 @@
        dk_library_def_with, dk_library_impl, dk_library_impl_at,
        DK_LIBRARY_IMPL_TYPED, dk_library_fallback, dk_library_blocks
    Calling (>>call)          DK_DECLARE_OP / DK_DECLARE_OP_VOID (name_call,
-       name_redispatch, name_kernel), dk_dispatch, dk_lookup, dk_call_boxed,
-       dk_redispatch_boxed, dk_stack_dispatch_keyset, dk_call_slow,
-       dk_fail_call, dk_call_enter / dk_call_exit (DK_CALL_EPOCHS)
-   Boxed values (>>boxed)    dk_stack_init, dk_push, dk_pop, dk_peek,
+       name_redispatch, name_kernel), dk_dispatch_kernel, dk_redispatch_kernel, dk_call_boxed,
+       dk_redispatch_boxed, dk_stack_dispatch_keyset, dk_call_packed,
+       dk_call_fail, dk_call_enter / dk_call_exit (DK_CALL_EPOCHS)
+   Boxed values (>>boxed)    dk_stack_init, dk_stack_push, dk_stack_pop, dk_stack_peek,
        dk_none, dk_bool, dk_int, dk_double, dk_string, dk_tensor, dk_list,
        dk_ints, dk_doubles, dk_object, dk_stack_check, dk_stack_fill_defaults,
        dk_stack_push_default, dk_op_default, dk_op_argument_index,
        dk_op_set_adapters, dk_op_check_signature
-   Thread-local state (>>tls) dk_include_push, dk_exclude_push,
-       dk_force_push, dk_below_autograd_push, dk_below_inplace_view_push,
-       dk_skip_functionalize_push, dk_guard_pop, dk_tls_included,
+   Thread-local state (>>tls) dk_guard_include, dk_guard_exclude,
+       dk_guard_force, dk_guard_below_autograd, dk_guard_below_inplace_view,
+       dk_guard_skip_functionalize, dk_guard_pop, dk_tls_included,
        dk_tls_excluded, dk_tls_set_included, dk_tls_set_excluded,
        dk_tls_is_included, dk_tls_is_excluded, dk_tls_is_default
    Foreign callers (>>tls)   dk_abi_*: the registry, def / impl / fallback,
@@ -157,17 +157,17 @@
        DK_KS_FOREACH, to_string...), the named sets DK_KS_*
    Keys (>>keys, >>api)      dk_key_name, dk_key_parse, dk_backend_name,
        dk_backend_parse, dk_key_is_* , dk_key_functionality, dk_key_backend,
-       dk_key_runtime, dk_key_table_index, dk_key_offset_and_mask,
+       dk_key_runtime, dk_key_slot, dk_key_offset_and_mask,
        dk_slot_key, dk_alias_runtime_set, dk_key_in_alias,
        dk_backend_autograd_key, dk_backend_autocast_set,
        dk_autograd_backend_set, dk_tag_name, dk_tag_parse
-   Looking and debugging     dk_op_lookup, dk_op_find, dk_op_schema,
+   Looking and debugging     dk_op_lookup, dk_op_lookup_defined, dk_op_schema,
        dk_op_function_schema, dk_op_slot_kernel, dk_op_table_of,
        dk_op_table_entry, dk_op_table_nonfallthrough, dk_op_has_kernel_for_key,
        dk_op_has_computed_kernel_for_key, dk_op_has_tag,
        dk_op_alias_analysis, dk_op_dump_state, dk_op_dump_computed_table,
        dk_registry_each_op(_for_key), dk_registry_dump_html, dk_explain,
-       dk_explain_args, dk_explain_stack, dk_explain_to_string, dk_set_trace,
+       dk_explain_args, dk_explain_stack, dk_explain_to_string, dk_trace_set,
        dk_trace_stack
    Schemas (>>schema)        dk_schema_parse, dk_schema_parse_with,
        dk_schema_to_string, dk_schema_free, dk_type_kind_name,
@@ -392,7 +392,7 @@ extern "C" {
      DK_R_BACKEND          more rows of backend kernels (the BACKEND alias
                            covers them): Quantized, Sparse in PyTorch
      DK_R_AUTOGRAD         a layer above the backends that the AUTOGRAD_ALIAS
-                           alias covers and dk_below_autograd_push excludes;
+                           alias covers and dk_guard_below_autograd excludes;
                            the first such row starts DK_KS_AFTER_AUTOGRAD
      DK_R_AUTOGRAD_OTHER, DK_R_OTHER_BACKEND   one shared autograd key for
                            backends with OwnAutograd 0, and the rows it serves
@@ -404,7 +404,7 @@ extern "C" {
      PyTorch's own layers; a list without them loses only those keysets.
    Thread-local defaults come from the roles: with no DK_R_INCLUDED or
    DK_R_AUTOCAST row both sets are empty and every layer is off until a
-   keyset or a guard (dk_include_push, per thread) switches it on.
+   keyset or a guard (dk_guard_include, per thread) switches it on.
 
    Limits: Note [List limits] (>>enums), checked at compile time.
 
@@ -434,7 +434,7 @@ extern "C" {
    type) and DKGEN_TENSOR_KEYSET(h); boxed calls through the registry's
    tensor_keyset hook (dkgen_tensor_keyset from the same macros).
    Foreign callers reach the same through the dk_abi_* functions (>>tls).
-   dk_rename_backend renames only backends whose names begin with
+   dk_backend_rename renames only backends whose names begin with
    PrivateUse (c10's rule): name a placeholder backend PrivateUse1.
 
    Worked example (examples/docrender: docrender.c, compiled as C99 and
@@ -469,7 +469,7 @@ extern "C" {
     dk_fallback(r, DK_Logging, dk_boxed(logging, NULL), &h);
     poster.ks = dk_ks_add(dk_ks_from_key(DK_Raster), DK_Accessibility);
     doc_render_call(render_op, &poster, 40);   // AccessibleRaster, then Raster
-    g = dk_include_push(dk_ks_from_key(DK_Logging));   // this thread only
+    g = dk_guard_include(dk_ks_from_key(DK_Logging));   // this thread only
     ... dk_guard_pop(g);
 
    and a layer kernel goes below itself with
@@ -1127,10 +1127,10 @@ DK_INLINE size_t dk__slot_at(uint64_t repr, size_t b) {
     return dk__slot_by_bit_backend[dk__msb0(repr)][b];
 }
 DK_INLINE size_t dk__slot(uint64_t repr) { return dk__slot_at(repr, dk__backend_index(repr)); }
-DK_INLINE int dk_ks_table_index(dk_keyset a) { return (int)dk__slot(a.repr); }
+DK_INLINE int dk_ks_slot(dk_keyset a) { return (int)dk__slot(a.repr); }
 
 /* The slot of a key (c10 getDispatchTableIndexForDispatchKey). */
-DK_INLINE int dk_key_table_index(dk_key k) { return dk_ks_table_index(dk_ks_from_key(k)); }
+DK_INLINE int dk_key_slot(dk_key k) { return dk_ks_slot(dk_ks_from_key(k)); }
 
 /* Iteration in c10's order: functionality keys ascending, and for a
    per-backend functionality one runtime key per backend bit, ascending.
@@ -1681,7 +1681,7 @@ static int dk__tsan_fence_word DK__UNUSED;
    order (computeDispatchTableEntry): X(Set, Alias, Reason) gives the Set
    column's name, the private DK__ALIAS_<Alias> constant (code outside the
    header names keys as the lists do: DK_CompositeImplicitAutograd) and the
-   dk_reason a kernel
+   dk_source_detail a kernel
    found through the role has. Everything about roles is generated from it:
    the role numbers, their bits, the alias key of each role, the resolution
    loop (Note [Resolution]). */
@@ -1762,19 +1762,19 @@ DK_INLINE void dk_stack_init(dk_stack *s, dk_value *storage, size_t capacity) {
     s->values = storage; s->size = 0; s->capacity = capacity; s->unboxed_args = NULL;
 }
 /* Push returns 0 when the stack is full (nothing pushed). */
-DK_INLINE int dk_push(dk_stack *s, dk_value v) {
+DK_INLINE int dk_stack_push(dk_stack *s, dk_value v) {
     if (s->size >= s->capacity) return 0;
     s->values[s->size++] = v;
     return 1;
 }
-DK_INLINE dk_value dk_pop(dk_stack *s) {
+DK_INLINE dk_value dk_stack_pop(dk_stack *s) {
     dk_value none;
     if (s->size) return s->values[--s->size];
     none.tag = DK_VALUE_NONE; none.as.i = 0;
     return none;
 }
 /* The value `depth` below the top (0 = top). */
-DK_INLINE dk_value *dk_peek(dk_stack *s, size_t depth) { return depth < s->size ? &s->values[s->size - 1 - depth] : NULL; }
+DK_INLINE dk_value *dk_stack_peek(dk_stack *s, size_t depth) { return depth < s->size ? &s->values[s->size - 1 - depth] : NULL; }
 /* Every byte of a value is set: values are copied whole. */
 DK_INLINE dk_value dk__value(dk_value_tag tag) {
     dk_value v;
@@ -1923,7 +1923,7 @@ DK_INLINE dk_kernel_desc dk_kernel_named(dk_kernel_desc d, const char *name, con
 
 /* Why a slot holds its kernel: c10's words (computeDispatchTableEntryWithDebug)
    and the dk_source they belong to (see dk_explain). */
-#define DK_FORALL_REASONS(X)                                              \
+#define DK_FORALL_SOURCE_DETAILS(X)                                              \
     X(KERNEL,         "kernel",                  DK_SOURCE_KERNEL)          \
     X(NON_FUNCTIONAL, "default backend kernel",  DK_SOURCE_DEFAULT_BACKEND) \
     X(BACKEND,        "default backend kernel",  DK_SOURCE_DEFAULT_BACKEND) \
@@ -1934,8 +1934,8 @@ DK_INLINE dk_kernel_desc dk_kernel_named(dk_kernel_desc d, const char *name, con
     X(BATCHED,        "batched kernel",          DK_SOURCE_BATCHED)         \
     X(FALLBACK,       "backend fallback",        DK_SOURCE_FALLBACK)        \
     X(MISSING,        "missing",                 DK_SOURCE_MISSING)
-#define DK__REASON_ENUM(name, text, source) DK_REASON_##name,
-typedef enum dk_reason { DK_FORALL_REASONS(DK__REASON_ENUM) DK__REASON_END } dk_reason;
+#define DK__REASON_ENUM(name, text, source) DK_SOURCE_DETAIL_##name,
+typedef enum dk_source_detail { DK_FORALL_SOURCE_DETAILS(DK__REASON_ENUM) DK__REASON_END } dk_source_detail;
 #undef DK__REASON_ENUM
 
 /* One slot of an operator's table: the kernel record, and beside it the
@@ -1952,12 +1952,12 @@ typedef struct dk_table_entry {
    slot of the first per-backend functionality (Dense: CPU, CUDA, ...), in
    one aligned 32 bytes, so that a call ending at a backend kernel reads its
    mask and its kernel from one cache line. */
-typedef struct dk__backend_row {
+typedef struct dk_backend_row {
     uint64_t nonfallthrough;  /* keys whose slot is not a fallthrough, for c10 getBackendIndex() == b */
     dk_table_entry first;
     /* 32 bytes with 64- and 32-bit pointers: rows in aligned halves of cache lines */
     unsigned char unused[32 - sizeof(uint64_t) - sizeof(dk_table_entry)];
-} dk__backend_row;
+} dk_backend_row;
 
 /* Slots in the rows: the first per-backend functionality's, one per
    backend (none when the lists have no per-backend functionality). */
@@ -1975,7 +1975,7 @@ enum {
    (see THREADS in the manual). The slots live in two places (the backend
    rows and `entries`); dk_op_table_entry() finds a slot's entry. */
 typedef struct dk_op_table {
-    dk__backend_row rows[DK_NUM_BACKENDS];
+    dk_backend_row rows[DK_NUM_BACKENDS];
     /* every other slot, in slot order; a slot left to a boxed backend
        fallback holds the registry's missing record of that slot, which
        calls and dk_op_slot_kernel resolve (Note [Resolution]) */
@@ -1989,7 +1989,7 @@ typedef struct dk_op_table {
     const dk_op_adapters *adapters;   /* the def's boxing adapters, or NULL */
     const struct dk_schema *parsed;   /* the def's parsed schema (read-only), or NULL */
     const dk_value *defaults;         /* per argument: its default as a value (NONE tag if none) */
-    uint8_t reasons[DK_NUM_RUNTIME_ENTRIES];   /* dk_reason of each slot */
+    uint8_t reasons[DK_NUM_RUNTIME_ENTRIES];   /* dk_source_detail of each slot */
     uint64_t tags;                    /* the def's tags: bit DK_TAG_x (0 without a def) */
     dk_alias_analysis alias_analysis; /* the def's (FROM_SCHEMA without one) */
 } dk_op_table;
@@ -1999,13 +1999,13 @@ typedef struct dk_op_table {
    slot 0, so that their zero cells stand for slot 0). */
 #define DK__ENTRY_AT(s)                                                                                 \
     ((unsigned)(s) - (unsigned)DK__ROW_FIRST_SLOT < (unsigned)DK__ROW_SLOTS                               \
-         ? offsetof(dk_op_table, rows) + offsetof(dk__backend_row, first) +                              \
-               ((unsigned)(s) - (unsigned)DK__ROW_FIRST_SLOT) * sizeof(dk__backend_row)                   \
+         ? offsetof(dk_op_table, rows) + offsetof(dk_backend_row, first) +                              \
+               ((unsigned)(s) - (unsigned)DK__ROW_FIRST_SLOT) * sizeof(dk_backend_row)                   \
          : offsetof(dk_op_table, entries) +                                                               \
                ((unsigned)(s) - ((unsigned)(s) > (unsigned)DK__ROW_FIRST_SLOT ? (unsigned)DK__ROW_SLOTS : 0u)) * \
                    sizeof(dk_table_entry))
 #define DK__ENTRY_OFFSET(s) ((int16_t)((long)DK__ENTRY_AT(s) - (long)DK__ENTRY_AT(0)))
-DK_STATIC_ASSERT(sizeof(dk__backend_row) == 32, "a backend row is 32 bytes");
+DK_STATIC_ASSERT(sizeof(dk_backend_row) == 32, "a backend row is 32 bytes");
 DK_STATIC_ASSERT(sizeof(dk_op_table) < 32768, "entry offsets are signed 16-bit values");
 
 /* Entry offsets (DK__ENTRY_OFFSET) by backend index b and a keyset's
@@ -2061,7 +2061,7 @@ DK_INLINE const dk_op_table *dk_op_table_of(const dk_operator *op) { return DK__
    slot is read from the registry (Note [Resolution]). dk__deferred gives
    what such a record stands for now: the fallback, or k itself. */
 DK_API const dk_kernel *dk__deferred(const dk_operator *op, const dk_kernel *k);
-/* The kernel record a call would run at a slot (dk_ks_table_index). */
+/* The kernel record a call would run at a slot (dk_ks_slot). */
 DK_INLINE const dk_kernel *dk_op_slot_kernel(const dk_operator *op, int slot) {
     const dk_kernel *k = DK__ENTRY_KERNEL(dk_op_table_entry(dk_op_table_of(op), slot));
     return k->kind == DK_KERNEL_MISSING ? dk__deferred(op, k) : k;
@@ -2177,18 +2177,18 @@ typedef struct dk_registry_stats {
 DK_API void dk_registry_get_stats(dk_registry *r, dk_registry_stats *out);
 
 /* Names a PrivateUse backend component (c10's rename_privateuse1_backend):
-   after dk_rename_backend(r, DK_PrivateUse1Bit, "npu"), its keys print as
+   after dk_backend_rename(DK_PrivateUse1Bit, "npu"), its keys print as
    NPU, AutogradNPU, SparseNPU, ... (the name upper-cased, as c10 prints it
    in errors) and the component as NPUBit, everywhere: dk_key_name, keyset
    texts, errors, dumps, dk_explain. "npu", "NPU", "AutogradNPU", "NPUBit"
-   parse; the PrivateUse1 names still do. The name is process-wide (keys
-   are; r may be NULL and is not used), thread-safe and lock-free for
+   parse; the PrivateUse1 names still do. The name is process-wide (as
+   keys are: no registry), thread-safe and lock-free for
    readers, and set once: the same name again is DK_OK, another one
    DK_ERR_ALREADY_NAMED. DK_ERR_BAD_KEY for a component that is not a
    PrivateUse one, DK_ERR_BAD_NAME for a name that is not an identifier
    of 1 to 32 characters or that would make a name some key or component
    already has (renaming to "cpu" would make "CPU"). */
-DK_API dk_status dk_rename_backend(dk_registry *r, dk_backend b, const char *name);
+DK_API dk_status dk_backend_rename(dk_backend b, const char *name);
 
 /* What a def may say besides its schema (torch.library's
    def(schema, alias_analysis=..., tags=...)). Zero-initialise: no adapters,
@@ -2200,10 +2200,10 @@ typedef struct dk_def_options {
     size_t num_tags;
 } dk_def_options;
 
-/* def: an operator schema "ns::name.overload(args) -> returns", with
-   optional boxing adapters (gen/ passes its generated ones): they belong to
-   the def and go with it. dk_def_with takes the options above (NULL = none);
-   a bad tag or alias-analysis value is DK_ERR_BAD_ARGUMENT. */
+/* def: an operator schema "ns::name.overload(args) -> returns". dk_def_with
+   also takes the options above (NULL = none): boxing adapters (gen/ passes
+   its generated ones; they belong to the def and go with it), tags, alias
+   analysis; a bad tag or alias-analysis value is DK_ERR_BAD_ARGUMENT. */
 DK_API dk_status dk__def(dk_registry *r, const char *schema, const dk_op_adapters *adapters, const char *file,
                          int line, dk_registration **out, const char *signature);
 /* impl: a kernel for one key of an operator (runtime or alias key;
@@ -2221,8 +2221,6 @@ DK_API dk_status dk__impl(dk_registry *r, const char *op_name, dk_key key, dk_ke
 DK_API dk_status dk__fallback(dk_registry *r, dk_key key, dk_kernel_desc kernel,
                               const char *file, int line, dk_registration **out, const char *signature);
 #define dk_def(r, schema, out) dk__def((r), (schema), NULL, __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
-#define dk_def_with_adapters(r, schema, adapters, out) \
-    dk__def((r), (schema), (adapters), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
 DK_API dk_status dk__def_with(dk_registry *r, const char *schema, const dk_def_options *opts, const char *file,
                               int line, dk_registration **out, const char *signature);
 #define dk_def_with(r, schema, opts, out) \
@@ -2234,8 +2232,8 @@ DK_API dk_status dk__def_with(dk_registry *r, const char *schema, const dk_def_o
 /* The same with the site given: helpers that are themselves called from
    the registering code (gen/'s <op>_def and <op>_impl macros) pass their
    caller's __FILE__ and __LINE__. */
-#define dk_def_at(r, schema, adapters, file, line, out) \
-    dk__def((r), (schema), (adapters), (file), (line), (out), DK_CONFIG_SIGNATURE)
+#define dk_def_at(r, schema, opts, file, line, out) \
+    dk__def_with((r), (schema), (opts), (file), (line), (out), DK_CONFIG_SIGNATURE)
 #define dk_impl_at(r, op, key, kernel, file, line, out) \
     dk__impl((r), (op), (key), (kernel), (file), (line), (out), DK_CONFIG_SIGNATURE)
 /* Removes exactly what the handle registered; the handle is freed with the
@@ -2248,7 +2246,7 @@ DK_API dk_status dk_deregister(dk_registration *h);
 /* Listeners: told when an operator gets its def and when its last def goes.
    Adding one replays on_registered for every defined operator. */
 typedef void (*dk_op_listener)(const dk_operator *op, void *user_data);
-DK_API dk_status dk_add_listener(dk_registry *r, dk_op_listener on_registered, dk_op_listener on_deregistered,
+DK_API dk_status dk_registry_add_listener(dk_registry *r, dk_op_listener on_registered, dk_op_listener on_deregistered,
                                  void *user_data, dk_registration **out);
 
 /* Library blocks, as torch/library.h: DEF (one per namespace), FRAGMENT,
@@ -2334,7 +2332,7 @@ DK_API void dk__library_static_close(dk_library **slot);
 /* The operator named "ns::name[.overload]" if it has a def or a kernel, else NULL. Lock-free. */
 DK_API dk_operator *dk_op_lookup(dk_registry *r, const char *name);
 /* As dk_op_lookup, but the operator must be defined (c10 findSchemaOrThrow). */
-DK_API dk_status dk_op_find(dk_registry *r, const char *name, dk_operator **out);
+DK_API dk_status dk_op_lookup_defined(dk_registry *r, const char *name, dk_operator **out);
 /* A kernel registered directly at key k (c10 hasKernelForDispatchKey). */
 DK_API int dk_op_has_kernel_for_key(const dk_operator *op, dk_key k);
 /* The slot of runtime key k holds a kernel (fallthrough included). */
@@ -2414,7 +2412,7 @@ DK_API void dk_registry_each_op_for_key(dk_registry *r, dk_key k, int (*fn)(dk_o
 typedef struct dk_tls_state { uint64_t included, keep, excluded, included_row; } dk_tls_state;
 #define DK__TLS_DEFAULTS { DK__R_DEFAULT_INCLUDED, DK__R_BACKENDS | ~DK__R_DEFAULT_EXCLUDED, DK__R_DEFAULT_EXCLUDED, 0 }
 DK_STATIC_ASSERT((DK__R_DEFAULT_INCLUDED & DK__R_BACKENDS) == 0, "included by default: functionality keys only (row 0)");
-/* Trace hook: called for every call and redispatch while set (see dk_set_trace). */
+/* Trace hook: called for every call and redispatch while set (see dk_trace_set). */
 typedef void (*dk_trace_fn)(const dk_operator *op, dk_keyset ks, dk_key key, int is_redispatch, void *user_data);
 
 /* A thread's record in the list writers scan (Note [Reclamation]): under
@@ -2450,7 +2448,7 @@ DK_INLINE dk_keyset dk_tls_included(void) { return dk_ks_raw(dk__tls.included); 
 DK_INLINE dk_keyset dk_tls_excluded(void) { return dk_ks_raw(dk__tls.excluded); }
 DK_INLINE void dk_tls_set_included(dk_keyset ks) {
     dk__tls.included = ks.repr;
-    dk__tls.included_row = dk__msb((ks.repr & DK__R_BACKENDS) | 1) * sizeof(dk__backend_row);
+    dk__tls.included_row = dk__msb((ks.repr & DK__R_BACKENDS) | 1) * sizeof(dk_backend_row);
 }
 DK_INLINE void dk_tls_set_excluded(dk_keyset ks) {
     dk__tls.excluded = ks.repr;
@@ -2477,9 +2475,9 @@ DK_INLINE int dk_tls_is_excluded(dk_key k) { return dk_ks_has(dk_tls_excluded(),
      change the state in between: dk_tls_set_included / _excluded are not
      guards, and pops do not undo them.
    - Properly nested (each pop undoes the most recent live push), every step
-     is c10's: dk_include_push adds only the keys not yet included and its
+     is c10's: dk_guard_include adds only the keys not yet included and its
      pop removes only those (a key that was already included stays
-     included); dk_exclude_push likewise for the excluded set; dk_force_push
+     included); dk_guard_exclude likewise for the excluded set; dk_guard_force
      replaces both sets and its pop restores the ones it replaced. (Backend
      bits count as any other bit: see "Differences from c10" in README.)
    - Out of order, the state between pops is not c10's (c10's guards leave
@@ -2498,10 +2496,10 @@ DK_INLINE dk_guard dk__guard(uint64_t included_delta, uint64_t excluded_delta) {
     return g;
 }
 /* c10 IncludeDispatchKeyGuard / ExcludeDispatchKeyGuard. */
-DK_INLINE dk_guard dk_include_push(dk_keyset ks) { return dk__guard(ks.repr & ~dk_tls_included().repr, 0); }
-DK_INLINE dk_guard dk_exclude_push(dk_keyset ks) { return dk__guard(0, ks.repr & ~dk_tls_excluded().repr); }
+DK_INLINE dk_guard dk_guard_include(dk_keyset ks) { return dk__guard(ks.repr & ~dk_tls_included().repr, 0); }
+DK_INLINE dk_guard dk_guard_exclude(dk_keyset ks) { return dk__guard(0, ks.repr & ~dk_tls_excluded().repr); }
 /* c10 ForceDispatchKeyGuard: replaces the whole state until popped. */
-DK_INLINE dk_guard dk_force_push(dk_keyset included, dk_keyset excluded) {
+DK_INLINE dk_guard dk_guard_force(dk_keyset included, dk_keyset excluded) {
     return dk__guard(included.repr ^ dk_tls_included().repr, excluded.repr ^ dk_tls_excluded().repr);
 }
 DK_INLINE void dk_guard_pop(dk_guard g) {
@@ -2510,10 +2508,10 @@ DK_INLINE void dk_guard_pop(dk_guard g) {
 }
 /* c10 at::AutoDispatchBelowAutograd, AutoDispatchBelowADInplaceOrView,
    AutoDispatchSkipFunctionalize. */
-DK_INLINE dk_guard dk_below_autograd_push(void) { return dk_exclude_push(DK_KS_AUTOGRAD); }
-DK_INLINE dk_guard dk_below_inplace_view_push(void) { return dk_exclude_push(DK_KS_AUTOGRAD_WITH_INPLACE_VIEW); }
-DK_INLINE dk_guard dk_skip_functionalize_push(void) {
-    return dk_exclude_push(dk_ks_from_key((dk_key)DK__KEY_FUNCTIONALIZE));
+DK_INLINE dk_guard dk_guard_below_autograd(void) { return dk_guard_exclude(DK_KS_AUTOGRAD); }
+DK_INLINE dk_guard dk_guard_below_inplace_view(void) { return dk_guard_exclude(DK_KS_AUTOGRAD_WITH_INPLACE_VIEW); }
+DK_INLINE dk_guard dk_guard_skip_functionalize(void) {
+    return dk_guard_exclude(dk_ks_from_key((dk_key)DK__KEY_FUNCTIONALIZE));
 }
 
 
@@ -2614,9 +2612,9 @@ DK_API void dk_abi_guard_pop(const dk_guard *g);
 /* >>call ---------------------------------------------------------------------
 
    A kernel is  R fn(const dk_kernel *kernel, dk_keyset ks, args...).
-   dk_dispatch() computes c10's dispatch keyset
+   dk_dispatch_kernel() computes c10's dispatch keyset
        ((args | tls.included) - tls.excluded) & nonfallthrough[backend index]
-   and returns the kernel record of its slot; dk_lookup() is redispatch's:
+   and returns the kernel record of its slot; dk_redispatch_kernel() is redispatch's:
    the slot of ks as given, no TLS, no mask. A record whose fn is NULL (boxed
    kernel, backend fallback, fallthrough, ambiguity, missing) goes through
    dk__call_slow. DK_DECLARE_OP generates typed call / redispatch functions
@@ -2633,7 +2631,7 @@ DK_API void dk__trace(const dk_operator *op, dk_keyset ks, int is_redispatch);
 DK_API void dk__reader_attach(void);
 
 /* Brackets of a call under DK_CALL_EPOCHS (the typed calls and boxed calls
-   use them; a program that calls dk_dispatch / dk_lookup and then the
+   use them; a program that calls dk_dispatch_kernel / dk_redispatch_kernel and then the
    kernel itself brackets both): while any thread is inside, memory it may
    read is not freed and deregistration waits for it. Nest freely. Without
    DK_CALL_EPOCHS they compile to nothing. */
@@ -2656,7 +2654,7 @@ DK_INLINE void dk_call_exit(void) {
 #endif
 }
 
-/* c10's dispatch keyset, written once (dk_dispatch, dk_explain): the
+/* c10's dispatch keyset, written once (dk_dispatch_kernel, dk_explain): the
    arguments with the thread's included keys, minus its excluded ones
    (backend bits are never excluded), ... */
 DK_INLINE uint64_t dk__call_keyset_after_tls(uint64_t args) { return (args | dk__tls.included) & dk__tls.keep; }
@@ -2679,7 +2677,7 @@ DK_INLINE uint64_t dk__call_keyset_masked(const dk_op_table *tab, uint64_t args,
    one shift serves the mask and the slot (a plain [b][bit] index would
    cost the call a second shift). */
 DK_INLINE size_t dk__row(size_t b) {
-    size_t row = b * sizeof(dk__backend_row);
+    size_t row = b * sizeof(dk_backend_row);
     DK__OPAQUE(row); /* or gcc computes b * 64 for the cell apart: one instruction more */
     return row;
 }
@@ -2754,13 +2752,13 @@ DK_INLINE dk__entry_ref dk__dispatch(const dk_operator *op, dk_keyset args, dk_k
 #elif defined(DK__TSAN)
 #define DK__TRACING() (DK__LOAD_RLX(&dk__trace_hook) != NULL)
 #else
-/* A plain read of one aligned pointer that dk_set_trace stores atomically:
+/* A plain read of one aligned pointer that dk_trace_set stores atomically:
    the compiler folds it into a compare with memory (one instruction less at
    a call site than the atomic load, which it never folds). */
 #define DK__TRACING() (dk__trace_hook != NULL)
 #endif
 /* The fn a typed call runs directly: the entry's fn, or NULL (the slow
-   path) when it has none or while a trace hook is set (dk_set_trace clears
+   path) when it has none or while a trace hook is set (dk_trace_set clears
    dk__fn_mask): one and with memory and one branch at a call site. */
 #if defined(DK_NO_TRACE)
 #define DK__DIRECT_FN(fn) (fn)
@@ -2771,13 +2769,13 @@ DK_INLINE dk__entry_ref dk__dispatch(const dk_operator *op, dk_keyset args, dk_k
 #endif
 
 /* The public primitives: as above, and they report to the trace hook. */
-DK_INLINE const dk_kernel *dk_lookup(const dk_operator *op, dk_keyset ks) {
+DK_INLINE const dk_kernel *dk_redispatch_kernel(const dk_operator *op, dk_keyset ks) {
     const dk_kernel *k;
     if (DK__UNLIKELY(DK__TRACING())) dk__trace(op, ks, 1);
     k = dk__entry_kernel(dk__lookup(op, ks));
     return DK__UNLIKELY(k->kind == DK_KERNEL_MISSING) ? dk__deferred(op, k) : k;
 }
-DK_INLINE const dk_kernel *dk_dispatch(const dk_operator *op, dk_keyset args, dk_keyset *out_ks) {
+DK_INLINE const dk_kernel *dk_dispatch_kernel(const dk_operator *op, dk_keyset args, dk_keyset *out_ks) {
     const dk_kernel *k = dk__entry_kernel(dk__dispatch(op, args, out_ks));
     if (DK__UNLIKELY(DK__TRACING())) dk__trace(op, *out_ks, 0);
     return DK__UNLIKELY(k->kind == DK_KERNEL_MISSING) ? dk__deferred(op, k) : k;
@@ -2793,7 +2791,7 @@ DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks
    through the operator's adapters, or handed to a boxed kernel as
    stack->unboxed_args); a failed call is reported (ks standing for the
    arguments' keyset in the message) and *result zero-filled. */
-DK_INLINE void dk_call_slow(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args, void *result,
+DK_INLINE void dk_call_packed(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args, void *result,
                             size_t result_size) {
     dk__call_slow(op, ks, ks, k, args, result, result_size);
 }
@@ -2822,7 +2820,7 @@ DK_INLINE void dk_call_slow(const dk_operator *op, dk_keyset ks, const dk_kernel
                               Tuple, Union, Any, QScheme...)
    The dispatch
    keyset comes from the schema's dispatch arguments through the registry's
-   tensor_keyset hook, then TLS and masks as dk_dispatch. An unboxed kernel
+   tensor_keyset hook, then TLS and masks as dk_dispatch_kernel. An unboxed kernel
    is reached through the def's adapters. dk_redispatch_boxed checks the top
    num_arguments values the same way and fills nothing. A NULL operator or
    stack: DK_ERR_NULL in dk_last_call_status(), nothing runs. An operator
@@ -2926,16 +2924,17 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
 #define DK__SLOW_PATH DK__NOINLINE
 #endif
 
-/* Each operator gets: _invoke, which calls an unboxed kernel directly
-   unless tracing is on, and otherwise tail-calls _slow (so a call site
-   needs no stack frame of its own; _slow takes the kernel's first two
-   arguments, so both calls find them in the same registers); _slow, out of
-   line, which reports to the trace hook, then calls the record's fn or, for
-   a record without one (boxed
-   kernel, fallback, fallthrough, ambiguity, missing), packs the arguments
-   for dk__call_slow; and the entries _call and _redispatch. */
+/* Each operator gets helpers named dk__<name>_..., out of the way of any
+   kernel's name: _invoke, which calls an unboxed kernel directly unless
+   tracing is on, and otherwise tail-calls _slow (so a call site needs no
+   stack frame of its own; _slow takes the kernel's first two arguments, so
+   both calls find them in the same registers); _slow, out of line, which
+   reports to the trace hook, then calls the record's fn or, for a record
+   without one (boxed kernel, fallback, fallthrough, ambiguity, missing),
+   packs the arguments for dk__call_slow; _dispatch_invoke, a call's
+   dispatch step; and the entries <name>_call and <name>_redispatch. */
 #define DK__DECLARE_OP_BODY(name, R, ret, keyset_expr, result_ptr, result_size, ...)                      \
-    static DK__SLOW_PATH DK__UNUSED R name##_slow(const dk_kernel *dk__k, dk_keyset dk__ks,                  \
+    static DK__SLOW_PATH DK__UNUSED R dk__##name##_slow(const dk_kernel *dk__k, dk_keyset dk__ks,                  \
                                                  const dk_operator *dk__o, int dk__re                         \
                                                  DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {                        \
         name##_args dk__a;                                                                                    \
@@ -2947,7 +2946,7 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
         dk__call_slow(dk__o, (keyset_expr), dk__ks, dk__k, &dk__a, result_ptr, result_size);                 \
         DK__OP_RESULT_##ret                                                                                   \
     }                                                                                                         \
-    DK_INLINE DK__UNUSED R name##_invoke(const dk_operator *dk__o, dk_keyset dk__ks, dk__entry_ref dk__e,     \
+    DK_INLINE DK__UNUSED R dk__##name##_invoke(const dk_operator *dk__o, dk_keyset dk__ks, dk__entry_ref dk__e,     \
                                          int dk__re DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {                     \
         const dk_kernel *dk__k;                                                                               \
         dk_fn dk__raw;                                                                                        \
@@ -2956,13 +2955,25 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
         dk__f = (name##_fn)DK__DIRECT_FN(dk__raw);                                                            \
         if (DK__LIKELY(dk__f != NULL))                                                                        \
             DK__OP_TAIL_##ret(R, dk__f(dk__k, dk__ks DK__MAP(DK__OP_ARG, __VA_ARGS__)))                       \
-        DK__OP_TAIL_##ret(R, name##_slow(dk__k, dk__ks, dk__o, dk__re DK__MAP(DK__OP_ARG, __VA_ARGS__)))       \
+        DK__OP_TAIL_##ret(R, dk__##name##_slow(dk__k, dk__ks, dk__o, dk__re DK__MAP(DK__OP_ARG, __VA_ARGS__)))       \
     }                                                                                                         \
     DK__DECLARE_OP_ENTRIES(name, R, ret, keyset_expr, __VA_ARGS__)
 
 #define DK__OP_RESULT_return return dk__a.result;
 #define DK__OP_RESULT_void
 
+/* DK_DECLARE_OP(name, R, keyset_expr, (T1, a1), (T2, a2), ...) declares a
+   typed operator of up to 12 arguments; keyset_expr computes the
+   arguments' keyset from a1, a2, ... It defines, in the user's namespace:
+       name_fn          the kernel's type: R (*)(const dk_kernel *, dk_keyset, T1, T2, ...)
+       name_kernel      dk_kernel_desc name_kernel(name_fn, void *user_data, const char *fn_name)
+       name_args        the argument pack { T1 a1; T2 a2; ...; R result; } a
+                        boxed kernel gets as stack->unboxed_args
+       name_call        R name_call(const dk_operator *, T1, T2, ...): dispatch and call
+       name_redispatch  R name_redispatch(const dk_operator *, dk_keyset ks, T1, ...):
+                        call the kernel of ks as given (no TLS, no mask)
+   and the helpers dk__name_invoke, dk__name_slow, dk__name_dispatch_invoke.
+   DK_DECLARE_OP_VOID(name, keyset_expr, ...) is the same for void. */
 #define DK_DECLARE_OP(name, R, keyset_expr, ...)                                                     \
     DK__DECLARE_OP_COMMON(name, R, __VA_ARGS__)                                                      \
     typedef struct name##_args { DK__MAP(DK__OP_FIELD, __VA_ARGS__) R result; } name##_args;         \
@@ -2985,17 +2996,17 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
 #define DK__OP_BODY_void DK__OP_TAIL_void
 #endif
 #define DK__DECLARE_OP_ENTRIES(name, R, ret, keyset_expr, ...)                                       \
-    DK_INLINE DK__UNUSED R name##_dispatch_invoke(const dk_operator *dk__o DK__MAP(DK__OP_PARAM, __VA_ARGS__)) { \
+    DK_INLINE DK__UNUSED R dk__##name##_dispatch_invoke(const dk_operator *dk__o DK__MAP(DK__OP_PARAM, __VA_ARGS__)) { \
         dk_keyset dk__ks;                                                                            \
         dk__entry_ref dk__e = dk__dispatch(dk__o, (keyset_expr), &dk__ks);                          \
-        DK__OP_TAIL_##ret(R, name##_invoke(dk__o, dk__ks, dk__e, 0 DK__MAP(DK__OP_ARG, __VA_ARGS__))) \
+        DK__OP_TAIL_##ret(R, dk__##name##_invoke(dk__o, dk__ks, dk__e, 0 DK__MAP(DK__OP_ARG, __VA_ARGS__))) \
     }                                                                                                \
     DK_INLINE DK__UNUSED R name##_call(const dk_operator *dk__o DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {          \
-        DK__OP_BODY_##ret(R, name##_dispatch_invoke(dk__o DK__MAP(DK__OP_ARG, __VA_ARGS__)))       \
+        DK__OP_BODY_##ret(R, dk__##name##_dispatch_invoke(dk__o DK__MAP(DK__OP_ARG, __VA_ARGS__)))       \
     }                                                                                                \
     DK_INLINE DK__UNUSED R name##_redispatch(const dk_operator *dk__o, dk_keyset dk__ks                        \
                                   DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {                              \
-        DK__OP_BODY_##ret(R, name##_invoke(dk__o, dk__ks, dk__lookup(dk__o, dk__ks), 1             \
+        DK__OP_BODY_##ret(R, dk__##name##_invoke(dk__o, dk__ks, dk__lookup(dk__o, dk__ks), 1             \
                                             DK__MAP(DK__OP_ARG, __VA_ARGS__)))                       \
     }
 
@@ -3070,7 +3081,7 @@ DK_API dk_status dk_last_call_status(void);
    dk_last_error(). Nothing unwinds: the kernel then returns (a zero result,
    say). op may be NULL for a kernel registered with dk_impl (found from
    the kernel); a backend fallback passes the op it received. */
-DK_API void dk_fail_call(const dk_operator *op, const dk_kernel *kernel, dk_keyset ks, dk_status status,
+DK_API void dk_call_fail(const dk_operator *op, const dk_kernel *kernel, dk_keyset ks, dk_status status,
                          const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
     __attribute__((format(printf, 5, 6)))
@@ -3161,12 +3172,12 @@ DK_API dk_status dk_explain_stack(const dk_operator *op, const dk_stack *stack, 
    read (it may have been removed since); NULL op or e gives "". */
 DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, char *buf, size_t size);
 /* Trace every call and redispatch (process-wide); NULL turns it off. */
-DK_API void dk_set_trace(dk_trace_fn fn, void *user_data);
+DK_API void dk_trace_set(dk_trace_fn fn, void *user_data);
 /* Inside a trace hook: the stack of the boxed call or boxed redispatch being
    traced on this thread (NULL for a typed call, whose arguments the hook
    cannot see): dk_explain_stack(op, dk_trace_stack(), &e) then gives each
    dispatch argument's keyset. Boxed calls record their stack only while a
-   hook is set, so a call racing dk_set_trace may show NULL here. */
+   hook is set, so a call racing dk_trace_set may show NULL here. */
 DK_API const dk_stack *dk_trace_stack(void);
 
 /* A program whose files all include dispatch.h without one of them defining
@@ -3757,7 +3768,7 @@ DK__PRIVATE void dk__grace_wait(uint64_t g) {
 static unsigned dk__trace_seq;
 static void *dk__trace_user_data;
 
-DK_API void dk_set_trace(dk_trace_fn fn, void *user_data) {
+DK_API void dk_trace_set(dk_trace_fn fn, void *user_data) {
     unsigned s;
     dk__mutex_lock(&dk__global_lock);
     s = DK__LOAD_RLX(&dk__trace_seq);
@@ -3831,7 +3842,7 @@ static const char *const dk__backend_names[DK_NUM_BACKENDS + 1] = {
 };
 #undef DK__BC_NAME
 
-/* Note [Backend names]. dk_rename_backend gives a PrivateUse backend a
+/* Note [Backend names]. dk_backend_rename gives a PrivateUse backend a
    name, process-wide: key values are process-wide and dk_key_name,
    dk_key_parse and keyset printing take no registry. A name is one
    immutable record, built under dk__global_lock and published with one
@@ -3923,7 +3934,7 @@ DK_API dk_status dk_backend_parse(const char *name, dk_backend *out) {
     return DK_OK;
 }
 
-/* ---- dk_rename_backend (Note [Backend names]) ---- */
+/* ---- dk_backend_rename (Note [Backend names]) ---- */
 
 /* A name that is already a key's or a backend component's, or -1. */
 DK__PRIVATE int dk__name_taken(const char *name) { return dk__key_lookup(name) >= 0 || dk__backend_lookup(name) >= 0; }
@@ -3971,11 +3982,10 @@ DK__PRIVATE dk_status dk__rename_check(dk_backend b, const char *name, const dk_
     return DK_OK;
 }
 
-DK_API dk_status dk_rename_backend(dk_registry *r, dk_backend b, const char *name) {
+DK_API dk_status dk_backend_rename(dk_backend b, const char *name) {
     const dk__backend_alias *cur;
     dk__backend_alias *a;
     dk_status s = DK_OK;
-    (void)r; /* names are process-wide (Note [Backend names]) */
     if (!name) return dk__fail(DK_ERR_NULL, "rename_backend: NULL name");
     if ((unsigned)b - 1u >= (unsigned)DK_NUM_BACKENDS || strncmp(dk__backend_names[b], "PrivateUse", 10) != 0)
         return dk__fail(DK_ERR_BAD_KEY, "rename_backend(%d, \"%s\"): only a PrivateUse backend component can be "
@@ -4299,7 +4309,7 @@ DK__PRIVATE void *dk__alloc(dk_registry *r, size_t n) { return dk__alloc_aligned
 /* An operator table, 32-byte aligned: each backend row in one half of a
    cache line (a call reads a row's mask and entry from one line). */
 DK__PRIVATE dk_op_table *dk__alloc_table(dk_registry *r) {
-    return (dk_op_table *)dk__alloc_aligned(r, sizeof(dk_op_table), sizeof(dk__backend_row));
+    return (dk_op_table *)dk__alloc_aligned(r, sizeof(dk_op_table), sizeof(dk_backend_row));
 }
 DK__PRIVATE void dk__free_block(dk_registry *r, dk__block *b) {
     r->desc.free((char *)b - b->h.shift, r->desc.alloc_user_data);
@@ -4803,8 +4813,8 @@ DK__PRIVATE void dk__op_remove_if_unused(dk_registry *r, dk__op *op) {
    call reaching such a record (fn NULL: the slow path already) reads
    r->boxed_fallbacks[slot], published by itself with one release store.
    Registering or removing a boxed fallback is O(its slots), whatever the
-   number of operators; what reads a slot (dk_op_slot_kernel, dk_dispatch,
-   dk_lookup, explain, the messages) gives the fallback as before. A call
+   number of operators; what reads a slot (dk_op_slot_kernel, dk_dispatch_kernel,
+   dk_redispatch_kernel, explain, the messages) gives the fallback as before. A call
    reads the table, then the fallback: racing one registration it runs the
    state before or after it; racing two at the same slot (a kernel of the
    operator and a boxed fallback) it may pair the older table with the
@@ -4890,10 +4900,10 @@ DK__PRIVATE void dk__slot_info_init(struct dk__slot_info *info) {
 static dk_registration dk__ambiguous_marker; /* never read: only its address */
 DK__PRIVATE const dk_registration *dk__math_rule(const dk_registry *r, const dk__op *op, const dk__front *f,
                                                 const struct dk__slot_info *i, const dk_registration *math,
-                                                dk_reason *why) {
+                                                dk_source_detail *why) {
     (void)r;
     if (i->autograd_other && dk__has_kernel_in(op, DK_KS_OTHER_BACKENDS)) {
-        *why = DK_REASON_AMBIGUOUS;
+        *why = DK_SOURCE_DETAIL_AMBIGUOUS;
         return &dk__ambiguous_marker;
     }
     if (f->role[DK__SET_BACKEND] ||
@@ -4902,13 +4912,13 @@ DK__PRIVATE const dk_registration *dk__math_rule(const dk_registry *r, const dk_
     return math;
 }
 
-/* The kernel of one slot and why (a dk_reason). */
+/* The kernel of one slot and why (a dk_source_detail). */
 DK__PRIVATE const dk_kernel *dk__resolve(const dk_registry *r, const dk__op *op, const dk__front *f, int slot,
-                                         dk_reason *why) {
+                                         dk_source_detail *why) {
     const struct dk__slot_info *i = &r->slot_info[slot];
     dk_key k = dk__slot_keys[slot];
     const dk_registration *g;
-#define DK__CHOOSE(reg, reason) do { *why = DK_REASON_##reason; return &(reg)->kernel; } while (0)
+#define DK__CHOOSE(reg, reason) do { *why = DK_SOURCE_DETAIL_##reason; return &(reg)->kernel; } while (0)
     if ((g = dk__front_at(f, k)) != NULL) DK__CHOOSE(g, KERNEL);
     if (i->in & f->aliases) { /* an alias kernel covers this slot: the roles in c10's precedence */
 #define DK__ROLE_TRY(set, alias, reason)                                                                   \
@@ -4922,7 +4932,7 @@ DK__PRIVATE const dk_kernel *dk__resolve(const dk_registry *r, const dk__op *op,
     }
     if (r->fallbacks[slot]) DK__CHOOSE(r->fallbacks[slot], FALLBACK);
 #undef DK__CHOOSE
-    *why = DK_REASON_MISSING;
+    *why = DK_SOURCE_DETAIL_MISSING;
     return &r->missing[slot];
 }
 
@@ -4973,7 +4983,7 @@ DK__PRIVATE void dk__table_masks(const dk_registry *r, dk_op_table *t) {
 DK__PRIVATE int dk__affected_slots(const dk_registry *r, dk_key key, int *slots) {
     int j, n = 0, other = dk_ks_has(DK_KS_OTHER_BACKENDS, key);
     if (key == DK_Undefined || dk_key_is_alias(key)) return -1;
-    slots[n++] = dk_key_table_index(key);
+    slots[n++] = dk_key_slot(key);
     for (j = 0; j < r->n_coupled; j++) {   /* exactly the tests of dk__has_kernel_in in dk__math_rule */
         const struct dk__slot_info *i = &r->slot_info[r->coupled[j]];
         if (r->coupled[j] != slots[0] &&
@@ -4991,7 +5001,7 @@ DK__PRIVATE void dk__table_fill(const dk_registry *r, const dk__op *op, dk_op_ta
     const dk_op_table *cur = op->pub.table;
     const dk_registration *def = op->def;
     dk__front front;
-    dk_reason why;
+    dk_source_detail why;
     int j;
     if (t != cur) memcpy(t, cur, sizeof *t);
     if (n != 0) {
@@ -5000,9 +5010,9 @@ DK__PRIVATE void dk__table_fill(const dk_registry *r, const dk__op *op, dk_op_ta
         for (j = 0; j < (n < 0 ? DK_NUM_RUNTIME_ENTRIES : n); j++) {
             int s = n < 0 ? j : slots[j];
             const dk_kernel *k = dk__resolve(r, op, &front, s, &why);
-            if (why == DK_REASON_FALLBACK && k->kind != DK_KERNEL_FALLTHROUGH) { /* read from the registry */
+            if (why == DK_SOURCE_DETAIL_FALLBACK && k->kind != DK_KERNEL_FALLTHROUGH) { /* read from the registry */
                 k = &r->missing[s];
-                why = DK_REASON_MISSING;
+                why = DK_SOURCE_DETAIL_MISSING;
             }
             const dk_kernel *before = dk__kernel_at(t, s);
             masks_change |= !before || /* a template being built */
@@ -5085,8 +5095,8 @@ DK__PRIVATE void dk__recompute_slots(dk_registry *r, const int *slots, int n, dk
 DK__PRIVATE int dk__fallback_slots(dk_key key, int *slots) {
     int n = 0;
     dk_key k;
-    if (!dk_key_is_alias(key)) { slots[0] = dk_key_table_index(key); return 1; }
-    DK_KS_FOREACH(k, dk_alias_runtime_set(key)) slots[n++] = dk_key_table_index(k);
+    if (!dk_key_is_alias(key)) { slots[0] = dk_key_slot(key); return 1; }
+    DK_KS_FOREACH(k, dk_alias_runtime_set(key)) slots[n++] = dk_key_slot(k);
     return n;
 }
 
@@ -5799,7 +5809,7 @@ DK_API dk_status dk__fallback(dk_registry *r, dk_key key, dk_kernel_desc kernel,
     DK__LOCKED_CALL(r, "fallback", signature, dk__fallback_locked(r, key, kernel, debug, NULL, out));
 }
 
-DK_API dk_status dk_add_listener(dk_registry *r, dk_op_listener on_registered, dk_op_listener on_deregistered,
+DK_API dk_status dk_registry_add_listener(dk_registry *r, dk_op_listener on_registered, dk_op_listener on_deregistered,
                                  void *user_data, dk_registration **out) {
     dk_registration *g;
     uint32_t i;
@@ -6133,7 +6143,7 @@ DK_API dk_operator *dk_op_lookup(dk_registry *r, const char *name) {
     return op ? &op->pub : NULL;
 }
 
-DK_API dk_status dk_op_find(dk_registry *r, const char *name, dk_operator **out) {
+DK_API dk_status dk_op_lookup_defined(dk_registry *r, const char *name, dk_operator **out) {
     dk_operator *op;
     if (!r || !name || !out) return dk__fail(DK_ERR_NULL, "op_find: NULL argument");
     op = dk_op_lookup(r, name);
@@ -6172,25 +6182,25 @@ DK__PRIVATE void dk__table_with_fallbacks(const dk_registry *r, dk_op_table *t) 
         const dk_kernel *f;
         if (dk__kernel_at(t, s) != &r->missing[s] || !(f = DK__LOAD_ACQ(&r->boxed_fallbacks[s]))) continue;
         dk__entry_set(t, s, f, 0);
-        t->reasons[s] = (uint8_t)DK_REASON_FALLBACK;
+        t->reasons[s] = (uint8_t)DK_SOURCE_DETAIL_FALLBACK;
     }
 }
 
 DK_API int dk_op_has_computed_kernel_for_key(const dk_operator *op, dk_key k) {
     if (!op || !dk_key_is_runtime(k)) return 0;
-    return dk_op_slot_kernel(op, dk_key_table_index(k))->kind != DK_KERNEL_MISSING;
+    return dk_op_slot_kernel(op, dk_key_slot(k))->kind != DK_KERNEL_MISSING;
 }
 
 static const char *const dk__reason_texts[] = {
 #define DK__REASON_TEXT(name, text, source) text,
-    DK_FORALL_REASONS(DK__REASON_TEXT)
+    DK_FORALL_SOURCE_DETAILS(DK__REASON_TEXT)
 #undef DK__REASON_TEXT
 };
 
 DK_API const dk_kernel *dk_op_compute_slot(const dk_operator *op, int slot, const char **reason) {
     dk__front front;
     const dk_kernel *k;
-    dk_reason why;
+    dk_source_detail why;
     int locked;
     if (!op || slot < 0 || slot >= DK_NUM_RUNTIME_ENTRIES) return NULL;
     locked = dk__read_lock(op->registry);
@@ -6282,7 +6292,7 @@ DK_API int dk_op_dump_computed_table(const dk_operator *op, char *buf, size_t si
     locked = dk__read_lock(op->registry);
     dk__collect_front((const dk__op *)op, &front);
     for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
-        dk_reason why;
+        dk_source_detail why;
         dk__entry_set(&computed, s, dk__resolve(op->registry, (const dk__op *)op, &front, s, &why), 0);
         computed.reasons[s] = (uint8_t)why;
     }
@@ -6315,12 +6325,12 @@ typedef struct dk__html {
     int ops;
 } dk__html;
 
-DK__PRIVATE int dk__cell_of(const dk_kernel *k, dk_reason why) {
+DK__PRIVATE int dk__cell_of(const dk_kernel *k, dk_source_detail why) {
     if (k->kind == DK_KERNEL_FALLTHROUGH) return DK__CELL_fallthrough;
     if (k->kind == DK_KERNEL_AMBIGUOUS) return DK__CELL_ambiguous;
     if (k->kind == DK_KERNEL_MISSING) return DK__CELL_missing;
-    if (why == DK_REASON_FALLBACK) return DK__CELL_fallback;
-    return why == DK_REASON_KERNEL ? DK__CELL_kernel : DK__CELL_alias;
+    if (why == DK_SOURCE_DETAIL_FALLBACK) return DK__CELL_fallback;
+    return why == DK_SOURCE_DETAIL_KERNEL ? DK__CELL_kernel : DK__CELL_alias;
 }
 
 /* Text inside an element or an attribute value. */
@@ -6359,8 +6369,8 @@ DK__PRIVATE int dk__html_scan(dk_operator *op, void *ud) {
         const dk_kernel *k = dk__kernel_at(t, s);
         dk_backend b = dk_key_backend(dk__slot_keys[s]);
         /* registered at this very key: a kernel, or a fallback not given for an alias */
-        int direct = t->reasons[s] == DK_REASON_KERNEL ||
-                     (t->reasons[s] == DK_REASON_FALLBACK && !dk_key_is_alias(k->key));
+        int direct = t->reasons[s] == DK_SOURCE_DETAIL_KERNEL ||
+                     (t->reasons[s] == DK_SOURCE_DETAIL_FALLBACK && !dk_key_is_alias(k->key));
         if (k->kind != DK_KERNEL_MISSING) h->used[s] = 1;
         if (k->kind == DK_KERNEL_FUNCTION && direct && b != DK_InvalidBit) h->backends[b] = 1;
     }
@@ -6377,7 +6387,7 @@ DK__PRIVATE void dk__html_columns_that_matter(dk__html *h) {
 
 DK__PRIVATE void dk__html_cell(dk__html *h, const dk_operator *op, const dk_op_table *t, int s) {
     const dk_kernel *k = dk__kernel_at(t, s);
-    int cell = dk__cell_of(k, (dk_reason)t->reasons[s]);
+    int cell = dk__cell_of(k, (dk_source_detail)t->reasons[s]);
     dk__append(h->buf, h->size, &h->len, "<td class=\"dk-");
     dk__append(h->buf, h->size, &h->len, dk__cell_names[cell]);
     dk__append(h->buf, h->size, &h->len, h->used[s] ? "\" data-key=\"" : " dk-quiet\" data-key=\"");
@@ -6519,7 +6529,7 @@ DK_API void dk_registry_each_op_for_key(dk_registry *r, dk_key k, int (*fn)(dk_o
    the child, then release them after it, in the parent and in the child.
    Where a lock is busy, the handler lets go of everything it took and
    tries again: a thread holding a registry's lock that waits for the
-   global one (a listener calling dk_set_trace) never deadlocks with it. A
+   global one (a listener calling dk_trace_set) never deadlocks with it. A
    registry lock the forking thread holds itself (fork from a listener) is
    left alone: that thread releases it, in both processes. glibc drops the
    handlers of a shared object when it is unloaded (dlclose). Windows has
@@ -6924,7 +6934,7 @@ DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks
     DK__UNHOLD();
 }
 
-DK_API void dk_fail_call(const dk_operator *op, const dk_kernel *kernel, dk_keyset ks, dk_status status,
+DK_API void dk_call_fail(const dk_operator *op, const dk_kernel *kernel, dk_keyset ks, dk_status status,
                          const char *fmt, ...) {
     char message[DK__MESSAGE_MAX];
     va_list ap;
@@ -7119,7 +7129,7 @@ DK_API dk_status dk_stack_push_default(const dk_operator *op, dk_stack *stack) {
     else if (!s->arguments[j].default_value)
         st = dk__bad_stack(msg, sizeof msg, "%s: argument %lu '%s' (%s) has no default\n  schema: %s", op->name,
                            (unsigned long)j, s->arguments[j].name, s->arguments[j].type_text, s->text);
-    else if (!dk_push(stack, t->defaults[j]))
+    else if (!dk_stack_push(stack, t->defaults[j]))
         st = dk__bad_stack(msg, sizeof msg, "%s: the stack is full (capacity %lu) at argument %lu '%s'", op->name,
                            (unsigned long)stack->capacity, (unsigned long)j, s->arguments[j].name);
     dk_call_exit();
@@ -7177,7 +7187,7 @@ DK__PRIVATE void dk__run_boxed(const dk_operator *op, const dk_op_table *t, dk_k
     if (k->kind == DK_KERNEL_FUNCTION && a && a->call_unboxed) { a->call_unboxed(k, op, ks, stack); return; }
     if (k->kind == DK_KERNEL_FUNCTION) {
         snprintf(msg, sizeof msg, "%s: the kernel at %s (%s) is unboxed and the operator has no boxing adapters "
-                 "(define it through gen/'s <op>_def, or dk_def_with_adapters)", op->name,
+                 "(define it through gen/'s <op>_def, or dk_def_with and dk_def_options.adapters)", op->name,
                  dk_key_name(dk_ks_highest_key(ks)), k->debug);
         dk__call_error(op, ks, DK_ERR_NO_ADAPTER, msg);
     } else {
@@ -7215,9 +7225,9 @@ DK__PRIVATE const dk_kernel *dk__dispatch_boxed(const dk_operator *op, dk_keyset
     const dk_stack *saved = dk__traced_stack;
     const dk_kernel *k;
     if (!DK__TRACING()) /* the stack is only for a trace hook: no TLS writes without one */
-        return redispatch ? dk_lookup(op, args) : dk_dispatch(op, args, ks);
+        return redispatch ? dk_redispatch_kernel(op, args) : dk_dispatch_kernel(op, args, ks);
     dk__traced_stack = stack;
-    k = redispatch ? dk_lookup(op, args) : dk_dispatch(op, args, ks);
+    k = redispatch ? dk_redispatch_kernel(op, args) : dk_dispatch_kernel(op, args, ks);
     dk__traced_stack = saved;
     return k;
 }
@@ -7264,17 +7274,17 @@ DK__PRIVATE void dk__autograd_ni(const dk_kernel *k, const dk_operator *op, dk_k
     int any;
     dk_guard g;
     if (stack->unboxed_args || !DK__LOAD_RLX(&t->parsed)) {
-        dk_fail_call(op, k, ks, stack->unboxed_args ? DK_ERR_NO_ADAPTER : DK_ERR_NOT_FOUND,
+        dk_call_fail(op, k, ks, stack->unboxed_args ? DK_ERR_NO_ADAPTER : DK_ERR_NOT_FOUND,
                      "%s: the autograd-not-implemented fallback is boxed and %s", op->name,
                      stack->unboxed_args ? "this typed call has no boxing adapters (define the operator with "
-                                           "gen/'s <op>_def, or dk_def_with_adapters)"
+                                           "gen/'s <op>_def, or dk_def_with and dk_def_options.adapters)"
                                          : "the operator has no def (its returns are unknown)");
         return;
     }
     if (stack->size < nargs) nargs = stack->size;   /* the redispatch reports the short stack */
     base = stack->size - nargs;
     any = dk__ni_requires_grad(d, stack, base, nargs);
-    g = dk_below_inplace_view_push();
+    g = dk_guard_below_inplace_view();
     dk_redispatch_boxed(op, dk_ks_and(ks, DK_KS_AFTER_INPLACE_VIEW), stack);
     dk_guard_pop(g);
     if (!any || !d->mark_result || stack->size != base + (size_t)DK__LOAD_RLX(&t->num_returns)) return;   /* failed: reported */
@@ -7357,11 +7367,11 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
 
 static const dk_source dk__reason_sources[] = {
 #define DK__REASON_SOURCE(name, text, source) source,
-    DK_FORALL_REASONS(DK__REASON_SOURCE)
+    DK_FORALL_SOURCE_DETAILS(DK__REASON_SOURCE)
 #undef DK__REASON_SOURCE
 };
 
-DK__PRIVATE dk_source dk__source_of(const dk_kernel *k, dk_reason why) {
+DK__PRIVATE dk_source dk__source_of(const dk_kernel *k, dk_source_detail why) {
     if (k->kind == DK_KERNEL_FALLTHROUGH) return DK_SOURCE_FALLTHROUGH;
     return dk__reason_sources[why];
 }
@@ -7379,18 +7389,18 @@ DK__PRIVATE void dk__copy_text(char *dst, size_t size, const char *src) {
    text needs is copied out of the registry before the bracket closes. */
 DK__PRIVATE void dk__explain_table(const dk_operator *op, const dk_op_table *t, dk_keyset args, dk_explanation *out) {
     const dk_kernel *k;
-    dk_reason why;
+    dk_source_detail why;
     memset(out, 0, sizeof *out);
     out->args = args;
     out->after_tls = dk_ks_raw(dk__call_keyset_after_tls(args.repr));
     out->final = dk_ks_raw(dk__call_keyset_masked(t, args.repr, out->after_tls.repr,
                                                   dk__row(dk__backend_index(out->after_tls.repr))));
-    out->slot = dk_ks_table_index(out->final);
+    out->slot = dk_ks_slot(out->final);
     out->key = dk__slot_keys[out->slot];
     k = DK__ENTRY_KERNEL(dk_op_table_entry(t, out->slot));
     out->kernel = dk__deferred(op, k);
     /* relaxed: a table rewritten in place (out of memory) changes its reasons so */
-    why = out->kernel != k ? DK_REASON_FALLBACK : (dk_reason)DK__LOAD_RLX(&t->reasons[out->slot]);
+    why = out->kernel != k ? DK_SOURCE_DETAIL_FALLBACK : (dk_source_detail)DK__LOAD_RLX(&t->reasons[out->slot]);
     out->reason = dk__reason_texts[why];
     out->source = dk__source_of(out->kernel, why);
     dk__copy_text(out->op_name, sizeof out->op_name, op->name);
@@ -7632,7 +7642,7 @@ DK_API uint64_t dk_abi_ks_remove(uint64_t a, int key) {
 }
 DK_API int dk_abi_ks_has(uint64_t a, int key) { return DK__ABI_KEY_OK(key) && dk_ks_has(dk_ks_raw(a), (dk_key)key); }
 DK_API int dk_abi_ks_highest_key(uint64_t a) { return (int)dk_ks_highest_key(dk_ks_raw(a)); }
-DK_API int dk_abi_ks_table_index(uint64_t a) { return dk_ks_table_index(dk_ks_raw(a)); }
+DK_API int dk_abi_ks_table_index(uint64_t a) { return dk_ks_slot(dk_ks_raw(a)); }
 DK_API uint64_t dk_abi_ks_full_after(int key) { return dk_ks_full_after((dk_key)key).repr; }
 DK_API uint64_t dk_abi_ks_full(void) { return DK__R_FULL; }
 DK_API uint64_t dk_abi_alias_runtime_set(int alias) {
@@ -7664,13 +7674,13 @@ DK_API void dk_abi_stack_clear(dk_stack *s) { if (s) s->size = 0; }
 DK_API int dk_abi_peek_tag(const dk_stack *s, size_t depth) {
     return s && depth < s->size ? (int)s->values[s->size - 1 - depth].tag : -1;
 }
-DK_API int dk_abi_push_none(dk_stack *s) { return s ? dk_push(s, dk_none()) : 0; }
-DK_API int dk_abi_push_bool(dk_stack *s, int b) { return s ? dk_push(s, dk_bool(b)) : 0; }
-DK_API int dk_abi_push_int(dk_stack *s, int64_t i) { return s ? dk_push(s, dk_int(i)) : 0; }
-DK_API int dk_abi_push_double(dk_stack *s, double d) { return s ? dk_push(s, dk_double(d)) : 0; }
-DK_API int dk_abi_push_string(dk_stack *s, const char *str) { return s ? dk_push(s, dk_string(str)) : 0; }
-DK_API int dk_abi_push_tensor(dk_stack *s, void *t) { return s ? dk_push(s, dk_tensor(t)) : 0; }
-DK_API int dk_abi_push_object(dk_stack *s, void *o) { return s ? dk_push(s, dk_object(o)) : 0; }
+DK_API int dk_abi_push_none(dk_stack *s) { return s ? dk_stack_push(s, dk_none()) : 0; }
+DK_API int dk_abi_push_bool(dk_stack *s, int b) { return s ? dk_stack_push(s, dk_bool(b)) : 0; }
+DK_API int dk_abi_push_int(dk_stack *s, int64_t i) { return s ? dk_stack_push(s, dk_int(i)) : 0; }
+DK_API int dk_abi_push_double(dk_stack *s, double d) { return s ? dk_stack_push(s, dk_double(d)) : 0; }
+DK_API int dk_abi_push_string(dk_stack *s, const char *str) { return s ? dk_stack_push(s, dk_string(str)) : 0; }
+DK_API int dk_abi_push_tensor(dk_stack *s, void *t) { return s ? dk_stack_push(s, dk_tensor(t)) : 0; }
+DK_API int dk_abi_push_object(dk_stack *s, void *o) { return s ? dk_stack_push(s, dk_object(o)) : 0; }
 /* The top value when it has tag `tag` (popped), else NULL and a message. */
 DK__PRIVATE const dk_value *dk__abi_pop(dk_stack *s, dk_value_tag tag, const char *what) {
     const char *names[] = {
@@ -7713,27 +7723,27 @@ DK_API uint64_t dk_abi_tls_excluded(void) { return dk_tls_excluded().repr; }
 DK_API void dk_abi_tls_set_included(uint64_t ks) { dk_tls_set_included(dk_ks_raw(ks)); }
 DK_API void dk_abi_tls_set_excluded(uint64_t ks) { dk_tls_set_excluded(dk_ks_raw(ks)); }
 DK_API void dk_abi_include_push(uint64_t ks, dk_guard *out) {
-    dk_guard g = dk_include_push(dk_ks_raw(ks));
+    dk_guard g = dk_guard_include(dk_ks_raw(ks));
     if (out) *out = g;
 }
 DK_API void dk_abi_exclude_push(uint64_t ks, dk_guard *out) {
-    dk_guard g = dk_exclude_push(dk_ks_raw(ks));
+    dk_guard g = dk_guard_exclude(dk_ks_raw(ks));
     if (out) *out = g;
 }
 DK_API void dk_abi_force_push(uint64_t included, uint64_t excluded, dk_guard *out) {
-    dk_guard g = dk_force_push(dk_ks_raw(included), dk_ks_raw(excluded));
+    dk_guard g = dk_guard_force(dk_ks_raw(included), dk_ks_raw(excluded));
     if (out) *out = g;
 }
 DK_API void dk_abi_below_autograd_push(dk_guard *out) {
-    dk_guard g = dk_below_autograd_push();
+    dk_guard g = dk_guard_below_autograd();
     if (out) *out = g;
 }
 DK_API void dk_abi_below_inplace_view_push(dk_guard *out) {
-    dk_guard g = dk_below_inplace_view_push();
+    dk_guard g = dk_guard_below_inplace_view();
     if (out) *out = g;
 }
 DK_API void dk_abi_skip_functionalize_push(dk_guard *out) {
-    dk_guard g = dk_skip_functionalize_push();
+    dk_guard g = dk_guard_skip_functionalize();
     if (out) *out = g;
 }
 DK_API int dk_abi_tls_is_default(void) { return dk_tls_is_default(); }
