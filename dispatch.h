@@ -10,18 +10,86 @@
    Every other file just #includes "dispatch.h". Link with nothing but libc:
    xxhash is included header-only (XXH_INLINE_ALL) inside the implementation.
 
-   EXAMPLE (README.md has it whole, compiled and run by make test)
+   STEP BY STEP, from an empty file to a kernel that redispatches below
+   autograd (make structure compiles this program with the project's warning
+   flags, runs it and compares what it prints with the block after it):
 
+   [example steps]
+       // 1. One .c file defines the implementation before including the header.
+       #define DISPATCH_IMPLEMENTATION
+       #include "dispatch.h"
+       #include <stdio.h>
+
+       // 2. A tensor carries the keyset of its dispatch keys (its backend,
+       //    autograd, ...): the call dispatches on it.
        typedef struct tensor { dk_keyset ks; float v; } tensor;
-       DK_DECLARE_OP(neg, float, x.ks, (tensor, x))     // neg_call, neg_redispatch, neg_kernel
-       static float neg_cpu(const dk_kernel *k, dk_keyset ks, tensor x) { return -x.v; }
 
-       dk_registry *r;  dk_registration *h;
-       dk_registry_create(NULL, &r);
-       dk_def(r, "my::neg(Tensor x) -> Tensor", &h);
-       DK_IMPL_TYPED(neg, r, "my::neg", DK_CPU, neg_cpu, NULL, &h);   // only a neg_fn compiles
-       x.ks = dk_ks_from_key(DK_CPU);
-       float y = neg_call(dk_op_lookup(r, "my::neg"), x);    // runs neg_cpu
+       // 3. The operator's C type. This defines neg_fn (the kernel type),
+       //    neg_kernel, neg_args, neg_call and neg_redispatch (see >>call).
+       DK_DECLARE_OP(neg, float, x.ks, (tensor, x))
+       static const dk_operator *neg_op;
+
+       // 4. A kernel takes its record, the call's keyset, then the arguments.
+       static float neg_cpu(const dk_kernel *k, dk_keyset ks, tensor x) {
+           (void)k; (void)ks;
+           return -x.v;
+       }
+
+       // 5. An autograd kernel does its part, then redispatches below
+       //    autograd: the same keyset with the autograd keys taken out.
+       static float neg_autograd(const dk_kernel *k, dk_keyset ks, tensor x) {
+           (void)k;
+           printf("autograd: recording neg\n");
+           return neg_redispatch(neg_op, dk_ks_and(ks, DK_KS_AFTER_AUTOGRAD), x);
+       }
+
+       int main(void) {
+           dk_registry *r;
+           dk_registration *def, *cpu, *autograd;
+           tensor x;
+           // 6. A registry, the operator's schema, a kernel per key. Every
+           //    function that can fail returns a dk_status (DK_OK is 0).
+           if (dk_registry_create(NULL, &r) != DK_OK) return 1;
+           if (dk_def(r, "my::neg(Tensor x) -> Tensor", &def) != DK_OK ||
+               DK_IMPL_TYPED(neg, r, "my::neg", DK_CPU, neg_cpu, NULL, &cpu) != DK_OK ||
+               DK_IMPL_TYPED(neg, r, "my::neg", DK_Autograd, neg_autograd, NULL, &autograd) != DK_OK) {
+               printf("%s\n", dk_last_error());
+               return 1;
+           }
+           // 7. Look the operator up once, then call it.
+           neg_op = dk_op_lookup(r, "my::neg");
+           x.v = 2.0f;
+           x.ks = dk_ks_or(dk_ks_from_key(DK_CPU), dk_ks_from_key(DK_AutogradCPU));
+           printf("%g\n", neg_call(neg_op, x));   // autograd, then CPU
+           x.ks = dk_ks_from_key(DK_CPU);
+           printf("%g\n", neg_call(neg_op, x));   // CPU alone
+           // 8. Take a kernel away again; destroy the registry.
+           if (dk_deregister(autograd) != DK_OK) return 1;
+           printf("%g\n", neg_call(neg_op, x));
+           dk_registry_destroy(r);
+           return 0;
+       }
+   [/example]
+
+   It prints:
+
+   [output steps]
+       autograd: recording neg
+       -2
+       -2
+       -2
+   [/output]
+
+   BASIC USE: the names the program above uses are most of what a program
+   needs. dk_registry_create / dk_registry_destroy; dk_def (an operator from
+   its schema); DK_DECLARE_OP (its C type: name_call, name_redispatch);
+   DK_IMPL_TYPED (a kernel of that type for a key; dk_impl with dk_unboxed
+   or dk_boxed registers any other); dk_deregister; dk_op_lookup (an
+   operator by name); dk_ks_from_key, dk_ks_or, dk_ks_and and the named
+   keysets DK_KS_* (what a tensor carries and what a kernel redispatches
+   to); dk_guard_below_autograd / dk_guard_pop (call below autograd from
+   outside a kernel); dk_last_error and dk_status_str (what went wrong).
+   Everything else is advanced and listed by task under THE API BY TASK.
 
    TABLE OF CONTENTS (grep for the >>tag)
 
@@ -40,9 +108,9 @@
                      libraries, introspection (dumps, the HTML dispatch table)
        >>tls         thread-local include / exclude sets and guards; the C ABI
                      for foreign callers (dk_abi_*: real functions, plain types)
-       >>call        dk_dispatch_kernel, dk_redispatch_kernel, DK_DECLARE_OP, typed registration
-                     (DK_IMPL_TYPED), boxed calls, the autograd-not-implemented
-                     fallback, explain (per argument), trace
+       >>call        dk_dispatch_kernel, dk_redispatch_kernel, DK_DECLARE_OP,
+                     typed registration (DK_IMPL_TYPED), boxed calls, the
+                     autograd-not-implemented fallback, explain, trace
        >>schema      function schemas: parse, print, dispatch arguments
        >>impl        implementation (DISPATCH_IMPLEMENTATION only):
                      >>impl-threads, >>impl-errors, >>impl-epochs (Note
@@ -50,136 +118,60 @@
                      >>impl-registry (Note [Resolution]), >>impl-call, >>impl-abi,
                      >>impl-schema
 
-   CONFIGURATION MACROS
-
-       DISPATCH_IMPLEMENTATION  define in one .c file to emit the implementation
-       DISPATCH_STATIC          make every function static (implementation and
-                                all users in the same translation unit)
-       DK_SHARED                the implementation lives in a shared library:
-                                define it in every unit; the unit with
-                                DISPATCH_IMPLEMENTATION exports (default
-                                visibility, or dllexport), the others import
-                                (dllimport on Windows). Build the library with
-                                -fvisibility=hidden: only dk_ symbols leave it.
-       DK_API                   linkage of every public function (default:
-                                extern, or as set by DISPATCH_STATIC /
-                                DK_SHARED); define it to take over.
-       DK_CONFIG_HEADER         "file.h" included first in every translation unit;
-                                may define the three lists (see >>config).
-                                MUST be the same in every translation unit.
-       DK_CONFIG_HEADER_FILE    the same header named without quotes
-                                (-DDK_CONFIG_HEADER_FILE=my_keys.h), for
-                                make's and pkg-config's flags
-       DK_PRESET_TORCH_1_13_1   use PyTorch 1.13.1's key lists instead of 2.7.1's.
-                                MUST be the same in every translation unit.
-       DK_PRESET_TORCH_2_11     use PyTorch 2.11's key lists (MAIA a backend
-                                component, 16 backends). Same in every unit.
-       DK_THREAD_LOCAL          storage class for thread-local variables
-       DK_TLS_MODEL             TLS model attribute (initial-exec on glibc and
-                                non-Linux ELF; musl refuses it in dlopen)
-       DK_SINGLE_THREADED       one thread only uses dispatch.h: plain
-                                variables for TLS, plain accesses for
-                                atomics (compilers without either: tcc).
-                                MUST be the same in every translation unit.
-       DK_WIN32_ATOMICS         Windows Interlocked atomics (default with
-                                MSVC, x86/x64; mingw-w64 may set it to
-                                test that path). Same in every unit.
-       DK_NO_TRACE              remove the trace-hook check from calls (per unit)
-       DK_EXPLAIN_MAX_ARGS      argument keysets a dk_explanation holds
-                                (default 16; its size).
-                                MUST be the same in every translation unit.
-       DK_CALL_EPOCHS           calls bracket their kernels with a per-thread
-                                epoch; memory is freed automatically and
-                                deregistration waits for calls in flight.
-                                MUST be the same in every translation unit.
-       DK_HASH64(p, n)          name hash (default xxhash's XXH3_64bits)
-       DK_ASSERT(c)             internal assertion, default assert()
-       The MUSTs (with DK_C10_VERSION, which the presets set) make the
-       configuration: a unit in another is refused at its first registration
-       or does not link (see >>config).
-
-   CONCEPTS
+   KEYS AND KEYSETS (>>lists, >>enums, >>keyset, >>keys)
 
    Dispatch key       one layer of behaviour (CPU, AutogradCUDA, Tracer, ...).
                       Higher value = higher priority. Three kinds: functionality
                       keys (one bit each), per-backend runtime keys (a
                       per-backend functionality x a backend component, e.g.
                       AutogradCPU = AutogradFunctionality x CPUBit) and alias
-                      keys (CompositeImplicitAutograd, ...) that stand for a set
-                      of runtime keys at registration time.
+                      keys (CompositeImplicitAutograd, Autograd, ...) that stand
+                      for a set of runtime keys at registration time.
    Keyset             64 bits: backend components in the low bits, functionality
                       keys above them. The highest functionality bit, combined
                       with the highest backend bit when it is per-backend, is the
                       key a call dispatches to.
-   Runtime slot       every runtime key has one slot in an operator's dispatch
-                      table; dk_ks_slot() maps a keyset to its slot with
-                      two bit scans and one table load, never a loop.
+   Slot               every runtime key has one slot in an operator's dispatch
+                      table; dk_ks_slot() maps a keyset to its slot with two bit
+                      scans and one table load, never a loop (dk_key_slot: a
+                      key's slot, dk_slot_key: a slot's key).
+   What a slot holds  a kernel record (dk_kernel) of one dk_kernel_kind: a
+                      function, a fallthrough, the ambiguous-autogradother
+                      sentinel or missing; where it comes from is its dk_source
+                      (the key itself, an alias, a backend fallback...), and
+                      c10's words for that its dk_source_detail.
 
    Everything about the key space is generated at compile time from the lists
    in >>lists; nothing is maintained by hand beside them.
 
-   THE API BY TASK (macros in capitals; >>tag where it is declared)
+   REGISTERING (>>registry, >>call)
 
-   Registries (>>registry)   dk_registry_create, dk_registry_destroy,
-       dk_registry_default, dk_registry_default_configure,
-       dk_registry_set_hooks, dk_registry_set_call_error, dk_registry_reclaim,
-       dk_registry_get_stats, dk_config_check, dk_config_signature
-   Registering               dk_def, dk_def_at, dk_def_with (dk_def_options:
-       adapters, tags, alias analysis), dk_def_with_adapters, dk_impl,
-       dk_impl_at, dk_fallback, dk_deregister, dk_registry_add_listener,
-       dk_backend_rename; kernels: dk_unboxed, dk_boxed, dk_fallthrough,
-       dk_kernel_named, DK_FN, typed: DK_KERNEL, DK_IMPL_TYPED,
-       DK_KERNEL_TYPE_CHECK,
-       dk_autograd_not_implemented
-   Library blocks            DK_LIBRARY, DK_LIBRARY_FRAGMENT, DK_LIBRARY_IMPL,
-       dk_library_run, dk_library_open, dk_library_close, dk_library_def,
-       dk_library_def_with, dk_library_impl, dk_library_impl_at,
-       DK_LIBRARY_IMPL_TYPED, dk_library_fallback, dk_library_blocks
-   Calling (>>call)          DK_DECLARE_OP / DK_DECLARE_OP_VOID (name_call,
-       name_redispatch, name_kernel), dk_dispatch_kernel, dk_redispatch_kernel, dk_call_boxed,
-       dk_redispatch_boxed, dk_stack_dispatch_keyset, dk_call_packed,
-       dk_call_fail, dk_call_enter / dk_call_exit (DK_CALL_EPOCHS)
-   Boxed values (>>boxed)    dk_stack_init, dk_stack_push, dk_stack_pop, dk_stack_peek,
-       dk_none, dk_bool, dk_int, dk_double, dk_string, dk_tensor, dk_list,
-       dk_ints, dk_doubles, dk_object, dk_stack_check, dk_stack_fill_defaults,
-       dk_stack_push_default, dk_op_default, dk_op_argument_index,
-       dk_op_set_adapters, dk_op_check_signature
-   Thread-local state (>>tls) dk_guard_include, dk_guard_exclude,
-       dk_guard_force, dk_guard_below_autograd, dk_guard_below_inplace_view,
-       dk_guard_skip_functionalize, dk_guard_pop, dk_tls_included,
-       dk_tls_excluded, dk_tls_set_included, dk_tls_set_excluded,
-       dk_tls_is_included, dk_tls_is_excluded, dk_tls_is_default
-   Foreign callers (>>tls)   dk_abi_*: the registry, def / impl / fallback,
-       kernel descriptions, keyset algebra, stacks, TLS guards and the key
-       space's counts as real functions of plain C types (examples/ctypes)
-   Keysets (>>keyset)        dk_ks_* (from_key, from_backend, or, and, minus,
-       add, remove, has, highest_key, table_index, full_after, first/next,
-       DK_KS_FOREACH, to_string...), the named sets DK_KS_*
-   Keys (>>keys, >>api)      dk_key_name, dk_key_parse, dk_backend_name,
-       dk_backend_parse, dk_key_is_* , dk_key_functionality, dk_key_backend,
-       dk_key_runtime, dk_key_slot, dk_key_offset_and_mask,
-       dk_slot_key, dk_alias_runtime_set, dk_key_in_alias,
-       dk_backend_autograd_key, dk_backend_autocast_set,
-       dk_autograd_backend_set, dk_tag_name, dk_tag_parse
-   Looking and debugging     dk_op_lookup, dk_op_lookup_defined, dk_op_schema,
-       dk_op_function_schema, dk_op_slot_kernel, dk_op_table_of,
-       dk_op_table_entry, dk_op_table_nonfallthrough, dk_op_has_kernel_for_key,
-       dk_op_has_computed_kernel_for_key, dk_op_has_tag,
-       dk_op_alias_analysis, dk_op_dump_state, dk_op_dump_computed_table,
-       dk_registry_each_op(_for_key), dk_registry_dump_html, dk_explain,
-       dk_explain_args, dk_explain_stack, dk_explain_to_string, dk_trace_set,
-       dk_trace_stack
-   Schemas (>>schema)        dk_schema_parse, dk_schema_parse_with,
-       dk_schema_to_string, dk_schema_free, dk_type_kind_name,
-       dk_schema_c_signature
-   Errors (>>status)         dk_status_str, dk_last_error, dk_last_call_status,
-       dk_call_error_report, dk_call_error_abort, dk_log_item_name,
-       dk_log_stderr, DK_FORALL_STATUS, DK_FORALL_LOG_ITEMS
-   Names with dk__ / DK__ are the implementation's. The exported ones
-   (dk__def, dk__impl, dk__library_open, dk__config_check...) are what the
-   lowercase macros above expand to, adding the caller's configuration
-   signature and site; only tests of that entry (a NULL signature) and of
-   c10's exact texts (a given file:line) call them directly.
+   dk_def gives an operator its schema; dk_impl a kernel for one key of an
+   operator, a runtime key or an alias key; dk_fallback a boxed kernel (or a
+   fallthrough) for every operator at one key. DK_CatchAll (c10's CatchAll,
+   the value of DK_Undefined) registers the catch-all kernel, which fills
+   CompositeImplicitAutograd's slots; inside a DK_LIBRARY_IMPL block no key
+   (DK_Undefined) means the block's key instead. Each registration returns a
+   handle that dk_deregister removes exactly. Library blocks (DK_LIBRARY,
+   DK_LIBRARY_IMPL...) register at load and deregister at unload.
+
+   CALLING (>>call)
+
+   name_call computes c10's dispatch keyset from the arguments' keysets and
+   this thread's included / excluded sets (guards, >>tls), then runs the
+   kernel of its highest key; name_redispatch runs the kernel of a keyset as
+   given (no thread state, no mask): what a kernel calls to continue below
+   its own layer. A slot without a kernel reports through the registry's
+   call-error hook (ERRORS) and the call returns zeroes.
+
+   SCHEMAS AND BOXED CALLS (>>schema, >>boxed)
+
+   A schema is c10's text, parsed in full. A boxed call (dk_call_boxed) runs
+   an operator on a stack of dk_value; an unboxed kernel is reached from it,
+   and a boxed kernel or fallback from a typed call, through the def's
+   adapters, which gen/'s bindings generate from the schemas.
+
+   THREADS, MEMORY, PLUGINS AND ERRORS
 
    ERRORS   Three channels, one per kind of caller. Fallible functions
             return dk_status (DK_OK == 0) and dk_last_error() gives a
@@ -247,6 +239,129 @@
             in another does not load (Note [Configuration in a symbol
             name]); one that only registers loads with its blocks refused,
             which the host reads with dk_library_blocks around dlopen.
+
+   CONFIGURATION (>>config)
+
+       DISPATCH_IMPLEMENTATION  define in one .c file to emit the implementation
+       DISPATCH_STATIC          make every function static (implementation and
+                                all users in the same translation unit)
+       DK_SHARED                the implementation lives in a shared library:
+                                define it in every unit; the unit with
+                                DISPATCH_IMPLEMENTATION exports (default
+                                visibility, or dllexport), the others import
+                                (dllimport on Windows). Build the library with
+                                -fvisibility=hidden: only dk_ symbols leave it.
+       DK_API                   linkage of every public function (default:
+                                extern, or as set by DISPATCH_STATIC /
+                                DK_SHARED); define it to take over.
+       DK_CONFIG_HEADER         "file.h" included first in every translation unit;
+                                may define the three lists (see >>config).
+                                MUST be the same in every translation unit.
+       DK_CONFIG_HEADER_FILE    the same header named without quotes
+                                (-DDK_CONFIG_HEADER_FILE=my_keys.h), for
+                                make's and pkg-config's flags
+       DK_PRESET_TORCH_1_13_1   use PyTorch 1.13.1's key lists instead of 2.7.1's.
+                                MUST be the same in every translation unit.
+       DK_PRESET_TORCH_2_11     use PyTorch 2.11's key lists (MAIA a backend
+                                component, 16 backends). Same in every unit.
+       DK_THREAD_LOCAL          storage class for thread-local variables
+       DK_TLS_MODEL             TLS model attribute (initial-exec on glibc and
+                                non-Linux ELF; musl refuses it in dlopen)
+       DK_SINGLE_THREADED       one thread only uses dispatch.h: plain
+                                variables for TLS, plain accesses for
+                                atomics (compilers without either: tcc).
+                                MUST be the same in every translation unit.
+       DK_WIN32_ATOMICS         Windows Interlocked atomics (default with
+                                MSVC, x86/x64; mingw-w64 may set it to
+                                test that path). Same in every unit.
+       DK_NO_TRACE              remove the trace-hook check from calls (per unit)
+       DK_EXPLAIN_MAX_ARGS      argument keysets a dk_explanation holds
+                                (default 16; its size).
+                                MUST be the same in every translation unit.
+       DK_CALL_EPOCHS           calls bracket their kernels with a per-thread
+                                epoch; memory is freed automatically and
+                                deregistration waits for calls in flight.
+                                MUST be the same in every translation unit.
+       DK_HASH64(p, n)          name hash (default xxhash's XXH3_64bits)
+       DK_ASSERT(c)             internal assertion, default assert()
+       The MUSTs (with DK_C10_VERSION, which the presets set) make the
+       configuration: a unit in another is refused at its first registration
+       or does not link (see >>config).
+
+   THE API BY TASK (advanced; macros in capitals; >>tags: where each group
+   is declared)
+
+   Registries (>>registry, >>call): dk_registry_create, dk_registry_destroy,
+       dk_registry_default, dk_registry_default_configure, dk_registry_desc,
+       dk_registry_set_hooks, dk_registry_set_call_error,
+       dk_registry_get_stats, dk_registry_stats, dk_registry_add_listener
+   Memory and threads (>>registry, >>call): dk_registry_reclaim,
+       dk_registry_synchronize, dk_thread_online, dk_thread_offline,
+       dk_thread_id, dk_call_enter, dk_call_exit
+   Defining operators (>>registry): dk_def, dk_def_with, dk_def_options,
+       dk_def_at, dk_deregister, dk_tag_name, dk_tag_parse,
+       dk_alias_analysis_name, dk_alias_analysis_parse
+   Registering kernels (>>registry, >>boxed, >>call): dk_impl, dk_impl_at,
+       dk_fallback, dk_unboxed, dk_boxed, dk_fallthrough, dk_kernel_named,
+       dk_kernel_desc, DK_FN, dk_autograd_not_implemented
+   Typed registration (>>call): DK_KERNEL, DK_IMPL_TYPED,
+       DK_LIBRARY_IMPL_TYPED, DK_KERNEL_TYPE_CHECK
+   Library blocks (>>registry): DK_LIBRARY, DK_LIBRARY_FRAGMENT,
+       DK_LIBRARY_IMPL, dk_library_run, dk_library_open, dk_library_close,
+       dk_library_def, dk_library_def_with, dk_library_impl,
+       dk_library_impl_at, dk_library_fallback, dk_library_blocks
+   Calling (>>call): DK_DECLARE_OP, DK_DECLARE_OP_VOID, dk_dispatch_kernel,
+       dk_redispatch_kernel, dk_call_packed, dk_call_fail
+   Boxed calls and values (>>call, >>boxed): dk_call_boxed,
+       dk_redispatch_boxed, dk_stack_dispatch_keyset, dk_stack_init,
+       dk_stack_push, dk_stack_pop, dk_stack_peek, dk_none, dk_bool, dk_int,
+       dk_double, dk_string, dk_tensor, dk_list, dk_ints, dk_doubles,
+       dk_object, dk_stack_check, dk_stack_fill_defaults,
+       dk_stack_push_default, dk_op_adapters
+   Operators (>>registry, >>call): dk_op_lookup, dk_op_lookup_defined,
+       dk_op_schema, dk_op_function_schema, dk_op_default,
+       dk_op_argument_index, dk_op_set_adapters, dk_op_check_signature,
+       dk_op_has_tag, dk_op_alias_analysis
+   Guards and thread state (>>tls): dk_guard_include, dk_guard_exclude,
+       dk_guard_force, dk_guard_below_autograd, dk_guard_below_inplace_view,
+       dk_guard_skip_functionalize, dk_guard_pop, dk_tls_included,
+       dk_tls_excluded, dk_tls_set_included, dk_tls_set_excluded,
+       dk_tls_is_included, dk_tls_is_excluded, dk_tls_is_default
+   Keysets (>>keyset, >>keys, >>api): dk_ks_from_key, dk_ks_from_backend,
+       dk_ks_or, dk_ks_and, dk_ks_minus, dk_ks_add, dk_ks_remove, dk_ks_has,
+       dk_ks_highest_key, dk_ks_slot, dk_ks_full_after, dk_ks_first,
+       dk_ks_next, DK_KS_FOREACH, dk_ks_to_string
+   Keys (>>api, >>registry, >>keyset, >>keys): dk_key_name, dk_key_parse,
+       dk_backend_name, dk_backend_parse, dk_backend_rename, dk_key_is_alias,
+       dk_key_is_runtime, dk_key_functionality, dk_key_backend,
+       dk_key_runtime, dk_key_slot, dk_slot_key, dk_key_offset_and_mask,
+       dk_alias_runtime_set, dk_key_in_alias, dk_backend_autograd_key,
+       dk_backend_autocast_set, dk_autograd_backend_set
+   Inspecting (>>registry, >>call): dk_op_slot_kernel, dk_op_table_of,
+       dk_op_table, dk_op_table_entry, dk_backend_row,
+       dk_op_table_nonfallthrough, dk_op_has_kernel_for_key,
+       dk_op_has_computed_kernel_for_key, dk_op_dump_state,
+       dk_op_dump_computed_table, dk_registry_each_op,
+       dk_registry_each_op_for_key, dk_registry_dump_html, dk_explain,
+       dk_explain_args, dk_explain_stack, dk_explain_to_string, dk_source,
+       dk_source_detail, dk_kernel_kind, dk_trace_set, dk_trace_stack
+   Schemas (>>schema): dk_schema_parse, dk_schema_parse_with,
+       dk_schema_to_string, dk_schema_free, dk_type_kind_name,
+       dk_schema_c_signature
+   Errors (>>api, >>call, >>status): dk_status_str, dk_last_error,
+       dk_last_call_status, dk_call_error_report, dk_call_error_abort,
+       dk_log_item_name, dk_log_stderr, DK_FORALL_STATUS, DK_FORALL_LOG_ITEMS
+   Configuration (>>api): dk_config_check, dk_config_signature,
+       DK_CONFIG_SIGNATURE
+   Foreign callers (>>tls): dk_abi_* (dk_abi_def, dk_abi_impl, dk_abi_call_boxed,
+       ...): the registry, def / impl / fallback, kernel descriptions, keyset
+       algebra, stacks, guards and the key space's counts as real functions of
+       plain C types (examples/ctypes).
+   Names with dk__ / DK__ are the implementation's. The exported ones
+   (dk__def, dk__impl, dk__library_open, dk__config_check...) are what the
+   lowercase macros above expand to, adding the caller's configuration
+   signature and site; only tests of that entry (a NULL signature) and of
+   c10's exact texts (a given file:line) call them directly.
 */
 
 #ifndef DISPATCH_H
@@ -415,7 +530,7 @@ extern "C" {
      NON_FUNCTIONAL_BACKEND  the same, Functional backends and DK_R_SPARSE
                              rows left out
      MATH                    a kernel for backends, autograd and DK_R_MATH
-                             rows; the catch-all (DK_Undefined) registers here
+                             rows; the catch-all (DK_CatchAll) registers here
      AUTOGRAD_ALIAS          every DK_R_AUTOGRAD key
      NESTED, FUNCTORCH_BATCHED   PyTorch's nested and batched layers
    or KEYS(k1, ..., k4): functionality keys of the lists, each on every
@@ -703,7 +818,7 @@ enum {
 #define DK__ALIAS_ENUM(name, set, extra) DK_##name,
 typedef enum dk_key {
     DK_Undefined = 0,
-    DK_CatchAll = DK_Undefined,
+    DK_CatchAll = DK_Undefined,  /* dk_impl's catch-all key (c10's CatchAll) */
     DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_ENUM, ~)
     DK_EndOfFunctionalityKeys,
     DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_BLOCK, ~)
@@ -903,19 +1018,12 @@ static const dk_offset_mask dk__offsets_and_masks[65 - DK_NUM_BACKENDS] DK__UNUS
     { 0, 0 },
     DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_OFFSET_MASK, ~)
 };
-/* The same entries indexed by a keyset's highest bit, msb(repr | 1), which
-   costs the call one shift less: the backend bits' indices (no
-   functionality bit set) and those above the last key are {0, 0}. */
-#define DK__BC_NO_SLOT(name, own_ag, autocast, functional, extra) { 0, 0 },
-static const dk_offset_mask dk__slot_by_bit[64] DK__UNUSED = {
-    DK_FORALL_BACKEND_COMPONENTS(DK__BC_NO_SLOT, ~)
-    DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_OFFSET_MASK, ~)
-};
-#undef DK__BC_NO_SLOT
 #undef DK__FK_OFFSET_MASK
-/* And the slot itself, by the highest bit and the backend index b (< 16):
-   offset + (b & mask) precomputed, so that a call pays one shift, one add
-   and one load for it instead of two loads, an and and an add. */
+/* The slot itself, by the keyset's highest bit msb(repr | 1) and the backend
+   index b (< 16): offset + (b & mask) of the bit's functionality
+   precomputed (rows of the backend bits and of bits above the last key are
+   slot 0), so that a call pays one load for it instead of two loads, an and
+   and an add. */
 #define DK__SB(o, m, b) (uint16_t)((o) + ((b) & (m)))
 #define DK__SB_ROW(o, m)                                                                                     \
     { DK__SB(o, m, 0), DK__SB(o, m, 1), DK__SB(o, m, 2), DK__SB(o, m, 3), DK__SB(o, m, 4), DK__SB(o, m, 5),   \
@@ -1101,10 +1209,10 @@ DK_INLINE dk_key dk_ks_highest_functionality(dk_keyset a) {
 DK_INLINE dk_backend dk_ks_highest_backend(dk_keyset a) {
     return (dk_backend)dk__msb(((a.repr & DK__R_BACKENDS) << 1) | 1);
 }
-/* c10 getBackendIndex: index of the highest backend bit, 0 for CPU or none. */
-DK_INLINE int dk_ks_backend_index(dk_keyset a) {
-    return (int)dk__msb((a.repr & DK__R_BACKENDS) | 1);
-}
+/* c10's getBackendIndex: the highest backend bit's index (0 for CPU or
+   without one). The one formula: the call path, the TLS row and this use it. */
+DK_INLINE size_t dk__backend_index(uint64_t repr) { return dk__msb((repr & DK__R_BACKENDS) | 1); }
+DK_INLINE int dk_ks_backend_index(dk_keyset a) { return (int)dk__backend_index(a.repr); }
 /* c10 highestPriorityTypeId: the key a call with this keyset dispatches to. */
 DK_INLINE dk_key dk_ks_highest_key(dk_keyset a) {
     return dk_key_runtime(dk_ks_highest_functionality(a), dk_ks_highest_backend(a));
@@ -1114,15 +1222,11 @@ DK_INLINE dk_key dk_ks_highest_backend_key(dk_keyset a) {
     return dk_ks_highest_key(dk_ks_and(a, DK_KS_BACKEND_FUNCTIONALITY));
 }
 
-/* c10 getDispatchTableIndexForDispatchKeySet: the runtime slot of the
-   highest key. Two bit scans and one load: (repr >> (B-1)) | 1 puts the
-   functionality bits one place above bit 0, so its msb is the highest
-   functionality f; within f's entry, the masked backend bits' msb is the
-   backend's offset (0 for CPU, for no backend, or when f is not per-backend). */
-/* c10's getBackendIndex: the highest backend bit's index (0 without one). */
-DK_INLINE size_t dk__backend_index(uint64_t repr) { return dk__msb((repr & DK__R_BACKENDS) | 1); }
-/* The slot, given the backend index b: the functionality's first slot, plus
-   b when the functionality is per-backend (mask = every backend bit). */
+/* c10 getDispatchTableIndexForDispatchKeySet: the slot of the highest key.
+   Two bit scans and one load: the keyset's highest bit and the backend
+   index b pick the slot in dk__slot_by_bit_backend (the functionality's
+   first slot, plus b when it is per-backend). dk__slot_at takes b computed
+   already (the call path has it). */
 DK_INLINE size_t dk__slot_at(uint64_t repr, size_t b) {
     return dk__slot_by_bit_backend[dk__msb0(repr)][b];
 }
@@ -1172,7 +1276,7 @@ DK_INLINE int dk_key_is_backend(dk_key k) {
 }
 
 /* Runtime keyset of an alias key (c10 getRuntimeDispatchKeySet); for a
-   non-alias key, the key's own set. See "Differences from c10" in README:
+   non-alias key, the key's own set. See docs/c10.md, "Differences from c10":
    FuncTorchBatchedDecomposition maps to {FuncTorchBatched} (c10: empty). */
 DK_INLINE dk_keyset dk_alias_runtime_set(dk_key alias) {
 #define DK__ALIAS_SET(name, set, extra) if (alias == DK_##name) return dk_ks_raw(DK__R_##set);
@@ -1715,7 +1819,10 @@ enum { DK__FORALL_ALIAS_ROLES(DK__ROLE_ALIAS) DK__ALIAS_ROLES_END_ };
    its returns, as c10's boxed calling convention. Tensors are the caller's
    own handles (void *); the registry's tensor_keyset hook tells their keys. */
 
-/* The opaque handles, declared first: boxed kernels and adapters name them. */
+/* The handle types, declared first: boxed kernels and adapters name them.
+   dk_kernel (the kernel record, >>registry) and dk_operator are defined in
+   this header; a program reads them, never writes them. The others are
+   opaque. */
 typedef struct dk_registry dk_registry;
 typedef struct dk_operator dk_operator;
 typedef struct dk_kernel dk_kernel;
@@ -2207,7 +2314,9 @@ typedef struct dk_def_options {
 DK_API dk_status dk__def(dk_registry *r, const char *schema, const dk_op_adapters *adapters, const char *file,
                          int line, dk_registration **out, const char *signature);
 /* impl: a kernel for one key of an operator (runtime or alias key;
-   DK_Undefined = catch-all = CompositeImplicitAutograd). The operator need
+   DK_CatchAll, the value of DK_Undefined: the catch-all, registered as
+   CompositeImplicitAutograd; in a DK_LIBRARY_IMPL block, no key given
+   (DK_Undefined) is the block's key). The operator need
    not be defined yet. A kernel with a signature (typed registration) whose
    signature differs from another live typed kernel's of the operator, or
    (gen/'s, in schema words) from the def's schema's, is refused with
@@ -2448,7 +2557,7 @@ DK_INLINE dk_keyset dk_tls_included(void) { return dk_ks_raw(dk__tls.included); 
 DK_INLINE dk_keyset dk_tls_excluded(void) { return dk_ks_raw(dk__tls.excluded); }
 DK_INLINE void dk_tls_set_included(dk_keyset ks) {
     dk__tls.included = ks.repr;
-    dk__tls.included_row = dk__msb((ks.repr & DK__R_BACKENDS) | 1) * sizeof(dk_backend_row);
+    dk__tls.included_row = dk__backend_index(ks.repr) * sizeof(dk_backend_row);
 }
 DK_INLINE void dk_tls_set_excluded(dk_keyset ks) {
     dk__tls.excluded = ks.repr;
@@ -2479,7 +2588,7 @@ DK_INLINE int dk_tls_is_excluded(dk_key k) { return dk_ks_has(dk_tls_excluded(),
      pop removes only those (a key that was already included stays
      included); dk_guard_exclude likewise for the excluded set; dk_guard_force
      replaces both sets and its pop restores the ones it replaced. (Backend
-     bits count as any other bit: see "Differences from c10" in README.)
+     bits count as any other bit: see docs/c10.md.)
    - Out of order, the state between pops is not c10's (c10's guards leave
      it wrong for good): popping a guard flips back its own delta even when a
      later guard (a force, say) has changed those bits since. The state is
@@ -3213,8 +3322,7 @@ static void (*const dk__link_check)(void) __attribute__((used)) =
    what was expected, and shows the line with a caret under the position. */
 
 /* Type kinds, in c10's TypeKind order (Union members are sorted by it).
-   X(Name, printed name or "" when the name is built from contained types). */
-/* X(Name, text, base): text is c10's name of the type (empty when it is
+   X(Name, text, base): text is c10's name of the type (empty when it is
    built from its elements); base 1 marks a name the parser reads as a base
    type, 2 one that is an int in c10's fake type (the dispatcher's view). */
 #define DK_FORALL_TYPE_KINDS(X)                                                                    \
@@ -6976,6 +7084,19 @@ DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, dk_keyset ks, cons
     k->boxed(k, op, ks, &st);
 }
 
+/* The keyset of one value of a boxed stack: a tensor's, or the union of a
+   list's tensors' (none without a tensor_keyset hook). */
+DK__PRIVATE dk_keyset dk__value_keyset(const dk__hooks *h, const dk_value *v) {
+    uint64_t ks = 0;
+    size_t i;
+    if (!h->tensor_keyset) return dk_ks_raw(0);
+    if (v->tag == DK_VALUE_TENSOR) ks = h->tensor_keyset(v->as.tensor, h->tensor_keyset_user_data).repr;
+    for (i = 0; v->tag == DK_VALUE_LIST && i < v->as.list.n; i++)
+        if (v->as.list.items[i].tag == DK_VALUE_TENSOR)
+            ks |= h->tensor_keyset(v->as.list.items[i].as.tensor, h->tensor_keyset_user_data).repr;
+    return dk_ks_raw(ks);
+}
+
 /* Inside a call bracket (the hooks record and t are read once, and held until it closes). */
 DK__PRIVATE dk_keyset dk__stack_keyset(const dk_operator *op, const dk_op_table *t, const dk_stack *stack) {
     const dk__hooks *h = dk__hooks_of(op->registry);
@@ -6985,14 +7106,7 @@ DK__PRIVATE dk_keyset dk__stack_keyset(const dk_operator *op, const dk_op_table 
         size_t j = (size_t)dk__lowest_bit(bits);
         const dk_value *v = j < stack->size ? &stack->values[stack->size - 1 - j] : NULL;
         bits &= bits - 1;
-        if (!v) continue;
-        if (v->tag == DK_VALUE_TENSOR) ks |= h->tensor_keyset(v->as.tensor, h->tensor_keyset_user_data).repr;
-        if (v->tag == DK_VALUE_LIST) {
-            size_t i;
-            for (i = 0; i < v->as.list.n; i++)
-                if (v->as.list.items[i].tag == DK_VALUE_TENSOR)
-                    ks |= h->tensor_keyset(v->as.list.items[i].as.tensor, h->tensor_keyset_user_data).repr;
-        }
+        if (v) ks |= dk__value_keyset(h, v).repr;
     }
     return dk_ks_raw(ks);
 }
@@ -7444,18 +7558,6 @@ DK_API dk_status dk_explain_args(const dk_operator *op, const dk_keyset *arg_key
     dk__explain_set_args(t, arg_keysets, NULL, n, out);
     DK__UNHOLD();
     return DK_OK;
-}
-
-/* The keyset of one value of a boxed stack, as dk__stack_keyset reads it. */
-DK__PRIVATE dk_keyset dk__value_keyset(const dk__hooks *h, const dk_value *v) {
-    uint64_t ks = 0;
-    size_t i;
-    if (!h->tensor_keyset) return dk_ks_raw(0);
-    if (v->tag == DK_VALUE_TENSOR) ks = h->tensor_keyset(v->as.tensor, h->tensor_keyset_user_data).repr;
-    for (i = 0; v->tag == DK_VALUE_LIST && i < v->as.list.n; i++)
-        if (v->as.list.items[i].tag == DK_VALUE_TENSOR)
-            ks |= h->tensor_keyset(v->as.list.items[i].as.tensor, h->tensor_keyset_user_data).repr;
-    return dk_ks_raw(ks);
 }
 
 /* Inside the bracket dk_explain_stack opens: one table, one hooks record. */

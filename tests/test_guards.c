@@ -107,7 +107,7 @@ static void c10_pop(tls *m, const spec *s, frame f) {
     else m->exc = c10_minus(m->exc, f.delta);
 }
 
-/* c10's semantics with the documented difference (README, "Differences from
+/* c10's semantics with the documented difference (docs/c10.md, "Differences from
    c10"): backend bits are bits like any other, so a pop removes exactly the
    bits its push added. */
 static frame bitwise_push(tls *m, const spec *s) {

@@ -64,7 +64,7 @@ static void test_backend_components(void **state) {
         assert_int_equal(facts[i].b, i + 1);                                   /* value */
         assert_true(dk_ks_from_backend(facts[i].b).repr == (uint64_t)1 << i); /* bit = priority order */
         /* c10 prints MTIA and MAIA without "Bit"; here every component ends
-           in Bit ("MTIA" is the Dense key): README, Differences from c10 */
+           in Bit ("MTIA" is the Dense key): docs/c10.md, Differences from c10 */
         snprintf(bit_name, sizeof bit_name, "%s%s", facts[i].name, strstr(facts[i].name, "Bit") ? "" : "Bit");
         assert_string_equal(dk_backend_name(facts[i].b), bit_name);
         assert_string_equal(dk_key_name(dk_backend_autograd_key(facts[i].b)), facts[i].autograd);
@@ -231,7 +231,7 @@ static void test_aliases(void **state) {
 }
 
 /* Every key and component name parses back; markers print in 1.13.1's
-   words (c10 2.11: Undefined, QuantizedUndefined, ...: README, Differences). */
+   words (c10 2.11: Undefined, QuantizedUndefined, ...: docs/c10.md, Differences). */
 static void test_names(void **state) {
     int k, b;
     (void)state;

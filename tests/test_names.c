@@ -86,7 +86,7 @@ static const record *find_record(const char *tag, const char *what) {
 }
 
 /* c10's text with its API names replaced by ours: the one difference the
-   library-block messages keep (README, "Differences from c10"). */
+   library-block messages keep (docs/c10.md, "Differences from c10"). */
 static void our_words(const char *c10, char *out, size_t size) {
     static const char *const map[][2] = {
         { "TORCH_LIBRARY", "DK_LIBRARY" },
