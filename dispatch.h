@@ -899,7 +899,12 @@ enum dk_role {
 #define DK__R_FULL ((uint64_t)-1 >> (64 - DK_NUM_KEYSET_BITS))
 
 /* Functionality bits of every row that has `role`; first key that has it. */
-#define DK__ROLE_TERM(name, pb, prefix, roles, role) | (((roles) & (role)) ? DK__FBIT(DK_##name) : 0)
+/* Per functionality f: DK__FR_f, its roles, and DK__FP_f, its bit's
+   position, so that a role's bits expand to a short term per key. */
+#define DK__FR_FP(name, pb, prefix, roles, extra) DK__FR_##name = (roles), DK__FP_##name = DK_NUM_BACKENDS + DK_##name - 1,
+enum { DK_FORALL_FUNCTIONALITY_KEYS(DK__FR_FP, ~) DK__FR_FP_END };
+#undef DK__FR_FP
+#define DK__ROLE_TERM(name, pb, prefix, roles, role) | ((DK__FR_##name & (role)) ? (uint64_t)1 << DK__FP_##name : 0)
 #define DK__ROLE_BITS(role) ((uint64_t)0 DK_FORALL_FUNCTIONALITY_KEYS(DK__ROLE_TERM, role))
 #define DK__ROLE_FIRST(name, pb, prefix, roles, role) ((roles) & (role)) ? DK_##name :
 #define DK__ROLE_KEY(role) (DK_FORALL_FUNCTIONALITY_KEYS(DK__ROLE_FIRST, role) DK_Undefined)
@@ -1024,13 +1029,18 @@ static const dk_offset_mask dk__offsets_and_masks[65 - DK_NUM_BACKENDS] DK__UNUS
    precomputed (rows of the backend bits and of bits above the last key are
    slot 0), so that a call pays one load for it instead of two loads, an and
    and an add. */
-#define DK__SB(o, m, b) (uint16_t)((o) + ((b) & (m)))
+#define DK__SB(o, m, b) (uint16_t)(o + (b & m))
 #define DK__SB_ROW(o, m)                                                                                     \
     { DK__SB(o, m, 0), DK__SB(o, m, 1), DK__SB(o, m, 2), DK__SB(o, m, 3), DK__SB(o, m, 4), DK__SB(o, m, 5),   \
       DK__SB(o, m, 6), DK__SB(o, m, 7), DK__SB(o, m, 8), DK__SB(o, m, 9), DK__SB(o, m, 10), DK__SB(o, m, 11), \
       DK__SB(o, m, 12), DK__SB(o, m, 13), DK__SB(o, m, 14), DK__SB(o, m, 15) },
+/* DK__SBM_f: f's backend mask (every backend bit when f is per backend),
+   short to expand in each cell */
+#define DK__SBM(name, pb, prefix, roles, extra) DK__SBM_##name = (pb) ? (1 << DK_NUM_BACKENDS) - 1 : 0,
+enum { DK_FORALL_FUNCTIONALITY_KEYS(DK__SBM, ~) DK__SBM_END };
+#undef DK__SBM
 #define DK__BC_NO_SLOT(name, own_ag, autocast, functional, extra) DK__SB_ROW(0, 0)
-#define DK__FK_SLOT_ROW(name, pb, prefix, roles, extra) DK__SB_ROW(DK__SLOT_##name, pb ? DK__R_BACKENDS : 0)
+#define DK__FK_SLOT_ROW(name, pb, prefix, roles, extra) DK__SB_ROW(DK__SLOT_##name, DK__SBM_##name)
 static const uint16_t dk__slot_by_bit_backend[64][16] DK__UNUSED = {
     DK_FORALL_BACKEND_COMPONENTS(DK__BC_NO_SLOT, ~)
     DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_SLOT_ROW, ~)
@@ -2096,7 +2106,7 @@ typedef struct dk_op_table {
     const dk_op_adapters *adapters;   /* the def's boxing adapters, or NULL */
     const struct dk_schema *parsed;   /* the def's parsed schema (read-only), or NULL */
     const dk_value *defaults;         /* per argument: its default as a value (NONE tag if none) */
-    uint8_t reasons[DK_NUM_RUNTIME_ENTRIES];   /* dk_source_detail of each slot */
+    uint8_t source_details[DK_NUM_RUNTIME_ENTRIES];   /* dk_source_detail of each slot */
     uint64_t tags;                    /* the def's tags: bit DK_TAG_x (0 without a def) */
     dk_alias_analysis alias_analysis; /* the def's (FROM_SCHEMA without one) */
 } dk_op_table;
@@ -2104,16 +2114,41 @@ typedef struct dk_op_table {
 /* Where slot s's entry is, in bytes from the start of the table; the
    generated tables hold it minus slot 0's (a signed 16-bit value, 0 for
    slot 0, so that their zero cells stand for slot 0). */
+enum {
+    DK__EA_ROWS = (int)(offsetof(dk_op_table, rows) + offsetof(dk_backend_row, first)),
+    DK__EA_ENTRIES = (int)offsetof(dk_op_table, entries),
+    DK__EA_ROW_SIZE = (int)sizeof(dk_backend_row),
+    DK__EA_ENTRY_SIZE = (int)sizeof(dk_table_entry)
+};
 #define DK__ENTRY_AT(s)                                                                                 \
-    ((unsigned)(s) - (unsigned)DK__ROW_FIRST_SLOT < (unsigned)DK__ROW_SLOTS                               \
-         ? offsetof(dk_op_table, rows) + offsetof(dk_backend_row, first) +                              \
-               ((unsigned)(s) - (unsigned)DK__ROW_FIRST_SLOT) * sizeof(dk_backend_row)                   \
-         : offsetof(dk_op_table, entries) +                                                               \
+    ((size_t)((unsigned)(s) - (unsigned)DK__ROW_FIRST_SLOT < (unsigned)DK__ROW_SLOTS                      \
+         ? (unsigned)DK__EA_ROWS + ((unsigned)(s) - (unsigned)DK__ROW_FIRST_SLOT) * (unsigned)DK__EA_ROW_SIZE \
+         : (unsigned)DK__EA_ENTRIES +                                                                      \
                ((unsigned)(s) - ((unsigned)(s) > (unsigned)DK__ROW_FIRST_SLOT ? (unsigned)DK__ROW_SLOTS : 0u)) * \
-                   sizeof(dk_table_entry))
-#define DK__ENTRY_OFFSET(s) ((int16_t)((long)DK__ENTRY_AT(s) - (long)DK__ENTRY_AT(0)))
+                   (unsigned)DK__EA_ENTRY_SIZE))
+enum { DK__EA_ZERO = (int)DK__ENTRY_AT(0) };
+#define DK__ENTRY_OFFSET(s) ((int16_t)((long)DK__ENTRY_AT(s) - (long)DK__EA_ZERO))
 DK_STATIC_ASSERT(sizeof(dk_backend_row) == 32, "a backend row is 32 bytes");
 DK_STATIC_ASSERT(sizeof(dk_op_table) < 32768, "entry offsets are signed 16-bit values");
+/* Per functionality f, computed once (the tables below name these short
+   constants instead of expanding DK__ENTRY_OFFSET in each of their cells,
+   which made every unit preprocess a megabyte): DK__EOF_f, the entry
+   offset of f's first slot, and DK__ESF_f, the step between the entries of
+   f's backends (a backend row for the functionality whose slots live in
+   the rows, one entry for the other per-backend ones, 0 when f is not per
+   backend). Backend b's entry of f is DK__EOF_f + b * DK__ESF_f. */
+#define DK__EO_CONST(name, pb, prefix, roles, extra)                                                  \
+    DK__EOF_##name = DK__ENTRY_OFFSET(DK__SLOT_##name),                                                 \
+    DK__ESF_##name = !(pb) ? 0 : (int)DK__SLOT_##name == (int)DK__ROW_FIRST_SLOT ? (int)DK__EA_ROW_SIZE : (int)DK__EA_ENTRY_SIZE,
+#define DK__EO_B(b) DK__EOB_##b = (b) < DK_NUM_BACKENDS ? (b) : 0
+enum {
+    DK_FORALL_FUNCTIONALITY_KEYS(DK__EO_CONST, ~)
+    /* backend index b as the tables use it (0 past the last backend) */
+    DK__EO_B(0), DK__EO_B(1), DK__EO_B(2), DK__EO_B(3), DK__EO_B(4), DK__EO_B(5), DK__EO_B(6), DK__EO_B(7),
+    DK__EO_B(8), DK__EO_B(9), DK__EO_B(10), DK__EO_B(11), DK__EO_B(12), DK__EO_B(13), DK__EO_B(14), DK__EO_B(15)
+};
+#undef DK__EO_B
+#undef DK__EO_CONST
 
 /* Entry offsets (DK__ENTRY_OFFSET) by backend index b and a keyset's
    highest bit, msb(repr | 1): a call adds one to the table's address and
@@ -2122,7 +2157,7 @@ DK_STATIC_ASSERT(sizeof(dk_op_table) < 32768, "entry offsets are signed 16-bit v
    that b * 32, a backend row's byte offset in a table, also finds b's row
    here (see dk__entry_at). */
 #define DK__EO_BC(name, own_ag, autocast, functional, b) 0,
-#define DK__EO_FK(name, pb, prefix, roles, b) DK__ENTRY_OFFSET(DK__SLOT_##name + (pb && (b) < DK_NUM_BACKENDS ? (b) : 0)),
+#define DK__EO_FK(name, pb, prefix, roles, b) (int16_t)(DK__EOF_##name + DK__EOB_##b * DK__ESF_##name),
 #define DK__EO_ROW(b) { DK_FORALL_BACKEND_COMPONENTS(DK__EO_BC, b) DK_FORALL_FUNCTIONALITY_KEYS(DK__EO_FK, b) }
 static const int16_t dk__entry_by_backend_bit[16][64] DK__UNUSED = {
     DK__EO_ROW(0), DK__EO_ROW(1), DK__EO_ROW(2), DK__EO_ROW(3), DK__EO_ROW(4), DK__EO_ROW(5), DK__EO_ROW(6),
@@ -2133,10 +2168,10 @@ static const int16_t dk__entry_by_backend_bit[16][64] DK__UNUSED = {
 #undef DK__EO_FK
 #undef DK__EO_ROW
 /* By slot. */
-#define DK__BC_SLOT_OFFSET(name, own_ag, autocast, functional, first) DK__ENTRY_OFFSET(first + DK_##name##Bit - 1),
-#define DK__FK_SLOT_OFFSETS(name, pb, prefix, roles, extra)                                  \
-    DK__PER_BACKEND_##pb(DK_FORALL_BACKEND_COMPONENTS(DK__BC_SLOT_OFFSET, DK__SLOT_##name)) \
-    DK__NOT_PER_BACKEND_##pb(DK__ENTRY_OFFSET(DK__SLOT_##name),)
+#define DK__BC_SLOT_OFFSET(name, own_ag, autocast, functional, f) (int16_t)(DK__EOF_##f + (DK_##name##Bit - 1) * DK__ESF_##f),
+#define DK__FK_SLOT_OFFSETS(name, pb, prefix, roles, extra)                     \
+    DK__PER_BACKEND_##pb(DK_FORALL_BACKEND_COMPONENTS(DK__BC_SLOT_OFFSET, name)) \
+    DK__NOT_PER_BACKEND_##pb((int16_t)DK__EOF_##name,)
 static const int16_t dk__entry_by_slot[DK_NUM_RUNTIME_ENTRIES] DK__UNUSED = {
     0, DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_SLOT_OFFSETS, ~)
 };
@@ -5126,8 +5161,8 @@ DK__PRIVATE void dk__table_fill(const dk_registry *r, const dk__op *op, dk_op_ta
             masks_change |= !before || /* a template being built */
                             (k->kind == DK_KERNEL_FALLTHROUGH) != (before->kind == DK_KERNEL_FALLTHROUGH);
             dk__entry_set(t, s, k, t == cur);
-            if (t != cur) t->reasons[s] = (uint8_t)why;
-            else if (t->reasons[s] != (uint8_t)why) DK__STORE_RLX(&t->reasons[s], (uint8_t)why);
+            if (t != cur) t->source_details[s] = (uint8_t)why;
+            else if (t->source_details[s] != (uint8_t)why) DK__STORE_RLX(&t->source_details[s], (uint8_t)why);
         }
         if (masks_change || n < 0) dk__table_masks(r, t);
     }
@@ -6290,7 +6325,7 @@ DK__PRIVATE void dk__table_with_fallbacks(const dk_registry *r, dk_op_table *t) 
         const dk_kernel *f;
         if (dk__kernel_at(t, s) != &r->missing[s] || !(f = DK__LOAD_ACQ(&r->boxed_fallbacks[s]))) continue;
         dk__entry_set(t, s, f, 0);
-        t->reasons[s] = (uint8_t)DK_SOURCE_DETAIL_FALLBACK;
+        t->source_details[s] = (uint8_t)DK_SOURCE_DETAIL_FALLBACK;
     }
 }
 
@@ -6383,7 +6418,7 @@ DK__PRIVATE void dk__dump_slots(const dk_op_table *t, char *buf, size_t size, si
         dk__append(buf, size, len, k->kind == DK_KERNEL_FALLTHROUGH ? ": fallthrough " : ": ");
         dk__append(buf, size, len, k->debug);
         dk__append(buf, size, len, " [");
-        dk__append(buf, size, len, dk__reason_texts[t->reasons[s]]);
+        dk__append(buf, size, len, dk__reason_texts[t->source_details[s]]);
         dk__append(buf, size, len, "]\n");
     }
 }
@@ -6402,7 +6437,7 @@ DK_API int dk_op_dump_computed_table(const dk_operator *op, char *buf, size_t si
     for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
         dk_source_detail why;
         dk__entry_set(&computed, s, dk__resolve(op->registry, (const dk__op *)op, &front, s, &why), 0);
-        computed.reasons[s] = (uint8_t)why;
+        computed.source_details[s] = (uint8_t)why;
     }
     dk__dump_slots(&computed, buf, size, &len);
     dk__read_unlock(op->registry, locked);
@@ -6477,8 +6512,8 @@ DK__PRIVATE int dk__html_scan(dk_operator *op, void *ud) {
         const dk_kernel *k = dk__kernel_at(t, s);
         dk_backend b = dk_key_backend(dk__slot_keys[s]);
         /* registered at this very key: a kernel, or a fallback not given for an alias */
-        int direct = t->reasons[s] == DK_SOURCE_DETAIL_KERNEL ||
-                     (t->reasons[s] == DK_SOURCE_DETAIL_FALLBACK && !dk_key_is_alias(k->key));
+        int direct = t->source_details[s] == DK_SOURCE_DETAIL_KERNEL ||
+                     (t->source_details[s] == DK_SOURCE_DETAIL_FALLBACK && !dk_key_is_alias(k->key));
         if (k->kind != DK_KERNEL_MISSING) h->used[s] = 1;
         if (k->kind == DK_KERNEL_FUNCTION && direct && b != DK_InvalidBit) h->backends[b] = 1;
     }
@@ -6495,7 +6530,7 @@ DK__PRIVATE void dk__html_columns_that_matter(dk__html *h) {
 
 DK__PRIVATE void dk__html_cell(dk__html *h, const dk_operator *op, const dk_op_table *t, int s) {
     const dk_kernel *k = dk__kernel_at(t, s);
-    int cell = dk__cell_of(k, (dk_source_detail)t->reasons[s]);
+    int cell = dk__cell_of(k, (dk_source_detail)t->source_details[s]);
     dk__append(h->buf, h->size, &h->len, "<td class=\"dk-");
     dk__append(h->buf, h->size, &h->len, dk__cell_names[cell]);
     dk__append(h->buf, h->size, &h->len, h->used[s] ? "\" data-key=\"" : " dk-quiet\" data-key=\"");
@@ -6506,7 +6541,7 @@ DK__PRIVATE void dk__html_cell(dk__html *h, const dk_operator *op, const dk_op_t
     dk__append(h->buf, h->size, &h->len, dk_key_name(dk__slot_keys[s]));
     dk__append(h->buf, h->size, &h->len, ": ");
     dk__append(h->buf, h->size, &h->len,
-               cell == DK__CELL_fallthrough ? "fallthrough" : dk__reason_texts[t->reasons[s]]);
+               cell == DK__CELL_fallthrough ? "fallthrough" : dk__reason_texts[t->source_details[s]]);
     if (k->debug && k->debug[0]) {
         dk__append(h->buf, h->size, &h->len, ", ");
         dk__html_text(h, k->debug);
@@ -6994,7 +7029,7 @@ DK__PRIVATE void dk__table_copy(dk_op_table *dst, const dk_op_table *src) {
         dk_table_entry *d = dk__entry(dst, s);
         d->kernel = DK__ENTRY_KERNEL(e);   /* the record first: with a new one, no older fn (dk__entry_set) */
         d->fn = DK__LOAD_RLX(&e->fn);
-        dst->reasons[s] = DK__LOAD_RLX(&src->reasons[s]);
+        dst->source_details[s] = DK__LOAD_RLX(&src->source_details[s]);
     }
     dst->schema = DK__LOAD_RLX(&src->schema);
 }
@@ -7514,7 +7549,7 @@ DK__PRIVATE void dk__explain_table(const dk_operator *op, const dk_op_table *t, 
     k = DK__ENTRY_KERNEL(dk_op_table_entry(t, out->slot));
     out->kernel = dk__deferred(op, k);
     /* relaxed: a table rewritten in place (out of memory) changes its reasons so */
-    why = out->kernel != k ? DK_SOURCE_DETAIL_FALLBACK : (dk_source_detail)DK__LOAD_RLX(&t->reasons[out->slot]);
+    why = out->kernel != k ? DK_SOURCE_DETAIL_FALLBACK : (dk_source_detail)DK__LOAD_RLX(&t->source_details[out->slot]);
     out->reason = dk__reason_texts[why];
     out->source = dk__source_of(out->kernel, why);
     dk__copy_text(out->op_name, sizeof out->op_name, op->name);
