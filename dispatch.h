@@ -40,7 +40,8 @@
        static float neg_autograd(const dk_kernel *k, dk_keyset ks, tensor x) {
            (void)k;
            printf("autograd: recording neg\n");
-           return neg_redispatch(neg_op, dk_ks_and(ks, DK_KS_AFTER_AUTOGRAD), x);
+           return neg_redispatch(neg_op, dk_ks_and(ks, DK_KS_AFTER_AUTOGRAD),
+                                 x);
        }
 
        int main(void) {
@@ -51,15 +52,18 @@
            //    function that can fail returns a dk_status (DK_OK is 0).
            if (dk_registry_create(NULL, &r) != DK_OK) return 1;
            if (dk_def(r, "my::neg(Tensor x) -> Tensor", &def) != DK_OK ||
-               DK_IMPL_TYPED(neg, r, "my::neg", DK_CPU, neg_cpu, NULL, &cpu) != DK_OK ||
-               DK_IMPL_TYPED(neg, r, "my::neg", DK_Autograd, neg_autograd, NULL, &autograd) != DK_OK) {
+               DK_IMPL_TYPED(neg, r, "my::neg", DK_CPU, neg_cpu, NULL,
+                             &cpu) != DK_OK ||
+               DK_IMPL_TYPED(neg, r, "my::neg", DK_Autograd, neg_autograd, NULL,
+                             &autograd) != DK_OK) {
                printf("%s\n", dk_last_error());
                return 1;
            }
            // 7. Look the operator up once, then call it.
            neg_op = dk_op_lookup(r, "my::neg");
            x.v = 2.0f;
-           x.ks = dk_ks_or(dk_ks_from_key(DK_CPU), dk_ks_from_key(DK_AutogradCPU));
+           x.ks = dk_ks_or(dk_ks_from_key(DK_CPU),
+                           dk_ks_from_key(DK_AutogradCPU));
            printf("%g\n", neg_call(neg_op, x));   // autograd, then CPU
            x.ks = dk_ks_from_key(DK_CPU);
            printf("%g\n", neg_call(neg_op, x));   // CPU alone
