@@ -257,18 +257,22 @@
                                 -fvisibility=hidden: only dk_ symbols leave it.
        DK_API                   linkage of every public function (default:
                                 extern, or as set by DISPATCH_STATIC /
-                                DK_SHARED); define it to take over.
+                                DK_SHARED); define it to take over
+                                (beginning with extern).
        DK_CONFIG_HEADER         "file.h" included first in every translation unit;
                                 may define the three lists (see >>config).
                                 MUST be the same in every translation unit.
        DK_CONFIG_HEADER_FILE    the same header named without quotes
                                 (-DDK_CONFIG_HEADER_FILE=my_keys.h), for
-                                make's and pkg-config's flags
+                                make's and pkg-config's flags, which lose
+                                quotes; no word of the name may be a macro
        DK_PRESET_TORCH_1_13_1   use PyTorch 1.13.1's key lists instead of 2.7.1's.
                                 MUST be the same in every translation unit.
        DK_PRESET_TORCH_2_11     use PyTorch 2.11's key lists (MAIA a backend
                                 component, 16 backends). Same in every unit.
        DK_THREAD_LOCAL          storage class for thread-local variables
+                                (default: __thread, thread_local,
+                                _Thread_local or __declspec(thread))
        DK_TLS_MODEL             TLS model attribute (initial-exec on glibc and
                                 non-Linux ELF; musl refuses it in dlopen)
        DK_SINGLE_THREADED       one thread only uses dispatch.h: plain
@@ -286,8 +290,10 @@
                                 epoch; memory is freed automatically and
                                 deregistration waits for calls in flight.
                                 MUST be the same in every translation unit.
-       DK_HASH64(p, n)          name hash (default xxhash's XXH3_64bits)
-       DK_ASSERT(c)             internal assertion, default assert()
+       DK_HASH64(p, n)          name hash (default xxhash's XXH3_64bits;
+                                the implementation's unit)
+       DK_ASSERT(c)             internal assertion, default assert() (the
+                                implementation's unit)
        The MUSTs (with DK_C10_VERSION, which the presets set) make the
        configuration: a unit in another is refused at its first registration
        or does not link (see >>config).
