@@ -1137,7 +1137,6 @@ DK_INLINE int dk__lowest_bit(uint64_t x) {
 #endif
 }
 
-/* Does functionality key f carry role flag(s) `role` (Note [Roles])? */
 /* c10's offsetsAndMasks()[f]: the first runtime slot of functionality f and
    its backend mask; {0, 0} for anything that is not a functionality key. */
 DK_INLINE dk_offset_mask dk_key_offset_and_mask(dk_key f) {
@@ -1145,8 +1144,9 @@ DK_INLINE dk_offset_mask dk_key_offset_and_mask(dk_key f) {
     return f > DK_Undefined && f < DK_EndOfFunctionalityKeys ? dk__offsets_and_masks[f] : none;
 }
 
+/* Does functionality key f carry role flag(s) `role` (Note [Roles])? */
 DK_INLINE int dk_key_has_role(dk_key f, int role) {
-    return f > DK_Undefined && f < DK_EndOfFunctionalityKeys && (dk__functionality_roles[f] & role) != 0;
+    return f > DK_Undefined && f < DK_EndOfFunctionalityKeys && (dk__functionality_roles[f] & (uint32_t)role) != 0;
 }
 
 DK_INLINE int dk_key_is_alias(dk_key k) { return k >= DK_StartOfAliasKeys && k <= DK_EndOfAliasKeys; }
@@ -1281,10 +1281,10 @@ DK_INLINE dk_key dk_ks_first(dk_keyset a) { return dk__ks_from_functionality(a, 
 DK_INLINE dk_key dk_ks_next(dk_keyset a, dk_key k) {
     dk_key f = dk_key_functionality(k);
     if (dk_key_is_per_backend_functionality(f)) {
-        uint64_t later = a.repr & DK__R_BACKENDS & ~(((uint64_t)1 << dk_key_backend(k)) - 1);
+        uint64_t later = a.repr & DK__R_BACKENDS & ~(((uint64_t)1 << (unsigned)dk_key_backend(k)) - 1);
         if (later) return dk_key_runtime(f, (dk_backend)(dk__lowest_bit(later) + 1));
     }
-    return dk__ks_from_functionality(a, f);
+    return dk__ks_from_functionality(a, (int)f);
 }
 #define DK_KS_FOREACH(k, ks) for ((k) = dk_ks_first(ks); (k) != DK_Undefined; (k) = dk_ks_next((ks), (k)))
 

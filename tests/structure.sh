@@ -113,5 +113,12 @@ check "every name the manual mentions exists in the header" sh -c '
   [ -z "$missing" ] || { echo "named in the manual, not in the header:$missing"; exit 1; }' sh "$manual_end" "$out"
 check "the manual's API BY TASK names, for each group, the >>tags where its names are declared" \
   python3 tools/where-declared.py dispatch.h --check
+# A user unit that includes the header (no implementation) is clean under
+# -Wconversion -Wsign-conversion, as C and as C++.
+printf '#include "dispatch.h"\nint main(void) { return dk_ks_slot(dk_ks_from_key(DK_CPU)) < 0; }\n' > "$out/user_unit.c"
+for comp in "$cc -std=c99" "${CLANG:-clang} -std=c11" "${CXX:-g++} -x c++" "${CLANGXX:-clang++} -x c++"; do
+  check "a unit including dispatch.h is clean under -Wconversion -Wsign-conversion ($comp)" \
+    sh -c "$comp -Wall -Wextra -Wconversion -Wsign-conversion -Werror -I. -c $out/user_unit.c -o $out/user_unit.o"
+done
 echo "$ok $bad" > "$build/results/structure.count"
 [ "$bad" = 0 ]
