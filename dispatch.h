@@ -3078,17 +3078,17 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
 #define DK__SLOW_PATH DK__NOINLINE
 #endif
 
-/* Each operator gets helpers named dk__<name>_..., out of the way of any
-   kernel's name: _invoke, which calls an unboxed kernel directly unless
+/* Each operator gets helpers named dk__declared_<name>_..., out of the way
+   of any kernel's name and of the header's own: _invoke, which calls an unboxed kernel directly unless
    tracing is on, and otherwise tail-calls _slow (so a call site needs no
    stack frame of its own; _slow takes the kernel's first two arguments, so
    both calls find them in the same registers); _slow, out of line, which
    reports to the trace hook, then calls the record's fn or, for a record
    without one (boxed kernel, fallback, fallthrough, ambiguity, missing),
-   packs the arguments for dk__call_slow; _dispatch_invoke, a call's
-   dispatch step; and the entries <name>_call and <name>_redispatch. */
+   packs the arguments for dk__call_slow; _dispatch, a call's dispatch
+   step; and the entries <name>_call and <name>_redispatch. */
 #define DK__DECLARE_OP_BODY(name, R, ret, keyset_expr, result_ptr, result_size, ...)                      \
-    static DK__SLOW_PATH DK__UNUSED R dk__##name##_slow(const dk_kernel *dk__k, dk_keyset dk__ks,                  \
+    static DK__SLOW_PATH DK__UNUSED R dk__declared_##name##_slow(const dk_kernel *dk__k, dk_keyset dk__ks,                  \
                                                  const dk_operator *dk__o, int dk__re                         \
                                                  DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {                        \
         name##_args dk__a;                                                                                    \
@@ -3100,7 +3100,7 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
         dk__call_slow(dk__o, (keyset_expr), dk__ks, dk__k, &dk__a, result_ptr, result_size);                 \
         DK__OP_RESULT_##ret                                                                                   \
     }                                                                                                         \
-    DK_INLINE DK__UNUSED R dk__##name##_invoke(const dk_operator *dk__o, dk_keyset dk__ks, dk__entry_ref dk__e,     \
+    DK_INLINE DK__UNUSED R dk__declared_##name##_invoke(const dk_operator *dk__o, dk_keyset dk__ks, dk__entry_ref dk__e,     \
                                          int dk__re DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {                     \
         const dk_kernel *dk__k;                                                                               \
         dk_fn dk__raw;                                                                                        \
@@ -3109,7 +3109,7 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
         dk__f = (name##_fn)DK__DIRECT_FN(dk__raw);                                                            \
         if (DK__LIKELY(dk__f != NULL))                                                                        \
             DK__OP_TAIL_##ret(R, dk__f(dk__k, dk__ks DK__MAP(DK__OP_ARG, __VA_ARGS__)))                       \
-        DK__OP_TAIL_##ret(R, dk__##name##_slow(dk__k, dk__ks, dk__o, dk__re DK__MAP(DK__OP_ARG, __VA_ARGS__)))       \
+        DK__OP_TAIL_##ret(R, dk__declared_##name##_slow(dk__k, dk__ks, dk__o, dk__re DK__MAP(DK__OP_ARG, __VA_ARGS__)))       \
     }                                                                                                         \
     DK__DECLARE_OP_ENTRIES(name, R, ret, keyset_expr, __VA_ARGS__)
 
@@ -3126,7 +3126,8 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
        name_call        R name_call(const dk_operator *, T1, T2, ...): dispatch and call
        name_redispatch  R name_redispatch(const dk_operator *, dk_keyset ks, T1, ...):
                         call the kernel of ks as given (no TLS, no mask)
-   and the helpers dk__name_invoke, dk__name_slow, dk__name_dispatch_invoke.
+   and the helpers dk__declared_name_invoke, dk__declared_name_slow and
+   dk__declared_name_dispatch.
    DK_DECLARE_OP_VOID(name, keyset_expr, ...) is the same for void. */
 #define DK_DECLARE_OP(name, R, keyset_expr, ...)                                                     \
     DK__DECLARE_OP_COMMON(name, R, __VA_ARGS__)                                                      \
@@ -3150,17 +3151,17 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
 #define DK__OP_BODY_void DK__OP_TAIL_void
 #endif
 #define DK__DECLARE_OP_ENTRIES(name, R, ret, keyset_expr, ...)                                       \
-    DK_INLINE DK__UNUSED R dk__##name##_dispatch_invoke(const dk_operator *dk__o DK__MAP(DK__OP_PARAM, __VA_ARGS__)) { \
+    DK_INLINE DK__UNUSED R dk__declared_##name##_dispatch(const dk_operator *dk__o DK__MAP(DK__OP_PARAM, __VA_ARGS__)) { \
         dk_keyset dk__ks;                                                                            \
         dk__entry_ref dk__e = dk__dispatch(dk__o, (keyset_expr), &dk__ks);                          \
-        DK__OP_TAIL_##ret(R, dk__##name##_invoke(dk__o, dk__ks, dk__e, 0 DK__MAP(DK__OP_ARG, __VA_ARGS__))) \
+        DK__OP_TAIL_##ret(R, dk__declared_##name##_invoke(dk__o, dk__ks, dk__e, 0 DK__MAP(DK__OP_ARG, __VA_ARGS__))) \
     }                                                                                                \
     DK_INLINE DK__UNUSED R name##_call(const dk_operator *dk__o DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {          \
-        DK__OP_BODY_##ret(R, dk__##name##_dispatch_invoke(dk__o DK__MAP(DK__OP_ARG, __VA_ARGS__)))       \
+        DK__OP_BODY_##ret(R, dk__declared_##name##_dispatch(dk__o DK__MAP(DK__OP_ARG, __VA_ARGS__)))       \
     }                                                                                                \
     DK_INLINE DK__UNUSED R name##_redispatch(const dk_operator *dk__o, dk_keyset dk__ks                        \
                                   DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {                              \
-        DK__OP_BODY_##ret(R, dk__##name##_invoke(dk__o, dk__ks, dk__lookup(dk__o, dk__ks), 1             \
+        DK__OP_BODY_##ret(R, dk__declared_##name##_invoke(dk__o, dk__ks, dk__lookup(dk__o, dk__ks), 1             \
                                             DK__MAP(DK__OP_ARG, __VA_ARGS__)))                       \
     }
 

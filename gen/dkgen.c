@@ -852,11 +852,11 @@ static void emit_keyset(FILE *o, const opinfo *op) {
    reads the source lines around each one, which takes minutes in a header of
    thousands of operators. */
 
-/* dk__<op>_slow: a kernel record without fn; the argument pack goes to
-   dk_call_packed (helpers are dk__-prefixed: out of the way of kernels' names) */
+/* dkgen_<op>_slow: a kernel record without fn; the argument pack goes to
+   dk_call_packed (helpers are dkgen_-prefixed: out of the way of kernels' names) */
 static void emit_slow(FILE *o, const opinfo *op, const char *rt) {
     int i;
-    fprintf(o, "static %s dk__%s_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_", rt, op->id);
+    fprintf(o, "static %s dkgen_%s_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_", rt, op->id);
     emit_params(o, op, ", ", 0);
     fprintf(o, ") {\n    %s_args pack_;\n", op->id);
     for (i = 0; i < op->n; i++) fprintf(o, "    pack_.%s = %s_;\n", op->args[i].field, op->args[i].field);
@@ -868,13 +868,13 @@ static void emit_slow(FILE *o, const opinfo *op, const char *rt) {
         fputs("    dk_call_packed(op_, ks_, kernel_, &pack_, NULL, 0);\n}\n", o);
 }
 
-/* dk__<op>_invoke: one kernel record, its fn or the slow path */
+/* dkgen_<op>_invoke: one kernel record, its fn or the slow path */
 static void emit_invoke(FILE *o, const opinfo *op, const char *rt) {
-    fprintf(o, "DK_INLINE %s dk__%s_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_", rt, op->id);
+    fprintf(o, "DK_INLINE %s dkgen_%s_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_", rt, op->id);
     emit_params(o, op, ", ", 0);
     fprintf(o, ") {\n    %skernel_->fn ? ((%s_fn)kernel_->fn)(kernel_, ks_", op->nr ? "return " : "", op->id);
     emit_arg_names(o, op, ", ", "", "_");
-    fprintf(o, ") : dk__%s_slow(op_, ks_, kernel_", op->id);
+    fprintf(o, ") : dkgen_%s_slow(op_, ks_, kernel_", op->id);
     emit_arg_names(o, op, ", ", "", "_");
     fputs(");\n}\n", o);
 }
@@ -887,7 +887,7 @@ static void emit_call(FILE *o, const opinfo *op, const char *rt) {
     if (op->nr) fprintf(o, "    %s ret_;\n", rt);
     fprintf(o, "    dk_call_enter();\n    kernel_ = dk_dispatch_kernel(op_, %s_keyset(", op->id);
     emit_arg_names(o, op, "", "", "_");
-    fprintf(o, "), &ks_);\n    %sdk__%s_invoke(op_, ks_, kernel_", op->nr ? "ret_ = " : "", op->id);
+    fprintf(o, "), &ks_);\n    %sdkgen_%s_invoke(op_, ks_, kernel_", op->nr ? "ret_ = " : "", op->id);
     emit_arg_names(o, op, ", ", "", "_");
     fprintf(o, ");\n    dk_call_exit();\n%s}\n", op->nr ? "    return ret_;\n" : "");
 }
@@ -898,7 +898,7 @@ static void emit_redispatch(FILE *o, const opinfo *op, const char *rt) {
     emit_params(o, op, ", ", 0);
     fputs(") {\n", o);
     if (op->nr) fprintf(o, "    %s ret_;\n", rt);
-    fprintf(o, "    dk_call_enter();\n    %sdk__%s_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_)", op->nr ? "ret_ = " : "", op->id);
+    fprintf(o, "    dk_call_enter();\n    %sdkgen_%s_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_)", op->nr ? "ret_ = " : "", op->id);
     emit_arg_names(o, op, ", ", "", "_");
     fprintf(o, ");\n    dk_call_exit();\n%s}\n", op->nr ? "    return ret_;\n" : "");
 }

@@ -33,6 +33,8 @@ for cfg in too_many_backends:"limit: at most 16 backend components" too_many_bit
 done
 check "typed registrations (DK_IMPL_TYPED, DK_LIBRARY_IMPL_TYPED) of kernels of the right type compile and run" \
   sh -c "$cc $cflags tests/structure/typed_kernel.c -o $out/typed_kernel && $out/typed_kernel"
+check "DK_DECLARE_OP's helpers leave kernel names (neg_slow, neg_invoke...) and operator names (call, lookup) free" \
+  sh -c "$cc $cflags tests/structure/op_names.c -o $out/op_names && $out/op_names"
 check "gen/'s <op>_impl and <op>_library_impl of kernels of the right type compile and run" \
   sh -c "$cc $cflags -Igen tests/structure/typed_gen_kernel.c -o $out/typed_gen && $out/typed_gen"
 # A kernel of the wrong type (no (kernel, ks); a float for a double) must be
