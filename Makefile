@@ -297,15 +297,15 @@ $(BUILD)/dkgen: gen/dkgen.c dispatch.h | $(BUILD)
 # make test) fails when one differs from what dkgen generates now.
 GENERATED := gen/sample_ops.txt:gen/sample_ops.h examples/minitensor/mt_ops.txt:examples/minitensor/mt_ops.h
 
-gen: $(BUILD)/dkgen ## run dkgen: gen/sample_ops.h, examples/minitensor/mt_ops.h and README's key table
+gen: $(BUILD)/dkgen ## run dkgen: gen/sample_ops.h, examples/minitensor/mt_ops.h and docs/keys.md's key table
 	@for g in $(GENERATED); do echo "$(BUILD)/dkgen $${g%%:*} $${g#*:}"; $(BUILD)/dkgen $${g%%:*} $${g#*:} || exit 1; done
-	@sh gen/readme_keys.sh $(BUILD)/dkgen README.md > $(BUILD)/README.md.new && mv $(BUILD)/README.md.new README.md
+	@sh gen/readme_keys.sh $(BUILD)/dkgen docs/keys.md > $(BUILD)/keys.md.new && mv $(BUILD)/keys.md.new docs/keys.md
 
-check-gen: $(BUILD)/dkgen | $(BUILD) ## regenerate the generated headers and README's key table; fail on any difference from the committed ones
+check-gen: $(BUILD)/dkgen | $(BUILD) ## regenerate the generated headers and docs/keys.md's key table; fail on any difference from the committed ones
 	@mkdir -p $(BUILD)/check-gen $(BUILD)/results
-	@sh gen/readme_keys.sh $(BUILD)/dkgen README.md > $(BUILD)/check-gen/README.md
+	@sh gen/readme_keys.sh $(BUILD)/dkgen docs/keys.md > $(BUILD)/check-gen/keys.md
 	@ok=0; bad=0; \
-	for g in $(GENERATED) :README.md; do f=$${g#*:}; new=$(BUILD)/check-gen/$$(basename $$f); \
+	for g in $(GENERATED) :docs/keys.md; do f=$${g#*:}; new=$(BUILD)/check-gen/$$(basename $$f); \
 	  [ -z "$${g%%:*}" ] || $(BUILD)/dkgen $${g%%:*} $$new 2>/dev/null; \
 	  if diff -u $$f $$new > $(BUILD)/check-gen/diff.txt; then ok=$$((ok+1)); echo "  ok    $$f is what dkgen generates"; \
 	  else bad=$$((bad+1)); echo "  FAIL  $$f differs from what dkgen generates (make gen):"; head -20 $(BUILD)/check-gen/diff.txt; fi; \

@@ -10,18 +10,90 @@
    Every other file just #includes "dispatch.h". Link with nothing but libc:
    xxhash is included header-only (XXH_INLINE_ALL) inside the implementation.
 
-   EXAMPLE (README.md has it whole, compiled and run by make test)
+   STEP BY STEP, from an empty file to a kernel that redispatches below
+   autograd (make structure compiles this program with the project's warning
+   flags, runs it and compares what it prints with the block after it):
 
+   [example steps]
+       // 1. One .c file defines the implementation before including the header.
+       #define DISPATCH_IMPLEMENTATION
+       #include "dispatch.h"
+       #include <stdio.h>
+
+       // 2. A tensor carries the keyset of its dispatch keys (its backend,
+       //    autograd, ...): the call dispatches on it.
        typedef struct tensor { dk_keyset ks; float v; } tensor;
-       DK_DECLARE_OP(neg, float, x.ks, (tensor, x))     // neg_call, neg_redispatch, neg_kernel
-       static float neg_cpu(const dk_kernel *k, dk_keyset ks, tensor x) { return -x.v; }
 
-       dk_registry *r;  dk_registration *h;
-       dk_registry_create(NULL, &r);
-       dk_def(r, "my::neg(Tensor x) -> Tensor", &h);
-       DK_IMPL_TYPED(neg, r, "my::neg", DK_CPU, neg_cpu, NULL, &h);   // only a neg_fn compiles
-       x.ks = dk_ks_from_key(DK_CPU);
-       float y = neg_call(dk_op_lookup(r, "my::neg"), x);    // runs neg_cpu
+       // 3. The operator's C type. This defines neg_fn (the kernel type),
+       //    neg_kernel, neg_args, neg_call and neg_redispatch (see >>call).
+       DK_DECLARE_OP(neg, float, x.ks, (tensor, x))
+       static const dk_operator *neg_op;
+
+       // 4. A kernel takes its record, the call's keyset, then the arguments.
+       static float neg_cpu(const dk_kernel *k, dk_keyset ks, tensor x) {
+           (void)k; (void)ks;
+           return -x.v;
+       }
+
+       // 5. An autograd kernel does its part, then redispatches below
+       //    autograd: the same keyset with the autograd keys taken out.
+       static float neg_autograd(const dk_kernel *k, dk_keyset ks, tensor x) {
+           (void)k;
+           printf("autograd: recording neg\n");
+           return neg_redispatch(neg_op, dk_ks_and(ks, DK_KS_AFTER_AUTOGRAD),
+                                 x);
+       }
+
+       int main(void) {
+           dk_registry *r;
+           dk_registration *def, *cpu, *autograd;
+           tensor x;
+           // 6. A registry, the operator's schema, a kernel per key. Every
+           //    function that can fail returns a dk_status (DK_OK is 0).
+           if (dk_registry_create(NULL, &r) != DK_OK) return 1;
+           if (dk_def(r, "my::neg(Tensor x) -> Tensor", &def) != DK_OK ||
+               DK_IMPL_TYPED(neg, r, "my::neg", DK_CPU, neg_cpu, NULL,
+                             &cpu) != DK_OK ||
+               DK_IMPL_TYPED(neg, r, "my::neg", DK_Autograd, neg_autograd, NULL,
+                             &autograd) != DK_OK) {
+               printf("%s\n", dk_last_error());
+               return 1;
+           }
+           // 7. Look the operator up once, then call it.
+           neg_op = dk_op_lookup(r, "my::neg");
+           x.v = 2.0f;
+           x.ks = dk_ks_or(dk_ks_from_key(DK_CPU),
+                           dk_ks_from_key(DK_AutogradCPU));
+           printf("%g\n", neg_call(neg_op, x));   // autograd, then CPU
+           x.ks = dk_ks_from_key(DK_CPU);
+           printf("%g\n", neg_call(neg_op, x));   // CPU alone
+           // 8. Take a kernel away again; destroy the registry.
+           if (dk_deregister(autograd) != DK_OK) return 1;
+           printf("%g\n", neg_call(neg_op, x));
+           dk_registry_destroy(r);
+           return 0;
+       }
+   [/example]
+
+   It prints:
+
+   [output steps]
+       autograd: recording neg
+       -2
+       -2
+       -2
+   [/output]
+
+   BASIC USE: the names the program above uses are most of what a program
+   needs. dk_registry_create / dk_registry_destroy; dk_def (an operator from
+   its schema); DK_DECLARE_OP (its C type: name_call, name_redispatch);
+   DK_IMPL_TYPED (a kernel of that type for a key; dk_impl with dk_unboxed
+   or dk_boxed registers any other); dk_deregister; dk_op_lookup (an
+   operator by name); dk_ks_from_key, dk_ks_or, dk_ks_and and the named
+   keysets DK_KS_* (what a tensor carries and what a kernel redispatches
+   to); dk_guard_below_autograd / dk_guard_pop (call below autograd from
+   outside a kernel); dk_last_error and dk_status_str (what went wrong).
+   Everything else is advanced and listed by task under THE API BY TASK.
 
    TABLE OF CONTENTS (grep for the >>tag)
 
@@ -40,9 +112,9 @@
                      libraries, introspection (dumps, the HTML dispatch table)
        >>tls         thread-local include / exclude sets and guards; the C ABI
                      for foreign callers (dk_abi_*: real functions, plain types)
-       >>call        dk_dispatch, dk_lookup, DK_DECLARE_OP, typed registration
-                     (DK_IMPL_TYPED), boxed calls, the autograd-not-implemented
-                     fallback, explain (per argument), trace
+       >>call        dk_dispatch_kernel, dk_redispatch_kernel, DK_DECLARE_OP,
+                     typed registration (DK_IMPL_TYPED), boxed calls, the
+                     autograd-not-implemented fallback, explain, trace
        >>schema      function schemas: parse, print, dispatch arguments
        >>impl        implementation (DISPATCH_IMPLEMENTATION only):
                      >>impl-threads, >>impl-errors, >>impl-epochs (Note
@@ -50,140 +122,60 @@
                      >>impl-registry (Note [Resolution]), >>impl-call, >>impl-abi,
                      >>impl-schema
 
-   CONFIGURATION MACROS
-
-       DISPATCH_IMPLEMENTATION  define in one .c file to emit the implementation
-       DISPATCH_STATIC          make every function static (implementation and
-                                all users in the same translation unit)
-       DK_SHARED                the implementation lives in a shared library:
-                                define it in every unit; the unit with
-                                DISPATCH_IMPLEMENTATION exports (default
-                                visibility, or dllexport), the others import
-                                (dllimport on Windows). Build the library with
-                                -fvisibility=hidden: only dk_ symbols leave it.
-       DK_API                   linkage of every public function (default:
-                                extern, or as set by DISPATCH_STATIC /
-                                DK_SHARED); define it to take over.
-       DK_CONFIG_HEADER         "file.h" included first in every translation unit;
-                                may define the three lists (see >>config).
-                                MUST be the same in every translation unit.
-       DK_CONFIG_HEADER_FILE    the same header named without quotes
-                                (-DDK_CONFIG_HEADER_FILE=my_keys.h), for
-                                make's and pkg-config's flags
-       DK_PRESET_TORCH_1_13_1   use PyTorch 1.13.1's key lists instead of 2.7.1's.
-                                MUST be the same in every translation unit.
-       DK_PRESET_TORCH_2_11     use PyTorch 2.11's key lists (MAIA a backend
-                                component, 16 backends). Same in every unit.
-       DK_THREAD_LOCAL          storage class for thread-local variables
-       DK_TLS_MODEL             TLS model attribute (initial-exec on glibc and
-                                non-Linux ELF; musl refuses it in dlopen)
-       DK_SINGLE_THREADED       one thread only uses dispatch.h: plain
-                                variables for TLS, plain accesses for
-                                atomics (compilers without either: tcc).
-                                MUST be the same in every translation unit.
-       DK_WIN32_ATOMICS         Windows Interlocked atomics (default with
-                                MSVC, x86/x64; mingw-w64 may set it to
-                                test that path). Same in every unit.
-       DK_NO_TRACE              remove the trace-hook check from calls (per unit)
-       DK_NO_LINK_CHECK         a unit that includes the header for its types
-                                only (dlopen + dlsym): no reference to the
-                                implementation (per unit)
-       DK_NO_DLADDR             no dladdr: dk_library_unload refuses
-       DK_EXPLAIN_MAX_ARGS      argument keysets a dk_explanation holds
-                                (default 16; its size).
-                                MUST be the same in every translation unit.
-       DK_CALL_EPOCHS           calls bracket their kernels with a per-thread
-                                epoch; memory is freed automatically and
-                                deregistration waits for calls in flight.
-                                MUST be the same in every translation unit.
-       DK_HASH64(p, n)          name hash (default xxhash's XXH3_64bits)
-       DK_ASSERT(c)             internal assertion, default assert()
-       The MUSTs (with DK_C10_VERSION, which the presets set) make the
-       configuration: a unit in another is refused at its first registration
-       or does not link (see >>config).
-
-   CONCEPTS
+   KEYS AND KEYSETS (>>lists, >>enums, >>keyset, >>keys)
 
    Dispatch key       one layer of behaviour (CPU, AutogradCUDA, Tracer, ...).
                       Higher value = higher priority. Three kinds: functionality
                       keys (one bit each), per-backend runtime keys (a
                       per-backend functionality x a backend component, e.g.
                       AutogradCPU = AutogradFunctionality x CPUBit) and alias
-                      keys (CompositeImplicitAutograd, ...) that stand for a set
-                      of runtime keys at registration time.
+                      keys (CompositeImplicitAutograd, Autograd, ...) that stand
+                      for a set of runtime keys at registration time.
    Keyset             64 bits: backend components in the low bits, functionality
                       keys above them. The highest functionality bit, combined
                       with the highest backend bit when it is per-backend, is the
                       key a call dispatches to.
-   Runtime slot       every runtime key has one slot in an operator's dispatch
-                      table; dk_ks_table_index() maps a keyset to its slot with
-                      two bit scans and one table load, never a loop.
+   Slot               every runtime key has one slot in an operator's dispatch
+                      table; dk_ks_slot() maps a keyset to its slot with two bit
+                      scans and one table load, never a loop (dk_key_slot: a
+                      key's slot, dk_slot_key: a slot's key).
+   What a slot holds  a kernel record (dk_kernel) of one dk_kernel_kind: a
+                      function, a fallthrough, the ambiguous-autogradother
+                      sentinel or missing; where it comes from is its dk_source
+                      (the key itself, an alias, a backend fallback...), and
+                      c10's words for that its dk_source_detail.
 
    Everything about the key space is generated at compile time from the lists
    in >>lists; nothing is maintained by hand beside them.
 
-   THE API BY TASK (macros in capitals; >>tag where it is declared)
+   REGISTERING (>>registry, >>call)
 
-   Registries (>>registry)   dk_registry_create, dk_registry_destroy,
-       dk_registry_default, dk_registry_default_configure,
-       dk_registry_set_hooks, dk_registry_set_call_error, dk_registry_reclaim,
-       dk_registry_get_stats, dk_config_check, dk_config_signature
-   Registering               dk_def, dk_def_at, dk_def_with (dk_def_options:
-       adapters, tags, alias analysis), dk_def_with_adapters, dk_impl,
-       dk_impl_at, dk_fallback, dk_deregister, dk_add_listener,
-       dk_rename_backend; kernels: dk_unboxed, dk_boxed, dk_fallthrough,
-       dk_kernel_named, DK_FN, typed: DK_KERNEL, DK_IMPL_TYPED,
-       DK_KERNEL_TYPE_CHECK,
-       dk_autograd_not_implemented
-   Library blocks            DK_LIBRARY, DK_LIBRARY_FRAGMENT, DK_LIBRARY_IMPL,
-       dk_library_run, dk_library_open, dk_library_close, dk_library_def,
-       dk_library_def_with, dk_library_impl, dk_library_impl_at,
-       DK_LIBRARY_IMPL_TYPED, dk_library_fallback, dk_library_blocks
-   Calling (>>call)          DK_DECLARE_OP / DK_DECLARE_OP_VOID (name_call,
-       name_redispatch, name_kernel), dk_dispatch, dk_lookup, dk_call_boxed,
-       dk_redispatch_boxed, dk_stack_dispatch_keyset, dk_call_slow,
-       dk_fail_call, dk_call_enter / dk_call_exit (DK_CALL_EPOCHS)
-   Boxed values (>>boxed)    dk_stack_init, dk_push, dk_pop, dk_peek,
-       dk_none, dk_bool, dk_int, dk_double, dk_string, dk_tensor, dk_list,
-       dk_ints, dk_doubles, dk_object, dk_stack_check, dk_stack_fill_defaults,
-       dk_stack_push_default, dk_op_default, dk_op_argument_index,
-       dk_op_set_adapters, dk_op_check_signature
-   Thread-local state (>>tls) dk_include_push, dk_exclude_push,
-       dk_force_push, dk_below_autograd_push, dk_below_inplace_view_push,
-       dk_skip_functionalize_push, dk_guard_pop, dk_tls_included,
-       dk_tls_excluded, dk_tls_set_included, dk_tls_set_excluded,
-       dk_tls_is_included, dk_tls_is_excluded, dk_tls_is_default
-   Foreign callers (>>tls)   dk_abi_*: the registry, def / impl / fallback,
-       kernel descriptions, keyset algebra, stacks, TLS guards and the key
-       space's counts as real functions of plain C types (examples/ctypes)
-   Keysets (>>keyset)        dk_ks_* (from_key, from_backend, or, and, minus,
-       add, remove, has, highest_key, table_index, full_after, first/next,
-       DK_KS_FOREACH, to_string...), the named sets DK_KS_*
-   Keys (>>keys, >>api)      dk_key_name, dk_key_parse, dk_backend_name,
-       dk_backend_parse, dk_key_is_* , dk_key_functionality, dk_key_backend,
-       dk_key_runtime, dk_key_table_index, dk_key_offset_and_mask,
-       dk_slot_key, dk_alias_runtime_set, dk_key_in_alias,
-       dk_backend_autograd_key, dk_backend_autocast_set,
-       dk_autograd_backend_set, dk_tag_name, dk_tag_parse
-   Looking and debugging     dk_op_lookup, dk_op_find, dk_op_schema,
-       dk_op_function_schema, dk_op_slot_kernel, dk_op_table_of,
-       dk_op_table_entry, dk_op_table_nonfallthrough, dk_op_has_kernel_for_key,
-       dk_op_has_computed_kernel_for_key, dk_op_has_tag,
-       dk_op_alias_analysis, dk_op_dump_state, dk_op_dump_computed_table,
-       dk_registry_each_op(_for_key), dk_registry_dump_html, dk_explain,
-       dk_explain_args, dk_explain_stack, dk_explain_to_string, dk_set_trace,
-       dk_trace_stack
-   Schemas (>>schema)        dk_schema_parse, dk_schema_parse_with,
-       dk_schema_to_string, dk_schema_free, dk_type_kind_name,
-       dk_schema_c_signature
-   Errors (>>status)         dk_status_str, dk_last_error, dk_last_call_status,
-       dk_call_error_report, dk_call_error_abort, dk_log_item_name,
-       dk_log_stderr, DK_FORALL_STATUS, DK_FORALL_LOG_ITEMS
-   Names with dk__ / DK__ are the implementation's. The exported ones
-   (dk__def, dk__impl, dk__library_open, dk__config_check...) are what the
-   lowercase macros above expand to, adding the caller's configuration
-   signature and site; only tests of that entry (a NULL signature) and of
-   c10's exact texts (a given file:line) call them directly.
+   dk_def gives an operator its schema; dk_impl a kernel for one key of an
+   operator, a runtime key or an alias key; dk_fallback a boxed kernel (or a
+   fallthrough) for every operator at one key. DK_CatchAll (c10's CatchAll,
+   the value of DK_Undefined) registers the catch-all kernel, which fills
+   CompositeImplicitAutograd's slots; inside a DK_LIBRARY_IMPL block no key
+   (DK_Undefined) means the block's key instead. Each registration returns a
+   handle that dk_deregister removes exactly. Library blocks (DK_LIBRARY,
+   DK_LIBRARY_IMPL...) register at load and deregister at unload.
+
+   CALLING (>>call)
+
+   name_call computes c10's dispatch keyset from the arguments' keysets and
+   this thread's included / excluded sets (guards, >>tls), then runs the
+   kernel of its highest key; name_redispatch runs the kernel of a keyset as
+   given (no thread state, no mask): what a kernel calls to continue below
+   its own layer. A slot without a kernel reports through the registry's
+   call-error hook (ERRORS) and the call returns zeroes.
+
+   SCHEMAS AND BOXED CALLS (>>schema, >>boxed)
+
+   A schema is c10's text, parsed in full. A boxed call (dk_call_boxed) runs
+   an operator on a stack of dk_value; an unboxed kernel is reached from it,
+   and a boxed kernel or fallback from a typed call, through the def's
+   adapters, which gen/'s bindings generate from the schemas.
+
+   THREADS, MEMORY, PLUGINS AND ERRORS
 
    ERRORS   Three channels, one per kind of caller. Fallible functions
             return dk_status (DK_OK == 0) and dk_last_error() gives a
@@ -202,16 +194,10 @@
             its first error and freed at its exit). What a change
             unpublishes (old tables, deregistered kernel records, operators
             left with no def and no kernel, old name indexes) is retired
-            and freed once no call can read it (Note [Reclamation]):
-              default         at dk_registry_reclaim(r), called by the
-                              program at a quiescent point (no other
-                              thread inside a call or lookup on r);
-              DK_CALL_EPOCHS  calls bracket their kernels (dk_call_enter /
-                              dk_call_exit: a TLS store and a fence); the
-                              registry frees by itself, and deregistration
-                              (dk_deregister, dk_library_close, a plugin's
-                              unload) waits for the calls that may run
-                              what it removed.
+            and freed once no thread can still read it (Note
+            [Reclamation]); a registry's memory is bounded by what is
+            registered now, not by its history, if the program does what
+            its mode asks (WHAT A PROGRAM DOES, below).
             Out of memory during a deregistration, the table is rewritten in
             place: the one case in which a racing call may see a mix of
             slots and masks (never one kernel's fn with another's record:
@@ -245,12 +231,184 @@
             default registry makes the next dk_registry_default() create a
             fresh one.
    PLUGINS  DK_LIBRARY* blocks close their library when their object is
-            unloaded; with DK_CALL_EPOCHS that waits for the calls running
-            the object's kernels, so dlclose is safe while others call. A
-            plugin is compiled in the host's configuration: one that calls
-            in another does not load (Note [Configuration in a symbol
-            name]); one that only registers loads with its blocks refused,
-            which the host reads with dk_library_blocks around dlopen.
+            unloaded, and the unload waits until no thread can be running
+            the object's kernels (both modes). A plugin is compiled in the
+            host's configuration: one that calls in another does not load
+            (Note [Configuration in a symbol name]); one that only
+            registers loads with its blocks refused, which the host reads
+            with dk_library_blocks around dlopen.
+
+   WHAT A PROGRAM DOES (threads, memory, plugins, exit), in each mode
+     Default build: nothing is added to the call path, so the program says
+     when a thread holds nothing (liburcu's QSBR, per thread: no moment at
+     which every thread is idle is needed).
+       - Every thread that calls while registrations change takes part:
+         dk_registry_reclaim(r) between calls (once per request, per
+         training step, every ~10,000 calls) is its quiescent point and
+         frees what every thread taking part has passed;
+         dk_thread_offline() before it blocks or idles for long,
+         dk_thread_online() when it calls again (exited threads are
+         dropped). A thread that never takes part must be outside every
+         call of r whenever any thread reclaims r -- which a
+         single-threaded program always is.
+       - Before freeing what a deregistered kernel used (its user data,
+         its code): dk_registry_synchronize(r), which waits for the
+         threads taking part. dk_deregister and dk_library_close never
+         wait.
+       - Memory that waits is visible: dk_registry_get_stats (retired
+         bytes, the threads it waits for, by dk_thread_id), and the logger
+         warns once past desc.retired_warn_bytes (64 MiB).
+     DK_CALL_EPOCHS: calls bracket themselves (dk_call_enter/exit: about
+       20 instructions a call, and the call site loses its tail call);
+       nothing to declare. Retired memory is freed in batches of 256 KiB,
+       one grace period (a membarrier) each; dk_registry_reclaim and
+       dk_registry_synchronize wait for the calls in flight.
+     Both modes:
+       - Unload a plugin with dk_library_unload(dlsym(handle, "a symbol"))
+         and then dlclose(handle): the wait happens outside the dynamic
+         loader's lock. dlclose alone also closes and waits, but inside
+         the loader's lock: that deadlocks if a thread it waits for runs a
+         kernel that calls dlopen, dlsym or dladdr.
+       - Exit: threads need not be joined. Once exit() begins nothing is
+         freed and nothing waits, so a thread still calling reads valid
+         memory until the process ends.
+       - A kernel left by longjmp (or an exception): dk_thread_offline()
+         at the landing point, outside every call.
+       - fork(): the child's registries are whole and unlocked, and no
+         thread of the parent is waited for in it.
+
+   CONFIGURATION (>>config)
+
+       DISPATCH_IMPLEMENTATION  define in one .c file to emit the implementation
+       DISPATCH_STATIC          make every function static (implementation and
+                                all users in the same translation unit)
+       DK_SHARED                the implementation lives in a shared library:
+                                define it in every unit; the unit with
+                                DISPATCH_IMPLEMENTATION exports (default
+                                visibility, or dllexport), the others import
+                                (dllimport on Windows). Build the library with
+                                -fvisibility=hidden: only dk_ symbols leave it.
+       DK_API                   linkage of every public function (default:
+                                extern, or as set by DISPATCH_STATIC /
+                                DK_SHARED); define it to take over
+                                (beginning with extern).
+       DK_CONFIG_HEADER         "file.h" included first in every translation unit;
+                                may define the three lists (see >>config).
+                                MUST be the same in every translation unit.
+       DK_CONFIG_HEADER_FILE    the same header named without quotes
+                                (-DDK_CONFIG_HEADER_FILE=my_keys.h), for
+                                make's and pkg-config's flags, which lose
+                                quotes; no word of the name may be a macro
+       DK_PRESET_TORCH_1_13_1   use PyTorch 1.13.1's key lists instead of 2.7.1's.
+                                MUST be the same in every translation unit.
+       DK_PRESET_TORCH_2_11     use PyTorch 2.11's key lists (MAIA a backend
+                                component, 16 backends). Same in every unit.
+       DK_THREAD_LOCAL          storage class for thread-local variables
+                                (default: __thread, thread_local,
+                                _Thread_local or __declspec(thread))
+       DK_TLS_MODEL             TLS model attribute (initial-exec on glibc and
+                                non-Linux ELF; musl refuses it in dlopen)
+       DK_SINGLE_THREADED       one thread only uses dispatch.h: plain
+                                variables for TLS, plain accesses for
+                                atomics (compilers without either: tcc).
+                                MUST be the same in every translation unit.
+       DK_WIN32_ATOMICS         Windows Interlocked atomics (default with
+                                MSVC, x86/x64; mingw-w64 may set it to
+                                test that path). Same in every unit.
+       DK_NO_TRACE              remove the trace-hook check from calls (per unit)
+       DK_NO_LINK_CHECK         a unit that includes the header for its types
+                                only (dlopen + dlsym): no reference to the
+                                implementation (per unit)
+       DK_NO_DLADDR             no dladdr: dk_library_unload refuses
+       DK_EXPLAIN_MAX_ARGS      argument keysets a dk_explanation holds
+                                (default 16; its size).
+                                MUST be the same in every translation unit.
+       DK_CALL_EPOCHS           calls bracket their kernels with a per-thread
+                                epoch; memory is freed without quiescent
+                                points (WHAT A PROGRAM DOES).
+                                MUST be the same in every translation unit.
+       DK_HASH64(p, n)          name hash (default xxhash's XXH3_64bits;
+                                the implementation's unit)
+       DK_ASSERT(c)             internal assertion, default assert() (the
+                                implementation's unit)
+       The MUSTs (with DK_C10_VERSION, which the presets set) make the
+       configuration: a unit in another is refused at its first registration
+       or does not link (see >>config).
+
+   THE API BY TASK (advanced; macros in capitals; >>tags: where each group
+   is declared)
+
+   Registries (>>registry, >>call): dk_registry_create, dk_registry_destroy,
+       dk_registry_default, dk_registry_default_configure, dk_registry_desc,
+       dk_registry_set_hooks, dk_registry_set_call_error,
+       dk_registry_get_stats, dk_registry_stats, dk_registry_add_listener
+   Memory and threads (>>registry, >>call): dk_registry_reclaim,
+       dk_registry_synchronize, dk_thread_online, dk_thread_offline,
+       dk_thread_id, dk_call_enter, dk_call_exit
+   Defining operators (>>registry): dk_def, dk_def_with, dk_def_options,
+       dk_def_at, dk_deregister, dk_tag_name, dk_tag_parse,
+       dk_alias_analysis_name, dk_alias_analysis_parse
+   Registering kernels (>>registry, >>boxed, >>call): dk_impl, dk_impl_at,
+       dk_fallback, dk_unboxed, dk_boxed, dk_fallthrough, dk_kernel_named,
+       dk_kernel_desc, DK_FN, dk_autograd_not_implemented
+   Typed registration (>>call): DK_KERNEL, DK_IMPL_TYPED,
+       DK_LIBRARY_IMPL_TYPED, DK_KERNEL_TYPE_CHECK
+   Library blocks (>>registry): DK_LIBRARY, DK_LIBRARY_FRAGMENT,
+       DK_LIBRARY_IMPL, dk_library_run, dk_library_open, dk_library_close,
+       dk_library_def, dk_library_def_with, dk_library_impl,
+       dk_library_impl_at, dk_library_fallback, dk_library_blocks
+   Calling (>>call): DK_DECLARE_OP, DK_DECLARE_OP_VOID, dk_dispatch_kernel,
+       dk_redispatch_kernel, dk_call_packed, dk_call_fail
+   Boxed calls and values (>>call, >>boxed): dk_call_boxed,
+       dk_redispatch_boxed, dk_stack_dispatch_keyset, dk_stack_init,
+       dk_stack_push, dk_stack_pop, dk_stack_peek, dk_none, dk_bool, dk_int,
+       dk_double, dk_string, dk_tensor, dk_list, dk_ints, dk_doubles,
+       dk_object, dk_stack_check, dk_stack_fill_defaults,
+       dk_stack_push_default, dk_op_adapters
+   Operators (>>registry, >>call): dk_op_lookup, dk_op_lookup_defined,
+       dk_op_schema, dk_op_function_schema, dk_op_default,
+       dk_op_argument_index, dk_op_set_adapters, dk_op_check_signature,
+       dk_op_has_tag, dk_op_alias_analysis
+   Guards and thread state (>>tls): dk_guard_include, dk_guard_exclude,
+       dk_guard_force, dk_guard_below_autograd, dk_guard_below_inplace_view,
+       dk_guard_skip_functionalize, dk_guard_pop, dk_tls_included,
+       dk_tls_excluded, dk_tls_set_included, dk_tls_set_excluded,
+       dk_tls_is_included, dk_tls_is_excluded, dk_tls_is_default
+   Keysets (>>keyset, >>keys, >>api): dk_ks_from_key, dk_ks_from_backend,
+       dk_ks_or, dk_ks_and, dk_ks_minus, dk_ks_add, dk_ks_remove, dk_ks_has,
+       dk_ks_highest_key, dk_ks_slot, dk_ks_full_after, dk_ks_first,
+       dk_ks_next, DK_KS_FOREACH, dk_ks_to_string
+   Keys (>>api, >>registry, >>keyset, >>keys): dk_key_name, dk_key_parse,
+       dk_backend_name, dk_backend_parse, dk_backend_rename, dk_key_is_alias,
+       dk_key_is_runtime, dk_key_functionality, dk_key_backend,
+       dk_key_runtime, dk_key_slot, dk_slot_key, dk_key_offset_and_mask,
+       dk_alias_runtime_set, dk_key_in_alias, dk_backend_autograd_key,
+       dk_backend_autocast_set, dk_autograd_backend_set
+   Inspecting (>>registry, >>call): dk_op_slot_kernel, dk_op_table_of,
+       dk_op_table, dk_op_table_entry, dk_backend_row,
+       dk_op_table_nonfallthrough, dk_op_has_kernel_for_key,
+       dk_op_has_computed_kernel_for_key, dk_op_dump_state,
+       dk_op_dump_computed_table, dk_registry_each_op,
+       dk_registry_each_op_for_key, dk_registry_dump_html, dk_explain,
+       dk_explain_args, dk_explain_stack, dk_explain_to_string, dk_source,
+       dk_source_detail, dk_kernel_kind, dk_trace_set, dk_trace_stack
+   Schemas (>>schema): dk_schema_parse, dk_schema_parse_with,
+       dk_schema_to_string, dk_schema_free, dk_type_kind_name,
+       dk_schema_c_signature
+   Errors (>>api, >>call, >>status): dk_status_str, dk_last_error,
+       dk_last_call_status, dk_call_error_report, dk_call_error_abort,
+       dk_log_item_name, dk_log_stderr, DK_FORALL_STATUS, DK_FORALL_LOG_ITEMS
+   Configuration (>>api): dk_config_check, dk_config_signature,
+       DK_CONFIG_SIGNATURE
+   Foreign callers (>>tls): dk_abi_* (dk_abi_def, dk_abi_impl, dk_abi_call_boxed,
+       ...): the registry, def / impl / fallback, kernel descriptions, keyset
+       algebra, stacks, guards and the key space's counts as real functions of
+       plain C types (examples/ctypes).
+   Names with dk__ / DK__ are the implementation's. The exported ones
+   (dk__def, dk__impl, dk__library_open, dk__config_check...) are what the
+   lowercase macros above expand to, adding the caller's configuration
+   signature and site; only tests of that entry (a NULL signature) and of
+   c10's exact texts (a given file:line) call them directly.
 */
 
 #ifndef DISPATCH_H
@@ -396,7 +554,7 @@ extern "C" {
      DK_R_BACKEND          more rows of backend kernels (the BACKEND alias
                            covers them): Quantized, Sparse in PyTorch
      DK_R_AUTOGRAD         a layer above the backends that the AUTOGRAD_ALIAS
-                           alias covers and dk_below_autograd_push excludes;
+                           alias covers and dk_guard_below_autograd excludes;
                            the first such row starts DK_KS_AFTER_AUTOGRAD
      DK_R_AUTOGRAD_OTHER, DK_R_OTHER_BACKEND   one shared autograd key for
                            backends with OwnAutograd 0, and the rows it serves
@@ -408,7 +566,7 @@ extern "C" {
      PyTorch's own layers; a list without them loses only those keysets.
    Thread-local defaults come from the roles: with no DK_R_INCLUDED or
    DK_R_AUTOCAST row both sets are empty and every layer is off until a
-   keyset or a guard (dk_include_push, per thread) switches it on.
+   keyset or a guard (dk_guard_include, per thread) switches it on.
 
    Limits: Note [List limits] (>>enums), checked at compile time.
 
@@ -419,7 +577,7 @@ extern "C" {
      NON_FUNCTIONAL_BACKEND  the same, Functional backends and DK_R_SPARSE
                              rows left out
      MATH                    a kernel for backends, autograd and DK_R_MATH
-                             rows; the catch-all (DK_Undefined) registers here
+                             rows; the catch-all (DK_CatchAll) registers here
      AUTOGRAD_ALIAS          every DK_R_AUTOGRAD key
      NESTED, FUNCTORCH_BATCHED   PyTorch's nested and batched layers
    or KEYS(k1, ..., k4): functionality keys of the lists, each on every
@@ -438,7 +596,7 @@ extern "C" {
    type) and DKGEN_TENSOR_KEYSET(h); boxed calls through the registry's
    tensor_keyset hook (dkgen_tensor_keyset from the same macros).
    Foreign callers reach the same through the dk_abi_* functions (>>tls).
-   dk_rename_backend renames only backends whose names begin with
+   dk_backend_rename renames only backends whose names begin with
    PrivateUse (c10's rule): name a placeholder backend PrivateUse1.
 
    Worked example (examples/docrender: docrender.c, compiled as C99 and
@@ -473,7 +631,7 @@ extern "C" {
     dk_fallback(r, DK_Logging, dk_boxed(logging, NULL), &h);
     poster.ks = dk_ks_add(dk_ks_from_key(DK_Raster), DK_Accessibility);
     doc_render_call(render_op, &poster, 40);   // AccessibleRaster, then Raster
-    g = dk_include_push(dk_ks_from_key(DK_Logging));   // this thread only
+    g = dk_guard_include(dk_ks_from_key(DK_Logging));   // this thread only
     ... dk_guard_pop(g);
 
    and a layer kernel goes below itself with
@@ -707,7 +865,7 @@ enum {
 #define DK__ALIAS_ENUM(name, set, extra) DK_##name,
 typedef enum dk_key {
     DK_Undefined = 0,
-    DK_CatchAll = DK_Undefined,
+    DK_CatchAll = DK_Undefined,  /* dk_impl's catch-all key (c10's CatchAll) */
     DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_ENUM, ~)
     DK_EndOfFunctionalityKeys,
     DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_BLOCK, ~)
@@ -788,7 +946,12 @@ enum dk_role {
 #define DK__R_FULL ((uint64_t)-1 >> (64 - DK_NUM_KEYSET_BITS))
 
 /* Functionality bits of every row that has `role`; first key that has it. */
-#define DK__ROLE_TERM(name, pb, prefix, roles, role) | (((roles) & (role)) ? DK__FBIT(DK_##name) : 0)
+/* Per functionality f: DK__FR_f, its roles, and DK__FP_f, its bit's
+   position, so that a role's bits expand to a short term per key. */
+#define DK__FR_FP(name, pb, prefix, roles, extra) DK__FR_##name = (roles), DK__FP_##name = DK_NUM_BACKENDS + DK_##name - 1,
+enum { DK_FORALL_FUNCTIONALITY_KEYS(DK__FR_FP, ~) DK__FR_FP_END };
+#undef DK__FR_FP
+#define DK__ROLE_TERM(name, pb, prefix, roles, role) | ((DK__FR_##name & (role)) ? (uint64_t)1 << DK__FP_##name : 0)
 #define DK__ROLE_BITS(role) ((uint64_t)0 DK_FORALL_FUNCTIONALITY_KEYS(DK__ROLE_TERM, role))
 #define DK__ROLE_FIRST(name, pb, prefix, roles, role) ((roles) & (role)) ? DK_##name :
 #define DK__ROLE_KEY(role) (DK_FORALL_FUNCTIONALITY_KEYS(DK__ROLE_FIRST, role) DK_Undefined)
@@ -907,26 +1070,24 @@ static const dk_offset_mask dk__offsets_and_masks[65 - DK_NUM_BACKENDS] DK__UNUS
     { 0, 0 },
     DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_OFFSET_MASK, ~)
 };
-/* The same entries indexed by a keyset's highest bit, msb(repr | 1), which
-   costs the call one shift less: the backend bits' indices (no
-   functionality bit set) and those above the last key are {0, 0}. */
-#define DK__BC_NO_SLOT(name, own_ag, autocast, functional, extra) { 0, 0 },
-static const dk_offset_mask dk__slot_by_bit[64] DK__UNUSED = {
-    DK_FORALL_BACKEND_COMPONENTS(DK__BC_NO_SLOT, ~)
-    DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_OFFSET_MASK, ~)
-};
-#undef DK__BC_NO_SLOT
 #undef DK__FK_OFFSET_MASK
-/* And the slot itself, by the highest bit and the backend index b (< 16):
-   offset + (b & mask) precomputed, so that a call pays one shift, one add
-   and one load for it instead of two loads, an and and an add. */
-#define DK__SB(o, m, b) (uint16_t)((o) + ((b) & (m)))
+/* The slot itself, by the keyset's highest bit msb(repr | 1) and the backend
+   index b (< 16): offset + (b & mask) of the bit's functionality
+   precomputed (rows of the backend bits and of bits above the last key are
+   slot 0), so that a call pays one load for it instead of two loads, an and
+   and an add. */
+#define DK__SB(o, m, b) (uint16_t)(o + (b & m))
 #define DK__SB_ROW(o, m)                                                                                     \
     { DK__SB(o, m, 0), DK__SB(o, m, 1), DK__SB(o, m, 2), DK__SB(o, m, 3), DK__SB(o, m, 4), DK__SB(o, m, 5),   \
       DK__SB(o, m, 6), DK__SB(o, m, 7), DK__SB(o, m, 8), DK__SB(o, m, 9), DK__SB(o, m, 10), DK__SB(o, m, 11), \
       DK__SB(o, m, 12), DK__SB(o, m, 13), DK__SB(o, m, 14), DK__SB(o, m, 15) },
+/* DK__SBM_f: f's backend mask (every backend bit when f is per backend),
+   short to expand in each cell */
+#define DK__SBM(name, pb, prefix, roles, extra) DK__SBM_##name = (pb) ? (1 << DK_NUM_BACKENDS) - 1 : 0,
+enum { DK_FORALL_FUNCTIONALITY_KEYS(DK__SBM, ~) DK__SBM_END };
+#undef DK__SBM
 #define DK__BC_NO_SLOT(name, own_ag, autocast, functional, extra) DK__SB_ROW(0, 0)
-#define DK__FK_SLOT_ROW(name, pb, prefix, roles, extra) DK__SB_ROW(DK__SLOT_##name, pb ? DK__R_BACKENDS : 0)
+#define DK__FK_SLOT_ROW(name, pb, prefix, roles, extra) DK__SB_ROW(DK__SLOT_##name, DK__SBM_##name)
 static const uint16_t dk__slot_by_bit_backend[64][16] DK__UNUSED = {
     DK_FORALL_BACKEND_COMPONENTS(DK__BC_NO_SLOT, ~)
     DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_SLOT_ROW, ~)
@@ -1013,7 +1174,6 @@ DK_INLINE int dk__lowest_bit(uint64_t x) {
 #endif
 }
 
-/* Does functionality key f carry role flag(s) `role` (Note [Roles])? */
 /* c10's offsetsAndMasks()[f]: the first runtime slot of functionality f and
    its backend mask; {0, 0} for anything that is not a functionality key. */
 DK_INLINE dk_offset_mask dk_key_offset_and_mask(dk_key f) {
@@ -1021,8 +1181,9 @@ DK_INLINE dk_offset_mask dk_key_offset_and_mask(dk_key f) {
     return f > DK_Undefined && f < DK_EndOfFunctionalityKeys ? dk__offsets_and_masks[f] : none;
 }
 
+/* Does functionality key f carry role flag(s) `role` (Note [Roles])? */
 DK_INLINE int dk_key_has_role(dk_key f, int role) {
-    return f > DK_Undefined && f < DK_EndOfFunctionalityKeys && (dk__functionality_roles[f] & role) != 0;
+    return f > DK_Undefined && f < DK_EndOfFunctionalityKeys && (dk__functionality_roles[f] & (uint32_t)role) != 0;
 }
 
 DK_INLINE int dk_key_is_alias(dk_key k) { return k >= DK_StartOfAliasKeys && k <= DK_EndOfAliasKeys; }
@@ -1105,10 +1266,10 @@ DK_INLINE dk_key dk_ks_highest_functionality(dk_keyset a) {
 DK_INLINE dk_backend dk_ks_highest_backend(dk_keyset a) {
     return (dk_backend)dk__msb(((a.repr & DK__R_BACKENDS) << 1) | 1);
 }
-/* c10 getBackendIndex: index of the highest backend bit, 0 for CPU or none. */
-DK_INLINE int dk_ks_backend_index(dk_keyset a) {
-    return (int)dk__msb((a.repr & DK__R_BACKENDS) | 1);
-}
+/* c10's getBackendIndex: the highest backend bit's index (0 for CPU or
+   without one). The one formula: the call path, the TLS row and this use it. */
+DK_INLINE size_t dk__backend_index(uint64_t repr) { return dk__msb((repr & DK__R_BACKENDS) | 1); }
+DK_INLINE int dk_ks_backend_index(dk_keyset a) { return (int)dk__backend_index(a.repr); }
 /* c10 highestPriorityTypeId: the key a call with this keyset dispatches to. */
 DK_INLINE dk_key dk_ks_highest_key(dk_keyset a) {
     return dk_key_runtime(dk_ks_highest_functionality(a), dk_ks_highest_backend(a));
@@ -1118,23 +1279,19 @@ DK_INLINE dk_key dk_ks_highest_backend_key(dk_keyset a) {
     return dk_ks_highest_key(dk_ks_and(a, DK_KS_BACKEND_FUNCTIONALITY));
 }
 
-/* c10 getDispatchTableIndexForDispatchKeySet: the runtime slot of the
-   highest key. Two bit scans and one load: (repr >> (B-1)) | 1 puts the
-   functionality bits one place above bit 0, so its msb is the highest
-   functionality f; within f's entry, the masked backend bits' msb is the
-   backend's offset (0 for CPU, for no backend, or when f is not per-backend). */
-/* c10's getBackendIndex: the highest backend bit's index (0 without one). */
-DK_INLINE size_t dk__backend_index(uint64_t repr) { return dk__msb((repr & DK__R_BACKENDS) | 1); }
-/* The slot, given the backend index b: the functionality's first slot, plus
-   b when the functionality is per-backend (mask = every backend bit). */
+/* c10 getDispatchTableIndexForDispatchKeySet: the slot of the highest key.
+   Two bit scans and one load: the keyset's highest bit and the backend
+   index b pick the slot in dk__slot_by_bit_backend (the functionality's
+   first slot, plus b when it is per-backend). dk__slot_at takes b computed
+   already (the call path has it). */
 DK_INLINE size_t dk__slot_at(uint64_t repr, size_t b) {
     return dk__slot_by_bit_backend[dk__msb0(repr)][b];
 }
 DK_INLINE size_t dk__slot(uint64_t repr) { return dk__slot_at(repr, dk__backend_index(repr)); }
-DK_INLINE int dk_ks_table_index(dk_keyset a) { return (int)dk__slot(a.repr); }
+DK_INLINE int dk_ks_slot(dk_keyset a) { return (int)dk__slot(a.repr); }
 
 /* The slot of a key (c10 getDispatchTableIndexForDispatchKey). */
-DK_INLINE int dk_key_table_index(dk_key k) { return dk_ks_table_index(dk_ks_from_key(k)); }
+DK_INLINE int dk_key_slot(dk_key k) { return dk_ks_slot(dk_ks_from_key(k)); }
 
 /* Iteration in c10's order: functionality keys ascending, and for a
    per-backend functionality one runtime key per backend bit, ascending.
@@ -1161,10 +1318,10 @@ DK_INLINE dk_key dk_ks_first(dk_keyset a) { return dk__ks_from_functionality(a, 
 DK_INLINE dk_key dk_ks_next(dk_keyset a, dk_key k) {
     dk_key f = dk_key_functionality(k);
     if (dk_key_is_per_backend_functionality(f)) {
-        uint64_t later = a.repr & DK__R_BACKENDS & ~(((uint64_t)1 << dk_key_backend(k)) - 1);
+        uint64_t later = a.repr & DK__R_BACKENDS & ~(((uint64_t)1 << (unsigned)dk_key_backend(k)) - 1);
         if (later) return dk_key_runtime(f, (dk_backend)(dk__lowest_bit(later) + 1));
     }
-    return dk__ks_from_functionality(a, f);
+    return dk__ks_from_functionality(a, (int)f);
 }
 #define DK_KS_FOREACH(k, ks) for ((k) = dk_ks_first(ks); (k) != DK_Undefined; (k) = dk_ks_next((ks), (k)))
 
@@ -1176,7 +1333,7 @@ DK_INLINE int dk_key_is_backend(dk_key k) {
 }
 
 /* Runtime keyset of an alias key (c10 getRuntimeDispatchKeySet); for a
-   non-alias key, the key's own set. See "Differences from c10" in README:
+   non-alias key, the key's own set. See docs/c10.md, "Differences from c10":
    FuncTorchBatchedDecomposition maps to {FuncTorchBatched} (c10: empty). */
 DK_INLINE dk_keyset dk_alias_runtime_set(dk_key alias) {
 #define DK__ALIAS_SET(name, set, extra) if (alias == DK_##name) return dk_ks_raw(DK__R_##set);
@@ -1685,7 +1842,7 @@ static int dk__tsan_fence_word DK__UNUSED;
    order (computeDispatchTableEntry): X(Set, Alias, Reason) gives the Set
    column's name, the private DK__ALIAS_<Alias> constant (code outside the
    header names keys as the lists do: DK_CompositeImplicitAutograd) and the
-   dk_reason a kernel
+   dk_source_detail a kernel
    found through the role has. Everything about roles is generated from it:
    the role numbers, their bits, the alias key of each role, the resolution
    loop (Note [Resolution]). */
@@ -1719,7 +1876,10 @@ enum { DK__FORALL_ALIAS_ROLES(DK__ROLE_ALIAS) DK__ALIAS_ROLES_END_ };
    its returns, as c10's boxed calling convention. Tensors are the caller's
    own handles (void *); the registry's tensor_keyset hook tells their keys. */
 
-/* The opaque handles, declared first: boxed kernels and adapters name them. */
+/* The handle types, declared first: boxed kernels and adapters name them.
+   dk_kernel (the kernel record, >>registry) and dk_operator are defined in
+   this header; a program reads them, never writes them. The others are
+   opaque. */
 typedef struct dk_registry dk_registry;
 typedef struct dk_operator dk_operator;
 typedef struct dk_kernel dk_kernel;
@@ -1766,19 +1926,19 @@ DK_INLINE void dk_stack_init(dk_stack *s, dk_value *storage, size_t capacity) {
     s->values = storage; s->size = 0; s->capacity = capacity; s->unboxed_args = NULL;
 }
 /* Push returns 0 when the stack is full (nothing pushed). */
-DK_INLINE int dk_push(dk_stack *s, dk_value v) {
+DK_INLINE int dk_stack_push(dk_stack *s, dk_value v) {
     if (s->size >= s->capacity) return 0;
     s->values[s->size++] = v;
     return 1;
 }
-DK_INLINE dk_value dk_pop(dk_stack *s) {
+DK_INLINE dk_value dk_stack_pop(dk_stack *s) {
     dk_value none;
     if (s->size) return s->values[--s->size];
     none.tag = DK_VALUE_NONE; none.as.i = 0;
     return none;
 }
 /* The value `depth` below the top (0 = top). */
-DK_INLINE dk_value *dk_peek(dk_stack *s, size_t depth) { return depth < s->size ? &s->values[s->size - 1 - depth] : NULL; }
+DK_INLINE dk_value *dk_stack_peek(dk_stack *s, size_t depth) { return depth < s->size ? &s->values[s->size - 1 - depth] : NULL; }
 /* Every byte of a value is set: values are copied whole. */
 DK_INLINE dk_value dk__value(dk_value_tag tag) {
     dk_value v;
@@ -1927,7 +2087,7 @@ DK_INLINE dk_kernel_desc dk_kernel_named(dk_kernel_desc d, const char *name, con
 
 /* Why a slot holds its kernel: c10's words (computeDispatchTableEntryWithDebug)
    and the dk_source they belong to (see dk_explain). */
-#define DK_FORALL_REASONS(X)                                              \
+#define DK_FORALL_SOURCE_DETAILS(X)                                              \
     X(KERNEL,         "kernel",                  DK_SOURCE_KERNEL)          \
     X(NON_FUNCTIONAL, "default backend kernel",  DK_SOURCE_DEFAULT_BACKEND) \
     X(BACKEND,        "default backend kernel",  DK_SOURCE_DEFAULT_BACKEND) \
@@ -1938,8 +2098,8 @@ DK_INLINE dk_kernel_desc dk_kernel_named(dk_kernel_desc d, const char *name, con
     X(BATCHED,        "batched kernel",          DK_SOURCE_BATCHED)         \
     X(FALLBACK,       "backend fallback",        DK_SOURCE_FALLBACK)        \
     X(MISSING,        "missing",                 DK_SOURCE_MISSING)
-#define DK__REASON_ENUM(name, text, source) DK_REASON_##name,
-typedef enum dk_reason { DK_FORALL_REASONS(DK__REASON_ENUM) DK__REASON_END } dk_reason;
+#define DK__REASON_ENUM(name, text, source) DK_SOURCE_DETAIL_##name,
+typedef enum dk_source_detail { DK_FORALL_SOURCE_DETAILS(DK__REASON_ENUM) DK__REASON_END } dk_source_detail;
 #undef DK__REASON_ENUM
 
 /* One slot of an operator's table: the kernel record, and beside it the
@@ -1956,12 +2116,12 @@ typedef struct dk_table_entry {
    slot of the first per-backend functionality (Dense: CPU, CUDA, ...), in
    one aligned 32 bytes, so that a call ending at a backend kernel reads its
    mask and its kernel from one cache line. */
-typedef struct dk__backend_row {
+typedef struct dk_backend_row {
     uint64_t nonfallthrough;  /* keys whose slot is not a fallthrough, for c10 getBackendIndex() == b */
     dk_table_entry first;
     /* 32 bytes with 64- and 32-bit pointers: rows in aligned halves of cache lines */
     unsigned char unused[32 - sizeof(uint64_t) - sizeof(dk_table_entry)];
-} dk__backend_row;
+} dk_backend_row;
 
 /* Slots in the rows: the first per-backend functionality's, one per
    backend (none when the lists have no per-backend functionality). */
@@ -1979,7 +2139,7 @@ enum {
    (see THREADS in the manual). The slots live in two places (the backend
    rows and `entries`); dk_op_table_entry() finds a slot's entry. */
 typedef struct dk_op_table {
-    dk__backend_row rows[DK_NUM_BACKENDS];
+    dk_backend_row rows[DK_NUM_BACKENDS];
     /* every other slot, in slot order; a slot left to a boxed backend
        fallback holds the registry's missing record of that slot, which
        calls and dk_op_slot_kernel resolve (Note [Resolution]) */
@@ -1993,7 +2153,7 @@ typedef struct dk_op_table {
     const dk_op_adapters *adapters;   /* the def's boxing adapters, or NULL */
     const struct dk_schema *parsed;   /* the def's parsed schema (read-only), or NULL */
     const dk_value *defaults;         /* per argument: its default as a value (NONE tag if none) */
-    uint8_t reasons[DK_NUM_RUNTIME_ENTRIES];   /* dk_reason of each slot */
+    uint8_t source_details[DK_NUM_RUNTIME_ENTRIES];   /* dk_source_detail of each slot */
     uint64_t tags;                    /* the def's tags: bit DK_TAG_x (0 without a def) */
     dk_alias_analysis alias_analysis; /* the def's (FROM_SCHEMA without one) */
 } dk_op_table;
@@ -2001,16 +2161,41 @@ typedef struct dk_op_table {
 /* Where slot s's entry is, in bytes from the start of the table; the
    generated tables hold it minus slot 0's (a signed 16-bit value, 0 for
    slot 0, so that their zero cells stand for slot 0). */
+enum {
+    DK__EA_ROWS = (int)(offsetof(dk_op_table, rows) + offsetof(dk_backend_row, first)),
+    DK__EA_ENTRIES = (int)offsetof(dk_op_table, entries),
+    DK__EA_ROW_SIZE = (int)sizeof(dk_backend_row),
+    DK__EA_ENTRY_SIZE = (int)sizeof(dk_table_entry)
+};
 #define DK__ENTRY_AT(s)                                                                                 \
-    ((unsigned)(s) - (unsigned)DK__ROW_FIRST_SLOT < (unsigned)DK__ROW_SLOTS                               \
-         ? offsetof(dk_op_table, rows) + offsetof(dk__backend_row, first) +                              \
-               ((unsigned)(s) - (unsigned)DK__ROW_FIRST_SLOT) * sizeof(dk__backend_row)                   \
-         : offsetof(dk_op_table, entries) +                                                               \
+    ((size_t)((unsigned)(s) - (unsigned)DK__ROW_FIRST_SLOT < (unsigned)DK__ROW_SLOTS                      \
+         ? (unsigned)DK__EA_ROWS + ((unsigned)(s) - (unsigned)DK__ROW_FIRST_SLOT) * (unsigned)DK__EA_ROW_SIZE \
+         : (unsigned)DK__EA_ENTRIES +                                                                      \
                ((unsigned)(s) - ((unsigned)(s) > (unsigned)DK__ROW_FIRST_SLOT ? (unsigned)DK__ROW_SLOTS : 0u)) * \
-                   sizeof(dk_table_entry))
-#define DK__ENTRY_OFFSET(s) ((int16_t)((long)DK__ENTRY_AT(s) - (long)DK__ENTRY_AT(0)))
-DK_STATIC_ASSERT(sizeof(dk__backend_row) == 32, "a backend row is 32 bytes");
+                   (unsigned)DK__EA_ENTRY_SIZE))
+enum { DK__EA_ZERO = (int)DK__ENTRY_AT(0) };
+#define DK__ENTRY_OFFSET(s) ((int16_t)((long)DK__ENTRY_AT(s) - (long)DK__EA_ZERO))
+DK_STATIC_ASSERT(sizeof(dk_backend_row) == 32, "a backend row is 32 bytes");
 DK_STATIC_ASSERT(sizeof(dk_op_table) < 32768, "entry offsets are signed 16-bit values");
+/* Per functionality f, computed once (the tables below name these short
+   constants instead of expanding DK__ENTRY_OFFSET in each of their cells,
+   which made every unit preprocess a megabyte): DK__EOF_f, the entry
+   offset of f's first slot, and DK__ESF_f, the step between the entries of
+   f's backends (a backend row for the functionality whose slots live in
+   the rows, one entry for the other per-backend ones, 0 when f is not per
+   backend). Backend b's entry of f is DK__EOF_f + b * DK__ESF_f. */
+#define DK__EO_CONST(name, pb, prefix, roles, extra)                                                  \
+    DK__EOF_##name = DK__ENTRY_OFFSET(DK__SLOT_##name),                                                 \
+    DK__ESF_##name = !(pb) ? 0 : (int)DK__SLOT_##name == (int)DK__ROW_FIRST_SLOT ? (int)DK__EA_ROW_SIZE : (int)DK__EA_ENTRY_SIZE,
+#define DK__EO_B(b) DK__EOB_##b = (b) < DK_NUM_BACKENDS ? (b) : 0
+enum {
+    DK_FORALL_FUNCTIONALITY_KEYS(DK__EO_CONST, ~)
+    /* backend index b as the tables use it (0 past the last backend) */
+    DK__EO_B(0), DK__EO_B(1), DK__EO_B(2), DK__EO_B(3), DK__EO_B(4), DK__EO_B(5), DK__EO_B(6), DK__EO_B(7),
+    DK__EO_B(8), DK__EO_B(9), DK__EO_B(10), DK__EO_B(11), DK__EO_B(12), DK__EO_B(13), DK__EO_B(14), DK__EO_B(15)
+};
+#undef DK__EO_B
+#undef DK__EO_CONST
 
 /* Entry offsets (DK__ENTRY_OFFSET) by backend index b and a keyset's
    highest bit, msb(repr | 1): a call adds one to the table's address and
@@ -2019,7 +2204,7 @@ DK_STATIC_ASSERT(sizeof(dk_op_table) < 32768, "entry offsets are signed 16-bit v
    that b * 32, a backend row's byte offset in a table, also finds b's row
    here (see dk__entry_at). */
 #define DK__EO_BC(name, own_ag, autocast, functional, b) 0,
-#define DK__EO_FK(name, pb, prefix, roles, b) DK__ENTRY_OFFSET(DK__SLOT_##name + (pb && (b) < DK_NUM_BACKENDS ? (b) : 0)),
+#define DK__EO_FK(name, pb, prefix, roles, b) (int16_t)(DK__EOF_##name + DK__EOB_##b * DK__ESF_##name),
 #define DK__EO_ROW(b) { DK_FORALL_BACKEND_COMPONENTS(DK__EO_BC, b) DK_FORALL_FUNCTIONALITY_KEYS(DK__EO_FK, b) }
 static const int16_t dk__entry_by_backend_bit[16][64] DK__UNUSED = {
     DK__EO_ROW(0), DK__EO_ROW(1), DK__EO_ROW(2), DK__EO_ROW(3), DK__EO_ROW(4), DK__EO_ROW(5), DK__EO_ROW(6),
@@ -2030,10 +2215,10 @@ static const int16_t dk__entry_by_backend_bit[16][64] DK__UNUSED = {
 #undef DK__EO_FK
 #undef DK__EO_ROW
 /* By slot. */
-#define DK__BC_SLOT_OFFSET(name, own_ag, autocast, functional, first) DK__ENTRY_OFFSET(first + DK_##name##Bit - 1),
-#define DK__FK_SLOT_OFFSETS(name, pb, prefix, roles, extra)                                  \
-    DK__PER_BACKEND_##pb(DK_FORALL_BACKEND_COMPONENTS(DK__BC_SLOT_OFFSET, DK__SLOT_##name)) \
-    DK__NOT_PER_BACKEND_##pb(DK__ENTRY_OFFSET(DK__SLOT_##name),)
+#define DK__BC_SLOT_OFFSET(name, own_ag, autocast, functional, f) (int16_t)(DK__EOF_##f + (DK_##name##Bit - 1) * DK__ESF_##f),
+#define DK__FK_SLOT_OFFSETS(name, pb, prefix, roles, extra)                     \
+    DK__PER_BACKEND_##pb(DK_FORALL_BACKEND_COMPONENTS(DK__BC_SLOT_OFFSET, name)) \
+    DK__NOT_PER_BACKEND_##pb((int16_t)DK__EOF_##name,)
 static const int16_t dk__entry_by_slot[DK_NUM_RUNTIME_ENTRIES] DK__UNUSED = {
     0, DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_SLOT_OFFSETS, ~)
 };
@@ -2065,7 +2250,7 @@ DK_INLINE const dk_op_table *dk_op_table_of(const dk_operator *op) { return DK__
    slot is read from the registry (Note [Resolution]). dk__deferred gives
    what such a record stands for now: the fallback, or k itself. */
 DK_API const dk_kernel *dk__deferred(const dk_operator *op, const dk_kernel *k);
-/* The kernel record a call would run at a slot (dk_ks_table_index). */
+/* The kernel record a call would run at a slot (dk_ks_slot). */
 DK_INLINE const dk_kernel *dk_op_slot_kernel(const dk_operator *op, int slot) {
     const dk_kernel *k = DK__ENTRY_KERNEL(dk_op_table_entry(dk_op_table_of(op), slot));
     return k->kind == DK_KERNEL_MISSING ? dk__deferred(op, k) : k;
@@ -2181,18 +2366,18 @@ typedef struct dk_registry_stats {
 DK_API void dk_registry_get_stats(dk_registry *r, dk_registry_stats *out);
 
 /* Names a PrivateUse backend component (c10's rename_privateuse1_backend):
-   after dk_rename_backend(r, DK_PrivateUse1Bit, "npu"), its keys print as
+   after dk_backend_rename(DK_PrivateUse1Bit, "npu"), its keys print as
    NPU, AutogradNPU, SparseNPU, ... (the name upper-cased, as c10 prints it
    in errors) and the component as NPUBit, everywhere: dk_key_name, keyset
    texts, errors, dumps, dk_explain. "npu", "NPU", "AutogradNPU", "NPUBit"
-   parse; the PrivateUse1 names still do. The name is process-wide (keys
-   are; r may be NULL and is not used), thread-safe and lock-free for
+   parse; the PrivateUse1 names still do. The name is process-wide (as
+   keys are: no registry), thread-safe and lock-free for
    readers, and set once: the same name again is DK_OK, another one
    DK_ERR_ALREADY_NAMED. DK_ERR_BAD_KEY for a component that is not a
    PrivateUse one, DK_ERR_BAD_NAME for a name that is not an identifier
    of 1 to 32 characters or that would make a name some key or component
    already has (renaming to "cpu" would make "CPU"). */
-DK_API dk_status dk_rename_backend(dk_registry *r, dk_backend b, const char *name);
+DK_API dk_status dk_backend_rename(dk_backend b, const char *name);
 
 /* What a def may say besides its schema (torch.library's
    def(schema, alias_analysis=..., tags=...)). Zero-initialise: no adapters,
@@ -2204,14 +2389,16 @@ typedef struct dk_def_options {
     size_t num_tags;
 } dk_def_options;
 
-/* def: an operator schema "ns::name.overload(args) -> returns", with
-   optional boxing adapters (gen/ passes its generated ones): they belong to
-   the def and go with it. dk_def_with takes the options above (NULL = none);
-   a bad tag or alias-analysis value is DK_ERR_BAD_ARGUMENT. */
+/* def: an operator schema "ns::name.overload(args) -> returns". dk_def_with
+   also takes the options above (NULL = none): boxing adapters (gen/ passes
+   its generated ones; they belong to the def and go with it), tags, alias
+   analysis; a bad tag or alias-analysis value is DK_ERR_BAD_ARGUMENT. */
 DK_API dk_status dk__def(dk_registry *r, const char *schema, const dk_op_adapters *adapters, const char *file,
                          int line, dk_registration **out, const char *signature);
 /* impl: a kernel for one key of an operator (runtime or alias key;
-   DK_Undefined = catch-all = CompositeImplicitAutograd). The operator need
+   DK_CatchAll, the value of DK_Undefined: the catch-all, registered as
+   CompositeImplicitAutograd; in a DK_LIBRARY_IMPL block, no key given
+   (DK_Undefined) is the block's key). The operator need
    not be defined yet. A kernel with a signature (typed registration) whose
    signature differs from another live typed kernel's of the operator, or
    (gen/'s, in schema words) from the def's schema's, is refused with
@@ -2225,8 +2412,6 @@ DK_API dk_status dk__impl(dk_registry *r, const char *op_name, dk_key key, dk_ke
 DK_API dk_status dk__fallback(dk_registry *r, dk_key key, dk_kernel_desc kernel,
                               const char *file, int line, dk_registration **out, const char *signature);
 #define dk_def(r, schema, out) dk__def((r), (schema), NULL, __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
-#define dk_def_with_adapters(r, schema, adapters, out) \
-    dk__def((r), (schema), (adapters), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
 DK_API dk_status dk__def_with(dk_registry *r, const char *schema, const dk_def_options *opts, const char *file,
                               int line, dk_registration **out, const char *signature);
 #define dk_def_with(r, schema, opts, out) \
@@ -2238,8 +2423,8 @@ DK_API dk_status dk__def_with(dk_registry *r, const char *schema, const dk_def_o
 /* The same with the site given: helpers that are themselves called from
    the registering code (gen/'s <op>_def and <op>_impl macros) pass their
    caller's __FILE__ and __LINE__. */
-#define dk_def_at(r, schema, adapters, file, line, out) \
-    dk__def((r), (schema), (adapters), (file), (line), (out), DK_CONFIG_SIGNATURE)
+#define dk_def_at(r, schema, opts, file, line, out) \
+    dk__def_with((r), (schema), (opts), (file), (line), (out), DK_CONFIG_SIGNATURE)
 #define dk_impl_at(r, op, key, kernel, file, line, out) \
     dk__impl((r), (op), (key), (kernel), (file), (line), (out), DK_CONFIG_SIGNATURE)
 /* Removes exactly what the handle registered; the handle is freed with the
@@ -2252,7 +2437,7 @@ DK_API dk_status dk_deregister(dk_registration *h);
 /* Listeners: told when an operator gets its def and when its last def goes.
    Adding one replays on_registered for every defined operator. */
 typedef void (*dk_op_listener)(const dk_operator *op, void *user_data);
-DK_API dk_status dk_add_listener(dk_registry *r, dk_op_listener on_registered, dk_op_listener on_deregistered,
+DK_API dk_status dk_registry_add_listener(dk_registry *r, dk_op_listener on_registered, dk_op_listener on_deregistered,
                                  void *user_data, dk_registration **out);
 
 /* Library blocks, as torch/library.h: DEF (one per namespace), FRAGMENT,
@@ -2304,9 +2489,11 @@ DK_API dk_status dk_library_blocks(dk_registry *r, unsigned long *run, unsigned 
        DK_LIBRARY(myops, m) { dk_library_def(m, "add(Tensor a, Tensor b) -> Tensor"); }
        DK_LIBRARY_IMPL(myops, CPU, m) { dk_library_impl(m, "add", DK_Undefined, dk_unboxed(DK_FN(add_cpu), NULL)); }
    Each block registers into dk_registry_default() when its object is
-   loaded and closes its library when the object is unloaded (dlclose, or
-   exit): everything it registered goes away, and with DK_CALL_EPOCHS the
-   unload waits for the calls running its kernels. Without constructors
+   loaded and closes its library when the object is unloaded by dlclose:
+   everything it registered goes away, and the unload waits until no
+   thread can be running its kernels (dk_library_unload does the same
+   before dlclose, outside the loader's lock). At exit it does nothing
+   (threads may still be calling). Without constructors
    (or when a static library would drop the object), write the block as a
    function and call dk_library_run() / dk_library_close() yourself. */
 DK_API dk_status dk__library_static(dk_library_kind kind, const char *ns, dk_key key, dk_library_block block,
@@ -2352,7 +2539,7 @@ DK_API void dk__library_static_close(dk_library **slot);
 /* The operator named "ns::name[.overload]" if it has a def or a kernel, else NULL. Lock-free. */
 DK_API dk_operator *dk_op_lookup(dk_registry *r, const char *name);
 /* As dk_op_lookup, but the operator must be defined (c10 findSchemaOrThrow). */
-DK_API dk_status dk_op_find(dk_registry *r, const char *name, dk_operator **out);
+DK_API dk_status dk_op_lookup_defined(dk_registry *r, const char *name, dk_operator **out);
 /* A kernel registered directly at key k (c10 hasKernelForDispatchKey). */
 DK_API int dk_op_has_kernel_for_key(const dk_operator *op, dk_key k);
 /* The slot of runtime key k holds a kernel (fallthrough included). */
@@ -2432,7 +2619,7 @@ DK_API void dk_registry_each_op_for_key(dk_registry *r, dk_key k, int (*fn)(dk_o
 typedef struct dk_tls_state { uint64_t included, keep, excluded, included_row; } dk_tls_state;
 #define DK__TLS_DEFAULTS { DK__R_DEFAULT_INCLUDED, DK__R_BACKENDS | ~DK__R_DEFAULT_EXCLUDED, DK__R_DEFAULT_EXCLUDED, 0 }
 DK_STATIC_ASSERT((DK__R_DEFAULT_INCLUDED & DK__R_BACKENDS) == 0, "included by default: functionality keys only (row 0)");
-/* Trace hook: called for every call and redispatch while set (see dk_set_trace). */
+/* Trace hook: called for every call and redispatch while set (see dk_trace_set). */
 typedef void (*dk_trace_fn)(const dk_operator *op, dk_keyset ks, dk_key key, int is_redispatch, void *user_data);
 
 /* A thread's record in the list writers scan (Note [Reclamation]): under
@@ -2468,7 +2655,7 @@ DK_INLINE dk_keyset dk_tls_included(void) { return dk_ks_raw(dk__tls.included); 
 DK_INLINE dk_keyset dk_tls_excluded(void) { return dk_ks_raw(dk__tls.excluded); }
 DK_INLINE void dk_tls_set_included(dk_keyset ks) {
     dk__tls.included = ks.repr;
-    dk__tls.included_row = dk__msb((ks.repr & DK__R_BACKENDS) | 1) * sizeof(dk__backend_row);
+    dk__tls.included_row = dk__backend_index(ks.repr) * sizeof(dk_backend_row);
 }
 DK_INLINE void dk_tls_set_excluded(dk_keyset ks) {
     dk__tls.excluded = ks.repr;
@@ -2495,11 +2682,11 @@ DK_INLINE int dk_tls_is_excluded(dk_key k) { return dk_ks_has(dk_tls_excluded(),
      change the state in between: dk_tls_set_included / _excluded are not
      guards, and pops do not undo them.
    - Properly nested (each pop undoes the most recent live push), every step
-     is c10's: dk_include_push adds only the keys not yet included and its
+     is c10's: dk_guard_include adds only the keys not yet included and its
      pop removes only those (a key that was already included stays
-     included); dk_exclude_push likewise for the excluded set; dk_force_push
+     included); dk_guard_exclude likewise for the excluded set; dk_guard_force
      replaces both sets and its pop restores the ones it replaced. (Backend
-     bits count as any other bit: see "Differences from c10" in README.)
+     bits count as any other bit: see docs/c10.md.)
    - Out of order, the state between pops is not c10's (c10's guards leave
      it wrong for good): popping a guard flips back its own delta even when a
      later guard (a force, say) has changed those bits since. The state is
@@ -2516,10 +2703,10 @@ DK_INLINE dk_guard dk__guard(uint64_t included_delta, uint64_t excluded_delta) {
     return g;
 }
 /* c10 IncludeDispatchKeyGuard / ExcludeDispatchKeyGuard. */
-DK_INLINE dk_guard dk_include_push(dk_keyset ks) { return dk__guard(ks.repr & ~dk_tls_included().repr, 0); }
-DK_INLINE dk_guard dk_exclude_push(dk_keyset ks) { return dk__guard(0, ks.repr & ~dk_tls_excluded().repr); }
+DK_INLINE dk_guard dk_guard_include(dk_keyset ks) { return dk__guard(ks.repr & ~dk_tls_included().repr, 0); }
+DK_INLINE dk_guard dk_guard_exclude(dk_keyset ks) { return dk__guard(0, ks.repr & ~dk_tls_excluded().repr); }
 /* c10 ForceDispatchKeyGuard: replaces the whole state until popped. */
-DK_INLINE dk_guard dk_force_push(dk_keyset included, dk_keyset excluded) {
+DK_INLINE dk_guard dk_guard_force(dk_keyset included, dk_keyset excluded) {
     return dk__guard(included.repr ^ dk_tls_included().repr, excluded.repr ^ dk_tls_excluded().repr);
 }
 DK_INLINE void dk_guard_pop(dk_guard g) {
@@ -2528,10 +2715,10 @@ DK_INLINE void dk_guard_pop(dk_guard g) {
 }
 /* c10 at::AutoDispatchBelowAutograd, AutoDispatchBelowADInplaceOrView,
    AutoDispatchSkipFunctionalize. */
-DK_INLINE dk_guard dk_below_autograd_push(void) { return dk_exclude_push(DK_KS_AUTOGRAD); }
-DK_INLINE dk_guard dk_below_inplace_view_push(void) { return dk_exclude_push(DK_KS_AUTOGRAD_WITH_INPLACE_VIEW); }
-DK_INLINE dk_guard dk_skip_functionalize_push(void) {
-    return dk_exclude_push(dk_ks_from_key((dk_key)DK__KEY_FUNCTIONALIZE));
+DK_INLINE dk_guard dk_guard_below_autograd(void) { return dk_guard_exclude(DK_KS_AUTOGRAD); }
+DK_INLINE dk_guard dk_guard_below_inplace_view(void) { return dk_guard_exclude(DK_KS_AUTOGRAD_WITH_INPLACE_VIEW); }
+DK_INLINE dk_guard dk_guard_skip_functionalize(void) {
+    return dk_guard_exclude(dk_ks_from_key((dk_key)DK__KEY_FUNCTIONALIZE));
 }
 
 
@@ -2632,9 +2819,9 @@ DK_API void dk_abi_guard_pop(const dk_guard *g);
 /* >>call ---------------------------------------------------------------------
 
    A kernel is  R fn(const dk_kernel *kernel, dk_keyset ks, args...).
-   dk_dispatch() computes c10's dispatch keyset
+   dk_dispatch_kernel() computes c10's dispatch keyset
        ((args | tls.included) - tls.excluded) & nonfallthrough[backend index]
-   and returns the kernel record of its slot; dk_lookup() is redispatch's:
+   and returns the kernel record of its slot; dk_redispatch_kernel() is redispatch's:
    the slot of ks as given, no TLS, no mask. A record whose fn is NULL (boxed
    kernel, backend fallback, fallthrough, ambiguity, missing) goes through
    dk__call_slow. DK_DECLARE_OP generates typed call / redispatch functions
@@ -2651,9 +2838,9 @@ DK_API void dk__trace(const dk_operator *op, dk_keyset ks, int is_redispatch);
 DK_API void dk__reader_attach(void);
 
 /* Brackets of a call under DK_CALL_EPOCHS (the typed calls and boxed calls
-   use them; a program that calls dk_dispatch / dk_lookup and then the
+   use them; a program that calls dk_dispatch_kernel / dk_redispatch_kernel and then the
    kernel itself brackets both): while any thread is inside, memory it may
-   read is not freed and deregistration waits for it. Nest freely. Without
+   read is not freed and dk_registry_synchronize waits for it. Nest freely. Without
    DK_CALL_EPOCHS they compile to nothing. */
 DK_INLINE void dk_call_enter(void) {
 #ifdef DK_CALL_EPOCHS
@@ -2674,7 +2861,7 @@ DK_INLINE void dk_call_exit(void) {
 #endif
 }
 
-/* c10's dispatch keyset, written once (dk_dispatch, dk_explain): the
+/* c10's dispatch keyset, written once (dk_dispatch_kernel, dk_explain): the
    arguments with the thread's included keys, minus its excluded ones
    (backend bits are never excluded), ... */
 DK_INLINE uint64_t dk__call_keyset_after_tls(uint64_t args) { return (args | dk__tls.included) & dk__tls.keep; }
@@ -2697,7 +2884,7 @@ DK_INLINE uint64_t dk__call_keyset_masked(const dk_op_table *tab, uint64_t args,
    one shift serves the mask and the slot (a plain [b][bit] index would
    cost the call a second shift). */
 DK_INLINE size_t dk__row(size_t b) {
-    size_t row = b * sizeof(dk__backend_row);
+    size_t row = b * sizeof(dk_backend_row);
     DK__OPAQUE(row); /* or gcc computes b * 64 for the cell apart: one instruction more */
     return row;
 }
@@ -2772,13 +2959,13 @@ DK_INLINE dk__entry_ref dk__dispatch(const dk_operator *op, dk_keyset args, dk_k
 #elif defined(DK__TSAN)
 #define DK__TRACING() (DK__LOAD_RLX(&dk__trace_hook) != NULL)
 #else
-/* A plain read of one aligned pointer that dk_set_trace stores atomically:
+/* A plain read of one aligned pointer that dk_trace_set stores atomically:
    the compiler folds it into a compare with memory (one instruction less at
    a call site than the atomic load, which it never folds). */
 #define DK__TRACING() (dk__trace_hook != NULL)
 #endif
 /* The fn a typed call runs directly: the entry's fn, or NULL (the slow
-   path) when it has none or while a trace hook is set (dk_set_trace clears
+   path) when it has none or while a trace hook is set (dk_trace_set clears
    dk__fn_mask): one and with memory and one branch at a call site. */
 #if defined(DK_NO_TRACE)
 #define DK__DIRECT_FN(fn) (fn)
@@ -2789,13 +2976,13 @@ DK_INLINE dk__entry_ref dk__dispatch(const dk_operator *op, dk_keyset args, dk_k
 #endif
 
 /* The public primitives: as above, and they report to the trace hook. */
-DK_INLINE const dk_kernel *dk_lookup(const dk_operator *op, dk_keyset ks) {
+DK_INLINE const dk_kernel *dk_redispatch_kernel(const dk_operator *op, dk_keyset ks) {
     const dk_kernel *k;
     if (DK__UNLIKELY(DK__TRACING())) dk__trace(op, ks, 1);
     k = dk__entry_kernel(dk__lookup(op, ks));
     return DK__UNLIKELY(k->kind == DK_KERNEL_MISSING) ? dk__deferred(op, k) : k;
 }
-DK_INLINE const dk_kernel *dk_dispatch(const dk_operator *op, dk_keyset args, dk_keyset *out_ks) {
+DK_INLINE const dk_kernel *dk_dispatch_kernel(const dk_operator *op, dk_keyset args, dk_keyset *out_ks) {
     const dk_kernel *k = dk__entry_kernel(dk__dispatch(op, args, out_ks));
     if (DK__UNLIKELY(DK__TRACING())) dk__trace(op, *out_ks, 0);
     return DK__UNLIKELY(k->kind == DK_KERNEL_MISSING) ? dk__deferred(op, k) : k;
@@ -2811,7 +2998,7 @@ DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks
    through the operator's adapters, or handed to a boxed kernel as
    stack->unboxed_args); a failed call is reported (ks standing for the
    arguments' keyset in the message) and *result zero-filled. */
-DK_INLINE void dk_call_slow(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args, void *result,
+DK_INLINE void dk_call_packed(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args, void *result,
                             size_t result_size) {
     dk__call_slow(op, ks, ks, k, args, result, result_size);
 }
@@ -2840,7 +3027,7 @@ DK_INLINE void dk_call_slow(const dk_operator *op, dk_keyset ks, const dk_kernel
                               Tuple, Union, Any, QScheme...)
    The dispatch
    keyset comes from the schema's dispatch arguments through the registry's
-   tensor_keyset hook, then TLS and masks as dk_dispatch. An unboxed kernel
+   tensor_keyset hook, then TLS and masks as dk_dispatch_kernel. An unboxed kernel
    is reached through the def's adapters. dk_redispatch_boxed checks the top
    num_arguments values the same way and fills nothing. A NULL operator or
    stack: DK_ERR_NULL in dk_last_call_status(), nothing runs. An operator
@@ -2944,16 +3131,17 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
 #define DK__SLOW_PATH DK__NOINLINE
 #endif
 
-/* Each operator gets: _invoke, which calls an unboxed kernel directly
-   unless tracing is on, and otherwise tail-calls _slow (so a call site
-   needs no stack frame of its own; _slow takes the kernel's first two
-   arguments, so both calls find them in the same registers); _slow, out of
-   line, which reports to the trace hook, then calls the record's fn or, for
-   a record without one (boxed
-   kernel, fallback, fallthrough, ambiguity, missing), packs the arguments
-   for dk__call_slow; and the entries _call and _redispatch. */
+/* Each operator gets helpers named dk__declared_<name>_..., out of the way
+   of any kernel's name and of the header's own: _invoke, which calls an unboxed kernel directly unless
+   tracing is on, and otherwise tail-calls _slow (so a call site needs no
+   stack frame of its own; _slow takes the kernel's first two arguments, so
+   both calls find them in the same registers); _slow, out of line, which
+   reports to the trace hook, then calls the record's fn or, for a record
+   without one (boxed kernel, fallback, fallthrough, ambiguity, missing),
+   packs the arguments for dk__call_slow; _dispatch, a call's dispatch
+   step; and the entries <name>_call and <name>_redispatch. */
 #define DK__DECLARE_OP_BODY(name, R, ret, keyset_expr, result_ptr, result_size, ...)                      \
-    static DK__SLOW_PATH DK__UNUSED R name##_slow(const dk_kernel *dk__k, dk_keyset dk__ks,                  \
+    static DK__SLOW_PATH DK__UNUSED R dk__declared_##name##_slow(const dk_kernel *dk__k, dk_keyset dk__ks,                  \
                                                  const dk_operator *dk__o, int dk__re                         \
                                                  DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {                        \
         name##_args dk__a;                                                                                    \
@@ -2965,7 +3153,7 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
         dk__call_slow(dk__o, (keyset_expr), dk__ks, dk__k, &dk__a, result_ptr, result_size);                 \
         DK__OP_RESULT_##ret                                                                                   \
     }                                                                                                         \
-    DK_INLINE DK__UNUSED R name##_invoke(const dk_operator *dk__o, dk_keyset dk__ks, dk__entry_ref dk__e,     \
+    DK_INLINE DK__UNUSED R dk__declared_##name##_invoke(const dk_operator *dk__o, dk_keyset dk__ks, dk__entry_ref dk__e,     \
                                          int dk__re DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {                     \
         const dk_kernel *dk__k;                                                                               \
         dk_fn dk__raw;                                                                                        \
@@ -2974,13 +3162,26 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
         dk__f = (name##_fn)DK__DIRECT_FN(dk__raw);                                                            \
         if (DK__LIKELY(dk__f != NULL))                                                                        \
             DK__OP_TAIL_##ret(R, dk__f(dk__k, dk__ks DK__MAP(DK__OP_ARG, __VA_ARGS__)))                       \
-        DK__OP_TAIL_##ret(R, name##_slow(dk__k, dk__ks, dk__o, dk__re DK__MAP(DK__OP_ARG, __VA_ARGS__)))       \
+        DK__OP_TAIL_##ret(R, dk__declared_##name##_slow(dk__k, dk__ks, dk__o, dk__re DK__MAP(DK__OP_ARG, __VA_ARGS__)))       \
     }                                                                                                         \
     DK__DECLARE_OP_ENTRIES(name, R, ret, keyset_expr, __VA_ARGS__)
 
 #define DK__OP_RESULT_return return dk__a.result;
 #define DK__OP_RESULT_void
 
+/* DK_DECLARE_OP(name, R, keyset_expr, (T1, a1), (T2, a2), ...) declares a
+   typed operator of up to 12 arguments; keyset_expr computes the
+   arguments' keyset from a1, a2, ... It defines, in the user's namespace:
+       name_fn          the kernel's type: R (*)(const dk_kernel *, dk_keyset, T1, T2, ...)
+       name_kernel      dk_kernel_desc name_kernel(name_fn, void *user_data, const char *fn_name)
+       name_args        the argument pack { T1 a1; T2 a2; ...; R result; } a
+                        boxed kernel gets as stack->unboxed_args
+       name_call        R name_call(const dk_operator *, T1, T2, ...): dispatch and call
+       name_redispatch  R name_redispatch(const dk_operator *, dk_keyset ks, T1, ...):
+                        call the kernel of ks as given (no TLS, no mask)
+   and the helpers dk__declared_name_invoke, dk__declared_name_slow and
+   dk__declared_name_dispatch.
+   DK_DECLARE_OP_VOID(name, keyset_expr, ...) is the same for void. */
 #define DK_DECLARE_OP(name, R, keyset_expr, ...)                                                     \
     DK__DECLARE_OP_COMMON(name, R, __VA_ARGS__)                                                      \
     typedef struct name##_args { DK__MAP(DK__OP_FIELD, __VA_ARGS__) R result; } name##_args;         \
@@ -3003,17 +3204,17 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
 #define DK__OP_BODY_void DK__OP_TAIL_void
 #endif
 #define DK__DECLARE_OP_ENTRIES(name, R, ret, keyset_expr, ...)                                       \
-    DK_INLINE DK__UNUSED R name##_dispatch_invoke(const dk_operator *dk__o DK__MAP(DK__OP_PARAM, __VA_ARGS__)) { \
+    DK_INLINE DK__UNUSED R dk__declared_##name##_dispatch(const dk_operator *dk__o DK__MAP(DK__OP_PARAM, __VA_ARGS__)) { \
         dk_keyset dk__ks;                                                                            \
         dk__entry_ref dk__e = dk__dispatch(dk__o, (keyset_expr), &dk__ks);                          \
-        DK__OP_TAIL_##ret(R, name##_invoke(dk__o, dk__ks, dk__e, 0 DK__MAP(DK__OP_ARG, __VA_ARGS__))) \
+        DK__OP_TAIL_##ret(R, dk__declared_##name##_invoke(dk__o, dk__ks, dk__e, 0 DK__MAP(DK__OP_ARG, __VA_ARGS__))) \
     }                                                                                                \
     DK_INLINE DK__UNUSED R name##_call(const dk_operator *dk__o DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {          \
-        DK__OP_BODY_##ret(R, name##_dispatch_invoke(dk__o DK__MAP(DK__OP_ARG, __VA_ARGS__)))       \
+        DK__OP_BODY_##ret(R, dk__declared_##name##_dispatch(dk__o DK__MAP(DK__OP_ARG, __VA_ARGS__)))       \
     }                                                                                                \
     DK_INLINE DK__UNUSED R name##_redispatch(const dk_operator *dk__o, dk_keyset dk__ks                        \
                                   DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {                              \
-        DK__OP_BODY_##ret(R, name##_invoke(dk__o, dk__ks, dk__lookup(dk__o, dk__ks), 1             \
+        DK__OP_BODY_##ret(R, dk__declared_##name##_invoke(dk__o, dk__ks, dk__lookup(dk__o, dk__ks), 1             \
                                             DK__MAP(DK__OP_ARG, __VA_ARGS__)))                       \
     }
 
@@ -3088,7 +3289,7 @@ DK_API dk_status dk_last_call_status(void);
    dk_last_error(). Nothing unwinds: the kernel then returns (a zero result,
    say). op may be NULL for a kernel registered with dk_impl (found from
    the kernel); a backend fallback passes the op it received. */
-DK_API void dk_fail_call(const dk_operator *op, const dk_kernel *kernel, dk_keyset ks, dk_status status,
+DK_API void dk_call_fail(const dk_operator *op, const dk_kernel *kernel, dk_keyset ks, dk_status status,
                          const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
     __attribute__((format(printf, 5, 6)))
@@ -3179,12 +3380,12 @@ DK_API dk_status dk_explain_stack(const dk_operator *op, const dk_stack *stack, 
    read (it may have been removed since); NULL op or e gives "". */
 DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, char *buf, size_t size);
 /* Trace every call and redispatch (process-wide); NULL turns it off. */
-DK_API void dk_set_trace(dk_trace_fn fn, void *user_data);
+DK_API void dk_trace_set(dk_trace_fn fn, void *user_data);
 /* Inside a trace hook: the stack of the boxed call or boxed redispatch being
    traced on this thread (NULL for a typed call, whose arguments the hook
    cannot see): dk_explain_stack(op, dk_trace_stack(), &e) then gives each
    dispatch argument's keyset. Boxed calls record their stack only while a
-   hook is set, so a call racing dk_set_trace may show NULL here. */
+   hook is set, so a call racing dk_trace_set may show NULL here. */
 DK_API const dk_stack *dk_trace_stack(void);
 
 /* A program whose files all include dispatch.h without one of them defining
@@ -3223,8 +3424,7 @@ static void (*const dk__link_check)(void) __attribute__((used)) =
    what was expected, and shows the line with a caret under the position. */
 
 /* Type kinds, in c10's TypeKind order (Union members are sorted by it).
-   X(Name, printed name or "" when the name is built from contained types). */
-/* X(Name, text, base): text is c10's name of the type (empty when it is
+   X(Name, text, base): text is c10's name of the type (empty when it is
    built from its elements); base 1 marks a name the parser reads as a base
    type, 2 one that is an int in c10's fake type (the dispatcher's view). */
 #define DK_FORALL_TYPE_KINDS(X)                                                                    \
@@ -3778,7 +3978,7 @@ DK__PRIVATE void dk__grace_wait(uint64_t g) {
 static unsigned dk__trace_seq;
 static void *dk__trace_user_data;
 
-DK_API void dk_set_trace(dk_trace_fn fn, void *user_data) {
+DK_API void dk_trace_set(dk_trace_fn fn, void *user_data) {
     unsigned s;
     dk__mutex_lock(&dk__global_lock);
     s = DK__LOAD_RLX(&dk__trace_seq);
@@ -3852,7 +4052,7 @@ static const char *const dk__backend_names[DK_NUM_BACKENDS + 1] = {
 };
 #undef DK__BC_NAME
 
-/* Note [Backend names]. dk_rename_backend gives a PrivateUse backend a
+/* Note [Backend names]. dk_backend_rename gives a PrivateUse backend a
    name, process-wide: key values are process-wide and dk_key_name,
    dk_key_parse and keyset printing take no registry. A name is one
    immutable record, built under dk__global_lock and published with one
@@ -3944,7 +4144,7 @@ DK_API dk_status dk_backend_parse(const char *name, dk_backend *out) {
     return DK_OK;
 }
 
-/* ---- dk_rename_backend (Note [Backend names]) ---- */
+/* ---- dk_backend_rename (Note [Backend names]) ---- */
 
 /* A name that is already a key's or a backend component's, or -1. */
 DK__PRIVATE int dk__name_taken(const char *name) { return dk__key_lookup(name) >= 0 || dk__backend_lookup(name) >= 0; }
@@ -3992,11 +4192,10 @@ DK__PRIVATE dk_status dk__rename_check(dk_backend b, const char *name, const dk_
     return DK_OK;
 }
 
-DK_API dk_status dk_rename_backend(dk_registry *r, dk_backend b, const char *name) {
+DK_API dk_status dk_backend_rename(dk_backend b, const char *name) {
     const dk__backend_alias *cur;
     dk__backend_alias *a;
     dk_status s = DK_OK;
-    (void)r; /* names are process-wide (Note [Backend names]) */
     if (!name) return dk__fail(DK_ERR_NULL, "rename_backend: NULL name");
     if ((unsigned)b - 1u >= (unsigned)DK_NUM_BACKENDS || strncmp(dk__backend_names[b], "PrivateUse", 10) != 0)
         return dk__fail(DK_ERR_BAD_KEY, "rename_backend(%d, \"%s\"): only a PrivateUse backend component can be "
@@ -4320,7 +4519,7 @@ DK__PRIVATE void *dk__alloc(dk_registry *r, size_t n) { return dk__alloc_aligned
 /* An operator table, 32-byte aligned: each backend row in one half of a
    cache line (a call reads a row's mask and entry from one line). */
 DK__PRIVATE dk_op_table *dk__alloc_table(dk_registry *r) {
-    return (dk_op_table *)dk__alloc_aligned(r, sizeof(dk_op_table), sizeof(dk__backend_row));
+    return (dk_op_table *)dk__alloc_aligned(r, sizeof(dk_op_table), sizeof(dk_backend_row));
 }
 DK__PRIVATE void dk__free_block(dk_registry *r, dk__block *b) {
     r->desc.free((char *)b - b->h.shift, r->desc.alloc_user_data);
@@ -4823,8 +5022,8 @@ DK__PRIVATE void dk__op_remove_if_unused(dk_registry *r, dk__op *op) {
    call reaching such a record (fn NULL: the slow path already) reads
    r->boxed_fallbacks[slot], published by itself with one release store.
    Registering or removing a boxed fallback is O(its slots), whatever the
-   number of operators; what reads a slot (dk_op_slot_kernel, dk_dispatch,
-   dk_lookup, explain, the messages) gives the fallback as before. A call
+   number of operators; what reads a slot (dk_op_slot_kernel, dk_dispatch_kernel,
+   dk_redispatch_kernel, explain, the messages) gives the fallback as before. A call
    reads the table, then the fallback: racing one registration it runs the
    state before or after it; racing two at the same slot (a kernel of the
    operator and a boxed fallback) it may pair the older table with the
@@ -4910,10 +5109,10 @@ DK__PRIVATE void dk__slot_info_init(struct dk__slot_info *info) {
 static dk_registration dk__ambiguous_marker; /* never read: only its address */
 DK__PRIVATE const dk_registration *dk__math_rule(const dk_registry *r, const dk__op *op, const dk__front *f,
                                                 const struct dk__slot_info *i, const dk_registration *math,
-                                                dk_reason *why) {
+                                                dk_source_detail *why) {
     (void)r;
     if (i->autograd_other && dk__has_kernel_in(op, DK_KS_OTHER_BACKENDS)) {
-        *why = DK_REASON_AMBIGUOUS;
+        *why = DK_SOURCE_DETAIL_AMBIGUOUS;
         return &dk__ambiguous_marker;
     }
     if (f->role[DK__SET_BACKEND] ||
@@ -4922,13 +5121,13 @@ DK__PRIVATE const dk_registration *dk__math_rule(const dk_registry *r, const dk_
     return math;
 }
 
-/* The kernel of one slot and why (a dk_reason). */
+/* The kernel of one slot and why (a dk_source_detail). */
 DK__PRIVATE const dk_kernel *dk__resolve(const dk_registry *r, const dk__op *op, const dk__front *f, int slot,
-                                         dk_reason *why) {
+                                         dk_source_detail *why) {
     const struct dk__slot_info *i = &r->slot_info[slot];
     dk_key k = dk__slot_keys[slot];
     const dk_registration *g;
-#define DK__CHOOSE(reg, reason) do { *why = DK_REASON_##reason; return &(reg)->kernel; } while (0)
+#define DK__CHOOSE(reg, reason) do { *why = DK_SOURCE_DETAIL_##reason; return &(reg)->kernel; } while (0)
     if ((g = dk__front_at(f, k)) != NULL) DK__CHOOSE(g, KERNEL);
     if (i->in & f->aliases) { /* an alias kernel covers this slot: the roles in c10's precedence */
 #define DK__ROLE_TRY(set, alias, reason)                                                                   \
@@ -4942,7 +5141,7 @@ DK__PRIVATE const dk_kernel *dk__resolve(const dk_registry *r, const dk__op *op,
     }
     if (r->fallbacks[slot]) DK__CHOOSE(r->fallbacks[slot], FALLBACK);
 #undef DK__CHOOSE
-    *why = DK_REASON_MISSING;
+    *why = DK_SOURCE_DETAIL_MISSING;
     return &r->missing[slot];
 }
 
@@ -4993,7 +5192,7 @@ DK__PRIVATE void dk__table_masks(const dk_registry *r, dk_op_table *t) {
 DK__PRIVATE int dk__affected_slots(const dk_registry *r, dk_key key, int *slots) {
     int j, n = 0, other = dk_ks_has(DK_KS_OTHER_BACKENDS, key);
     if (key == DK_Undefined || dk_key_is_alias(key)) return -1;
-    slots[n++] = dk_key_table_index(key);
+    slots[n++] = dk_key_slot(key);
     for (j = 0; j < r->n_coupled; j++) {   /* exactly the tests of dk__has_kernel_in in dk__math_rule */
         const struct dk__slot_info *i = &r->slot_info[r->coupled[j]];
         if (r->coupled[j] != slots[0] &&
@@ -5011,7 +5210,7 @@ DK__PRIVATE void dk__table_fill(const dk_registry *r, const dk__op *op, dk_op_ta
     const dk_op_table *cur = op->pub.table;
     const dk_registration *def = op->def;
     dk__front front;
-    dk_reason why;
+    dk_source_detail why;
     int j;
     if (t != cur) memcpy(t, cur, sizeof *t);
     if (n != 0) {
@@ -5020,16 +5219,16 @@ DK__PRIVATE void dk__table_fill(const dk_registry *r, const dk__op *op, dk_op_ta
         for (j = 0; j < (n < 0 ? DK_NUM_RUNTIME_ENTRIES : n); j++) {
             int s = n < 0 ? j : slots[j];
             const dk_kernel *k = dk__resolve(r, op, &front, s, &why);
-            if (why == DK_REASON_FALLBACK && k->kind != DK_KERNEL_FALLTHROUGH) { /* read from the registry */
+            if (why == DK_SOURCE_DETAIL_FALLBACK && k->kind != DK_KERNEL_FALLTHROUGH) { /* read from the registry */
                 k = &r->missing[s];
-                why = DK_REASON_MISSING;
+                why = DK_SOURCE_DETAIL_MISSING;
             }
             const dk_kernel *before = dk__kernel_at(t, s);
             masks_change |= !before || /* a template being built */
                             (k->kind == DK_KERNEL_FALLTHROUGH) != (before->kind == DK_KERNEL_FALLTHROUGH);
             dk__entry_set(t, s, k, t == cur);
-            if (t != cur) t->reasons[s] = (uint8_t)why;
-            else if (t->reasons[s] != (uint8_t)why) DK__STORE_RLX(&t->reasons[s], (uint8_t)why);
+            if (t != cur) t->source_details[s] = (uint8_t)why;
+            else if (t->source_details[s] != (uint8_t)why) DK__STORE_RLX(&t->source_details[s], (uint8_t)why);
         }
         if (masks_change || n < 0) dk__table_masks(r, t);
     }
@@ -5105,8 +5304,8 @@ DK__PRIVATE void dk__recompute_slots(dk_registry *r, const int *slots, int n, dk
 DK__PRIVATE int dk__fallback_slots(dk_key key, int *slots) {
     int n = 0;
     dk_key k;
-    if (!dk_key_is_alias(key)) { slots[0] = dk_key_table_index(key); return 1; }
-    DK_KS_FOREACH(k, dk_alias_runtime_set(key)) slots[n++] = dk_key_table_index(k);
+    if (!dk_key_is_alias(key)) { slots[0] = dk_key_slot(key); return 1; }
+    DK_KS_FOREACH(k, dk_alias_runtime_set(key)) slots[n++] = dk_key_slot(k);
     return n;
 }
 
@@ -5819,7 +6018,7 @@ DK_API dk_status dk__fallback(dk_registry *r, dk_key key, dk_kernel_desc kernel,
     DK__LOCKED_CALL(r, "fallback", signature, dk__fallback_locked(r, key, kernel, debug, NULL, out));
 }
 
-DK_API dk_status dk_add_listener(dk_registry *r, dk_op_listener on_registered, dk_op_listener on_deregistered,
+DK_API dk_status dk_registry_add_listener(dk_registry *r, dk_op_listener on_registered, dk_op_listener on_deregistered,
                                  void *user_data, dk_registration **out) {
     dk_registration *g;
     uint32_t i;
@@ -6229,7 +6428,7 @@ DK_API dk_operator *dk_op_lookup(dk_registry *r, const char *name) {
     return op ? &op->pub : NULL;
 }
 
-DK_API dk_status dk_op_find(dk_registry *r, const char *name, dk_operator **out) {
+DK_API dk_status dk_op_lookup_defined(dk_registry *r, const char *name, dk_operator **out) {
     dk_operator *op;
     if (!r || !name || !out) return dk__fail(DK_ERR_NULL, "op_find: NULL argument");
     op = dk_op_lookup(r, name);
@@ -6268,25 +6467,25 @@ DK__PRIVATE void dk__table_with_fallbacks(const dk_registry *r, dk_op_table *t) 
         const dk_kernel *f;
         if (dk__kernel_at(t, s) != &r->missing[s] || !(f = DK__LOAD_ACQ(&r->boxed_fallbacks[s]))) continue;
         dk__entry_set(t, s, f, 0);
-        t->reasons[s] = (uint8_t)DK_REASON_FALLBACK;
+        t->source_details[s] = (uint8_t)DK_SOURCE_DETAIL_FALLBACK;
     }
 }
 
 DK_API int dk_op_has_computed_kernel_for_key(const dk_operator *op, dk_key k) {
     if (!op || !dk_key_is_runtime(k)) return 0;
-    return dk_op_slot_kernel(op, dk_key_table_index(k))->kind != DK_KERNEL_MISSING;
+    return dk_op_slot_kernel(op, dk_key_slot(k))->kind != DK_KERNEL_MISSING;
 }
 
 static const char *const dk__reason_texts[] = {
 #define DK__REASON_TEXT(name, text, source) text,
-    DK_FORALL_REASONS(DK__REASON_TEXT)
+    DK_FORALL_SOURCE_DETAILS(DK__REASON_TEXT)
 #undef DK__REASON_TEXT
 };
 
 DK_API const dk_kernel *dk_op_compute_slot(const dk_operator *op, int slot, const char **reason) {
     dk__front front;
     const dk_kernel *k;
-    dk_reason why;
+    dk_source_detail why;
     int locked;
     if (!op || slot < 0 || slot >= DK_NUM_RUNTIME_ENTRIES) return NULL;
     locked = dk__read_lock(op->registry);
@@ -6361,7 +6560,7 @@ DK__PRIVATE void dk__dump_slots(const dk_op_table *t, char *buf, size_t size, si
         dk__append(buf, size, len, k->kind == DK_KERNEL_FALLTHROUGH ? ": fallthrough " : ": ");
         dk__append(buf, size, len, k->debug);
         dk__append(buf, size, len, " [");
-        dk__append(buf, size, len, dk__reason_texts[t->reasons[s]]);
+        dk__append(buf, size, len, dk__reason_texts[t->source_details[s]]);
         dk__append(buf, size, len, "]\n");
     }
 }
@@ -6378,9 +6577,9 @@ DK_API int dk_op_dump_computed_table(const dk_operator *op, char *buf, size_t si
     locked = dk__read_lock(op->registry);
     dk__collect_front((const dk__op *)op, &front);
     for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
-        dk_reason why;
+        dk_source_detail why;
         dk__entry_set(&computed, s, dk__resolve(op->registry, (const dk__op *)op, &front, s, &why), 0);
-        computed.reasons[s] = (uint8_t)why;
+        computed.source_details[s] = (uint8_t)why;
     }
     dk__dump_slots(&computed, buf, size, &len);
     dk__read_unlock(op->registry, locked);
@@ -6411,12 +6610,12 @@ typedef struct dk__html {
     int ops;
 } dk__html;
 
-DK__PRIVATE int dk__cell_of(const dk_kernel *k, dk_reason why) {
+DK__PRIVATE int dk__cell_of(const dk_kernel *k, dk_source_detail why) {
     if (k->kind == DK_KERNEL_FALLTHROUGH) return DK__CELL_fallthrough;
     if (k->kind == DK_KERNEL_AMBIGUOUS) return DK__CELL_ambiguous;
     if (k->kind == DK_KERNEL_MISSING) return DK__CELL_missing;
-    if (why == DK_REASON_FALLBACK) return DK__CELL_fallback;
-    return why == DK_REASON_KERNEL ? DK__CELL_kernel : DK__CELL_alias;
+    if (why == DK_SOURCE_DETAIL_FALLBACK) return DK__CELL_fallback;
+    return why == DK_SOURCE_DETAIL_KERNEL ? DK__CELL_kernel : DK__CELL_alias;
 }
 
 /* Text inside an element or an attribute value. */
@@ -6455,8 +6654,8 @@ DK__PRIVATE int dk__html_scan(dk_operator *op, void *ud) {
         const dk_kernel *k = dk__kernel_at(t, s);
         dk_backend b = dk_key_backend(dk__slot_keys[s]);
         /* registered at this very key: a kernel, or a fallback not given for an alias */
-        int direct = t->reasons[s] == DK_REASON_KERNEL ||
-                     (t->reasons[s] == DK_REASON_FALLBACK && !dk_key_is_alias(k->key));
+        int direct = t->source_details[s] == DK_SOURCE_DETAIL_KERNEL ||
+                     (t->source_details[s] == DK_SOURCE_DETAIL_FALLBACK && !dk_key_is_alias(k->key));
         if (k->kind != DK_KERNEL_MISSING) h->used[s] = 1;
         if (k->kind == DK_KERNEL_FUNCTION && direct && b != DK_InvalidBit) h->backends[b] = 1;
     }
@@ -6473,7 +6672,7 @@ DK__PRIVATE void dk__html_columns_that_matter(dk__html *h) {
 
 DK__PRIVATE void dk__html_cell(dk__html *h, const dk_operator *op, const dk_op_table *t, int s) {
     const dk_kernel *k = dk__kernel_at(t, s);
-    int cell = dk__cell_of(k, (dk_reason)t->reasons[s]);
+    int cell = dk__cell_of(k, (dk_source_detail)t->source_details[s]);
     dk__append(h->buf, h->size, &h->len, "<td class=\"dk-");
     dk__append(h->buf, h->size, &h->len, dk__cell_names[cell]);
     dk__append(h->buf, h->size, &h->len, h->used[s] ? "\" data-key=\"" : " dk-quiet\" data-key=\"");
@@ -6484,7 +6683,7 @@ DK__PRIVATE void dk__html_cell(dk__html *h, const dk_operator *op, const dk_op_t
     dk__append(h->buf, h->size, &h->len, dk_key_name(dk__slot_keys[s]));
     dk__append(h->buf, h->size, &h->len, ": ");
     dk__append(h->buf, h->size, &h->len,
-               cell == DK__CELL_fallthrough ? "fallthrough" : dk__reason_texts[t->reasons[s]]);
+               cell == DK__CELL_fallthrough ? "fallthrough" : dk__reason_texts[t->source_details[s]]);
     if (k->debug && k->debug[0]) {
         dk__append(h->buf, h->size, &h->len, ", ");
         dk__html_text(h, k->debug);
@@ -6615,7 +6814,7 @@ DK_API void dk_registry_each_op_for_key(dk_registry *r, dk_key k, int (*fn)(dk_o
    the child, then release them after it, in the parent and in the child.
    Where a lock is busy, the handler lets go of everything it took and
    tries again: a thread holding a registry's lock that waits for the
-   global one (a listener calling dk_set_trace) never deadlocks with it. A
+   global one (a listener calling dk_trace_set) never deadlocks with it. A
    registry lock the forking thread holds itself (fork from a listener) is
    left alone: that thread releases it, in both processes. glibc drops the
    handlers of a shared object when it is unloaded (dlclose). Windows has
@@ -6972,7 +7171,7 @@ DK__PRIVATE void dk__table_copy(dk_op_table *dst, const dk_op_table *src) {
         dk_table_entry *d = dk__entry(dst, s);
         d->kernel = DK__ENTRY_KERNEL(e);   /* the record first: with a new one, no older fn (dk__entry_set) */
         d->fn = DK__LOAD_RLX(&e->fn);
-        dst->reasons[s] = DK__LOAD_RLX(&src->reasons[s]);
+        dst->source_details[s] = DK__LOAD_RLX(&src->source_details[s]);
     }
     dst->schema = DK__LOAD_RLX(&src->schema);
 }
@@ -7020,7 +7219,7 @@ DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks
     DK__UNHOLD();
 }
 
-DK_API void dk_fail_call(const dk_operator *op, const dk_kernel *kernel, dk_keyset ks, dk_status status,
+DK_API void dk_call_fail(const dk_operator *op, const dk_kernel *kernel, dk_keyset ks, dk_status status,
                          const char *fmt, ...) {
     char message[DK__MESSAGE_MAX];
     va_list ap;
@@ -7062,6 +7261,19 @@ DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, dk_keyset ks, cons
     k->boxed(k, op, ks, &st);
 }
 
+/* The keyset of one value of a boxed stack: a tensor's, or the union of a
+   list's tensors' (none without a tensor_keyset hook). */
+DK__PRIVATE dk_keyset dk__value_keyset(const dk__hooks *h, const dk_value *v) {
+    uint64_t ks = 0;
+    size_t i;
+    if (!h->tensor_keyset) return dk_ks_raw(0);
+    if (v->tag == DK_VALUE_TENSOR) ks = h->tensor_keyset(v->as.tensor, h->tensor_keyset_user_data).repr;
+    for (i = 0; v->tag == DK_VALUE_LIST && i < v->as.list.n; i++)
+        if (v->as.list.items[i].tag == DK_VALUE_TENSOR)
+            ks |= h->tensor_keyset(v->as.list.items[i].as.tensor, h->tensor_keyset_user_data).repr;
+    return dk_ks_raw(ks);
+}
+
 /* Inside a call bracket (the hooks record and t are read once, and held until it closes). */
 DK__PRIVATE dk_keyset dk__stack_keyset(const dk_operator *op, const dk_op_table *t, const dk_stack *stack) {
     const dk__hooks *h = dk__hooks_of(op->registry);
@@ -7071,14 +7283,7 @@ DK__PRIVATE dk_keyset dk__stack_keyset(const dk_operator *op, const dk_op_table 
         size_t j = (size_t)dk__lowest_bit(bits);
         const dk_value *v = j < stack->size ? &stack->values[stack->size - 1 - j] : NULL;
         bits &= bits - 1;
-        if (!v) continue;
-        if (v->tag == DK_VALUE_TENSOR) ks |= h->tensor_keyset(v->as.tensor, h->tensor_keyset_user_data).repr;
-        if (v->tag == DK_VALUE_LIST) {
-            size_t i;
-            for (i = 0; i < v->as.list.n; i++)
-                if (v->as.list.items[i].tag == DK_VALUE_TENSOR)
-                    ks |= h->tensor_keyset(v->as.list.items[i].as.tensor, h->tensor_keyset_user_data).repr;
-        }
+        if (v) ks |= dk__value_keyset(h, v).repr;
     }
     return dk_ks_raw(ks);
 }
@@ -7215,7 +7420,7 @@ DK_API dk_status dk_stack_push_default(const dk_operator *op, dk_stack *stack) {
     else if (!s->arguments[j].default_value)
         st = dk__bad_stack(msg, sizeof msg, "%s: argument %lu '%s' (%s) has no default\n  schema: %s", op->name,
                            (unsigned long)j, s->arguments[j].name, s->arguments[j].type_text, s->text);
-    else if (!dk_push(stack, t->defaults[j]))
+    else if (!dk_stack_push(stack, t->defaults[j]))
         st = dk__bad_stack(msg, sizeof msg, "%s: the stack is full (capacity %lu) at argument %lu '%s'", op->name,
                            (unsigned long)stack->capacity, (unsigned long)j, s->arguments[j].name);
     dk_call_exit();
@@ -7273,7 +7478,7 @@ DK__PRIVATE void dk__run_boxed(const dk_operator *op, const dk_op_table *t, dk_k
     if (k->kind == DK_KERNEL_FUNCTION && a && a->call_unboxed) { a->call_unboxed(k, op, ks, stack); return; }
     if (k->kind == DK_KERNEL_FUNCTION) {
         snprintf(msg, sizeof msg, "%s: the kernel at %s (%s) is unboxed and the operator has no boxing adapters "
-                 "(define it through gen/'s <op>_def, or dk_def_with_adapters)", op->name,
+                 "(define it through gen/'s <op>_def, or dk_def_with and dk_def_options.adapters)", op->name,
                  dk_key_name(dk_ks_highest_key(ks)), k->debug);
         dk__call_error(op, ks, DK_ERR_NO_ADAPTER, msg);
     } else {
@@ -7311,9 +7516,9 @@ DK__PRIVATE const dk_kernel *dk__dispatch_boxed(const dk_operator *op, dk_keyset
     const dk_stack *saved = dk__traced_stack;
     const dk_kernel *k;
     if (!DK__TRACING()) /* the stack is only for a trace hook: no TLS writes without one */
-        return redispatch ? dk_lookup(op, args) : dk_dispatch(op, args, ks);
+        return redispatch ? dk_redispatch_kernel(op, args) : dk_dispatch_kernel(op, args, ks);
     dk__traced_stack = stack;
-    k = redispatch ? dk_lookup(op, args) : dk_dispatch(op, args, ks);
+    k = redispatch ? dk_redispatch_kernel(op, args) : dk_dispatch_kernel(op, args, ks);
     dk__traced_stack = saved;
     return k;
 }
@@ -7360,17 +7565,17 @@ DK__PRIVATE void dk__autograd_ni(const dk_kernel *k, const dk_operator *op, dk_k
     int any;
     dk_guard g;
     if (stack->unboxed_args || !DK__LOAD_RLX(&t->parsed)) {
-        dk_fail_call(op, k, ks, stack->unboxed_args ? DK_ERR_NO_ADAPTER : DK_ERR_NOT_FOUND,
+        dk_call_fail(op, k, ks, stack->unboxed_args ? DK_ERR_NO_ADAPTER : DK_ERR_NOT_FOUND,
                      "%s: the autograd-not-implemented fallback is boxed and %s", op->name,
                      stack->unboxed_args ? "this typed call has no boxing adapters (define the operator with "
-                                           "gen/'s <op>_def, or dk_def_with_adapters)"
+                                           "gen/'s <op>_def, or dk_def_with and dk_def_options.adapters)"
                                          : "the operator has no def (its returns are unknown)");
         return;
     }
     if (stack->size < nargs) nargs = stack->size;   /* the redispatch reports the short stack */
     base = stack->size - nargs;
     any = dk__ni_requires_grad(d, stack, base, nargs);
-    g = dk_below_inplace_view_push();
+    g = dk_guard_below_inplace_view();
     dk_redispatch_boxed(op, dk_ks_and(ks, DK_KS_AFTER_INPLACE_VIEW), stack);
     dk_guard_pop(g);
     if (!any || !d->mark_result || stack->size != base + (size_t)DK__LOAD_RLX(&t->num_returns)) return;   /* failed: reported */
@@ -7453,11 +7658,11 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
 
 static const dk_source dk__reason_sources[] = {
 #define DK__REASON_SOURCE(name, text, source) source,
-    DK_FORALL_REASONS(DK__REASON_SOURCE)
+    DK_FORALL_SOURCE_DETAILS(DK__REASON_SOURCE)
 #undef DK__REASON_SOURCE
 };
 
-DK__PRIVATE dk_source dk__source_of(const dk_kernel *k, dk_reason why) {
+DK__PRIVATE dk_source dk__source_of(const dk_kernel *k, dk_source_detail why) {
     if (k->kind == DK_KERNEL_FALLTHROUGH) return DK_SOURCE_FALLTHROUGH;
     return dk__reason_sources[why];
 }
@@ -7475,18 +7680,18 @@ DK__PRIVATE void dk__copy_text(char *dst, size_t size, const char *src) {
    text needs is copied out of the registry before the bracket closes. */
 DK__PRIVATE void dk__explain_table(const dk_operator *op, const dk_op_table *t, dk_keyset args, dk_explanation *out) {
     const dk_kernel *k;
-    dk_reason why;
+    dk_source_detail why;
     memset(out, 0, sizeof *out);
     out->args = args;
     out->after_tls = dk_ks_raw(dk__call_keyset_after_tls(args.repr));
     out->final = dk_ks_raw(dk__call_keyset_masked(t, args.repr, out->after_tls.repr,
                                                   dk__row(dk__backend_index(out->after_tls.repr))));
-    out->slot = dk_ks_table_index(out->final);
+    out->slot = dk_ks_slot(out->final);
     out->key = dk__slot_keys[out->slot];
     k = DK__ENTRY_KERNEL(dk_op_table_entry(t, out->slot));
     out->kernel = dk__deferred(op, k);
     /* relaxed: a table rewritten in place (out of memory) changes its reasons so */
-    why = out->kernel != k ? DK_REASON_FALLBACK : (dk_reason)DK__LOAD_RLX(&t->reasons[out->slot]);
+    why = out->kernel != k ? DK_SOURCE_DETAIL_FALLBACK : (dk_source_detail)DK__LOAD_RLX(&t->source_details[out->slot]);
     out->reason = dk__reason_texts[why];
     out->source = dk__source_of(out->kernel, why);
     dk__copy_text(out->op_name, sizeof out->op_name, op->name);
@@ -7530,18 +7735,6 @@ DK_API dk_status dk_explain_args(const dk_operator *op, const dk_keyset *arg_key
     dk__explain_set_args(t, arg_keysets, NULL, n, out);
     DK__UNHOLD();
     return DK_OK;
-}
-
-/* The keyset of one value of a boxed stack, as dk__stack_keyset reads it. */
-DK__PRIVATE dk_keyset dk__value_keyset(const dk__hooks *h, const dk_value *v) {
-    uint64_t ks = 0;
-    size_t i;
-    if (!h->tensor_keyset) return dk_ks_raw(0);
-    if (v->tag == DK_VALUE_TENSOR) ks = h->tensor_keyset(v->as.tensor, h->tensor_keyset_user_data).repr;
-    for (i = 0; v->tag == DK_VALUE_LIST && i < v->as.list.n; i++)
-        if (v->as.list.items[i].tag == DK_VALUE_TENSOR)
-            ks |= h->tensor_keyset(v->as.list.items[i].as.tensor, h->tensor_keyset_user_data).repr;
-    return dk_ks_raw(ks);
 }
 
 /* Inside the bracket dk_explain_stack opens: one table, one hooks record. */
@@ -7728,7 +7921,7 @@ DK_API uint64_t dk_abi_ks_remove(uint64_t a, int key) {
 }
 DK_API int dk_abi_ks_has(uint64_t a, int key) { return DK__ABI_KEY_OK(key) && dk_ks_has(dk_ks_raw(a), (dk_key)key); }
 DK_API int dk_abi_ks_highest_key(uint64_t a) { return (int)dk_ks_highest_key(dk_ks_raw(a)); }
-DK_API int dk_abi_ks_table_index(uint64_t a) { return dk_ks_table_index(dk_ks_raw(a)); }
+DK_API int dk_abi_ks_table_index(uint64_t a) { return dk_ks_slot(dk_ks_raw(a)); }
 DK_API uint64_t dk_abi_ks_full_after(int key) { return dk_ks_full_after((dk_key)key).repr; }
 DK_API uint64_t dk_abi_ks_full(void) { return DK__R_FULL; }
 DK_API uint64_t dk_abi_alias_runtime_set(int alias) {
@@ -7760,13 +7953,13 @@ DK_API void dk_abi_stack_clear(dk_stack *s) { if (s) s->size = 0; }
 DK_API int dk_abi_peek_tag(const dk_stack *s, size_t depth) {
     return s && depth < s->size ? (int)s->values[s->size - 1 - depth].tag : -1;
 }
-DK_API int dk_abi_push_none(dk_stack *s) { return s ? dk_push(s, dk_none()) : 0; }
-DK_API int dk_abi_push_bool(dk_stack *s, int b) { return s ? dk_push(s, dk_bool(b)) : 0; }
-DK_API int dk_abi_push_int(dk_stack *s, int64_t i) { return s ? dk_push(s, dk_int(i)) : 0; }
-DK_API int dk_abi_push_double(dk_stack *s, double d) { return s ? dk_push(s, dk_double(d)) : 0; }
-DK_API int dk_abi_push_string(dk_stack *s, const char *str) { return s ? dk_push(s, dk_string(str)) : 0; }
-DK_API int dk_abi_push_tensor(dk_stack *s, void *t) { return s ? dk_push(s, dk_tensor(t)) : 0; }
-DK_API int dk_abi_push_object(dk_stack *s, void *o) { return s ? dk_push(s, dk_object(o)) : 0; }
+DK_API int dk_abi_push_none(dk_stack *s) { return s ? dk_stack_push(s, dk_none()) : 0; }
+DK_API int dk_abi_push_bool(dk_stack *s, int b) { return s ? dk_stack_push(s, dk_bool(b)) : 0; }
+DK_API int dk_abi_push_int(dk_stack *s, int64_t i) { return s ? dk_stack_push(s, dk_int(i)) : 0; }
+DK_API int dk_abi_push_double(dk_stack *s, double d) { return s ? dk_stack_push(s, dk_double(d)) : 0; }
+DK_API int dk_abi_push_string(dk_stack *s, const char *str) { return s ? dk_stack_push(s, dk_string(str)) : 0; }
+DK_API int dk_abi_push_tensor(dk_stack *s, void *t) { return s ? dk_stack_push(s, dk_tensor(t)) : 0; }
+DK_API int dk_abi_push_object(dk_stack *s, void *o) { return s ? dk_stack_push(s, dk_object(o)) : 0; }
 /* The top value when it has tag `tag` (popped), else NULL and a message. */
 DK__PRIVATE const dk_value *dk__abi_pop(dk_stack *s, dk_value_tag tag, const char *what) {
     const char *names[] = {
@@ -7809,27 +8002,27 @@ DK_API uint64_t dk_abi_tls_excluded(void) { return dk_tls_excluded().repr; }
 DK_API void dk_abi_tls_set_included(uint64_t ks) { dk_tls_set_included(dk_ks_raw(ks)); }
 DK_API void dk_abi_tls_set_excluded(uint64_t ks) { dk_tls_set_excluded(dk_ks_raw(ks)); }
 DK_API void dk_abi_include_push(uint64_t ks, dk_guard *out) {
-    dk_guard g = dk_include_push(dk_ks_raw(ks));
+    dk_guard g = dk_guard_include(dk_ks_raw(ks));
     if (out) *out = g;
 }
 DK_API void dk_abi_exclude_push(uint64_t ks, dk_guard *out) {
-    dk_guard g = dk_exclude_push(dk_ks_raw(ks));
+    dk_guard g = dk_guard_exclude(dk_ks_raw(ks));
     if (out) *out = g;
 }
 DK_API void dk_abi_force_push(uint64_t included, uint64_t excluded, dk_guard *out) {
-    dk_guard g = dk_force_push(dk_ks_raw(included), dk_ks_raw(excluded));
+    dk_guard g = dk_guard_force(dk_ks_raw(included), dk_ks_raw(excluded));
     if (out) *out = g;
 }
 DK_API void dk_abi_below_autograd_push(dk_guard *out) {
-    dk_guard g = dk_below_autograd_push();
+    dk_guard g = dk_guard_below_autograd();
     if (out) *out = g;
 }
 DK_API void dk_abi_below_inplace_view_push(dk_guard *out) {
-    dk_guard g = dk_below_inplace_view_push();
+    dk_guard g = dk_guard_below_inplace_view();
     if (out) *out = g;
 }
 DK_API void dk_abi_skip_functionalize_push(dk_guard *out) {
-    dk_guard g = dk_skip_functionalize_push();
+    dk_guard g = dk_guard_skip_functionalize();
     if (out) *out = g;
 }
 DK_API int dk_abi_tls_is_default(void) { return dk_tls_is_default(); }

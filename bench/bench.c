@@ -97,12 +97,12 @@ static kernel1_fn volatile fnptr = k_cpu1;
 /* bop1's boxing adapters (what gen/ writes for "(Tensor a) -> Tensor"): a
    typed call that lands on a boxed kernel pushes its argument on a stack
    and takes the result off it, as c10's boxing wrapper does. */
-static void bop1_box(const void *args, dk_stack *st) { dk_push(st, dk_tensor(((const bop1_args *)args)->a)); }
-static void bop1_unbox_result(dk_stack *st, void *result) { *(tensor **)result = (tensor *)dk_pop(st).as.tensor; }
+static void bop1_box(const void *args, dk_stack *st) { dk_stack_push(st, dk_tensor(((const bop1_args *)args)->a)); }
+static void bop1_unbox_result(dk_stack *st, void *result) { *(tensor **)result = (tensor *)dk_stack_pop(st).as.tensor; }
 static void bop1_call_unboxed(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *st) {
-    tensor *a = (tensor *)dk_pop(st).as.tensor;
+    tensor *a = (tensor *)dk_stack_pop(st).as.tensor;
     (void)op;
-    dk_push(st, dk_tensor(((kernel1_fn)k->fn)(k, ks, a)));
+    dk_stack_push(st, dk_tensor(((kernel1_fn)k->fn)(k, ks, a)));
 }
 static const dk_op_adapters bop1_adapters = { "(Tensor) (Tensor)", 1, 1, bop1_box, bop1_unbox_result,
                                               bop1_call_unboxed };
@@ -142,6 +142,7 @@ static void default_fallbacks(dk_registry *r) {
 
 static void setup(void) {
     static const dk_backend backends[] = { DK_CPUBit, DK_CUDABit, DK_MetaBit, DK_XLABit };
+    dk_def_options bop1_options;
     dk_registration *h;
     int i;
     reg = new_registry();
@@ -153,7 +154,9 @@ static void setup(void) {
     must(dk_def(reg, "b::hops(Tensor a) -> Tensor", &h), "def");
     must(dk_impl(reg, "b::hops", DK_CPU, dk_unboxed(DK_FN(k_cpu1), NULL), &h), "impl");
     must(dk_impl(reg, "b::hops", DK_AutogradCPU, dk_unboxed(DK_FN(k_autograd), NULL), &h), "impl");
-    must(dk_def_with_adapters(reg, "b::boxed(Tensor a) -> Tensor", &bop1_adapters, &h), "def");
+    memset(&bop1_options, 0, sizeof bop1_options);
+    bop1_options.adapters = &bop1_adapters;
+    must(dk_def_with(reg, "b::boxed(Tensor a) -> Tensor", &bop1_options, &h), "def");
     /* keyset_to_kernel looks up CPU, CUDA, Meta and XLA keysets: a kernel
        for every backend (CompositeImplicitAutograd, as bench_c10.cpp's), so
        no lookup goes out of line to a missing kernel */
@@ -252,7 +255,7 @@ static NOINLINE long row_highest_key(long n) {
 }
 /* keyset -> slot as the call path finds it: the backend's row, then the
    entry's offset from dk__entry_by_backend_bit (dk__entry_at), not the
-   public dk_ks_table_index (a slot number, from another table) */
+   public dk_ks_slot (a slot number, from another table) */
 static NOINLINE long row_table_index(long n) {
     long i, s = 0;
     const dk_op_table *tab = op1->table;
@@ -268,7 +271,7 @@ static NOINLINE long row_keyset_to_kernel(long n) {
     long i, s = 0;
     for (i = 0; i < n; i++) {
         dk_keyset ks;
-        const dk_kernel *k = dk_dispatch(op_k2k, mixed[i & (NT - 1)].ks, &ks);
+        const dk_kernel *k = dk_dispatch_kernel(op_k2k, mixed[i & (NT - 1)].ks, &ks);
         SINK(k);
         s += (long)(size_t)k;
     }
@@ -328,7 +331,7 @@ static NOINLINE long row_redispatch(long n) {
    argument through the operator's adapters and unboxing the result. */
 static NOINLINE long row_boxed_fallback(long n) {
     long i, s = 0;
-    dk_guard g = dk_include_push(dk_ks_from_key(DK_Tracer));
+    dk_guard g = dk_guard_include(dk_ks_from_key(DK_Tracer));
     for (i = 0; i < n; i++) s += (long)(size_t)bop1_call(op_boxed, &cpu_full[i & (NT - 1)]);
     dk_guard_pop(g);
     return s;
@@ -339,9 +342,9 @@ static NOINLINE long row_boxed_call(long n) {
     dk_stack st;
     for (i = 0; i < n; i++) {
         dk_stack_init(&st, slots, 4);
-        dk_push(&st, dk_tensor(&cpu_full[i & (NT - 1)]));
+        dk_stack_push(&st, dk_tensor(&cpu_full[i & (NT - 1)]));
         dk_call_boxed(op_neg, &st);
-        s += (long)(size_t)dk_pop(&st).as.tensor;
+        s += (long)(size_t)dk_stack_pop(&st).as.tensor;
     }
     return s;
 }

@@ -2,7 +2,7 @@
 # by the top-level Makefile:
 #     make bench-c10      build and run both benches (+ icounts), compare
 #     make bench-chart    SVG bar chart of the comparison
-#     make bench-readme   README's Benchmarks section from that run (or make bench's)
+#     make bench-readme   docs/bench.md's tables from that run (or make bench's)
 #
 # dispatch.h's side is built with the PyTorch 1.13.1 preset
 # (-DDK_PRESET_TORCH_1_13_1: the key lists of the libtorch it is compared
@@ -20,7 +20,7 @@ C10_LDLIBS       ?= -ltorch_cpu -lc10 -lpthread
 GNUPLOT          ?= gnuplot
 C10_ICOUNT       ?= 1
 C10_DOCS_CHART   ?= docs/bench-chart.svg
-C10_README       ?= README.md
+C10_README       ?= docs/bench.md
 
 .PHONY: bench-c10 bench-chart bench-readme c10-gnuplot
 
@@ -55,5 +55,5 @@ bench-chart: $(BUILD)/compare.dat | c10-gnuplot ## SVG bar chart of bench-c10 (n
 	cp -f $(BUILD)/bench-chart.svg $(C10_DOCS_CHART)
 	@echo "wrote $(BUILD)/bench-chart.svg and $(C10_DOCS_CHART)"
 
-bench-readme: ## README's Benchmarks section from the last make bench or make bench-c10 run (one run: every table)
+bench-readme: ## docs/bench.md's tables from the last make bench or make bench-c10 run (one run: every table)
 	@sh bench/readme.sh $(C10_README) $(BUILD)

@@ -1,10 +1,10 @@
 #!/bin/sh
-# bench/readme.sh README BUILD: replace the generated part of README's
-# Benchmarks section (between the bench:begin and bench:end markers) with
+# bench/readme.sh FILE BUILD: replace the generated part of docs/bench.md
+# (FILE) (between the bench:begin and bench:end markers) with
 # what the last `make bench` or `make bench-c10` gathered in
 # BUILD/bench-report (bench/report.sh): every table from that one run.
 set -e
-readme=${1:-README.md}
+readme=${1:-docs/bench.md}
 build=${2:-build}
 r=$build/bench-report
 [ -f "$r/source" ] && [ -f "$r/table.md" ] && [ -f "$r/targets.md" ] ||

@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench/report.sh BUILD SOURCE: gathers what one run of `make bench` or
 # `make bench-c10` (SOURCE) measured into BUILD/bench-report/, which
-# `make bench-readme` turns into README's Benchmarks section: every table
+# `make bench-readme` turns into docs/bench.md's tables: every table
 # there comes from this one run.
 #
 #   BUILD/bench.txt, BUILD/bench_c10.txt  the timed runs (bench-c10: the

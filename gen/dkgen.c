@@ -852,28 +852,29 @@ static void emit_keyset(FILE *o, const opinfo *op) {
    reads the source lines around each one, which takes minutes in a header of
    thousands of operators. */
 
-/* <op>_slow: a kernel record without fn; the argument pack goes to dk_call_slow */
+/* dkgen_<op>_slow: a kernel record without fn; the argument pack goes to
+   dk_call_packed (helpers are dkgen_-prefixed: out of the way of kernels' names) */
 static void emit_slow(FILE *o, const opinfo *op, const char *rt) {
     int i;
-    fprintf(o, "static %s %s_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_", rt, op->id);
+    fprintf(o, "static %s dkgen_%s_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_", rt, op->id);
     emit_params(o, op, ", ", 0);
     fprintf(o, ") {\n    %s_args pack_;\n", op->id);
     for (i = 0; i < op->n; i++) fprintf(o, "    pack_.%s = %s_;\n", op->args[i].field, op->args[i].field);
     if (!op->n && !op->nr) fputs("    pack_.unused_ = 0;\n", o);
     if (op->nr)
-        fputs("    dk_call_slow(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);\n"
+        fputs("    dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);\n"
               "    return pack_.result;\n}\n", o);
     else
-        fputs("    dk_call_slow(op_, ks_, kernel_, &pack_, NULL, 0);\n}\n", o);
+        fputs("    dk_call_packed(op_, ks_, kernel_, &pack_, NULL, 0);\n}\n", o);
 }
 
-/* <op>_invoke: one kernel record, its fn or the slow path */
+/* dkgen_<op>_invoke: one kernel record, its fn or the slow path */
 static void emit_invoke(FILE *o, const opinfo *op, const char *rt) {
-    fprintf(o, "DK_INLINE %s %s_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_", rt, op->id);
+    fprintf(o, "DK_INLINE %s dkgen_%s_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_", rt, op->id);
     emit_params(o, op, ", ", 0);
     fprintf(o, ") {\n    %skernel_->fn ? ((%s_fn)kernel_->fn)(kernel_, ks_", op->nr ? "return " : "", op->id);
     emit_arg_names(o, op, ", ", "", "_");
-    fprintf(o, ") : %s_slow(op_, ks_, kernel_", op->id);
+    fprintf(o, ") : dkgen_%s_slow(op_, ks_, kernel_", op->id);
     emit_arg_names(o, op, ", ", "", "_");
     fputs(");\n}\n", o);
 }
@@ -884,9 +885,9 @@ static void emit_call(FILE *o, const opinfo *op, const char *rt) {
     emit_params(o, op, ", ", 0);
     fputs(") {\n    dk_keyset ks_;\n    const dk_kernel *kernel_;\n", o);
     if (op->nr) fprintf(o, "    %s ret_;\n", rt);
-    fprintf(o, "    dk_call_enter();\n    kernel_ = dk_dispatch(op_, %s_keyset(", op->id);
+    fprintf(o, "    dk_call_enter();\n    kernel_ = dk_dispatch_kernel(op_, %s_keyset(", op->id);
     emit_arg_names(o, op, "", "", "_");
-    fprintf(o, "), &ks_);\n    %s%s_invoke(op_, ks_, kernel_", op->nr ? "ret_ = " : "", op->id);
+    fprintf(o, "), &ks_);\n    %sdkgen_%s_invoke(op_, ks_, kernel_", op->nr ? "ret_ = " : "", op->id);
     emit_arg_names(o, op, ", ", "", "_");
     fprintf(o, ");\n    dk_call_exit();\n%s}\n", op->nr ? "    return ret_;\n" : "");
 }
@@ -897,7 +898,7 @@ static void emit_redispatch(FILE *o, const opinfo *op, const char *rt) {
     emit_params(o, op, ", ", 0);
     fputs(") {\n", o);
     if (op->nr) fprintf(o, "    %s ret_;\n", rt);
-    fprintf(o, "    dk_call_enter();\n    %s%s_invoke(op_, ks_, dk_lookup(op_, ks_)", op->nr ? "ret_ = " : "", op->id);
+    fprintf(o, "    dk_call_enter();\n    %sdkgen_%s_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_)", op->nr ? "ret_ = " : "", op->id);
     emit_arg_names(o, op, ", ", "", "_");
     fprintf(o, ");\n    dk_call_exit();\n%s}\n", op->nr ? "    return ret_;\n" : "");
 }
@@ -912,9 +913,9 @@ static void emit_calls(FILE *o, const opinfo *op) {
     free(owned);
 }
 
-/* dk_push(stack_, <boxed expr>); */
+/* dk_stack_push(stack_, <boxed expr>); */
 static void emit_push(FILE *o, const cvalue *v, const char *prefix) {
-    fprintf(o, "    dk_push(stack_, %s(%s%s));\n", KINDS[v->kind].box, prefix, v->field);
+    fprintf(o, "    dk_stack_push(stack_, %s(%s%s));\n", KINDS[v->kind].box, prefix, v->field);
 }
 
 /* typed -> boxed: push the argument pack, in order */
@@ -935,9 +936,9 @@ static void emit_unbox_result_fn(FILE *o, const opinfo *op) {
     fprintf(o, "static void %s_unbox_result(dk_stack *stack_, void *result_) {\n", op->id);
     if (op->nr == 0) fputs("    (void)stack_; (void)result_;\n", o);
     else fprintf(o, "    %s *ret_ = (%s *)result_;\n", rt, rt);
-    if (op->nr == 1) fprintf(o, "    *ret_ = %s(dk_pop(stack_));\n", KINDS[op->rets[0].kind].unbox);
+    if (op->nr == 1) fprintf(o, "    *ret_ = %s(dk_stack_pop(stack_));\n", KINDS[op->rets[0].kind].unbox);
     for (i = op->nr - 1; op->nr > 1 && i >= 0; i--)
-        fprintf(o, "    ret_->%s = %s(dk_pop(stack_));\n", op->rets[i].field, KINDS[op->rets[i].kind].unbox);
+        fprintf(o, "    ret_->%s = %s(dk_stack_pop(stack_));\n", op->rets[i].field, KINDS[op->rets[i].kind].unbox);
     fputs("}\n", o);
     free(owned);
 }
@@ -957,13 +958,13 @@ static void emit_call_unboxed_fn(FILE *o, const opinfo *op) {
     for (i = op->n - 1; i >= 0; i--) {
         const cvalue *v = &op->args[i];
         if (KINDS[v->kind].scratch)
-            fprintf(o, "    pack_.%s = %s(dk_pop(stack_), &tmp_[%d]);\n", v->field, KINDS[v->kind].unbox, i);
-        else fprintf(o, "    pack_.%s = %s(dk_pop(stack_));\n", v->field, KINDS[v->kind].unbox);
+            fprintf(o, "    pack_.%s = %s(dk_stack_pop(stack_), &tmp_[%d]);\n", v->field, KINDS[v->kind].unbox, i);
+        else fprintf(o, "    pack_.%s = %s(dk_stack_pop(stack_));\n", v->field, KINDS[v->kind].unbox);
     }
     fprintf(o, "    %s((%s_fn)kernel_->fn)(kernel_, ks_", op->nr ? "ret_ = " : "", op->id);
     emit_arg_names(o, op, ", ", "pack_.", "");
     fputs(");\n", o);
-    if (op->nr == 1) fprintf(o, "    dk_push(stack_, %s(ret_));\n", KINDS[op->rets[0].kind].box);
+    if (op->nr == 1) fprintf(o, "    dk_stack_push(stack_, %s(ret_));\n", KINDS[op->rets[0].kind].box);
     for (i = 0; op->nr > 1 && i < op->nr; i++) emit_push(o, &op->rets[i], "ret_.");
     fputs("}\n", o);
     free(owned);
@@ -981,10 +982,14 @@ static void emit_adapters(FILE *o, const opinfo *op) {
    a macro recording the caller's file:line */
 static void emit_def(FILE *o, const opinfo *op) {
     fprintf(o, "DK_INLINE dk_status %s_def_at(dk_registry *reg_, const char *file_, int line_, "
-               "dk_registration **handle_) {\n    return dk_def_at(reg_, %s_SCHEMA, ", op->id, op->id);
-    if (op->boxed_only) fputs("NULL", o);
-    else fprintf(o, "&%s_adapters", op->id);
-    fputs(", file_, line_, handle_);\n}\n", o);
+               "dk_registration **handle_) {\n", op->id);
+    if (op->boxed_only)
+        fprintf(o, "    return dk_def_at(reg_, %s_SCHEMA, NULL, file_, line_, handle_);\n}\n", op->id);
+    else
+        fprintf(o, "    dk_def_options opts_;\n    opts_.adapters = &%s_adapters;\n"
+                   "    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;\n    opts_.tags = NULL;\n"
+                   "    opts_.num_tags = 0;\n    return dk_def_at(reg_, %s_SCHEMA, &opts_, file_, line_, handle_);\n}\n",
+                op->id, op->id);
     fprintf(o, "#define %s_def(reg_, handle_) %s_def_at((reg_), __FILE__, __LINE__, (handle_))\n", op->id, op->id);
     /* in a DK_LIBRARY / DK_LIBRARY_FRAGMENT block: dk_library_def alone
        would leave a typed operator without adapters (its _bind fails, its
@@ -1164,7 +1169,7 @@ static void emit_prelude(FILE *o) {
           "/* <op>_bind: the operator, if defined with this C signature (NULL: bound boxed) */\n"
           "DK_INLINE dk_status dkgen_bind(dk_registry *reg_, const char *name_, const char *signature_, const dk_operator **op_) {\n"
           "    dk_operator *found_;\n"
-          "    dk_status status_ = dk_op_find(reg_, name_, &found_);\n"
+          "    dk_status status_ = dk_op_lookup_defined(reg_, name_, &found_);\n"
           "    if (status_ == DK_OK && signature_) status_ = dk_op_check_signature(found_, signature_);\n"
           "    if (status_ == DK_OK) *op_ = found_;\n"
           "    return status_;\n"
@@ -1407,7 +1412,7 @@ static void print_keys(void) {
     printf("\n| functionality key | value | keyset bit | per backend | runtime slots |\n|---|---|---|---|---|\n");
     for (k = 1; k < DK_EndOfFunctionalityKeys; k++) {
         int pb = dk_key_is_per_backend_functionality((dk_key)k);
-        int first = dk_key_table_index((dk_key)k);
+        int first = dk_key_slot((dk_key)k);
         if (pb) printf("| `%s` | %d | %d | yes | %d-%d |\n", dk_key_name((dk_key)k), k, DK_NUM_BACKENDS + k - 1, first,
                        first + DK_NUM_BACKENDS - 1);
         else printf("| `%s` | %d | %d | | %d |\n", dk_key_name((dk_key)k), k, DK_NUM_BACKENDS + k - 1, first);

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Prints README.md with the section between <!-- dkgen:keys --> and
+# Prints a markdown file (docs/keys.md) with the section between <!-- dkgen:keys --> and
 # <!-- /dkgen:keys --> replaced by `dkgen --keys` (the key tables of the
 # default lists), so the documentation cannot drift from the lists.
 dkgen=$1; readme=$2

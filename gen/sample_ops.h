@@ -63,7 +63,7 @@ DK_INLINE dk_keyset dkgen_value_keyset(dk_value v_) {
 /* <op>_bind: the operator, if defined with this C signature (NULL: bound boxed) */
 DK_INLINE dk_status dkgen_bind(dk_registry *reg_, const char *name_, const char *signature_, const dk_operator **op_) {
     dk_operator *found_;
-    dk_status status_ = dk_op_find(reg_, name_, &found_);
+    dk_status status_ = dk_op_lookup_defined(reg_, name_, &found_);
     if (status_ == DK_OK && signature_) status_ = dk_op_check_signature(found_, signature_);
     if (status_ == DK_OK) *op_ = found_;
     return status_;
@@ -168,57 +168,62 @@ DK_INLINE dk_keyset sample_add_Tensor_keyset(dkgen_tensor self_, dkgen_tensor ot
     (void)alpha_;
     return ks_;
 }
-static dkgen_tensor sample_add_Tensor_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, dkgen_tensor other_, double alpha_) {
+static dkgen_tensor dkgen_sample_add_Tensor_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, dkgen_tensor other_, double alpha_) {
     sample_add_Tensor_args pack_;
     pack_.self = self_;
     pack_.other = other_;
     pack_.alpha = alpha_;
-    dk_call_slow(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor sample_add_Tensor_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, dkgen_tensor other_, double alpha_) {
-    return kernel_->fn ? ((sample_add_Tensor_fn)kernel_->fn)(kernel_, ks_, self_, other_, alpha_) : sample_add_Tensor_slow(op_, ks_, kernel_, self_, other_, alpha_);
+DK_INLINE dkgen_tensor dkgen_sample_add_Tensor_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, dkgen_tensor other_, double alpha_) {
+    return kernel_->fn ? ((sample_add_Tensor_fn)kernel_->fn)(kernel_, ks_, self_, other_, alpha_) : dkgen_sample_add_Tensor_slow(op_, ks_, kernel_, self_, other_, alpha_);
 }
 DK_INLINE dkgen_tensor sample_add_Tensor_call(const dk_operator *op_, dkgen_tensor self_, dkgen_tensor other_, double alpha_) {
     dk_keyset ks_;
     const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch(op_, sample_add_Tensor_keyset(self_, other_, alpha_), &ks_);
-    ret_ = sample_add_Tensor_invoke(op_, ks_, kernel_, self_, other_, alpha_);
+    kernel_ = dk_dispatch_kernel(op_, sample_add_Tensor_keyset(self_, other_, alpha_), &ks_);
+    ret_ = dkgen_sample_add_Tensor_invoke(op_, ks_, kernel_, self_, other_, alpha_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dkgen_tensor sample_add_Tensor_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, dkgen_tensor other_, double alpha_) {
     dkgen_tensor ret_;
     dk_call_enter();
-    ret_ = sample_add_Tensor_invoke(op_, ks_, dk_lookup(op_, ks_), self_, other_, alpha_);
+    ret_ = dkgen_sample_add_Tensor_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), self_, other_, alpha_);
     dk_call_exit();
     return ret_;
 }
 static void sample_add_Tensor_box(const void *args_, dk_stack *stack_) {
     const sample_add_Tensor_args *pack_ = (const sample_add_Tensor_args *)args_;
-    dk_push(stack_, dkgen_box_tensor(pack_->self));
-    dk_push(stack_, dkgen_box_tensor(pack_->other));
-    dk_push(stack_, dk_double(pack_->alpha));
+    dk_stack_push(stack_, dkgen_box_tensor(pack_->self));
+    dk_stack_push(stack_, dkgen_box_tensor(pack_->other));
+    dk_stack_push(stack_, dk_double(pack_->alpha));
 }
 static void sample_add_Tensor_unbox_result(dk_stack *stack_, void *result_) {
     dkgen_tensor *ret_ = (dkgen_tensor *)result_;
-    *ret_ = dkgen_tensor_of(dk_pop(stack_));
+    *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_add_Tensor_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
     sample_add_Tensor_args pack_;
     dkgen_tensor ret_;
     (void)op_; (void)stack_;
-    pack_.alpha = dkgen_double_of(dk_pop(stack_));
-    pack_.other = dkgen_tensor_of(dk_pop(stack_));
-    pack_.self = dkgen_tensor_of(dk_pop(stack_));
+    pack_.alpha = dkgen_double_of(dk_stack_pop(stack_));
+    pack_.other = dkgen_tensor_of(dk_stack_pop(stack_));
+    pack_.self = dkgen_tensor_of(dk_stack_pop(stack_));
     ret_ = ((sample_add_Tensor_fn)kernel_->fn)(kernel_, ks_, pack_.self, pack_.other, pack_.alpha);
-    dk_push(stack_, dkgen_box_tensor(ret_));
+    dk_stack_push(stack_, dkgen_box_tensor(ret_));
 }
 static const dk_op_adapters sample_add_Tensor_adapters = { sample_add_Tensor_SIGNATURE, 3, 1, sample_add_Tensor_box, sample_add_Tensor_unbox_result, sample_add_Tensor_call_unboxed };
 DK_INLINE dk_status sample_add_Tensor_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
-    return dk_def_at(reg_, sample_add_Tensor_SCHEMA, &sample_add_Tensor_adapters, file_, line_, handle_);
+    dk_def_options opts_;
+    opts_.adapters = &sample_add_Tensor_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_def_at(reg_, sample_add_Tensor_SCHEMA, &opts_, file_, line_, handle_);
 }
 #define sample_add_Tensor_def(reg_, handle_) sample_add_Tensor_def_at((reg_), __FILE__, __LINE__, (handle_))
 DK_INLINE dk_status sample_add_Tensor_library_def(dk_library *lib_) {
@@ -274,51 +279,56 @@ DK_INLINE dk_keyset sample_neg_keyset(dkgen_tensor self_) {
     ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(self_));
     return ks_;
 }
-static dkgen_tensor sample_neg_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_) {
+static dkgen_tensor dkgen_sample_neg_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_) {
     sample_neg_args pack_;
     pack_.self = self_;
-    dk_call_slow(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor sample_neg_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_) {
-    return kernel_->fn ? ((sample_neg_fn)kernel_->fn)(kernel_, ks_, self_) : sample_neg_slow(op_, ks_, kernel_, self_);
+DK_INLINE dkgen_tensor dkgen_sample_neg_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_) {
+    return kernel_->fn ? ((sample_neg_fn)kernel_->fn)(kernel_, ks_, self_) : dkgen_sample_neg_slow(op_, ks_, kernel_, self_);
 }
 DK_INLINE dkgen_tensor sample_neg_call(const dk_operator *op_, dkgen_tensor self_) {
     dk_keyset ks_;
     const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch(op_, sample_neg_keyset(self_), &ks_);
-    ret_ = sample_neg_invoke(op_, ks_, kernel_, self_);
+    kernel_ = dk_dispatch_kernel(op_, sample_neg_keyset(self_), &ks_);
+    ret_ = dkgen_sample_neg_invoke(op_, ks_, kernel_, self_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dkgen_tensor sample_neg_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_) {
     dkgen_tensor ret_;
     dk_call_enter();
-    ret_ = sample_neg_invoke(op_, ks_, dk_lookup(op_, ks_), self_);
+    ret_ = dkgen_sample_neg_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), self_);
     dk_call_exit();
     return ret_;
 }
 static void sample_neg_box(const void *args_, dk_stack *stack_) {
     const sample_neg_args *pack_ = (const sample_neg_args *)args_;
-    dk_push(stack_, dkgen_box_tensor(pack_->self));
+    dk_stack_push(stack_, dkgen_box_tensor(pack_->self));
 }
 static void sample_neg_unbox_result(dk_stack *stack_, void *result_) {
     dkgen_tensor *ret_ = (dkgen_tensor *)result_;
-    *ret_ = dkgen_tensor_of(dk_pop(stack_));
+    *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_neg_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
     sample_neg_args pack_;
     dkgen_tensor ret_;
     (void)op_; (void)stack_;
-    pack_.self = dkgen_tensor_of(dk_pop(stack_));
+    pack_.self = dkgen_tensor_of(dk_stack_pop(stack_));
     ret_ = ((sample_neg_fn)kernel_->fn)(kernel_, ks_, pack_.self);
-    dk_push(stack_, dkgen_box_tensor(ret_));
+    dk_stack_push(stack_, dkgen_box_tensor(ret_));
 }
 static const dk_op_adapters sample_neg_adapters = { sample_neg_SIGNATURE, 1, 1, sample_neg_box, sample_neg_unbox_result, sample_neg_call_unboxed };
 DK_INLINE dk_status sample_neg_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
-    return dk_def_at(reg_, sample_neg_SCHEMA, &sample_neg_adapters, file_, line_, handle_);
+    dk_def_options opts_;
+    opts_.adapters = &sample_neg_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_def_at(reg_, sample_neg_SCHEMA, &opts_, file_, line_, handle_);
 }
 #define sample_neg_def(reg_, handle_) sample_neg_def_at((reg_), __FILE__, __LINE__, (handle_))
 DK_INLINE dk_status sample_neg_library_def(dk_library *lib_) {
@@ -357,54 +367,59 @@ DK_INLINE dk_keyset sample_fill__keyset(dkgen_tensor self_, double value_) {
     (void)value_;
     return ks_;
 }
-static dkgen_tensor sample_fill__slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, double value_) {
+static dkgen_tensor dkgen_sample_fill__slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, double value_) {
     sample_fill__args pack_;
     pack_.self = self_;
     pack_.value = value_;
-    dk_call_slow(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor sample_fill__invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, double value_) {
-    return kernel_->fn ? ((sample_fill__fn)kernel_->fn)(kernel_, ks_, self_, value_) : sample_fill__slow(op_, ks_, kernel_, self_, value_);
+DK_INLINE dkgen_tensor dkgen_sample_fill__invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, double value_) {
+    return kernel_->fn ? ((sample_fill__fn)kernel_->fn)(kernel_, ks_, self_, value_) : dkgen_sample_fill__slow(op_, ks_, kernel_, self_, value_);
 }
 DK_INLINE dkgen_tensor sample_fill__call(const dk_operator *op_, dkgen_tensor self_, double value_) {
     dk_keyset ks_;
     const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch(op_, sample_fill__keyset(self_, value_), &ks_);
-    ret_ = sample_fill__invoke(op_, ks_, kernel_, self_, value_);
+    kernel_ = dk_dispatch_kernel(op_, sample_fill__keyset(self_, value_), &ks_);
+    ret_ = dkgen_sample_fill__invoke(op_, ks_, kernel_, self_, value_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dkgen_tensor sample_fill__redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, double value_) {
     dkgen_tensor ret_;
     dk_call_enter();
-    ret_ = sample_fill__invoke(op_, ks_, dk_lookup(op_, ks_), self_, value_);
+    ret_ = dkgen_sample_fill__invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), self_, value_);
     dk_call_exit();
     return ret_;
 }
 static void sample_fill__box(const void *args_, dk_stack *stack_) {
     const sample_fill__args *pack_ = (const sample_fill__args *)args_;
-    dk_push(stack_, dkgen_box_tensor(pack_->self));
-    dk_push(stack_, dk_double(pack_->value));
+    dk_stack_push(stack_, dkgen_box_tensor(pack_->self));
+    dk_stack_push(stack_, dk_double(pack_->value));
 }
 static void sample_fill__unbox_result(dk_stack *stack_, void *result_) {
     dkgen_tensor *ret_ = (dkgen_tensor *)result_;
-    *ret_ = dkgen_tensor_of(dk_pop(stack_));
+    *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_fill__call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
     sample_fill__args pack_;
     dkgen_tensor ret_;
     (void)op_; (void)stack_;
-    pack_.value = dkgen_double_of(dk_pop(stack_));
-    pack_.self = dkgen_tensor_of(dk_pop(stack_));
+    pack_.value = dkgen_double_of(dk_stack_pop(stack_));
+    pack_.self = dkgen_tensor_of(dk_stack_pop(stack_));
     ret_ = ((sample_fill__fn)kernel_->fn)(kernel_, ks_, pack_.self, pack_.value);
-    dk_push(stack_, dkgen_box_tensor(ret_));
+    dk_stack_push(stack_, dkgen_box_tensor(ret_));
 }
 static const dk_op_adapters sample_fill__adapters = { sample_fill__SIGNATURE, 2, 1, sample_fill__box, sample_fill__unbox_result, sample_fill__call_unboxed };
 DK_INLINE dk_status sample_fill__def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
-    return dk_def_at(reg_, sample_fill__SCHEMA, &sample_fill__adapters, file_, line_, handle_);
+    dk_def_options opts_;
+    opts_.adapters = &sample_fill__adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_def_at(reg_, sample_fill__SCHEMA, &opts_, file_, line_, handle_);
 }
 #define sample_fill__def(reg_, handle_) sample_fill__def_at((reg_), __FILE__, __LINE__, (handle_))
 DK_INLINE dk_status sample_fill__library_def(dk_library *lib_) {
@@ -443,54 +458,59 @@ DK_INLINE dk_keyset sample_cat_keyset(dk_value_list tensors_, int64_t dim_) {
     (void)dim_;
     return ks_;
 }
-static dkgen_tensor sample_cat_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dk_value_list tensors_, int64_t dim_) {
+static dkgen_tensor dkgen_sample_cat_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dk_value_list tensors_, int64_t dim_) {
     sample_cat_args pack_;
     pack_.tensors = tensors_;
     pack_.dim = dim_;
-    dk_call_slow(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor sample_cat_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dk_value_list tensors_, int64_t dim_) {
-    return kernel_->fn ? ((sample_cat_fn)kernel_->fn)(kernel_, ks_, tensors_, dim_) : sample_cat_slow(op_, ks_, kernel_, tensors_, dim_);
+DK_INLINE dkgen_tensor dkgen_sample_cat_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dk_value_list tensors_, int64_t dim_) {
+    return kernel_->fn ? ((sample_cat_fn)kernel_->fn)(kernel_, ks_, tensors_, dim_) : dkgen_sample_cat_slow(op_, ks_, kernel_, tensors_, dim_);
 }
 DK_INLINE dkgen_tensor sample_cat_call(const dk_operator *op_, dk_value_list tensors_, int64_t dim_) {
     dk_keyset ks_;
     const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch(op_, sample_cat_keyset(tensors_, dim_), &ks_);
-    ret_ = sample_cat_invoke(op_, ks_, kernel_, tensors_, dim_);
+    kernel_ = dk_dispatch_kernel(op_, sample_cat_keyset(tensors_, dim_), &ks_);
+    ret_ = dkgen_sample_cat_invoke(op_, ks_, kernel_, tensors_, dim_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dkgen_tensor sample_cat_redispatch(const dk_operator *op_, dk_keyset ks_, dk_value_list tensors_, int64_t dim_) {
     dkgen_tensor ret_;
     dk_call_enter();
-    ret_ = sample_cat_invoke(op_, ks_, dk_lookup(op_, ks_), tensors_, dim_);
+    ret_ = dkgen_sample_cat_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), tensors_, dim_);
     dk_call_exit();
     return ret_;
 }
 static void sample_cat_box(const void *args_, dk_stack *stack_) {
     const sample_cat_args *pack_ = (const sample_cat_args *)args_;
-    dk_push(stack_, dkgen_box_list(pack_->tensors));
-    dk_push(stack_, dk_int(pack_->dim));
+    dk_stack_push(stack_, dkgen_box_list(pack_->tensors));
+    dk_stack_push(stack_, dk_int(pack_->dim));
 }
 static void sample_cat_unbox_result(dk_stack *stack_, void *result_) {
     dkgen_tensor *ret_ = (dkgen_tensor *)result_;
-    *ret_ = dkgen_tensor_of(dk_pop(stack_));
+    *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_cat_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
     sample_cat_args pack_;
     dkgen_tensor ret_;
     (void)op_; (void)stack_;
-    pack_.dim = dkgen_int_of(dk_pop(stack_));
-    pack_.tensors = dkgen_list_of(dk_pop(stack_));
+    pack_.dim = dkgen_int_of(dk_stack_pop(stack_));
+    pack_.tensors = dkgen_list_of(dk_stack_pop(stack_));
     ret_ = ((sample_cat_fn)kernel_->fn)(kernel_, ks_, pack_.tensors, pack_.dim);
-    dk_push(stack_, dkgen_box_tensor(ret_));
+    dk_stack_push(stack_, dkgen_box_tensor(ret_));
 }
 static const dk_op_adapters sample_cat_adapters = { sample_cat_SIGNATURE, 2, 1, sample_cat_box, sample_cat_unbox_result, sample_cat_call_unboxed };
 DK_INLINE dk_status sample_cat_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
-    return dk_def_at(reg_, sample_cat_SCHEMA, &sample_cat_adapters, file_, line_, handle_);
+    dk_def_options opts_;
+    opts_.adapters = &sample_cat_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_def_at(reg_, sample_cat_SCHEMA, &opts_, file_, line_, handle_);
 }
 #define sample_cat_def(reg_, handle_) sample_cat_def_at((reg_), __FILE__, __LINE__, (handle_))
 DK_INLINE dk_status sample_cat_library_def(dk_library *lib_) {
@@ -551,66 +571,71 @@ DK_INLINE dk_keyset sample_split_keyset(dkgen_tensor self_, dk_int_list sizes_, 
     (void)chunk_;
     return ks_;
 }
-static sample_split_result sample_split_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, dk_int_list sizes_, int flag_, const char *mode_, const int64_t *chunk_) {
+static sample_split_result dkgen_sample_split_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, dk_int_list sizes_, int flag_, const char *mode_, const int64_t *chunk_) {
     sample_split_args pack_;
     pack_.self = self_;
     pack_.sizes = sizes_;
     pack_.flag = flag_;
     pack_.mode = mode_;
     pack_.chunk = chunk_;
-    dk_call_slow(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     return pack_.result;
 }
-DK_INLINE sample_split_result sample_split_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, dk_int_list sizes_, int flag_, const char *mode_, const int64_t *chunk_) {
-    return kernel_->fn ? ((sample_split_fn)kernel_->fn)(kernel_, ks_, self_, sizes_, flag_, mode_, chunk_) : sample_split_slow(op_, ks_, kernel_, self_, sizes_, flag_, mode_, chunk_);
+DK_INLINE sample_split_result dkgen_sample_split_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, dk_int_list sizes_, int flag_, const char *mode_, const int64_t *chunk_) {
+    return kernel_->fn ? ((sample_split_fn)kernel_->fn)(kernel_, ks_, self_, sizes_, flag_, mode_, chunk_) : dkgen_sample_split_slow(op_, ks_, kernel_, self_, sizes_, flag_, mode_, chunk_);
 }
 DK_INLINE sample_split_result sample_split_call(const dk_operator *op_, dkgen_tensor self_, dk_int_list sizes_, int flag_, const char *mode_, const int64_t *chunk_) {
     dk_keyset ks_;
     const dk_kernel *kernel_;
     sample_split_result ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch(op_, sample_split_keyset(self_, sizes_, flag_, mode_, chunk_), &ks_);
-    ret_ = sample_split_invoke(op_, ks_, kernel_, self_, sizes_, flag_, mode_, chunk_);
+    kernel_ = dk_dispatch_kernel(op_, sample_split_keyset(self_, sizes_, flag_, mode_, chunk_), &ks_);
+    ret_ = dkgen_sample_split_invoke(op_, ks_, kernel_, self_, sizes_, flag_, mode_, chunk_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE sample_split_result sample_split_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, dk_int_list sizes_, int flag_, const char *mode_, const int64_t *chunk_) {
     sample_split_result ret_;
     dk_call_enter();
-    ret_ = sample_split_invoke(op_, ks_, dk_lookup(op_, ks_), self_, sizes_, flag_, mode_, chunk_);
+    ret_ = dkgen_sample_split_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), self_, sizes_, flag_, mode_, chunk_);
     dk_call_exit();
     return ret_;
 }
 static void sample_split_box(const void *args_, dk_stack *stack_) {
     const sample_split_args *pack_ = (const sample_split_args *)args_;
-    dk_push(stack_, dkgen_box_tensor(pack_->self));
-    dk_push(stack_, dk_ints(pack_->sizes));
-    dk_push(stack_, dk_bool(pack_->flag));
-    dk_push(stack_, dkgen_box_string(pack_->mode));
-    dk_push(stack_, dkgen_box_opt_int(pack_->chunk));
+    dk_stack_push(stack_, dkgen_box_tensor(pack_->self));
+    dk_stack_push(stack_, dk_ints(pack_->sizes));
+    dk_stack_push(stack_, dk_bool(pack_->flag));
+    dk_stack_push(stack_, dkgen_box_string(pack_->mode));
+    dk_stack_push(stack_, dkgen_box_opt_int(pack_->chunk));
 }
 static void sample_split_unbox_result(dk_stack *stack_, void *result_) {
     sample_split_result *ret_ = (sample_split_result *)result_;
-    ret_->r1 = dkgen_tensor_of(dk_pop(stack_));
-    ret_->r0 = dkgen_tensor_of(dk_pop(stack_));
+    ret_->r1 = dkgen_tensor_of(dk_stack_pop(stack_));
+    ret_->r0 = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_split_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
     sample_split_args pack_;
     dkgen_scratch tmp_[5];
     sample_split_result ret_;
     (void)op_; (void)stack_;
-    pack_.chunk = dkgen_opt_int_of(dk_pop(stack_), &tmp_[4]);
-    pack_.mode = dkgen_string_of(dk_pop(stack_));
-    pack_.flag = dkgen_bool_of(dk_pop(stack_));
-    pack_.sizes = dkgen_int_list_of(dk_pop(stack_));
-    pack_.self = dkgen_tensor_of(dk_pop(stack_));
+    pack_.chunk = dkgen_opt_int_of(dk_stack_pop(stack_), &tmp_[4]);
+    pack_.mode = dkgen_string_of(dk_stack_pop(stack_));
+    pack_.flag = dkgen_bool_of(dk_stack_pop(stack_));
+    pack_.sizes = dkgen_int_list_of(dk_stack_pop(stack_));
+    pack_.self = dkgen_tensor_of(dk_stack_pop(stack_));
     ret_ = ((sample_split_fn)kernel_->fn)(kernel_, ks_, pack_.self, pack_.sizes, pack_.flag, pack_.mode, pack_.chunk);
-    dk_push(stack_, dkgen_box_tensor(ret_.r0));
-    dk_push(stack_, dkgen_box_tensor(ret_.r1));
+    dk_stack_push(stack_, dkgen_box_tensor(ret_.r0));
+    dk_stack_push(stack_, dkgen_box_tensor(ret_.r1));
 }
 static const dk_op_adapters sample_split_adapters = { sample_split_SIGNATURE, 5, 2, sample_split_box, sample_split_unbox_result, sample_split_call_unboxed };
 DK_INLINE dk_status sample_split_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
-    return dk_def_at(reg_, sample_split_SCHEMA, &sample_split_adapters, file_, line_, handle_);
+    dk_def_options opts_;
+    opts_.adapters = &sample_split_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_def_at(reg_, sample_split_SCHEMA, &opts_, file_, line_, handle_);
 }
 #define sample_split_def(reg_, handle_) sample_split_def_at((reg_), __FILE__, __LINE__, (handle_))
 DK_INLINE dk_status sample_split_library_def(dk_library *lib_) {
@@ -675,54 +700,59 @@ DK_INLINE dk_keyset sample_where_keyset(dkgen_tensor condition_, dkgen_tensor ot
     ks_ = dk_ks_or(ks_, dkgen_opt_tensor_keyset(other_));
     return ks_;
 }
-static dkgen_tensor sample_where_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor condition_, dkgen_tensor other_) {
+static dkgen_tensor dkgen_sample_where_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor condition_, dkgen_tensor other_) {
     sample_where_args pack_;
     pack_.condition = condition_;
     pack_.other = other_;
-    dk_call_slow(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor sample_where_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor condition_, dkgen_tensor other_) {
-    return kernel_->fn ? ((sample_where_fn)kernel_->fn)(kernel_, ks_, condition_, other_) : sample_where_slow(op_, ks_, kernel_, condition_, other_);
+DK_INLINE dkgen_tensor dkgen_sample_where_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor condition_, dkgen_tensor other_) {
+    return kernel_->fn ? ((sample_where_fn)kernel_->fn)(kernel_, ks_, condition_, other_) : dkgen_sample_where_slow(op_, ks_, kernel_, condition_, other_);
 }
 DK_INLINE dkgen_tensor sample_where_call(const dk_operator *op_, dkgen_tensor condition_, dkgen_tensor other_) {
     dk_keyset ks_;
     const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch(op_, sample_where_keyset(condition_, other_), &ks_);
-    ret_ = sample_where_invoke(op_, ks_, kernel_, condition_, other_);
+    kernel_ = dk_dispatch_kernel(op_, sample_where_keyset(condition_, other_), &ks_);
+    ret_ = dkgen_sample_where_invoke(op_, ks_, kernel_, condition_, other_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dkgen_tensor sample_where_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor condition_, dkgen_tensor other_) {
     dkgen_tensor ret_;
     dk_call_enter();
-    ret_ = sample_where_invoke(op_, ks_, dk_lookup(op_, ks_), condition_, other_);
+    ret_ = dkgen_sample_where_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), condition_, other_);
     dk_call_exit();
     return ret_;
 }
 static void sample_where_box(const void *args_, dk_stack *stack_) {
     const sample_where_args *pack_ = (const sample_where_args *)args_;
-    dk_push(stack_, dkgen_box_tensor(pack_->condition));
-    dk_push(stack_, dkgen_box_opt_tensor(pack_->other));
+    dk_stack_push(stack_, dkgen_box_tensor(pack_->condition));
+    dk_stack_push(stack_, dkgen_box_opt_tensor(pack_->other));
 }
 static void sample_where_unbox_result(dk_stack *stack_, void *result_) {
     dkgen_tensor *ret_ = (dkgen_tensor *)result_;
-    *ret_ = dkgen_tensor_of(dk_pop(stack_));
+    *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_where_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
     sample_where_args pack_;
     dkgen_tensor ret_;
     (void)op_; (void)stack_;
-    pack_.other = dkgen_tensor_of(dk_pop(stack_));
-    pack_.condition = dkgen_tensor_of(dk_pop(stack_));
+    pack_.other = dkgen_tensor_of(dk_stack_pop(stack_));
+    pack_.condition = dkgen_tensor_of(dk_stack_pop(stack_));
     ret_ = ((sample_where_fn)kernel_->fn)(kernel_, ks_, pack_.condition, pack_.other);
-    dk_push(stack_, dkgen_box_tensor(ret_));
+    dk_stack_push(stack_, dkgen_box_tensor(ret_));
 }
 static const dk_op_adapters sample_where_adapters = { sample_where_SIGNATURE, 2, 1, sample_where_box, sample_where_unbox_result, sample_where_call_unboxed };
 DK_INLINE dk_status sample_where_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
-    return dk_def_at(reg_, sample_where_SCHEMA, &sample_where_adapters, file_, line_, handle_);
+    dk_def_options opts_;
+    opts_.adapters = &sample_where_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_def_at(reg_, sample_where_SCHEMA, &opts_, file_, line_, handle_);
 }
 #define sample_where_def(reg_, handle_) sample_where_def_at((reg_), __FILE__, __LINE__, (handle_))
 DK_INLINE dk_status sample_where_library_def(dk_library *lib_) {
@@ -778,51 +808,56 @@ DK_INLINE dk_keyset sample_numel_keyset(dkgen_tensor self_) {
     ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(self_));
     return ks_;
 }
-static int64_t sample_numel_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_) {
+static int64_t dkgen_sample_numel_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_) {
     sample_numel_args pack_;
     pack_.self = self_;
-    dk_call_slow(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     return pack_.result;
 }
-DK_INLINE int64_t sample_numel_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_) {
-    return kernel_->fn ? ((sample_numel_fn)kernel_->fn)(kernel_, ks_, self_) : sample_numel_slow(op_, ks_, kernel_, self_);
+DK_INLINE int64_t dkgen_sample_numel_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_) {
+    return kernel_->fn ? ((sample_numel_fn)kernel_->fn)(kernel_, ks_, self_) : dkgen_sample_numel_slow(op_, ks_, kernel_, self_);
 }
 DK_INLINE int64_t sample_numel_call(const dk_operator *op_, dkgen_tensor self_) {
     dk_keyset ks_;
     const dk_kernel *kernel_;
     int64_t ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch(op_, sample_numel_keyset(self_), &ks_);
-    ret_ = sample_numel_invoke(op_, ks_, kernel_, self_);
+    kernel_ = dk_dispatch_kernel(op_, sample_numel_keyset(self_), &ks_);
+    ret_ = dkgen_sample_numel_invoke(op_, ks_, kernel_, self_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE int64_t sample_numel_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_) {
     int64_t ret_;
     dk_call_enter();
-    ret_ = sample_numel_invoke(op_, ks_, dk_lookup(op_, ks_), self_);
+    ret_ = dkgen_sample_numel_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), self_);
     dk_call_exit();
     return ret_;
 }
 static void sample_numel_box(const void *args_, dk_stack *stack_) {
     const sample_numel_args *pack_ = (const sample_numel_args *)args_;
-    dk_push(stack_, dkgen_box_tensor(pack_->self));
+    dk_stack_push(stack_, dkgen_box_tensor(pack_->self));
 }
 static void sample_numel_unbox_result(dk_stack *stack_, void *result_) {
     int64_t *ret_ = (int64_t *)result_;
-    *ret_ = dkgen_int_of(dk_pop(stack_));
+    *ret_ = dkgen_int_of(dk_stack_pop(stack_));
 }
 static void sample_numel_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
     sample_numel_args pack_;
     int64_t ret_;
     (void)op_; (void)stack_;
-    pack_.self = dkgen_tensor_of(dk_pop(stack_));
+    pack_.self = dkgen_tensor_of(dk_stack_pop(stack_));
     ret_ = ((sample_numel_fn)kernel_->fn)(kernel_, ks_, pack_.self);
-    dk_push(stack_, dk_int(ret_));
+    dk_stack_push(stack_, dk_int(ret_));
 }
 static const dk_op_adapters sample_numel_adapters = { sample_numel_SIGNATURE, 1, 1, sample_numel_box, sample_numel_unbox_result, sample_numel_call_unboxed };
 DK_INLINE dk_status sample_numel_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
-    return dk_def_at(reg_, sample_numel_SCHEMA, &sample_numel_adapters, file_, line_, handle_);
+    dk_def_options opts_;
+    opts_.adapters = &sample_numel_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_def_at(reg_, sample_numel_SCHEMA, &opts_, file_, line_, handle_);
 }
 #define sample_numel_def(reg_, handle_) sample_numel_def_at((reg_), __FILE__, __LINE__, (handle_))
 DK_INLINE dk_status sample_numel_library_def(dk_library *lib_) {
@@ -860,30 +895,30 @@ DK_INLINE dk_keyset sample_touch_keyset(dkgen_tensor self_) {
     ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(self_));
     return ks_;
 }
-static void sample_touch_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_) {
+static void dkgen_sample_touch_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_) {
     sample_touch_args pack_;
     pack_.self = self_;
-    dk_call_slow(op_, ks_, kernel_, &pack_, NULL, 0);
+    dk_call_packed(op_, ks_, kernel_, &pack_, NULL, 0);
 }
-DK_INLINE void sample_touch_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_) {
-    kernel_->fn ? ((sample_touch_fn)kernel_->fn)(kernel_, ks_, self_) : sample_touch_slow(op_, ks_, kernel_, self_);
+DK_INLINE void dkgen_sample_touch_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_) {
+    kernel_->fn ? ((sample_touch_fn)kernel_->fn)(kernel_, ks_, self_) : dkgen_sample_touch_slow(op_, ks_, kernel_, self_);
 }
 DK_INLINE void sample_touch_call(const dk_operator *op_, dkgen_tensor self_) {
     dk_keyset ks_;
     const dk_kernel *kernel_;
     dk_call_enter();
-    kernel_ = dk_dispatch(op_, sample_touch_keyset(self_), &ks_);
-    sample_touch_invoke(op_, ks_, kernel_, self_);
+    kernel_ = dk_dispatch_kernel(op_, sample_touch_keyset(self_), &ks_);
+    dkgen_sample_touch_invoke(op_, ks_, kernel_, self_);
     dk_call_exit();
 }
 DK_INLINE void sample_touch_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_) {
     dk_call_enter();
-    sample_touch_invoke(op_, ks_, dk_lookup(op_, ks_), self_);
+    dkgen_sample_touch_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), self_);
     dk_call_exit();
 }
 static void sample_touch_box(const void *args_, dk_stack *stack_) {
     const sample_touch_args *pack_ = (const sample_touch_args *)args_;
-    dk_push(stack_, dkgen_box_tensor(pack_->self));
+    dk_stack_push(stack_, dkgen_box_tensor(pack_->self));
 }
 static void sample_touch_unbox_result(dk_stack *stack_, void *result_) {
     (void)stack_; (void)result_;
@@ -891,12 +926,17 @@ static void sample_touch_unbox_result(dk_stack *stack_, void *result_) {
 static void sample_touch_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
     sample_touch_args pack_;
     (void)op_; (void)stack_;
-    pack_.self = dkgen_tensor_of(dk_pop(stack_));
+    pack_.self = dkgen_tensor_of(dk_stack_pop(stack_));
     ((sample_touch_fn)kernel_->fn)(kernel_, ks_, pack_.self);
 }
 static const dk_op_adapters sample_touch_adapters = { sample_touch_SIGNATURE, 1, 0, sample_touch_box, sample_touch_unbox_result, sample_touch_call_unboxed };
 DK_INLINE dk_status sample_touch_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
-    return dk_def_at(reg_, sample_touch_SCHEMA, &sample_touch_adapters, file_, line_, handle_);
+    dk_def_options opts_;
+    opts_.adapters = &sample_touch_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_def_at(reg_, sample_touch_SCHEMA, &opts_, file_, line_, handle_);
 }
 #define sample_touch_def(reg_, handle_) sample_touch_def_at((reg_), __FILE__, __LINE__, (handle_))
 DK_INLINE dk_status sample_touch_library_def(dk_library *lib_) {
@@ -937,59 +977,64 @@ DK_INLINE dk_keyset sample_max_dim_keyset(dkgen_tensor self_, int64_t dim_, int 
     (void)keepdim_;
     return ks_;
 }
-static sample_max_dim_result sample_max_dim_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, int64_t dim_, int keepdim_) {
+static sample_max_dim_result dkgen_sample_max_dim_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, int64_t dim_, int keepdim_) {
     sample_max_dim_args pack_;
     pack_.self = self_;
     pack_.dim = dim_;
     pack_.keepdim = keepdim_;
-    dk_call_slow(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     return pack_.result;
 }
-DK_INLINE sample_max_dim_result sample_max_dim_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, int64_t dim_, int keepdim_) {
-    return kernel_->fn ? ((sample_max_dim_fn)kernel_->fn)(kernel_, ks_, self_, dim_, keepdim_) : sample_max_dim_slow(op_, ks_, kernel_, self_, dim_, keepdim_);
+DK_INLINE sample_max_dim_result dkgen_sample_max_dim_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, int64_t dim_, int keepdim_) {
+    return kernel_->fn ? ((sample_max_dim_fn)kernel_->fn)(kernel_, ks_, self_, dim_, keepdim_) : dkgen_sample_max_dim_slow(op_, ks_, kernel_, self_, dim_, keepdim_);
 }
 DK_INLINE sample_max_dim_result sample_max_dim_call(const dk_operator *op_, dkgen_tensor self_, int64_t dim_, int keepdim_) {
     dk_keyset ks_;
     const dk_kernel *kernel_;
     sample_max_dim_result ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch(op_, sample_max_dim_keyset(self_, dim_, keepdim_), &ks_);
-    ret_ = sample_max_dim_invoke(op_, ks_, kernel_, self_, dim_, keepdim_);
+    kernel_ = dk_dispatch_kernel(op_, sample_max_dim_keyset(self_, dim_, keepdim_), &ks_);
+    ret_ = dkgen_sample_max_dim_invoke(op_, ks_, kernel_, self_, dim_, keepdim_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE sample_max_dim_result sample_max_dim_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, int64_t dim_, int keepdim_) {
     sample_max_dim_result ret_;
     dk_call_enter();
-    ret_ = sample_max_dim_invoke(op_, ks_, dk_lookup(op_, ks_), self_, dim_, keepdim_);
+    ret_ = dkgen_sample_max_dim_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), self_, dim_, keepdim_);
     dk_call_exit();
     return ret_;
 }
 static void sample_max_dim_box(const void *args_, dk_stack *stack_) {
     const sample_max_dim_args *pack_ = (const sample_max_dim_args *)args_;
-    dk_push(stack_, dkgen_box_tensor(pack_->self));
-    dk_push(stack_, dk_int(pack_->dim));
-    dk_push(stack_, dk_bool(pack_->keepdim));
+    dk_stack_push(stack_, dkgen_box_tensor(pack_->self));
+    dk_stack_push(stack_, dk_int(pack_->dim));
+    dk_stack_push(stack_, dk_bool(pack_->keepdim));
 }
 static void sample_max_dim_unbox_result(dk_stack *stack_, void *result_) {
     sample_max_dim_result *ret_ = (sample_max_dim_result *)result_;
-    ret_->indices = dkgen_tensor_of(dk_pop(stack_));
-    ret_->values = dkgen_tensor_of(dk_pop(stack_));
+    ret_->indices = dkgen_tensor_of(dk_stack_pop(stack_));
+    ret_->values = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_max_dim_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
     sample_max_dim_args pack_;
     sample_max_dim_result ret_;
     (void)op_; (void)stack_;
-    pack_.keepdim = dkgen_bool_of(dk_pop(stack_));
-    pack_.dim = dkgen_int_of(dk_pop(stack_));
-    pack_.self = dkgen_tensor_of(dk_pop(stack_));
+    pack_.keepdim = dkgen_bool_of(dk_stack_pop(stack_));
+    pack_.dim = dkgen_int_of(dk_stack_pop(stack_));
+    pack_.self = dkgen_tensor_of(dk_stack_pop(stack_));
     ret_ = ((sample_max_dim_fn)kernel_->fn)(kernel_, ks_, pack_.self, pack_.dim, pack_.keepdim);
-    dk_push(stack_, dkgen_box_tensor(ret_.values));
-    dk_push(stack_, dkgen_box_tensor(ret_.indices));
+    dk_stack_push(stack_, dkgen_box_tensor(ret_.values));
+    dk_stack_push(stack_, dkgen_box_tensor(ret_.indices));
 }
 static const dk_op_adapters sample_max_dim_adapters = { sample_max_dim_SIGNATURE, 3, 2, sample_max_dim_box, sample_max_dim_unbox_result, sample_max_dim_call_unboxed };
 DK_INLINE dk_status sample_max_dim_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
-    return dk_def_at(reg_, sample_max_dim_SCHEMA, &sample_max_dim_adapters, file_, line_, handle_);
+    dk_def_options opts_;
+    opts_.adapters = &sample_max_dim_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_def_at(reg_, sample_max_dim_SCHEMA, &opts_, file_, line_, handle_);
 }
 #define sample_max_dim_def(reg_, handle_) sample_max_dim_def_at((reg_), __FILE__, __LINE__, (handle_))
 DK_INLINE dk_status sample_max_dim_library_def(dk_library *lib_) {
@@ -1048,61 +1093,66 @@ DK_INLINE dk_keyset sample_sum_dim_IntList_keyset(dkgen_tensor self_, const dk_i
     (void)dtype_;
     return ks_;
 }
-static dkgen_tensor sample_sum_dim_IntList_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
+static dkgen_tensor dkgen_sample_sum_dim_IntList_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
     sample_sum_dim_IntList_args pack_;
     pack_.self = self_;
     pack_.dim = dim_;
     pack_.keepdim = keepdim_;
     pack_.dtype = dtype_;
-    dk_call_slow(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor sample_sum_dim_IntList_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
-    return kernel_->fn ? ((sample_sum_dim_IntList_fn)kernel_->fn)(kernel_, ks_, self_, dim_, keepdim_, dtype_) : sample_sum_dim_IntList_slow(op_, ks_, kernel_, self_, dim_, keepdim_, dtype_);
+DK_INLINE dkgen_tensor dkgen_sample_sum_dim_IntList_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
+    return kernel_->fn ? ((sample_sum_dim_IntList_fn)kernel_->fn)(kernel_, ks_, self_, dim_, keepdim_, dtype_) : dkgen_sample_sum_dim_IntList_slow(op_, ks_, kernel_, self_, dim_, keepdim_, dtype_);
 }
 DK_INLINE dkgen_tensor sample_sum_dim_IntList_call(const dk_operator *op_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
     dk_keyset ks_;
     const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch(op_, sample_sum_dim_IntList_keyset(self_, dim_, keepdim_, dtype_), &ks_);
-    ret_ = sample_sum_dim_IntList_invoke(op_, ks_, kernel_, self_, dim_, keepdim_, dtype_);
+    kernel_ = dk_dispatch_kernel(op_, sample_sum_dim_IntList_keyset(self_, dim_, keepdim_, dtype_), &ks_);
+    ret_ = dkgen_sample_sum_dim_IntList_invoke(op_, ks_, kernel_, self_, dim_, keepdim_, dtype_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dkgen_tensor sample_sum_dim_IntList_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
     dkgen_tensor ret_;
     dk_call_enter();
-    ret_ = sample_sum_dim_IntList_invoke(op_, ks_, dk_lookup(op_, ks_), self_, dim_, keepdim_, dtype_);
+    ret_ = dkgen_sample_sum_dim_IntList_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), self_, dim_, keepdim_, dtype_);
     dk_call_exit();
     return ret_;
 }
 static void sample_sum_dim_IntList_box(const void *args_, dk_stack *stack_) {
     const sample_sum_dim_IntList_args *pack_ = (const sample_sum_dim_IntList_args *)args_;
-    dk_push(stack_, dkgen_box_tensor(pack_->self));
-    dk_push(stack_, dkgen_box_opt_int_list(pack_->dim));
-    dk_push(stack_, dk_bool(pack_->keepdim));
-    dk_push(stack_, dkgen_box_opt_int(pack_->dtype));
+    dk_stack_push(stack_, dkgen_box_tensor(pack_->self));
+    dk_stack_push(stack_, dkgen_box_opt_int_list(pack_->dim));
+    dk_stack_push(stack_, dk_bool(pack_->keepdim));
+    dk_stack_push(stack_, dkgen_box_opt_int(pack_->dtype));
 }
 static void sample_sum_dim_IntList_unbox_result(dk_stack *stack_, void *result_) {
     dkgen_tensor *ret_ = (dkgen_tensor *)result_;
-    *ret_ = dkgen_tensor_of(dk_pop(stack_));
+    *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_sum_dim_IntList_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
     sample_sum_dim_IntList_args pack_;
     dkgen_scratch tmp_[4];
     dkgen_tensor ret_;
     (void)op_; (void)stack_;
-    pack_.dtype = dkgen_opt_int_of(dk_pop(stack_), &tmp_[3]);
-    pack_.keepdim = dkgen_bool_of(dk_pop(stack_));
-    pack_.dim = dkgen_opt_int_list_of(dk_pop(stack_), &tmp_[1]);
-    pack_.self = dkgen_tensor_of(dk_pop(stack_));
+    pack_.dtype = dkgen_opt_int_of(dk_stack_pop(stack_), &tmp_[3]);
+    pack_.keepdim = dkgen_bool_of(dk_stack_pop(stack_));
+    pack_.dim = dkgen_opt_int_list_of(dk_stack_pop(stack_), &tmp_[1]);
+    pack_.self = dkgen_tensor_of(dk_stack_pop(stack_));
     ret_ = ((sample_sum_dim_IntList_fn)kernel_->fn)(kernel_, ks_, pack_.self, pack_.dim, pack_.keepdim, pack_.dtype);
-    dk_push(stack_, dkgen_box_tensor(ret_));
+    dk_stack_push(stack_, dkgen_box_tensor(ret_));
 }
 static const dk_op_adapters sample_sum_dim_IntList_adapters = { sample_sum_dim_IntList_SIGNATURE, 4, 1, sample_sum_dim_IntList_box, sample_sum_dim_IntList_unbox_result, sample_sum_dim_IntList_call_unboxed };
 DK_INLINE dk_status sample_sum_dim_IntList_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
-    return dk_def_at(reg_, sample_sum_dim_IntList_SCHEMA, &sample_sum_dim_IntList_adapters, file_, line_, handle_);
+    dk_def_options opts_;
+    opts_.adapters = &sample_sum_dim_IntList_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_def_at(reg_, sample_sum_dim_IntList_SCHEMA, &opts_, file_, line_, handle_);
 }
 #define sample_sum_dim_IntList_def(reg_, handle_) sample_sum_dim_IntList_def_at((reg_), __FILE__, __LINE__, (handle_))
 DK_INLINE dk_status sample_sum_dim_IntList_library_def(dk_library *lib_) {
@@ -1165,60 +1215,65 @@ DK_INLINE dk_keyset sample_pad_keyset(dkgen_tensor self_, dk_int_list pad_, doub
     (void)mode_;
     return ks_;
 }
-static dkgen_tensor sample_pad_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
+static dkgen_tensor dkgen_sample_pad_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
     sample_pad_args pack_;
     pack_.self = self_;
     pack_.pad = pad_;
     pack_.value = value_;
     pack_.mode = mode_;
-    dk_call_slow(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor sample_pad_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
-    return kernel_->fn ? ((sample_pad_fn)kernel_->fn)(kernel_, ks_, self_, pad_, value_, mode_) : sample_pad_slow(op_, ks_, kernel_, self_, pad_, value_, mode_);
+DK_INLINE dkgen_tensor dkgen_sample_pad_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
+    return kernel_->fn ? ((sample_pad_fn)kernel_->fn)(kernel_, ks_, self_, pad_, value_, mode_) : dkgen_sample_pad_slow(op_, ks_, kernel_, self_, pad_, value_, mode_);
 }
 DK_INLINE dkgen_tensor sample_pad_call(const dk_operator *op_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
     dk_keyset ks_;
     const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch(op_, sample_pad_keyset(self_, pad_, value_, mode_), &ks_);
-    ret_ = sample_pad_invoke(op_, ks_, kernel_, self_, pad_, value_, mode_);
+    kernel_ = dk_dispatch_kernel(op_, sample_pad_keyset(self_, pad_, value_, mode_), &ks_);
+    ret_ = dkgen_sample_pad_invoke(op_, ks_, kernel_, self_, pad_, value_, mode_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dkgen_tensor sample_pad_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
     dkgen_tensor ret_;
     dk_call_enter();
-    ret_ = sample_pad_invoke(op_, ks_, dk_lookup(op_, ks_), self_, pad_, value_, mode_);
+    ret_ = dkgen_sample_pad_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), self_, pad_, value_, mode_);
     dk_call_exit();
     return ret_;
 }
 static void sample_pad_box(const void *args_, dk_stack *stack_) {
     const sample_pad_args *pack_ = (const sample_pad_args *)args_;
-    dk_push(stack_, dkgen_box_tensor(pack_->self));
-    dk_push(stack_, dk_ints(pack_->pad));
-    dk_push(stack_, dk_double(pack_->value));
-    dk_push(stack_, dkgen_box_string(pack_->mode));
+    dk_stack_push(stack_, dkgen_box_tensor(pack_->self));
+    dk_stack_push(stack_, dk_ints(pack_->pad));
+    dk_stack_push(stack_, dk_double(pack_->value));
+    dk_stack_push(stack_, dkgen_box_string(pack_->mode));
 }
 static void sample_pad_unbox_result(dk_stack *stack_, void *result_) {
     dkgen_tensor *ret_ = (dkgen_tensor *)result_;
-    *ret_ = dkgen_tensor_of(dk_pop(stack_));
+    *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_pad_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
     sample_pad_args pack_;
     dkgen_tensor ret_;
     (void)op_; (void)stack_;
-    pack_.mode = dkgen_string_of(dk_pop(stack_));
-    pack_.value = dkgen_double_of(dk_pop(stack_));
-    pack_.pad = dkgen_int_list_of(dk_pop(stack_));
-    pack_.self = dkgen_tensor_of(dk_pop(stack_));
+    pack_.mode = dkgen_string_of(dk_stack_pop(stack_));
+    pack_.value = dkgen_double_of(dk_stack_pop(stack_));
+    pack_.pad = dkgen_int_list_of(dk_stack_pop(stack_));
+    pack_.self = dkgen_tensor_of(dk_stack_pop(stack_));
     ret_ = ((sample_pad_fn)kernel_->fn)(kernel_, ks_, pack_.self, pack_.pad, pack_.value, pack_.mode);
-    dk_push(stack_, dkgen_box_tensor(ret_));
+    dk_stack_push(stack_, dkgen_box_tensor(ret_));
 }
 static const dk_op_adapters sample_pad_adapters = { sample_pad_SIGNATURE, 4, 1, sample_pad_box, sample_pad_unbox_result, sample_pad_call_unboxed };
 DK_INLINE dk_status sample_pad_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
-    return dk_def_at(reg_, sample_pad_SCHEMA, &sample_pad_adapters, file_, line_, handle_);
+    dk_def_options opts_;
+    opts_.adapters = &sample_pad_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_def_at(reg_, sample_pad_SCHEMA, &opts_, file_, line_, handle_);
 }
 #define sample_pad_def(reg_, handle_) sample_pad_def_at((reg_), __FILE__, __LINE__, (handle_))
 DK_INLINE dk_status sample_pad_library_def(dk_library *lib_) {
@@ -1285,54 +1340,59 @@ DK_INLINE dk_keyset sample_unbind_int_keyset(dkgen_tensor self_, int64_t dim_) {
     (void)dim_;
     return ks_;
 }
-static dk_value_list sample_unbind_int_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, int64_t dim_) {
+static dk_value_list dkgen_sample_unbind_int_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, int64_t dim_) {
     sample_unbind_int_args pack_;
     pack_.self = self_;
     pack_.dim = dim_;
-    dk_call_slow(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     return pack_.result;
 }
-DK_INLINE dk_value_list sample_unbind_int_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, int64_t dim_) {
-    return kernel_->fn ? ((sample_unbind_int_fn)kernel_->fn)(kernel_, ks_, self_, dim_) : sample_unbind_int_slow(op_, ks_, kernel_, self_, dim_);
+DK_INLINE dk_value_list dkgen_sample_unbind_int_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, int64_t dim_) {
+    return kernel_->fn ? ((sample_unbind_int_fn)kernel_->fn)(kernel_, ks_, self_, dim_) : dkgen_sample_unbind_int_slow(op_, ks_, kernel_, self_, dim_);
 }
 DK_INLINE dk_value_list sample_unbind_int_call(const dk_operator *op_, dkgen_tensor self_, int64_t dim_) {
     dk_keyset ks_;
     const dk_kernel *kernel_;
     dk_value_list ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch(op_, sample_unbind_int_keyset(self_, dim_), &ks_);
-    ret_ = sample_unbind_int_invoke(op_, ks_, kernel_, self_, dim_);
+    kernel_ = dk_dispatch_kernel(op_, sample_unbind_int_keyset(self_, dim_), &ks_);
+    ret_ = dkgen_sample_unbind_int_invoke(op_, ks_, kernel_, self_, dim_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dk_value_list sample_unbind_int_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, int64_t dim_) {
     dk_value_list ret_;
     dk_call_enter();
-    ret_ = sample_unbind_int_invoke(op_, ks_, dk_lookup(op_, ks_), self_, dim_);
+    ret_ = dkgen_sample_unbind_int_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), self_, dim_);
     dk_call_exit();
     return ret_;
 }
 static void sample_unbind_int_box(const void *args_, dk_stack *stack_) {
     const sample_unbind_int_args *pack_ = (const sample_unbind_int_args *)args_;
-    dk_push(stack_, dkgen_box_tensor(pack_->self));
-    dk_push(stack_, dk_int(pack_->dim));
+    dk_stack_push(stack_, dkgen_box_tensor(pack_->self));
+    dk_stack_push(stack_, dk_int(pack_->dim));
 }
 static void sample_unbind_int_unbox_result(dk_stack *stack_, void *result_) {
     dk_value_list *ret_ = (dk_value_list *)result_;
-    *ret_ = dkgen_list_of(dk_pop(stack_));
+    *ret_ = dkgen_list_of(dk_stack_pop(stack_));
 }
 static void sample_unbind_int_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
     sample_unbind_int_args pack_;
     dk_value_list ret_;
     (void)op_; (void)stack_;
-    pack_.dim = dkgen_int_of(dk_pop(stack_));
-    pack_.self = dkgen_tensor_of(dk_pop(stack_));
+    pack_.dim = dkgen_int_of(dk_stack_pop(stack_));
+    pack_.self = dkgen_tensor_of(dk_stack_pop(stack_));
     ret_ = ((sample_unbind_int_fn)kernel_->fn)(kernel_, ks_, pack_.self, pack_.dim);
-    dk_push(stack_, dkgen_box_list(ret_));
+    dk_stack_push(stack_, dkgen_box_list(ret_));
 }
 static const dk_op_adapters sample_unbind_int_adapters = { sample_unbind_int_SIGNATURE, 2, 1, sample_unbind_int_box, sample_unbind_int_unbox_result, sample_unbind_int_call_unboxed };
 DK_INLINE dk_status sample_unbind_int_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
-    return dk_def_at(reg_, sample_unbind_int_SCHEMA, &sample_unbind_int_adapters, file_, line_, handle_);
+    dk_def_options opts_;
+    opts_.adapters = &sample_unbind_int_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_def_at(reg_, sample_unbind_int_SCHEMA, &opts_, file_, line_, handle_);
 }
 #define sample_unbind_int_def(reg_, handle_) sample_unbind_int_def_at((reg_), __FILE__, __LINE__, (handle_))
 DK_INLINE dk_status sample_unbind_int_library_def(dk_library *lib_) {
@@ -1387,28 +1447,28 @@ DK_INLINE dk_keyset sample_available_keyset(void) {
     dk_keyset ks_ = DK_KS_EMPTY;
     return ks_;
 }
-static int sample_available_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_) {
+static int dkgen_sample_available_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_) {
     sample_available_args pack_;
-    dk_call_slow(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     return pack_.result;
 }
-DK_INLINE int sample_available_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_) {
-    return kernel_->fn ? ((sample_available_fn)kernel_->fn)(kernel_, ks_) : sample_available_slow(op_, ks_, kernel_);
+DK_INLINE int dkgen_sample_available_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_) {
+    return kernel_->fn ? ((sample_available_fn)kernel_->fn)(kernel_, ks_) : dkgen_sample_available_slow(op_, ks_, kernel_);
 }
 DK_INLINE int sample_available_call(const dk_operator *op_) {
     dk_keyset ks_;
     const dk_kernel *kernel_;
     int ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch(op_, sample_available_keyset(), &ks_);
-    ret_ = sample_available_invoke(op_, ks_, kernel_);
+    kernel_ = dk_dispatch_kernel(op_, sample_available_keyset(), &ks_);
+    ret_ = dkgen_sample_available_invoke(op_, ks_, kernel_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE int sample_available_redispatch(const dk_operator *op_, dk_keyset ks_) {
     int ret_;
     dk_call_enter();
-    ret_ = sample_available_invoke(op_, ks_, dk_lookup(op_, ks_));
+    ret_ = dkgen_sample_available_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_));
     dk_call_exit();
     return ret_;
 }
@@ -1417,17 +1477,22 @@ static void sample_available_box(const void *args_, dk_stack *stack_) {
 }
 static void sample_available_unbox_result(dk_stack *stack_, void *result_) {
     int *ret_ = (int *)result_;
-    *ret_ = dkgen_bool_of(dk_pop(stack_));
+    *ret_ = dkgen_bool_of(dk_stack_pop(stack_));
 }
 static void sample_available_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
     int ret_;
     (void)op_; (void)stack_;
     ret_ = ((sample_available_fn)kernel_->fn)(kernel_, ks_);
-    dk_push(stack_, dk_bool(ret_));
+    dk_stack_push(stack_, dk_bool(ret_));
 }
 static const dk_op_adapters sample_available_adapters = { sample_available_SIGNATURE, 0, 1, sample_available_box, sample_available_unbox_result, sample_available_call_unboxed };
 DK_INLINE dk_status sample_available_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
-    return dk_def_at(reg_, sample_available_SCHEMA, &sample_available_adapters, file_, line_, handle_);
+    dk_def_options opts_;
+    opts_.adapters = &sample_available_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_def_at(reg_, sample_available_SCHEMA, &opts_, file_, line_, handle_);
 }
 #define sample_available_def(reg_, handle_) sample_available_def_at((reg_), __FILE__, __LINE__, (handle_))
 DK_INLINE dk_status sample_available_library_def(dk_library *lib_) {

@@ -22,7 +22,7 @@ check() { # label, command...
 }
 # README's example NAME into DIR/example.c (as tests/structure.sh extracts it)
 extract() {
-  sed -n "/<!-- example:$1 -->/,/^\`\`\`\$/p" README.md | sed '1,2d;$d' > "$2/example.c"
+  cat README.md docs/*.md | sed -n "/<!-- example:$1 -->/,/^\`\`\`\$/p" | sed '1,2d;$d' > "$2/example.c"
 }
 installed() { (cd "$prefix" && find . \( -type f -o -type l \) | sort | tr '\n' ' '); }
 

@@ -6,5 +6,5 @@
 int dk_matrix_probe(void);
 int dk_matrix_probe(void) {
     dk_keyset ks = dk_ks_or(dk_ks_from_key(DK_CPU), DK_KS_AFTER_AUTOGRAD);
-    return dk_ks_table_index(ks) + (int)dk_ks_highest_key(ks);
+    return dk_ks_slot(ks) + (int)dk_ks_highest_key(ks);
 }

@@ -12,10 +12,10 @@
    (a) a FRESH registry holding only the surviving registrations, replayed in
        their original order through the same helper functions (so debug
        strings agree), must show, for every operator with a def or a live
-       registration: the same kernel in every runtime slot (dk_lookup of the
+       registration: the same kernel in every runtime slot (dk_redispatch_kernel of the
        slot key; kernels are identified by user_data, kind, key, fallback
        flag, entry points, debug string), the same fallthrough masks
-       (dk_dispatch under a forced-empty TLS with every functionality bit plus
+       (dk_dispatch_kernel under a forced-empty TLS with every functionality bit plus
        one backend bit: final keysets and kernels), and byte-identical
        dk_op_dump_state / dk_op_dump_computed_table. An operator without def
        or registrations may be absent or present-but-empty, in either. (The
@@ -288,10 +288,10 @@ static int fallback_slots(dk_key key, int *slots) {
     dk_key k;
     if (dk_key_is_alias(key)) {
         dk_keyset set = dk_alias_runtime_set(key);
-        DK_KS_FOREACH(k, set) slots[n++] = dk_key_table_index(k);
+        DK_KS_FOREACH(k, set) slots[n++] = dk_key_slot(k);
         return n;
     }
-    slots[0] = dk_key_table_index(key);
+    slots[0] = dk_key_slot(key);
     return 1;
 }
 
@@ -301,7 +301,7 @@ static int slot_taken(int slot) {
     dk_key k;
     if (!S.no_default_fallthroughs) {
         DK_KS_FOREACH(k, DK_KS_DEFAULT_INCLUDED)
-            if (dk_key_table_index(k) == slot) return 1;
+            if (dk_key_slot(k) == slot) return 1;
     }
     for (i = 0; i < S.nregs; i++) {
         if (!S.regs[i].live || S.regs[i].type != T_FALLBACK) continue;
@@ -435,8 +435,8 @@ static size_t buf_dump(buf *b, int (*fn)(const dk_operator *, char *, size_t), c
 typedef struct opview {
     const dk_operator *op;                        /* dk_op_lookup, or NULL */
     size_t state, table;                          /* offsets of the two dumps in the view's text */
-    const dk_kernel *slot[DK_NUM_RUNTIME_ENTRIES]; /* dk_lookup of each slot's key */
-    uint64_t mask_ks[DK_NUM_BACKENDS + 1];        /* dk_dispatch: final keyset per backend (0: none) */
+    const dk_kernel *slot[DK_NUM_RUNTIME_ENTRIES]; /* dk_redispatch_kernel of each slot's key */
+    uint64_t mask_ks[DK_NUM_BACKENDS + 1];        /* dk_dispatch_kernel: final keyset per backend (0: none) */
     const dk_kernel *mask_k[DK_NUM_BACKENDS + 1]; /* ... and its kernel */
 } opview;
 #define NNAMES (NOPS + NPROBES)
@@ -476,11 +476,11 @@ static void take_view(dk_registry *r, view *v) {
         o->state = buf_dump(&text, dk_op_dump_state, o->op);
         o->table = buf_dump(&text, dk_op_dump_computed_table, o->op);
         for (slot = 0; slot < DK_NUM_RUNTIME_ENTRIES; slot++)
-            o->slot[slot] = dk_lookup(o->op, dk_ks_from_key(dk_slot_key(slot)));
-        g = dk_force_push(DK_KS_EMPTY, DK_KS_EMPTY);
+            o->slot[slot] = dk_redispatch_kernel(o->op, dk_ks_from_key(dk_slot_key(slot)));
+        g = dk_guard_force(DK_KS_EMPTY, DK_KS_EMPTY);
         for (bk = 0; bk <= DK_NUM_BACKENDS; bk++) {
             dk_keyset out;
-            o->mask_k[bk] = dk_dispatch(o->op, mask_probe(bk), &out);
+            o->mask_k[bk] = dk_dispatch_kernel(o->op, mask_probe(bk), &out);
             o->mask_ks[bk] = out.repr;
         }
         dk_guard_pop(g);
@@ -511,10 +511,10 @@ static void check_unchanged(const view *before, const view *after) {
         else if (a->op && strcmp(before->text.p + a->table, after->text.p + b->table) != 0)
             what = "dk_op_dump_computed_table";
         for (slot = 0; !what && slot < DK_NUM_RUNTIME_ENTRIES; slot++)
-            if (a->slot[slot] != b->slot[slot]) what = "the live table (dk_lookup)";
+            if (a->slot[slot] != b->slot[slot]) what = "the live table (dk_redispatch_kernel)";
         for (bk = 0; !what && bk <= DK_NUM_BACKENDS; bk++)
             if (a->mask_ks[bk] != b->mask_ks[bk] || a->mask_k[bk] != b->mask_k[bk])
-                what = "the fallthrough mask (dk_dispatch)";
+                what = "the fallthrough mask (dk_dispatch_kernel)";
         if (what) {
             fprintf(stderr, "=== before the step:\n");
             print_view(before);
@@ -609,12 +609,12 @@ static void check_against_fresh(void) {
                 dk_ks_to_string(dk_ks_raw(l->mask_ks[bk]), a, sizeof a);
                 dk_ks_to_string(dk_ks_raw(f->mask_ks[bk]), b, sizeof b);
                 violation("the fallthrough mask of %s for backend %s differs from a fresh registry's "
-                          "(final keysets of dk_dispatch):\n  live:  %s (%llx)\n  fresh: %s (%llx)",
+                          "(final keysets of dk_dispatch_kernel):\n  live:  %s (%llx)\n  fresh: %s (%llx)",
                           name, bname, a, (unsigned long long)l->mask_ks[bk], b, (unsigned long long)f->mask_ks[bk]);
             }
             if (!same_kernel(l->mask_k[bk], f->mask_k[bk])) {
                 char where[96];
-                snprintf(where, sizeof where, "dk_dispatch for backend %s", bname);
+                snprintf(where, sizeof where, "dk_dispatch_kernel for backend %s", bname);
                 kernel_mismatch("the kernel", name, where, l->mask_k[bk], f->mask_k[bk]);
             }
         }
@@ -961,7 +961,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         for (o = 0; o < NOPS; o++)
             snprintf(op_names[o], sizeof op_names[o], "%s::%s", ns_names[o / NSHORT], short_names[o % NSHORT]);
         for (o = 0; o < DK_NUM_RUNTIME_ENTRIES; o++)
-            if (dk_ks_table_index(dk_ks_from_key(dk_slot_key(o))) != o) {
+            if (dk_ks_slot(dk_ks_from_key(dk_slot_key(o))) != o) {
                 fprintf(stderr, "fuzz_registry: slot %d does not round-trip through its key\n", o);
                 abort();
             }

@@ -33,6 +33,8 @@ for cfg in too_many_backends:"limit: at most 16 backend components" too_many_bit
 done
 check "typed registrations (DK_IMPL_TYPED, DK_LIBRARY_IMPL_TYPED) of kernels of the right type compile and run" \
   sh -c "$cc $cflags tests/structure/typed_kernel.c -o $out/typed_kernel && $out/typed_kernel"
+check "DK_DECLARE_OP's helpers leave kernel names (neg_slow, neg_invoke...) and operator names (call, lookup) free" \
+  sh -c "$cc $cflags tests/structure/op_names.c -o $out/op_names && $out/op_names"
 check "gen/'s <op>_impl and <op>_library_impl of kernels of the right type compile and run" \
   sh -c "$cc $cflags -Igen tests/structure/typed_gen_kernel.c -o $out/typed_gen && $out/typed_gen"
 # A kernel of the wrong type (no (kernel, ks); a float for a double) must be
@@ -59,23 +61,66 @@ for n in 2 5; do
   done
 done
 check "the header's table of contents lists every >>tag, in the file's order" sh -c '
-  toc=$(sed -n "/TABLE OF CONTENTS/,/CONFIGURATION MACROS/p" dispatch.h | sed 1d | grep -o ">>[a-z-]*" | tr "\n" " ")
+  toc=$(sed -n "/TABLE OF CONTENTS/,/KEYS AND KEYSETS (/p" dispatch.h | sed "1d;\$d" | grep -o ">>[a-z-]*" | tr "\n" " ")
   body=$(grep -o "^/\* >>[a-z-]*" dispatch.h | sed "s|/\* ||" | tr "\n" " ")
   [ "$toc" = "$body" ] || { echo "TOC:  $toc"; echo "file: $body"; exit 1; }'
-# README's examples: each block after <!-- example:NAME --> is extracted to
-# example.c, compiled with the strict flags, run, and its output compared
-# with tests/readme_NAME.out.
-for name in $(sed -n 's/^<!-- example:\([a-z_]*\) -->$/\1/p' README.md); do
-  mkdir -p "$out/readme_$name"
-  sed -n "/<!-- example:$name -->/,/^\`\`\`\$/p" README.md | sed '1,2d;$d' > "$out/readme_$name/example.c"
-  check "README example '$name' compiles and prints what README says" \
-    sh -c "cd $out/readme_$name && $cc $cflags -I\"$(pwd)\" -I\"$(pwd)/gen\" example.c -o example -lpthread && ./example > output.txt && \
-           diff \"$(pwd)/tests/readme_$name.out\" output.txt"
-  if grep -q "^<!-- output:$name -->$" README.md; then
-    awk -v m="<!-- output:$name -->" '$0 == m { on = 1; next } on == 1 && /^```/ { on = 2; next }
-      on == 2 && /^```/ { exit } on == 2' README.md > "$out/readme_$name/shown.txt"
-    check "README shows the real output of '$name'" diff tests/readme_$name.out "$out/readme_$name/shown.txt"
-  fi
+# The documentation's examples: each block after <!-- example:NAME --> in
+# README.md or docs/*.md is extracted to example.c, compiled with the strict
+# flags, run, and its output compared with tests/readme_NAME.out (and with
+# the block after <!-- output:NAME -->, when the page shows it).
+found=0
+for doc in README.md docs/*.md; do
+  for name in $(sed -n 's/^<!-- example:\([a-z_]*\) -->$/\1/p' "$doc"); do
+    found=$((found + 1))
+    mkdir -p "$out/readme_$name"
+    sed -n "/<!-- example:$name -->/,/^\`\`\`\$/p" "$doc" | sed '1,2d;$d' > "$out/readme_$name/example.c"
+    check "$doc example '$name' compiles and prints what $doc says" \
+      sh -c "cd $out/readme_$name && $cc $cflags -I\"$(pwd)\" -I\"$(pwd)/gen\" example.c -o example -lpthread && ./example > output.txt && \
+             diff \"$(pwd)/tests/readme_$name.out\" output.txt"
+    if grep -q "^<!-- output:$name -->$" "$doc"; then
+      awk -v m="<!-- output:$name -->" '$0 == m { on = 1; next } on == 1 && /^```/ { on = 2; next }
+        on == 2 && /^```/ { exit } on == 2' "$doc" > "$out/readme_$name/shown.txt"
+      check "$doc shows the real output of '$name'" diff tests/readme_$name.out "$out/readme_$name/shown.txt"
+    fi
+  done
+done
+check "every tests/readme_*.out has its example in README.md or docs/" \
+  sh -c "[ $found = \$(ls tests/readme_*.out | wc -l) ] || { echo '$found examples found'; ls tests/readme_*.out; exit 1; }"
+# The manual's examples (the comment at the top of dispatch.h): each block
+# between [example NAME] and [/example] is a whole program (indented by four
+# spaces), compiled with the strict flags and run; what it prints must be the
+# block between [output NAME] and [/output].
+manual_end=$(grep -n '^\*/' dispatch.h | head -1 | cut -d: -f1)
+sed -n "1,${manual_end}p" dispatch.h > "$out/manual.txt"
+for name in $(sed -n 's/^ *\[example \([a-z_]*\)\]$/\1/p' "$out/manual.txt"); do
+  mkdir -p "$out/manual_$name"
+  sed -n "/^ *\[example $name\]\$/,/^ *\[\/example\]\$/p" "$out/manual.txt" | sed '1d;$d' | sed 's/^       //' \
+    > "$out/manual_$name/example.c"
+  sed -n "/^ *\[output $name\]\$/,/^ *\[\/output\]\$/p" "$out/manual.txt" | sed '1d;$d' | sed 's/^       //' \
+    > "$out/manual_$name/shown.txt"
+  check "the manual's example '$name' compiles and prints what the manual shows" \
+    sh -c "cd $out/manual_$name && $cc $cflags -I\"$(pwd)\" example.c -o example -lpthread && ./example > output.txt && \
+           diff shown.txt output.txt"
+done
+check "the manual has its STEP BY STEP example" test -s "$out/manual_steps/example.c"
+# Every dk_ / DK_ name the manual mentions (outside its examples) is in the
+# header after the manual: a function, type, macro or enumerator that exists.
+check "every name the manual mentions exists in the header" sh -c '
+  end=$1; out=$2
+  names=$(sed "/^ *\[example/,/^ *\[\/example\]/d" "$out/manual.txt" |
+          grep -o "\<[dD][kK]_[A-Za-z0-9_]*[A-Za-z0-9]\>" | sort -u)
+  sed -n "$((end + 1)),\$p" dispatch.h > "$out/body.txt"
+  missing=""
+  for n in $names; do grep -q "\<$n\>" "$out/body.txt" || missing="$missing $n"; done
+  [ -z "$missing" ] || { echo "named in the manual, not in the header:$missing"; exit 1; }' sh "$manual_end" "$out"
+check "the manual's API BY TASK names, for each group, the >>tags where its names are declared" \
+  python3 tools/where-declared.py dispatch.h --check
+# A user unit that includes the header (no implementation) is clean under
+# -Wconversion -Wsign-conversion, as C and as C++.
+printf '#include "dispatch.h"\nint main(void) { return dk_ks_slot(dk_ks_from_key(DK_CPU)) < 0; }\n' > "$out/user_unit.c"
+for comp in "$cc -std=c99" "${CLANG:-clang} -std=c11" "${CXX:-g++} -x c++" "${CLANGXX:-clang++} -x c++"; do
+  check "a unit including dispatch.h is clean under -Wconversion -Wsign-conversion ($comp)" \
+    sh -c "$comp -Wall -Wextra -Wconversion -Wsign-conversion -Werror -I. -c $out/user_unit.c -o $out/user_unit.o"
 done
 echo "$ok $bad" > "$build/results/structure.count"
 [ "$bad" = 0 ]

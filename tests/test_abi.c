@@ -25,7 +25,7 @@ static void test_keyset_algebra_matches_inline(void **state) {
         assert_true(dk_abi_ks_full_after(k) == dk_ks_full_after((dk_key)k).repr);
         assert_true(dk_abi_alias_runtime_set(k) == dk_alias_runtime_set((dk_key)k).repr);
         assert_int_equal(dk_abi_ks_highest_key(ks.repr), dk_ks_highest_key(ks));
-        assert_int_equal(dk_abi_ks_table_index(ks.repr), dk_ks_table_index(ks));
+        assert_int_equal(dk_abi_ks_table_index(ks.repr), dk_ks_slot(ks));
         for (j = 0; j < DK_NUM_KEYS; j += 7) {
             dk_keyset b = dk_ks_from_key((dk_key)j);
             assert_true(dk_abi_ks_or(ks.repr, b.repr) == dk_ks_or(ks, b).repr);

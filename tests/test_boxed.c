@@ -36,7 +36,7 @@ static void record_args(const dk_kernel *k, const dk_operator *op, dk_keyset ks,
     seen_n = n;
     for (i = 0; i < n; i++) seen[i] = s->values[s->size - n + i];
     s->size -= n;
-    dk_push(s, seen[0]);
+    dk_stack_push(s, seen[0]);
 }
 
 static int setup(void **state) {
@@ -72,8 +72,8 @@ static void test_trailing_defaults_filled(void **state) {
     dk_stack st;
     (void)state;
     dk_stack_init(&st, storage, 8);
-    dk_push(&st, dk_tensor(&a));
-    dk_push(&st, dk_tensor(&b));
+    dk_stack_push(&st, dk_tensor(&a));
+    dk_stack_push(&st, dk_tensor(&b));
     kernel_runs = 0;
     last_status = DK_OK;
     dk_call_boxed(op, &st);
@@ -106,25 +106,25 @@ static void test_bad_stacks_refused(void **state) {
     (void)state;
     /* too few: other has no default */
     dk_stack_init(&st, storage, 8);
-    dk_push(&st, dk_tensor(&a));
+    dk_stack_push(&st, dk_tensor(&a));
     expect_refused(op, &st, "argument 1 'other' (Tensor) has no default");
     /* a string where a tensor goes */
-    dk_push(&st, dk_string("b"));
+    dk_stack_push(&st, dk_string("b"));
     expect_refused(op, &st, "argument 1 'other' is Tensor, the stack has a string there");
     /* a string as Scalar */
     st.size = 1;
-    dk_push(&st, dk_tensor(&a));
-    dk_push(&st, dk_string("1"));
+    dk_stack_push(&st, dk_tensor(&a));
+    dk_stack_push(&st, dk_string("1"));
     expect_refused(op, &st, "argument 2 'alpha' is Scalar, the stack has a string there");
     /* too many */
     st.size = 2;
-    dk_push(&st, dk_int(1));
-    dk_push(&st, dk_int(2));
+    dk_stack_push(&st, dk_int(1));
+    dk_stack_push(&st, dk_int(2));
     expect_refused(op, &st, "the schema has 3 arguments, the stack holds 4 values");
     /* no room for the defaults */
     dk_stack_init(&st, storage, 2);
-    dk_push(&st, dk_tensor(&a));
-    dk_push(&st, dk_tensor(&a));
+    dk_stack_push(&st, dk_tensor(&a));
+    dk_stack_push(&st, dk_tensor(&a));
     expect_refused(op, &st, "capacity (2)");
     /* NULL operator, NULL stack: a status, no crash */
     (void)dk_last_call_status();
@@ -152,10 +152,10 @@ static void test_kinds_and_list_defaults(void **state) {
     il.items = ints; il.n = 2;
     dl.items = dbl; dl.n = 1;
     dk_stack_init(&st, storage, 16);
-    dk_push(&st, dk_none());                  /* Tensor? a */
-    dk_push(&st, dk_list(tensors, 2));        /* Tensor[] b */
-    dk_push(&st, dk_ints(il));      /* int[] c */
-    dk_push(&st, dk_doubles(dl));   /* float[] d */
+    dk_stack_push(&st, dk_none());                  /* Tensor? a */
+    dk_stack_push(&st, dk_list(tensors, 2));        /* Tensor[] b */
+    dk_stack_push(&st, dk_ints(il));      /* int[] c */
+    dk_stack_push(&st, dk_doubles(dl));   /* float[] d */
     kernel_runs = 0;
     last_status = DK_OK;
     dk_call_boxed(op, &st);
@@ -179,24 +179,24 @@ static void test_kinds_and_list_defaults(void **state) {
     listed_ints[0] = dk_int(1);
     listed_ints[1] = dk_string("x");
     dk_stack_init(&st, storage, 16);
-    dk_push(&st, dk_tensor(&a));
-    dk_push(&st, dk_list(tensors, 2));
-    dk_push(&st, dk_list(listed_ints, 1));
-    dk_push(&st, dk_doubles(dl));
+    dk_stack_push(&st, dk_tensor(&a));
+    dk_stack_push(&st, dk_list(tensors, 2));
+    dk_stack_push(&st, dk_list(listed_ints, 1));
+    dk_stack_push(&st, dk_doubles(dl));
     dk_call_boxed(op, &st);
     assert_int_equal(last_status, DK_OK);
     dk_stack_init(&st, storage, 16);
-    dk_push(&st, dk_tensor(&a));
-    dk_push(&st, dk_list(tensors, 2));
-    dk_push(&st, dk_list(listed_ints, 2));
-    dk_push(&st, dk_doubles(dl));
+    dk_stack_push(&st, dk_tensor(&a));
+    dk_stack_push(&st, dk_list(tensors, 2));
+    dk_stack_push(&st, dk_list(listed_ints, 2));
+    dk_stack_push(&st, dk_doubles(dl));
     expect_refused(op, &st, "argument 2 'c' is int[]");
     /* float takes a float, not an int */
     dk_stack_init(&st, storage, 16);
-    dk_push(&st, dk_none());
-    dk_push(&st, dk_list(tensors, 0));
-    dk_push(&st, dk_ints(il));
-    dk_push(&st, dk_ints(il));
+    dk_stack_push(&st, dk_none());
+    dk_stack_push(&st, dk_list(tensors, 0));
+    dk_stack_push(&st, dk_ints(il));
+    dk_stack_push(&st, dk_ints(il));
     expect_refused(op, &st, "argument 3 'd' is float[], the stack has an int list there");
 }
 
@@ -234,7 +234,7 @@ static void test_default_kinds_agree(void **state) {
             assert_int_equal(dk_impl(reg, name, DK_CPU, dk_boxed(record_args, NULL), &k), DK_OK);
             op = dk_op_lookup(reg, name);
             dk_stack_init(&st, storage, 4);
-            dk_push(&st, dk_tensor(&a));
+            dk_stack_push(&st, dk_tensor(&a));
             kernel_runs = 0;
             last_status = DK_OK;
             dk_call_boxed(op, &st);
@@ -259,8 +259,8 @@ static void test_helpers(void **state) {
     dk_stack st;
     (void)state;
     dk_stack_init(&st, storage, 4);
-    dk_push(&st, dk_tensor(&a));
-    dk_push(&st, dk_tensor(&a));
+    dk_stack_push(&st, dk_tensor(&a));
+    dk_stack_push(&st, dk_tensor(&a));
     assert_int_equal(dk_stack_check(op, &st), DK_ERR_BAD_STACK);   /* alpha missing */
     assert_non_null(strstr(dk_last_error(), "the schema has 3 arguments, the stack holds 2 values"));
     assert_int_equal(dk_stack_fill_defaults(op, &st), DK_OK);
@@ -274,14 +274,14 @@ static void test_helpers(void **state) {
 DK_DECLARE_OP(mm, tensor *, dk_ks_or(a->ks, b->ks), (tensor *, a), (tensor *, b))
 static tensor *mm_cpu(const dk_kernel *k, dk_keyset ks, tensor *a, tensor *b) {
     if (a->v != b->v) {
-        dk_fail_call(NULL, k, ks, DK_ERR_KERNEL_FAILED, "mm: shapes %dx? and %dx? do not fit", a->v, b->v);
+        dk_call_fail(NULL, k, ks, DK_ERR_KERNEL_FAILED, "mm: shapes %dx? and %dx? do not fit", a->v, b->v);
         return NULL;
     }
     return a;
 }
 static void failing_fallback(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
     (void)s;
-    dk_fail_call(op, k, ks, DK_ERR_BAD_ARGUMENT, "%s: the tracer refuses", op->name);
+    dk_call_fail(op, k, ks, DK_ERR_BAD_ARGUMENT, "%s: the tracer refuses", op->name);
 }
 
 static void test_kernel_fails_call(void **state) {
@@ -307,7 +307,7 @@ static void test_kernel_fails_call(void **state) {
     assert_int_equal(last_status, DK_ERR_KERNEL_FAILED);
     /* a fallback fails the call it received */
     assert_int_equal(dk_fallback(r, DK_Tracer, dk_boxed(failing_fallback, NULL), &fb), DK_OK);
-    g = dk_include_push(dk_ks_from_key(DK_Tracer));
+    g = dk_guard_include(dk_ks_from_key(DK_Tracer));
     last_status = DK_OK;
     assert_null(mm_call(op, &a, &a));
     dk_guard_pop(g);

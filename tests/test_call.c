@@ -95,15 +95,15 @@ static void test_tls_defaults_and_guards(void **state) {
     assert_true(dk_ks_equal(dk_tls_included(), DK_KS_DEFAULT_INCLUDED));
     assert_true(dk_ks_equal(dk_tls_excluded(), DK_KS_DEFAULT_EXCLUDED));
     assert_true(dk_tls_is_default()); /* c10's XOR trick */
-    g1 = dk_below_autograd_push();
+    g1 = dk_guard_below_autograd();
     trail[0] = '\0';
     assert_int_equal(add_call(add_op, a, b), 5);
     assert_string_equal(trail, "cpu ");
     assert_true(dk_tls_is_excluded(DK_AutogradOther));
     /* nested: excluding what is already excluded changes nothing, so its pop removes nothing */
-    g2 = dk_exclude_push(dk_ks_or(DK_KS_AUTOGRAD, dk_ks_from_key(DK_Tracer)));
+    g2 = dk_guard_exclude(dk_ks_or(DK_KS_AUTOGRAD, dk_ks_from_key(DK_Tracer)));
     assert_int_equal(g2.excluded_delta, dk_ks_from_key(DK_Tracer).repr);
-    g3 = dk_include_push(dk_ks_from_key(DK_Tracer));
+    g3 = dk_guard_include(dk_ks_from_key(DK_Tracer));
     /* out of order: the outer guard first */
     dk_guard_pop(g1);
     assert_false(dk_tls_is_excluded(DK_AutogradOther));
@@ -112,15 +112,15 @@ static void test_tls_defaults_and_guards(void **state) {
     dk_guard_pop(g2);
     assert_true(dk_tls_is_default());
     /* force: replaces everything, restores everything */
-    g1 = dk_force_push(DK_KS_EMPTY, DK_KS_FULL);
+    g1 = dk_guard_force(DK_KS_EMPTY, DK_KS_FULL);
     assert_true(dk_ks_equal(dk_tls_excluded(), DK_KS_FULL));
-    g2 = dk_below_inplace_view_push(); /* changes nothing: all excluded already */
+    g2 = dk_guard_below_inplace_view(); /* changes nothing: all excluded already */
     dk_guard_pop(g2);
     dk_guard_pop(g1);
     assert_true(dk_tls_is_default());
-    g1 = dk_below_inplace_view_push();
+    g1 = dk_guard_below_inplace_view();
     assert_true(dk_tls_is_excluded(DK_ADInplaceOrView));
-    g2 = dk_skip_functionalize_push();
+    g2 = dk_guard_skip_functionalize();
     assert_true(dk_tls_is_excluded(DK_Functionalize));
     dk_guard_pop(g2);
     dk_guard_pop(g1);
@@ -136,7 +136,7 @@ static void *thread_defaults(void *arg) {
 static void test_tls_is_per_thread(void **state) {
     pthread_t t;
     void *ok = NULL;
-    dk_guard g = dk_exclude_push(DK_KS_FULL);
+    dk_guard g = dk_guard_exclude(DK_KS_FULL);
     (void)state;
     assert_int_equal(pthread_create(&t, NULL, thread_defaults, NULL), 0);
     pthread_join(t, &ok);
@@ -150,7 +150,7 @@ static void test_boxed_fallback_from_unboxed_call(void **state) {
     dk_guard g;
     (void)state;
     assert_int_equal(dk_fallback(reg, DK_Tracer, dk_boxed(boxed_tracer, (void *)"trace "), &fb), DK_OK);
-    g = dk_include_push(dk_ks_from_key(DK_Tracer));
+    g = dk_guard_include(dk_ks_from_key(DK_Tracer));
     trail[0] = '\0';
     assert_int_equal(add_call(add_op, a, b), 1050);
     assert_string_equal(trail, "trace ag cpu ");
@@ -214,7 +214,7 @@ static void test_missing_kernel_messages(void **state) {
     assert_non_null(strstr(msg, "ADInplaceOrView: fallthrough registered by dk_registry_create (default fallthrough) [backend fallback]"));
     /* no tensor arguments: everything masked or excluded */
     x.ks = DK_KS_EMPTY;
-    g = dk_force_push(DK_KS_EMPTY, DK_KS_EMPTY);
+    g = dk_guard_force(DK_KS_EMPTY, DK_KS_EMPTY);
     assert_int_equal(add_call(add_op, x, x), 0);
     dk_guard_pop(g);
     assert_int_equal(dk_last_call_status(), DK_ERR_NO_KERNEL);
@@ -225,7 +225,7 @@ static void test_missing_kernel_messages(void **state) {
                                             "register a fallback function.  Available functions are [CPU, "));
     c10_words.c10_messages = 0;
     assert_int_equal(dk_registry_set_hooks(reg, &c10_words), DK_OK);
-    g = dk_force_push(DK_KS_EMPTY, DK_KS_EMPTY);
+    g = dk_guard_force(DK_KS_EMPTY, DK_KS_EMPTY);
     assert_int_equal(add_call(add_op, x, x), 0);
     dk_guard_pop(g);
     assert_int_equal(dk_last_call_status(), DK_ERR_NO_KERNEL);
@@ -313,7 +313,7 @@ static void test_boxed_kernel_and_void_op(void **state) {
     assert_int_equal(dk_impl(reg, "t::touch", DK_CPU, dk_unboxed(DK_FN(touch_cpu), NULL), &k), DK_OK);
     op = dk_op_lookup(reg, "t::touch");
     {
-        dk_guard g = dk_below_autograd_push();
+        dk_guard g = dk_guard_below_autograd();
         touch_call(op, &t);
         dk_guard_pop(g);
     }
@@ -327,7 +327,7 @@ static void test_explain(void **state) {
     (void)state;
     assert_int_equal(dk_explain(add_op, a.ks, &e), DK_OK);
     assert_int_equal(e.key, DK_AutogradCPU);
-    assert_int_equal(e.slot, dk_key_table_index(DK_AutogradCPU));
+    assert_int_equal(e.slot, dk_key_slot(DK_AutogradCPU));
     assert_int_equal(e.source, DK_SOURCE_AUTOGRAD);
     assert_string_equal(e.reason, "autograd kernel");
     assert_string_equal((const char *)e.kernel->user_data, "ag ");
@@ -338,7 +338,7 @@ static void test_explain(void **state) {
     {
         char line[64];   /* slot 93 in 2.7.1 */
         snprintf(line, sizeof line, "slot %d (AutogradCPU) -> autograd kernel: registered at ",
-                 dk_key_table_index(DK_AutogradCPU));
+                 dk_key_slot(DK_AutogradCPU));
         assert_non_null(strstr(text, line));
     }
     assert_int_equal(dk_explain(NULL, a.ks, &e), DK_ERR_NULL);
@@ -357,9 +357,9 @@ static void test_trace(void **state) {
     tensor a = make_tensor(DK_CPUBit, 1);
     (void)state;
     traced[0] = '\0';
-    dk_set_trace(tracer, NULL);
+    dk_trace_set(tracer, NULL);
     add_call(add_op, a, a);
-    dk_set_trace(NULL, NULL);
+    dk_trace_set(NULL, NULL);
     add_call(add_op, a, a);
     assert_string_equal(traced, "[call] op=[t::add], key=[AutogradCPU]\n[redispatch] op=[t::add], key=[CPU]\n");
 }
@@ -417,7 +417,7 @@ static void test_rewrite_in_place_out_of_memory(void **state) {
     rewrite_caller c;
     pthread_t th;
     tensor a = { { 0 }, 0 };
-    int i, slot = dk_key_table_index(DK_CPU);
+    int i, slot = dk_key_slot(DK_CPU);
     (void)state;
     a.ks = dk_ks_from_key(DK_CPU);
     memset(&d, 0, sizeof d);
@@ -538,10 +538,10 @@ static void boxed_echo(const dk_kernel *k, const dk_operator *op, dk_keyset ks, 
     /* (Tensor a, int b=7): the default was pushed */
     if (st->size == 2 && st->values[1].tag == DK_VALUE_INT && st->values[1].as.i == 7) {
         st->size = 0;
-        dk_push(st, dk_int(1));
+        dk_stack_push(st, dk_int(1));
     } else {
         st->size = 0;
-        dk_push(st, dk_int(2));
+        dk_stack_push(st, dk_int(2));
     }
 }
 static void *boxed_race_loop(void *arg) {
@@ -552,7 +552,7 @@ static void *boxed_race_loop(void *arg) {
         dk_stack st;
         dk_status s;
         dk_stack_init(&st, storage, 4);
-        dk_push(&st, dk_tensor(&tensor_value));
+        dk_stack_push(&st, dk_tensor(&tensor_value));
         dk_call_boxed(c->op, &st);
         s = dk_last_call_status();
         __atomic_store_n(&c->calls, c->calls + 1, __ATOMIC_RELEASE);

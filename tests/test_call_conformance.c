@@ -14,7 +14,7 @@
    strings), replays the combination with dk__def / dk__impl / dk__fallback and
    then makes every CALL line's call through dispatch.h's real call path
    (DK_DECLARE_OP's cop_call) with the input's keyset and the mode's
-   thread-local state forced with dk_force_push. Every kernel and fallback we
+   thread-local state forced with dk_guard_force. Every kernel and fallback we
    register returns its own registration line; failures come through the
    registry's call-error hook.
 
@@ -358,7 +358,7 @@ static void do_call(const dk_operator *op, const call_line *l, our_call *o) {
     call_errors = 0;
     call_status = DK_OK;
     call_message[0] = '\0';
-    g = dk_force_push(dk_ks_raw(l->inc), dk_ks_raw(l->exc));
+    g = dk_guard_force(dk_ks_raw(l->inc), dk_ks_raw(l->exc));
     assert_true(dk_tls_included().repr == l->inc && dk_tls_excluded().repr == l->exc);
     o->result = cop_call(op, t);
     assert_int_equal(dk_explain(op, t.ks, &o->e), DK_OK);

@@ -130,8 +130,8 @@ static int check_K(char **f, int n, const char *rest) {
     if (dk_key_is_per_backend_functionality(key) != num(f[3])) mismatch("key %s: per-backend", f[1]);
     if ((int)dk_key_functionality(key) != num(f[4])) mismatch("key %s: functionality %d vs %s", f[1], dk_key_functionality(key), f[4]);
     if ((int)dk_key_backend(key) != num(f[5])) mismatch("key %s: backend", f[1]);
-    if (strcmp(f[6], "-") != 0 && dk_key_table_index(key) != num(f[6]))
-        mismatch("key %s: table index %d vs %s", f[1], dk_key_table_index(key), f[6]);
+    if (strcmp(f[6], "-") != 0 && dk_key_slot(key) != num(f[6]))
+        mismatch("key %s: table index %d vs %s", f[1], dk_key_slot(key), f[6]);
     if (dk_ks_from_key(key).repr != hex(f[7])) mismatch("key %s: repr %llx vs %s", f[1], (unsigned long long)dk_ks_from_key(key).repr, f[7]);
     if (dk_key_is_backend(key) != num(f[9])) mismatch("key %s: is_backend %d vs %s", f[1], dk_key_is_backend(key), f[9]);
     return 1;
@@ -144,7 +144,7 @@ static int check_S(char **f, int n, const char *rest) {
     (void)rest;
     assert_int_equal(n, 8);
     if ((int)dk_ks_highest_key(ks) != num(f[1])) mismatch("%s: highest key %d vs %s", f[0], dk_ks_highest_key(ks), f[1]);
-    if (dk_ks_table_index(ks) != num(f[2])) mismatch("%s: table index %d vs %s", f[0], dk_ks_table_index(ks), f[2]);
+    if (dk_ks_slot(ks) != num(f[2])) mismatch("%s: table index %d vs %s", f[0], dk_ks_slot(ks), f[2]);
     if ((int)dk_ks_highest_functionality(ks) != num(f[3])) mismatch("%s: highest functionality", f[0]);
     if ((int)dk_ks_highest_backend(ks) != num(f[4])) mismatch("%s: highest backend", f[0]);
     if (dk_ks_backend_index(ks) != num(f[5])) mismatch("%s: backend index", f[0]);

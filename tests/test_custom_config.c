@@ -29,7 +29,7 @@ static void test_slots(void **state) {
     (void)state;
     for (slot = 0; slot < DK_NUM_RUNTIME_ENTRIES; slot++) {
         assert_int_equal(dk_slot_key(slot), by_slot[slot]);
-        assert_int_equal(dk_key_table_index(by_slot[slot]), slot);
+        assert_int_equal(dk_key_slot(by_slot[slot]), slot);
     }
 }
 

@@ -243,9 +243,9 @@ static void test_explain_stack(void **state) {
     assert_int_equal(dk_def(r, "my::mix(Tensor a, int n, Tensor b) -> Tensor", &h), DK_OK);
     op = dk_op_lookup(r, "my::mix");
     dk_stack_init(&st, storage, 8);
-    dk_push(&st, dk_tensor(&a));
-    dk_push(&st, dk_int(3));
-    dk_push(&st, dk_tensor(&b));
+    dk_stack_push(&st, dk_tensor(&a));
+    dk_stack_push(&st, dk_int(3));
+    dk_stack_push(&st, dk_tensor(&b));
     assert_int_equal(dk_explain_stack(op, &st, &e), DK_OK);
     assert_int_equal(e.num_args, 2);
     assert_int_equal(e.arg[0].index, 0);
@@ -257,8 +257,8 @@ static void test_explain_stack(void **state) {
                                  "    b (argument 2): DispatchKeySet(CUDA, AutogradCUDA)\n"));
     assert_int_equal(st.size, 3);   /* the stack is only read */
     /* a stack that does not fit the schema, an operator without a def */
-    dk_pop(&st);
-    dk_push(&st, dk_int(4));
+    dk_stack_pop(&st);
+    dk_stack_push(&st, dk_int(4));
     assert_int_equal(dk_explain_stack(op, &st, &e), DK_ERR_BAD_STACK);
     assert_non_null(strstr(dk_last_error(), "argument 2 'b'"));
     assert_int_equal(dk_impl(r, "my::nodef", DK_CPU, dk_unboxed(DK_FN(neg_cpu), NULL), &h), DK_OK);
@@ -289,7 +289,7 @@ static void boxed_pass(const dk_kernel *k, const dk_operator *op, dk_keyset ks, 
 static void boxed_cuda(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *stack) {
     (void)k; (void)op; (void)ks;
     stack->size -= 3;
-    dk_push(stack, dk_int(7));
+    dk_stack_push(stack, dk_int(7));
 }
 
 static void test_trace_stack(void **state) {
@@ -305,14 +305,14 @@ static void test_trace_stack(void **state) {
     assert_int_equal(dk_def(r, "my::neg(Tensor x) -> Tensor", &h), DK_OK);
     assert_int_equal(DK_IMPL_TYPED(neg, r, "my::neg", DK_CPU, neg_cpu, NULL, &h), DK_OK);
     dk_stack_init(&st, storage, 8);
-    dk_push(&st, dk_tensor(&a));
-    dk_push(&st, dk_int(3));
-    dk_push(&st, dk_tensor(&b));
+    dk_stack_push(&st, dk_tensor(&a));
+    dk_stack_push(&st, dk_int(3));
+    dk_stack_push(&st, dk_tensor(&b));
     traced[0] = '\0';
-    dk_set_trace(trace_args, NULL);
+    dk_trace_set(trace_args, NULL);
     dk_call_boxed(dk_op_lookup(r, "my::mix"), &st);
     neg_call(dk_op_lookup(r, "my::neg"), a);
-    dk_set_trace(NULL, NULL);
+    dk_trace_set(NULL, NULL);
     assert_null(dk_trace_stack());
     assert_int_equal(st.size, 1);
     assert_int_equal(st.values[0].as.i, 7);

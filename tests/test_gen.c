@@ -199,7 +199,7 @@ static void test_unboxed_to_boxed_fallback(void **state) {
     sl.items = sizes;
     sl.n = 3;
     assert_int_equal(dk_fallback(reg, DK_Tracer, dk_boxed(tracer, NULL), &fb), DK_OK);
-    g = dk_include_push(dk_ks_from_key(DK_Tracer));
+    g = dk_guard_include(dk_ks_from_key(DK_Tracer));
     trail[0] = '\0';
     /* boxed through the adapters, traced, unboxed again into the typed kernels */
     assert_true(sample_add_Tensor_call(add_op, &a, &b, 0.5)->value == 2);
@@ -229,9 +229,9 @@ static void test_boxed_to_unboxed(void **state) {
     (void)state;
     (void)dk_last_call_status();
     dk_stack_init(&st, storage, 8);
-    dk_push(&st, dk_tensor(&a));
-    dk_push(&st, dk_tensor(&b));
-    dk_push(&st, dk_int(2)); /* a Scalar may come boxed as an int */
+    dk_stack_push(&st, dk_tensor(&a));
+    dk_stack_push(&st, dk_tensor(&b));
+    dk_stack_push(&st, dk_int(2)); /* a Scalar may come boxed as an int */
     dk_call_boxed(add_op, &st);
     assert_int_equal(dk_last_call_status(), DK_OK);
     assert_int_equal(st.size, 1);
@@ -241,15 +241,15 @@ static void test_boxed_to_unboxed(void **state) {
     dk_stack_init(&st, storage, 8);
     items[0] = dk_tensor(&a);
     items[1] = dk_tensor(&c);
-    dk_push(&st, dk_list(items, 2));
-    dk_push(&st, dk_int(1));
+    dk_stack_push(&st, dk_list(items, 2));
+    dk_stack_push(&st, dk_int(1));
     dk_call_boxed(cat_op, &st);
     assert_int_equal(st.size, 1);
     assert_true(((tensor *)st.values[0].as.tensor)->value == 9);
     /* Tensor? = None */
     dk_stack_init(&st, storage, 8);
-    dk_push(&st, dk_tensor(&a));
-    dk_push(&st, dk_none());
+    dk_stack_push(&st, dk_tensor(&a));
+    dk_stack_push(&st, dk_none());
     dk_call_boxed(where_op, &st);
     assert_ptr_equal(st.values[0].as.tensor, &a);
     /* the schema's dispatch arguments, c10's reverse-indexed bitset */
@@ -269,7 +269,7 @@ static void test_named_tuple_results(void **state) {
     r = sample_max_dim_call(max_op, &a, 1, 1);                /* typed -> typed */
     assert_true(r.values->value == 41 && r.indices->value == 1);
     assert_int_equal(dk_fallback(reg, DK_Tracer, dk_boxed(tracer, NULL), &fb), DK_OK);
-    g = dk_include_push(dk_ks_from_key(DK_Tracer));
+    g = dk_guard_include(dk_ks_from_key(DK_Tracer));
     trail[0] = '\0';
     r = sample_max_dim_call(max_op, &a, 2, 0);                /* typed -> boxed fallback -> typed */
     assert_string_equal(trail, "trace:sample::max.dim ");
@@ -277,9 +277,9 @@ static void test_named_tuple_results(void **state) {
     dk_guard_pop(g);
     assert_int_equal(dk_deregister(fb), DK_OK);
     dk_stack_init(&st, storage, 4);                           /* boxed -> typed: values, then indices on top */
-    dk_push(&st, dk_tensor(&a));
-    dk_push(&st, dk_int(3));
-    dk_push(&st, dk_bool(0));
+    dk_stack_push(&st, dk_tensor(&a));
+    dk_stack_push(&st, dk_int(3));
+    dk_stack_push(&st, dk_bool(0));
     dk_call_boxed(max_op, &st);
     assert_int_equal(st.size, 2);
     assert_true(((tensor *)st.values[0].as.tensor)->value == 40);
@@ -328,7 +328,7 @@ static void test_omitted_defaults(void **state) {
     assert_true(sample_pad_call_opts(pad_op, &a, &po)->value == 1000 + 100 + 0.5 + 10000);
     /* the defaults survive boxing: through a boxed fallback and back */
     assert_int_equal(dk_fallback(reg, DK_Tracer, dk_boxed(tracer, NULL), &fb), DK_OK);
-    g = dk_include_push(dk_ks_from_key(DK_Tracer));
+    g = dk_guard_include(dk_ks_from_key(DK_Tracer));
     trail[0] = '\0';
     assert_true(sample_pad_calld(pad_op, &a)->value == 1000 + 100 + 0.5);
     assert_true(sample_sum_dim_IntList_call_opts(sum_op, &a, &dl, &so)->value == 200 + 6);
@@ -350,15 +350,15 @@ static void test_tensor_list_return(void **state) {
     assert_int_equal(l.n, 3);
     assert_true(((tensor *)l.items[2].as.tensor)->value == 7);
     assert_int_equal(dk_fallback(reg, DK_Tracer, dk_boxed(tracer, NULL), &fb), DK_OK);
-    g = dk_include_push(dk_ks_from_key(DK_Tracer));
+    g = dk_guard_include(dk_ks_from_key(DK_Tracer));
     l = sample_unbind_int_call(unbind_op, &a, 1);
     assert_int_equal(l.n, 3);
     assert_true(((tensor *)l.items[0].as.tensor)->value == 15);
     dk_guard_pop(g);
     assert_int_equal(dk_deregister(fb), DK_OK);
     dk_stack_init(&st, storage, 4);
-    dk_push(&st, dk_tensor(&a));
-    dk_push(&st, dk_int(0));
+    dk_stack_push(&st, dk_tensor(&a));
+    dk_stack_push(&st, dk_int(0));
     dk_call_boxed(unbind_op, &st);
     assert_int_equal(st.size, 1);
     assert_int_equal(st.values[0].tag, DK_VALUE_LIST);
@@ -389,15 +389,15 @@ static void test_generated_tensor_keyset_hook(void **state) {
     m.value = 0;
     assert_true(dkgen_tensor_keyset(&m, NULL).repr == m.ks.repr);
     dk_stack_init(&st, storage, 4);
-    dk_push(&st, dk_tensor(&a));
-    dk_push(&st, dk_tensor(&m));
-    dk_push(&st, dk_double(1));
+    dk_stack_push(&st, dk_tensor(&a));
+    dk_stack_push(&st, dk_tensor(&m));
+    dk_stack_push(&st, dk_double(1));
     assert_true(dk_stack_dispatch_keyset(add_op, &st).repr == dk_ks_or(a.ks, m.ks).repr);
     dk_stack_init(&st, storage, 4);
     items[0] = dk_tensor(&m);
     items[1] = dk_none();
-    dk_push(&st, dk_list(items, 2));
-    dk_push(&st, dk_int(0));
+    dk_stack_push(&st, dk_list(items, 2));
+    dk_stack_push(&st, dk_int(0));
     assert_true(dk_stack_dispatch_keyset(cat_op, &st).repr == m.ks.repr);
     /* the typed keyset of the same arguments is the same */
     {
@@ -477,7 +477,7 @@ static void test_library_def(void **state) {
     assert_int_equal(boxed_seen, 1); /* the fallback saw the argument */
     assert_true(y->value == -2);
     dk_stack_init(&st, storage, 4);
-    dk_push(&st, dk_tensor(&x));
+    dk_stack_push(&st, dk_tensor(&x));
     (void)dk_last_call_status(); /* sticky: clear what an earlier test left */
     dk_call_boxed(op, &st);
     assert_int_equal(dk_last_call_status(), DK_OK);
@@ -648,13 +648,13 @@ static void test_defaults_by_argument(void **state) {
     assert_int_equal(dk_stack_push_default(op, &st), DK_ERR_BAD_STACK); /* a: none */
     assert_non_null(strstr(dk_last_error(), "t::mid: argument 0 'a' (Tensor) has no default"));
     assert_true(st.size == 0);
-    dk_push(&st, dk_tensor(&results[0]));
+    dk_stack_push(&st, dk_tensor(&results[0]));
     assert_int_equal(dk_stack_push_default(op, &st), DK_OK);   /* b, before an argument without one */
-    dk_push(&st, dk_tensor(&results[1]));
+    dk_stack_push(&st, dk_tensor(&results[1]));
     assert_int_equal(dk_stack_push_default(op, &st), DK_OK);   /* d, between keyword arguments */
     assert_int_equal(dk_stack_push_default(op, &st), DK_ERR_BAD_STACK);
     assert_non_null(strstr(dk_last_error(), "argument 4 'e' (str) has no default"));
-    dk_push(&st, dk_string("x"));
+    dk_stack_push(&st, dk_string("x"));
     assert_true(st.size == 5);
     assert_true(st.values[1].tag == DK_VALUE_INT && st.values[1].as.i == 2);
     assert_true(st.values[3].tag == DK_VALUE_DOUBLE && st.values[3].as.d == 0.5);
@@ -662,7 +662,7 @@ static void test_defaults_by_argument(void **state) {
     assert_int_equal(dk_stack_push_default(op, &st), DK_ERR_BAD_STACK); /* all given */
     assert_true(st.size == 5);
     dk_stack_init(&st, storage, 1);
-    dk_push(&st, dk_tensor(&results[0]));
+    dk_stack_push(&st, dk_tensor(&results[0]));
     assert_int_equal(dk_stack_push_default(op, &st), DK_ERR_BAD_STACK); /* full */
     assert_non_null(strstr(dk_last_error(), "the stack is full"));
     assert_true(st.size == 1);

@@ -58,12 +58,12 @@ static void make_specs(void) {
 
 static dk_guard push(const spec *s) {
     switch (s->kind) {
-    case INCLUDE: return dk_include_push(s->a);
-    case EXCLUDE: return dk_exclude_push(s->a);
-    case FORCE: return dk_force_push(s->a, s->b);
-    case BELOW_AUTOGRAD: return dk_below_autograd_push();
-    case BELOW_INPLACE_VIEW: return dk_below_inplace_view_push();
-    default: return dk_skip_functionalize_push();
+    case INCLUDE: return dk_guard_include(s->a);
+    case EXCLUDE: return dk_guard_exclude(s->a);
+    case FORCE: return dk_guard_force(s->a, s->b);
+    case BELOW_AUTOGRAD: return dk_guard_below_autograd();
+    case BELOW_INPLACE_VIEW: return dk_guard_below_inplace_view();
+    default: return dk_guard_skip_functionalize();
     }
 }
 
@@ -107,7 +107,7 @@ static void c10_pop(tls *m, const spec *s, frame f) {
     else m->exc = c10_minus(m->exc, f.delta);
 }
 
-/* c10's semantics with the documented difference (README, "Differences from
+/* c10's semantics with the documented difference (docs/c10.md, "Differences from
    c10"): backend bits are bits like any other, so a pop removes exactly the
    bits its push added. */
 static frame bitwise_push(tls *m, const spec *s) {
@@ -300,21 +300,21 @@ static void test_reported_orders(void **state) {
     dk_guard inc, force;
     (void)state;
     /* include, force, pop include, pop force */
-    inc = dk_include_push(K(Tracer));
-    force = dk_force_push(DK_KS_EMPTY, DK_KS_EMPTY);
+    inc = dk_guard_include(K(Tracer));
+    force = dk_guard_force(DK_KS_EMPTY, DK_KS_EMPTY);
     dk_guard_pop(inc);
     dk_guard_pop(force);
     assert_false(dk_tls_is_included(DK_Tracer));
     assert_true(dk_tls_is_default());
     /* force, include, pop force, pop include */
-    force = dk_force_push(DK_KS_EMPTY, DK_KS_EMPTY);
-    inc = dk_include_push(K(Tracer));
+    force = dk_guard_force(DK_KS_EMPTY, DK_KS_EMPTY);
+    inc = dk_guard_include(K(Tracer));
     dk_guard_pop(force);
     dk_guard_pop(inc);
     assert_false(dk_tls_is_included(DK_Tracer));
     assert_true(dk_tls_is_default());
     /* c10, nested: including what is included changes nothing, and its pop leaves it included */
-    inc = dk_include_push(K(BackendSelect));
+    inc = dk_guard_include(K(BackendSelect));
     assert_true(inc.included_delta == 0 && inc.excluded_delta == 0);
     dk_guard_pop(inc);
     assert_true(dk_tls_is_included(DK_BackendSelect));

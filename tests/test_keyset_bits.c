@@ -124,10 +124,10 @@ static void check_keyset(dk_keyset ks, int call) {
     assert_int_equal(dk_ks_to_string(ks, NULL, 0), len);
 
     /* the slot: any bit above FULL maps to slot 0 (Undefined's) */
-    if (ks.repr >> END_BIT) assert_int_equal(dk_ks_table_index(ks), 0);
+    if (ks.repr >> END_BIT) assert_int_equal(dk_ks_slot(ks), 0);
     else if (n && dk_key_functionality(got[n - 1]) == dk_ks_highest_functionality(ks))
-        assert_int_equal(dk_ks_table_index(ks), dk_key_table_index(got[n - 1]));
-    assert_true(dk_ks_table_index(ks) >= 0 && dk_ks_table_index(ks) < DK_NUM_RUNTIME_ENTRIES);
+        assert_int_equal(dk_ks_slot(ks), dk_key_slot(got[n - 1]));
+    assert_true(dk_ks_slot(ks) >= 0 && dk_ks_slot(ks) < DK_NUM_RUNTIME_ENTRIES);
     assert_non_null(dk_key_name(dk_ks_highest_key(ks)));
     assert_non_null(dk_key_name(dk_ks_highest_backend_key(ks)));
 
@@ -145,7 +145,7 @@ static void check_keyset(dk_keyset ks, int call) {
        FULL (c10's nonFallthroughKeys_ too): bits above FULL never reach the
        slot, so the call is the call of ks & FULL */
     assert_true((e.final.repr >> END_BIT) == 0);
-    assert_int_equal(e.slot, dk_ks_table_index(e.final));
+    assert_int_equal(e.slot, dk_ks_slot(e.final));
     {
         dk_explanation v;
         assert_int_equal(dk_explain(op, dk_ks_raw(ks.repr & DK_KS_FULL.repr), &v), DK_OK);
@@ -174,7 +174,7 @@ static void check_keyset(dk_keyset ks, int call) {
         /* redispatch: the slot of ks as given (bits above FULL: slot 0) */
         r = probe_redispatch(op, ks, t);
         s = dk_last_call_status();
-        if (dk_ks_table_index(ks) == dk_key_table_index(DK_CPU)) {
+        if (dk_ks_slot(ks) == dk_key_slot(DK_CPU)) {
             assert_int_equal(r, 1);
             assert_int_equal(s, DK_OK);
         } else {

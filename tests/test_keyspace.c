@@ -85,7 +85,7 @@ static void test_offsets(void **state) {
     size_t i;
     (void)state;
     for (i = 0; i < sizeof expect / sizeof expect[0]; i++) {
-        assert_int_equal(dk_key_table_index(expect[i].key), expect[i].slot);
+        assert_int_equal(dk_key_slot(expect[i].key), expect[i].slot);
         assert_int_equal(dk_slot_key(expect[i].slot), expect[i].key);
     }
     assert_int_equal(dk_key_offset_and_mask(DK_Dense).mask, 0x7fff);
@@ -102,7 +102,7 @@ static void test_runtime_table(void **state) {
     for (slot = 0; slot < DK_NUM_RUNTIME_ENTRIES; slot++) {
         dk_key key = dk_slot_key(slot);
         assert_true(dk_key_is_runtime(key));
-        assert_int_equal(dk_key_table_index(key), slot);
+        assert_int_equal(dk_key_slot(key), slot);
     }
     for (k = 0; k < DK_NUM_KEYS; k++) runtime += dk_key_is_runtime((dk_key)k);
     assert_int_equal(runtime, DK_NUM_RUNTIME_ENTRIES);
@@ -119,16 +119,16 @@ static void test_table_index_is_highest_key_slot(void **state) {
         dk_keyset ks;
         x ^= x << 13; x ^= x >> 7; x ^= x << 17;
         ks = dk_ks_and(dk_ks_raw(x & (x >> 11)), DK_KS_FULL);
-        assert_int_equal(dk_ks_table_index(ks), dk_key_table_index(dk_ks_highest_key(ks)));
+        assert_int_equal(dk_ks_slot(ks), dk_key_slot(dk_ks_highest_key(ks)));
     }
 }
 
 /* Bits above FULL never index past the offsets table (c10 reads out of bounds). */
 static void test_table_index_out_of_range_bits(void **state) {
     (void)state;
-    assert_int_equal(dk_ks_table_index(dk_ks_raw(~(uint64_t)0 << DK_NUM_KEYSET_BITS)), 0);
-    assert_int_equal(dk_ks_table_index(dk_ks_raw(~(uint64_t)0)), 0);
-    assert_int_equal(dk_key_table_index(DK_EndOfFunctionalityKeys), 0);
+    assert_int_equal(dk_ks_slot(dk_ks_raw(~(uint64_t)0 << DK_NUM_KEYSET_BITS)), 0);
+    assert_int_equal(dk_ks_slot(dk_ks_raw(~(uint64_t)0)), 0);
+    assert_int_equal(dk_key_slot(DK_EndOfFunctionalityKeys), 0);
 }
 
 static void test_meta_wins_and_priority(void **state) {
@@ -139,7 +139,7 @@ static void test_meta_wins_and_priority(void **state) {
     assert_int_equal(dk_ks_highest_key(ks_of(keys, 3)), DK_AutogradMeta);
     assert_int_equal(dk_ks_highest_key(DK_KS_EMPTY), DK_Undefined);
     assert_int_equal(dk_ks_highest_key(dk_ks_from_backend(DK_CUDABit)), DK_Undefined);
-    assert_int_equal(dk_ks_table_index(DK_KS_EMPTY), 0);
+    assert_int_equal(dk_ks_slot(DK_KS_EMPTY), 0);
 }
 
 static void test_names_round_trip(void **state) {

@@ -64,7 +64,7 @@ static void test_backend_components(void **state) {
         assert_int_equal(facts[i].b, i + 1);                                   /* value */
         assert_true(dk_ks_from_backend(facts[i].b).repr == (uint64_t)1 << i); /* bit = priority order */
         /* c10 prints MTIA and MAIA without "Bit"; here every component ends
-           in Bit ("MTIA" is the Dense key): README, Differences from c10 */
+           in Bit ("MTIA" is the Dense key): docs/c10.md, Differences from c10 */
         snprintf(bit_name, sizeof bit_name, "%s%s", facts[i].name, strstr(facts[i].name, "Bit") ? "" : "Bit");
         assert_string_equal(dk_backend_name(facts[i].b), bit_name);
         assert_string_equal(dk_key_name(dk_backend_autograd_key(facts[i].b)), facts[i].autograd);
@@ -115,17 +115,17 @@ static void test_offsets_and_masks(void **state) {
         assert_int_equal(om.mask, facts[k].mask);
         assert_int_equal(dk_key_is_per_backend_functionality((dk_key)k), facts[k].mask != 0);
         if (!facts[k].mask) {
-            assert_int_equal(dk_key_table_index((dk_key)k), facts[k].offset);
+            assert_int_equal(dk_key_slot((dk_key)k), facts[k].offset);
             assert_int_equal(dk_slot_key(facts[k].offset), k);
         }
     }
     /* MAIA is no functionality key any more: the name is MAIA's Dense key */
     assert_int_equal(DK_MAIA, dk_key_runtime(DK_Dense, DK_MAIABit));
-    assert_int_equal(dk_key_table_index(DK_MAIA), 1 + 11);
-    assert_int_equal(dk_key_table_index(DK_Meta), 1 + 15);
-    assert_int_equal(dk_key_table_index(DK_AutogradMAIA), 97 + 11);
-    assert_int_equal(dk_key_table_index(DK_AutogradMeta), 97 + 15);
-    assert_int_equal(dk_key_table_index(DK_QuantizedMTIA), 20 + 10);
+    assert_int_equal(dk_key_slot(DK_MAIA), 1 + 11);
+    assert_int_equal(dk_key_slot(DK_Meta), 1 + 15);
+    assert_int_equal(dk_key_slot(DK_AutogradMAIA), 97 + 11);
+    assert_int_equal(dk_key_slot(DK_AutogradMeta), 97 + 15);
+    assert_int_equal(dk_key_slot(DK_QuantizedMTIA), 20 + 10);
 }
 
 /* The slots and keys are inverse bijections; a keyset's slot is its highest key's. */
@@ -134,7 +134,7 @@ static void test_runtime_table(void **state) {
     (void)state;
     for (slot = 0; slot < DK_NUM_RUNTIME_ENTRIES; slot++) {
         assert_true(dk_key_is_runtime(dk_slot_key(slot)));
-        assert_int_equal(dk_key_table_index(dk_slot_key(slot)), slot);
+        assert_int_equal(dk_key_slot(dk_slot_key(slot)), slot);
     }
     for (k = 0; k < DK_NUM_KEYS; k++) runtime += dk_key_is_runtime((dk_key)k);
     assert_int_equal(runtime, DK_NUM_RUNTIME_ENTRIES);
@@ -231,7 +231,7 @@ static void test_aliases(void **state) {
 }
 
 /* Every key and component name parses back; markers print in 1.13.1's
-   words (c10 2.11: Undefined, QuantizedUndefined, ...: README, Differences). */
+   words (c10 2.11: Undefined, QuantizedUndefined, ...: docs/c10.md, Differences). */
 static void test_names(void **state) {
     int k, b;
     (void)state;
@@ -281,7 +281,7 @@ static void test_call_on_maia(void **state) {
     assert_int_equal(dk_impl(r, "t::f", DK_MAIA, dk_boxed(k_maia, NULL), &h), DK_OK);
     assert_int_equal(dk_impl(r, "t::f", DK_Autograd, dk_boxed(k_autograd, NULL), &h), DK_OK);
     dk_stack_init(&st, storage, 2);
-    dk_push(&st, dk_tensor(&maia));
+    dk_stack_push(&st, dk_tensor(&maia));
     dk_call_boxed(dk_op_lookup(r, "t::f"), &st);
     assert_int_equal(autograd_runs, 1);
     assert_int_equal(maia_runs, 1);

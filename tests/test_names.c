@@ -86,7 +86,7 @@ static const record *find_record(const char *tag, const char *what) {
 }
 
 /* c10's text with its API names replaced by ours: the one difference the
-   library-block messages keep (README, "Differences from c10"). */
+   library-block messages keep (docs/c10.md, "Differences from c10"). */
 static void our_words(const char *c10, char *out, size_t size) {
     static const char *const map[][2] = {
         { "TORCH_LIBRARY", "DK_LIBRARY" },
@@ -162,12 +162,12 @@ static void test_texts_errors(void **state) {
     assert_int_equal(parse_error(""), DK_ERR_UNKNOWN_KEY);
     assert_string_equal(dk_last_error(), find_record("ERROR", "parse_empty")->text);
 
-    assert_int_equal(dk_op_find(r, "tx::nope", &op), DK_ERR_NOT_FOUND);
+    assert_int_equal(dk_op_lookup_defined(r, "tx::nope", &op), DK_ERR_NOT_FOUND);
     assert_string_equal(dk_last_error(), find_record("ERROR", "find_schema")->text);
-    assert_int_equal(dk_op_find(r, "tx::nope.ov", &op), DK_ERR_NOT_FOUND);
+    assert_int_equal(dk_op_lookup_defined(r, "tx::nope.ov", &op), DK_ERR_NOT_FOUND);
     assert_string_equal(dk_last_error(), find_record("ERROR", "find_schema_overload")->text);
     assert_int_equal(dk_impl(r, "tx::implonly", DK_CPU, dk_unboxed(DK_FN(k_one), NULL), &h), DK_OK);
-    assert_int_equal(dk_op_find(r, "tx::implonly", &op), DK_ERR_NOT_FOUND);
+    assert_int_equal(dk_op_lookup_defined(r, "tx::implonly", &op), DK_ERR_NOT_FOUND);
     assert_string_equal(dk_last_error(), find_record("ERROR", "find_schema_impl_only")->text);
     assert_null(op);
 
@@ -469,7 +469,7 @@ static void test_rename_bad_input(void **state) {
     int k;
     (void)state;
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        dk_status s = dk_rename_backend(NULL, cases[i].b, cases[i].name);
+        dk_status s = dk_backend_rename(cases[i].b, cases[i].name);
         if (s != cases[i].expect || !strstr(dk_last_error(), cases[i].msg))
             fail_msg("case %d ('%s'): status %d, '%s'", (int)i, cases[i].name ? cases[i].name : "NULL", (int)s,
                      dk_last_error());
@@ -491,7 +491,7 @@ static void test_rename_names_and_parsing(void **state) {
     int i;
     char text[256];
     (void)state;
-    assert_int_equal(dk_rename_backend(r, DK_PrivateUse1Bit, "npu"), DK_OK);
+    assert_int_equal(dk_backend_rename(DK_PrivateUse1Bit, "npu"), DK_OK);
     assert_string_equal(dk_key_name(DK_PrivateUse1), "NPU");
     assert_string_equal(dk_key_name(DK_AutogradPrivateUse1), "AutogradNPU");
     assert_string_equal(dk_key_name(DK_SparsePrivateUse1), "SparseNPU");
@@ -526,13 +526,13 @@ static void test_rename_names_and_parsing(void **state) {
     dk_ks_to_string(dk_ks_or(dk_ks_from_key(DK_PrivateUse1), dk_ks_from_key(DK_AutogradPrivateUse1)), text, sizeof text);
     assert_string_equal(text, "DispatchKeySet(NPU, AutogradNPU)");
     /* again with the same name: nothing to do; another name: refused */
-    assert_int_equal(dk_rename_backend(NULL, DK_PrivateUse1Bit, "npu"), DK_OK);
-    assert_int_equal(dk_rename_backend(r, DK_PrivateUse1Bit, "tpu"), DK_ERR_ALREADY_NAMED);
+    assert_int_equal(dk_backend_rename(DK_PrivateUse1Bit, "npu"), DK_OK);
+    assert_int_equal(dk_backend_rename(DK_PrivateUse1Bit, "tpu"), DK_ERR_ALREADY_NAMED);
     assert_string_equal(dk_last_error(), "rename_backend(PrivateUse1Bit, \"tpu\"): Backend name has already been set to npu");
     assert_string_equal(dk_key_name(DK_PrivateUse1), "NPU");
     /* names of other backends must not collide with the new ones */
-    assert_int_equal(dk_rename_backend(r, DK_PrivateUse2Bit, "npu"), DK_ERR_BAD_NAME);
-    assert_int_equal(dk_rename_backend(r, DK_PrivateUse2Bit, "NPU"), DK_ERR_BAD_NAME);
+    assert_int_equal(dk_backend_rename(DK_PrivateUse2Bit, "npu"), DK_ERR_BAD_NAME);
+    assert_int_equal(dk_backend_rename(DK_PrivateUse2Bit, "NPU"), DK_ERR_BAD_NAME);
     assert_string_equal(dk_key_name(DK_PrivateUse2), "PrivateUse2");
     assert_string_equal(dk_status_str(DK_ERR_ALREADY_NAMED), "the backend component already has another name");
     dk_registry_destroy(r);
@@ -604,7 +604,7 @@ static void test_rename_races_readers(void **state) {
     memset(counts, 0, sizeof counts);
     for (i = 0; i < 2; i++) assert_int_equal(pthread_create(&th[i], NULL, name_reader, counts[i]), 0);
     DK__STORE_REL(&race_go, 1);
-    assert_int_equal(dk_rename_backend(NULL, DK_PrivateUse3Bit, "mydev"), DK_OK);
+    assert_int_equal(dk_backend_rename(DK_PrivateUse3Bit, "mydev"), DK_OK);
     for (i = 0; i < 2; i++) assert_int_equal(pthread_join(th[i], NULL), 0);
     for (i = 0; i < 2; i++) {
         assert_int_equal(counts[i][0] + counts[i][1], 200000);

@@ -269,14 +269,14 @@ static void boxed_reclaims(const dk_kernel *k, const dk_operator *op, dk_keyset 
     (void)k; (void)op; (void)ks;
     in_boxed = dk_registry_reclaim(hook_reg);
     sync_in_boxed = dk_registry_synchronize(hook_reg);
-    dk_pop(s);
-    dk_push(s, dk_int(3));
+    dk_stack_pop(s);
+    dk_stack_push(s, dk_int(3));
 }
 static void fallback_reclaims(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
     (void)k; (void)op; (void)ks;
     in_slow_boxed = dk_registry_reclaim(hook_reg);
-    dk_pop(s);
-    dk_push(s, dk_int(4));
+    dk_stack_pop(s);
+    dk_stack_push(s, dk_int(4));
 }
 
 /* A trace hook, the call-error hook (reached from a typed call's slow
@@ -294,16 +294,16 @@ static void test_no_quiescent_point_inside_calls(void **state) {
     assert_int_equal(dk_def(hook_reg, "q::hooked(Tensor x) -> int", &def), DK_OK);
     assert_int_equal(dk_impl(hook_reg, "q::hooked", DK_CPU, dk_boxed(boxed_reclaims, NULL), &h), DK_OK);
     dk_stack_init(&st, storage, 4);
-    dk_push(&st, dk_tensor(&x));
+    dk_stack_push(&st, dk_tensor(&x));
     dk_call_boxed(dk_op_lookup(hook_reg, "q::hooked"), &st);
     assert_int_equal(in_boxed, DK_ERR_IN_CALL);
     assert_int_equal(sync_in_boxed, DK_ERR_IN_CALL);
     assert_int_equal(st.size, 1);
     assert_int_equal(st.values[0].as.i, 3);
 
-    dk_set_trace(trace_reclaims, NULL);
+    dk_trace_set(trace_reclaims, NULL);
     unary_call(dk_op_lookup(hook_reg, "q::hooked"), xc);   /* the boxed kernel, through the slow path */
-    dk_set_trace(NULL, NULL);
+    dk_trace_set(NULL, NULL);
     assert_int_equal(in_trace, DK_ERR_IN_CALL);
     xc.ks = dk_ks_from_key(DK_CUDA);
     assert_int_equal(unary_call(dk_op_lookup(hook_reg, "q::hooked"), xc), 0);   /* no kernel: the error hook */
@@ -312,7 +312,7 @@ static void test_no_quiescent_point_inside_calls(void **state) {
     x.ks = dk_ks_from_key(DK_CUDA);
     assert_int_equal(dk_fallback(hook_reg, DK_CUDA, dk_boxed(fallback_reclaims, NULL), &fb), DK_OK);
     dk_stack_init(&st, storage, 4);
-    dk_push(&st, dk_tensor(&x));
+    dk_stack_push(&st, dk_tensor(&x));
     dk_call_boxed(dk_op_lookup(hook_reg, "q::hooked"), &st);
     assert_int_equal(in_slow_boxed, DK_ERR_IN_CALL);
     assert_int_equal(st.values[0].as.i, 4);
@@ -348,7 +348,7 @@ static void test_longjmp_out_of_a_kernel(void **state) {
     assert_int_equal(dk_def(r, "q::escape(Tensor x) -> int", &def), DK_OK);
     assert_int_equal(dk_impl(r, "q::escape", DK_CPU, dk_boxed(boxed_escapes, NULL), &h), DK_OK);
     dk_stack_init(&st, storage, 4);
-    dk_push(&st, dk_tensor(&x));
+    dk_stack_push(&st, dk_tensor(&x));
     if (setjmp(escape) == 0) {
         dk_call_boxed(dk_op_lookup(r, "q::escape"), &st);
         fail_msg("the kernel returned");

@@ -576,7 +576,7 @@ static void e_caller(int me, long batch) {
     int i;
     (void)me; (void)batch;
     for (i = 0; i < E_CALLS_PER_BATCH; i++) {
-        dk_guard g = dk_below_autograd_push();
+        dk_guard g = dk_guard_below_autograd();
         classify(&e_out_a, probe_call(e_a, t));
         classify(&e_out_b, probe_call(e_b, t));
         dk_guard_pop(g);
@@ -650,9 +650,9 @@ static void f_thread(int me, long batch) {
         dk_guard g1, g2;
         switch (me) {
         case 0: /* include Tracer, below_autograd inside it, popped in order */
-            g1 = dk_include_push(tracer);
+            g1 = dk_guard_include(tracer);
             f_expect(me, tracer, none, 1011);
-            g2 = dk_below_autograd_push();
+            g2 = dk_guard_below_autograd();
             f_expect(me, tracer, DK_KS_AUTOGRAD, 1001);
             dk_guard_pop(g2);
             f_expect(me, tracer, none, 1011);
@@ -660,9 +660,9 @@ static void f_thread(int me, long batch) {
             f_expect(me, none, none, 11);
             break;
         case 1: /* below_autograd, include Tracer, popped out of order */
-            g1 = dk_below_autograd_push();
+            g1 = dk_guard_below_autograd();
             f_expect(me, none, DK_KS_AUTOGRAD, 1);
-            g2 = dk_include_push(tracer);
+            g2 = dk_guard_include(tracer);
             f_expect(me, tracer, DK_KS_AUTOGRAD, 1001);
             dk_guard_pop(g1);
             f_expect(me, tracer, none, 1011);
@@ -670,9 +670,9 @@ static void f_thread(int me, long batch) {
             f_expect(me, none, none, 11);
             break;
         default: /* force, an include under it, popped out of order */
-            g1 = dk_force_push(tracer, dk_ks_or(DK_KS_AUTOGRAD, DK_KS_DEFAULT_EXCLUDED));
+            g1 = dk_guard_force(tracer, dk_ks_or(DK_KS_AUTOGRAD, DK_KS_DEFAULT_EXCLUDED));
             f_check(me, tracer, dk_ks_or(DK_KS_AUTOGRAD, DK_KS_DEFAULT_EXCLUDED), 1001);
-            g2 = dk_include_push(DK_KS_DEFAULT_INCLUDED); /* adds BackendSelect, ADInplaceOrView back */
+            g2 = dk_guard_include(DK_KS_DEFAULT_INCLUDED); /* adds BackendSelect, ADInplaceOrView back */
             f_expect(me, tracer, DK_KS_AUTOGRAD, 1001);
             dk_guard_pop(g1); /* the force's flips undone; g2's still applied: those two keys flipped off */
             f_check(me, DK_KS_EMPTY, DK_KS_DEFAULT_EXCLUDED, 11);

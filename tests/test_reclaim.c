@@ -223,7 +223,7 @@ static void introspect(const dk_operator *op) {
     dk_explanation e;
     char buf[256];
     dk_registration *h = (dk_registration *)1;
-    assert_int_equal(dk_op_find(hook_reg, op->name, &found), DK_OK);
+    assert_int_equal(dk_op_lookup_defined(hook_reg, op->name, &found), DK_OK);
     assert_ptr_equal(found, op);
     (void)dk_op_has_kernel_for_key(op, DK_CPU);
     assert_true(dk_op_dump_state(op, buf, sizeof buf) > 0);
@@ -261,7 +261,7 @@ static void test_hooks_may_introspect(void **state) {
     memset(&d, 0, sizeof d);
     d.logger.func = on_log;
     assert_int_equal(dk_registry_create(&d, &hook_reg), DK_OK);
-    assert_int_equal(dk_add_listener(hook_reg, on_def, on_def, NULL, &l), DK_OK);
+    assert_int_equal(dk_registry_add_listener(hook_reg, on_def, on_def, NULL, &l), DK_OK);
     assert_int_equal(dk_def(hook_reg, "hook::op(Tensor x) -> Tensor", &h), DK_OK);
     assert_int_equal(hook_checks, 1);
     assert_int_equal(dk_impl(hook_reg, "hook::op", DK_CPU, dk_unboxed(DK_FN(k_value), &one), &k1), DK_OK);
@@ -279,8 +279,8 @@ static void test_hooks_may_introspect(void **state) {
 static dk_keyset tensor_ks(const void *t, void *ud) { (void)ud; return ((const tensor *)t)->ks; }
 static void boxed_one(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
     (void)k; (void)op; (void)ks;
-    dk_pop(s);
-    dk_push(s, dk_int(41));
+    dk_stack_pop(s);
+    dk_stack_push(s, dk_int(41));
 }
 
 static void test_default_registry(void **state) {
@@ -306,7 +306,7 @@ static void test_default_registry(void **state) {
     assert_int_equal(dk_impl(second, "dflt::op", DK_CPU, dk_boxed(boxed_one, NULL), &h), DK_OK);
     t = cpu_tensor();
     dk_stack_init(&st, storage, 4);
-    dk_push(&st, dk_tensor(&t));
+    dk_stack_push(&st, dk_tensor(&t));
     dk_call_boxed(dk_op_lookup(second, "dflt::op"), &st);
     assert_int_equal(dk_last_call_status(), DK_OK);
     assert_int_equal(st.size, 1);
@@ -316,7 +316,7 @@ static void test_default_registry(void **state) {
     assert_int_equal(dk_registry_default_configure(&d), DK_OK);
     assert_ptr_equal(dk_registry_default(), second);
     dk_stack_init(&st, storage, 4);
-    dk_push(&st, dk_tensor(&t));
+    dk_stack_push(&st, dk_tensor(&t));
     dk_call_boxed(dk_op_lookup(second, "dflt::op"), &st);
     assert_int_equal(dk_last_call_status(), DK_ERR_NO_KERNEL); /* no tensor keyset: "no tensor arguments" */
     dk_registry_destroy(second);
@@ -326,12 +326,12 @@ static void test_default_registry(void **state) {
 
 /* ---- adapters belong to the def --------------------------------------------------- */
 
-static void box_one(const void *args, dk_stack *s) { (void)args; dk_push(s, dk_none()); }
+static void box_one(const void *args, dk_stack *s) { (void)args; dk_stack_push(s, dk_none()); }
 static void unbox_one(dk_stack *s, void *result) { (void)s; (void)result; }
 static void call_one(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
     (void)k; (void)op; (void)ks;
-    dk_pop(s);
-    dk_push(s, dk_int(7));
+    dk_stack_pop(s);
+    dk_stack_push(s, dk_int(7));
 }
 static const dk_op_adapters adapters_a = { "(Tensor) (Tensor)", 1, 1, box_one, unbox_one, call_one };
 static const dk_op_adapters adapters_b = { "(int) (Tensor, int)", 2, 1, box_one, unbox_one, call_one };
@@ -339,6 +339,7 @@ static const dk_op_adapters adapters_b = { "(int) (Tensor, int)", 2, 1, box_one,
 static void test_adapters_belong_to_def(void **state) {
     dk_registry *r;
     dk_registration *def, *impl, *dup = NULL;
+    dk_def_options adapters_a_opts, adapters_b_opts;
     const dk_operator *op;
     dk_value storage[4];
     dk_stack st;
@@ -346,14 +347,18 @@ static void test_adapters_belong_to_def(void **state) {
     (void)state;
     assert_int_equal(dk_registry_create(NULL, &r), DK_OK);
     assert_int_equal(dk_registry_set_call_error(r, quiet_call_error, NULL), DK_OK);
-    assert_int_equal(dk_def_with_adapters(r, "ad::op(Tensor x) -> Tensor", &adapters_a, &def), DK_OK);
+    memset(&adapters_a_opts, 0, sizeof adapters_a_opts);
+    memset(&adapters_b_opts, 0, sizeof adapters_b_opts);
+    adapters_a_opts.adapters = &adapters_a;
+    adapters_b_opts.adapters = &adapters_b;
+    assert_int_equal(dk_def_with(r, "ad::op(Tensor x) -> Tensor", &adapters_a_opts, &def), DK_OK);
     assert_int_equal(dk_impl(r, "ad::op", DK_CPU, dk_unboxed(DK_FN(k_value), NULL), &impl), DK_OK);
     op = dk_op_lookup(r, "ad::op");
     assert_ptr_equal(dk_op_table_of(op)->adapters, &adapters_a);
     assert_int_equal(dk_op_check_signature(op, adapters_a.signature), DK_OK);
     /* a second def fails and leaves everything as it was */
     dk_op_dump_state(op, before, sizeof before);
-    assert_int_equal(dk_def_with_adapters(r, "ad::op(Tensor x, int n) -> Tensor", &adapters_b, &dup),
+    assert_int_equal(dk_def_with(r, "ad::op(Tensor x, int n) -> Tensor", &adapters_b_opts, &dup),
                      DK_ERR_DUPLICATE_DEF);
     assert_null(dup);
     dk_op_dump_state(op, after, sizeof after);
@@ -366,12 +371,12 @@ static void test_adapters_belong_to_def(void **state) {
     assert_null(dk_op_schema(op));
     assert_int_equal(dk_op_check_signature(op, adapters_a.signature), DK_ERR_NO_ADAPTER);
     dk_stack_init(&st, storage, 4);
-    dk_push(&st, dk_none());
+    dk_stack_push(&st, dk_none());
     last_failure = DK_OK;
     dk_redispatch_boxed(op, dk_ks_from_key(DK_CPU), &st);   /* no dangling adapters: a clear error */
     assert_int_equal(last_failure, DK_ERR_NO_ADAPTER);
     /* another signature can be defined now */
-    assert_int_equal(dk_def_with_adapters(r, "ad::op(Tensor x, int n) -> Tensor", &adapters_b, &def), DK_OK);
+    assert_int_equal(dk_def_with(r, "ad::op(Tensor x, int n) -> Tensor", &adapters_b_opts, &def), DK_OK);
     assert_ptr_equal(dk_op_table_of(op)->adapters, &adapters_b);
     assert_int_equal(dk_op_set_adapters((dk_operator *)op, &adapters_a), DK_ERR_WRONG_SIGNATURE);
     dk_registry_destroy(r);
@@ -407,7 +412,7 @@ static void *hook_flipper(void *arg) {
     int i;
     (void)arg;
     for (i = 0; i < RACE_ROUNDS / 20; i++) {
-        dk_set_trace(i & 1 ? trace_a : trace_b, i & 1 ? &tag_a : &tag_b);
+        dk_trace_set(i & 1 ? trace_a : trace_b, i & 1 ? &tag_a : &tag_b);
         assert_int_equal(dk_registry_set_call_error(race_reg, i & 1 ? error_a : error_b, i & 1 ? &tag_a : &tag_b),
                          DK_OK);
         if (i % 64 == 0) sched_yield();
@@ -430,14 +435,14 @@ static void test_hooks_never_torn(void **state) {
     x.v = 0;
     torn = seen_hooks = 0;
     race_done = 0;
-    dk_set_trace(trace_a, &tag_a);
+    dk_trace_set(trace_a, &tag_a);
     assert_int_equal(pthread_create(&t, NULL, hook_flipper, NULL), 0);
     while (!__atomic_load_n(&race_done, __ATOMIC_SEQ_CST) || calls < RACE_ROUNDS / 10) {
         (void)unary_call(op, x);
         calls++;
     }
     pthread_join(t, NULL);
-    dk_set_trace(NULL, NULL);
+    dk_trace_set(NULL, NULL);
     printf("  %ld calls, %ld hook runs while hooks were replaced, %ld with another hook's user data\n", calls,
            seen_hooks, torn);
     assert_int_equal(torn, 0);

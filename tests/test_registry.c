@@ -85,7 +85,7 @@ static dk_registry *new_registry(void) {
     return r;
 }
 
-static const char *slot_debug(const dk_operator *op, dk_key k) { return dk_op_slot_kernel(op, dk_key_table_index(k))->debug; }
+static const char *slot_debug(const dk_operator *op, dk_key k) { return dk_op_slot_kernel(op, dk_key_slot(k))->debug; }
 
 /* ---- basics ------------------------------------------------------------------- */
 
@@ -103,15 +103,15 @@ static void test_def_impl_lookup(void **state) {
     assert_string_equal(op->name, "myns::add.Tensor");
     assert_string_equal(dk_op_schema(op), "myns::add.Tensor(Tensor a, Tensor b) -> Tensor");
     assert_int_equal(op->id, 0);
-    assert_int_equal(dk_op_find(r, "myns::add.Tensor", &found), DK_OK);
+    assert_int_equal(dk_op_lookup_defined(r, "myns::add.Tensor", &found), DK_OK);
     assert_ptr_equal(found, op);
     /* every slot is the missing sentinel, never NULL */
     assert_int_equal(dk_op_slot_kernel(op, 0)->kind, DK_KERNEL_MISSING);
     l_impl = __LINE__ + 1;
     assert_int_equal(dk_impl(r, "myns::add.Tensor", DK_CPU, dk_unboxed(DK_FN(k_cpu), &line), &i), DK_OK);
-    assert_ptr_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_CPU))->fn, DK_FN(k_cpu));
-    assert_ptr_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_CPU))->user_data, &line);
-    assert_int_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_CPU))->key, DK_CPU);
+    assert_ptr_equal(dk_op_slot_kernel(op, dk_key_slot(DK_CPU))->fn, DK_FN(k_cpu));
+    assert_ptr_equal(dk_op_slot_kernel(op, dk_key_slot(DK_CPU))->user_data, &line);
+    assert_int_equal(dk_op_slot_kernel(op, dk_key_slot(DK_CPU))->key, DK_CPU);
     assert_true(dk_op_has_kernel_for_key(op, DK_CPU));
     assert_false(dk_op_has_kernel_for_key(op, DK_CUDA));
     assert_true(dk_op_has_computed_kernel_for_key(op, DK_CPU));
@@ -122,7 +122,7 @@ static void test_def_impl_lookup(void **state) {
         assert_string_equal(slot_debug(op, DK_CPU), expect);
     }
     assert_int_equal(dk_deregister(i), DK_OK);
-    assert_int_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_CPU))->kind, DK_KERNEL_MISSING);
+    assert_int_equal(dk_op_slot_kernel(op, dk_key_slot(DK_CPU))->kind, DK_KERNEL_MISSING);
     assert_int_equal(dk_deregister(d), DK_OK);
     assert_null(dk_op_lookup(r, "myns::add.Tensor"));
     dk_registry_destroy(r);
@@ -137,13 +137,13 @@ static void test_impl_before_def(void **state) {
     op = dk_op_lookup(r, "late::op");
     assert_non_null(op);
     assert_null(dk_op_schema(op));
-    assert_int_equal(dk_op_find(r, "late::op", &op), DK_ERR_NOT_FOUND);
+    assert_int_equal(dk_op_lookup_defined(r, "late::op", &op), DK_ERR_NOT_FOUND);
     assert_string_equal(dk_last_error(),
                         "Could not find schema for late::op. but we found an implementation; did you forget to def() "
                         "the operator?");
     assert_int_equal(dk_def(r, "late::op(Tensor x) -> Tensor", &d), DK_OK);
-    assert_int_equal(dk_op_find(r, "late::op", &op), DK_OK);
-    assert_ptr_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_CUDA))->fn, DK_FN(k_cpu));
+    assert_int_equal(dk_op_lookup_defined(r, "late::op", &op), DK_OK);
+    assert_ptr_equal(dk_op_slot_kernel(op, dk_key_slot(DK_CUDA))->fn, DK_FN(k_cpu));
     dk_registry_destroy(r); /* frees live handles too */
 }
 
@@ -169,7 +169,7 @@ static void test_override_warning_and_restore(void **state) {
     assert_string_equal(logged, expect);
     assert_int_equal(logged_item, DK_LOG_KERNEL_OVERRIDDEN);
     op = dk_op_lookup(r, "w::op");
-    assert_ptr_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_CPU))->fn, DK_FN(k_other));
+    assert_ptr_equal(dk_op_slot_kernel(op, dk_key_slot(DK_CPU))->fn, DK_FN(k_other));
     dk_op_dump_state(op, dump, sizeof dump);
     snprintf(expect, sizeof expect,
              "name: w::op\nschema: w::op(Tensor a) -> Tensor\ndebug: registered at %s:%d\n"
@@ -180,11 +180,11 @@ static void test_override_warning_and_restore(void **state) {
     assert_string_equal(dump, expect);
     /* removing the newest restores the older one */
     assert_int_equal(dk_deregister(second), DK_OK);
-    assert_ptr_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_CPU))->fn, DK_FN(k_cpu));
+    assert_ptr_equal(dk_op_slot_kernel(op, dk_key_slot(DK_CPU))->fn, DK_FN(k_cpu));
     /* removing the older one first keeps the newest active */
     assert_int_equal(dk_impl(r, "w::op", DK_CPU, dk_unboxed(DK_FN(k_other), NULL), &second), DK_OK);
     assert_int_equal(dk_deregister(first), DK_OK);
-    assert_ptr_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_CPU))->fn, DK_FN(k_other));
+    assert_ptr_equal(dk_op_slot_kernel(op, dk_key_slot(DK_CPU))->fn, DK_FN(k_other));
     dk_registry_destroy(r);
 }
 
@@ -228,7 +228,7 @@ static void test_fallbacks(void **state) {
     /* an alias fallback registers every runtime key of the alias */
     assert_int_equal(dk_fallback(r, DK_Autograd, dk_boxed(k_boxed, NULL), &fb), DK_OK);
     DK_KS_FOREACH(k, dk_alias_runtime_set(DK_Autograd)) {
-        const dk_kernel *kern = dk_op_slot_kernel(op, dk_key_table_index(k));
+        const dk_kernel *kern = dk_op_slot_kernel(op, dk_key_slot(k));
         assert_true(kern->is_fallback);
         assert_ptr_equal(kern->boxed, k_boxed);
         n++;
@@ -245,12 +245,12 @@ static void test_fallbacks(void **state) {
     free(after);
     /* fallbacks come after kernels; operators defined later see them */
     assert_int_equal(dk_def(r, "fb::later(Tensor a) -> Tensor", &d), DK_OK);
-    assert_true(dk_op_slot_kernel(dk_op_lookup(r, "fb::later"), dk_key_table_index(DK_AutogradMeta))->is_fallback);
+    assert_true(dk_op_slot_kernel(dk_op_lookup(r, "fb::later"), dk_key_slot(DK_AutogradMeta))->is_fallback);
     assert_int_equal(dk_deregister(fb), DK_OK);
-    assert_int_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_AutogradCPU))->kind, DK_KERNEL_MISSING);
+    assert_int_equal(dk_op_slot_kernel(op, dk_key_slot(DK_AutogradCPU))->kind, DK_KERNEL_MISSING);
     /* fallthrough fallback: masked per backend */
     assert_int_equal(dk_fallback(r, DK_AutogradCPU, dk_fallthrough(), &ft), DK_OK);
-    assert_int_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_AutogradCPU))->kind, DK_KERNEL_FALLTHROUGH);
+    assert_int_equal(dk_op_slot_kernel(op, dk_key_slot(DK_AutogradCPU))->kind, DK_KERNEL_FALLTHROUGH);
     assert_false(dk_op_table_nonfallthrough(dk_op_table_of(op), 0) & dk_ks_from_key(DK_AutogradFunctionality).repr);
     assert_true(dk_op_table_nonfallthrough(dk_op_table_of(op), 1) & dk_ks_from_key(DK_AutogradFunctionality).repr);
     assert_int_equal(dk_deregister(ft), DK_OK);
@@ -273,22 +273,22 @@ static void test_resolution_example(void **state) {
     assert_int_equal(dk_impl(r, "ex::op", DK_Undefined, dk_unboxed(DK_FN(k_other), NULL), &h), DK_OK); /* catch-all */
     assert_int_equal(dk_impl(r, "ex::op", DK_Autograd, dk_boxed(k_boxed, NULL), &h), DK_OK);
     op = dk_op_lookup(r, "ex::op");
-    dk_op_compute_slot(op, dk_key_table_index(DK_CPU), &reason);
+    dk_op_compute_slot(op, dk_key_slot(DK_CPU), &reason);
     assert_string_equal(reason, "kernel");
-    dk_op_compute_slot(op, dk_key_table_index(DK_CUDA), &reason);
+    dk_op_compute_slot(op, dk_key_slot(DK_CUDA), &reason);
     assert_string_equal(reason, "math kernel");
-    dk_op_compute_slot(op, dk_key_table_index(DK_AutogradCPU), &reason);
+    dk_op_compute_slot(op, dk_key_slot(DK_AutogradCPU), &reason);
     assert_string_equal(reason, "autograd kernel");
-    dk_op_compute_slot(op, dk_key_table_index(DK_AutogradCUDA), &reason);
+    dk_op_compute_slot(op, dk_key_slot(DK_AutogradCUDA), &reason);
     assert_string_equal(reason, "math kernel");
     dk_op_compute_slot(op, 0, &reason);
     assert_string_equal(reason, "math kernel");
-    assert_int_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_AutogradCPU))->key, DK_Autograd);
+    assert_int_equal(dk_op_slot_kernel(op, dk_key_slot(DK_AutogradCPU))->key, DK_Autograd);
     assert_int_equal(dk_op_slot_kernel(op, 0)->key, DK_CompositeImplicitAutograd); /* catch-all is stored there */
     /* SparseCPU + CompositeImplicitAutograd: the AutogradOther ambiguity */
     assert_int_equal(dk_impl(r, "ex::op", DK_SparseCPU, dk_unboxed(DK_FN(k_cpu), NULL), &h), DK_OK);
-    assert_int_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_AutogradOther))->kind, DK_KERNEL_AMBIGUOUS);
-    assert_string_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_AutogradOther))->debug, "ambiguous_autogradother");
+    assert_int_equal(dk_op_slot_kernel(op, dk_key_slot(DK_AutogradOther))->kind, DK_KERNEL_AMBIGUOUS);
+    assert_string_equal(dk_op_slot_kernel(op, dk_key_slot(DK_AutogradOther))->debug, "ambiguous_autogradother");
     assert_null(dk_op_compute_slot(op, -1, &reason));
     assert_null(dk_op_compute_slot(op, DK_NUM_RUNTIME_ENTRIES, &reason));
     dk_registry_destroy(r);
@@ -318,7 +318,7 @@ static void test_listeners(void **state) {
     events[0] = '\0';
     assert_int_equal(dk_def(r, "l::a(Tensor x) -> Tensor", &a), DK_OK);
     assert_int_equal(dk_impl(r, "l::impl_only", DK_CPU, dk_unboxed(DK_FN(k_cpu), NULL), &i), DK_OK);
-    assert_int_equal(dk_add_listener(r, on_reg, on_dereg, tag, &l), DK_OK);
+    assert_int_equal(dk_registry_add_listener(r, on_reg, on_dereg, tag, &l), DK_OK);
     assert_string_equal(events, "L+l::a(s) "); /* replay: defined operators only */
     assert_int_equal(dk_def(r, "l::b(Tensor x) -> Tensor", &b), DK_OK);
     assert_int_equal(dk_deregister(a), DK_OK); /* told before the schema goes */
@@ -327,7 +327,7 @@ static void test_listeners(void **state) {
     assert_int_equal(dk_deregister(b), DK_OK);
     assert_string_equal(events, "L+l::a(s) L+l::b(s) L-l::a(s) ");
     assert_int_equal(dk_deregister(l), DK_ERR_BAD_HANDLE);
-    assert_int_equal(dk_add_listener(r, NULL, NULL, NULL, &l), DK_ERR_NULL);
+    assert_int_equal(dk_registry_add_listener(r, NULL, NULL, NULL, &l), DK_ERR_NULL);
     dk_registry_destroy(r);
 }
 
@@ -370,7 +370,7 @@ static void test_library_blocks(void **state) {
     /* IMPL blocks */
     assert_int_equal(dk_library_open(r, DK_LIBRARY_KIND_IMPL, "lib", DK_CPU, &impl), DK_OK);
     assert_int_equal(dk_library_impl(impl, "add", DK_Undefined, dk_unboxed(DK_FN(k_cpu), NULL)), DK_OK);
-    assert_ptr_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_CPU))->fn, DK_FN(k_cpu));
+    assert_ptr_equal(dk_op_slot_kernel(op, dk_key_slot(DK_CPU))->fn, DK_FN(k_cpu));
     assert_int_equal(dk_library_impl(impl, "add", DK_CPU, dk_unboxed(DK_FN(k_cpu), NULL)), DK_OK);
     assert_int_equal(dk_library_impl(impl, "add", DK_CUDA, dk_unboxed(DK_FN(k_cpu), NULL)), DK_ERR_KEY_MISMATCH);
     assert_non_null(strstr(dk_last_error(), "impl(\"add\", ...): Explicitly provided dispatch key (CUDA) is "
@@ -387,7 +387,7 @@ static void test_library_blocks(void **state) {
     /* fallbacks live in IMPL blocks of namespace _ */
     assert_int_equal(dk_library_open(r, DK_LIBRARY_KIND_IMPL, "_", DK_Tracer, &fb), DK_OK);
     assert_int_equal(dk_library_fallback(fb, dk_boxed(k_boxed, NULL)), DK_OK);
-    assert_true(dk_op_slot_kernel(op, dk_key_table_index(DK_Tracer))->is_fallback);
+    assert_true(dk_op_slot_kernel(op, dk_key_slot(DK_Tracer))->is_fallback);
     assert_int_equal(dk_library_open(r, DK_LIBRARY_KIND_DEF, "_", DK_Undefined, &dup), DK_ERR_WRONG_BLOCK);
     assert_non_null(strstr(dk_last_error(), "DK_LIBRARY: cannot define DK_LIBRARY with the wildcard namespace _"));
     assert_int_equal(dk_library_open(r, DK_LIBRARY_KIND_DEF, "li-b", DK_Undefined, &dup), DK_ERR_BAD_NAME);
@@ -434,13 +434,13 @@ static void test_static_and_explicit_registration(void **state) {
     (void)state;
     assert_non_null(op); /* registered before main */
     assert_non_null(dk_op_lookup(dk_registry_default(), "stat::scale2"));
-    assert_ptr_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_CPU))->fn, DK_FN(static_cpu));
+    assert_ptr_equal(dk_op_slot_kernel(op, dk_key_slot(DK_CPU))->fn, DK_FN(static_cpu));
     assert_ptr_equal(op->registry, dk_registry_default());
     /* the same block, run explicitly (static libraries drop unreferenced objects) */
     assert_int_equal(dk_library_run(r, DK_LIBRARY_KIND_DEF, "stat", DK_Undefined, explicit_block, &lib), DK_OK);
     op = dk_op_lookup(r, "stat::scale");
     assert_non_null(op);
-    assert_ptr_equal(dk_op_slot_kernel(op, dk_key_table_index(DK_CPU))->fn, DK_FN(static_cpu));
+    assert_ptr_equal(dk_op_slot_kernel(op, dk_key_slot(DK_CPU))->fn, DK_FN(static_cpu));
     /* failures inside a block run this way go to the log hook */
     n_logged = 0;
     assert_int_equal(dk_library_run(r, DK_LIBRARY_KIND_DEF, "stat", DK_Undefined, explicit_block, NULL),
@@ -463,7 +463,7 @@ static void test_independent_registries(void **state) {
     assert_int_equal(dk_fallback(a, DK_Tracer, dk_fallthrough(), &h), DK_OK);
     assert_null(dk_op_lookup(b, "ind::op"));
     assert_int_equal(dk_def(b, "ind::op(Tensor x) -> Tensor", &h), DK_OK); /* no duplicate across registries */
-    assert_int_equal(dk_op_slot_kernel(dk_op_lookup(b, "ind::op"), dk_key_table_index(DK_Tracer))->kind, DK_KERNEL_MISSING);
+    assert_int_equal(dk_op_slot_kernel(dk_op_lookup(b, "ind::op"), dk_key_slot(DK_Tracer))->kind, DK_KERNEL_MISSING);
     dk_registry_destroy(a);
     dk_registry_destroy(b);
 }
@@ -612,7 +612,7 @@ static dk_status bad_library_kind(void) {
     dk_library *l;
     return dk_library_open(bad_r, (dk_library_kind)7, "bad", DK_Undefined, &l);
 }
-static dk_status bad_find(void) { dk_operator *op; return dk_op_find(bad_r, "bad::nope", &op); }
+static dk_status bad_find(void) { dk_operator *op; return dk_op_lookup_defined(bad_r, "bad::nope", &op); }
 static void half_free(void *p, void *ud) { (void)ud; free(p); }
 static dk_status bad_allocator_half(void) {
     dk_registry *r2;
@@ -722,7 +722,7 @@ static dk_status oom_library(dk_registry *r) {
 }
 static dk_status oom_listener(dk_registry *r) {
     dk_registration *h;
-    return dk_add_listener(r, on_reg, NULL, (void *)"", &h);
+    return dk_registry_add_listener(r, on_reg, NULL, (void *)"", &h);
 }
 
 static void test_out_of_memory_everywhere(void **state) {

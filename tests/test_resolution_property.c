@@ -13,7 +13,7 @@
 
    Only public keyset helpers of dispatch.h are used for the reference
    (dk_key_in_alias, dk_alias_runtime_set, dk_autograd_backend_set, dk_ks_has,
-   dk_slot_key, dk_key_table_index, DK_KS_FOREACH), never its resolution code.
+   dk_slot_key, dk_key_slot, DK_KS_FOREACH), never its resolution code.
    A registration is identified by its user_data: the address of tags[id]. */
 #define DISPATCH_IMPLEMENTATION
 #include "dispatch.h"
@@ -364,9 +364,9 @@ static int fallback_slots(dk_key key, int *slots) {
     int n = 0;
     dk_key k;
     dk_keyset set;
-    if (!dk_key_is_alias(key)) { slots[0] = dk_key_table_index(key); return 1; }
+    if (!dk_key_is_alias(key)) { slots[0] = dk_key_slot(key); return 1; }
     set = dk_alias_runtime_set(key);
-    DK_KS_FOREACH(k, set) slots[n++] = dk_key_table_index(k);
+    DK_KS_FOREACH(k, set) slots[n++] = dk_key_slot(k);
     return n;
 }
 

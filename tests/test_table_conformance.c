@@ -256,7 +256,7 @@ static void check_live(const combo *c, dk_operator *op, void *ctx) {
     int i, j, skipped = 0;
     for (i = 0; i < c->n_live; i++) {
         const live_line *l = &c->live[i];
-        int slot = dk_key_table_index(key_of(l->key)), partial = 0;
+        int slot = dk_key_slot(key_of(l->key)), partial = 0;
         const dk_kernel *k = dk_op_slot_kernel(op, slot), *computed;
         const char *reason;
         for (j = 0; j < c->n_regs; j++)

@@ -94,7 +94,7 @@ static void *reader(void *arg) {
     while (!__atomic_load_n(&writer_done, __ATOMIC_SEQ_CST)) {
         uint64_t t0, t1;
         int id;
-        dk_guard g = dk_include_push(me == 0 ? dk_ks_from_key(DK_Tracer) : DK_KS_EMPTY);
+        dk_guard g = dk_guard_include(me == 0 ? dk_ks_from_key(DK_Tracer) : DK_KS_EMPTY);
         t0 = now();
         id = probe_call(op, t);
         t1 = now();
@@ -260,9 +260,9 @@ static void *churn_reader(void *arg) {
         dk_status s;
         dk_keyset ks;
         dk_stack_init(&st, storage, 8);
-        dk_push(&st, dk_tensor(&storage[0]));
-        dk_push(&st, dk_tensor(&storage[1]));
-        dk_push(&st, dk_list(items, CHURN_LIST));
+        dk_stack_push(&st, dk_tensor(&storage[0]));
+        dk_stack_push(&st, dk_tensor(&storage[1]));
+        dk_stack_push(&st, dk_list(items, CHURN_LIST));
         assert_int_equal(dk_explain_args(churn_op, args, 2, &typed), DK_OK);
         s = dk_explain_stack(churn_op, &st, &boxed);   /* DK_ERR_NOT_FOUND while the def is away */
         ks = dk_stack_dispatch_keyset(churn_op, &st);
@@ -368,9 +368,9 @@ static void test_stack_keyset_while_hooks_change(void **state) {
     churn_op = dk_op_lookup(churn_reg, "mt::hooked");
     for (i = 0; i < 32; i++) items[i] = dk_tensor(&items[i]);
     dk_stack_init(&st, storage, 4);
-    dk_push(&st, dk_tensor(&storage[0]));
-    dk_push(&st, dk_tensor(&storage[1]));
-    dk_push(&st, dk_list(items, 32));
+    dk_stack_push(&st, dk_tensor(&storage[0]));
+    dk_stack_push(&st, dk_tensor(&storage[1]));
+    dk_stack_push(&st, dk_list(items, 32));
     hooks_done = 0;
     assert_int_equal(pthread_create(&w, NULL, hooks_writer, NULL), 0);
     while (!__atomic_load_n(&hooks_done, __ATOMIC_SEQ_CST) || n < 1000) {
@@ -428,7 +428,7 @@ static void test_fork_while_a_registration_holds_the_lock(void **state) {
     int status = -1;
     (void)state;
     assert_int_equal(dk_registry_create(NULL, &fork_reg), DK_OK);
-    assert_int_equal(dk_add_listener(fork_reg, holding_listener, NULL, NULL, &l), DK_OK);
+    assert_int_equal(dk_registry_add_listener(fork_reg, holding_listener, NULL, NULL, &l), DK_OK);
     assert_int_equal(pthread_atfork(fork_begins, NULL, NULL), 0);   /* runs before dispatch.h's (registered later) */
     assert_int_equal(pthread_create(&t, NULL, holding_registrar, NULL), 0);
     while (!__atomic_load_n(&fork_holding, __ATOMIC_SEQ_CST)) sched_yield();

@@ -20,8 +20,8 @@ static int runs;
 static void mark(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
     (void)op; (void)ks;
     runs++;
-    dk_pop(s);
-    dk_push(s, dk_int((int64_t)(intptr_t)k->user_data));
+    dk_stack_pop(s);
+    dk_stack_push(s, dk_int((int64_t)(intptr_t)k->user_data));
 }
 static int64_t call(dk_registry *r, const char *name, uint64_t ks) {
     handle h;
@@ -29,10 +29,10 @@ static int64_t call(dk_registry *r, const char *name, uint64_t ks) {
     dk_stack s;
     h.ks = ks;
     dk_stack_init(&s, storage, 2);
-    dk_push(&s, dk_tensor(&h));
+    dk_stack_push(&s, dk_tensor(&h));
     dk_call_boxed(dk_op_lookup(r, name), &s);
     if (dk_last_call_status() != DK_OK) return -1;
-    return dk_pop(&s).as.i;
+    return dk_stack_pop(&s).as.i;
 }
 static dk_registry *make(void) {
     dk_registry_desc desc;

@@ -79,9 +79,9 @@ static void logging(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_
 
 /* doc::word_count: a boxed kernel, called boxed */
 static void count_text(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *stack) {
-    const doc *d = (const doc *)dk_pop(stack).as.tensor;
+    const doc *d = (const doc *)dk_stack_pop(stack).as.tensor;
     (void)k; (void)op; (void)ks;
-    dk_push(stack, dk_int((int64_t)d->pages * 300));
+    dk_stack_push(stack, dk_int((int64_t)d->pages * 300));
 }
 
 static void show(const char *what, const doc *d, int64_t width) {
@@ -139,17 +139,17 @@ int main(void) {
     show("text (AnyBackend)", &notes, 72);
 
     printf("logging on for this thread:\n");
-    g = dk_include_push(dk_ks_from_key(DK_Logging));
+    g = dk_guard_include(dk_ks_from_key(DK_Logging));
     show("  text", &notes, 72);
     dk_guard_pop(g);
     show("logging off again", &notes, 72);
 
     printf("a boxed call of doc::word_count on the notes:\n");
     dk_stack_init(&stack, storage, 4);
-    dk_push(&stack, dk_tensor(&notes));
+    dk_stack_push(&stack, dk_tensor(&notes));
     dk_call_boxed(dk_op_lookup(r, "doc::word_count"), &stack);
-    printf("    = %lld words\n", (long long)dk_pop(&stack).as.i);
-    dk_push(&stack, dk_tensor(&report));
+    printf("    = %lld words\n", (long long)dk_stack_pop(&stack).as.i);
+    dk_stack_push(&stack, dk_tensor(&report));
     dk_call_boxed(dk_op_lookup(r, "doc::word_count"), &stack);
     printf("on the report (Vector): %s\n    %s\n", dk_status_str(dk_last_call_status()), dk_last_error());
 

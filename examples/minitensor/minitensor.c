@@ -333,10 +333,10 @@ static void mark_not_implemented(dk_value *result, const char *op_name, void *ud
 static const dk_autograd_ni_desc not_implemented = { mark_not_implemented, arg_requires_grad, NULL };
 
 /* no_grad: thread-local state excludes the autograd keys, so calls skip the
-   autograd kernels and go straight to the backend (dk_below_autograd_push()
+   autograd kernels and go straight to the backend (dk_guard_below_autograd()
    does the same; c10 calls it AutoDispatchBelowAutograd). Guards nest: pop
    undoes exactly what push changed. */
-dk_guard mt_no_grad_begin(void) { return dk_exclude_push(DK_KS_AUTOGRAD); }
+dk_guard mt_no_grad_begin(void) { return dk_guard_exclude(DK_KS_AUTOGRAD); }
 void mt_no_grad_end(dk_guard g) { dk_guard_pop(g); }
 
 void mt_backward(mt_tensor *loss) {
@@ -374,13 +374,13 @@ static void trace_fallback(const dk_kernel *k, const dk_operator *o, dk_keyset k
     /* Below itself: the same keyset without Tracer. The call consumes the
        arguments and pushes the result. */
     dk_redispatch_boxed(o, dk_ks_remove(ks, DK_Tracer), stack);
-    if (stack->size > base) describe_value(dk_peek(stack, 0), value, sizeof value);
+    if (stack->size > base) describe_value(dk_stack_peek(stack, 0), value, sizeof value);
     else snprintf(value, sizeof value, "(failed)");
     if (len < sizeof line) snprintf(line + len, sizeof line - len, ") -> %s", value);
     printf("  %s\n", line);
 }
 
-dk_guard mt_trace_begin(void) { return dk_include_push(dk_ks_from_key(DK_Tracer)); }
+dk_guard mt_trace_begin(void) { return dk_guard_include(dk_ks_from_key(DK_Tracer)); }
 void mt_trace_end(dk_guard g) { dk_guard_pop(g); }
 
 /* ==== 6. Registration ========================================================= */

@@ -63,7 +63,7 @@ DK_INLINE dk_keyset dkgen_value_keyset(dk_value v_) {
 /* <op>_bind: the operator, if defined with this C signature (NULL: bound boxed) */
 DK_INLINE dk_status dkgen_bind(dk_registry *reg_, const char *name_, const char *signature_, const dk_operator **op_) {
     dk_operator *found_;
-    dk_status status_ = dk_op_find(reg_, name_, &found_);
+    dk_status status_ = dk_op_lookup_defined(reg_, name_, &found_);
     if (status_ == DK_OK && signature_) status_ = dk_op_check_signature(found_, signature_);
     if (status_ == DK_OK) *op_ = found_;
     return status_;
@@ -167,54 +167,59 @@ DK_INLINE dk_keyset mt_add_keyset(dkgen_tensor a_, dkgen_tensor b_) {
     ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(b_));
     return ks_;
 }
-static dkgen_tensor mt_add_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor a_, dkgen_tensor b_) {
+static dkgen_tensor dkgen_mt_add_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor a_, dkgen_tensor b_) {
     mt_add_args pack_;
     pack_.a = a_;
     pack_.b = b_;
-    dk_call_slow(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor mt_add_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor a_, dkgen_tensor b_) {
-    return kernel_->fn ? ((mt_add_fn)kernel_->fn)(kernel_, ks_, a_, b_) : mt_add_slow(op_, ks_, kernel_, a_, b_);
+DK_INLINE dkgen_tensor dkgen_mt_add_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor a_, dkgen_tensor b_) {
+    return kernel_->fn ? ((mt_add_fn)kernel_->fn)(kernel_, ks_, a_, b_) : dkgen_mt_add_slow(op_, ks_, kernel_, a_, b_);
 }
 DK_INLINE dkgen_tensor mt_add_call(const dk_operator *op_, dkgen_tensor a_, dkgen_tensor b_) {
     dk_keyset ks_;
     const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch(op_, mt_add_keyset(a_, b_), &ks_);
-    ret_ = mt_add_invoke(op_, ks_, kernel_, a_, b_);
+    kernel_ = dk_dispatch_kernel(op_, mt_add_keyset(a_, b_), &ks_);
+    ret_ = dkgen_mt_add_invoke(op_, ks_, kernel_, a_, b_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dkgen_tensor mt_add_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_, dkgen_tensor b_) {
     dkgen_tensor ret_;
     dk_call_enter();
-    ret_ = mt_add_invoke(op_, ks_, dk_lookup(op_, ks_), a_, b_);
+    ret_ = dkgen_mt_add_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), a_, b_);
     dk_call_exit();
     return ret_;
 }
 static void mt_add_box(const void *args_, dk_stack *stack_) {
     const mt_add_args *pack_ = (const mt_add_args *)args_;
-    dk_push(stack_, dkgen_box_tensor(pack_->a));
-    dk_push(stack_, dkgen_box_tensor(pack_->b));
+    dk_stack_push(stack_, dkgen_box_tensor(pack_->a));
+    dk_stack_push(stack_, dkgen_box_tensor(pack_->b));
 }
 static void mt_add_unbox_result(dk_stack *stack_, void *result_) {
     dkgen_tensor *ret_ = (dkgen_tensor *)result_;
-    *ret_ = dkgen_tensor_of(dk_pop(stack_));
+    *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void mt_add_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
     mt_add_args pack_;
     dkgen_tensor ret_;
     (void)op_; (void)stack_;
-    pack_.b = dkgen_tensor_of(dk_pop(stack_));
-    pack_.a = dkgen_tensor_of(dk_pop(stack_));
+    pack_.b = dkgen_tensor_of(dk_stack_pop(stack_));
+    pack_.a = dkgen_tensor_of(dk_stack_pop(stack_));
     ret_ = ((mt_add_fn)kernel_->fn)(kernel_, ks_, pack_.a, pack_.b);
-    dk_push(stack_, dkgen_box_tensor(ret_));
+    dk_stack_push(stack_, dkgen_box_tensor(ret_));
 }
 static const dk_op_adapters mt_add_adapters = { mt_add_SIGNATURE, 2, 1, mt_add_box, mt_add_unbox_result, mt_add_call_unboxed };
 DK_INLINE dk_status mt_add_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
-    return dk_def_at(reg_, mt_add_SCHEMA, &mt_add_adapters, file_, line_, handle_);
+    dk_def_options opts_;
+    opts_.adapters = &mt_add_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_def_at(reg_, mt_add_SCHEMA, &opts_, file_, line_, handle_);
 }
 #define mt_add_def(reg_, handle_) mt_add_def_at((reg_), __FILE__, __LINE__, (handle_))
 DK_INLINE dk_status mt_add_library_def(dk_library *lib_) {
@@ -253,54 +258,59 @@ DK_INLINE dk_keyset mt_mul_keyset(dkgen_tensor a_, dkgen_tensor b_) {
     ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(b_));
     return ks_;
 }
-static dkgen_tensor mt_mul_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor a_, dkgen_tensor b_) {
+static dkgen_tensor dkgen_mt_mul_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor a_, dkgen_tensor b_) {
     mt_mul_args pack_;
     pack_.a = a_;
     pack_.b = b_;
-    dk_call_slow(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor mt_mul_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor a_, dkgen_tensor b_) {
-    return kernel_->fn ? ((mt_mul_fn)kernel_->fn)(kernel_, ks_, a_, b_) : mt_mul_slow(op_, ks_, kernel_, a_, b_);
+DK_INLINE dkgen_tensor dkgen_mt_mul_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor a_, dkgen_tensor b_) {
+    return kernel_->fn ? ((mt_mul_fn)kernel_->fn)(kernel_, ks_, a_, b_) : dkgen_mt_mul_slow(op_, ks_, kernel_, a_, b_);
 }
 DK_INLINE dkgen_tensor mt_mul_call(const dk_operator *op_, dkgen_tensor a_, dkgen_tensor b_) {
     dk_keyset ks_;
     const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch(op_, mt_mul_keyset(a_, b_), &ks_);
-    ret_ = mt_mul_invoke(op_, ks_, kernel_, a_, b_);
+    kernel_ = dk_dispatch_kernel(op_, mt_mul_keyset(a_, b_), &ks_);
+    ret_ = dkgen_mt_mul_invoke(op_, ks_, kernel_, a_, b_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dkgen_tensor mt_mul_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_, dkgen_tensor b_) {
     dkgen_tensor ret_;
     dk_call_enter();
-    ret_ = mt_mul_invoke(op_, ks_, dk_lookup(op_, ks_), a_, b_);
+    ret_ = dkgen_mt_mul_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), a_, b_);
     dk_call_exit();
     return ret_;
 }
 static void mt_mul_box(const void *args_, dk_stack *stack_) {
     const mt_mul_args *pack_ = (const mt_mul_args *)args_;
-    dk_push(stack_, dkgen_box_tensor(pack_->a));
-    dk_push(stack_, dkgen_box_tensor(pack_->b));
+    dk_stack_push(stack_, dkgen_box_tensor(pack_->a));
+    dk_stack_push(stack_, dkgen_box_tensor(pack_->b));
 }
 static void mt_mul_unbox_result(dk_stack *stack_, void *result_) {
     dkgen_tensor *ret_ = (dkgen_tensor *)result_;
-    *ret_ = dkgen_tensor_of(dk_pop(stack_));
+    *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void mt_mul_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
     mt_mul_args pack_;
     dkgen_tensor ret_;
     (void)op_; (void)stack_;
-    pack_.b = dkgen_tensor_of(dk_pop(stack_));
-    pack_.a = dkgen_tensor_of(dk_pop(stack_));
+    pack_.b = dkgen_tensor_of(dk_stack_pop(stack_));
+    pack_.a = dkgen_tensor_of(dk_stack_pop(stack_));
     ret_ = ((mt_mul_fn)kernel_->fn)(kernel_, ks_, pack_.a, pack_.b);
-    dk_push(stack_, dkgen_box_tensor(ret_));
+    dk_stack_push(stack_, dkgen_box_tensor(ret_));
 }
 static const dk_op_adapters mt_mul_adapters = { mt_mul_SIGNATURE, 2, 1, mt_mul_box, mt_mul_unbox_result, mt_mul_call_unboxed };
 DK_INLINE dk_status mt_mul_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
-    return dk_def_at(reg_, mt_mul_SCHEMA, &mt_mul_adapters, file_, line_, handle_);
+    dk_def_options opts_;
+    opts_.adapters = &mt_mul_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_def_at(reg_, mt_mul_SCHEMA, &opts_, file_, line_, handle_);
 }
 #define mt_mul_def(reg_, handle_) mt_mul_def_at((reg_), __FILE__, __LINE__, (handle_))
 DK_INLINE dk_status mt_mul_library_def(dk_library *lib_) {
@@ -338,51 +348,56 @@ DK_INLINE dk_keyset mt_sum_keyset(dkgen_tensor a_) {
     ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(a_));
     return ks_;
 }
-static dkgen_tensor mt_sum_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor a_) {
+static dkgen_tensor dkgen_mt_sum_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor a_) {
     mt_sum_args pack_;
     pack_.a = a_;
-    dk_call_slow(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor mt_sum_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor a_) {
-    return kernel_->fn ? ((mt_sum_fn)kernel_->fn)(kernel_, ks_, a_) : mt_sum_slow(op_, ks_, kernel_, a_);
+DK_INLINE dkgen_tensor dkgen_mt_sum_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor a_) {
+    return kernel_->fn ? ((mt_sum_fn)kernel_->fn)(kernel_, ks_, a_) : dkgen_mt_sum_slow(op_, ks_, kernel_, a_);
 }
 DK_INLINE dkgen_tensor mt_sum_call(const dk_operator *op_, dkgen_tensor a_) {
     dk_keyset ks_;
     const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch(op_, mt_sum_keyset(a_), &ks_);
-    ret_ = mt_sum_invoke(op_, ks_, kernel_, a_);
+    kernel_ = dk_dispatch_kernel(op_, mt_sum_keyset(a_), &ks_);
+    ret_ = dkgen_mt_sum_invoke(op_, ks_, kernel_, a_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dkgen_tensor mt_sum_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_) {
     dkgen_tensor ret_;
     dk_call_enter();
-    ret_ = mt_sum_invoke(op_, ks_, dk_lookup(op_, ks_), a_);
+    ret_ = dkgen_mt_sum_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), a_);
     dk_call_exit();
     return ret_;
 }
 static void mt_sum_box(const void *args_, dk_stack *stack_) {
     const mt_sum_args *pack_ = (const mt_sum_args *)args_;
-    dk_push(stack_, dkgen_box_tensor(pack_->a));
+    dk_stack_push(stack_, dkgen_box_tensor(pack_->a));
 }
 static void mt_sum_unbox_result(dk_stack *stack_, void *result_) {
     dkgen_tensor *ret_ = (dkgen_tensor *)result_;
-    *ret_ = dkgen_tensor_of(dk_pop(stack_));
+    *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void mt_sum_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
     mt_sum_args pack_;
     dkgen_tensor ret_;
     (void)op_; (void)stack_;
-    pack_.a = dkgen_tensor_of(dk_pop(stack_));
+    pack_.a = dkgen_tensor_of(dk_stack_pop(stack_));
     ret_ = ((mt_sum_fn)kernel_->fn)(kernel_, ks_, pack_.a);
-    dk_push(stack_, dkgen_box_tensor(ret_));
+    dk_stack_push(stack_, dkgen_box_tensor(ret_));
 }
 static const dk_op_adapters mt_sum_adapters = { mt_sum_SIGNATURE, 1, 1, mt_sum_box, mt_sum_unbox_result, mt_sum_call_unboxed };
 DK_INLINE dk_status mt_sum_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
-    return dk_def_at(reg_, mt_sum_SCHEMA, &mt_sum_adapters, file_, line_, handle_);
+    dk_def_options opts_;
+    opts_.adapters = &mt_sum_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_def_at(reg_, mt_sum_SCHEMA, &opts_, file_, line_, handle_);
 }
 #define mt_sum_def(reg_, handle_) mt_sum_def_at((reg_), __FILE__, __LINE__, (handle_))
 DK_INLINE dk_status mt_sum_library_def(dk_library *lib_) {
@@ -420,51 +435,56 @@ DK_INLINE dk_keyset mt_relu_keyset(dkgen_tensor a_) {
     ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(a_));
     return ks_;
 }
-static dkgen_tensor mt_relu_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor a_) {
+static dkgen_tensor dkgen_mt_relu_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor a_) {
     mt_relu_args pack_;
     pack_.a = a_;
-    dk_call_slow(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor mt_relu_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor a_) {
-    return kernel_->fn ? ((mt_relu_fn)kernel_->fn)(kernel_, ks_, a_) : mt_relu_slow(op_, ks_, kernel_, a_);
+DK_INLINE dkgen_tensor dkgen_mt_relu_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor a_) {
+    return kernel_->fn ? ((mt_relu_fn)kernel_->fn)(kernel_, ks_, a_) : dkgen_mt_relu_slow(op_, ks_, kernel_, a_);
 }
 DK_INLINE dkgen_tensor mt_relu_call(const dk_operator *op_, dkgen_tensor a_) {
     dk_keyset ks_;
     const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch(op_, mt_relu_keyset(a_), &ks_);
-    ret_ = mt_relu_invoke(op_, ks_, kernel_, a_);
+    kernel_ = dk_dispatch_kernel(op_, mt_relu_keyset(a_), &ks_);
+    ret_ = dkgen_mt_relu_invoke(op_, ks_, kernel_, a_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dkgen_tensor mt_relu_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_) {
     dkgen_tensor ret_;
     dk_call_enter();
-    ret_ = mt_relu_invoke(op_, ks_, dk_lookup(op_, ks_), a_);
+    ret_ = dkgen_mt_relu_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), a_);
     dk_call_exit();
     return ret_;
 }
 static void mt_relu_box(const void *args_, dk_stack *stack_) {
     const mt_relu_args *pack_ = (const mt_relu_args *)args_;
-    dk_push(stack_, dkgen_box_tensor(pack_->a));
+    dk_stack_push(stack_, dkgen_box_tensor(pack_->a));
 }
 static void mt_relu_unbox_result(dk_stack *stack_, void *result_) {
     dkgen_tensor *ret_ = (dkgen_tensor *)result_;
-    *ret_ = dkgen_tensor_of(dk_pop(stack_));
+    *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void mt_relu_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
     mt_relu_args pack_;
     dkgen_tensor ret_;
     (void)op_; (void)stack_;
-    pack_.a = dkgen_tensor_of(dk_pop(stack_));
+    pack_.a = dkgen_tensor_of(dk_stack_pop(stack_));
     ret_ = ((mt_relu_fn)kernel_->fn)(kernel_, ks_, pack_.a);
-    dk_push(stack_, dkgen_box_tensor(ret_));
+    dk_stack_push(stack_, dkgen_box_tensor(ret_));
 }
 static const dk_op_adapters mt_relu_adapters = { mt_relu_SIGNATURE, 1, 1, mt_relu_box, mt_relu_unbox_result, mt_relu_call_unboxed };
 DK_INLINE dk_status mt_relu_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
-    return dk_def_at(reg_, mt_relu_SCHEMA, &mt_relu_adapters, file_, line_, handle_);
+    dk_def_options opts_;
+    opts_.adapters = &mt_relu_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_def_at(reg_, mt_relu_SCHEMA, &opts_, file_, line_, handle_);
 }
 #define mt_relu_def(reg_, handle_) mt_relu_def_at((reg_), __FILE__, __LINE__, (handle_))
 DK_INLINE dk_status mt_relu_library_def(dk_library *lib_) {
@@ -503,54 +523,59 @@ DK_INLINE dk_keyset mt_matmul_keyset(dkgen_tensor a_, dkgen_tensor b_) {
     ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(b_));
     return ks_;
 }
-static dkgen_tensor mt_matmul_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor a_, dkgen_tensor b_) {
+static dkgen_tensor dkgen_mt_matmul_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor a_, dkgen_tensor b_) {
     mt_matmul_args pack_;
     pack_.a = a_;
     pack_.b = b_;
-    dk_call_slow(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor mt_matmul_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor a_, dkgen_tensor b_) {
-    return kernel_->fn ? ((mt_matmul_fn)kernel_->fn)(kernel_, ks_, a_, b_) : mt_matmul_slow(op_, ks_, kernel_, a_, b_);
+DK_INLINE dkgen_tensor dkgen_mt_matmul_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor a_, dkgen_tensor b_) {
+    return kernel_->fn ? ((mt_matmul_fn)kernel_->fn)(kernel_, ks_, a_, b_) : dkgen_mt_matmul_slow(op_, ks_, kernel_, a_, b_);
 }
 DK_INLINE dkgen_tensor mt_matmul_call(const dk_operator *op_, dkgen_tensor a_, dkgen_tensor b_) {
     dk_keyset ks_;
     const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch(op_, mt_matmul_keyset(a_, b_), &ks_);
-    ret_ = mt_matmul_invoke(op_, ks_, kernel_, a_, b_);
+    kernel_ = dk_dispatch_kernel(op_, mt_matmul_keyset(a_, b_), &ks_);
+    ret_ = dkgen_mt_matmul_invoke(op_, ks_, kernel_, a_, b_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dkgen_tensor mt_matmul_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_, dkgen_tensor b_) {
     dkgen_tensor ret_;
     dk_call_enter();
-    ret_ = mt_matmul_invoke(op_, ks_, dk_lookup(op_, ks_), a_, b_);
+    ret_ = dkgen_mt_matmul_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), a_, b_);
     dk_call_exit();
     return ret_;
 }
 static void mt_matmul_box(const void *args_, dk_stack *stack_) {
     const mt_matmul_args *pack_ = (const mt_matmul_args *)args_;
-    dk_push(stack_, dkgen_box_tensor(pack_->a));
-    dk_push(stack_, dkgen_box_tensor(pack_->b));
+    dk_stack_push(stack_, dkgen_box_tensor(pack_->a));
+    dk_stack_push(stack_, dkgen_box_tensor(pack_->b));
 }
 static void mt_matmul_unbox_result(dk_stack *stack_, void *result_) {
     dkgen_tensor *ret_ = (dkgen_tensor *)result_;
-    *ret_ = dkgen_tensor_of(dk_pop(stack_));
+    *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void mt_matmul_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
     mt_matmul_args pack_;
     dkgen_tensor ret_;
     (void)op_; (void)stack_;
-    pack_.b = dkgen_tensor_of(dk_pop(stack_));
-    pack_.a = dkgen_tensor_of(dk_pop(stack_));
+    pack_.b = dkgen_tensor_of(dk_stack_pop(stack_));
+    pack_.a = dkgen_tensor_of(dk_stack_pop(stack_));
     ret_ = ((mt_matmul_fn)kernel_->fn)(kernel_, ks_, pack_.a, pack_.b);
-    dk_push(stack_, dkgen_box_tensor(ret_));
+    dk_stack_push(stack_, dkgen_box_tensor(ret_));
 }
 static const dk_op_adapters mt_matmul_adapters = { mt_matmul_SIGNATURE, 2, 1, mt_matmul_box, mt_matmul_unbox_result, mt_matmul_call_unboxed };
 DK_INLINE dk_status mt_matmul_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
-    return dk_def_at(reg_, mt_matmul_SCHEMA, &mt_matmul_adapters, file_, line_, handle_);
+    dk_def_options opts_;
+    opts_.adapters = &mt_matmul_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_def_at(reg_, mt_matmul_SCHEMA, &opts_, file_, line_, handle_);
 }
 #define mt_matmul_def(reg_, handle_) mt_matmul_def_at((reg_), __FILE__, __LINE__, (handle_))
 DK_INLINE dk_status mt_matmul_library_def(dk_library *lib_) {
@@ -588,51 +613,56 @@ DK_INLINE dk_keyset mt_exp_keyset(dkgen_tensor a_) {
     ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(a_));
     return ks_;
 }
-static dkgen_tensor mt_exp_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor a_) {
+static dkgen_tensor dkgen_mt_exp_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor a_) {
     mt_exp_args pack_;
     pack_.a = a_;
-    dk_call_slow(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor mt_exp_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor a_) {
-    return kernel_->fn ? ((mt_exp_fn)kernel_->fn)(kernel_, ks_, a_) : mt_exp_slow(op_, ks_, kernel_, a_);
+DK_INLINE dkgen_tensor dkgen_mt_exp_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor a_) {
+    return kernel_->fn ? ((mt_exp_fn)kernel_->fn)(kernel_, ks_, a_) : dkgen_mt_exp_slow(op_, ks_, kernel_, a_);
 }
 DK_INLINE dkgen_tensor mt_exp_call(const dk_operator *op_, dkgen_tensor a_) {
     dk_keyset ks_;
     const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch(op_, mt_exp_keyset(a_), &ks_);
-    ret_ = mt_exp_invoke(op_, ks_, kernel_, a_);
+    kernel_ = dk_dispatch_kernel(op_, mt_exp_keyset(a_), &ks_);
+    ret_ = dkgen_mt_exp_invoke(op_, ks_, kernel_, a_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dkgen_tensor mt_exp_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_) {
     dkgen_tensor ret_;
     dk_call_enter();
-    ret_ = mt_exp_invoke(op_, ks_, dk_lookup(op_, ks_), a_);
+    ret_ = dkgen_mt_exp_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), a_);
     dk_call_exit();
     return ret_;
 }
 static void mt_exp_box(const void *args_, dk_stack *stack_) {
     const mt_exp_args *pack_ = (const mt_exp_args *)args_;
-    dk_push(stack_, dkgen_box_tensor(pack_->a));
+    dk_stack_push(stack_, dkgen_box_tensor(pack_->a));
 }
 static void mt_exp_unbox_result(dk_stack *stack_, void *result_) {
     dkgen_tensor *ret_ = (dkgen_tensor *)result_;
-    *ret_ = dkgen_tensor_of(dk_pop(stack_));
+    *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void mt_exp_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
     mt_exp_args pack_;
     dkgen_tensor ret_;
     (void)op_; (void)stack_;
-    pack_.a = dkgen_tensor_of(dk_pop(stack_));
+    pack_.a = dkgen_tensor_of(dk_stack_pop(stack_));
     ret_ = ((mt_exp_fn)kernel_->fn)(kernel_, ks_, pack_.a);
-    dk_push(stack_, dkgen_box_tensor(ret_));
+    dk_stack_push(stack_, dkgen_box_tensor(ret_));
 }
 static const dk_op_adapters mt_exp_adapters = { mt_exp_SIGNATURE, 1, 1, mt_exp_box, mt_exp_unbox_result, mt_exp_call_unboxed };
 DK_INLINE dk_status mt_exp_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
-    return dk_def_at(reg_, mt_exp_SCHEMA, &mt_exp_adapters, file_, line_, handle_);
+    dk_def_options opts_;
+    opts_.adapters = &mt_exp_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_def_at(reg_, mt_exp_SCHEMA, &opts_, file_, line_, handle_);
 }
 #define mt_exp_def(reg_, handle_) mt_exp_def_at((reg_), __FILE__, __LINE__, (handle_))
 DK_INLINE dk_status mt_exp_library_def(dk_library *lib_) {

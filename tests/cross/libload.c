@@ -108,7 +108,7 @@ int main(int argc, char **argv) {
         LOAD_SYM(create, "dk__registry_create");
         LOAD_SYM(def, "dk__def");
         LOAD_SYM(destroy, "dk_registry_destroy");
-        LOAD_SYM(op_find, "dk_op_find");
+        LOAD_SYM(op_find, "dk_op_lookup_defined");
         LOAD_SYM(last_error, "dk_last_error");
         if (!create || !def || !destroy || !op_find || !last_error) { fprintf(stderr, "missing symbols\n"); return 1; }
         CHECK(create(NULL, &reg, DK_CONFIG_SIGNATURE) == DK_OK);

@@ -87,7 +87,7 @@ static void test_keysets(void) {
         dk_keyset ks = dk_ks_from_key(k);
         dk_ks_to_string(ks, text, sizeof text);
         printf("slot %3d %-32s %s\n", slot, dk_key_name(k), text);
-        if (slot > 0 && dk_ks_table_index(ks) != slot) bad_round_trip++;
+        if (slot > 0 && dk_ks_slot(ks) != slot) bad_round_trip++;
         if (dk_key_parse(dk_key_name(k), &back) != DK_OK || back != k) bad_round_trip++;
     }
     CHECK(bad_round_trip == 0);
@@ -98,7 +98,7 @@ static void test_keysets(void) {
         CHECK(n > 0 && (size_t)n < sizeof text);
         printf("ks ");
         print_hex64(ks.repr);
-        printf(" %s -> %s slot %d\n", text, dk_key_name(dk_ks_highest_key(ks)), dk_ks_table_index(ks));
+        printf(" %s -> %s slot %d\n", text, dk_key_name(dk_ks_highest_key(ks)), dk_ks_slot(ks));
     }
 }
 

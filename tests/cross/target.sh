@@ -97,11 +97,11 @@ if [ $libload = yes ]; then
   else fail "libload does not build"; fi
 fi
 
-# README's examples, extracted as tests/structure.sh does, compared with tests/readme_NAME.out
-for ex in $(sed -n 's/^<!-- example:\([a-z_]*\) -->$/\1/p' README.md); do
+# the documentation's examples (README.md, docs/*.md), extracted as tests/structure.sh does, compared with tests/readme_NAME.out
+for ex in $(cat README.md docs/*.md | sed -n 's/^<!-- example:\([a-z_]*\) -->$/\1/p'); do
   d=$out/readme_$ex
   mkdir -p "$d"
-  sed -n "/<!-- example:$ex -->/,/^\`\`\`\$/p" README.md | sed '1,2d;$d' > "$d/example.c"
+  cat README.md docs/*.md | sed -n "/<!-- example:$ex -->/,/^\`\`\`\$/p" | sed '1,2d;$d' > "$d/example.c"
   if ! (cd "$d" && $cc $cflags $extra -I"$top" -I"$top/tests/plugin" -I"$top/gen" example.c -o example$exe $libs) >> "$log" 2>&1; then
     fail "README example $ex does not build"; continue
   fi

@@ -20,8 +20,8 @@ static dk_keyset keyset_of(const void *t, void *user_data) {
 }
 static void kernel(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
     (void)k; (void)op; (void)ks;
-    dk_pop(s);
-    dk_push(s, dk_int(42));
+    dk_stack_pop(s);
+    dk_stack_push(s, dk_int(42));
 }
 
 int main(void) {
@@ -36,9 +36,9 @@ int main(void) {
         runtime++;
         if (dk_key_backend(key) != DK_InvalidBit)
             CHECK(dk_key_runtime(dk_key_functionality(key), dk_key_backend(key)) == key);
-        CHECK(dk_key_table_index(key) >= 0 && dk_key_table_index(key) < DK_NUM_RUNTIME_ENTRIES);
-        slot_seen[dk_key_table_index(key)]++;
-        CHECK(dk_slot_key(dk_key_table_index(key)) == key);
+        CHECK(dk_key_slot(key) >= 0 && dk_key_slot(key) < DK_NUM_RUNTIME_ENTRIES);
+        slot_seen[dk_key_slot(key)]++;
+        CHECK(dk_slot_key(dk_key_slot(key)) == key);
         if (key != DK_Undefined) {
             CHECK(dk_ks_highest_key(dk_ks_from_key(key)) == key);
             CHECK(dk_ks_to_string(dk_ks_from_key(key), buf, sizeof buf) > 0 && strstr(buf, dk_key_name(key)));
@@ -62,7 +62,7 @@ int main(void) {
         CHECK(dk_impl(r, "t::f", (dk_key)highest, dk_boxed(kernel, NULL), &h) == DK_OK);
         t.ks = dk_ks_from_key((dk_key)highest).repr;
         dk_stack_init(&st, storage, 4);
-        dk_push(&st, dk_tensor(&t));
+        dk_stack_push(&st, dk_tensor(&t));
         dk_call_boxed(dk_op_lookup(r, "t::f"), &st);
         CHECK(st.size == 1 && st.values[0].tag == DK_VALUE_INT && st.values[0].as.i == 42);
         dk_registry_destroy(r);
