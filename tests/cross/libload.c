@@ -14,6 +14,10 @@
 #include <stdio.h>
 #include <string.h>
 
+/* This program has no implementation of its own (it dlopens one): it answers
+   the header's link check for programs without DISPATCH_IMPLEMENTATION. */
+void dk_no_file_defines_DISPATCH_IMPLEMENTATION_before_including_dispatch_h(void) {}
+
 #if defined(_WIN32)
 #include <windows.h>
 #else

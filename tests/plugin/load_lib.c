@@ -9,6 +9,10 @@
 #include <dlfcn.h>
 #include <stdio.h>
 
+/* This program has no implementation of its own (it dlopens one): it answers
+   the header's link check for programs without DISPATCH_IMPLEMENTATION. */
+void dk_no_file_defines_DISPATCH_IMPLEMENTATION_before_including_dispatch_h(void) {}
+
 typedef dk_status (*create_fn)(const dk_registry_desc *, dk_registry **, const char *);
 typedef dk_status (*def_fn)(dk_registry *, const char *, const dk_op_adapters *, const char *, int,
                             dk_registration **, const char *);
