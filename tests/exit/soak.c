@@ -190,8 +190,13 @@ static void *reader(void *arg) {
             ADD(&lib_calls, 1);
         }
         dk_call_exit();
-        /* tags: one def's tags, never a mix */
+        /* tags: one def's tags, never a mix. The accessor reads the current
+           table: with call epochs only a bracket holds it (outside one the
+           table may be freed at once); in the default mode this thread's
+           next quiescent point ends what it holds */
+        dk_call_enter();
         t = dk_op_tags(op_tagged);
+        dk_call_exit();
         bad += CHECK(8, t != 0 && t != tag_mask(DK_TAG_core) && t != tag_mask(DK_TAG_pointwise));
         if (n % 16 == 0) {   /* a dump (it takes the registry's lock) */
             bad += CHECK(9, dk_op_dump_state(op_main, text, sizeof text) <= 0 || strstr(text, "soak::op") == NULL);
