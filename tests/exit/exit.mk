@@ -16,8 +16,9 @@
 #              dlopen'ed and dlclose'd 200 times beside a live thread that
 #              used them (plain and ASan with detect_leaks).
 #   soak       (not in make test) the long churn: SOAK_STEPS (10^6) writer
-#              steps beside two readers, both modes, plain, ASan, TSan,
-#              printing its counts.
+#              steps beside two readers, and test_quiescent's memory test
+#              with as many impl/deregister cycles, both modes, plain, ASan,
+#              TSan, printing their counts.
 
 EXIT_DIR    := tests/exit
 EXIT_OUT     = $(BUILD)/exit
@@ -71,5 +72,10 @@ soak: | $(BUILD) ## the long churn: 10^6 writer steps (overrides, fallthrough an
 	  run "soak, $(SOAK_STEPS) writer steps ($$name)" \
 	    sh -c "$(CC) $(EXIT_CFLAGS) $$flags -DSTEPS=$(SOAK_STEPS) $(EXIT_DIR)/soak.c -o $(EXIT_OUT)/soak-long-$$name -lpthread && \
 	           $(EXIT_ENV) $(EXIT_OUT)/soak-long-$$name"; \
+	  run "tests/test_quiescent.c, $(SOAK_STEPS) impl/deregister cycles beside two callers ($$name)" \
+	    sh -c "$(CC) $(EXIT_CFLAGS) $$flags -DCHURN_CYCLES=$(SOAK_STEPS) tests/test_quiescent.c \
+	             -o $(EXIT_OUT)/quiescent-long-$$name $(LIBS_T) && \
+	           { CMOCKA_MESSAGE_OUTPUT=stdout $(EXIT_ENV) $(EXIT_OUT)/quiescent-long-$$name > $(EXIT_OUT)/quiescent.log 2>&1; \
+	             rc=\$$?; grep -vE '^\[ (RUN|      OK) ' $(EXIT_OUT)/quiescent.log; exit \$$rc; }"; \
 	done; \
 	echo "soak: $$ok passed, $$bad failed"; [ $$bad = 0 ]
