@@ -66,7 +66,7 @@ exit-test: $(BUILD)/libdispatch.so | $(BUILD) ## exit with threads in the librar
 	done; \
 	echo "$$ok $$bad" > $(BUILD)/results/exit.count; [ $$bad = 0 ]
 
-soak: | $(BUILD) ## the long churn: 10^6 writer steps (overrides, fallthrough and def toggles, libraries, hooks, tags) beside two readers, both modes, plain, ASan, TSan (minutes; SOAK_STEPS=...)
+soak: | $(BUILD) ## the long churn: 10^6 writer steps (overrides, fallthrough and def toggles, libraries, hooks, tags) beside two readers, and test_quiescent with 10^6 cycles; both modes, plain, ASan, TSan (minutes; SOAK_STEPS=...)
 	@mkdir -p $(EXIT_OUT) $(BUILD)/results; ok=0; bad=0; $(exit_run_def); \
 	for m in $(EXIT_MODES); do name=$${m%%:*}; flags=$$(echo "$${m#*:}" | tr '~' ' '); \
 	  run "soak, $(SOAK_STEPS) writer steps ($$name)" \
