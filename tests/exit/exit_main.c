@@ -10,8 +10,9 @@
    ThreadSanitizer's heap-use-after-free), nor tears down the thread-key
    state under threads that exit meanwhile. exit.mk runs it several times
    per build, plain, under ASan+UBSan and under ThreadSanitizer, each under
-   `timeout`: a hang is a failure. Prints nothing on success but a count
-   line from main. */
+   `timeout`: a hang is a failure, and so is any sanitizer report (exit
+   status 66 under ThreadSanitizer with halt_on_error=1) or wrong answer
+   (abort). Prints one line, as main returns. */
 #define _POSIX_C_SOURCE 200809L
 #define DISPATCH_IMPLEMENTATION
 #include "dispatch.h"
