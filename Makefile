@@ -278,6 +278,8 @@ include examples/docrender/docrender.mk
 include tests/html.mk
 test: html-render
 include tests/cross/cross.mk
+include tests/exit/exit.mk
+test: exit-test
 DEPS += $(CROSS_DEPS)
 
 examples-test: | $(BUILD) ## run examples/minitensor plain and under ASan+UBSan, comparing its output
