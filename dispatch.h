@@ -1955,8 +1955,9 @@ typedef struct dk_table_entry {
 typedef struct dk__backend_row {
     uint64_t nonfallthrough;  /* keys whose slot is not a fallthrough, for c10 getBackendIndex() == b */
     dk_table_entry first;
-    /* 32 bytes with 64- and 32-bit pointers: rows in aligned halves of cache lines */
-    unsigned char unused[32 - sizeof(uint64_t) - sizeof(dk_table_entry)];
+    /* 32 bytes with 64- and 32-bit pointers: rows in aligned halves of cache
+       lines; the bytes left hold the table's slot reasons (dk__reason_at) */
+    uint8_t spare[32 - sizeof(uint64_t) - sizeof(dk_table_entry)];
 } dk__backend_row;
 
 /* Slots in the rows: the first per-backend functionality's, one per
@@ -1967,6 +1968,10 @@ enum {
     DK__ROW_FIRST_SLOT = DK_FORALL_FUNCTIONALITY_KEYS(DK__FIRST_PB_SLOT_OF, ~) 0
 };
 #undef DK__FIRST_PB_SLOT_OF
+
+/* Bytes of slot reasons (4 bits a slot) beyond the rows' spare bytes. */
+#define DK__ROW_SPARE ((int)(32 - sizeof(uint64_t) - sizeof(dk_table_entry)))
+#define DK__REASON_REST ((DK_NUM_RUNTIME_ENTRIES + 1) / 2 - DK_NUM_BACKENDS * DK__ROW_SPARE)
 
 /* Everything a call reads of an operator, as one immutable snapshot: the
    dispatch table, the fallthrough masks and what the def says. A change
@@ -1989,9 +1994,11 @@ typedef struct dk_op_table {
     const dk_op_adapters *adapters;   /* the def's boxing adapters, or NULL */
     const struct dk_schema *parsed;   /* the def's parsed schema (read-only), or NULL */
     const dk_value *defaults;         /* per argument: its default as a value (NONE tag if none) */
-    uint8_t reasons[DK_NUM_RUNTIME_ENTRIES];   /* dk_reason of each slot */
     uint64_t tags;                    /* the def's tags: bit DK_TAG_x (0 without a def) */
     dk_alias_analysis alias_analysis; /* the def's (FROM_SCHEMA without one) */
+    /* the dk_reason of each slot, 4 bits each: in the rows' spare bytes,
+       then here when they do not hold them all (dk__reason_at) */
+    uint8_t reasons_rest[DK__REASON_REST > 0 ? DK__REASON_REST : 1];
 } dk_op_table;
 
 /* Where slot s's entry is, in bytes from the start of the table; the
@@ -2006,6 +2013,7 @@ typedef struct dk_op_table {
                    sizeof(dk_table_entry))
 #define DK__ENTRY_OFFSET(s) ((int16_t)((long)DK__ENTRY_AT(s) - (long)DK__ENTRY_AT(0)))
 DK_STATIC_ASSERT(sizeof(dk__backend_row) == 32, "a backend row is 32 bytes");
+DK_STATIC_ASSERT(DK__REASON_END <= 16, "a slot's reason fits in 4 bits");
 DK_STATIC_ASSERT(sizeof(dk_op_table) < 32768, "entry offsets are signed 16-bit values");
 
 /* Entry offsets (DK__ENTRY_OFFSET) by backend index b and a keyset's
@@ -2043,6 +2051,17 @@ DK_INLINE const dk_table_entry *dk_op_table_entry(const dk_op_table *t, int s) {
 DK_INLINE uint64_t dk_op_table_nonfallthrough(const dk_op_table *t, int b) { return t->rows[b].nonfallthrough; }
 /* An entry's kernel record (read with acquire: see dk__entry_set). */
 #define DK__ENTRY_KERNEL(e) DK__LOAD_ACQ(&(e)->kernel)
+/* The byte that holds slot s's reason (low 4 bits: even s, high: odd s),
+   and the reason itself, read relaxed: a table rewritten in place (out of
+   memory) changes its reasons with relaxed stores (dk__reason_set). */
+DK_INLINE uint8_t *dk__reason_byte(const dk_op_table *t, int s) {
+    int i = s >> 1;
+    if (i < DK_NUM_BACKENDS * DK__ROW_SPARE) return (uint8_t *)&t->rows[i / DK__ROW_SPARE].spare[i % DK__ROW_SPARE];
+    return (uint8_t *)&t->reasons_rest[i - DK_NUM_BACKENDS * DK__ROW_SPARE];
+}
+DK_INLINE int dk__reason_at(const dk_op_table *t, int s) {
+    return (DK__LOAD_RLX(dk__reason_byte(t, s)) >> ((s & 1) * 4)) & 15;
+}
 
 /* An operator: a stable pointer with a dense id, valid while the operator
    has a def or a kernel (and until the next reclaim after that). The first
@@ -4122,17 +4141,26 @@ struct dk_registration {
     dk_registration *next;        /* op's impl list (newest first), listener list */
     dk_library *library;          /* the block that made it, or NULL */
     dk_registration *lib_next;    /* that block's list (newest first) */
-    dk_op_listener on_registered, on_deregistered;
-    /* def: c10's normalised schema text, what boxed calls need, adapters */
-    const char *schema;
-    uint64_t dispatch_args;
-    int num_arguments, num_returns;
-    const dk_op_adapters *adapters;
+    /* An impl or fallback record ends here (DK__REG_SIZE): the rest is a
+       def's, then a listener's, and the record holds only its type's part. */
+    /* def: its parsed schema (c10's normalised text, the dispatch arguments
+       and the argument counts are in it: DK__DEF_SCHEMA), what boxed calls
+       need, adapters */
     dk_schema *parsed;            /* its chunks are registry blocks */
-    dk_value *defaults;           /* one block: the values, then list storage */
+    dk_value *defaults;           /* in this record, after it: the values, then list storage */
+    const dk_op_adapters *adapters;
     uint64_t tags;                /* def: its tags, bit DK_TAG_x */
     dk_alias_analysis alias_analysis;
+    /* listener */
+    dk_op_listener on_registered, on_deregistered;
 };
+/* The bytes of a record of type t (a DK__REG_*), its strings and defaults apart. */
+#define DK__REG_SIZE(t)                                                                            \
+    ((t) == DK__REG_LISTENER ? sizeof(dk_registration)                                             \
+     : (t) == DK__REG_DEF    ? offsetof(dk_registration, on_registered)                             \
+                             : offsetof(dk_registration, parsed))
+/* A live def's schema text, c10's normalised form. */
+#define DK__DEF_SCHEMA(def) ((const char *)(def)->parsed->text)
 
 typedef struct dk__op {
     dk_operator pub;              /* first: handles are dk_operator pointers */
@@ -4204,6 +4232,10 @@ typedef union dk__block {
     void *align_p;
     uint64_t align_u;
 } dk__block;
+
+/* The alignment of a block header: the most any field needs. */
+typedef struct dk__max_align { char c; dk__block b; } dk__max_align;
+#define DK__MAX_ALIGN offsetof(dk__max_align, b)
 
 struct dk_registry {
     dk__mutex lock;
@@ -4278,11 +4310,19 @@ static void dk__default_free(void *p, void *ud) { (void)ud; free(p); }
 
 /* n bytes after a block header; align (a power of two, or 1) is the
    alignment of the bytes, the header's shift how far it is from the
-   allocator's pointer. */
+   allocator's pointer. The allocator's pointers are aligned for the header
+   (DK__MAX_ALIGN, as malloc's), so a larger align asks for align -
+   DK__MAX_ALIGN bytes more; a pointer aligned less (a custom allocator)
+   is given back and the allocation made again with align - 1 more. */
 DK_INLINE void *dk__alloc_aligned(dk_registry *r, size_t n, size_t align) {
-    size_t total = sizeof(dk__block) + n + align - 1;
+    size_t slack = align > DK__MAX_ALIGN ? align - DK__MAX_ALIGN : 0, total = sizeof(dk__block) + n + slack, shift;
     char *raw = (char *)r->desc.alloc(total, r->desc.alloc_user_data);
     dk__block *b;
+    if (raw && (shift = (0 - (uintptr_t)(raw + sizeof(dk__block))) & (align - 1)) > slack) {
+        r->desc.free(raw, r->desc.alloc_user_data);
+        total = sizeof(dk__block) + n + align - 1;
+        raw = (char *)r->desc.alloc(total, r->desc.alloc_user_data);
+    }
     if (!raw) {
         dk__fail(DK_ERR_NO_MEMORY, "out of memory allocating %lu bytes", (unsigned long)n);
         return NULL;
@@ -4705,8 +4745,11 @@ DK__PRIVATE dk_status dk__op_prepare(dk_registry *r, const char *name, size_t le
     p->op->hash = DK_HASH64(name, len);
     p->is_new = 1;
     if ((r->index ? r->index->used + 1 : 1) * 2 > cap) { /* keep entries + tombstones <= 1/2 */
+        /* at least 3 buckets per entry: the rebuilt index takes another
+           (live + 1) / 2 entries or tombstones before the next rebuild
+           (amortised O(1)), at 32 to 64 B per operator once it grows */
         size_t n = 64;
-        while (n < (size_t)(r->live_ops + 1) * 4) n *= 2;
+        while (n < (size_t)(r->live_ops + 1) * 3) n *= 2;
         if (!(p->grown = dk__index_new(r, n))) goto fail;
     }
     if (r->live_ops == r->n_ops && r->n_ops == r->cap_ops) { /* no free id */
@@ -4945,6 +4988,14 @@ DK__PRIVATE void dk__entry_set(dk_op_table *t, int s, const dk_kernel *k, int li
     }
 }
 
+/* Sets slot s's reason (4 bits of a byte: dk__reason_byte), one relaxed
+   store when it changes: a call may read the live table's reasons. */
+DK__PRIVATE void dk__reason_set(dk_op_table *t, int s, dk_reason why) {
+    uint8_t *p = dk__reason_byte(t, s), b = *p;
+    uint8_t v = (uint8_t)((b & ~(15 << ((s & 1) * 4))) | ((unsigned)why << ((s & 1) * 4)));
+    if (v != b) DK__STORE_RLX(p, v);
+}
+
 /* c10 setOperatorHasFallthroughForKey, derived from the slots: a
    fallthrough slot clears its functionality bit in its backend's mask (in
    every mask for a key that is not per-backend). */
@@ -5008,8 +5059,7 @@ DK__PRIVATE void dk__table_fill(const dk_registry *r, const dk__op *op, dk_op_ta
             masks_change |= !before || /* a template being built */
                             (k->kind == DK_KERNEL_FALLTHROUGH) != (before->kind == DK_KERNEL_FALLTHROUGH);
             dk__entry_set(t, s, k, t == cur);
-            if (t != cur) t->reasons[s] = (uint8_t)why;
-            else if (t->reasons[s] != (uint8_t)why) DK__STORE_RLX(&t->reasons[s], (uint8_t)why);
+            dk__reason_set(t, s, why);
         }
         if (masks_change || n < 0) dk__table_masks(r, t);
     }
@@ -5027,10 +5077,10 @@ DK__PRIVATE void dk__table_fill(const dk_registry *r, const dk__op *op, dk_op_ta
     } while (0)
     DK__DEF_FIELD(parsed, def ? (const dk_schema *)def->parsed : (const dk_schema *)NULL, DK__STORE_RLX);
     DK__DEF_FIELD(defaults, def ? (const dk_value *)def->defaults : (const dk_value *)NULL, DK__STORE_REL);
-    DK__DEF_FIELD(schema, def ? def->schema : (const char *)NULL, DK__STORE_RLX);
-    DK__DEF_FIELD(dispatch_args, def ? def->dispatch_args : (uint64_t)0, DK__STORE_RLX);
-    DK__DEF_FIELD(num_arguments, def ? def->num_arguments : 0, DK__STORE_RLX);
-    DK__DEF_FIELD(num_returns, def ? def->num_returns : 0, DK__STORE_RLX);
+    DK__DEF_FIELD(schema, def ? DK__DEF_SCHEMA(def) : (const char *)NULL, DK__STORE_RLX);
+    DK__DEF_FIELD(dispatch_args, def ? def->parsed->dispatch_args : (uint64_t)0, DK__STORE_RLX);
+    DK__DEF_FIELD(num_arguments, def ? def->parsed->num_arguments : 0, DK__STORE_RLX);
+    DK__DEF_FIELD(num_returns, def ? def->parsed->num_returns : 0, DK__STORE_RLX);
     DK__DEF_FIELD(adapters, def ? def->adapters : (const dk_op_adapters *)NULL, DK__STORE_RLX);
     DK__DEF_FIELD(tags, def ? def->tags : (uint64_t)0, DK__STORE_RLX);
 #undef DK__DEF_FIELD
@@ -5169,15 +5219,20 @@ DK__PRIVATE void dk__debug_named(char *buf, size_t n, const char *name) {
     dk__append(buf, n, &len, ")");
 }
 
-DK__PRIVATE dk_registration *dk__new_registration(dk_registry *r, int type, const char *debug, const char *schema) {
-    const char *d = NULL, *s = NULL;
-    dk_registration *g = (dk_registration *)dk__alloc_with_strings(r, sizeof *g, &d, debug, &s, schema);
+/* A record of its type's size (DK__REG_SIZE), then `extra` zeroed bytes (a
+   def's defaults: g->defaults), then its debug text: one allocation. */
+DK__PRIVATE dk_registration *dk__new_registration(dk_registry *r, int type, const char *debug, size_t extra) {
+    const char *d = NULL;
+    size_t head = DK__REG_SIZE(type);
+    dk_registration *g;
+    if (extra) head = (head + DK__MAX_ALIGN - 1) / DK__MAX_ALIGN * DK__MAX_ALIGN;
+    g = (dk_registration *)dk__alloc_with_strings(r, head + extra, &d, debug, NULL, NULL);
     if (!g) return NULL;
     g->registry = r;
     g->type = type;
     g->live = 1;
     g->kernel.debug = d ? d : "";
-    g->schema = s;
+    if (extra) g->defaults = (dk_value *)(void *)((char *)g + head);
     return g;
 }
 
@@ -5280,7 +5335,7 @@ DK__PRIVATE dk_status dk__check_def_signature(const char *what, const dk_registr
     if (!def || !sig || !DK__SIG_IN_SCHEMA_WORDS(sig) ||
         dk_schema_c_signature(def->parsed, expected, sizeof expected) < 0)
         return DK_OK;
-    return dk__signature_vs_schema(what, def->schema, expected, def->kernel.debug, sig, debug);
+    return dk__signature_vs_schema(what, DK__DEF_SCHEMA(def), expected, def->kernel.debug, sig, debug);
 }
 /* A def's schema against the typed kernels registered before it (c10 checks
    them when the schema comes); the schema's signature is built only when a
@@ -5322,7 +5377,7 @@ DK__PRIVATE dk_status dk__check_kernel_signature(const char *what, const dk__op 
                         "  kernel 1: %s\n    dispatch key: %s\n    %s\n"
                         "  kernel 2: %s\n    dispatch key: %s\n    %s\n"
                         "Every typed kernel of an operator has the operator's C type; nothing was registered.",
-                        op->def ? op->def->schema : op->pub.name, op->def ? op->def->kernel.debug : "no debug info",
+                        op->def ? DK__DEF_SCHEMA(op->def) : op->pub.name, op->def ? op->def->kernel.debug : "no debug info",
                         other, dk_key_name(g->kernel.key), g->kernel.debug, sig, dk_key_name(key), debug);
     }
     return DK_OK;
@@ -5344,7 +5399,7 @@ DK__PRIVATE dk_status dk__parse_in(dk_registry *r, const char *schema, dk_schema
     return dk_schema_parse_with(schema, &d, out);
 }
 
-/* Retires (or, when the registry dies, frees) a def's schema and defaults. */
+/* Retires (or, when the registry dies, frees) a def's schema. */
 DK__PRIVATE void dk__def_release(dk_registry *r, dk_registration *g, int now) {
     void **chunk = g->parsed ? (void **)g->parsed->dk__memory : NULL;
     while (chunk) {               /* the arena's chunks start with their link */
@@ -5353,10 +5408,7 @@ DK__PRIVATE void dk__def_release(dk_registry *r, dk_registration *g, int now) {
         else dk__retire(r, chunk);
         chunk = next;
     }
-    if (now) dk__free(r, g->defaults);
-    else dk__retire(r, g->defaults);
-    g->parsed = NULL;
-    g->defaults = NULL;
+    g->parsed = NULL;             /* the defaults go with the record */
 }
 
 /* The value a boxed call gets for an argument left off: its default. */
@@ -5408,16 +5460,17 @@ DK__PRIVATE dk_value dk__default_value(const dk_arg *a, char **extra) {
     return v;
 }
 
-/* One block: a value per argument, then the storage of list defaults. */
-DK__PRIVATE dk_value *dk__defaults_new(dk_registry *r, const dk_schema *s) {
+/* A def's defaults live in its record (dk__new_registration's extra
+   bytes): a value per argument, then the storage of list defaults. */
+DK__PRIVATE size_t dk__defaults_size(const dk_schema *s) {
     size_t n = (size_t)s->num_arguments, size = n * sizeof(dk_value), i;
-    dk_value *v;
-    char *extra;
     for (i = 0; i < n; i++) size += dk__default_extra(s->arguments[i].default_value);
-    if (!(v = (dk_value *)dk__alloc(r, size ? size : 1))) return NULL;
-    extra = (char *)(v + n);
+    return size ? size : 1;
+}
+DK__PRIVATE void dk__defaults_fill(dk_value *v, const dk_schema *s) {
+    size_t n = (size_t)s->num_arguments, i;
+    char *extra = (char *)(v + n);
     for (i = 0; i < n; i++) v[i] = dk__default_value(&s->arguments[i], &extra);
-    return v;
 }
 
 /* ---- tags and alias analysis ------------------------------------------------------ */
@@ -5533,21 +5586,13 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
     }
     /* keep the parsed schema (c10's normalised text, the dispatch arguments
        and the defaults drive boxed calls) */
-    g = dk__new_registration(r, DK__REG_DEF, debug, NULL);
-    if (g && !(g->defaults = dk__defaults_new(r, parsed))) {
-        dk__free(r, g);
-        g = NULL;
-    }
-    if (!g) {
+    if (!(g = dk__new_registration(r, DK__REG_DEF, debug, dk__defaults_size(parsed)))) {
         dk__op_abandon(r, &prep);
         dk_schema_free(parsed);
         return DK_ERR_NO_MEMORY;
     }
+    dk__defaults_fill(g->defaults, parsed);
     g->parsed = parsed;
-    g->schema = parsed->text;
-    g->dispatch_args = parsed->dispatch_args;
-    g->num_arguments = parsed->num_arguments;
-    g->num_returns = parsed->num_returns;
     g->adapters = adapters;
     g->tags = tags;
     g->alias_analysis = opts ? opts->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA;
@@ -5570,7 +5615,7 @@ DK__PRIVATE void dk__warn_override(dk_registry *r, const dk__op *op, dk_key key,
     snprintf(msg, sizeof msg,
              "Overriding a previously registered kernel for the same operator and the same dispatch key\n"
              "  operator: %s\n    %s\n  dispatch key: %s\n  previous kernel: %s\n       new kernel: %s",
-             op->def ? op->def->schema : op->pub.name, op->def ? op->def->kernel.debug : "no debug info",
+             op->def ? DK__DEF_SCHEMA(op->def) : op->pub.name, op->def ? op->def->kernel.debug : "no debug info",
              dk_key_name(key), old->kernel.debug, debug);
     dk__log(r, DK_LOG_KERNEL_OVERRIDDEN, msg);
 }
@@ -5609,7 +5654,7 @@ DK__PRIVATE dk_status dk__impl_locked(dk_registry *r, const char *name, dk_key k
         dk__op_abandon(r, &prep);
         return s;
     }
-    if (!(g = dk__new_registration(r, DK__REG_IMPL, debug, NULL))) {
+    if (!(g = dk__new_registration(r, DK__REG_IMPL, debug, 0))) {
         dk__op_abandon(r, &prep);
         return DK_ERR_NO_MEMORY;
     }
@@ -5669,7 +5714,7 @@ DK__PRIVATE dk_status dk__fallback_locked(dk_registry *r, dk_key key, dk_kernel_
                 return DK_ERR_NO_MEMORY;
             }
     }
-    if (!(g = dk__new_registration(r, DK__REG_FALLBACK, debug, NULL))) {
+    if (!(g = dk__new_registration(r, DK__REG_FALLBACK, debug, 0))) {
         for (j = 0; tables && j < r->live_ops; j++) dk__free(r, tables[j]);
         dk__free(r, tables);
         return DK_ERR_NO_MEMORY;
@@ -5806,7 +5851,7 @@ DK_API dk_status dk_add_listener(dk_registry *r, dk_op_listener on_registered, d
     if (!r || (!on_registered && !on_deregistered)) return dk__fail(DK_ERR_NULL, "add_listener: NULL argument");
     if (dk__owns(r)) return dk__reentrant("add_listener");
     dk__lock(r);
-    if (!(g = dk__new_registration(r, DK__REG_LISTENER, NULL, NULL))) {
+    if (!(g = dk__new_registration(r, DK__REG_LISTENER, NULL, 0))) {
         dk__unlock(r);
         return DK_ERR_NO_MEMORY;
     }
@@ -6172,7 +6217,7 @@ DK__PRIVATE void dk__table_with_fallbacks(const dk_registry *r, dk_op_table *t) 
         const dk_kernel *f;
         if (dk__kernel_at(t, s) != &r->missing[s] || !(f = DK__LOAD_ACQ(&r->boxed_fallbacks[s]))) continue;
         dk__entry_set(t, s, f, 0);
-        t->reasons[s] = (uint8_t)DK_REASON_FALLBACK;
+        dk__reason_set(t, s, DK_REASON_FALLBACK);
     }
 }
 
@@ -6228,7 +6273,7 @@ DK_API int dk_op_dump_state(const dk_operator *op, char *buf, size_t size) {
     dk__append(buf, size, &len, op->name);
     if (o->def) {
         dk__append(buf, size, &len, "\nschema: ");
-        dk__append(buf, size, &len, o->def->schema);
+        dk__append(buf, size, &len, DK__DEF_SCHEMA(o->def));
         dk__append(buf, size, &len, "\ndebug: ");
         dk__append(buf, size, &len, o->def->kernel.debug);
         dk__append_def_extras(buf, size, &len, o->def);
@@ -6265,7 +6310,7 @@ DK__PRIVATE void dk__dump_slots(const dk_op_table *t, char *buf, size_t size, si
         dk__append(buf, size, len, k->kind == DK_KERNEL_FALLTHROUGH ? ": fallthrough " : ": ");
         dk__append(buf, size, len, k->debug);
         dk__append(buf, size, len, " [");
-        dk__append(buf, size, len, dk__reason_texts[t->reasons[s]]);
+        dk__append(buf, size, len, dk__reason_texts[dk__reason_at(t, s)]);
         dk__append(buf, size, len, "]\n");
     }
 }
@@ -6284,7 +6329,7 @@ DK_API int dk_op_dump_computed_table(const dk_operator *op, char *buf, size_t si
     for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
         dk_reason why;
         dk__entry_set(&computed, s, dk__resolve(op->registry, (const dk__op *)op, &front, s, &why), 0);
-        computed.reasons[s] = (uint8_t)why;
+        dk__reason_set(&computed, s, why);
     }
     dk__dump_slots(&computed, buf, size, &len);
     dk__read_unlock(op->registry, locked);
@@ -6359,8 +6404,8 @@ DK__PRIVATE int dk__html_scan(dk_operator *op, void *ud) {
         const dk_kernel *k = dk__kernel_at(t, s);
         dk_backend b = dk_key_backend(dk__slot_keys[s]);
         /* registered at this very key: a kernel, or a fallback not given for an alias */
-        int direct = t->reasons[s] == DK_REASON_KERNEL ||
-                     (t->reasons[s] == DK_REASON_FALLBACK && !dk_key_is_alias(k->key));
+        int direct = dk__reason_at(t, s) == DK_REASON_KERNEL ||
+                     (dk__reason_at(t, s) == DK_REASON_FALLBACK && !dk_key_is_alias(k->key));
         if (k->kind != DK_KERNEL_MISSING) h->used[s] = 1;
         if (k->kind == DK_KERNEL_FUNCTION && direct && b != DK_InvalidBit) h->backends[b] = 1;
     }
@@ -6377,7 +6422,7 @@ DK__PRIVATE void dk__html_columns_that_matter(dk__html *h) {
 
 DK__PRIVATE void dk__html_cell(dk__html *h, const dk_operator *op, const dk_op_table *t, int s) {
     const dk_kernel *k = dk__kernel_at(t, s);
-    int cell = dk__cell_of(k, (dk_reason)t->reasons[s]);
+    int cell = dk__cell_of(k, (dk_reason)dk__reason_at(t, s));
     dk__append(h->buf, h->size, &h->len, "<td class=\"dk-");
     dk__append(h->buf, h->size, &h->len, dk__cell_names[cell]);
     dk__append(h->buf, h->size, &h->len, h->used[s] ? "\" data-key=\"" : " dk-quiet\" data-key=\"");
@@ -6388,7 +6433,7 @@ DK__PRIVATE void dk__html_cell(dk__html *h, const dk_operator *op, const dk_op_t
     dk__append(h->buf, h->size, &h->len, dk_key_name(dk__slot_keys[s]));
     dk__append(h->buf, h->size, &h->len, ": ");
     dk__append(h->buf, h->size, &h->len,
-               cell == DK__CELL_fallthrough ? "fallthrough" : dk__reason_texts[t->reasons[s]]);
+               cell == DK__CELL_fallthrough ? "fallthrough" : dk__reason_texts[dk__reason_at(t, s)]);
     if (k->debug && k->debug[0]) {
         dk__append(h->buf, h->size, &h->len, ", ");
         dk__html_text(h, k->debug);
@@ -6876,7 +6921,7 @@ DK__PRIVATE void dk__table_copy(dk_op_table *dst, const dk_op_table *src) {
         dk_table_entry *d = dk__entry(dst, s);
         d->kernel = DK__ENTRY_KERNEL(e);   /* the record first: with a new one, no older fn (dk__entry_set) */
         d->fn = DK__LOAD_RLX(&e->fn);
-        dst->reasons[s] = DK__LOAD_RLX(&src->reasons[s]);
+        dk__reason_set(dst, s, (dk_reason)dk__reason_at(src, s));
     }
     dst->schema = DK__LOAD_RLX(&src->schema);
 }
@@ -7305,7 +7350,7 @@ DK_API dk_status dk_op_set_adapters(dk_operator *op, const dk_op_adapters *adapt
              strcmp(o->def->adapters->signature, adapters->signature) != 0)
         s = dk__fail(DK_ERR_WRONG_SIGNATURE,
                      "\nMismatch in kernel C signatures\n  operator: %s\n  kernel 1: %s\n  kernel 2: %s",
-                     o->def->schema, o->def->adapters->signature, adapters->signature);
+                     DK__DEF_SCHEMA(o->def), o->def->adapters->signature, adapters->signature);
     else if (!(t = dk__alloc_table(r)))
         s = DK_ERR_NO_MEMORY;
     else {
@@ -7390,7 +7435,7 @@ DK__PRIVATE void dk__explain_table(const dk_operator *op, const dk_op_table *t, 
     k = DK__ENTRY_KERNEL(dk_op_table_entry(t, out->slot));
     out->kernel = dk__deferred(op, k);
     /* relaxed: a table rewritten in place (out of memory) changes its reasons so */
-    why = out->kernel != k ? DK_REASON_FALLBACK : (dk_reason)DK__LOAD_RLX(&t->reasons[out->slot]);
+    why = out->kernel != k ? DK_REASON_FALLBACK : (dk_reason)dk__reason_at(t, out->slot);
     out->reason = dk__reason_texts[why];
     out->source = dk__source_of(out->kernel, why);
     dk__copy_text(out->op_name, sizeof out->op_name, op->name);
