@@ -2056,7 +2056,7 @@ DK_INLINE uint64_t dk_op_table_nonfallthrough(const dk_op_table *t, int b) { ret
    memory) changes its reasons with relaxed stores (dk__reason_set). */
 DK_INLINE uint8_t *dk__reason_byte(const dk_op_table *t, int s) {
     int i = s >> 1;
-    if (i < DK_NUM_BACKENDS * DK__ROW_SPARE) return (uint8_t *)&t->rows[i / DK__ROW_SPARE].spare[i % DK__ROW_SPARE];
+    if (DK__REASON_REST <= 0 || i < DK_NUM_BACKENDS * DK__ROW_SPARE) return (uint8_t *)&t->rows[i / DK__ROW_SPARE].spare[i % DK__ROW_SPARE];
     return (uint8_t *)&t->reasons_rest[i - DK_NUM_BACKENDS * DK__ROW_SPARE];
 }
 DK_INLINE int dk__reason_at(const dk_op_table *t, int s) {
@@ -4720,6 +4720,7 @@ DK__PRIVATE dk__index *dk__index_new(dk_registry *r, size_t nbuckets) {
 typedef struct dk__op_prep {
     dk__op *op;                   /* existing or new */
     int is_new;
+    void *def_room;               /* a new operator's block: room for its def's record, or NULL */
     dk_op_table *table;           /* the operator's next snapshot */
     dk__index *grown;             /* a rebuilt index to publish, or NULL */
     dk__op **grown_ops;           /* a larger ops array, or NULL */
@@ -4730,14 +4731,27 @@ DK__PRIVATE dk__op *dk__op_by_name(const dk_registry *r, const char *name, size_
     return dk__index_find(r->index, DK_HASH64(name, len), name, len);
 }
 
-DK__PRIVATE dk_status dk__op_prepare(dk_registry *r, const char *name, size_t len, dk__op_prep *p) {
+/* Where a new operator's block keeps the record of the def that made it
+   (dk__op_prepare's def_bytes): after the operator and its name. */
+DK__PRIVATE size_t dk__op_def_offset(size_t len) {
+    return (sizeof(dk__op) + len + 1 + DK__MAX_ALIGN - 1) / DK__MAX_ALIGN * DK__MAX_ALIGN;
+}
+/* Is g a def record kept in its operator's block (freed with it)? */
+DK__PRIVATE int dk__def_in_op(const dk_registration *g) {
+    return g->type == DK__REG_DEF && (const char *)g == (const char *)g->op + dk__op_def_offset(strlen(g->op->pub.name));
+}
+
+/* def_bytes: a def creating the operator keeps its record in the
+   operator's block (p->def_room): one allocation less per operator. */
+DK__PRIVATE dk_status dk__op_prepare(dk_registry *r, const char *name, size_t len, size_t def_bytes, dk__op_prep *p) {
     size_t cap = r->index ? r->index->mask + 1 : 0;
     memset(p, 0, sizeof *p);
     p->op = dk__op_by_name(r, name, len);
     if (!(p->table = dk__alloc_table(r))) return DK_ERR_NO_MEMORY;
     if (p->op) return DK_OK;
-    p->op = (dk__op *)dk__alloc(r, sizeof(dk__op) + len + 1);
+    p->op = (dk__op *)dk__alloc(r, def_bytes ? dk__op_def_offset(len) + def_bytes : sizeof(dk__op) + len + 1);
     if (!p->op) goto fail;
+    if (def_bytes) p->def_room = (char *)p->op + dk__op_def_offset(len);
     memset(p->op, 0, sizeof(dk__op));
     memcpy((char *)(p->op + 1), name, len);
     ((char *)(p->op + 1))[len] = '\0';
@@ -4990,10 +5004,10 @@ DK__PRIVATE void dk__entry_set(dk_op_table *t, int s, const dk_kernel *k, int li
 
 /* Sets slot s's reason (4 bits of a byte: dk__reason_byte), one relaxed
    store when it changes: a call may read the live table's reasons. */
-DK__PRIVATE void dk__reason_set(dk_op_table *t, int s, dk_reason why) {
-    uint8_t *p = dk__reason_byte(t, s), b = *p;
-    uint8_t v = (uint8_t)((b & ~(15 << ((s & 1) * 4))) | ((unsigned)why << ((s & 1) * 4)));
-    if (v != b) DK__STORE_RLX(p, v);
+DK_INLINE void dk__reason_set(dk_op_table *t, int s, dk_reason why) {
+    uint8_t *p = dk__reason_byte(t, s);
+    unsigned sh = (unsigned)(s & 1) * 4, b = *p, v = (b & ~(15u << sh)) | ((unsigned)why << sh);
+    if (v != b) DK__STORE_RLX(p, (uint8_t)v);
 }
 
 /* c10 setOperatorHasFallthroughForKey, derived from the slots: a
@@ -5219,21 +5233,34 @@ DK__PRIVATE void dk__debug_named(char *buf, size_t n, const char *name) {
     dk__append(buf, n, &len, ")");
 }
 
-/* A record of its type's size (DK__REG_SIZE), then `extra` zeroed bytes (a
-   def's defaults: g->defaults), then its debug text: one allocation. */
-DK__PRIVATE dk_registration *dk__new_registration(dk_registry *r, int type, const char *debug, size_t extra) {
-    const char *d = NULL;
+/* A record is its type's part (DK__REG_SIZE), then `extra` zeroed bytes
+   (a def's defaults: g->defaults), then its debug text, in one piece of
+   dk__registration_size bytes: a block of its own (dk__new_registration)
+   or, for the def that creates its operator, the operator's block. */
+DK__PRIVATE size_t dk__registration_head(int type, size_t extra) {
     size_t head = DK__REG_SIZE(type);
-    dk_registration *g;
-    if (extra) head = (head + DK__MAX_ALIGN - 1) / DK__MAX_ALIGN * DK__MAX_ALIGN;
-    g = (dk_registration *)dk__alloc_with_strings(r, head + extra, &d, debug, NULL, NULL);
-    if (!g) return NULL;
+    return extra ? (head + DK__MAX_ALIGN - 1) / DK__MAX_ALIGN * DK__MAX_ALIGN : head;
+}
+/* dlen: strlen(debug) + 1, or 0 without debug text */
+DK__PRIVATE size_t dk__registration_size(int type, size_t dlen, size_t extra) {
+    return dk__registration_head(type, extra) + extra + dlen;
+}
+DK__PRIVATE dk_registration *dk__registration_init(void *room, dk_registry *r, int type, const char *debug,
+                                                   size_t dlen, size_t extra) {
+    size_t head = dk__registration_head(type, extra);
+    dk_registration *g = (dk_registration *)room;
+    memset(room, 0, head + extra);
     g->registry = r;
     g->type = type;
     g->live = 1;
-    g->kernel.debug = d ? d : "";
-    if (extra) g->defaults = (dk_value *)(void *)((char *)g + head);
+    g->kernel.debug = dlen ? (const char *)memcpy((char *)room + head + extra, debug, dlen) : "";
+    if (extra) g->defaults = (dk_value *)(void *)((char *)room + head);
     return g;
+}
+DK__PRIVATE dk_registration *dk__new_registration(dk_registry *r, int type, const char *debug, size_t extra) {
+    size_t dlen = debug ? strlen(debug) + 1 : 0;
+    void *room = dk__alloc(r, dk__registration_size(type, dlen, extra));
+    return room ? dk__registration_init(room, r, type, debug, dlen, extra) : NULL;
 }
 
 DK__PRIVATE void dk__own(dk_library *lib, dk_registration *g) {
@@ -5553,6 +5580,7 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
     dk__op_prep prep;
     dk_registration *g, *l;
     dk_schema *parsed;
+    size_t dbytes, dlen;
     dk_status s;
     if ((s = dk__def_options_check(schema, opts, &tags)) != DK_OK) return s;
     if (len && schema[len] == '\0')
@@ -5566,7 +5594,9 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
     if (adapters && !adapters->signature)
         return dk__fail(DK_ERR_NULL, "def(\"%s\"): the boxing adapters have no signature", schema);
     if ((s = dk__parse_in(r, schema, &parsed)) != DK_OK) return s;
-    if ((s = dk__op_prepare(r, schema, len, &prep)) != DK_OK) {
+    dbytes = dk__defaults_size(parsed);
+    dlen = debug ? strlen(debug) + 1 : 0;
+    if ((s = dk__op_prepare(r, schema, len, dk__registration_size(DK__REG_DEF, dlen, dbytes), &prep)) != DK_OK) {
         dk_schema_free(parsed);
         return s;
     }
@@ -5586,7 +5616,8 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
     }
     /* keep the parsed schema (c10's normalised text, the dispatch arguments
        and the defaults drive boxed calls) */
-    if (!(g = dk__new_registration(r, DK__REG_DEF, debug, dk__defaults_size(parsed)))) {
+    if (prep.def_room) g = dk__registration_init(prep.def_room, r, DK__REG_DEF, debug, dlen, dbytes);
+    else if (!(g = dk__new_registration(r, DK__REG_DEF, debug, dbytes))) {
         dk__op_abandon(r, &prep);
         dk_schema_free(parsed);
         return DK_ERR_NO_MEMORY;
@@ -5648,7 +5679,7 @@ DK__PRIVATE dk_status dk__impl_locked(dk_registry *r, const char *name, dk_key k
                             name);
         key = (dk_key)DK__ALIAS_MATH;
     }
-    if ((s = dk__op_prepare(r, name, len, &prep)) != DK_OK) return s;
+    if ((s = dk__op_prepare(r, name, len, 0, &prep)) != DK_OK) return s;
     if (d.signature && !prep.is_new &&
         (s = dk__check_kernel_signature("impl", prep.op, key, d.signature, debug)) != DK_OK) {
         dk__op_abandon(r, &prep);
@@ -5776,7 +5807,9 @@ DK__PRIVATE void dk__deregister_locked(dk_registry *r, dk_registration *g) {
         break;
     }
     g->live = 0;
-    dk__retire(r, g);   /* calls may still be running its kernel */
+    /* calls may still be running its kernel; a def kept in its operator's
+       block goes with the operator (retired above, or when it goes) */
+    if (!dk__def_in_op(g)) dk__retire(r, g);
 }
 
 DK_API dk_status dk_deregister(dk_registration *g) {
@@ -6712,7 +6745,7 @@ DK__PRIVATE void dk__registry_free(dk_registry *r) {
         if (!r->ops[i]) continue;
         for (g = r->ops[i]->impls; g; g = next) { next = g->next; dk__free(r, g); }
         if (r->ops[i]->def) dk__def_release(r, r->ops[i]->def, 1);
-        dk__free(r, r->ops[i]->def);
+        if (r->ops[i]->def && !dk__def_in_op(r->ops[i]->def)) dk__free(r, r->ops[i]->def);
         dk__retire_table(r, r->ops[i]->pub.table);
         dk__free(r, r->ops[i]);
     }

@@ -14,6 +14,7 @@
           bench --instr-atstart the valgrind --instr-atstart value for --row
           bench --calls         the call and thread rows alone (run on the -DDK_CALL_EPOCHS build)
           bench --threads       the thread rows alone
+          bench --memory        the memory rows alone
           bench --scale N       define N operators in one thread: wall time and peak RSS per operator */
 #define _GNU_SOURCE
 #define DISPATCH_IMPLEMENTATION
@@ -628,11 +629,28 @@ static void scale_row(long n) {
 static long thread_dispatched(int t, long n) { (void)t; return row_call_fallthrough(n); }
 static long thread_control(int t, long n) { (void)t; return row_fnptr_call(n); }
 
+/* the memory rows (bench --memory: these alone) */
+static void print_memory_rows(void) {
+    result r;
+    r = once(memory_per_op(5000, NULL));
+    print_row("memory_per_op", "heap bytes per operator, def + CPU impl (alloc hooks)", r, "target 3.0 KB");
+    r = once(memory_per_aten_op());
+    if (r.med >= 0)
+        print_row("memory_aten", "the same, aten's 3,199 schemas (average)", r, "target 3.5 KB");
+    r = once((double)(sizeof(((dk_op_table *)0)->rows) + sizeof(((dk_op_table *)0)->entries)) / DK_NUM_RUNTIME_ENTRIES);
+    print_row("memory_per_slot", "table bytes per runtime slot: entry + masks (struct size)", r, "");
+}
+
 int main(int argc, char **argv) {
     const long N = 5000000;
-    result r, fp;
+    result fp;
     if (argc >= 2 && strcmp(argv[1], "--instr-atstart") == 0) {
         bench_instr_atstart();
+        return 0;
+    }
+    if (argc >= 2 && strcmp(argv[1], "--memory") == 0) {
+        bench_print_heading();
+        print_memory_rows();
         return 0;
     }
     if (argc >= 3 && strcmp(argv[1], "--scale") == 0) { /* before setup: the row's own registry alone */
@@ -718,13 +736,7 @@ int main(int argc, char **argv) {
               median_of(sample_teardown, 5), "");
     print_row("destroy_1000x4", "destroy the registry of those 5,000 handles (ns/handle)", median_of(sample_destroy, 5),
               "teardown_1000x4");
-    r = once(memory_per_op(5000, NULL));
-    print_row("memory_per_op", "heap bytes per operator, def + CPU impl (alloc hooks)", r, "target 3.0 KB");
-    r = once(memory_per_aten_op());
-    if (r.med >= 0)
-        print_row("memory_aten", "the same, aten's 3,199 schemas (average)", r, "target 3.5 KB");
-    r = once((double)(sizeof(((dk_op_table *)0)->rows) + sizeof(((dk_op_table *)0)->entries)) / DK_NUM_RUNTIME_ENTRIES);
-    print_row("memory_per_slot", "table bytes per runtime slot: entry + masks (struct size)", r, "");
+    print_memory_rows();
     print_thread_rows(thread_dispatched, thread_control, "call_fallthrough's call");
     return 0;
 }
