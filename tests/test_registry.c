@@ -850,6 +850,37 @@ static void test_operator_footprint(void **state) {
     dk_registry_destroy(r);
 }
 
+/* Slot reasons take 4 bits each in the backend rows' spare bytes: every
+   slot keeps its own (all 16 values, neighbours set in both orders), and
+   the rows' masks and entries, which calls read, are left as they were. */
+static void test_reasons_packed(void **state) {
+    static dk_op_table t, before;
+    int s, v, round;
+    (void)state;
+    memset(&t, 0xA5, sizeof t);
+    for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) dk__reason_set(&t, s, DK_REASON_KERNEL);
+    for (round = 0; round < 16; round++) {
+        for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
+            int i = round & 1 ? DK_NUM_RUNTIME_ENTRIES - 1 - s : s;
+            dk__reason_set(&t, i, (dk_reason)((i * 7 + round) & 15));
+        }
+        for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) assert_int_equal(dk__reason_at(&t, s), (s * 7 + round) & 15);
+    }
+    memcpy(&before, &t, sizeof t);
+    for (v = 0; v < 16; v++)
+        for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
+            int b;
+            dk__reason_set(&t, s, (dk_reason)v);
+            assert_int_equal(dk__reason_at(&t, s), v);
+            for (b = 0; b < DK_NUM_BACKENDS; b++) {
+                assert_true(t.rows[b].nonfallthrough == before.rows[b].nonfallthrough);
+                assert_memory_equal(&t.rows[b].first, &before.rows[b].first, sizeof t.rows[b].first);
+            }
+            dk__reason_set(&t, s, (dk_reason)dk__reason_at(&before, s));
+        }
+    assert_memory_equal(&t, &before, sizeof t);
+}
+
 /* A custom allocator's memory is aligned as malloc's (16 bytes here), and
    a table asks for 16 bytes more to be 32-byte aligned: an allocator whose
    every pointer is 16 mod 32 (the worst case) or 0 mod 32 gets aligned
@@ -942,6 +973,7 @@ int main(void) {
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_out_of_memory_everywhere),
         cmocka_unit_test(test_operator_footprint),
+        cmocka_unit_test(test_reasons_packed),
         cmocka_unit_test(test_allocator_aligned_less),
     };
     return cmocka_run_group_tests_name("operator registry", tests, NULL, NULL);
