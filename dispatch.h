@@ -4694,6 +4694,17 @@ DK__PRIVATE void dk__index_put(dk__index *ix, dk__op *op) {
     ix->used++;
 }
 
+/* A rebuild moves a live bucket as it is (hash, name bytes, operator):
+   the operators themselves are not read. */
+DK__PRIVATE void dk__index_move(dk__index *ix, const dk__bucket *from) {
+    size_t i = (size_t)from->hash & ix->mask;
+    while (ix->buckets[i].op) i = (i + 1) & ix->mask;
+    ix->buckets[i].hash = from->hash;
+    memcpy(ix->buckets[i].name, from->name, DK__BUCKET_NAME);
+    DK__STORE_REL(&ix->buckets[i].op, from->op);
+    ix->used++;
+}
+
 DK__PRIVATE void dk__index_remove(dk_registry *r, dk__op *op) {
     dk__index *ix = r->index;
     size_t i = (size_t)op->hash & ix->mask;
@@ -4817,7 +4828,7 @@ DK__PRIVATE void dk__op_commit(dk_registry *r, dk__op_prep *p) {
         if (old)
             for (i = 0; i <= old->mask; i++)
                 if (old->buckets[i].op && old->buckets[i].op != &r->tombstone)
-                    dk__index_put(p->grown, old->buckets[i].op);
+                    dk__index_move(p->grown, &old->buckets[i]);
         dk__index_put(p->grown, op);
         DK__STORE_REL(&r->index, p->grown);
         dk__retire(r, old);
