@@ -2056,7 +2056,8 @@ DK_INLINE uint64_t dk_op_table_nonfallthrough(const dk_op_table *t, int b) { ret
    memory) changes its reasons with relaxed stores (dk__reason_set). */
 DK_INLINE uint8_t *dk__reason_byte(const dk_op_table *t, int s) {
     int i = s >> 1;
-    if (DK__REASON_REST <= 0 || i < DK_NUM_BACKENDS * DK__ROW_SPARE) return (uint8_t *)&t->rows[i / DK__ROW_SPARE].spare[i % DK__ROW_SPARE];
+    if (DK__REASON_REST <= 0 || i < DK_NUM_BACKENDS * DK__ROW_SPARE)
+        return (uint8_t *)&t->rows[i / DK__ROW_SPARE].spare[i % DK__ROW_SPARE];
     return (uint8_t *)&t->reasons_rest[i - DK_NUM_BACKENDS * DK__ROW_SPARE];
 }
 DK_INLINE int dk__reason_at(const dk_op_table *t, int s) {
