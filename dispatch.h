@@ -4750,7 +4750,8 @@ DK__PRIVATE size_t dk__op_def_offset(size_t len) {
 }
 /* Is g a def record kept in its operator's block (freed with it)? */
 DK__PRIVATE int dk__def_in_op(const dk_registration *g) {
-    return g->type == DK__REG_DEF && (const char *)g == (const char *)g->op + dk__op_def_offset(strlen(g->op->pub.name));
+    return g->type == DK__REG_DEF &&
+           (const char *)g == (const char *)g->op + dk__op_def_offset(strlen(g->op->pub.name));
 }
 
 /* def_bytes: a def creating the operator keeps its record in the
