@@ -68,7 +68,7 @@ TABLE_VECTORS    := tests/conformance/tables-1.13.1.txt
 SCHEMA_VECTORS   := tests/conformance/schemas-1.13.1.txt
 
 .PHONY: FORCE all lib install uninstall install-test help test deps fuzz-runtime libtorch unit sanitize tsan matrix \
-        structure clean bench bench-icount examples-test gen check-gen
+        structure clean bench bench-scale bench-icount examples-test gen check-gen
 
 all: $(BUILD)/dkgen lib ## build build/dkgen, build/libdispatch.so and build/libdispatch.a
 
@@ -245,11 +245,18 @@ bench_counts = if [ "$(BENCH_ICOUNT)" != 0 ] && command -v valgrind >/dev/null 2
 	  rm -rf $(BUILD)/icount $(BUILD)/icount-1.13.1 $(BUILD)/shape; fi
 bench: deps $(BUILD)/bench $(BUILD)/bench-epochs $(BUILD)/bench-1.13.1 $(BUILD)/churn $(BUILD)/churn-epochs ## every row beside its baseline, callgrind's counts, then every target met / not met, all from this run (minutes; BENCH_ICOUNT=0: a minute)
 	@$(BUILD)/bench | tee $(BUILD)/bench.txt
+	@echo; $(BUILD)/bench --scale 100000 | tee -a $(BUILD)/bench.txt
 	@$(BUILD)/bench-epochs --calls
 	@echo; echo "registrations under churn, each reclamation mode (bench/churn.c):"; $(bench_churn)
 	@: > $(BUILD)/bench_c10-none.txt
 	@echo; $(bench_counts)
 	@echo; sh bench/report.sh $(BUILD) "make bench"
+
+# 10^6 operators defined in one thread (make bench runs 10^5): wall time and
+# peak RSS per operator against the targets (4 s and 3.5 GB for 10^6)
+bench-scale: $(BUILD)/bench ## define 10^6 operators (def + CPU impl) in one thread, reclaiming every 1,000: wall time and peak RSS against the targets (seconds, 3.5 GB of memory)
+	@$(BUILD)/bench --scale 1000000 | tee $(BUILD)/bench-scale.txt
+	@echo; sh bench/targets.sh -k scale -n $(BUILD)/bench-scale.txt
 
 bench-icount: $(BUILD)/bench $(BUILD)/bench-1.13.1 ## instructions per operation of each bench row under callgrind, both presets, and the targets met / not met
 	@$(call need,command -v valgrind,valgrind)

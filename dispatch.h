@@ -2119,8 +2119,9 @@ typedef struct dk_table_entry {
 typedef struct dk_backend_row {
     uint64_t nonfallthrough;  /* keys whose slot is not a fallthrough, for c10 getBackendIndex() == b */
     dk_table_entry first;
-    /* 32 bytes with 64- and 32-bit pointers: rows in aligned halves of cache lines */
-    unsigned char unused[32 - sizeof(uint64_t) - sizeof(dk_table_entry)];
+    /* 32 bytes with 64- and 32-bit pointers: rows in aligned halves of cache
+       lines; the bytes left hold the table's slot reasons (dk__reason_at) */
+    uint8_t spare[32 - sizeof(uint64_t) - sizeof(dk_table_entry)];
 } dk_backend_row;
 
 /* Slots in the rows: the first per-backend functionality's, one per
@@ -2131,6 +2132,10 @@ enum {
     DK__ROW_FIRST_SLOT = DK_FORALL_FUNCTIONALITY_KEYS(DK__FIRST_PB_SLOT_OF, ~) 0
 };
 #undef DK__FIRST_PB_SLOT_OF
+
+/* Bytes of slot reasons (4 bits a slot) beyond the rows' spare bytes. */
+#define DK__ROW_SPARE ((int)(32 - sizeof(uint64_t) - sizeof(dk_table_entry)))
+#define DK__REASON_REST ((DK_NUM_RUNTIME_ENTRIES + 1) / 2 - DK_NUM_BACKENDS * DK__ROW_SPARE)
 
 /* Everything a call reads of an operator, as one immutable snapshot: the
    dispatch table, the fallthrough masks and what the def says. A change
@@ -2153,9 +2158,11 @@ typedef struct dk_op_table {
     const dk_op_adapters *adapters;   /* the def's boxing adapters, or NULL */
     const struct dk_schema *parsed;   /* the def's parsed schema (read-only), or NULL */
     const dk_value *defaults;         /* per argument: its default as a value (NONE tag if none) */
-    uint8_t source_details[DK_NUM_RUNTIME_ENTRIES];   /* dk_source_detail of each slot */
     uint64_t tags;                    /* the def's tags: bit DK_TAG_x (0 without a def) */
     dk_alias_analysis alias_analysis; /* the def's (FROM_SCHEMA without one) */
+    /* the dk_source_detail of each slot, 4 bits each: in the rows' spare bytes,
+       then here when they do not hold them all (dk__reason_at) */
+    uint8_t reasons_rest[DK__REASON_REST > 0 ? DK__REASON_REST : 1];
 } dk_op_table;
 
 /* Where slot s's entry is, in bytes from the start of the table; the
@@ -2176,6 +2183,7 @@ enum {
 enum { DK__EA_ZERO = (int)DK__ENTRY_AT(0) };
 #define DK__ENTRY_OFFSET(s) ((int16_t)((long)DK__ENTRY_AT(s) - (long)DK__EA_ZERO))
 DK_STATIC_ASSERT(sizeof(dk_backend_row) == 32, "a backend row is 32 bytes");
+DK_STATIC_ASSERT(DK__REASON_END <= 16, "a slot's reason fits in 4 bits");
 DK_STATIC_ASSERT(sizeof(dk_op_table) < 32768, "entry offsets are signed 16-bit values");
 /* Per functionality f, computed once (the tables below name these short
    constants instead of expanding DK__ENTRY_OFFSET in each of their cells,
@@ -2232,6 +2240,18 @@ DK_INLINE const dk_table_entry *dk_op_table_entry(const dk_op_table *t, int s) {
 DK_INLINE uint64_t dk_op_table_nonfallthrough(const dk_op_table *t, int b) { return t->rows[b].nonfallthrough; }
 /* An entry's kernel record (read with acquire: see dk__entry_set). */
 #define DK__ENTRY_KERNEL(e) DK__LOAD_ACQ(&(e)->kernel)
+/* The byte that holds slot s's reason (low 4 bits: even s, high: odd s),
+   and the reason itself, read relaxed: a table rewritten in place (out of
+   memory) changes its reasons with relaxed stores (dk__reason_set). */
+DK_INLINE uint8_t *dk__reason_byte(const dk_op_table *t, int s) {
+    int i = s >> 1;
+    if (DK__REASON_REST <= 0 || i < DK_NUM_BACKENDS * DK__ROW_SPARE)
+        return (uint8_t *)&t->rows[i / DK__ROW_SPARE].spare[i % DK__ROW_SPARE];
+    return (uint8_t *)&t->reasons_rest[i - DK_NUM_BACKENDS * DK__ROW_SPARE];
+}
+DK_INLINE int dk__reason_at(const dk_op_table *t, int s) {
+    return (DK__LOAD_RLX(dk__reason_byte(t, s)) >> ((s & 1) * 4)) & 15;
+}
 
 /* An operator: a stable pointer with a dense id, valid while the operator
    has a def or a kernel (and until the next reclaim after that). The first
@@ -4342,17 +4362,26 @@ struct dk_registration {
     dk_registration *next;        /* op's impl list (newest first), listener list */
     dk_library *library;          /* the block that made it, or NULL */
     dk_registration *lib_next;    /* that block's list (newest first) */
-    dk_op_listener on_registered, on_deregistered;
-    /* def: c10's normalised schema text, what boxed calls need, adapters */
-    const char *schema;
-    uint64_t dispatch_args;
-    int num_arguments, num_returns;
-    const dk_op_adapters *adapters;
+    /* An impl or fallback record ends here (DK__REG_SIZE): the rest is a
+       def's, then a listener's, and the record holds only its type's part. */
+    /* def: its parsed schema (c10's normalised text, the dispatch arguments
+       and the argument counts are in it: DK__DEF_SCHEMA), what boxed calls
+       need, adapters */
     dk_schema *parsed;            /* its chunks are registry blocks */
-    dk_value *defaults;           /* one block: the values, then list storage */
+    dk_value *defaults;           /* in this record, after it: the values, then list storage */
+    const dk_op_adapters *adapters;
     uint64_t tags;                /* def: its tags, bit DK_TAG_x */
     dk_alias_analysis alias_analysis;
+    /* listener */
+    dk_op_listener on_registered, on_deregistered;
 };
+/* The bytes of a record of type t (a DK__REG_*), its strings and defaults apart. */
+#define DK__REG_SIZE(t)                                                                            \
+    ((t) == DK__REG_LISTENER ? sizeof(dk_registration)                                             \
+     : (t) == DK__REG_DEF    ? offsetof(dk_registration, on_registered)                             \
+                             : offsetof(dk_registration, parsed))
+/* A live def's schema text, c10's normalised form. */
+#define DK__DEF_SCHEMA(def) ((const char *)(def)->parsed->text)
 
 typedef struct dk__op {
     dk_operator pub;              /* first: handles are dk_operator pointers */
@@ -4424,6 +4453,10 @@ typedef union dk__block {
     void *align_p;
     uint64_t align_u;
 } dk__block;
+
+/* The alignment of a block header: the most any field needs. */
+typedef struct dk__max_align { char c; dk__block b; } dk__max_align;
+#define DK__MAX_ALIGN offsetof(dk__max_align, b)
 
 struct dk_registry {
     dk__mutex lock;
@@ -4498,11 +4531,19 @@ static void dk__default_free(void *p, void *ud) { (void)ud; free(p); }
 
 /* n bytes after a block header; align (a power of two, or 1) is the
    alignment of the bytes, the header's shift how far it is from the
-   allocator's pointer. */
+   allocator's pointer. The allocator's pointers are aligned for the header
+   (DK__MAX_ALIGN, as malloc's), so a larger align asks for align -
+   DK__MAX_ALIGN bytes more; a pointer aligned less (a custom allocator)
+   is given back and the allocation made again with align - 1 more. */
 DK_INLINE void *dk__alloc_aligned(dk_registry *r, size_t n, size_t align) {
-    size_t total = sizeof(dk__block) + n + align - 1;
+    size_t slack = align > DK__MAX_ALIGN ? align - DK__MAX_ALIGN : 0, total = sizeof(dk__block) + n + slack, shift;
     char *raw = (char *)r->desc.alloc(total, r->desc.alloc_user_data);
     dk__block *b;
+    if (raw && (shift = (0 - (uintptr_t)(raw + sizeof(dk__block))) & (align - 1)) > slack) {
+        r->desc.free(raw, r->desc.alloc_user_data);
+        total = sizeof(dk__block) + n + align - 1;
+        raw = (char *)r->desc.alloc(total, r->desc.alloc_user_data);
+    }
     if (!raw) {
         dk__fail(DK_ERR_NO_MEMORY, "out of memory allocating %lu bytes", (unsigned long)n);
         return NULL;
@@ -4873,6 +4914,17 @@ DK__PRIVATE void dk__index_put(dk__index *ix, dk__op *op) {
     ix->used++;
 }
 
+/* A rebuild moves a live bucket as it is (hash, name bytes, operator):
+   the operators themselves are not read. */
+DK__PRIVATE void dk__index_move(dk__index *ix, const dk__bucket *from) {
+    size_t i = (size_t)from->hash & ix->mask;
+    while (ix->buckets[i].op) i = (i + 1) & ix->mask;
+    ix->buckets[i].hash = from->hash;
+    memcpy(ix->buckets[i].name, from->name, DK__BUCKET_NAME);
+    DK__STORE_REL(&ix->buckets[i].op, from->op);
+    ix->used++;
+}
+
 DK__PRIVATE void dk__index_remove(dk_registry *r, dk__op *op) {
     dk__index *ix = r->index;
     size_t i = (size_t)op->hash & ix->mask;
@@ -4899,6 +4951,7 @@ DK__PRIVATE dk__index *dk__index_new(dk_registry *r, size_t nbuckets) {
 typedef struct dk__op_prep {
     dk__op *op;                   /* existing or new */
     int is_new;
+    void *def_room;               /* a new operator's block: room for its def's record, or NULL */
     dk_op_table *table;           /* the operator's next snapshot */
     dk__index *grown;             /* a rebuilt index to publish, or NULL */
     dk__op **grown_ops;           /* a larger ops array, or NULL */
@@ -4909,14 +4962,28 @@ DK__PRIVATE dk__op *dk__op_by_name(const dk_registry *r, const char *name, size_
     return dk__index_find(r->index, DK_HASH64(name, len), name, len);
 }
 
-DK__PRIVATE dk_status dk__op_prepare(dk_registry *r, const char *name, size_t len, dk__op_prep *p) {
+/* Where a new operator's block keeps the record of the def that made it
+   (dk__op_prepare's def_bytes): after the operator and its name. */
+DK__PRIVATE size_t dk__op_def_offset(size_t len) {
+    return (sizeof(dk__op) + len + 1 + DK__MAX_ALIGN - 1) / DK__MAX_ALIGN * DK__MAX_ALIGN;
+}
+/* Is g a def record kept in its operator's block (freed with it)? */
+DK__PRIVATE int dk__def_in_op(const dk_registration *g) {
+    return g->type == DK__REG_DEF &&
+           (const char *)g == (const char *)g->op + dk__op_def_offset(strlen(g->op->pub.name));
+}
+
+/* def_bytes: a def creating the operator keeps its record in the
+   operator's block (p->def_room): one allocation less per operator. */
+DK__PRIVATE dk_status dk__op_prepare(dk_registry *r, const char *name, size_t len, size_t def_bytes, dk__op_prep *p) {
     size_t cap = r->index ? r->index->mask + 1 : 0;
     memset(p, 0, sizeof *p);
     p->op = dk__op_by_name(r, name, len);
     if (!(p->table = dk__alloc_table(r))) return DK_ERR_NO_MEMORY;
     if (p->op) return DK_OK;
-    p->op = (dk__op *)dk__alloc(r, sizeof(dk__op) + len + 1);
+    p->op = (dk__op *)dk__alloc(r, def_bytes ? dk__op_def_offset(len) + def_bytes : sizeof(dk__op) + len + 1);
     if (!p->op) goto fail;
+    if (def_bytes) p->def_room = (char *)p->op + dk__op_def_offset(len);
     memset(p->op, 0, sizeof(dk__op));
     memcpy((char *)(p->op + 1), name, len);
     ((char *)(p->op + 1))[len] = '\0';
@@ -4924,8 +4991,11 @@ DK__PRIVATE dk_status dk__op_prepare(dk_registry *r, const char *name, size_t le
     p->op->hash = DK_HASH64(name, len);
     p->is_new = 1;
     if ((r->index ? r->index->used + 1 : 1) * 2 > cap) { /* keep entries + tombstones <= 1/2 */
+        /* at least 3 buckets per entry: the rebuilt index takes another
+           (live + 1) / 2 entries or tombstones before the next rebuild
+           (amortised O(1)), at 32 to 64 B per operator once it grows */
         size_t n = 64;
-        while (n < (size_t)(r->live_ops + 1) * 4) n *= 2;
+        while (n < (size_t)(r->live_ops + 1) * 3) n *= 2;
         if (!(p->grown = dk__index_new(r, n))) goto fail;
     }
     if (r->live_ops == r->n_ops && r->n_ops == r->cap_ops) { /* no free id */
@@ -4979,7 +5049,7 @@ DK__PRIVATE void dk__op_commit(dk_registry *r, dk__op_prep *p) {
         if (old)
             for (i = 0; i <= old->mask; i++)
                 if (old->buckets[i].op && old->buckets[i].op != &r->tombstone)
-                    dk__index_put(p->grown, old->buckets[i].op);
+                    dk__index_move(p->grown, &old->buckets[i]);
         dk__index_put(p->grown, op);
         DK__STORE_REL(&r->index, p->grown);
         dk__retire(r, old);
@@ -5164,6 +5234,14 @@ DK__PRIVATE void dk__entry_set(dk_op_table *t, int s, const dk_kernel *k, int li
     }
 }
 
+/* Sets slot s's reason (4 bits of a byte: dk__reason_byte), one relaxed
+   store when it changes: a call may read the live table's reasons. */
+DK_INLINE void dk__reason_set(dk_op_table *t, int s, dk_source_detail why) {
+    uint8_t *p = dk__reason_byte(t, s);
+    unsigned sh = (unsigned)(s & 1) * 4, b = *p, v = (b & ~(15u << sh)) | ((unsigned)why << sh);
+    if (v != b) DK__STORE_RLX(p, (uint8_t)v);
+}
+
 /* c10 setOperatorHasFallthroughForKey, derived from the slots: a
    fallthrough slot clears its functionality bit in its backend's mask (in
    every mask for a key that is not per-backend). */
@@ -5227,8 +5305,7 @@ DK__PRIVATE void dk__table_fill(const dk_registry *r, const dk__op *op, dk_op_ta
             masks_change |= !before || /* a template being built */
                             (k->kind == DK_KERNEL_FALLTHROUGH) != (before->kind == DK_KERNEL_FALLTHROUGH);
             dk__entry_set(t, s, k, t == cur);
-            if (t != cur) t->source_details[s] = (uint8_t)why;
-            else if (t->source_details[s] != (uint8_t)why) DK__STORE_RLX(&t->source_details[s], (uint8_t)why);
+            dk__reason_set(t, s, why);
         }
         if (masks_change || n < 0) dk__table_masks(r, t);
     }
@@ -5246,10 +5323,10 @@ DK__PRIVATE void dk__table_fill(const dk_registry *r, const dk__op *op, dk_op_ta
     } while (0)
     DK__DEF_FIELD(parsed, def ? (const dk_schema *)def->parsed : (const dk_schema *)NULL, DK__STORE_RLX);
     DK__DEF_FIELD(defaults, def ? (const dk_value *)def->defaults : (const dk_value *)NULL, DK__STORE_REL);
-    DK__DEF_FIELD(schema, def ? def->schema : (const char *)NULL, DK__STORE_RLX);
-    DK__DEF_FIELD(dispatch_args, def ? def->dispatch_args : (uint64_t)0, DK__STORE_RLX);
-    DK__DEF_FIELD(num_arguments, def ? def->num_arguments : 0, DK__STORE_RLX);
-    DK__DEF_FIELD(num_returns, def ? def->num_returns : 0, DK__STORE_RLX);
+    DK__DEF_FIELD(schema, def ? DK__DEF_SCHEMA(def) : (const char *)NULL, DK__STORE_RLX);
+    DK__DEF_FIELD(dispatch_args, def ? def->parsed->dispatch_args : (uint64_t)0, DK__STORE_RLX);
+    DK__DEF_FIELD(num_arguments, def ? def->parsed->num_arguments : 0, DK__STORE_RLX);
+    DK__DEF_FIELD(num_returns, def ? def->parsed->num_returns : 0, DK__STORE_RLX);
     DK__DEF_FIELD(adapters, def ? def->adapters : (const dk_op_adapters *)NULL, DK__STORE_RLX);
     DK__DEF_FIELD(tags, def ? def->tags : (uint64_t)0, DK__STORE_RLX);
 #undef DK__DEF_FIELD
@@ -5388,16 +5465,34 @@ DK__PRIVATE void dk__debug_named(char *buf, size_t n, const char *name) {
     dk__append(buf, n, &len, ")");
 }
 
-DK__PRIVATE dk_registration *dk__new_registration(dk_registry *r, int type, const char *debug, const char *schema) {
-    const char *d = NULL, *s = NULL;
-    dk_registration *g = (dk_registration *)dk__alloc_with_strings(r, sizeof *g, &d, debug, &s, schema);
-    if (!g) return NULL;
+/* A record is its type's part (DK__REG_SIZE), then `extra` zeroed bytes
+   (a def's defaults: g->defaults), then its debug text, in one piece of
+   dk__registration_size bytes: a block of its own (dk__new_registration)
+   or, for the def that creates its operator, the operator's block. */
+DK__PRIVATE size_t dk__registration_head(int type, size_t extra) {
+    size_t head = DK__REG_SIZE(type);
+    return extra ? (head + DK__MAX_ALIGN - 1) / DK__MAX_ALIGN * DK__MAX_ALIGN : head;
+}
+/* dlen: strlen(debug) + 1, or 0 without debug text */
+DK__PRIVATE size_t dk__registration_size(int type, size_t dlen, size_t extra) {
+    return dk__registration_head(type, extra) + extra + dlen;
+}
+DK__PRIVATE dk_registration *dk__registration_init(void *room, dk_registry *r, int type, const char *debug,
+                                                   size_t dlen, size_t extra) {
+    size_t head = dk__registration_head(type, extra);
+    dk_registration *g = (dk_registration *)room;
+    memset(room, 0, head + extra);
     g->registry = r;
     g->type = type;
     g->live = 1;
-    g->kernel.debug = d ? d : "";
-    g->schema = s;
+    g->kernel.debug = dlen ? (const char *)memcpy((char *)room + head + extra, debug, dlen) : "";
+    if (extra) g->defaults = (dk_value *)(void *)((char *)room + head);
     return g;
+}
+DK__PRIVATE dk_registration *dk__new_registration(dk_registry *r, int type, const char *debug, size_t extra) {
+    size_t dlen = debug ? strlen(debug) + 1 : 0;
+    void *room = dk__alloc(r, dk__registration_size(type, dlen, extra));
+    return room ? dk__registration_init(room, r, type, debug, dlen, extra) : NULL;
 }
 
 DK__PRIVATE void dk__own(dk_library *lib, dk_registration *g) {
@@ -5499,7 +5594,7 @@ DK__PRIVATE dk_status dk__check_def_signature(const char *what, const dk_registr
     if (!def || !sig || !DK__SIG_IN_SCHEMA_WORDS(sig) ||
         dk_schema_c_signature(def->parsed, expected, sizeof expected) < 0)
         return DK_OK;
-    return dk__signature_vs_schema(what, def->schema, expected, def->kernel.debug, sig, debug);
+    return dk__signature_vs_schema(what, DK__DEF_SCHEMA(def), expected, def->kernel.debug, sig, debug);
 }
 /* A def's schema against the typed kernels registered before it (c10 checks
    them when the schema comes); the schema's signature is built only when a
@@ -5541,7 +5636,7 @@ DK__PRIVATE dk_status dk__check_kernel_signature(const char *what, const dk__op 
                         "  kernel 1: %s\n    dispatch key: %s\n    %s\n"
                         "  kernel 2: %s\n    dispatch key: %s\n    %s\n"
                         "Every typed kernel of an operator has the operator's C type; nothing was registered.",
-                        op->def ? op->def->schema : op->pub.name, op->def ? op->def->kernel.debug : "no debug info",
+                        op->def ? DK__DEF_SCHEMA(op->def) : op->pub.name, op->def ? op->def->kernel.debug : "no debug info",
                         other, dk_key_name(g->kernel.key), g->kernel.debug, sig, dk_key_name(key), debug);
     }
     return DK_OK;
@@ -5563,7 +5658,7 @@ DK__PRIVATE dk_status dk__parse_in(dk_registry *r, const char *schema, dk_schema
     return dk_schema_parse_with(schema, &d, out);
 }
 
-/* Retires (or, when the registry dies, frees) a def's schema and defaults. */
+/* Retires (or, when the registry dies, frees) a def's schema. */
 DK__PRIVATE void dk__def_release(dk_registry *r, dk_registration *g, int now) {
     void **chunk = g->parsed ? (void **)g->parsed->dk__memory : NULL;
     while (chunk) {               /* the arena's chunks start with their link */
@@ -5572,10 +5667,7 @@ DK__PRIVATE void dk__def_release(dk_registry *r, dk_registration *g, int now) {
         else dk__retire(r, chunk);
         chunk = next;
     }
-    if (now) dk__free(r, g->defaults);
-    else dk__retire(r, g->defaults);
-    g->parsed = NULL;
-    g->defaults = NULL;
+    g->parsed = NULL;             /* the defaults go with the record */
 }
 
 /* The value a boxed call gets for an argument left off: its default. */
@@ -5627,16 +5719,17 @@ DK__PRIVATE dk_value dk__default_value(const dk_arg *a, char **extra) {
     return v;
 }
 
-/* One block: a value per argument, then the storage of list defaults. */
-DK__PRIVATE dk_value *dk__defaults_new(dk_registry *r, const dk_schema *s) {
+/* A def's defaults live in its record (dk__new_registration's extra
+   bytes): a value per argument, then the storage of list defaults. */
+DK__PRIVATE size_t dk__defaults_size(const dk_schema *s) {
     size_t n = (size_t)s->num_arguments, size = n * sizeof(dk_value), i;
-    dk_value *v;
-    char *extra;
     for (i = 0; i < n; i++) size += dk__default_extra(s->arguments[i].default_value);
-    if (!(v = (dk_value *)dk__alloc(r, size ? size : 1))) return NULL;
-    extra = (char *)(v + n);
+    return size ? size : 1;
+}
+DK__PRIVATE void dk__defaults_fill(dk_value *v, const dk_schema *s) {
+    size_t n = (size_t)s->num_arguments, i;
+    char *extra = (char *)(v + n);
     for (i = 0; i < n; i++) v[i] = dk__default_value(&s->arguments[i], &extra);
-    return v;
 }
 
 /* ---- tags and alias analysis ------------------------------------------------------ */
@@ -5719,6 +5812,7 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
     dk__op_prep prep;
     dk_registration *g, *l;
     dk_schema *parsed;
+    size_t dbytes, dlen;
     dk_status s;
     if ((s = dk__def_options_check(schema, opts, &tags)) != DK_OK) return s;
     if (len && schema[len] == '\0')
@@ -5732,7 +5826,9 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
     if (adapters && !adapters->signature)
         return dk__fail(DK_ERR_NULL, "def(\"%s\"): the boxing adapters have no signature", schema);
     if ((s = dk__parse_in(r, schema, &parsed)) != DK_OK) return s;
-    if ((s = dk__op_prepare(r, schema, len, &prep)) != DK_OK) {
+    dbytes = dk__defaults_size(parsed);
+    dlen = debug ? strlen(debug) + 1 : 0;
+    if ((s = dk__op_prepare(r, schema, len, dk__registration_size(DK__REG_DEF, dlen, dbytes), &prep)) != DK_OK) {
         dk_schema_free(parsed);
         return s;
     }
@@ -5752,21 +5848,14 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
     }
     /* keep the parsed schema (c10's normalised text, the dispatch arguments
        and the defaults drive boxed calls) */
-    g = dk__new_registration(r, DK__REG_DEF, debug, NULL);
-    if (g && !(g->defaults = dk__defaults_new(r, parsed))) {
-        dk__free(r, g);
-        g = NULL;
-    }
-    if (!g) {
+    if (prep.def_room) g = dk__registration_init(prep.def_room, r, DK__REG_DEF, debug, dlen, dbytes);
+    else if (!(g = dk__new_registration(r, DK__REG_DEF, debug, dbytes))) {
         dk__op_abandon(r, &prep);
         dk_schema_free(parsed);
         return DK_ERR_NO_MEMORY;
     }
+    dk__defaults_fill(g->defaults, parsed);
     g->parsed = parsed;
-    g->schema = parsed->text;
-    g->dispatch_args = parsed->dispatch_args;
-    g->num_arguments = parsed->num_arguments;
-    g->num_returns = parsed->num_returns;
     g->adapters = adapters;
     g->tags = tags;
     g->alias_analysis = opts ? opts->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA;
@@ -5789,7 +5878,7 @@ DK__PRIVATE void dk__warn_override(dk_registry *r, const dk__op *op, dk_key key,
     snprintf(msg, sizeof msg,
              "Overriding a previously registered kernel for the same operator and the same dispatch key\n"
              "  operator: %s\n    %s\n  dispatch key: %s\n  previous kernel: %s\n       new kernel: %s",
-             op->def ? op->def->schema : op->pub.name, op->def ? op->def->kernel.debug : "no debug info",
+             op->def ? DK__DEF_SCHEMA(op->def) : op->pub.name, op->def ? op->def->kernel.debug : "no debug info",
              dk_key_name(key), old->kernel.debug, debug);
     dk__log(r, DK_LOG_KERNEL_OVERRIDDEN, msg);
 }
@@ -5822,13 +5911,13 @@ DK__PRIVATE dk_status dk__impl_locked(dk_registry *r, const char *name, dk_key k
                             name);
         key = (dk_key)DK__ALIAS_MATH;
     }
-    if ((s = dk__op_prepare(r, name, len, &prep)) != DK_OK) return s;
+    if ((s = dk__op_prepare(r, name, len, 0, &prep)) != DK_OK) return s;
     if (d.signature && !prep.is_new &&
         (s = dk__check_kernel_signature("impl", prep.op, key, d.signature, debug)) != DK_OK) {
         dk__op_abandon(r, &prep);
         return s;
     }
-    if (!(g = dk__new_registration(r, DK__REG_IMPL, debug, NULL))) {
+    if (!(g = dk__new_registration(r, DK__REG_IMPL, debug, 0))) {
         dk__op_abandon(r, &prep);
         return DK_ERR_NO_MEMORY;
     }
@@ -5888,7 +5977,7 @@ DK__PRIVATE dk_status dk__fallback_locked(dk_registry *r, dk_key key, dk_kernel_
                 return DK_ERR_NO_MEMORY;
             }
     }
-    if (!(g = dk__new_registration(r, DK__REG_FALLBACK, debug, NULL))) {
+    if (!(g = dk__new_registration(r, DK__REG_FALLBACK, debug, 0))) {
         for (j = 0; tables && j < r->live_ops; j++) dk__free(r, tables[j]);
         dk__free(r, tables);
         return DK_ERR_NO_MEMORY;
@@ -5950,7 +6039,9 @@ DK__PRIVATE void dk__deregister_locked(dk_registry *r, dk_registration *g) {
         break;
     }
     g->live = 0;
-    dk__retire(r, g);   /* calls may still be running its kernel */
+    /* calls may still be running its kernel; a def kept in its operator's
+       block goes with the operator (retired above, or when it goes) */
+    if (!dk__def_in_op(g)) dk__retire(r, g);
 }
 
 DK_API dk_status dk_deregister(dk_registration *g) {
@@ -6025,7 +6116,7 @@ DK_API dk_status dk_registry_add_listener(dk_registry *r, dk_op_listener on_regi
     if (!r || (!on_registered && !on_deregistered)) return dk__fail(DK_ERR_NULL, "add_listener: NULL argument");
     if (dk__owns(r)) return dk__reentrant("add_listener");
     dk__lock(r);
-    if (!(g = dk__new_registration(r, DK__REG_LISTENER, NULL, NULL))) {
+    if (!(g = dk__new_registration(r, DK__REG_LISTENER, NULL, 0))) {
         dk__unlock(r);
         return DK_ERR_NO_MEMORY;
     }
@@ -6467,7 +6558,7 @@ DK__PRIVATE void dk__table_with_fallbacks(const dk_registry *r, dk_op_table *t) 
         const dk_kernel *f;
         if (dk__kernel_at(t, s) != &r->missing[s] || !(f = DK__LOAD_ACQ(&r->boxed_fallbacks[s]))) continue;
         dk__entry_set(t, s, f, 0);
-        t->source_details[s] = (uint8_t)DK_SOURCE_DETAIL_FALLBACK;
+        dk__reason_set(t, s, DK_SOURCE_DETAIL_FALLBACK);
     }
 }
 
@@ -6523,7 +6614,7 @@ DK_API int dk_op_dump_state(const dk_operator *op, char *buf, size_t size) {
     dk__append(buf, size, &len, op->name);
     if (o->def) {
         dk__append(buf, size, &len, "\nschema: ");
-        dk__append(buf, size, &len, o->def->schema);
+        dk__append(buf, size, &len, DK__DEF_SCHEMA(o->def));
         dk__append(buf, size, &len, "\ndebug: ");
         dk__append(buf, size, &len, o->def->kernel.debug);
         dk__append_def_extras(buf, size, &len, o->def);
@@ -6560,7 +6651,7 @@ DK__PRIVATE void dk__dump_slots(const dk_op_table *t, char *buf, size_t size, si
         dk__append(buf, size, len, k->kind == DK_KERNEL_FALLTHROUGH ? ": fallthrough " : ": ");
         dk__append(buf, size, len, k->debug);
         dk__append(buf, size, len, " [");
-        dk__append(buf, size, len, dk__reason_texts[t->source_details[s]]);
+        dk__append(buf, size, len, dk__reason_texts[dk__reason_at(t, s)]);
         dk__append(buf, size, len, "]\n");
     }
 }
@@ -6579,7 +6670,7 @@ DK_API int dk_op_dump_computed_table(const dk_operator *op, char *buf, size_t si
     for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
         dk_source_detail why;
         dk__entry_set(&computed, s, dk__resolve(op->registry, (const dk__op *)op, &front, s, &why), 0);
-        computed.source_details[s] = (uint8_t)why;
+        dk__reason_set(&computed, s, why);
     }
     dk__dump_slots(&computed, buf, size, &len);
     dk__read_unlock(op->registry, locked);
@@ -6654,8 +6745,8 @@ DK__PRIVATE int dk__html_scan(dk_operator *op, void *ud) {
         const dk_kernel *k = dk__kernel_at(t, s);
         dk_backend b = dk_key_backend(dk__slot_keys[s]);
         /* registered at this very key: a kernel, or a fallback not given for an alias */
-        int direct = t->source_details[s] == DK_SOURCE_DETAIL_KERNEL ||
-                     (t->source_details[s] == DK_SOURCE_DETAIL_FALLBACK && !dk_key_is_alias(k->key));
+        int direct = dk__reason_at(t, s) == DK_SOURCE_DETAIL_KERNEL ||
+                     (dk__reason_at(t, s) == DK_SOURCE_DETAIL_FALLBACK && !dk_key_is_alias(k->key));
         if (k->kind != DK_KERNEL_MISSING) h->used[s] = 1;
         if (k->kind == DK_KERNEL_FUNCTION && direct && b != DK_InvalidBit) h->backends[b] = 1;
     }
@@ -6672,7 +6763,7 @@ DK__PRIVATE void dk__html_columns_that_matter(dk__html *h) {
 
 DK__PRIVATE void dk__html_cell(dk__html *h, const dk_operator *op, const dk_op_table *t, int s) {
     const dk_kernel *k = dk__kernel_at(t, s);
-    int cell = dk__cell_of(k, (dk_source_detail)t->source_details[s]);
+    int cell = dk__cell_of(k, (dk_source_detail)dk__reason_at(t, s));
     dk__append(h->buf, h->size, &h->len, "<td class=\"dk-");
     dk__append(h->buf, h->size, &h->len, dk__cell_names[cell]);
     dk__append(h->buf, h->size, &h->len, h->used[s] ? "\" data-key=\"" : " dk-quiet\" data-key=\"");
@@ -6683,7 +6774,7 @@ DK__PRIVATE void dk__html_cell(dk__html *h, const dk_operator *op, const dk_op_t
     dk__append(h->buf, h->size, &h->len, dk_key_name(dk__slot_keys[s]));
     dk__append(h->buf, h->size, &h->len, ": ");
     dk__append(h->buf, h->size, &h->len,
-               cell == DK__CELL_fallthrough ? "fallthrough" : dk__reason_texts[t->source_details[s]]);
+               cell == DK__CELL_fallthrough ? "fallthrough" : dk__reason_texts[dk__reason_at(t, s)]);
     if (k->debug && k->debug[0]) {
         dk__append(h->buf, h->size, &h->len, ", ");
         dk__html_text(h, k->debug);
@@ -6962,7 +7053,7 @@ DK__PRIVATE void dk__registry_free(dk_registry *r) {
         if (!r->ops[i]) continue;
         for (g = r->ops[i]->impls; g; g = next) { next = g->next; dk__free(r, g); }
         if (r->ops[i]->def) dk__def_release(r, r->ops[i]->def, 1);
-        dk__free(r, r->ops[i]->def);
+        if (r->ops[i]->def && !dk__def_in_op(r->ops[i]->def)) dk__free(r, r->ops[i]->def);
         dk__retire_table(r, r->ops[i]->pub.table);
         dk__free(r, r->ops[i]);
     }
@@ -7171,7 +7262,7 @@ DK__PRIVATE void dk__table_copy(dk_op_table *dst, const dk_op_table *src) {
         dk_table_entry *d = dk__entry(dst, s);
         d->kernel = DK__ENTRY_KERNEL(e);   /* the record first: with a new one, no older fn (dk__entry_set) */
         d->fn = DK__LOAD_RLX(&e->fn);
-        dst->source_details[s] = DK__LOAD_RLX(&src->source_details[s]);
+        dk__reason_set(dst, s, (dk_source_detail)dk__reason_at(src, s));
     }
     dst->schema = DK__LOAD_RLX(&src->schema);
 }
@@ -7606,7 +7697,7 @@ DK_API dk_status dk_op_set_adapters(dk_operator *op, const dk_op_adapters *adapt
              strcmp(o->def->adapters->signature, adapters->signature) != 0)
         s = dk__fail(DK_ERR_WRONG_SIGNATURE,
                      "\nMismatch in kernel C signatures\n  operator: %s\n  kernel 1: %s\n  kernel 2: %s",
-                     o->def->schema, o->def->adapters->signature, adapters->signature);
+                     DK__DEF_SCHEMA(o->def), o->def->adapters->signature, adapters->signature);
     else if (!(t = dk__alloc_table(r)))
         s = DK_ERR_NO_MEMORY;
     else {
@@ -7691,7 +7782,7 @@ DK__PRIVATE void dk__explain_table(const dk_operator *op, const dk_op_table *t, 
     k = DK__ENTRY_KERNEL(dk_op_table_entry(t, out->slot));
     out->kernel = dk__deferred(op, k);
     /* relaxed: a table rewritten in place (out of memory) changes its reasons so */
-    why = out->kernel != k ? DK_SOURCE_DETAIL_FALLBACK : (dk_source_detail)DK__LOAD_RLX(&t->source_details[out->slot]);
+    why = out->kernel != k ? DK_SOURCE_DETAIL_FALLBACK : (dk_source_detail)dk__reason_at(t, out->slot);
     out->reason = dk__reason_texts[why];
     out->source = dk__source_of(out->kernel, why);
     dk__copy_text(out->op_name, sizeof out->op_name, op->name);

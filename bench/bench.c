@@ -13,7 +13,9 @@
           bench --list          row names and their callgrind iteration counts
           bench --instr-atstart the valgrind --instr-atstart value for --row
           bench --calls         the call and thread rows alone (run on the -DDK_CALL_EPOCHS build)
-          bench --threads       the thread rows alone */
+          bench --threads       the thread rows alone
+          bench --memory        the memory rows alone
+          bench --scale N       define N operators in one thread: wall time and peak RSS per operator */
 #define _GNU_SOURCE
 #define DISPATCH_IMPLEMENTATION
 #include "../dispatch.h"
@@ -25,6 +27,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #if defined(__linux__)
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
@@ -577,17 +580,84 @@ static double memory_per_aten_op(void) {
     return per_op;
 }
 
+/* scale: n operators defined in one thread (def + CPU impl each), the
+   registering thread its own quiescent point: dk_registry_reclaim every
+   1,000 operators. Run as a process of its own (bench --scale N), so that
+   its peak RSS (getrusage's ru_maxrss, which counts the process's start,
+   a few MB) is this row's alone. Rows per operator, so one target serves
+   10^5 (make bench) and 10^6 (make bench-scale): 4 s and 3.5 GB for 10^6
+   are 4,000 ns and 3,500 B of peak RSS an operator. */
+#define SCALE_RECLAIM_EVERY 1000
+static void scale_row(long n) {
+    dk_registry *r = new_registry();
+    dk_registration *h;
+    char schema[64], name[64], id[32], what[96];
+    struct rusage ru;
+    double t0, wall, cpu0, cpu;
+    long i;
+    default_fallbacks(r);   /* as the memory rows' registries */
+    getrusage(RUSAGE_SELF, &ru);
+    cpu0 = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+    t0 = now_ns();
+    for (i = 0; i < n; i++) {
+        snprintf(schema, sizeof schema, "m::op%ld(Tensor a) -> Tensor", i);
+        snprintf(name, sizeof name, "m::op%ld", i);
+        must(dk_def(r, schema, &h), "def");
+        must(dk_impl(r, name, DK_CPU, dk_unboxed(DK_FN(k_cpu1), NULL), &h), "impl");
+        if ((i + 1) % SCALE_RECLAIM_EVERY == 0) must(dk_registry_reclaim(r), "reclaim");
+    }
+    must(dk_registry_reclaim(r), "reclaim");
+    wall = now_ns() - t0;
+    getrusage(RUSAGE_SELF, &ru);
+    cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6 -
+          cpu0;
+    if (n >= 1000000 && n % 1000000 == 0) snprintf(id, sizeof id, "%ldm", n / 1000000);
+    else snprintf(id, sizeof id, "%ldk", n / 1000);
+    bench_print_heading();
+    snprintf(what, sizeof what, "%.2f s for %ld ops (%.2f s CPU), ns/op", wall / 1e9, n, cpu);
+    {
+        char row[48];
+        snprintf(row, sizeof row, "scale_time_%s", id);
+        print_row(row, what, once(wall / (double)n), "target 4,000 ns (4 s for 10^6)");
+        snprintf(row, sizeof row, "scale_rss_%s", id);
+        snprintf(what, sizeof what, "peak RSS %.0f MB for %ld ops, B/op", ru.ru_maxrss / 1024.0, n);
+        print_row(row, what, once(ru.ru_maxrss * 1024.0 / (double)n), "target 3,500 B (3.5 GB for 10^6)");
+    }
+    dk_registry_destroy(r);
+}
+
 /* threads calling at once (measure.h's print_thread_rows): the dispatched
    call of call_fallthrough and its function-pointer control; the tensors
    are only read, so both threads share them */
 static long thread_dispatched(int t, long n) { (void)t; return row_call_fallthrough(n); }
 static long thread_control(int t, long n) { (void)t; return row_fnptr_call(n); }
 
+/* the memory rows (bench --memory: these alone) */
+static void print_memory_rows(void) {
+    result r;
+    r = once(memory_per_op(5000, NULL));
+    print_row("memory_per_op", "heap bytes per operator, def + CPU impl (alloc hooks)", r, "target 3.0 KB");
+    r = once(memory_per_aten_op());
+    if (r.med >= 0)
+        print_row("memory_aten", "the same, aten's 3,199 schemas (average)", r, "target 3.5 KB");
+    r = once((double)(sizeof(((dk_op_table *)0)->rows) + sizeof(((dk_op_table *)0)->entries)) / DK_NUM_RUNTIME_ENTRIES);
+    print_row("memory_per_slot", "table bytes per runtime slot: entry + masks (struct size)", r, "");
+}
+
 int main(int argc, char **argv) {
     const long N = 5000000;
-    result r, fp;
+    result fp;
     if (argc >= 2 && strcmp(argv[1], "--instr-atstart") == 0) {
         bench_instr_atstart();
+        return 0;
+    }
+    if (argc >= 2 && strcmp(argv[1], "--memory") == 0) {
+        bench_print_heading();
+        print_memory_rows();
+        return 0;
+    }
+    if (argc >= 3 && strcmp(argv[1], "--scale") == 0) { /* before setup: the row's own registry alone */
+        scale_row(atol(argv[2]));
         return 0;
     }
     setup();
@@ -669,13 +739,7 @@ int main(int argc, char **argv) {
               median_of(sample_teardown, 5), "");
     print_row("destroy_1000x4", "destroy the registry of those 5,000 handles (ns/handle)", median_of(sample_destroy, 5),
               "teardown_1000x4");
-    r = once(memory_per_op(5000, NULL));
-    print_row("memory_per_op", "heap bytes per operator, def + CPU impl (alloc hooks)", r, "target 3.0 KB");
-    r = once(memory_per_aten_op());
-    if (r.med >= 0)
-        print_row("memory_aten", "the same, aten's 3,199 schemas (average)", r, "target 3.5 KB");
-    r = once((double)(sizeof(((dk_op_table *)0)->rows) + sizeof(((dk_op_table *)0)->entries)) / DK_NUM_RUNTIME_ENTRIES);
-    print_row("memory_per_slot", "table bytes per runtime slot: entry + masks (struct size)", r, "");
+    print_memory_rows();
     print_thread_rows(thread_dispatched, thread_control, "call_fallthrough's call");
     return 0;
 }

@@ -64,6 +64,8 @@ function instr(sys, id) {
 # what a row measures, and whether it is exact or noisy
 function unit(id) {
   if (id ~ /^memory_/) return "bytes, exact"
+  if (id ~ /^scale_rss_/) return "bytes of peak RSS/op"
+  if (id ~ /^scale_time_/) return "ns/op, noisy"
   if (id == "two_threads") return "x, noisy"
   if (id ~ /^(teardown|destroy)_/) return "ns/handle, noisy"
   return "ns, noisy"

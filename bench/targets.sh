@@ -5,7 +5,8 @@
 #   -n FILE  a saved output of build/bench (ns/op medians: noisy)
 #   -i FILE  bench/icount.sh's icount.txt (instructions/op: exact); without
 #            it, the bench output's instr column (hardware counters) if any
-#   -k KIND  instr or ns: only the targets in instructions or in ns
+#   -k KIND  instr, ns or scale: only the targets in instructions, in ns
+#            (with bytes), or the scale rows' (bench --scale)
 #   -t TEXT  a title line (e.g. which preset the numbers are from)
 #   -m       a Markdown table instead of text
 #
@@ -20,7 +21,7 @@ while [ $# -gt 0 ]; do
     -t) title=$2; shift 2 ;;
     -k) kind=$2; shift 2 ;;
     -m) md=1; shift ;;
-    *) echo "usage: $0 [-n BENCH_OUTPUT] [-i ICOUNT] [-k instr|ns] [-t TITLE] [-m]" >&2; exit 2 ;;
+    *) echo "usage: $0 [-n BENCH_OUTPUT] [-i ICOUNT] [-k instr|ns|scale] [-t TITLE] [-m]" >&2; exit 2 ;;
   esac
 done
 [ -f "$ns_file" ] || ns_file=/dev/null
@@ -87,7 +88,7 @@ END {
   if (md) { print "| target | rows | measured | limit | |"; print "|---|---|---:|---:|---|" }
   else emit("target", "rows", "measured", "limit", "")
   # instructions per operation (exact under callgrind)
-  if (kind != "ns") {
+  if (kind != "ns" && kind != "scale") {
   over_i("one-hop overhead, loop (instr)", "call_one_hop", "fnptr_call", 20)
   over_i("one-hop overhead, loop, autograd keys (instr)", "call_fallthrough", "fnptr_call", 20)
   over_i("one-hop overhead, call site (instr)", "site_one_hop", "site_fnptr", 22)
@@ -100,6 +101,7 @@ END {
   }
   # nanoseconds (noisy: medians on a shared machine)
   if (kind == "instr") exit
+  if (kind == "scale") { scale_targets(); exit }
   # (fallback registration is judged by its instructions only: a sample of
   # 8 registrations is too short to time on a shared machine)
   abs_n("name lookup, 100k names (ns)", "lookup_100k", 20)
@@ -112,4 +114,18 @@ END {
   # bytes (exact, from the same run)
   abs_b("heap bytes per operator, one-argument schema", "memory_per_op", 3000)
   abs_b("heap bytes per operator, aten schemas (avg)", "memory_aten", 3500)
+  scale_targets()
+}
+# operators defined at scale, one thread (bench --scale N: make bench-scale
+# 10^6, make bench 10^5): 10^6 in 4 s and 3.5 GB, per operator
+function scale_targets(   n, r) {
+  n = ("scale_time_1m" in ns) ? "1m" : "100k"
+  r = "scale_time_" n
+  if (r in ns) emit("defining " n " operators, one thread (ns/op)", r " (10^6 in 4 s)", fmt(ns[r]) " ns", "<= 4000 ns",
+                    plain(verdict(ns[r] + 0 <= 4000)))
+  else emit("defining operators at scale (ns/op)", r, "-", "<= 4000 ns", "not measured (make bench-scale)")
+  r = "scale_rss_" n
+  if (r in ns) emit("peak RSS defining " n " operators (B/op)", r " (10^6 in 3.5 GB)", sprintf("%.0f B", ns[r]),
+                    "<= 3500 B", plain(verdict(ns[r] + 0 <= 3500)))
+  else emit("peak RSS at scale (B/op)", r, "-", "<= 3500 B", "not measured (make bench-scale)")
 }' "$ns_file" "$icount_file"

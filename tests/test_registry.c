@@ -777,8 +777,155 @@ static void test_out_of_memory_everywhere(void **state) {
         }
         printf("  %-48s %d allocation sites failed cleanly\n", ops[i].what, sites);
         assert_true(sites >= 1);
-        if (ops[i].call == oom_def_new) assert_int_equal(sites, 6); /* schema (1 chunk), defaults, table, op, ops array, registration */
+        /* schema (1 chunk), table, op (its def's record and defaults in its
+           block), name index (grows at 65 operators), ops array */
+        if (ops[i].call == oom_def_new) assert_int_equal(sites, 5);
     }
+}
+
+/* What an operator holds (issue: a lean operator), counted through the
+   registry's own statistics after a reclaim: an impl record carries only
+   the fields every record has (no def's, no listener's) and its debug
+   text; a def that creates its operator keeps its record, defaults and
+   debug text in the operator's block (allocations: the operator, its
+   table and its schema's chunks, nothing else); a deregistered def kept in
+   that block goes when its operator goes, and not before. */
+static size_t live_after_reclaim(dk_registry *r) {
+    dk_registry_stats st;
+    assert_int_equal(dk_registry_reclaim(r), DK_OK);
+    dk_registry_get_stats(r, &st);
+    assert_int_equal(st.retired_bytes, 0);
+    return st.live_bytes;
+}
+static void *counting_alloc(size_t n, void *ud) { ++*(long *)ud; return malloc(n); }
+static void test_operator_footprint(void **state) {
+    dk_registry *r;
+    dk_registry_desc d;
+    dk_registration *def, *impl, *def2;
+    const dk_operator *op;
+    size_t before, after_def, after_impl;
+    long n_allocs = 0, n_before;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    d.alloc = counting_alloc;
+    d.free = plain_free;
+    d.alloc_user_data = &n_allocs;
+    assert_int_equal(dk_registry_create(&d, &r), DK_OK);
+    assert_int_equal(dk_def(r, "fp::warm(Tensor x) -> Tensor", &def), DK_OK);   /* the name index and ops array */
+    before = live_after_reclaim(r);
+    n_before = n_allocs;
+    assert_int_equal(dk_def_at(r, "fp::op(Tensor x, int n=3) -> Tensor", NULL, "f.c", 7, &def), DK_OK);
+    /* the table, the operator with its def, the schema's chunks */
+    {
+        long chunks = 0;
+        void **c;
+        for (c = (void **)def->parsed->dk__memory; c; c = (void **)*c) chunks++;
+        assert_int_equal(n_allocs - n_before, 2 + chunks);
+    }
+    assert_ptr_equal((const char *)def, (const char *)def->op + dk__op_def_offset(strlen("fp::op")));
+    assert_true(dk__def_in_op(def));
+    assert_string_equal(def->kernel.debug, "registered at f.c:7");
+    assert_ptr_equal(def->defaults, (const dk_value *)dk_op_table_of(&def->op->pub)->defaults);
+    assert_int_equal(def->defaults[1].as.i, 3);
+    op = dk_op_lookup(r, "fp::op");
+    assert_non_null(op);
+    assert_int_equal((uintptr_t)dk_op_table_of(op) % 32, 0);
+    after_def = live_after_reclaim(r);
+    assert_true(after_def > before);
+    assert_int_equal(dk_impl_at(r, "fp::op", DK_CPU, dk_unboxed(DK_FN(k_cpu), NULL), "g.c", 12, &impl), DK_OK);
+    after_impl = live_after_reclaim(r);
+    /* the new table replaced the old one: the record is all that grew */
+    assert_int_equal(after_impl - after_def,
+                     sizeof(dk__block) + offsetof(dk_registration, parsed) + sizeof "registered at g.c:12");
+    /* the def deregistered: its record stays in the operator's block while
+       the impl keeps the operator; a new def gets a record of its own */
+    assert_int_equal(dk_deregister(def), DK_OK);
+    assert_int_equal(dk_deregister(def), DK_ERR_BAD_HANDLE);   /* still readable: not freed */
+    assert_int_equal(dk_def_at(r, "fp::op(Tensor x) -> Tensor", NULL, "h.c", 1, &def2), DK_OK);
+    assert_false(dk__def_in_op(def2));
+    assert_int_equal(dk_deregister(impl), DK_OK);
+    assert_int_equal(dk_deregister(def2), DK_OK);
+    assert_null(dk_op_lookup(r, "fp::op"));
+    assert_int_equal(live_after_reclaim(r), before);
+    dk_registry_destroy(r);
+}
+
+/* Slot reasons take 4 bits each in the backend rows' spare bytes: every
+   slot keeps its own (all 16 values, neighbours set in both orders), and
+   the rows' masks and entries, which calls read, are left as they were. */
+static void test_reasons_packed(void **state) {
+    static dk_op_table t, before;
+    int s, v, round;
+    (void)state;
+    memset(&t, 0xA5, sizeof t);
+    for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) dk__reason_set(&t, s, DK_SOURCE_DETAIL_KERNEL);
+    for (round = 0; round < 16; round++) {
+        for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
+            int i = round & 1 ? DK_NUM_RUNTIME_ENTRIES - 1 - s : s;
+            dk__reason_set(&t, i, (dk_source_detail)((i * 7 + round) & 15));
+        }
+        for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) assert_int_equal(dk__reason_at(&t, s), (s * 7 + round) & 15);
+    }
+    memcpy(&before, &t, sizeof t);
+    for (v = 0; v < 16; v++)
+        for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
+            int b;
+            dk__reason_set(&t, s, (dk_source_detail)v);
+            assert_int_equal(dk__reason_at(&t, s), v);
+            for (b = 0; b < DK_NUM_BACKENDS; b++) {
+                assert_true(t.rows[b].nonfallthrough == before.rows[b].nonfallthrough);
+                assert_memory_equal(&t.rows[b].first, &before.rows[b].first, sizeof t.rows[b].first);
+            }
+            dk__reason_set(&t, s, (dk_source_detail)dk__reason_at(&before, s));
+        }
+    assert_memory_equal(&t, &before, sizeof t);
+}
+
+/* A custom allocator's memory is aligned as malloc's (16 bytes here), and
+   a table asks for 16 bytes more to be 32-byte aligned: an allocator whose
+   every pointer is 16 mod 32 (the worst case) or 0 mod 32 gets aligned
+   tables, calls, deregistration and a clean free (AddressSanitizer checks
+   the bounds). */
+static int align_odd;   /* 1: pointers 16 mod 32, 0: 0 mod 32 */
+static void *align16_alloc(size_t n, void *ud) {
+    char *raw = (char *)malloc(n + 48), *p;
+    (void)ud;
+    if (!raw) return NULL;
+    p = raw + 16;
+    while (((uintptr_t)p & 31) != (align_odd ? 16u : 0u)) p += 16;
+    ((unsigned char *)p)[-1] = (unsigned char)(p - raw);
+    return p;
+}
+static void align16_free(void *p, void *ud) {
+    (void)ud;
+    if (p) free((char *)p - ((unsigned char *)p)[-1]);
+}
+static void test_allocator_aligned_less(void **state) {
+    dk_registry *r;
+    dk_registry_desc d;
+    dk_registration *h[8];
+    char name[64];
+    int i;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    d.alloc = align16_alloc;
+    d.free = align16_free;
+    align_odd = !align_odd;
+    assert_int_equal(dk_registry_create(&d, &r), DK_OK);
+    for (i = 0; i < 4; i++) {
+        const dk_operator *op;
+        snprintf(name, sizeof name, "al::op%d(Tensor x) -> Tensor", i);
+        assert_int_equal(dk_def(r, name, &h[2 * i]), DK_OK);
+        snprintf(name, sizeof name, "al::op%d", i);
+        assert_int_equal(dk_impl(r, name, DK_CPU, dk_unboxed(DK_FN(k_cpu), NULL), &h[2 * i + 1]), DK_OK);
+        op = dk_op_lookup(r, name);
+        assert_int_equal((uintptr_t)dk_op_table_of(op) % 32, 0);
+        assert_ptr_equal(dk_op_slot_kernel(op, dk_key_slot(DK_CPU))->fn, DK_FN(k_cpu));
+    }
+    for (i = 7; i >= 0; i--) assert_int_equal(dk_deregister(h[i]), DK_OK);
+    assert_int_equal(dk_registry_reclaim(r), DK_OK);
+    dk_registry_destroy(r);
+    if (align_odd) test_allocator_aligned_less(state);   /* and the other half */
 }
 
 /* The logger's item names come from DK_FORALL_LOG_ITEMS; the default logger
@@ -825,6 +972,9 @@ int main(void) {
         cmocka_unit_test(test_deregister_any_order),
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_out_of_memory_everywhere),
+        cmocka_unit_test(test_operator_footprint),
+        cmocka_unit_test(test_reasons_packed),
+        cmocka_unit_test(test_allocator_aligned_less),
     };
     return cmocka_run_group_tests_name("operator registry", tests, NULL, NULL);
 }

@@ -1,6 +1,8 @@
 /* Built by tests/limits/limits.sh with a generated list at a limit: every
    key of the list round-trips (name, functionality x backend, slot), every
-   keyset prints, and a kernel at the highest runtime key runs. */
+   slot's 4-bit reason round-trips (in the rows' spare bytes and past them:
+   1 backend with 64 slots, 16 backends with 769), every keyset prints, and
+   a kernel at the highest runtime key runs. */
 #define DISPATCH_IMPLEMENTATION
 #include "dispatch.h"
 
@@ -48,6 +50,17 @@ int main(void) {
     CHECK(runtime == DK_NUM_RUNTIME_ENTRIES);
     for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) CHECK(slot_seen[s] == 1);
     CHECK(dk_ks_to_string(DK_KS_FULL, buf, sizeof buf) > 0);
+    {   /* every slot's reason (4 bits) round-trips, in the rows' spare bytes
+           and, past them (1 backend, 64 slots), in the table's own bytes */
+        static dk_op_table t;
+        int b, v;
+        memset(&t, 0x5A, sizeof t);
+        for (v = 0; v < 16; v++) {
+            for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) dk__reason_set(&t, s, (dk_source_detail)((s * 7 + v) & 15));
+            for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) CHECK(dk__reason_at(&t, s) == ((s * 7 + v) & 15));
+        }
+        for (b = 0; b < DK_NUM_BACKENDS; b++) CHECK(t.rows[b].nonfallthrough == 0x5A5A5A5A5A5A5A5Aull);
+    }
     {
         dk_registry_desc desc;
         dk_registry *r;
