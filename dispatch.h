@@ -2270,6 +2270,11 @@ DK_INLINE const dk_op_table *dk_op_table_of(const dk_operator *op) { return DK__
    slot is read from the registry (Note [Resolution]). dk__deferred gives
    what such a record stands for now: the fallback, or k itself. */
 DK_API const dk_kernel *dk__deferred(const dk_operator *op, const dk_kernel *k);
+/* The pointers the four functions below return point into what the
+   registry retires when the def or kernel goes: use them before this
+   thread's next quiescent point (default mode) or, under DK_CALL_EPOCHS,
+   between dk_call_enter() and dk_call_exit() around the call and the use
+   (outside a call, a retired table may be freed at any time). */
 /* The kernel record a call would run at a slot (dk_ks_slot). */
 DK_INLINE const dk_kernel *dk_op_slot_kernel(const dk_operator *op, int slot) {
     const dk_kernel *k = DK__ENTRY_KERNEL(dk_op_table_entry(dk_op_table_of(op), slot));
@@ -2278,18 +2283,16 @@ DK_INLINE const dk_kernel *dk_op_slot_kernel(const dk_operator *op, int slot) {
 /* The def's schema in c10's normalised form, or NULL without a def. */
 DK_INLINE const char *dk_op_schema(const dk_operator *op) { return DK__LOAD_RLX(&dk_op_table_of(op)->schema); }
 /* The def's parsed schema (arguments, types, defaults, alias annotations,
-   return names; see >>schema), or NULL without a def. Read-only; valid
-   while the def is registered (and until the next reclaim after). */
+   return names; see >>schema), or NULL without a def. Read-only. */
 DK_INLINE const struct dk_schema *dk_op_function_schema(const dk_operator *op) {
     return DK__LOAD_RLX(&dk_op_table_of(op)->parsed);
 }
 /* The def's tags (torch.Tag), as a mask with bit DK_TAG_x set for each, and
-   one of them; its alias-analysis kind. No def: no tags, FROM_SCHEMA. */
-DK_INLINE uint64_t dk_op_tags(const dk_operator *op) { return DK__LOAD_RLX(&dk_op_table_of(op)->tags); }
-DK_INLINE int dk_op_has_tag(const dk_operator *op, dk_tag t) {
-    return (unsigned)t < (unsigned)DK_NUM_TAGS && ((dk_op_tags(op) >> t) & 1);
-}
-DK_INLINE dk_alias_analysis dk_op_alias_analysis(const dk_operator *op) { return dk_op_table_of(op)->alias_analysis; }
+   one of them; its alias-analysis kind. No def: no tags, FROM_SCHEMA.
+   Values, read inside a call bracket: safe anywhere, in both modes. */
+DK_API uint64_t dk_op_tags(const dk_operator *op);
+DK_API int dk_op_has_tag(const dk_operator *op, dk_tag t);
+DK_API dk_alias_analysis dk_op_alias_analysis(const dk_operator *op);
 
 /* Memory and messages. Zero-initialise, set what you need. */
 typedef struct dk_registry_desc {
@@ -6499,6 +6502,24 @@ DK_API dk_status dk_library_unload(const void *address) {
         return dk__fail(DK_ERR_NOT_FOUND, "library_unload: no open DK_LIBRARY block of the object holding %p "
                                           "(already unloaded, or its blocks failed)", address);
     return dk_registry_synchronize(r);
+}
+
+DK_API uint64_t dk_op_tags(const dk_operator *op) {
+    uint64_t tags;
+    DK__HOLD();   /* the table may be retired meanwhile: held, it is not freed */
+    tags = DK__LOAD_RLX(&dk_op_table_of(op)->tags);
+    DK__UNHOLD();
+    return tags;
+}
+DK_API int dk_op_has_tag(const dk_operator *op, dk_tag t) {
+    return (unsigned)t < (unsigned)DK_NUM_TAGS && ((dk_op_tags(op) >> t) & 1);
+}
+DK_API dk_alias_analysis dk_op_alias_analysis(const dk_operator *op) {
+    dk_alias_analysis a;
+    DK__HOLD();
+    a = dk_op_table_of(op)->alias_analysis;
+    DK__UNHOLD();
+    return a;
 }
 
 /* ---- lookup and introspection -------------------------------------------------------
