@@ -282,6 +282,7 @@ include tests/plugin/plugin.mk
 include tests/limits/limits.mk
 include examples/ctypes/ctypes.mk
 include examples/docrender/docrender.mk
+include examples/plugin-host/plugin-host.mk
 include tests/html.mk
 test: html-render
 include tests/cross/cross.mk

@@ -236,7 +236,9 @@
             host's configuration: one that calls in another does not load
             (Note [Configuration in a symbol name]); one that only
             registers loads with its blocks refused, which the host reads
-            with dk_library_blocks around dlopen.
+            with dk_library_blocks around dlopen. A host and a plugin, with
+            the commands that build them: examples/plugin-host (recipe in
+            docs/threads-memory-plugins.md, run by make test).
 
    WHAT A PROGRAM DOES (threads, memory, plugins, exit), in each mode
      Default build: nothing is added to the call path, so the program says
