@@ -2256,7 +2256,8 @@ DK_INLINE int dk__reason_at(const dk_op_table *t, int s) {
 }
 
 /* An operator: a stable pointer with a dense id, valid while the operator
-   has a def or a kernel (and until the next reclaim after that). The first
+   has a def or a kernel (and until its memory is freed: WHAT A PROGRAM
+   DOES). The first
    field is what the call path reads. */
 struct dk_operator {
     const dk_op_table *table;  /* the current snapshot: read with dk_op_table_of() */
@@ -2452,11 +2453,11 @@ DK_API dk_status dk__def_with(dk_registry *r, const char *schema, const dk_def_o
     dk__def_with((r), (schema), (opts), (file), (line), (out), DK_CONFIG_SIGNATURE)
 #define dk_impl_at(r, op, key, kernel, file, line, out) \
     dk__impl((r), (op), (key), (kernel), (file), (line), (out), DK_CONFIG_SIGNATURE)
-/* Removes exactly what the handle registered; the handle is freed with the
-   next reclaim (at once under DK_CALL_EPOCHS), so do not use it after.
-   DK_ERR_BAD_HANDLE for NULL, or for a handle deregistered before and not
-   yet reclaimed. Under DK_CALL_EPOCHS it returns when no call can still be
-   running what it removed (unless called from inside a call). */
+/* Removes exactly what the handle registered and returns at once; calls
+   that began before may still run the kernel (dk_registry_synchronize
+   waits for them). The handle is freed with what it retired (WHAT A
+   PROGRAM DOES), so do not use it after. DK_ERR_BAD_HANDLE for NULL, or
+   for a handle deregistered before and not yet freed. */
 DK_API dk_status dk_deregister(dk_registration *h);
 
 /* Listeners: told when an operator gets its def and when its last def goes.
@@ -3373,11 +3374,10 @@ typedef struct dk_explanation {
     dk_keyset final;               /* after the fallthrough mask: what the kernel receives */
     int slot;
     dk_key key;                    /* the runtime key of the slot */
-    /* what runs: a registry record, freed after its deregistration (at
-       the next reclaim; with call epochs by the deregistration itself, see
-       MEMORY), so read it while nothing deregisters it, or inside a call
-       bracket around the explain; kernel_debug is the explanation's own
-       copy of its text */
+    /* what runs: a registry record, freed once retired (WHAT A PROGRAM
+       DOES): read it before this thread's next quiescent point, or under
+       DK_CALL_EPOCHS inside a call bracket around the explain;
+       kernel_debug is the explanation's own copy of its text */
     const dk_kernel *kernel;
     dk_source source;
     const char *reason;            /* c10's words: "kernel", "math kernel", ... (static text) */
