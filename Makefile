@@ -248,6 +248,8 @@ bench: deps $(BUILD)/bench $(BUILD)/bench-epochs $(BUILD)/bench-1.13.1 $(BUILD)/
 	@echo; $(BUILD)/bench --scale 100000 | tee -a $(BUILD)/bench.txt
 	@$(BUILD)/bench-epochs --calls
 	@echo; echo "registrations under churn, each reclamation mode (bench/churn.c):"; $(bench_churn)
+	@echo; echo "the cost of including dispatch.h (no implementation) beside <stdio.h> (bench/compile_cost.sh):"; \
+	  CC="$(CC)" CLANG="$(CLANG)" CXX="$(CXX)" sh bench/compile_cost.sh $(BUILD)/compile-cost
 	@: > $(BUILD)/bench_c10-none.txt
 	@echo; $(bench_counts)
 	@echo; sh bench/report.sh $(BUILD) "make bench"
