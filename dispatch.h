@@ -4418,6 +4418,7 @@ struct dk_library {
     int failed;                   /* a registration of its block failed (counted once) */
     int closed;                   /* dk_library_close ran (kept until reclaimed) */
     dk_library **static_slot;     /* a static block's handle variable, cleared when closed */
+    const void *object;           /* a static block's loaded object (dk_library_unload), or NULL */
     const char *ns, *debug, *where;  /* "registered at f:l", "f:l" */
     dk_registration *regs;        /* what the block registered, newest first */
     dk_library *next;             /* the registry's open libraries */
@@ -6387,49 +6388,6 @@ DK_API dk_status dk_library_fallback(dk_library *lib, dk_kernel_desc kernel) {
     return dk__lib_result(lib, s);
 }
 
-DK__PRIVATE dk_status dk__library_run_in(dk_registry *r, dk_library_kind kind, const char *ns, dk_key key,
-                                         dk_library_block block, const char *file, int line, dk_library **out,
-                                         dk_library **static_slot, const char *signature) {
-    dk_library *lib = NULL;
-    dk_status s;
-    if (!r || !block) {
-        s = dk__fail(DK_ERR_NULL, "library_run: NULL registry or block (%s:%d)", file ? file : "?", line);
-        if (r) dk__log(r, DK_LOG_LIBRARY_BLOCK_FAILED, dk_last_error());
-        return s;
-    }
-    if ((s = dk__library_open(r, kind, ns, key, file, line, &lib, signature)) != DK_OK) {
-        dk__log(r, DK_LOG_LIBRARY_BLOCK_FAILED, dk_last_error());
-        dk__count_block(r, 1, 1);
-        return s;
-    }
-    dk__count_block(r, 1, 0);
-    lib->log_errors = 1;
-    lib->static_slot = static_slot;
-    if (static_slot) *static_slot = lib;
-    block(lib);
-    if (out) *out = lib;   /* otherwise it stays open until the registry is destroyed */
-    return DK_OK;
-}
-
-DK_API dk_status dk__library_run(dk_registry *r, dk_library_kind kind, const char *ns, dk_key key,
-                                 dk_library_block block, const char *file, int line, dk_library **out,
-                                 const char *signature) {
-    return dk__library_run_in(r, kind, ns, key, block, file, line, out, NULL, signature);
-}
-
-DK_API dk_status dk__library_static(dk_library_kind kind, const char *ns, dk_key key, dk_library_block block,
-                                    const char *file, int line, dk_library **slot, const char *signature) {
-    return dk__library_run_in(dk_registry_default(), kind, ns, key, block, file, line, NULL, slot, signature);
-}
-
-DK_API void dk__library_static_close(dk_library **slot) {
-    dk_library *lib = *slot;
-    dk_registry *r;
-    if (!lib || DK__LOAD_ACQ(&dk__exiting)) return;
-    r = lib->registry;
-    if (dk_library_close(lib) == DK_OK && !dk__in_call()) dk_registry_synchronize(r);
-}
-
 /* The loaded object (its base address) holding p; NULL if not known. */
 #if defined(_WIN32)
 DK__PRIVATE const void *dk__object_of(const void *p) {
@@ -6456,50 +6414,75 @@ DK__PRIVATE const void *dk__object_of(const void *p) {
 DK__PRIVATE const void *dk__object_of(const void *p) { (void)p; return NULL; }
 #endif
 
+DK__PRIVATE dk_status dk__library_run_in(dk_registry *r, dk_library_kind kind, const char *ns, dk_key key,
+                                         dk_library_block block, const char *file, int line, dk_library **out,
+                                         dk_library **static_slot, const char *signature) {
+    dk_library *lib = NULL;
+    /* found here, outside the registry's lock: dladdr takes the loader's */
+    const void *object = static_slot ? dk__object_of(static_slot) : NULL;
+    dk_status s;
+    if (!r || !block) {
+        s = dk__fail(DK_ERR_NULL, "library_run: NULL registry or block (%s:%d)", file ? file : "?", line);
+        if (r) dk__log(r, DK_LOG_LIBRARY_BLOCK_FAILED, dk_last_error());
+        return s;
+    }
+    if ((s = dk__library_open(r, kind, ns, key, file, line, &lib, signature)) != DK_OK) {
+        dk__log(r, DK_LOG_LIBRARY_BLOCK_FAILED, dk_last_error());
+        dk__count_block(r, 1, 1);
+        return s;
+    }
+    dk__count_block(r, 1, 0);
+    dk__lock(r);
+    lib->log_errors = 1;
+    lib->static_slot = static_slot;
+    lib->object = object;
+    if (static_slot) *static_slot = lib;
+    dk__unlock(r);
+    block(lib);
+    if (out) *out = lib;   /* otherwise it stays open until the registry is destroyed */
+    return DK_OK;
+}
+
+DK_API dk_status dk__library_run(dk_registry *r, dk_library_kind kind, const char *ns, dk_key key,
+                                 dk_library_block block, const char *file, int line, dk_library **out,
+                                 const char *signature) {
+    return dk__library_run_in(r, kind, ns, key, block, file, line, out, NULL, signature);
+}
+
+DK_API dk_status dk__library_static(dk_library_kind kind, const char *ns, dk_key key, dk_library_block block,
+                                    const char *file, int line, dk_library **slot, const char *signature) {
+    return dk__library_run_in(dk_registry_default(), kind, ns, key, block, file, line, NULL, slot, signature);
+}
+
+DK_API void dk__library_static_close(dk_library **slot) {
+    dk_library *lib = *slot;
+    dk_registry *r;
+    if (!lib || DK__LOAD_ACQ(&dk__exiting)) return;
+    r = lib->registry;
+    if (dk_library_close(lib) == DK_OK && !dk__in_call()) dk_registry_synchronize(r);
+}
+
 DK_API dk_status dk_library_unload(const void *address) {
     dk_registry *r;
-    dk_library *lib, *found[64];
+    dk_library *lib, *next;
     const void *object;
-    int n, i, closed = 0, more;
+    int closed = 0;
     if (!address) return dk__fail(DK_ERR_NULL, "library_unload: NULL address");
     if (dk__in_call()) return dk__fail(DK_ERR_IN_CALL, "library_unload: called from inside a call or hook");
-    if (!(object = dk__object_of(address)))
+    if (!(object = dk__object_of(address)))   /* before the registry's lock: dladdr takes the loader's */
         return dk__fail(DK_ERR_BAD_ARGUMENT, "library_unload: cannot tell which loaded object holds %p (no dladdr "
                                              "here, or not an address of a loaded object)", address);
     if (!(r = dk_registry_default())) return dk__fail(DK_ERR_NO_MEMORY, "library_unload: no default registry");
     if (dk__owns(r)) return dk__reentrant("library_unload");
-    /* The loader's lock is never taken under the registry's (a dlopen
-       running a block's constructor holds them in the other order):
-       candidates are listed under the lock, their objects found outside
-       it, and each is closed if it is still open. */
-    do {
-        more = 0;
-        n = 0;
-        dk__lock(r);
-        for (lib = r->libraries; lib; lib = lib->next)
-            if (lib->static_slot) {
-                if (n == (int)(sizeof found / sizeof found[0])) { more = 1; break; }
-                found[n++] = lib;
-            }
-        dk__unlock(r);
-        for (i = 0; i < n; i++) {
-            dk_library **slot = found[i]->static_slot;   /* in the block's object, mapped while it is open */
-            int open_here;
-            dk__lock(r);
-            for (lib = r->libraries; lib && lib != found[i]; lib = lib->next) {}
-            open_here = lib != NULL;
-            dk__unlock(r);
-            if (!open_here || dk__object_of(slot) != object) { found[i] = NULL; continue; }
-            dk__lock(r);
-            for (lib = r->libraries; lib && lib != found[i]; lib = lib->next) {}
-            if (lib) {
-                dk__library_close_locked(r, lib);
-                closed++;
-            }
-            dk__end_change(r);
-            dk__unlock(r);
-        }
-    } while (more && closed);
+    dk__lock(r);
+    for (lib = r->libraries; lib; lib = next) {
+        next = lib->next;
+        if (lib->object != object) continue;
+        dk__library_close_locked(r, lib);
+        closed++;
+    }
+    dk__end_change(r);
+    dk__unlock(r);
     if (!closed)
         return dk__fail(DK_ERR_NOT_FOUND, "library_unload: no open DK_LIBRARY block of the object holding %p "
                                           "(already unloaded, or its blocks failed)", address);
