@@ -234,15 +234,18 @@ bench_churn = { $(BUILD)/churn 2>/dev/null; $(BUILD)/churn-epochs 2>/dev/null; }
 # BENCH_ICOUNT=0: the timed rows only (no callgrind counts, no call-path shapes).
 BENCH_ICOUNT ?= 1
 # this run's callgrind counts: every row of both presets (bench/icount.sh, with
-# the rotate rows' cache misses) and the call-path targets built as several
-# units with $(CC) and $(CLANG) (bench/shape.sh)
+# the rotate rows' cache misses), the call rows of the call-epochs build (its
+# bracket over the default build's), and the call-path targets built as
+# several units with $(CC) and $(CLANG) (bench/shape.sh)
+BENCH_EPOCHS_ROWS := call_one_hop|site_one_hop|call_fallthrough|call_two_hops
 bench_counts = if [ "$(BENCH_ICOUNT)" != 0 ] && command -v valgrind >/dev/null 2>&1; then \
-	  echo "instructions/op under callgrind: $(BUILD)/bench, $(BUILD)/bench-1.13.1, the call path in 8 units (minutes)"; \
+	  echo "instructions/op under callgrind: $(BUILD)/bench, $(BUILD)/bench-1.13.1, $(BUILD)/bench-epochs, the call path in 10 units (minutes)"; \
 	  sh bench/icount.sh $(BUILD)/bench $(BUILD)/icount >/dev/null && \
 	  sh bench/icount.sh $(BUILD)/bench-1.13.1 $(BUILD)/icount-1.13.1 >/dev/null && \
+	  sh bench/icount.sh $(BUILD)/bench-epochs $(BUILD)/icount-epochs '$(BENCH_EPOCHS_ROWS)' >/dev/null && \
 	  sh bench/shape.sh $(BUILD)/shape "$(BENCH_CFLAGS)" $(CC) $(CLANG) >/dev/null; \
 	else [ "$(BENCH_ICOUNT)" = 0 ] || echo "missing Debian package: valgrind (instructions/op left out)"; \
-	  rm -rf $(BUILD)/icount $(BUILD)/icount-1.13.1 $(BUILD)/shape; fi
+	  rm -rf $(BUILD)/icount $(BUILD)/icount-1.13.1 $(BUILD)/icount-epochs $(BUILD)/shape; fi
 bench: deps $(BUILD)/bench $(BUILD)/bench-epochs $(BUILD)/bench-1.13.1 $(BUILD)/churn $(BUILD)/churn-epochs ## every row beside its baseline, callgrind's counts, then every target met / not met, all from this run (minutes; BENCH_ICOUNT=0: a minute)
 	@$(BUILD)/bench | tee $(BUILD)/bench.txt
 	@echo; $(BUILD)/bench --scale 100000 | tee -a $(BUILD)/bench.txt
@@ -260,18 +263,22 @@ bench-scale: $(BUILD)/bench ## define 10^6 operators (def + CPU impl) in one thr
 	@$(BUILD)/bench --scale 1000000 | tee $(BUILD)/bench-scale.txt
 	@echo; sh bench/targets.sh -k scale -n $(BUILD)/bench-scale.txt
 
-bench-icount: $(BUILD)/bench $(BUILD)/bench-1.13.1 ## instructions per operation of each bench row under callgrind, both presets, and the targets met / not met
+bench-icount: $(BUILD)/bench $(BUILD)/bench-1.13.1 $(BUILD)/bench-epochs ## instructions per operation of each bench row under callgrind, both presets, the call rows with call epochs, and the targets met / not met
 	@$(call need,command -v valgrind,valgrind)
 	@echo "PyTorch 2.7.1 preset ($(BUILD)/bench):"
 	@sh bench/icount.sh $(BUILD)/bench $(BUILD)/icount
 	@echo; echo "PyTorch 1.13.1 preset ($(BUILD)/bench-1.13.1):"
 	@sh bench/icount.sh $(BUILD)/bench-1.13.1 $(BUILD)/icount-1.13.1
+	@echo; echo "the call rows with call epochs ($(BUILD)/bench-epochs, -DDK_CALL_EPOCHS):"
+	@sh bench/icount.sh $(BUILD)/bench-epochs $(BUILD)/icount-epochs '$(BENCH_EPOCHS_ROWS)'
 	@echo
-	@sh bench/targets.sh -k instr -i $(BUILD)/icount/icount.txt -t "targets, PyTorch 2.7.1 preset (instructions/op: exact)"
+	@sh bench/targets.sh -k instr -i $(BUILD)/icount/icount.txt -e $(BUILD)/icount-epochs/icount.txt \
+	  -t "targets, PyTorch 2.7.1 preset (instructions/op: exact)"
 	@echo
 	@sh bench/targets.sh -k instr -i $(BUILD)/icount-1.13.1/icount.txt -t "targets, PyTorch 1.13.1 preset (instructions/op: exact)"
-	@for p in icount:2.7.1 icount-1.13.1:1.13.1; do \
-	  sh bench/targets.sh -m -k instr -i $(BUILD)/$${p%%:*}/icount.txt > $(BUILD)/targets-icount-$${p#*:}.md; done
+	@sh bench/targets.sh -m -k instr -i $(BUILD)/icount/icount.txt -e $(BUILD)/icount-epochs/icount.txt \
+	  > $(BUILD)/targets-icount-2.7.1.md
+	@sh bench/targets.sh -m -k instr -i $(BUILD)/icount-1.13.1/icount.txt > $(BUILD)/targets-icount-1.13.1.md
 
 include bench/c10.mk
 include tests/fuzz.mk

@@ -4080,13 +4080,18 @@ DK__PRIVATE int dk__in_call(void) { return dk__rd.nesting > 0; }
    (default); 0 = nothing. */
 DK__PRIVATE uint64_t dk__held(const dk__reader *rec) {
 #ifdef DK_CALL_EPOCHS
-    uint64_t c, now;
+    const uint64_t half = (uint64_t)1 << (63 - DK__CTR_SHIFT);   /* 2^39 */
+    uint64_t c, now, lag, e;
     if (!rec->ctr) return 0;
     c = DK__LOAD_ACQ(rec->ctr);
     if (!(c & DK__CTR_NEST)) return 0;
-    /* dk__epoch, read after the word, is at least the reader's epoch */
+    /* the 40 bits rebuilt around dk__epoch read after the word: the
+       reader's epoch is at most that (see dk__grace_start) and lags it by
+       less than 2^39 (ahead of it, which cannot be, counts as ahead) */
     now = DK__LOAD_ACQ(&dk__epoch);
-    return now - (((now << DK__CTR_SHIFT) - (c & ~DK__CTR_LOW)) >> DK__CTR_SHIFT);
+    lag = ((now << DK__CTR_SHIFT) - (c & ~DK__CTR_LOW)) >> DK__CTR_SHIFT;
+    e = lag < half ? now - lag : now + (2 * half - lag);
+    return e ? e : 1;
 #else
     return DK__LOAD_ACQ(&rec->qs);
 #endif
@@ -4114,9 +4119,19 @@ DK__PRIVATE dk_status dk__quiescent(void) {
 
 /* Starts a grace period; memory unpublished before it is tagged with the result. */
 DK__PRIVATE uint64_t dk__grace_start(void) {
-    uint64_t g = DK__FETCH_ADD(&dk__epoch, 1);
+    uint64_t g;
+#if defined(DK_CALL_EPOCHS) && defined(DK__MEMBARRIER) && !defined(__x86_64__) && !defined(__i386__)
+    /* a CPU that reorders loads: a reader with only a compiler barrier may
+       read a table before it copies dk__gp_ctr. A barrier on every thread
+       first (liburcu's memb flavour does the same): a reader that copies
+       the new epoch copied it after that barrier, and reads the new
+       pointers. x86 keeps loads in order. */
+    dk__barrier_all();
+#endif
+    g = DK__FETCH_ADD(&dk__epoch, 1);
 #ifdef DK_CALL_EPOCHS
-    (void)DK__FETCH_ADD(&dk__gp_ctr, (uint64_t)1 << DK__CTR_SHIFT);   /* after dk__epoch: see dk__held */
+    /* after dk__epoch: a reader never copies an epoch dk__epoch has not reached (dk__held) */
+    (void)DK__FETCH_ADD(&dk__gp_ctr, (uint64_t)1 << DK__CTR_SHIFT);
 #endif
     dk__barrier_all();
     return g;

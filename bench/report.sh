@@ -7,6 +7,7 @@
 #   BUILD/bench.txt, BUILD/bench_c10.txt  the timed runs (bench-c10: the
 #        1.13.1 preset beside c10; bench: the default preset, no c10 side)
 #   BUILD/icount*/icount.txt, cache.txt   callgrind's counts of this run
+#        (icount-epochs: the call rows of the -DDK_CALL_EPOCHS build)
 #   BUILD/shape/shape.md                  the call-path targets in several units
 # Writes bench-report/{source,table.md,targets.md,targets-2.7.1.md,
 # targets-1.13.1.md,cache.md,shape.md} and prints the targets.
@@ -29,10 +30,10 @@ else
              /^c10 side of each row/ { skip = 1; next } /^dispatch.h and c10:/ { skip = 0 }
              !skip' "$build/report-compare/compare.md" |
     sed 's/^dispatch.h and c10: medians/dispatch.h: medians/; /^c10 \/ dispatch.h:/d' > "$r.tmp/table.md"
-  sh bench/targets.sh -m -n "$build/bench.txt" -i "$(ic icount)" > "$r.tmp/targets.md"
+  sh bench/targets.sh -m -n "$build/bench.txt" -i "$(ic icount)" -e "$(ic icount-epochs)" > "$r.tmp/targets.md"
   preset="PyTorch 2.7.1 preset"
 fi
-sh bench/targets.sh -m -k instr -i "$(ic icount)" > "$r.tmp/targets-2.7.1.md"
+sh bench/targets.sh -m -k instr -i "$(ic icount)" -e "$(ic icount-epochs)" > "$r.tmp/targets-2.7.1.md"
 sh bench/targets.sh -m -k instr -i "$(ic icount-1.13.1)" > "$r.tmp/targets-1.13.1.md"
 {
   echo "| row | dispatch.h L1 misses/call | dispatch.h LL misses/call | c10 L1 misses/call | c10 LL misses/call |"
@@ -51,10 +52,11 @@ rm -rf "$r"
 mv "$r.tmp" "$r"
 echo "targets, $preset (this run: instructions exact under callgrind; ns and ratios noisy; bytes exact):"
 echo
-sh bench/targets.sh -n "$build/bench.txt" -i "$([ "$source" = "make bench-c10" ] && ic icount-1.13.1 || ic icount)"
+if [ "$source" = "make bench-c10" ]; then sh bench/targets.sh -n "$build/bench.txt" -i "$(ic icount-1.13.1)"
+else sh bench/targets.sh -n "$build/bench.txt" -i "$(ic icount)" -e "$(ic icount-epochs)"; fi
 echo
 echo "instruction targets, PyTorch 2.7.1 preset (callgrind, this run):"
-sh bench/targets.sh -k instr -i "$(ic icount)"
+sh bench/targets.sh -k instr -i "$(ic icount)" -e "$(ic icount-epochs)"
 echo
 echo "instruction targets, PyTorch 1.13.1 preset (callgrind, this run):"
 sh bench/targets.sh -k instr -i "$(ic icount-1.13.1)"

@@ -6,7 +6,9 @@
 # never does (-DBENCH_NO_REDISPATCH), where a compiler sees every call of the
 # operator's slow path pass the same flag and may specialise it. Each build's
 # call rows are counted under callgrind (bench/icount.sh) and each target
-# marked met or not. Prints a Markdown table; writes OUTDIR/shape.md.
+# marked met or not. Then each compiler's -DDK_CALL_EPOCHS build (2.7.1,
+# redispatching unit): the call bracket's cost over the same rows of the
+# default build. Prints Markdown tables; writes OUTDIR/shape.md.
 out=${1:-build/shape}
 flags=${2:--std=gnu99 -O2 -DNDEBUG}
 shift 2
@@ -37,6 +39,24 @@ for cc in "$@"; do
         }' "$out/icount-$id/icount.txt"
     done
   done
+done
+echo
+echo "| compiler | call epochs bracket over the default build: one hop (<= 8) | call site (<= 8) | |"
+echo "|---|---:|---:|---|"
+for cc in "$@"; do
+  command -v "$cc" >/dev/null 2>&1 || continue
+  ver=$("$cc" --version | head -n 1 | sed 's/ *([^)]*)//g')
+  id=$(basename "$cc")-2.7.1-redispatches
+  # shellcheck disable=SC2086
+  "$cc" $flags -I. -DDK_CALL_EPOCHS bench/bench.c -o "$out/bench-$id-epochs" -lpthread ||
+    { echo "| $ver | - | - | does not build |"; continue; }
+  sh bench/icount.sh "$out/bench-$id-epochs" "$out/icount-$id-epochs" 'call_one_hop|site_one_hop' >/dev/null
+  awk -v cc="$ver" '
+    FILENAME == ARGV[1] && $1 != "row" { d[$1] = $2; next }
+    $1 != "row" { e[$1] = $2 }
+    function x(r) { v = e[r] - d[r]; if (!(r in e) || !(r in d) || v > 8) bad = 1; return sprintf("+%.1f", v) }
+    END { l = x("call_one_hop"); s = x("site_one_hop"); printf "| %s | %s | %s | %s |\n", cc, l, s, bad ? "**not met**" : "met" }
+  ' "$out/icount-$id/icount.txt" "$out/icount-$id-epochs/icount.txt"
 done
 } | tee "$out/shape.md.tmp"
 mv -f "$out/shape.md.tmp" "$out/shape.md"

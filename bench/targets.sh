@@ -1,10 +1,12 @@
 #!/bin/sh
-# bench/targets.sh [-n BENCH_OUTPUT] [-i ICOUNT] [-k KIND] [-t TITLE] [-m]: dispatch.h's
+# bench/targets.sh [-n BENCH_OUTPUT] [-i ICOUNT] [-e ICOUNT] [-k KIND] [-t TITLE] [-m]: dispatch.h's
 # performance targets, each beside its rows and marked met or not met.
 #
 #   -n FILE  a saved output of build/bench (ns/op medians: noisy)
 #   -i FILE  bench/icount.sh's icount.txt (instructions/op: exact); without
 #            it, the bench output's instr column (hardware counters) if any
+#   -e FILE  the same counted on the -DDK_CALL_EPOCHS build (build/bench-epochs):
+#            the call bracket's cost over -i's rows (printed only with -e)
 #   -k KIND  instr, ns or scale: only the targets in instructions, in ns
 #            (with bytes), or the scale rows' (bench --scale)
 #   -t TEXT  a title line (e.g. which preset the numbers are from)
@@ -13,21 +15,25 @@
 # Instruction targets need -i (or hardware counters); ns, ratio and byte
 # targets need -n (one run of the bench).
 # A target whose rows are missing says so instead of met / not met.
-ns_file=/dev/null icount_file=/dev/null title="" md=0 kind=all
+ns_file=/dev/null icount_file=/dev/null epochs_file=/dev/null title="" md=0 kind=all
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) ns_file=$2; shift 2 ;;
     -i) icount_file=$2; shift 2 ;;
+    -e) epochs_file=$2; shift 2 ;;
     -t) title=$2; shift 2 ;;
     -k) kind=$2; shift 2 ;;
     -m) md=1; shift ;;
-    *) echo "usage: $0 [-n BENCH_OUTPUT] [-i ICOUNT] [-k instr|ns|scale] [-t TITLE] [-m]" >&2; exit 2 ;;
+    *) echo "usage: $0 [-n BENCH_OUTPUT] [-i ICOUNT] [-e EPOCHS_ICOUNT] [-k instr|ns|scale] [-t TITLE] [-m]" >&2; exit 2 ;;
   esac
 done
 [ -f "$ns_file" ] || ns_file=/dev/null
 [ -f "$icount_file" ] || icount_file=/dev/null
+with_epochs=0
+[ "$epochs_file" != /dev/null ] && with_epochs=1
+[ -f "$epochs_file" ] || epochs_file=/dev/null
 
-awk -v md="$md" -v title="$title" -v kind="$kind" '
+awk -v md="$md" -v title="$title" -v kind="$kind" -v with_epochs="$with_epochs" '
 # a bench row: id, what, median, min-max, instr, compare-with
 function parse_row(line,    id, rest, pos, m, f) {
   id = line; sub(/ .*/, "", id)
@@ -41,6 +47,7 @@ function parse_row(line,    id, rest, pos, m, f) {
 }
 FILENAME == ARGV[1] { parse_row($0); next }
 FILENAME == ARGV[2] && $1 != "row" { ic[$1] = $2; next }
+FILENAME == ARGV[3] && $1 != "row" { ep[$1] = $2; next }
 function have_i(r) { return (r in ic) || (r in hw) }
 function instr(r) { return (r in ic) ? ic[r] + 0 : hw[r] + 0 }
 function fmt(v) { return v >= 10000 ? sprintf("%.0f", v) : v >= 100 ? sprintf("%.1f", v) : sprintf("%.2f", v) }
@@ -56,6 +63,15 @@ function over_i(name, a, b, limit) {
   if (!have_i(a) || !have_i(b)) { emit(name, a " - " b, "-", "<= " limit, nodata_i); return }
   v = instr(a) - instr(b)
   emit(name, a " - " b " = " fmti(instr(a)) " - " fmti(instr(b)), fmti(v), "<= " limit, plain(verdict(v <= limit + 1e-9)))
+}
+# the call epochs bracket: each row on the epochs build over the same row
+# on the default build, every one <= limit
+function epochs_i(name, a, b, limit,    va, vb, ok) {
+  if (!(a in ep) || !(b in ep) || !have_i(a) || !have_i(b)) {
+    emit(name, a " / " b ", epochs - default", "-", "<= " limit, nodata_i); return }
+  va = ep[a] - instr(a); vb = ep[b] - instr(b); ok = va <= limit + 1e-9 && vb <= limit + 1e-9
+  emit(name, a " / " b ", epochs - default = " fmti(ep[a]) " - " fmti(instr(a)) " / " fmti(ep[b]) " - " fmti(instr(b)),
+       "+" fmti(va) " / +" fmti(vb), "<= " limit, plain(verdict(ok)))
 }
 function abs_i(name, a, limit) {
   if (!have_i(a)) { emit(name, a, "-", "<= " limit, nodata_i); return }
@@ -92,6 +108,7 @@ END {
   over_i("one-hop overhead, loop (instr)", "call_one_hop", "fnptr_call", 20)
   over_i("one-hop overhead, loop, autograd keys (instr)", "call_fallthrough", "fnptr_call", 20)
   over_i("one-hop overhead, call site (instr)", "site_one_hop", "site_fnptr", 22)
+  if (with_epochs) epochs_i("call epochs bracket over default build (instr)", "call_one_hop", "site_one_hop", 8)
   over_i("keyset -> slot over the loop (instr)", "table_index", "loop_baseline", 10)
   ratio_i("two hops vs one hop (instr)", "call_two_hops", "call_fallthrough", 2, "")
   abs_i("def (instr)", "def", 6000)
@@ -128,4 +145,4 @@ function scale_targets(   n, r) {
   if (r in ns) emit("peak RSS defining " n " operators (B/op)", r " (10^6 in 3.5 GB)", sprintf("%.0f B", ns[r]),
                     "<= 3500 B", plain(verdict(ns[r] + 0 <= 3500)))
   else emit("peak RSS at scale (B/op)", r, "-", "<= 3500 B", "not measured (make bench-scale)")
-}' "$ns_file" "$icount_file"
+}' "$ns_file" "$icount_file" "$epochs_file"

@@ -27,6 +27,12 @@
 #ifndef RACE_ROUNDS
 #define RACE_ROUNDS 200000
 #endif
+#ifndef EXIT_ROUNDS
+#define EXIT_ROUNDS 400      /* rounds of two short threads beside a synchronizing writer */
+#endif
+#ifndef EXIT_WRITER_CYCLES
+#define EXIT_WRITER_CYCLES 2000
+#endif
 
 typedef struct tensor { dk_keyset ks; int v; } tensor;
 DK_DECLARE_OP(unary, int, x.ks, (tensor, x))
@@ -563,6 +569,149 @@ static void test_deregister_from_inside_a_call(void **state) {
     assert_int_equal(st.retired_bytes, 0);
     dk_registry_destroy(self_reg);
 }
+
+/* Writers read each attached thread's call word in that thread's TLS: a
+   thread's exit unlinks it first. Short threads (EXIT_CALLS calls each, two
+   at a time) come and go beside a writer that, EXIT_WRITER_CYCLES times,
+   registers a new kernel over the operator's CPU kernel, deregisters the
+   previous one, synchronizes, then poisons and frees the previous one's
+   data. Counted: every call answered the value (never the poison, never
+   "no kernel"), the writer's cycles all DK_OK, every joined thread's
+   record unlinked from its word, the record list grown by at most the
+   threads alive at once. ThreadSanitizer sees a writer that reads a gone
+   thread's TLS as a race with the next thread that gets that memory. */
+enum { EXIT_CALLS = 50, EXIT_VALUE = 7, EXIT_POISON = -1 };
+static dk_registry *exit_reg;
+static const dk_operator *exit_op;
+static int exit_writer_done, exit_writer_bad;
+static long exit_answered, exit_missing, exit_poisoned, exit_other, exit_reported;
+static void exit_call_error(const dk_operator *op, dk_keyset ks, dk_status s, const char *m, void *ud) {
+    (void)op; (void)ks; (void)m; (void)ud;
+    if (s == DK_ERR_NO_KERNEL) __atomic_fetch_add(&exit_reported, 1, __ATOMIC_RELAXED);
+}
+static int k_exit(const dk_kernel *k, dk_keyset ks, tensor x) {
+    (void)ks; (void)x;
+    return __atomic_load_n((const int *)k->user_data, __ATOMIC_RELAXED);
+}
+static void *exit_short_thread(void *arg) {
+    int i;
+    (void)arg;
+    for (i = 0; i < EXIT_CALLS; i++) {
+        int v = unary_call(exit_op, cpu_tensor());
+        if (v == EXIT_VALUE) __atomic_fetch_add(&exit_answered, 1, __ATOMIC_RELAXED);
+        else if (v == EXIT_POISON) __atomic_fetch_add(&exit_poisoned, 1, __ATOMIC_RELAXED);
+        else if (v == 0) __atomic_fetch_add(&exit_missing, 1, __ATOMIC_RELAXED);   /* reported: exit_call_error */
+        else __atomic_fetch_add(&exit_other, 1, __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+static dk_registration *exit_h;
+static int *exit_data;
+/* a new CPU kernel over the current one (under which calls keep answering) */
+static int exit_impl(void) {
+    int *data = (int *)malloc(sizeof *data);
+    dk_registration *h;
+    if (!data) abort();
+    __atomic_store_n(data, EXIT_VALUE, __ATOMIC_RELAXED);
+    if (dk_impl(exit_reg, "exit::op", DK_CPU, dk_unboxed(DK_FN(k_exit), data), &h) != DK_OK) return 0;
+    if (exit_h) {
+        if (dk_deregister(exit_h) != DK_OK || dk_registry_synchronize(exit_reg) != DK_OK) return 0;
+        __atomic_store_n(exit_data, EXIT_POISON, __ATOMIC_RELAXED);   /* no call is inside k_exit with it now */
+        free(exit_data);
+    }
+    exit_h = h;
+    exit_data = data;
+    return 1;
+}
+static void *exit_writer(void *arg) {
+    int i;
+    (void)arg;
+    for (i = 0; i < EXIT_WRITER_CYCLES; i++)
+        if (!exit_impl()) exit_writer_bad++;
+    __atomic_store_n(&exit_writer_done, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+static int records(int linked_only) {
+    int n = 0;
+    const dk__reader *rec;
+    dk__mutex_lock(&dk__threads_lock);
+    for (rec = dk__readers; rec; rec = rec->next) n += !linked_only || rec->ctr != NULL;
+    dk__mutex_unlock(&dk__threads_lock);
+    return n;
+}
+static void test_thread_exits_beside_synchronize(void **state) {
+    dk_registration *def;
+    pthread_t w, a, b;
+    long rounds = 0, threads;
+    int before;
+    dk_registry_desc d;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    d.logger.func = silent;   /* each new kernel overrides the last: a warning each */
+    assert_int_equal(dk_registry_create(&d, &exit_reg), DK_OK);
+    assert_int_equal(dk_registry_set_call_error(exit_reg, exit_call_error, NULL), DK_OK);
+    assert_int_equal(dk_def(exit_reg, "exit::op(Tensor x) -> Tensor", &def), DK_OK);
+    exit_op = dk_op_lookup(exit_reg, "exit::op");
+    assert_true(exit_impl());
+    before = records(0);
+    assert_int_equal(pthread_create(&w, NULL, exit_writer, NULL), 0);
+    while (rounds < EXIT_ROUNDS || !__atomic_load_n(&exit_writer_done, __ATOMIC_SEQ_CST)) {
+        assert_int_equal(pthread_create(&a, NULL, exit_short_thread, NULL), 0);
+        assert_int_equal(pthread_create(&b, NULL, exit_short_thread, NULL), 0);
+        pthread_join(a, NULL);
+        pthread_join(b, NULL);
+        rounds++;
+    }
+    pthread_join(w, NULL);
+    threads = 2 * rounds;
+    printf("  %ld short threads, %d writer cycles: %ld calls answered, %ld found no kernel, %ld poisoned, "
+           "%ld other; records %d -> %d, linked %d\n", threads, EXIT_WRITER_CYCLES, exit_answered, exit_missing,
+           exit_poisoned, exit_other, before, records(0), records(1));
+    assert_int_equal(exit_writer_bad, 0);
+    assert_int_equal(exit_poisoned, 0);
+    assert_int_equal(exit_other, 0);
+    assert_int_equal(exit_missing, 0);
+    assert_int_equal(exit_reported, 0);
+    assert_int_equal(exit_answered, threads * EXIT_CALLS);
+    /* only this thread's record (if it ever called) still points to a word */
+    assert_int_equal(records(1), dk__rd.rec != NULL);
+    /* two short threads and the writer at a time: records reused */
+    assert_true(records(0) <= before + 3);
+    assert_int_equal(dk_deregister(exit_h), DK_OK);
+    assert_int_equal(dk_registry_synchronize(exit_reg), DK_OK);
+    free(exit_data);
+    dk_registry_destroy(exit_reg);
+}
+
+/* The call word keeps 40 bits of the epoch: writers rebuild the rest around
+   dk__epoch, across 2^40 too. The counters are moved forward to just below
+   2^40 (no other thread is in a call here); a call held by this thread
+   then keeps its exact epoch as the oldest one through grace periods that
+   cross the wrap, nested calls change nothing, and a call entered after
+   the wrap holds the new epoch. */
+static void test_epoch_bits_rebuilt_across_wrap(void **state) {
+    const uint64_t base = ((uint64_t)1 << 40) - 3;
+    int i;
+    (void)state;
+    assert_true(dk__epoch < base);
+    dk__epoch = base;
+    dk__gp_ctr = (base << DK__CTR_SHIFT) | 1;
+    dk_call_enter();
+    for (i = 0; i < 6; i++) {
+        assert_true(dk__grace_start() == base + 1 + (uint64_t)i);
+        assert_true(dk__oldest_reader() == base);
+        dk_call_enter();   /* nested */
+        assert_true(dk__oldest_reader() == base);
+        dk_call_exit();
+    }
+    assert_true((dk__gp_ctr >> DK__CTR_SHIFT) == ((base + 6) & (((uint64_t)1 << 40) - 1)));
+    dk_call_exit();
+    assert_true(dk__oldest_reader() == UINT64_MAX);
+    dk_call_enter();
+    assert_true(dk__oldest_reader() == base + 6);
+    dk_call_exit();
+    assert_int_equal(dk__in_call(), 0);
+}
 #endif
 
 int main(void) {
@@ -579,6 +728,8 @@ int main(void) {
 #ifdef DK_CALL_EPOCHS
         cmocka_unit_test(test_synchronize_waits_for_calls),
         cmocka_unit_test(test_deregister_from_inside_a_call),
+        cmocka_unit_test(test_thread_exits_beside_synchronize),
+        cmocka_unit_test(test_epoch_bits_rebuilt_across_wrap),
 #endif
     };
 #ifdef DK_CALL_EPOCHS
