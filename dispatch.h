@@ -260,9 +260,10 @@
        - Memory that waits is visible: dk_registry_get_stats (retired
          bytes, the threads it waits for, by dk_thread_id), and the logger
          warns once past desc.retired_warn_bytes (64 MiB).
-     DK_CALL_EPOCHS: calls bracket themselves (dk_call_enter/exit: about
-       20 instructions a call, and the call site loses its tail call);
-       nothing to declare. Retired memory is freed in batches of 256 KiB,
+     DK_CALL_EPOCHS: calls bracket themselves (dk_call_enter/exit: one
+       thread-local word; on x86-64 about 5 instructions a call in a loop,
+       8 at a call site, which loses its tail call; make bench counts
+       them); nothing to declare. Retired memory is freed in batches of 256 KiB,
        one grace period (a membarrier) each; dk_registry_reclaim and
        dk_registry_synchronize wait for the calls in flight.
      Both modes:
@@ -3662,7 +3663,7 @@ extern "C" {
    default registry and the trace hook; one for the list of thread states), and per-thread
    state kept OUT of static TLS: a dlopen'ed object may only have a small
    initial-exec block (glibc reserves a few hundred bytes for all of them),
-   so the hot keysets and the call-epoch record (32 bytes) are initial-exec,
+   so the hot keysets and the call-epoch word and record pointer (24 bytes) are initial-exec,
    and the 4 KB message buffer is allocated on a thread's first error and
    freed when the thread exits. */
 #if defined(_WIN32)
@@ -3928,24 +3929,28 @@ DK__PRIVATE void dk__log_to(const dk_logger *l, dk_log_item item, const char *me
      adds 1, an exit subtracts 1 with a release store. Count 0 = outside:
      the epoch bits left over are not looked at. Bit 23 (DK__CTR_SLOW),
      set while the thread is outside calls and not attached yet or without
-     membarrier, sends the outermost enter to dk__call_enter_slow with the
-     same test as a nested one: about 7 instructions a call on x86-64 over
-     the default build. A grace period adds 1 to dk__epoch (64 bits, the
-     tags) and then to dk__gp_ctr's epoch (so a reader never copies an
-     epoch whose increment it cannot see), then a full barrier: a reader
-     that stored its word before the barrier is seen by the scan, one that
-     stored it after sees the new pointers. A writer reads each attached
-     thread's word through its record (rec->ctr) under dk__threads_lock;
-     a thread's exit destructor unlinks it under the same lock before its
-     TLS goes away (also at exit), and a call from a later destructor
-     attaches afresh (glibc runs a destructor again while its key is set
-     again, PTHREAD_DESTRUCTOR_ITERATIONS rounds in all). The 40 epoch
-     bits are rebuilt to 64 against dk__epoch read after the word (the
-     reader's epoch is at most that, and lags it by less than 2^40).
-     Grace periods are batched as liburcu's call_rcu batches callbacks: a
-     change only tags what it retired; one grace period is started when
-     DK__BATCH_BYTES are pending (and at reclaim / synchronize), and then
-     frees what is safe without waiting.
+     membarrier, sends the outermost enter the slow way
+     (dk__call_enter_slow) through the test that also finds a nested call;
+     a typed call then tail-calls an out-of-line copy of itself. On
+     x86-64: 5 instructions a call in a loop, 8 at a call site over the
+     default build (make bench-icount).
+     A grace period adds 1 to dk__epoch (64 bits: the tags), then to
+     dk__gp_ctr's epoch (a reader never copies an epoch dk__epoch has not
+     reached), then a full barrier: a reader that stored its word before
+     the barrier is seen by the scan, one that stored it after sees the
+     new pointers. On CPUs that reorder loads a barrier comes first too
+     (a reader could read a table before it copies the epoch). A writer
+     reads each attached thread's word through its record (rec->ctr)
+     under dk__threads_lock, and rebuilds the 40 epoch bits to 64 around
+     dk__epoch read after the word. A thread's exit destructor unlinks
+     the word under that lock before its TLS goes away (at exit too); a
+     call from a later destructor attaches afresh (glibc runs a
+     destructor again while its key is set again, up to
+     PTHREAD_DESTRUCTOR_ITERATIONS rounds). Grace periods are batched as
+     liburcu's call_rcu batches callbacks: a change only tags what it
+     retired; one grace period is started when DK__BATCH_BYTES are
+     pending (and at reclaim / synchronize), and then frees what is safe
+     without waiting.
    Neither mode frees anything at exit (dk__exiting). */
 #ifndef DISPATCH_STATIC
 DK_THREAD_LOCAL dk__reader_tls dk__rd DK_TLS_MODEL = DK__READER_TLS_INIT;
