@@ -212,7 +212,7 @@
             (the kernel record and its fn), per backend a 32-byte row.
    THREADS  Registration takes the registry's mutex; calls and name lookups
             take no lock, do no atomic read-modify-write and write nothing
-            shared (call epochs: their own per-thread record). A call reads
+            shared (call epochs: their own thread-local word). A call reads
             an operator through one immutable snapshot (dk_op_table: table,
             fallthrough masks, def fields) published with one release store,
             so it runs what the state before or the state after a racing

@@ -459,6 +459,96 @@ static void test_fork_while_a_registration_holds_the_lock(void **state) {
     dk_registry_destroy(fork_reg);
 }
 
+/* ---- fork while another thread holds the thread states' lock ---------------------
+   dk__threads_lock guards the thread states and (call epochs) each
+   record's link to its thread's call word: a thread takes it when it
+   attaches or exits, and a writer while it scans the words. A thread
+   holds it (as an attach or an exit in progress would) when the main
+   thread forks; dispatch.h's fork handlers wait for it, so the child gets
+   it unlocked: its synchronize (call epochs: a scan under it) and a new
+   thread's first error and call (a state and a record: under it) return.
+   The holder keeps it 20 ms after the fork begins; a child that blocks is
+   killed by its alarm. (No thread is started in the child under
+   ThreadSanitizer, which does not start threads after a multi-threaded
+   fork.) Both modes. */
+static int tl_holding, tl_started, tl_done;
+static void tl_fork_begins(void) { __atomic_store_n(&tl_started, 1, __ATOMIC_SEQ_CST); }
+static void *threads_lock_holder(void *arg) {
+    struct timespec ms20 = { 0, 20 * 1000 * 1000 };
+    (void)arg;
+    dk__mutex_lock(&dk__threads_lock);
+    __atomic_store_n(&tl_holding, 1, __ATOMIC_SEQ_CST);
+    while (!__atomic_load_n(&tl_started, __ATOMIC_SEQ_CST)) sched_yield();
+    nanosleep(&ms20, NULL);   /* still holding it while fork proceeds */
+    dk__mutex_unlock(&dk__threads_lock);
+    while (!__atomic_load_n(&tl_done, __ATOMIC_SEQ_CST)) sched_yield();
+    return NULL;
+}
+static dk_registry *tl_reg;
+static const dk_operator *tl_op;
+static int tl_call(void) {
+    tensor x;
+    x.ks = dk_ks_from_key(DK_CPU);
+    return probe_call(tl_op, x);
+}
+#ifndef DK__TSAN
+static void *child_thread(void *arg) {
+    dk_registration *h;
+    int *ok = (int *)arg;
+    *ok = dk_def(tl_reg, "tl::bad(", &h) != DK_OK && dk_last_error()[0] &&   /* its state */
+          tl_call() == 1;                                 /* its record (call epochs) */
+    return NULL;
+}
+#endif
+#ifdef DK__TSAN
+#define TL_CHILD_OK "synchronized, exit 0"
+#else
+#define TL_CHILD_OK "synchronized, a new thread attached, exit 0"
+#endif
+static void test_fork_while_a_thread_holds_the_thread_states(void **state) {
+    pthread_t t;
+    dk_registration *d, *i;
+    pid_t pid;
+    int status = -1;
+    (void)state;
+    assert_int_equal(dk_registry_create(NULL, &tl_reg), DK_OK);
+    assert_int_equal(dk_def(tl_reg, "tl::op(Tensor a) -> Tensor", &d), DK_OK);
+    assert_int_equal(dk_impl(tl_reg, "tl::op", DK_CPU, dk_unboxed(DK_FN(ex_kernel), NULL), &i), DK_OK);
+    tl_op = dk_op_lookup(tl_reg, "tl::op");
+    assert_int_equal(tl_call(), 1);
+    assert_int_equal(pthread_atfork(tl_fork_begins, NULL, NULL), 0);   /* runs before dispatch.h's (registered later) */
+    assert_int_equal(pthread_create(&t, NULL, threads_lock_holder, NULL), 0);
+    while (!__atomic_load_n(&tl_holding, __ATOMIC_SEQ_CST)) sched_yield();
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {   /* the child: one thread, the thread states' lock free */
+        dk_registration *j;
+        int ok;
+        alarm(10);
+        ok = dk_impl(tl_reg, "tl::op", DK_CPU, dk_unboxed(DK_FN(ex_kernel), NULL), &j) == DK_OK &&
+             dk_deregister(j) == DK_OK && dk_registry_synchronize(tl_reg) == DK_OK &&
+             tl_call() == 1;
+#ifndef DK__TSAN
+        if (ok) {
+            pthread_t c;
+            ok = pthread_create(&c, NULL, child_thread, &ok) == 0 && pthread_join(c, NULL) == 0 && ok;
+        }
+#endif
+        _exit(ok ? 0 : 1);
+    }
+    __atomic_store_n(&tl_done, 1, __ATOMIC_SEQ_CST);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    printf("  child forked while a thread held the thread states' lock: %s\n",
+           WIFEXITED(status) ? (WEXITSTATUS(status) == 0 ? TL_CHILD_OK
+                                                          : "a registration or a call failed")
+                             : "killed (blocked on the thread states' lock)");
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_equal(dk_registry_synchronize(tl_reg), DK_OK);   /* the parent's lock was released */
+    dk_registry_destroy(tl_reg);
+}
+
 /* ---- the default registry out of memory ------------------------------------------
    dk_registry_default creates the registry under the global lock; when
    that runs out of memory after the registry itself was allocated, the
@@ -497,6 +587,7 @@ int main(void) {
         cmocka_unit_test(test_explain_under_churn),
         cmocka_unit_test(test_stack_keyset_while_hooks_change),
         cmocka_unit_test(test_fork_while_a_registration_holds_the_lock),
+        cmocka_unit_test(test_fork_while_a_thread_holds_the_thread_states),
         cmocka_unit_test(test_default_registry_out_of_memory),
     };
     return cmocka_run_group_tests_name("threads", tests, NULL, NULL);
