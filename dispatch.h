@@ -5650,30 +5650,37 @@ DK__PRIVATE dk_status dk__check_kernel_signature(const char *what, const dk__op 
 
 /* ---- def ---------------------------------------------------------------------- */
 
-/* A def keeps its parsed schema: the parser's chunks are registry blocks,
-   so they are counted, retired and reclaimed like the rest. */
+/* A def keeps its parsed schema in its record (after its defaults), at the
+   size the schema holds: the text is parsed into a scratch arena (on the
+   stack; chunks past it are registry blocks, given back at once), then
+   copied into the record (dk__sp_compact, >>impl-schema), so it is
+   counted, retired and reclaimed with the record. */
 static void *dk__block_alloc(size_t n, void *r) { return dk__alloc((dk_registry *)r, n); }
 static void dk__block_free(void *p, void *r) { dk__free((dk_registry *)r, p); }
 
-DK__PRIVATE dk_status dk__parse_in(dk_registry *r, const char *schema, dk_schema **out) {
+struct dk__sp_chunk;
+DK__PRIVATE dk_status dk__sp_parse(const char *text, const dk_registry_desc *desc, struct dk__sp_chunk *first,
+                                   size_t bytes, dk_schema **out);
+DK__PRIVATE dk_schema *dk__sp_compact(dk_schema *s, char *base, size_t *nodes, size_t *bytes);
+
+/* The scratch arena's first chunk: aten's schemas take 1.2 KB on average */
+enum { DK__DEF_SCRATCH = 4096 };
+typedef union dk__def_scratch { void *p; double d; int64_t i; char bytes[DK__DEF_SCRATCH]; } dk__def_scratch;
+
+DK__PRIVATE dk_status dk__parse_in(dk_registry *r, const char *schema, dk__def_scratch *scratch, dk_schema **out) {
     dk_registry_desc d;
     memset(&d, 0, sizeof d);
     d.alloc = dk__block_alloc;
     d.free = dk__block_free;
     d.alloc_user_data = r;
-    return dk_schema_parse_with(schema, &d, out);
+    return dk__sp_parse(schema, &d, (struct dk__sp_chunk *)(void *)scratch, sizeof *scratch, out);
 }
 
-/* Retires (or, when the registry dies, frees) a def's schema. */
+/* A def's schema goes with its record (the defaults too). */
 DK__PRIVATE void dk__def_release(dk_registry *r, dk_registration *g, int now) {
-    void **chunk = g->parsed ? (void **)g->parsed->dk__memory : NULL;
-    while (chunk) {               /* the arena's chunks start with their link */
-        void **next = (void **)*chunk;
-        if (now) dk__free(r, chunk);
-        else dk__retire(r, chunk);
-        chunk = next;
-    }
-    g->parsed = NULL;             /* the defaults go with the record */
+    (void)r;
+    (void)now;
+    g->parsed = NULL;
 }
 
 /* The value a boxed call gets for an argument left off: its default. */
@@ -5726,11 +5733,19 @@ DK__PRIVATE dk_value dk__default_value(const dk_arg *a, char **extra) {
 }
 
 /* A def's defaults live in its record (dk__new_registration's extra
-   bytes): a value per argument, then the storage of list defaults. */
+   bytes): a value per argument, then the storage of list defaults; 0
+   bytes when every argument's is none (no default, or None): the def
+   points at dk__no_defaults (at most 64 arguments: the parser's limit). */
+static dk_value dk__no_defaults[64];   /* all none; never written */
 DK__PRIVATE size_t dk__defaults_size(const dk_schema *s) {
     size_t n = (size_t)s->num_arguments, size = n * sizeof(dk_value), i;
-    for (i = 0; i < n; i++) size += dk__default_extra(s->arguments[i].default_value);
-    return size ? size : 1;
+    int any = 0;
+    for (i = 0; i < n; i++) {
+        const dk_default *d = s->arguments[i].default_value;
+        size += dk__default_extra(d);
+        any |= d && d->kind != DK_DEFAULT_NONE;
+    }
+    return any ? (size + DK__MAX_ALIGN - 1) / DK__MAX_ALIGN * DK__MAX_ALIGN : 0;
 }
 DK__PRIVATE void dk__defaults_fill(dk_value *v, const dk_schema *s) {
     size_t n = (size_t)s->num_arguments, i;
@@ -5817,8 +5832,9 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
     uint64_t tags = 0;
     dk__op_prep prep;
     dk_registration *g, *l;
-    dk_schema *parsed;
-    size_t dbytes, dlen;
+    dk_schema *parsed, *kept;
+    dk__def_scratch scratch;
+    size_t dbytes, dlen, snodes, sbytes;
     dk_status s;
     if ((s = dk__def_options_check(schema, opts, &tags)) != DK_OK) return s;
     if (len && schema[len] == '\0')
@@ -5831,10 +5847,11 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
                         schema, (unsigned long)len);
     if (adapters && !adapters->signature)
         return dk__fail(DK_ERR_NULL, "def(\"%s\"): the boxing adapters have no signature", schema);
-    if ((s = dk__parse_in(r, schema, &parsed)) != DK_OK) return s;
+    if ((s = dk__parse_in(r, schema, &scratch, &parsed)) != DK_OK) return s;
     dbytes = dk__defaults_size(parsed);
+    dk__sp_compact(parsed, NULL, &snodes, &sbytes);
     dlen = debug ? strlen(debug) + 1 : 0;
-    if ((s = dk__op_prepare(r, schema, len, dk__registration_size(DK__REG_DEF, dlen, dbytes), &prep)) != DK_OK) {
+    if ((s = dk__op_prepare(r, schema, len, dk__registration_size(DK__REG_DEF, dlen, dbytes + sbytes), &prep)) != DK_OK) {
         dk_schema_free(parsed);
         return s;
     }
@@ -5854,14 +5871,18 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
     }
     /* keep the parsed schema (c10's normalised text, the dispatch arguments
        and the defaults drive boxed calls) */
-    if (prep.def_room) g = dk__registration_init(prep.def_room, r, DK__REG_DEF, debug, dlen, dbytes);
-    else if (!(g = dk__new_registration(r, DK__REG_DEF, debug, dbytes))) {
+    if (prep.def_room) g = dk__registration_init(prep.def_room, r, DK__REG_DEF, debug, dlen, dbytes + sbytes);
+    else if (!(g = dk__new_registration(r, DK__REG_DEF, debug, dbytes + sbytes))) {
         dk__op_abandon(r, &prep);
         dk_schema_free(parsed);
         return DK_ERR_NO_MEMORY;
     }
-    dk__defaults_fill(g->defaults, parsed);
-    g->parsed = parsed;
+    /* the record's extra bytes: the defaults, then the schema */
+    kept = dk__sp_compact(parsed, (char *)g->defaults + dbytes, &snodes, &sbytes);
+    dk_schema_free(parsed);
+    if (dbytes) dk__defaults_fill(g->defaults, kept);
+    else g->defaults = dk__no_defaults;
+    g->parsed = kept;
     g->adapters = adapters;
     g->tags = tags;
     g->alias_analysis = opts ? opts->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA;
@@ -9910,6 +9931,204 @@ DK__PRIVATE const char *dk__sp_print(dk__sp *p, dk_schema *s, dk_arg *args, dk_a
     return dk__sp_done(p, &b);
 }
 
+/* --- compaction --------------------------------------------------------------
+
+   A def keeps its schema in its own record, at the size it holds:
+   dk__sp_compact copies a parsed schema into one piece (its nodes, then
+   its strings), leaving the arena's leftovers behind (the old copies of
+   grown arrays, string room, chunk slack). It runs twice over the same
+   schema, making the same choices both times: once counting (c->base
+   NULL), then copying into the bytes the count asked for; it marks the
+   schema's type nodes, so the schema is then good for nothing but
+   dk_schema_free. A type is copied once (the arena shares types: an
+   argument's type and fake type, the basic types of a schema);
+   a leaf type named by its kind alone ("Tensor", "int") becomes the static
+   node of its kind; strings that are not the arena's (literals) are kept
+   as they are, and one string the arena shares is copied once when its
+   uses are near each other (the last 8 copied are remembered). Nodes take
+   whole dk__sp_align units, as in the arena. */
+typedef struct dk__sp_copy {
+    char *base;                        /* NULL: count only */
+    size_t nodes, bytes;               /* taken so far: nodes from base, strings from base + nodes_total */
+    size_t nodes_total;                /* the count's nodes (copying) */
+    const dk__sp_chunk *arena;         /* the schema's: what is not in it is kept as it is */
+    const char *from[8], *to[8];       /* the last strings copied (shared strings are copied once) */
+    unsigned n_strings;
+} dk__sp_copy;
+
+#define DK__TYPE_STATIC(name, text, base) { DK_TYPE_##name, text, 0, NULL },
+static const dk_type dk__sp_static_types[DK__TYPE_END] = { DK_FORALL_TYPE_KINDS(DK__TYPE_STATIC) };
+#undef DK__TYPE_STATIC
+
+DK__PRIVATE int dk__sp_in_arena(const dk__sp_copy *c, const void *ptr) {
+    const dk__sp_chunk *k;
+    for (k = c->arena; k; k = k->next)
+        if ((const char *)ptr >= (const char *)k->data && (const char *)ptr < (const char *)(k->data + k->size))
+            return 1;
+    return 0;
+}
+/* Room for n node bytes (counting: NULL). */
+DK__PRIVATE void *dk__sp_take(dk__sp_copy *c, const void *from, size_t n) {
+    void *r = c->base ? c->base + c->nodes : NULL;
+    if (r) memcpy(r, from, n);
+    c->nodes += (n + sizeof(dk__sp_align) - 1) / sizeof(dk__sp_align) * sizeof(dk__sp_align);
+    return r;
+}
+/* n bytes of a string (n: with its NUL) */
+DK__PRIVATE const char *dk__sp_copy_bytes(dk__sp_copy *c, const char *s, size_t n) {
+    char *r;
+    unsigned i;
+    if (!s || !dk__sp_in_arena(c, s)) return s;
+    for (i = 0; i < c->n_strings && i < 8; i++)
+        if (c->from[i] == s) return c->to[i];
+    r = c->base ? c->base + c->nodes_total + c->bytes : NULL;
+    if (r) memcpy(r, s, n);
+    c->bytes += n;
+    c->from[c->n_strings % 8] = s;
+    c->to[c->n_strings % 8] = r;
+    c->n_strings++;
+    return r;
+}
+DK__PRIVATE const char *dk__sp_copy_str(dk__sp_copy *c, const char *s) {
+    return s ? dk__sp_copy_bytes(c, s, strlen(s) + 1) : NULL;
+}
+
+/* A node's depth (>= 1 once built) marks it: negated once counted, 0 once
+   copied, its contained field then pointing at its copy. */
+DK__PRIVATE const dk_type *dk__sp_copy_type(dk__sp_copy *c, const dk_type *t) {
+    dk__sp_node *node = (dk__sp_node *)(void *)t;   /* a node of the arena (checked first) */
+    dk_type *r;
+    const dk_type **kids;
+    int i;
+    if (!t || !dk__sp_in_arena(c, t)) return t;
+    if (!t->num_contained && *dk__sp_static_types[t->kind].str && !strcmp(t->str, dk__sp_static_types[t->kind].str))
+        return &dk__sp_static_types[t->kind];
+    if (!c->base) {
+        if (node->depth < 0) return t;
+        node->depth = -node->depth;
+    } else if (node->depth == 0) {
+        return (const dk_type *)(const void *)t->contained;
+    }
+    r = (dk_type *)dk__sp_take(c, t, sizeof *t);
+    kids = t->num_contained ? (const dk_type **)dk__sp_take(c, t->contained, (size_t)t->num_contained * sizeof *kids)
+                            : NULL;
+    for (i = 0; i < t->num_contained; i++) {
+        const dk_type *k = dk__sp_copy_type(c, t->contained[i]);
+        if (kids) kids[i] = k;
+    }
+    if (!r) {
+        dk__sp_copy_str(c, t->str);
+        return t;
+    }
+    r->str = dk__sp_copy_str(c, t->str);
+    r->contained = kids;
+    node->depth = 0;
+    node->pub.contained = (const dk_type *const *)(const void *)r;
+    return r;
+}
+
+DK__PRIVATE const char *const *dk__sp_copy_names(dk__sp_copy *c, const char *const *v, int n) {
+    const char **r;
+    int i;
+    if (!n) return dk__sp_in_arena(c, v) ? NULL : v;
+    r = (const char **)dk__sp_take(c, v, (size_t)n * sizeof *v);
+    for (i = 0; i < n; i++) {
+        const char *s = dk__sp_copy_str(c, v[i]);
+        if (r) r[i] = s;
+    }
+    return r;
+}
+
+DK__PRIVATE const dk_alias_info *dk__sp_copy_alias(dk__sp_copy *c, const dk_alias_info *a) {
+    dk_alias_info *r;
+    const char *const *before, *const *after;
+    const dk_alias_info *contained;
+    if (!a) return NULL;
+    r = (dk_alias_info *)dk__sp_take(c, a, sizeof *a);
+    before = after = dk__sp_copy_names(c, a->before, a->num_before);
+    /* "(a)" is "(a -> a)": one array, both sides */
+    if (a->after != a->before || a->num_after != a->num_before) after = dk__sp_copy_names(c, a->after, a->num_after);
+    contained = dk__sp_copy_alias(c, a->contained);
+    if (r) {
+        r->before = before;
+        r->after = after;
+        r->contained = contained;
+    }
+    return r;
+}
+
+static const dk_default dk__sp_no_items[1] = { { DK_DEFAULT_NONE, 0, 0, 0, 0, NULL, 0, NULL, 0 } };
+/* The pointers of a default value, copied in place (d: its copy, or NULL). */
+DK__PRIVATE void dk__sp_copy_default_fields(dk__sp_copy *c, const dk_default *v, dk_default *d) {
+    const char *s = v->s ? dk__sp_copy_bytes(c, v->s, v->len + 1) : NULL;
+    dk_default *items = v->count ? (dk_default *)dk__sp_take(c, v->items, v->count * sizeof *items) : NULL;
+    size_t i;
+    if (d) {
+        d->s = s;
+        d->items = v->count ? items : v->items ? dk__sp_no_items : NULL;   /* "[]" */
+    }
+    for (i = 0; i < v->count; i++) dk__sp_copy_default_fields(c, &v->items[i], items ? &items[i] : NULL);
+}
+
+DK__PRIVATE const dk_arg *dk__sp_copy_args(dk__sp_copy *c, const dk_arg *v, int n) {
+    dk_arg *r;
+    int i;
+    if (!n) return dk__sp_in_arena(c, v) ? NULL : v;
+    r = (dk_arg *)dk__sp_take(c, v, (size_t)n * sizeof *v);
+    for (i = 0; i < n; i++) {
+        const dk_arg *a = &v[i];
+        dk_arg *d = r ? &r[i] : NULL;
+        const char *name = dk__sp_copy_str(c, a->name), *type_text = dk__sp_copy_str(c, a->type_text);
+        const char *default_text = dk__sp_copy_str(c, a->default_text);
+        const dk_type *type = dk__sp_copy_type(c, a->type), *fake_type = dk__sp_copy_type(c, a->fake_type);
+        const dk_alias_info *alias = dk__sp_copy_alias(c, a->alias);
+        dk_default *dv = a->default_value ? (dk_default *)dk__sp_take(c, a->default_value, sizeof *dv) : NULL;
+        if (a->default_value) dk__sp_copy_default_fields(c, a->default_value, dv);
+        if (!d) continue;
+        d->name = name;
+        d->type_text = type_text;
+        d->default_text = default_text;
+        d->type = type;
+        d->fake_type = fake_type;
+        d->alias = alias;
+        d->default_value = dv;
+    }
+    return r;
+}
+
+/* Counting (base NULL): the bytes the copy takes, nodes first (*nodes of
+   them), and s comes back. Copying (base: that many bytes, aligned for
+   dk__sp_align; nodes: the count's): the copy, which owns no memory of its
+   own (dk__memory NULL: dk_schema_free does nothing to it). */
+DK__PRIVATE dk_schema *dk__sp_compact(dk_schema *s, char *base, size_t *nodes, size_t *bytes) {
+    dk__sp_copy c;
+    dk_schema *r;
+    const char *name, *overload, *text;
+    const dk_arg *args, *rets;
+    memset(&c, 0, sizeof c);
+    c.base = base;
+    c.nodes_total = base ? *nodes : 0;
+    c.arena = (const dk__sp_chunk *)s->dk__memory;
+    r = (dk_schema *)dk__sp_take(&c, s, sizeof *s);
+    text = dk__sp_copy_str(&c, s->text);
+    name = dk__sp_copy_str(&c, s->name);
+    overload = dk__sp_copy_str(&c, s->overload);
+    args = dk__sp_copy_args(&c, s->arguments, s->num_arguments);
+    rets = dk__sp_copy_args(&c, s->returns, s->num_returns);
+    if (!base) {
+        *nodes = c.nodes;
+        *bytes = c.nodes + c.bytes;
+        return s;
+    }
+    r->text = text;
+    r->name = name;
+    r->overload = overload;
+    r->arguments = args;
+    r->returns = rets;
+    r->dk__memory = NULL;
+    return r;
+}
+
 /* --- driver -------------------------------------------------------------------- */
 
 DK__PRIVATE uint64_t dk__sp_bitset(dk__sp *p, const dk__sp_args *args) {
@@ -9965,7 +10184,13 @@ DK__PRIVATE dk_status dk__sp_run(dk__sp *p, dk_schema **out) {
     return DK_OK;
 }
 
-DK_API dk_status dk_schema_parse_with(const char *text, const dk_registry_desc *desc, dk_schema **out) {
+DK__PRIVATE void dk__sp_keep_chunk(void *ptr, void *ud) { (void)ptr; (void)ud; }
+
+/* first (or NULL): the arena's first chunk, `bytes` of the caller's (a
+   def's scratch, on its stack: the parse allocates nothing for a schema it
+   holds); never given back. */
+DK__PRIVATE dk_status dk__sp_parse(const char *text, const dk_registry_desc *desc, dk__sp_chunk *first, size_t bytes,
+                                   dk_schema **out) {
     dk__sp p;
     if (!out) return dk__fail(DK_ERR_NULL, "dk_schema_parse: NULL out");
     *out = NULL;
@@ -9981,7 +10206,22 @@ DK_API dk_status dk_schema_parse_with(const char *text, const dk_registry_desc *
         p.alloc = dk__schema_malloc;
         p.free = dk__schema_mfree;
     }
+    if (first) {   /* zeroed as dk__sp_grow's chunks, as far as the text may need */
+        size_t units = (bytes - offsetof(dk__sp_chunk, data)) / sizeof(dk__sp_align), want = units;
+        if (p.len < units) want = (16 * p.len + 256) / sizeof(dk__sp_align);
+        first->next = NULL;
+        first->free = dk__sp_keep_chunk;
+        first->user_data = NULL;
+        first->used = 0;
+        first->size = want < units ? want : units;
+        memset(first->data, 0, first->size * sizeof(dk__sp_align));
+        p.arena = first;
+    }
     return dk__sp_run(&p, out);
+}
+
+DK_API dk_status dk_schema_parse_with(const char *text, const dk_registry_desc *desc, dk_schema **out) {
+    return dk__sp_parse(text, desc, NULL, 0, out);
 }
 
 DK_API dk_status dk_schema_parse(const char *text, dk_schema **out) { return dk_schema_parse_with(text, NULL, out); }
