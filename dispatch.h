@@ -5651,17 +5651,18 @@ DK__PRIVATE dk_status dk__check_kernel_signature(const char *what, const dk__op 
 /* ---- def ---------------------------------------------------------------------- */
 
 /* A def keeps its parsed schema in its record (after its defaults), at the
-   size the schema holds: the text is parsed into a scratch arena (on the
+   size the parse used: the text is parsed into a scratch arena (on the
    stack; chunks past it are registry blocks, given back at once), then
-   copied into the record (dk__sp_compact, >>impl-schema), so it is
-   counted, retired and reclaimed with the record. */
+   copied into the record (dk__sp_copy, >>impl-schema), so it is counted,
+   retired and reclaimed with the record. */
 static void *dk__block_alloc(size_t n, void *r) { return dk__alloc((dk_registry *)r, n); }
 static void dk__block_free(void *p, void *r) { dk__free((dk_registry *)r, p); }
 
 struct dk__sp_chunk;
 DK__PRIVATE dk_status dk__sp_parse(const char *text, const dk_registry_desc *desc, struct dk__sp_chunk *first,
                                    size_t bytes, dk_schema **out);
-DK__PRIVATE dk_schema *dk__sp_compact(dk_schema *s, char *base, size_t *nodes, size_t *bytes);
+DK__PRIVATE size_t dk__sp_copy_size(const dk_schema *s);
+DK__PRIVATE dk_schema *dk__sp_copy(const dk_schema *s, char *base);
 
 /* The scratch arena's first chunk: aten's schemas take 1.2 KB on average */
 enum { DK__DEF_SCRATCH = 4096 };
@@ -5834,7 +5835,7 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
     dk_registration *g, *l;
     dk_schema *parsed, *kept;
     dk__def_scratch scratch;
-    size_t dbytes, dlen, snodes, sbytes;
+    size_t dbytes, dlen, sbytes;
     dk_status s;
     if ((s = dk__def_options_check(schema, opts, &tags)) != DK_OK) return s;
     if (len && schema[len] == '\0')
@@ -5849,7 +5850,7 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
         return dk__fail(DK_ERR_NULL, "def(\"%s\"): the boxing adapters have no signature", schema);
     if ((s = dk__parse_in(r, schema, &scratch, &parsed)) != DK_OK) return s;
     dbytes = dk__defaults_size(parsed);
-    dk__sp_compact(parsed, NULL, &snodes, &sbytes);
+    sbytes = dk__sp_copy_size(parsed);
     dlen = debug ? strlen(debug) + 1 : 0;
     if ((s = dk__op_prepare(r, schema, len, dk__registration_size(DK__REG_DEF, dlen, dbytes + sbytes), &prep)) != DK_OK) {
         dk_schema_free(parsed);
@@ -5878,7 +5879,7 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
         return DK_ERR_NO_MEMORY;
     }
     /* the record's extra bytes: the defaults, then the schema */
-    kept = dk__sp_compact(parsed, (char *)g->defaults + dbytes, &snodes, &sbytes);
+    kept = dk__sp_copy(parsed, (char *)g->defaults + dbytes);
     dk_schema_free(parsed);
     if (dbytes) dk__defaults_fill(g->defaults, kept);
     else g->defaults = dk__no_defaults;
@@ -8272,7 +8273,7 @@ typedef struct dk__sp {
     void *(*alloc)(size_t size, void *user_data);   /* the arena's allocator */
     void (*free)(void *ptr, void *user_data);
     void *alloc_user_data;
-    dk_type *basic[DK__TYPE_END];      /* Int, None, ... built once per schema */
+    const dk_type *basic[DK__TYPE_END];   /* Int, None, ... once per schema (static when named by their kind) */
     jmp_buf fail;
 } dk__sp;
 
@@ -8793,19 +8794,21 @@ DK__PRIVATE void dk__sp_put_union_str(dk__sp *p, dk__sp_buf *b, const dk_type *u
     dk__sp_puts(p, b, ")");
 }
 
+/* The leaf type of each kind named by its kind alone ("Tensor", "int"; ""
+   for the other kinds): every schema's, static (a schema points at them,
+   and owns the rest of its nodes). */
+#define DK__TYPE_STATIC(name, text, base) { { DK_TYPE_##name, text, 0, NULL }, 1 },
+static const dk__sp_node dk__sp_static_types[DK__TYPE_END] = { DK_FORALL_TYPE_KINDS(DK__TYPE_STATIC) };
+#undef DK__TYPE_STATIC
+
 /* c10's Type::str() of a new node. */
 DK__PRIVATE const char *dk__sp_type_str(dk__sp *p, const dk_type *t, const char *name) {
-    static const char *const fixed[] = {
-#define DK__TYPE_TEXT(n, text, base) text,
-        DK_FORALL_TYPE_KINDS(DK__TYPE_TEXT)
-#undef DK__TYPE_TEXT
-    };
     dk__sp_buf b = { NULL, 0, 0 };
     const char *open = t->kind == DK_TYPE_Dict ? "Dict(" : t->kind == DK_TYPE_Future ? "Future("
                      : t->kind == DK_TYPE_RRef ? "RRef(" : "(";
     int i;
     if (name) return name;
-    if (*fixed[t->kind]) return fixed[t->kind];
+    if (*dk__sp_static_types[t->kind].pub.str) return dk__sp_static_types[t->kind].pub.str;
     if (t->kind == DK_TYPE_List || t->kind == DK_TYPE_Optional) {
         dk__sp_puts(p, &b, t->contained[0]->str);
         dk__sp_puts(p, &b, t->kind == DK_TYPE_List ? "[]" : "?");
@@ -8825,9 +8828,12 @@ DK__PRIVATE const char *dk__sp_type_str(dk__sp *p, const dk_type *t, const char 
 }
 
 DK__PRIVATE const dk_type *dk__sp_type(dk__sp *p, dk_type_kind kind, int n, const dk_type *const *kids, const char *name) {
-    dk__sp_node *t = (dk__sp_node *)dk__sp_alloc(p, sizeof *t);
-    const dk_type **v = n ? (const dk_type **)dk__sp_alloc(p, (size_t)n * sizeof *v) : NULL;
+    dk__sp_node *t;
+    const dk_type **v;
     int i, depth = 0;
+    if (!n && !name && *dk__sp_static_types[kind].pub.str) return &dk__sp_static_types[kind].pub;
+    t = (dk__sp_node *)dk__sp_alloc(p, sizeof *t);
+    v = n ? (const dk_type **)dk__sp_alloc(p, (size_t)n * sizeof *v) : NULL;
     for (i = 0; i < n; i++) {
         v[i] = kids[i];
         if (((const dk__sp_node *)kids[i])->depth > depth) depth = ((const dk__sp_node *)kids[i])->depth;
@@ -8842,7 +8848,7 @@ DK__PRIVATE const dk_type *dk__sp_type(dk__sp *p, dk_type_kind kind, int n, cons
 }
 
 DK__PRIVATE const dk_type *dk__sp_basic(dk__sp *p, dk_type_kind kind) {
-    if (!p->basic[kind]) p->basic[kind] = (dk_type *)dk__sp_type(p, kind, 0, NULL, NULL);
+    if (!p->basic[kind]) p->basic[kind] = dk__sp_type(p, kind, 0, NULL, NULL);
     return p->basic[kind];
 }
 DK__PRIVATE const dk_type *dk__sp_type1(dk__sp *p, dk_type_kind kind, const dk_type *kid) {
@@ -9931,201 +9937,129 @@ DK__PRIVATE const char *dk__sp_print(dk__sp *p, dk_schema *s, dk_arg *args, dk_a
     return dk__sp_done(p, &b);
 }
 
-/* --- compaction --------------------------------------------------------------
+/* --- a def's copy ------------------------------------------------------------
 
-   A def keeps its schema in its own record, at the size it holds:
-   dk__sp_compact copies a parsed schema into one piece (its nodes, then
-   its strings), leaving the arena's leftovers behind (the old copies of
-   grown arrays, string room, chunk slack). It runs twice over the same
-   schema, making the same choices both times: once counting (c->base
-   NULL), then copying into the bytes the count asked for; it marks the
-   schema's type nodes, so the schema is then good for nothing but
-   dk_schema_free. A type is copied once (the arena shares types: an
-   argument's type and fake type, the basic types of a schema);
-   a leaf type named by its kind alone ("Tensor", "int") becomes the static
-   node of its kind; strings that are not the arena's (literals) are kept
-   as they are, and one string the arena shares is copied once when its
-   uses are near each other (the last 8 copied are remembered). Nodes take
-   whole dk__sp_align units, as in the arena. */
-typedef struct dk__sp_copy {
-    char *base;                        /* NULL: count only */
-    size_t nodes, bytes;               /* taken so far: nodes from base, strings from base + nodes_total */
-    size_t nodes_total;                /* the count's nodes (copying) */
-    const dk__sp_chunk *arena;         /* the schema's: what is not in it is kept as it is */
-    const char *from[8], *to[8];       /* the last strings copied (shared strings are copied once) */
-    unsigned n_strings;
-} dk__sp_copy;
+   A def keeps its schema in its own record, at the size the parse used:
+   the text is parsed into a scratch arena (a chunk on the def's stack,
+   registry blocks past it), the bytes its chunks use are copied into the
+   record one chunk after another (dk__sp_copy), and then every pointer of
+   the copy into the arena is moved to the copy, walking the copy alone.
+   What is not the arena's (literals, the static leaf types) is kept as it
+   is. A pointer moved before (a node the arena shares: an argument's type
+   and fake type, an alias annotation's sets) is the copy's already, not
+   the arena's: the walk stops there, so each node is walked once. */
+typedef struct dk__sp_move {
+    const dk__sp_chunk *arena;         /* the scratch schema's */
+    char *base;                        /* the copy of its chunks, in list order */
+    uintptr_t first;                   /* the first chunk's data (copied at base) */
+    size_t first_used;                 /* and the bytes it uses */
+} dk__sp_move;
 
-#define DK__TYPE_STATIC(name, text, base) { DK_TYPE_##name, text, 0, NULL },
-static const dk_type dk__sp_static_types[DK__TYPE_END] = { DK_FORALL_TYPE_KINDS(DK__TYPE_STATIC) };
-#undef DK__TYPE_STATIC
-
-DK__PRIVATE int dk__sp_in_arena(const dk__sp_copy *c, const void *ptr) {
-    const dk__sp_chunk *k;
-    for (k = c->arena; k; k = k->next)
-        if ((const char *)ptr >= (const char *)k->data && (const char *)ptr < (const char *)(k->data + k->size))
-            return 1;
-    return 0;
+DK__PRIVATE DK__NOINLINE void *dk__sp_moved_later(const dk__sp_move *m, const void *ptr) {
+    const dk__sp_chunk *c;
+    size_t off = m->first_used;
+    for (c = m->arena->next; c; c = c->next) {
+        size_t used = c->used * sizeof(dk__sp_align), d = (size_t)((uintptr_t)ptr - (uintptr_t)c->data);
+        if (d < used) return m->base + off + d;
+        off += used;
+    }
+    return NULL;
 }
-/* Room for n node bytes (counting: NULL). */
-DK__PRIVATE void *dk__sp_take(dk__sp_copy *c, const void *from, size_t n) {
-    void *r = c->base ? c->base + c->nodes : NULL;
-    if (r) memcpy(r, from, n);
-    c->nodes += (n + sizeof(dk__sp_align) - 1) / sizeof(dk__sp_align) * sizeof(dk__sp_align);
-    return r;
+/* Where the copy holds what ptr points at in the arena; NULL when ptr is
+   not the arena's (NULL, a literal, a static type, the copy itself). A
+   schema the first chunk holds (on the def's stack) is one comparison. */
+DK_INLINE void *dk__sp_moved(const dk__sp_move *m, const void *ptr) {
+    size_t d = (size_t)((uintptr_t)ptr - m->first);
+    if (d < m->first_used) return m->base + d;
+    return m->arena->next ? dk__sp_moved_later(m, ptr) : NULL;
 }
-/* n bytes of a string (n: with its NUL) */
-DK__PRIVATE const char *dk__sp_copy_bytes(dk__sp_copy *c, const char *s, size_t n) {
-    char *r;
-    unsigned i;
-    if (!s || !dk__sp_in_arena(c, s)) return s;
-    for (i = 0; i < c->n_strings && i < 8; i++)
-        if (c->from[i] == s) return c->to[i];
-    r = c->base ? c->base + c->nodes_total + c->bytes : NULL;
-    if (r) memcpy(r, s, n);
-    c->bytes += n;
-    c->from[c->n_strings % 8] = s;
-    c->to[c->n_strings % 8] = r;
-    c->n_strings++;
-    return r;
+DK__PRIVATE void dk__sp_move_str(const dk__sp_move *m, const char **slot) {
+    char *s = (char *)dk__sp_moved(m, *slot);
+    if (s) *slot = s;
 }
-DK__PRIVATE const char *dk__sp_copy_str(dk__sp_copy *c, const char *s) {
-    return s ? dk__sp_copy_bytes(c, s, strlen(s) + 1) : NULL;
-}
-
-/* A node's depth (>= 1 once built) marks it: negated once counted, 0 once
-   copied, its contained field then pointing at its copy. */
-DK__PRIVATE const dk_type *dk__sp_copy_type(dk__sp_copy *c, const dk_type *t) {
-    dk__sp_node *node = (dk__sp_node *)(void *)t;   /* a node of the arena (checked first) */
-    dk_type *r;
+DK__PRIVATE void dk__sp_move_type(const dk__sp_move *m, const dk_type **slot) {
+    dk_type *t = (dk_type *)dk__sp_moved(m, *slot);
     const dk_type **kids;
     int i;
-    if (!t || !dk__sp_in_arena(c, t)) return t;
-    if (!t->num_contained && *dk__sp_static_types[t->kind].str && !strcmp(t->str, dk__sp_static_types[t->kind].str))
-        return &dk__sp_static_types[t->kind];
-    if (!c->base) {
-        if (node->depth < 0) return t;
-        node->depth = -node->depth;
-    } else if (node->depth == 0) {
-        return (const dk_type *)(const void *)t->contained;
-    }
-    r = (dk_type *)dk__sp_take(c, t, sizeof *t);
-    kids = t->num_contained ? (const dk_type **)dk__sp_take(c, t->contained, (size_t)t->num_contained * sizeof *kids)
-                            : NULL;
-    for (i = 0; i < t->num_contained; i++) {
-        const dk_type *k = dk__sp_copy_type(c, t->contained[i]);
-        if (kids) kids[i] = k;
-    }
-    if (!r) {
-        dk__sp_copy_str(c, t->str);
-        return t;
-    }
-    r->str = dk__sp_copy_str(c, t->str);
-    r->contained = kids;
-    node->depth = 0;
-    node->pub.contained = (const dk_type *const *)(const void *)r;
-    return r;
+    if (!t) return;
+    *slot = t;
+    dk__sp_move_str(m, &t->str);
+    if (!(kids = (const dk_type **)dk__sp_moved(m, t->contained))) return;   /* none, or walked */
+    t->contained = kids;
+    for (i = 0; i < t->num_contained; i++) dk__sp_move_type(m, &kids[i]);
 }
-
-DK__PRIVATE const char *const *dk__sp_copy_names(dk__sp_copy *c, const char *const *v, int n) {
-    const char **r;
+DK__PRIVATE void dk__sp_move_names(const dk__sp_move *m, const char *const **slot, int n) {
+    const char **v = (const char **)dk__sp_moved(m, *slot);
     int i;
-    if (!n) return dk__sp_in_arena(c, v) ? NULL : v;
-    r = (const char **)dk__sp_take(c, v, (size_t)n * sizeof *v);
-    for (i = 0; i < n; i++) {
-        const char *s = dk__sp_copy_str(c, v[i]);
-        if (r) r[i] = s;
-    }
-    return r;
+    if (!v) return;
+    *slot = v;
+    for (i = 0; i < n; i++) dk__sp_move_str(m, &v[i]);
 }
-
-DK__PRIVATE const dk_alias_info *dk__sp_copy_alias(dk__sp_copy *c, const dk_alias_info *a) {
-    dk_alias_info *r;
-    const char *const *before, *const *after;
-    const dk_alias_info *contained;
-    if (!a) return NULL;
-    r = (dk_alias_info *)dk__sp_take(c, a, sizeof *a);
-    before = after = dk__sp_copy_names(c, a->before, a->num_before);
-    /* "(a)" is "(a -> a)": one array, both sides */
-    if (a->after != a->before || a->num_after != a->num_before) after = dk__sp_copy_names(c, a->after, a->num_after);
-    contained = dk__sp_copy_alias(c, a->contained);
-    if (r) {
-        r->before = before;
-        r->after = after;
-        r->contained = contained;
-    }
-    return r;
+DK__PRIVATE void dk__sp_move_alias(const dk__sp_move *m, const dk_alias_info **slot) {
+    dk_alias_info *a = (dk_alias_info *)dk__sp_moved(m, *slot);
+    if (!a) return;
+    *slot = a;
+    dk__sp_move_names(m, &a->before, a->num_before);
+    dk__sp_move_names(m, &a->after, a->num_after);   /* "(a)": the same array, moved already */
+    dk__sp_move_alias(m, &a->contained);
 }
-
-static const dk_default dk__sp_no_items[1] = { { DK_DEFAULT_NONE, 0, 0, 0, 0, NULL, 0, NULL, 0 } };
-/* The pointers of a default value, copied in place (d: its copy, or NULL). */
-DK__PRIVATE void dk__sp_copy_default_fields(dk__sp_copy *c, const dk_default *v, dk_default *d) {
-    const char *s = v->s ? dk__sp_copy_bytes(c, v->s, v->len + 1) : NULL;
-    dk_default *items = v->count ? (dk_default *)dk__sp_take(c, v->items, v->count * sizeof *items) : NULL;
+DK__PRIVATE void dk__sp_move_default(const dk__sp_move *m, dk_default *d) {
+    dk_default *items = (dk_default *)dk__sp_moved(m, d->items);
     size_t i;
-    if (d) {
-        d->s = s;
-        d->items = v->count ? items : v->items ? dk__sp_no_items : NULL;   /* "[]" */
-    }
-    for (i = 0; i < v->count; i++) dk__sp_copy_default_fields(c, &v->items[i], items ? &items[i] : NULL);
+    dk__sp_move_str(m, &d->s);
+    if (!items) return;
+    d->items = items;
+    for (i = 0; i < d->count; i++) dk__sp_move_default(m, &items[i]);
 }
-
-DK__PRIVATE const dk_arg *dk__sp_copy_args(dk__sp_copy *c, const dk_arg *v, int n) {
-    dk_arg *r;
+DK__PRIVATE void dk__sp_move_args(const dk__sp_move *m, const dk_arg **slot, int n) {
+    dk_arg *v = (dk_arg *)dk__sp_moved(m, *slot);
     int i;
-    if (!n) return dk__sp_in_arena(c, v) ? NULL : v;
-    r = (dk_arg *)dk__sp_take(c, v, (size_t)n * sizeof *v);
+    if (!v) return;
+    *slot = v;
     for (i = 0; i < n; i++) {
-        const dk_arg *a = &v[i];
-        dk_arg *d = r ? &r[i] : NULL;
-        const char *name = dk__sp_copy_str(c, a->name), *type_text = dk__sp_copy_str(c, a->type_text);
-        const char *default_text = dk__sp_copy_str(c, a->default_text);
-        const dk_type *type = dk__sp_copy_type(c, a->type), *fake_type = dk__sp_copy_type(c, a->fake_type);
-        const dk_alias_info *alias = dk__sp_copy_alias(c, a->alias);
-        dk_default *dv = a->default_value ? (dk_default *)dk__sp_take(c, a->default_value, sizeof *dv) : NULL;
-        if (a->default_value) dk__sp_copy_default_fields(c, a->default_value, dv);
+        dk_default *d = (dk_default *)dk__sp_moved(m, v[i].default_value);
+        dk__sp_move_str(m, &v[i].name);
+        dk__sp_move_str(m, &v[i].type_text);
+        dk__sp_move_str(m, &v[i].default_text);
+        dk__sp_move_type(m, &v[i].type);
+        dk__sp_move_type(m, &v[i].fake_type);
+        dk__sp_move_alias(m, &v[i].alias);
         if (!d) continue;
-        d->name = name;
-        d->type_text = type_text;
-        d->default_text = default_text;
-        d->type = type;
-        d->fake_type = fake_type;
-        d->alias = alias;
-        d->default_value = dv;
+        v[i].default_value = d;
+        dk__sp_move_default(m, d);
     }
-    return r;
 }
 
-/* Counting (base NULL): the bytes the copy takes, nodes first (*nodes of
-   them), and s comes back. Copying (base: that many bytes, aligned for
-   dk__sp_align; nodes: the count's): the copy, which owns no memory of its
-   own (dk__memory NULL: dk_schema_free does nothing to it). */
-DK__PRIVATE dk_schema *dk__sp_compact(dk_schema *s, char *base, size_t *nodes, size_t *bytes) {
-    dk__sp_copy c;
+/* The bytes a copy of s takes (every chunk's used bytes). */
+DK__PRIVATE size_t dk__sp_copy_size(const dk_schema *s) {
+    const dk__sp_chunk *c;
+    size_t n = 0;
+    for (c = (const dk__sp_chunk *)s->dk__memory; c; c = c->next) n += c->used * sizeof(dk__sp_align);
+    return n;
+}
+/* s copied into base (dk__sp_copy_size bytes, aligned for dk__sp_align):
+   the copy, which owns no memory (dk__memory NULL: it goes with the bytes
+   it is in). s is left as it was. */
+DK__PRIVATE dk_schema *dk__sp_copy(const dk_schema *s, char *base) {
+    dk__sp_move m;
+    const dk__sp_chunk *c;
+    size_t off = 0;
     dk_schema *r;
-    const char *name, *overload, *text;
-    const dk_arg *args, *rets;
-    memset(&c, 0, sizeof c);
-    c.base = base;
-    c.nodes_total = base ? *nodes : 0;
-    c.arena = (const dk__sp_chunk *)s->dk__memory;
-    r = (dk_schema *)dk__sp_take(&c, s, sizeof *s);
-    text = dk__sp_copy_str(&c, s->text);
-    name = dk__sp_copy_str(&c, s->name);
-    overload = dk__sp_copy_str(&c, s->overload);
-    args = dk__sp_copy_args(&c, s->arguments, s->num_arguments);
-    rets = dk__sp_copy_args(&c, s->returns, s->num_returns);
-    if (!base) {
-        *nodes = c.nodes;
-        *bytes = c.nodes + c.bytes;
-        return s;
+    m.arena = (const dk__sp_chunk *)s->dk__memory;
+    m.base = base;
+    m.first = (uintptr_t)m.arena->data;
+    m.first_used = m.arena->used * sizeof(dk__sp_align);
+    for (c = m.arena; c; c = c->next) {
+        memcpy(base + off, c->data, c->used * sizeof(dk__sp_align));
+        off += c->used * sizeof(dk__sp_align);
     }
-    r->text = text;
-    r->name = name;
-    r->overload = overload;
-    r->arguments = args;
-    r->returns = rets;
+    r = (dk_schema *)dk__sp_moved(&m, s);
     r->dk__memory = NULL;
+    dk__sp_move_str(&m, &r->name);
+    dk__sp_move_str(&m, &r->overload);
+    dk__sp_move_str(&m, &r->text);
+    dk__sp_move_args(&m, &r->arguments, r->num_arguments);
+    dk__sp_move_args(&m, &r->returns, r->num_returns);
     return r;
 }
 
@@ -10206,9 +10140,10 @@ DK__PRIVATE dk_status dk__sp_parse(const char *text, const dk_registry_desc *des
         p.alloc = dk__schema_malloc;
         p.free = dk__schema_mfree;
     }
-    if (first) {   /* zeroed as dk__sp_grow's chunks, as far as the text may need */
+    if (first) {   /* zeroed as dk__sp_grow's chunks, as far as the text may need (twice the 12 bytes a byte of
+                      text takes on average: what a chunk on the stack holds costs nothing but the zeroing) */
         size_t units = (bytes - offsetof(dk__sp_chunk, data)) / sizeof(dk__sp_align), want = units;
-        if (p.len < units) want = (16 * p.len + 256) / sizeof(dk__sp_align);
+        if (p.len < units) want = (24 * p.len + 256) / sizeof(dk__sp_align);
         first->next = NULL;
         first->free = dk__sp_keep_chunk;
         first->user_data = NULL;

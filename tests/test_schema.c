@@ -866,8 +866,8 @@ static void test_arena_sized(void **state) {
     dk_schema_free(s);
 }
 
-/* A def keeps its schema copied into its own record at the size it holds
-   (dk__sp_compact): the copy equals the parse, node for node, and every
+/* A def keeps its schema copied into its own record at the size the parse
+   used (dk__sp_copy): the copy equals the parse, node for node, and every
    pointer in it is into the def's block or into static storage (a literal,
    a static type), none into the scratch arena the def parsed in. */
 static const char *g_block;
