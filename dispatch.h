@@ -8312,14 +8312,14 @@ DK__PRIVATE DK__SP_NORETURN void dk__sp_oom(dk__sp *p, size_t n) {
 DK__PRIVATE DK__NOINLINE dk__sp_chunk *dk__sp_grow(dk__sp *p, size_t units, size_t bytes) {
     dk__sp_chunk *c = p->arena;
     {
-        /* A def keeps its schema's chunks, so they are sized to what the
-           text needs: aten's schemas hold about 12 bytes per byte of text
-           (nodes, names, the printed text; 9-14 for 80% of them). The first
-           chunk is sized for the whole text, a later one for the text left
-           to parse plus the printed text. */
+        /* Chunks are sized to what the text needs: aten's schemas hold
+           about 10 bytes per byte of text (nodes, names, the printed text).
+           The first chunk is sized for the whole text, a later one for the
+           text left to parse plus half the printed text. (A def parses in a
+           chunk on its stack, dk__sp_parse, and keeps a copy.) */
         size_t grow = units, size, total;
         if (p->len < (size_t)-1 / 16)
-            grow = (12 * (p->len - (c ? p->pos : 0)) + (c ? p->len + 64 : 96)) / sizeof(dk__sp_align);
+            grow = (10 * (p->len - (c ? p->pos : 0)) + (c ? p->len / 2 + 64 : 96)) / sizeof(dk__sp_align);
         size = units > grow ? units : grow;
         total = offsetof(dk__sp_chunk, data) + size * sizeof(dk__sp_align);
         if (units > ((size_t)-1 - offsetof(dk__sp_chunk, data)) / sizeof(dk__sp_align) ||
@@ -8683,6 +8683,13 @@ __attribute__((always_inline))
 DK_INLINE int dk__sp_is_word(const dk__sp *p, const char *w) {
     size_t n = p->cur.end - p->cur.start;
     return p->cur.kind == DK__TK_IDENT && strlen(w) == n && !memcmp(p->src + p->cur.start, w, n);
+}
+
+/* The token of that kind at the cursor (an identifier, a number), into b:
+   no copy of its own in the arena. */
+DK__PRIVATE void dk__sp_put_ident(dk__sp *p, dk__sp_buf *b, int kind) {
+    dk__sp_tok t = dk__sp_expect(p, kind);
+    dk__sp_put(p, b, p->src + t.start, t.end - t.start);
 }
 
 /* --- numbers: std::stoll / std::stod as c10 calls them, c10's printing ---- */
@@ -9233,10 +9240,10 @@ DK__PRIVATE const dk_type *dk__sp_parse_class(dk__sp *p) {
     dk__sp_expect_word(p, "torch");
     dk__sp_expect_word(p, "classes");
     dk__sp_puts(p, &b, "__torch__.torch.classes.");
-    dk__sp_puts(p, &b, dk__sp_ident(p));
+    dk__sp_put_ident(p, &b, DK__TK_IDENT);
     dk__sp_expect(p, '.');
     dk__sp_puts(p, &b, ".");
-    dk__sp_puts(p, &b, dk__sp_ident(p));
+    dk__sp_put_ident(p, &b, DK__TK_IDENT);
     return dk__sp_type(p, DK_TYPE_Class, 0, NULL, dk__sp_done(p, &b));
 }
 
@@ -9389,10 +9396,10 @@ DK__PRIVATE dk_default *dk__sp_device_default(dk__sp *p) {
     size_t pos = p->cur.start;
     dk_default *lit;
     if (p->cur.kind == DK__TK_IDENT) {
-        dk__sp_puts(p, &b, dk__sp_ident(p));
+        dk__sp_put_ident(p, &b, DK__TK_IDENT);
         if (dk__sp_accept(p, ':')) {
             dk__sp_puts(p, &b, ":");
-            dk__sp_puts(p, &b, dk__sp_text(p, dk__sp_expect(p, DK__TK_NUMBER)));
+            dk__sp_put_ident(p, &b, DK__TK_NUMBER);
         }
         return dk__sp_device(p, dk__sp_done(p, &b), pos);
     }
@@ -9674,11 +9681,11 @@ DK__PRIVATE void dk__sp_parse_arg(dk__sp *p, dk_arg *a, int is_return, int kwarg
 DK__PRIVATE void dk__sp_parse_name(dk__sp *p, dk_schema *s) {
     dk__sp_buf b = { NULL, 0, 0 };
     dk__sp_tok ov;
-    dk__sp_puts(p, &b, dk__sp_ident(p));
+    dk__sp_put_ident(p, &b, DK__TK_IDENT);
     if (dk__sp_accept(p, ':')) {
         dk__sp_expect(p, ':');
         dk__sp_puts(p, &b, "::");
-        dk__sp_puts(p, &b, dk__sp_ident(p));
+        dk__sp_put_ident(p, &b, DK__TK_IDENT);
     }
     s->name = dk__sp_done(p, &b);
     s->overload = "";
@@ -9899,18 +9906,24 @@ DK__PRIVATE void dk__sp_put_arg(dk__sp *p, dk__sp_buf *b, dk_arg *a) {
 
 /* Returns: bare when there is exactly one (unless it starts with '('). */
 DK__PRIVATE void dk__sp_put_returns(dk__sp *p, dk__sp_buf *b, dk_schema *s, dk_arg *rets) {
-    dk__sp_buf one = { NULL, 0, 0 };
     int i, single = s->num_returns == 1 && !s->is_varret;
     int paren = !(single || (s->num_returns == 0 && s->is_varret));
-    if (single) {
-        dk__sp_put_arg(p, &one, &rets[0]);
-        paren = one.s[0] == '(';
+    if (single) {   /* in parentheses when its text starts with one (a tuple's), put around it after */
+        size_t at = b->n, k;
+        dk__sp_put_arg(p, b, &rets[0]);
+        if (b->s[at] == '(') {
+            k = b->n - at;
+            dk__sp_puts(p, b, "()");
+            memmove(b->s + at + 1, b->s + at, k);
+            b->s[at] = '(';
+            b->s[at + 1 + k] = ')';
+        }
+        return;
     }
     if (paren) dk__sp_puts(p, b, "(");
     for (i = 0; i < s->num_returns; i++) {
         if (i) dk__sp_puts(p, b, ", ");
-        if (single) dk__sp_puts(p, b, one.s);
-        else dk__sp_put_arg(p, b, &rets[i]);
+        dk__sp_put_arg(p, b, &rets[i]);
     }
     if (s->is_varret) dk__sp_puts(p, b, s->num_returns ? ", ..." : "...");
     if (paren) dk__sp_puts(p, b, ")");
