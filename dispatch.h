@@ -8313,13 +8313,13 @@ DK__PRIVATE DK__NOINLINE dk__sp_chunk *dk__sp_grow(dk__sp *p, size_t units, size
     dk__sp_chunk *c = p->arena;
     {
         /* Chunks are sized to what the text needs: aten's schemas hold
-           about 10 bytes per byte of text (nodes, names, the printed text).
+           about 9 bytes per byte of text (nodes, names, the printed text).
            The first chunk is sized for the whole text, a later one for the
            text left to parse plus half the printed text. (A def parses in a
            chunk on its stack, dk__sp_parse, and keeps a copy.) */
         size_t grow = units, size, total;
         if (p->len < (size_t)-1 / 16)
-            grow = (10 * (p->len - (c ? p->pos : 0)) + (c ? p->len / 2 + 64 : 96)) / sizeof(dk__sp_align);
+            grow = (9 * (p->len - (c ? p->pos : 0)) + (c ? p->len / 2 + 64 : 96)) / sizeof(dk__sp_align);
         size = units > grow ? units : grow;
         total = offsetof(dk__sp_chunk, data) + size * sizeof(dk__sp_align);
         if (units > ((size_t)-1 - offsetof(dk__sp_chunk, data)) / sizeof(dk__sp_align) ||
@@ -9890,15 +9890,23 @@ DK__PRIVATE const char *dk__sp_type_text(dk__sp *p, const dk_arg *a) {
     return dk__sp_done(p, &b);
 }
 
-DK__PRIVATE void dk__sp_put_arg(dk__sp *p, dk__sp_buf *b, dk_arg *a) {
-    a->type_text = dk__sp_type_text(p, a);
+/* An argument's texts, made before the schema's text is (dk__sp_print):
+   nothing else is allocated while that text grows, so it grows in place
+   and leaves no copies behind in the arena. */
+DK__PRIVATE void dk__sp_arg_texts(dk__sp *p, dk_arg *v, int n) {
+    int i;
+    for (i = 0; i < n; i++) {
+        v[i].type_text = dk__sp_type_text(p, &v[i]);
+        if (v[i].default_value) v[i].default_text = dk__sp_default_text(p, &v[i]);
+    }
+}
+DK__PRIVATE void dk__sp_put_arg(dk__sp *p, dk__sp_buf *b, const dk_arg *a) {
     dk__sp_puts(p, b, a->type_text);
     if (*a->name) {
         dk__sp_puts(p, b, " ");
         dk__sp_puts(p, b, a->name);
     }
     if (a->default_value) {
-        a->default_text = dk__sp_default_text(p, a);
         dk__sp_puts(p, b, "=");
         dk__sp_puts(p, b, a->default_text);
     }
@@ -9932,6 +9940,8 @@ DK__PRIVATE void dk__sp_put_returns(dk__sp *p, dk__sp_buf *b, dk_schema *s, dk_a
 DK__PRIVATE const char *dk__sp_print(dk__sp *p, dk_schema *s, dk_arg *args, dk_arg *rets) {
     dk__sp_buf b = { NULL, 0, 0 };
     int i, kw = 0;
+    dk__sp_arg_texts(p, args, s->num_arguments);
+    dk__sp_arg_texts(p, rets, s->num_returns);
     dk__sp_puts(p, &b, s->name);
     if (*s->overload) {
         dk__sp_puts(p, &b, ".");
