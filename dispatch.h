@@ -4996,12 +4996,12 @@ DK__PRIVATE dk_status dk__op_prepare(dk_registry *r, const char *name, size_t le
     p->op->pub.name = (const char *)(p->op + 1);
     p->op->hash = DK_HASH64(name, len);
     p->is_new = 1;
-    if ((r->index ? r->index->used + 1 : 1) * 2 > cap) { /* keep entries + tombstones <= 1/2 */
-        /* at least 3 buckets per entry: the rebuilt index takes another
+    if ((r->index ? r->index->used + 1 : 1) * 4 > cap * 3) { /* keep entries + tombstones <= 3/4 */
+        /* at least 2 buckets per entry: the rebuilt index takes another
            (live + 1) / 2 entries or tombstones before the next rebuild
-           (amortised O(1)), at 32 to 64 B per operator once it grows */
+           (amortised O(1)); 4/3 to 4 buckets per operator, 43 to 128 B */
         size_t n = 64;
-        while (n < (size_t)(r->live_ops + 1) * 3) n *= 2;
+        while (n < (size_t)(r->live_ops + 1) * 2) n *= 2;
         if (!(p->grown = dk__index_new(r, n))) goto fail;
     }
     if (r->live_ops == r->n_ops && r->n_ops == r->cap_ops) { /* no free id */
