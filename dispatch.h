@@ -3442,7 +3442,9 @@ static void (*const dk__link_check)(void) __attribute__((used)) =
    c10's toString(FunctionSchema) does; dispatch_args is the bitset c10's
    DispatchKeyExtractor computes. A bare operator name ("aten::add.Tensor")
    parses too, with name_only set. A schema is immutable and owns all of its
-   memory: one dk_schema_free() releases it. Where c10 prints text that its
+   memory but what every schema shares (static: the types named by their
+   kind alone, "Tensor", "int", and the return list of "-> Tensor"): one
+   dk_schema_free() releases it. Where c10 prints text that its
    own parser cannot read back, see Note [Schema deviations] (>>impl-schema).
 
    Errors: DK_ERR_BAD_SCHEMA; dk_last_error() tells the 0-based byte position,
@@ -9595,7 +9597,7 @@ DK__PRIVATE void dk__sp_check_default(dk__sp *p, const dk_arg *a, size_t pos) {
 /* An argument list being parsed: its first DK__SP_ARGS_LOCAL arguments on
    the C stack, more in the arena (doubling); dk__sp_keep_args copies a list
    that stayed on the stack into the arena at its exact size (so a schema
-   keeps no growing room for its arguments). Returns: dk__sp_add_ret. */
+   keeps no growing room for its arguments). Returns too. */
 #define DK__SP_ARGS_LOCAL 8
 typedef struct dk__sp_args { dk_arg *v; int n, cap; dk_arg local[DK__SP_ARGS_LOCAL]; } dk__sp_args;
 
@@ -9619,11 +9621,16 @@ DK__PRIVATE dk_arg *dk__sp_keep_args(dk__sp *p, const dk__sp_args *l) {
     memcpy(v, l->local, (size_t)l->n * sizeof *v);
     return v;
 }
-/* A return list grows in the arena from one element (most have one: no
-   copy, no room left over). */
-DK__PRIVATE void dk__sp_add_ret(dk__sp *p, dk__sp_args *l, const dk_arg *a) {
-    l->v = (dk_arg *)dk__sp_grow_array(p, l->v, l->n, &l->cap, sizeof *l->v);
-    l->v[l->n++] = *a;
+/* The return list of "-> Tensor", the most common one: static (the
+   schema's returns point at it). */
+static const dk_arg dk__sp_tensor_return[1] = {
+    { "", "Tensor", &dk__sp_static_types[DK_TYPE_Tensor].pub, &dk__sp_static_types[DK_TYPE_Tensor].pub, -1, NULL,
+      NULL, NULL, 0, 0, 0 }
+};
+DK__PRIVATE int dk__sp_is_tensor_return(const dk_arg *a) {
+    const dk_type *t = &dk__sp_static_types[DK_TYPE_Tensor].pub;
+    return a->type == t && a->fake_type == t && !*a->name && !a->alias && !a->default_value && a->list_size < 0 &&
+           !a->kwarg_only && !a->is_out && !a->is_dispatch && !strcmp(a->type_text, "Tensor");
 }
 
 /* c10 prints an argument's own annotation only when it names a set. One
@@ -9738,13 +9745,13 @@ DK__PRIVATE void dk__sp_parse_returns(dk__sp *p, dk_schema *s, dk__sp_args *rets
             if (dk__sp_accept(p, DK__TK_DOTS)) s->is_varret = 1;
             else {
                 dk__sp_parse_arg(p, &a, 1, 0);
-                dk__sp_add_ret(p, rets, &a);
+                dk__sp_add_arg(p, rets, &a);
             }
         } while (dk__sp_accept(p, ','));
         dk__sp_expect(p, ')');
     } else {
         dk__sp_parse_arg(p, &a, 1, 0);
-        dk__sp_add_ret(p, rets, &a);
+        dk__sp_add_arg(p, rets, &a);
     }
 }
 
@@ -10101,7 +10108,7 @@ DK__PRIVATE uint64_t dk__sp_bitset(dk__sp *p, const dk__sp_args *args) {
 DK__PRIVATE dk_schema *dk__sp_schema(dk__sp *p) {
     dk_schema *s = (dk_schema *)dk__sp_alloc(p, sizeof *s);
     dk__sp_args args, rets;
-    dk_arg *kept_args, *kept_rets;
+    dk_arg *kept_args;
     dk__sp_tok first;
     args.v = rets.v = NULL;
     args.n = args.cap = rets.n = rets.cap = 0;
@@ -10121,10 +10128,10 @@ DK__PRIVATE dk_schema *dk__sp_schema(dk__sp *p) {
     s->num_returns = rets.n;
     s->dispatch_args = dk__sp_bitset(p, &args);
     kept_args = dk__sp_keep_args(p, &args);
-    kept_rets = rets.v;
     s->arguments = kept_args;
-    s->returns = kept_rets;
-    s->text = dk__sp_print(p, s, kept_args, kept_rets);
+    s->text = dk__sp_print(p, s, kept_args, rets.v);   /* the returns' texts: in the list on the stack */
+    if (rets.n == 1 && dk__sp_is_tensor_return(rets.v)) s->returns = dk__sp_tensor_return;
+    else s->returns = dk__sp_keep_args(p, &rets);
     s->dk__memory = p->arena;
     return s;
 }
