@@ -4392,7 +4392,6 @@ struct dk_registration {
 
 typedef struct dk__op {
     dk_operator pub;              /* first: handles are dk_operator pointers */
-    uint64_t hash;
     dk_registration *def;         /* at most one live def */
     dk_registration *impls;       /* live impls, newest first */
 } dk__op;
@@ -4913,10 +4912,11 @@ DK_INLINE dk__op *dk__index_find(const dk__index *ix, uint64_t h, const char *na
     }
 }
 
-DK__PRIVATE void dk__index_put(dk__index *ix, dk__op *op) {
-    size_t i = (size_t)op->hash & ix->mask, n = strlen(op->pub.name);
+/* h: the name's hash (the operator keeps none: its registration computed it) */
+DK__PRIVATE void dk__index_put(dk__index *ix, dk__op *op, uint64_t h) {
+    size_t i = (size_t)h & ix->mask, n = strlen(op->pub.name);
     while (ix->buckets[i].op) i = (i + 1) & ix->mask;
-    ix->buckets[i].hash = op->hash;
+    ix->buckets[i].hash = h;
     memcpy(ix->buckets[i].name, op->pub.name, n < DK__BUCKET_NAME ? n : DK__BUCKET_NAME);
     DK__STORE_REL(&ix->buckets[i].op, op);
     ix->used++;
@@ -4935,7 +4935,7 @@ DK__PRIVATE void dk__index_move(dk__index *ix, const dk__bucket *from) {
 
 DK__PRIVATE void dk__index_remove(dk_registry *r, dk__op *op) {
     dk__index *ix = r->index;
-    size_t i = (size_t)op->hash & ix->mask;
+    size_t i = (size_t)DK_HASH64(op->pub.name, strlen(op->pub.name)) & ix->mask;
     while (ix->buckets[i].op != op) i = (i + 1) & ix->mask;
     DK__STORE_REL(&ix->buckets[i].op, &r->tombstone);
 }
@@ -4964,11 +4964,9 @@ typedef struct dk__op_prep {
     dk__index *grown;             /* a rebuilt index to publish, or NULL */
     dk__op **grown_ops;           /* a larger ops array, or NULL */
     uint32_t grown_cap;
+    uint64_t hash;                /* the name's */
 } dk__op_prep;
 
-DK__PRIVATE dk__op *dk__op_by_name(const dk_registry *r, const char *name, size_t len) {
-    return dk__index_find(r->index, DK_HASH64(name, len), name, len);
-}
 
 /* Where a new operator's block keeps the record of the def that made it
    (dk__op_prepare's def_bytes): after the operator and its name. */
@@ -4986,7 +4984,8 @@ DK__PRIVATE int dk__def_in_op(const dk_registration *g) {
 DK__PRIVATE dk_status dk__op_prepare(dk_registry *r, const char *name, size_t len, size_t def_bytes, dk__op_prep *p) {
     size_t cap = r->index ? r->index->mask + 1 : 0;
     memset(p, 0, sizeof *p);
-    p->op = dk__op_by_name(r, name, len);
+    p->hash = DK_HASH64(name, len);
+    p->op = dk__index_find(r->index, p->hash, name, len);
     if (!(p->table = dk__alloc_table(r))) return DK_ERR_NO_MEMORY;
     if (p->op) return DK_OK;
     p->op = (dk__op *)dk__alloc(r, def_bytes ? dk__op_def_offset(len) + def_bytes : sizeof(dk__op) + len + 1);
@@ -4996,7 +4995,6 @@ DK__PRIVATE dk_status dk__op_prepare(dk_registry *r, const char *name, size_t le
     memcpy((char *)(p->op + 1), name, len);
     ((char *)(p->op + 1))[len] = '\0';
     p->op->pub.name = (const char *)(p->op + 1);
-    p->op->hash = DK_HASH64(name, len);
     p->is_new = 1;
     if ((r->index ? r->index->used + 1 : 1) * 4 > cap * 3) { /* keep entries + tombstones <= 3/4 */
         /* at least 2 buckets per entry: the rebuilt index takes another
@@ -5058,11 +5056,11 @@ DK__PRIVATE void dk__op_commit(dk_registry *r, dk__op_prep *p) {
             for (i = 0; i <= old->mask; i++)
                 if (old->buckets[i].op && old->buckets[i].op != &r->tombstone)
                     dk__index_move(p->grown, &old->buckets[i]);
-        dk__index_put(p->grown, op);
+        dk__index_put(p->grown, op, p->hash);
         DK__STORE_REL(&r->index, p->grown);
         dk__retire(r, old);
     } else {
-        dk__index_put(r->index, op);
+        dk__index_put(r->index, op, p->hash);
     }
 }
 
