@@ -4363,8 +4363,9 @@ enum { DK__REG_DEF = 1, DK__REG_IMPL, DK__REG_FALLBACK, DK__REG_LISTENER };
 struct dk_registration {
     dk_kernel kernel;             /* first: dispatch tables point here */
     dk_registry *registry;
-    int type;                     /* DK__REG_* */
-    int live;                     /* 0 once deregistered (until reclaimed) */
+    unsigned char type;           /* DK__REG_* */
+    unsigned char live;           /* 0 once deregistered (until reclaimed) */
+    unsigned char alias_analysis; /* def: its dk_alias_analysis (in bytes every record has spare) */
     struct dk__op *op;            /* def, impl */
     dk_registration *next;        /* op's impl list (newest first), listener list */
     dk_library *library;          /* the block that made it, or NULL */
@@ -4374,11 +4375,10 @@ struct dk_registration {
     /* def: its parsed schema (c10's normalised text, the dispatch arguments
        and the argument counts are in it: DK__DEF_SCHEMA), what boxed calls
        need, adapters */
-    dk_schema *parsed;            /* its chunks are registry blocks */
+    dk_schema *parsed;            /* in this record, after the defaults (dk__sp_copy) */
     dk_value *defaults;           /* in this record, after it: the values, then list storage */
     const dk_op_adapters *adapters;
     uint64_t tags;                /* def: its tags, bit DK_TAG_x */
-    dk_alias_analysis alias_analysis;
     /* listener */
     dk_op_listener on_registered, on_deregistered;
 };
@@ -4464,6 +4464,11 @@ typedef union dk__block {
 /* The alignment of a block header: the most any field needs. */
 typedef struct dk__max_align { char c; dk__block b; } dk__max_align;
 #define DK__MAX_ALIGN offsetof(dk__max_align, b)
+/* The alignment of what a record holds after it (a def's defaults and
+   schema: values, pointers, doubles) and of a record in an operator's block. */
+typedef struct dk__value_align { char c; dk_value v; } dk__value_align;
+#define DK__VALUE_ALIGN offsetof(dk__value_align, v)
+#define DK__ROUND_VALUE(n) (((n) + DK__VALUE_ALIGN - 1) / DK__VALUE_ALIGN * DK__VALUE_ALIGN)
 
 struct dk_registry {
     dk__mutex lock;
@@ -4967,11 +4972,10 @@ typedef struct dk__op_prep {
     uint64_t hash;                /* the name's */
 } dk__op_prep;
 
-
 /* Where a new operator's block keeps the record of the def that made it
    (dk__op_prepare's def_bytes): after the operator and its name. */
 DK__PRIVATE size_t dk__op_def_offset(size_t len) {
-    return (sizeof(dk__op) + len + 1 + DK__MAX_ALIGN - 1) / DK__MAX_ALIGN * DK__MAX_ALIGN;
+    return DK__ROUND_VALUE(sizeof(dk__op) + len + 1);
 }
 /* Is g a def record kept in its operator's block (freed with it)? */
 DK__PRIVATE int dk__def_in_op(const dk_registration *g) {
@@ -5339,8 +5343,8 @@ DK__PRIVATE void dk__table_fill(const dk_registry *r, const dk__op *op, dk_op_ta
     /* an enum (no atomic access for it in C99 and C++ alike): read by no
        call, only by dk_op_alias_analysis; changed in place only when a def
        that has one is removed out of memory */
-    if (t->alias_analysis != (def ? def->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA))
-        t->alias_analysis = def ? def->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    if (t->alias_analysis != (def ? (dk_alias_analysis)def->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA))
+        t->alias_analysis = def ? (dk_alias_analysis)def->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA;
 }
 
 /* Publishes t (allocated by the caller) as op's table. */
@@ -5477,7 +5481,7 @@ DK__PRIVATE void dk__debug_named(char *buf, size_t n, const char *name) {
    or, for the def that creates its operator, the operator's block. */
 DK__PRIVATE size_t dk__registration_head(int type, size_t extra) {
     size_t head = DK__REG_SIZE(type);
-    return extra ? (head + DK__MAX_ALIGN - 1) / DK__MAX_ALIGN * DK__MAX_ALIGN : head;
+    return extra ? DK__ROUND_VALUE(head) : head;
 }
 /* dlen: strlen(debug) + 1, or 0 without debug text */
 DK__PRIVATE size_t dk__registration_size(int type, size_t dlen, size_t extra) {
@@ -5489,7 +5493,7 @@ DK__PRIVATE dk_registration *dk__registration_init(void *room, dk_registry *r, i
     dk_registration *g = (dk_registration *)room;
     memset(room, 0, head + extra);
     g->registry = r;
-    g->type = type;
+    g->type = (unsigned char)type;
     g->live = 1;
     g->kernel.debug = dlen ? (const char *)memcpy((char *)room + head + extra, debug, dlen) : "";
     if (extra) g->defaults = (dk_value *)(void *)((char *)room + head);
@@ -5746,7 +5750,7 @@ DK__PRIVATE size_t dk__defaults_size(const dk_schema *s) {
         size += dk__default_extra(d);
         any |= d && d->kind != DK_DEFAULT_NONE;
     }
-    return any ? (size + DK__MAX_ALIGN - 1) / DK__MAX_ALIGN * DK__MAX_ALIGN : 0;
+    return any ? DK__ROUND_VALUE(size) : 0;
 }
 DK__PRIVATE void dk__defaults_fill(dk_value *v, const dk_schema *s) {
     size_t n = (size_t)s->num_arguments, i;
@@ -5886,7 +5890,7 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
     g->parsed = kept;
     g->adapters = adapters;
     g->tags = tags;
-    g->alias_analysis = opts ? opts->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    g->alias_analysis = (unsigned char)(opts ? opts->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA);
     dk__op_commit(r, &prep);
     g->op = prep.op;
     prep.op->def = g;
