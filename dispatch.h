@@ -5681,7 +5681,8 @@ DK__PRIVATE dk_status dk__parse_in(dk_registry *r, const char *schema, dk__def_s
     return dk__sp_parse(schema, &d, (struct dk__sp_chunk *)(void *)scratch, sizeof *scratch, out);
 }
 
-/* A def's schema goes with its record (the defaults too). */
+/* A def's schema goes with its record (the defaults too): retired with it,
+   or, for the record in its operator's block, freed with the operator. */
 DK__PRIVATE void dk__def_release(dk_registry *r, dk_registration *g, int now) {
     (void)r;
     (void)now;

@@ -996,10 +996,21 @@ static void test_def_schema_copy(void **state) {
     dk_registry_desc d;
     size_t i;
     long n = 0;
+    static char big[8192];
+    size_t k;
     (void)state;
     memset(&d, 0, sizeof d);
     assert_int_equal(dk_registry_create(&d, &r), DK_OK);
     for (i = 0; i < sizeof texts / sizeof texts[0]; i++) check_def_copy(r, texts[i]);
+    /* 64 arguments: more than the def's chunk on the stack holds, so the
+       copy gathers several chunks */
+    k = (size_t)snprintf(big, sizeof big, "x::big(Tensor(a!) self");
+    for (i = 1; i < 64; i++) {
+        if (i % 2) k += (size_t)snprintf(big + k, sizeof big - k, ", Tensor(b%d)[]? t%d=None", (int)i, (int)i);
+        else k += (size_t)snprintf(big + k, sizeof big - k, ", int[2] n%d=[%d, 1]", (int)i, (int)i);
+    }
+    snprintf(big + k, sizeof big - k, ") -> (Tensor(a!) self, float f)");
+    check_def_copy(r, big);
     if (!f) fail_msg("cannot open %s", g_vectors);
     while (fgets(line, sizeof line, f)) {
         char *tab = strchr(line, '\t');
