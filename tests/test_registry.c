@@ -739,11 +739,11 @@ static dk_status oom_listener(dk_registry *r) {
 
 static void test_out_of_memory_everywhere(void **state) {
     /* n: the operators defined first. The ops array grows at its 65th
-       operator (64, then doubling), the name index when it would hold more
-       than 3/4 of its buckets: at its 49th (64 buckets) and 97th (128). */
+       operator (64, then by half: 97th), the name index when it would hold
+       more than 3/4 of its buckets: at its 49th (64 buckets) and 97th (128). */
     static const struct { const char *what; op_under_test call; int n, sites; } ops[] = {
         { "def of a new operator (the ops array grows)", oom_def_new, 64, 3 },
-        { "def of a new operator (the name index grows)", oom_def_new, 96, 3 },
+        { "def of a new operator (both grow)", oom_def_new, 96, 4 },
         { "def of a long schema (chunks past the stack's)", oom_def_long, 64, 0 },
         { "impl creating an operator", oom_impl_new, 64, 4 },
         { "impl on an existing operator", oom_impl_existing, 64, 2 },
