@@ -3443,7 +3443,8 @@ static void (*const dk__link_check)(void) __attribute__((used)) =
    DispatchKeyExtractor computes. A bare operator name ("aten::add.Tensor")
    parses too, with name_only set. A schema is immutable and owns all of its
    memory but what every schema shares (static: the types named by their
-   kind alone, "Tensor", "int", and the return list of "-> Tensor"): one
+   kind alone, "Tensor", "int", and the return lists of "-> Tensor" and "->
+   (Tensor, Tensor)" up to four): one
    dk_schema_free() releases it. Where c10 prints text that its
    own parser cannot read back, see Note [Schema deviations] (>>impl-schema).
 
@@ -8320,12 +8321,13 @@ DK__PRIVATE DK__NOINLINE dk__sp_chunk *dk__sp_grow(dk__sp *p, size_t units, size
     {
         /* Chunks are sized to what the text needs: aten's schemas hold
            about 9 bytes per byte of text (nodes, names, the printed text).
-           The first chunk is sized for the whole text, a later one for the
-           text left to parse plus half the printed text. (A def parses in a
-           chunk on its stack, dk__sp_parse, and keeps a copy.) */
+           The first chunk takes 8 per byte of the whole text, a later one
+           8 per byte left to parse plus half the printed text (the least
+           bytes in all over aten's). (A def parses in a chunk on its stack,
+           dk__sp_parse, and keeps a copy.) */
         size_t grow = units, size, total;
         if (p->len < (size_t)-1 / 16)
-            grow = (9 * (p->len - (c ? p->pos : 0)) + (c ? p->len / 2 + 64 : 96)) / sizeof(dk__sp_align);
+            grow = (8 * (p->len - (c ? p->pos : 0)) + (c ? p->len / 2 + 64 : 96)) / sizeof(dk__sp_align);
         size = units > grow ? units : grow;
         total = offsetof(dk__sp_chunk, data) + size * sizeof(dk__sp_align);
         if (units > ((size_t)-1 - offsetof(dk__sp_chunk, data)) / sizeof(dk__sp_align) ||
@@ -9625,12 +9627,14 @@ DK__PRIVATE dk_arg *dk__sp_keep_args(dk__sp *p, const dk__sp_args *l) {
     memcpy(v, l->local, (size_t)l->n * sizeof *v);
     return v;
 }
-/* The return list of "-> Tensor", the most common one: static (the
-   schema's returns point at it). */
-static const dk_arg dk__sp_tensor_return[1] = {
-    { "", "Tensor", &dk__sp_static_types[DK_TYPE_Tensor].pub, &dk__sp_static_types[DK_TYPE_Tensor].pub, -1, NULL,
+/* The return lists of "-> Tensor", the most common one, and of "-> (Tensor,
+   Tensor)" up to four: static (the schema's returns point at them). */
+#define DK__SP_TENSOR_RETURN                                                                                      \
+    { "", "Tensor", &dk__sp_static_types[DK_TYPE_Tensor].pub, &dk__sp_static_types[DK_TYPE_Tensor].pub, -1, NULL, \
       NULL, NULL, 0, 0, 0 }
-};
+static const dk_arg dk__sp_tensor_returns[4] = { DK__SP_TENSOR_RETURN, DK__SP_TENSOR_RETURN, DK__SP_TENSOR_RETURN,
+                                                 DK__SP_TENSOR_RETURN };
+#undef DK__SP_TENSOR_RETURN
 DK__PRIVATE int dk__sp_is_tensor_return(const dk_arg *a) {
     const dk_type *t = &dk__sp_static_types[DK_TYPE_Tensor].pub;
     return a->type == t && a->fake_type == t && !*a->name && !a->alias && !a->default_value && a->list_size < 0 &&
@@ -10114,6 +10118,7 @@ DK__PRIVATE dk_schema *dk__sp_schema(dk__sp *p) {
     dk__sp_args args, rets;
     dk_arg *kept_args;
     dk__sp_tok first;
+    int i;
     args.v = rets.v = NULL;
     args.n = args.cap = rets.n = rets.cap = 0;
     dk__sp_lex_raw(p, 1, &first);
@@ -10134,8 +10139,8 @@ DK__PRIVATE dk_schema *dk__sp_schema(dk__sp *p) {
     kept_args = dk__sp_keep_args(p, &args);
     s->arguments = kept_args;
     s->text = dk__sp_print(p, s, kept_args, rets.v);   /* the returns' texts: in the list on the stack */
-    if (rets.n == 1 && dk__sp_is_tensor_return(rets.v)) s->returns = dk__sp_tensor_return;
-    else s->returns = dk__sp_keep_args(p, &rets);
+    for (i = 0; i < rets.n && i < 4 && dk__sp_is_tensor_return(&rets.v[i]); i++) {}
+    s->returns = i && i == rets.n ? dk__sp_tensor_returns : dk__sp_keep_args(p, &rets);
     s->dk__memory = p->arena;
     return s;
 }
