@@ -3443,8 +3443,8 @@ static void (*const dk__link_check)(void) __attribute__((used)) =
    DispatchKeyExtractor computes. A bare operator name ("aten::add.Tensor")
    parses too, with name_only set. A schema is immutable and owns all of its
    memory but what every schema shares (static: the types named by their
-   kind alone, "Tensor", "int", and the return lists of "-> Tensor" and "->
-   (Tensor, Tensor)" up to four): one
+   kind alone, "Tensor", "int", and the return lists of "-> Tensor", "->
+   Tensor(a!)" and "-> (Tensor, Tensor)" up to four): one
    dk_schema_free() releases it. Where c10 prints text that its
    own parser cannot read back, see Note [Schema deviations] (>>impl-schema).
 
@@ -8320,14 +8320,14 @@ DK__PRIVATE DK__NOINLINE dk__sp_chunk *dk__sp_grow(dk__sp *p, size_t units, size
     dk__sp_chunk *c = p->arena;
     {
         /* Chunks are sized to what the text needs: aten's schemas hold
-           about 9 bytes per byte of text (nodes, names, the printed text).
-           The first chunk takes 8 per byte of the whole text, a later one
-           8 per byte left to parse plus half the printed text (the least
-           bytes in all over aten's). (A def parses in a chunk on its stack,
-           dk__sp_parse, and keeps a copy.) */
+           about 8.5 bytes per byte of text (nodes, names, the printed
+           text). The first chunk takes 7 per byte of the whole text, a
+           later one 7 per byte left to parse plus half the printed text
+           (the fewest bytes in all over aten's). (A def parses in a chunk
+           on its stack, dk__sp_parse, and keeps a copy.) */
         size_t grow = units, size, total;
         if (p->len < (size_t)-1 / 16)
-            grow = (8 * (p->len - (c ? p->pos : 0)) + (c ? p->len / 2 + 64 : 96)) / sizeof(dk__sp_align);
+            grow = (7 * (p->len - (c ? p->pos : 0)) + (c ? p->len / 2 + 64 : 96)) / sizeof(dk__sp_align);
         size = units > grow ? units : grow;
         total = offsetof(dk__sp_chunk, data) + size * sizeof(dk__sp_align);
         if (units > ((size_t)-1 - offsetof(dk__sp_chunk, data)) / sizeof(dk__sp_align) ||
@@ -9635,6 +9635,21 @@ DK__PRIVATE dk_arg *dk__sp_keep_args(dk__sp *p, const dk__sp_args *l) {
 static const dk_arg dk__sp_tensor_returns[4] = { DK__SP_TENSOR_RETURN, DK__SP_TENSOR_RETURN, DK__SP_TENSOR_RETURN,
                                                  DK__SP_TENSOR_RETURN };
 #undef DK__SP_TENSOR_RETURN
+/* "-> Tensor(a!)", the return of in-place and out= operators: static too,
+   and the bytes its parse took go back to the arena (dk__sp_schema). */
+static const char *const dk__sp_set_a[1] = { "a" };
+static const dk_alias_info dk__sp_write_a = { 1, dk__sp_set_a, 1, dk__sp_set_a, 1, NULL };
+static const dk_arg dk__sp_write_a_return[1] = {
+    { "", "Tensor(a!)", &dk__sp_static_types[DK_TYPE_Tensor].pub, &dk__sp_static_types[DK_TYPE_Tensor].pub, -1,
+      &dk__sp_write_a, NULL, NULL, 0, 0, 0 }
+};
+DK__PRIVATE int dk__sp_is_write_a_return(const dk_arg *a) {
+    const dk_type *t = &dk__sp_static_types[DK_TYPE_Tensor].pub;
+    const dk_alias_info *x = a->alias;
+    return a->type == t && a->fake_type == t && !*a->name && x && x->num_before == 1 && x->num_after == 1 &&
+           !strcmp(x->before[0], "a") && !strcmp(x->after[0], "a") && x->is_write && !x->contained &&
+           !a->default_value && a->list_size < 0 && !a->kwarg_only && !a->is_out && !a->is_dispatch;
+}
 DK__PRIVATE int dk__sp_is_tensor_return(const dk_arg *a) {
     const dk_type *t = &dk__sp_static_types[DK_TYPE_Tensor].pub;
     return a->type == t && a->fake_type == t && !*a->name && !a->alias && !a->default_value && a->list_size < 0 &&
@@ -9911,7 +9926,7 @@ DK__PRIVATE const char *dk__sp_type_text(dk__sp *p, const dk_arg *a) {
 DK__PRIVATE void dk__sp_arg_texts(dk__sp *p, dk_arg *v, int n) {
     int i;
     for (i = 0; i < n; i++) {
-        v[i].type_text = dk__sp_type_text(p, &v[i]);
+        if (!v[i].type_text) v[i].type_text = dk__sp_type_text(p, &v[i]);   /* a static return's is there */
         if (v[i].default_value) v[i].default_text = dk__sp_default_text(p, &v[i]);
     }
 }
@@ -10118,7 +10133,9 @@ DK__PRIVATE dk_schema *dk__sp_schema(dk__sp *p) {
     dk__sp_args args, rets;
     dk_arg *kept_args;
     dk__sp_tok first;
-    int i;
+    dk__sp_chunk *mark = NULL;
+    size_t mark_used = 0;
+    int i, write_a = 0;
     args.v = rets.v = NULL;
     args.n = args.cap = rets.n = rets.cap = 0;
     dk__sp_lex_raw(p, 1, &first);
@@ -10127,12 +10144,23 @@ DK__PRIVATE dk_schema *dk__sp_schema(dk__sp *p) {
     dk__sp_parse_name(p, s);
     if (p->cur.kind == '(') {
         dk__sp_parse_args(p, s, &args);
+        mark = p->arena;           /* the schema's first node is there: not NULL */
+        mark_used = mark->used;
         dk__sp_parse_returns(p, s, &rets);
     } else {
         s->name_only = 1;
     }
     dk__sp_accept(p, DK__TK_NEWLINE);
     if (p->cur.kind != DK__TK_EOF) dk__sp_expected(p, "end of input");
+    if (rets.n == 1 && dk__sp_is_write_a_return(&rets.v[0])) {
+        /* nothing after the returns is in the arena yet: what they took goes back (zeroed, as the arena's room is) */
+        if (p->arena == mark) {
+            memset(mark->data + mark_used, 0, (mark->used - mark_used) * sizeof(dk__sp_align));
+            mark->used = mark_used;
+        }
+        rets.v[0] = dk__sp_write_a_return[0];
+        write_a = 1;
+    }
     s->num_arguments = args.n;
     s->num_returns = rets.n;
     s->dispatch_args = dk__sp_bitset(p, &args);
@@ -10140,7 +10168,7 @@ DK__PRIVATE dk_schema *dk__sp_schema(dk__sp *p) {
     s->arguments = kept_args;
     s->text = dk__sp_print(p, s, kept_args, rets.v);   /* the returns' texts: in the list on the stack */
     for (i = 0; i < rets.n && i < 4 && dk__sp_is_tensor_return(&rets.v[i]); i++) {}
-    s->returns = i && i == rets.n ? dk__sp_tensor_returns : dk__sp_keep_args(p, &rets);
+    s->returns = write_a ? dk__sp_write_a_return : i && i == rets.n ? dk__sp_tensor_returns : dk__sp_keep_args(p, &rets);
     s->dk__memory = p->arena;
     return s;
 }

@@ -822,10 +822,11 @@ static void test_allocation_failure(void **state) {
 }
 
 /* A parsed schema's chunks are sized to what it holds: over aten's schemas,
-   the chunks (headers included) are at most 1.3x the bytes the schema uses,
-   1,600 bytes on average (chunks of 1 KB, then doubling, took 3,805); a
-   one-argument schema takes at most 400 bytes (its Tensor type is the
-   static one, its name and return are printed with no copy left over). */
+   the chunks (headers included) are at most 1.35x the bytes the schema
+   uses, 1,200 bytes on average (chunks of 1 KB, then doubling, took 3,805;
+   before static types and returns, 1,531); a one-argument schema takes at
+   most 400 bytes (its Tensor type and its return are the static ones, its
+   name is printed with no copy left over). */
 static size_t chunk_bytes(const dk_schema *s, size_t *used) {
     const dk__sp_chunk *c;
     size_t total = 0;
@@ -858,8 +859,8 @@ static void test_arena_sized(void **state) {
     fclose(f);
     print_message("%ld schemas: %.0f bytes of chunks, %.0f used, per schema\n", n, total / n, used / n);
     assert_true(n > 2500);
-    assert_true(total <= 1.3 * used);
-    assert_true(total / n <= 1600);
+    assert_true(total <= 1.35 * used);
+    assert_true(total / n <= 1200);
     assert_int_equal(dk_schema_parse("m::op(Tensor a) -> Tensor", &s), DK_OK);
     one = chunk_bytes(s, &u);
     print_message("m::op(Tensor a) -> Tensor: %lu bytes of chunks, %lu used\n", (unsigned long)one, (unsigned long)u);
