@@ -3511,7 +3511,10 @@ static void (*const dk__link_check)(void) __attribute__((used)) =
    c10's toString(FunctionSchema) does; dispatch_args is the bitset c10's
    DispatchKeyExtractor computes. A bare operator name ("aten::add.Tensor")
    parses too, with name_only set. A schema is immutable and owns all of its
-   memory: one dk_schema_free() releases it. Where c10 prints text that its
+   memory but what every schema shares (static: the types named by their
+   kind alone, "Tensor", "int", and the return lists of "-> Tensor", "->
+   Tensor(a!)" and "-> (Tensor, Tensor)" up to four): one
+   dk_schema_free() releases it. Where c10 prints text that its
    own parser cannot read back, see Note [Schema deviations] (>>impl-schema).
 
    Errors: DK_ERR_BAD_SCHEMA; dk_last_error() tells the 0-based byte position,
@@ -4530,8 +4533,9 @@ enum { DK__REG_DEF = 1, DK__REG_IMPL, DK__REG_FALLBACK, DK__REG_LISTENER };
 struct dk_registration {
     dk_kernel kernel;             /* first: dispatch tables point here */
     dk_registry *registry;
-    int type;                     /* DK__REG_* */
-    int live;                     /* 0 once deregistered (until reclaimed) */
+    unsigned char type;           /* DK__REG_* */
+    unsigned char live;           /* 0 once deregistered (until reclaimed) */
+    unsigned char alias_analysis; /* def: its dk_alias_analysis (in bytes every record has spare) */
     struct dk__op *op;            /* def, impl */
     dk_registration *next;        /* op's impl list (newest first), listener list */
     dk_library *library;          /* the block that made it, or NULL */
@@ -4541,11 +4545,10 @@ struct dk_registration {
     /* def: its parsed schema (c10's normalised text, the dispatch arguments
        and the argument counts are in it: DK__DEF_SCHEMA), what boxed calls
        need, adapters */
-    dk_schema *parsed;            /* its chunks are registry blocks */
+    dk_schema *parsed;            /* in this record, after the defaults (dk__sp_copy) */
     dk_value *defaults;           /* in this record, after it: the values, then list storage */
     const dk_op_adapters *adapters;
     uint64_t tags;                /* def: its tags, bit DK_TAG_x */
-    dk_alias_analysis alias_analysis;
     /* listener */
     dk_op_listener on_registered, on_deregistered;
 };
@@ -4559,7 +4562,6 @@ struct dk_registration {
 
 typedef struct dk__op {
     dk_operator pub;              /* first: handles are dk_operator pointers */
-    uint64_t hash;
     dk_registration *def;         /* at most one live def */
     dk_registration *impls;       /* live impls, newest first */
 } dk__op;
@@ -4632,6 +4634,11 @@ typedef union dk__block {
 /* The alignment of a block header: the most any field needs. */
 typedef struct dk__max_align { char c; dk__block b; } dk__max_align;
 #define DK__MAX_ALIGN offsetof(dk__max_align, b)
+/* The alignment of what a record holds after it (a def's defaults and
+   schema: values, pointers, doubles) and of a record in an operator's block. */
+typedef struct dk__value_align { char c; dk_value v; } dk__value_align;
+#define DK__VALUE_ALIGN offsetof(dk__value_align, v)
+#define DK__ROUND_VALUE(n) (((n) + DK__VALUE_ALIGN - 1) / DK__VALUE_ALIGN * DK__VALUE_ALIGN)
 
 struct dk_registry {
     dk__mutex lock;
@@ -5080,10 +5087,11 @@ DK_INLINE dk__op *dk__index_find(const dk__index *ix, uint64_t h, const char *na
     }
 }
 
-DK__PRIVATE void dk__index_put(dk__index *ix, dk__op *op) {
-    size_t i = (size_t)op->hash & ix->mask, n = strlen(op->pub.name);
+/* h: the name's hash (the operator keeps none: its registration computed it) */
+DK__PRIVATE void dk__index_put(dk__index *ix, dk__op *op, uint64_t h) {
+    size_t i = (size_t)h & ix->mask, n = strlen(op->pub.name);
     while (ix->buckets[i].op) i = (i + 1) & ix->mask;
-    ix->buckets[i].hash = op->hash;
+    ix->buckets[i].hash = h;
     memcpy(ix->buckets[i].name, op->pub.name, n < DK__BUCKET_NAME ? n : DK__BUCKET_NAME);
     DK__STORE_REL(&ix->buckets[i].op, op);
     ix->used++;
@@ -5102,7 +5110,7 @@ DK__PRIVATE void dk__index_move(dk__index *ix, const dk__bucket *from) {
 
 DK__PRIVATE void dk__index_remove(dk_registry *r, dk__op *op) {
     dk__index *ix = r->index;
-    size_t i = (size_t)op->hash & ix->mask;
+    size_t i = (size_t)DK_HASH64(op->pub.name, strlen(op->pub.name)) & ix->mask;
     while (ix->buckets[i].op != op) i = (i + 1) & ix->mask;
     DK__STORE_REL(&ix->buckets[i].op, &r->tombstone);
 }
@@ -5131,16 +5139,13 @@ typedef struct dk__op_prep {
     dk__index *grown;             /* a rebuilt index to publish, or NULL */
     dk__op **grown_ops;           /* a larger ops array, or NULL */
     uint32_t grown_cap;
+    uint64_t hash;                /* the name's */
 } dk__op_prep;
-
-DK__PRIVATE dk__op *dk__op_by_name(const dk_registry *r, const char *name, size_t len) {
-    return dk__index_find(r->index, DK_HASH64(name, len), name, len);
-}
 
 /* Where a new operator's block keeps the record of the def that made it
    (dk__op_prepare's def_bytes): after the operator and its name. */
 DK__PRIVATE size_t dk__op_def_offset(size_t len) {
-    return (sizeof(dk__op) + len + 1 + DK__MAX_ALIGN - 1) / DK__MAX_ALIGN * DK__MAX_ALIGN;
+    return DK__ROUND_VALUE(sizeof(dk__op) + len + 1);
 }
 /* Is g a def record kept in its operator's block (freed with it)? */
 DK__PRIVATE int dk__def_in_op(const dk_registration *g) {
@@ -5153,7 +5158,8 @@ DK__PRIVATE int dk__def_in_op(const dk_registration *g) {
 DK__PRIVATE dk_status dk__op_prepare(dk_registry *r, const char *name, size_t len, size_t def_bytes, dk__op_prep *p) {
     size_t cap = r->index ? r->index->mask + 1 : 0;
     memset(p, 0, sizeof *p);
-    p->op = dk__op_by_name(r, name, len);
+    p->hash = DK_HASH64(name, len);
+    p->op = dk__index_find(r->index, p->hash, name, len);
     if (!(p->table = dk__alloc_table(r))) return DK_ERR_NO_MEMORY;
     if (p->op) return DK_OK;
     p->op = (dk__op *)dk__alloc(r, def_bytes ? dk__op_def_offset(len) + def_bytes : sizeof(dk__op) + len + 1);
@@ -5163,18 +5169,17 @@ DK__PRIVATE dk_status dk__op_prepare(dk_registry *r, const char *name, size_t le
     memcpy((char *)(p->op + 1), name, len);
     ((char *)(p->op + 1))[len] = '\0';
     p->op->pub.name = (const char *)(p->op + 1);
-    p->op->hash = DK_HASH64(name, len);
     p->is_new = 1;
-    if ((r->index ? r->index->used + 1 : 1) * 2 > cap) { /* keep entries + tombstones <= 1/2 */
-        /* at least 3 buckets per entry: the rebuilt index takes another
+    if ((r->index ? r->index->used + 1 : 1) * 4 > cap * 3) { /* keep entries + tombstones <= 3/4 */
+        /* at least 2 buckets per entry: the rebuilt index takes another
            (live + 1) / 2 entries or tombstones before the next rebuild
-           (amortised O(1)), at 32 to 64 B per operator once it grows */
+           (amortised O(1)); 4/3 to 4 buckets per operator, 43 to 128 B */
         size_t n = 64;
-        while (n < (size_t)(r->live_ops + 1) * 3) n *= 2;
+        while (n < (size_t)(r->live_ops + 1) * 2) n *= 2;
         if (!(p->grown = dk__index_new(r, n))) goto fail;
     }
     if (r->live_ops == r->n_ops && r->n_ops == r->cap_ops) { /* no free id */
-        p->grown_cap = r->cap_ops ? r->cap_ops * 2 : 64;
+        p->grown_cap = r->cap_ops ? r->cap_ops + r->cap_ops / 2 : 64;   /* by half: 8 to 12 B an operator */
         if (!(p->grown_ops = (dk__op **)dk__alloc(r, p->grown_cap * sizeof(dk__op *)))) goto fail;
     }
     return DK_OK;
@@ -5225,11 +5230,11 @@ DK__PRIVATE void dk__op_commit(dk_registry *r, dk__op_prep *p) {
             for (i = 0; i <= old->mask; i++)
                 if (old->buckets[i].op && old->buckets[i].op != &r->tombstone)
                     dk__index_move(p->grown, &old->buckets[i]);
-        dk__index_put(p->grown, op);
+        dk__index_put(p->grown, op, p->hash);
         DK__STORE_REL(&r->index, p->grown);
         dk__retire(r, old);
     } else {
-        dk__index_put(r->index, op);
+        dk__index_put(r->index, op, p->hash);
     }
 }
 
@@ -5508,8 +5513,8 @@ DK__PRIVATE void dk__table_fill(const dk_registry *r, const dk__op *op, dk_op_ta
     /* an enum (no atomic access for it in C99 and C++ alike): read by no
        call, only by dk_op_alias_analysis; changed in place only when a def
        that has one is removed out of memory */
-    if (t->alias_analysis != (def ? def->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA))
-        t->alias_analysis = def ? def->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    if (t->alias_analysis != (def ? (dk_alias_analysis)def->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA))
+        t->alias_analysis = def ? (dk_alias_analysis)def->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA;
 }
 
 /* Publishes t (allocated by the caller) as op's table. */
@@ -5646,7 +5651,7 @@ DK__PRIVATE void dk__debug_named(char *buf, size_t n, const char *name) {
    or, for the def that creates its operator, the operator's block. */
 DK__PRIVATE size_t dk__registration_head(int type, size_t extra) {
     size_t head = DK__REG_SIZE(type);
-    return extra ? (head + DK__MAX_ALIGN - 1) / DK__MAX_ALIGN * DK__MAX_ALIGN : head;
+    return extra ? DK__ROUND_VALUE(head) : head;
 }
 /* dlen: strlen(debug) + 1, or 0 without debug text */
 DK__PRIVATE size_t dk__registration_size(int type, size_t dlen, size_t extra) {
@@ -5658,7 +5663,7 @@ DK__PRIVATE dk_registration *dk__registration_init(void *room, dk_registry *r, i
     dk_registration *g = (dk_registration *)room;
     memset(room, 0, head + extra);
     g->registry = r;
-    g->type = type;
+    g->type = (unsigned char)type;
     g->live = 1;
     g->kernel.debug = dlen ? (const char *)memcpy((char *)room + head + extra, debug, dlen) : "";
     if (extra) g->defaults = (dk_value *)(void *)((char *)room + head);
@@ -5819,30 +5824,40 @@ DK__PRIVATE dk_status dk__check_kernel_signature(const char *what, const dk__op 
 
 /* ---- def ---------------------------------------------------------------------- */
 
-/* A def keeps its parsed schema: the parser's chunks are registry blocks,
-   so they are counted, retired and reclaimed like the rest. */
+/* A def keeps its parsed schema in its record (after its defaults), at the
+   size the parse used: the text is parsed into a scratch arena (on the
+   stack; chunks past it are registry blocks, given back at once), then
+   copied into the record (dk__sp_copy, >>impl-schema), so it is counted,
+   retired and reclaimed with the record. */
 static void *dk__block_alloc(size_t n, void *r) { return dk__alloc((dk_registry *)r, n); }
 static void dk__block_free(void *p, void *r) { dk__free((dk_registry *)r, p); }
 
-DK__PRIVATE dk_status dk__parse_in(dk_registry *r, const char *schema, dk_schema **out) {
+struct dk__sp_chunk;
+DK__PRIVATE dk_status dk__sp_parse(const char *text, const dk_registry_desc *desc, struct dk__sp_chunk *first,
+                                   size_t bytes, dk_schema **out);
+DK__PRIVATE size_t dk__sp_copy_size(const dk_schema *s);
+DK__PRIVATE dk_schema *dk__sp_copy(const dk_schema *s, char *base);
+
+/* The scratch arena's first chunk (aten's schemas use 0.9 KB on average;
+   a longer one goes on in chunks from the registry) */
+enum { DK__DEF_SCRATCH = 4096 };
+typedef union dk__def_scratch { void *p; double d; int64_t i; char bytes[DK__DEF_SCRATCH]; } dk__def_scratch;
+
+DK__PRIVATE dk_status dk__parse_in(dk_registry *r, const char *schema, dk__def_scratch *scratch, dk_schema **out) {
     dk_registry_desc d;
     memset(&d, 0, sizeof d);
     d.alloc = dk__block_alloc;
     d.free = dk__block_free;
     d.alloc_user_data = r;
-    return dk_schema_parse_with(schema, &d, out);
+    return dk__sp_parse(schema, &d, (struct dk__sp_chunk *)(void *)scratch, sizeof *scratch, out);
 }
 
-/* Retires (or, when the registry dies, frees) a def's schema. */
+/* A def's schema goes with its record (the defaults too): retired with it,
+   or, for the record in its operator's block, freed with the operator. */
 DK__PRIVATE void dk__def_release(dk_registry *r, dk_registration *g, int now) {
-    void **chunk = g->parsed ? (void **)g->parsed->dk__memory : NULL;
-    while (chunk) {               /* the arena's chunks start with their link */
-        void **next = (void **)*chunk;
-        if (now) dk__free(r, chunk);
-        else dk__retire(r, chunk);
-        chunk = next;
-    }
-    g->parsed = NULL;             /* the defaults go with the record */
+    (void)r;
+    (void)now;
+    g->parsed = NULL;
 }
 
 /* The value a boxed call gets for an argument left off: its default. */
@@ -5895,11 +5910,19 @@ DK__PRIVATE dk_value dk__default_value(const dk_arg *a, char **extra) {
 }
 
 /* A def's defaults live in its record (dk__new_registration's extra
-   bytes): a value per argument, then the storage of list defaults. */
+   bytes): a value per argument, then the storage of list defaults; 0
+   bytes when every argument's is none (no default, or None): the def
+   points at dk__no_defaults (at most 64 arguments: the parser's limit). */
+static dk_value dk__no_defaults[64];   /* all none; never written */
 DK__PRIVATE size_t dk__defaults_size(const dk_schema *s) {
     size_t n = (size_t)s->num_arguments, size = n * sizeof(dk_value), i;
-    for (i = 0; i < n; i++) size += dk__default_extra(s->arguments[i].default_value);
-    return size ? size : 1;
+    int any = 0;
+    for (i = 0; i < n; i++) {
+        const dk_default *d = s->arguments[i].default_value;
+        size += dk__default_extra(d);
+        any |= d && d->kind != DK_DEFAULT_NONE;
+    }
+    return any ? DK__ROUND_VALUE(size) : 0;
 }
 DK__PRIVATE void dk__defaults_fill(dk_value *v, const dk_schema *s) {
     size_t n = (size_t)s->num_arguments, i;
@@ -5986,8 +6009,9 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
     uint64_t tags = 0;
     dk__op_prep prep;
     dk_registration *g, *l;
-    dk_schema *parsed;
-    size_t dbytes, dlen;
+    dk_schema *parsed, *kept;
+    dk__def_scratch scratch;
+    size_t dbytes, dlen, sbytes;
     dk_status s;
     if ((s = dk__def_options_check(schema, opts, &tags)) != DK_OK) return s;
     if (len && schema[len] == '\0')
@@ -6000,10 +6024,11 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
                         schema, (unsigned long)len);
     if (adapters && !adapters->signature)
         return dk__fail(DK_ERR_NULL, "def(\"%s\"): the boxing adapters have no signature", schema);
-    if ((s = dk__parse_in(r, schema, &parsed)) != DK_OK) return s;
+    if ((s = dk__parse_in(r, schema, &scratch, &parsed)) != DK_OK) return s;
     dbytes = dk__defaults_size(parsed);
+    sbytes = dk__sp_copy_size(parsed);
     dlen = debug ? strlen(debug) + 1 : 0;
-    if ((s = dk__op_prepare(r, schema, len, dk__registration_size(DK__REG_DEF, dlen, dbytes), &prep)) != DK_OK) {
+    if ((s = dk__op_prepare(r, schema, len, dk__registration_size(DK__REG_DEF, dlen, dbytes + sbytes), &prep)) != DK_OK) {
         dk_schema_free(parsed);
         return s;
     }
@@ -6023,17 +6048,21 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
     }
     /* keep the parsed schema (c10's normalised text, the dispatch arguments
        and the defaults drive boxed calls) */
-    if (prep.def_room) g = dk__registration_init(prep.def_room, r, DK__REG_DEF, debug, dlen, dbytes);
-    else if (!(g = dk__new_registration(r, DK__REG_DEF, debug, dbytes))) {
+    if (prep.def_room) g = dk__registration_init(prep.def_room, r, DK__REG_DEF, debug, dlen, dbytes + sbytes);
+    else if (!(g = dk__new_registration(r, DK__REG_DEF, debug, dbytes + sbytes))) {
         dk__op_abandon(r, &prep);
         dk_schema_free(parsed);
         return DK_ERR_NO_MEMORY;
     }
-    dk__defaults_fill(g->defaults, parsed);
-    g->parsed = parsed;
+    /* the record's extra bytes: the defaults, then the schema */
+    kept = dk__sp_copy(parsed, (char *)g->defaults + dbytes);
+    dk_schema_free(parsed);
+    if (dbytes) dk__defaults_fill(g->defaults, kept);
+    else g->defaults = dk__no_defaults;
+    g->parsed = kept;
     g->adapters = adapters;
     g->tags = tags;
-    g->alias_analysis = opts ? opts->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    g->alias_analysis = (unsigned char)(opts ? opts->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA);
     dk__op_commit(r, &prep);
     g->op = prep.op;
     prep.op->def = g;
@@ -8320,7 +8349,9 @@ DK_API void dk_abi_guard_pop(const dk_guard *g) { if (g) dk_guard_pop(*g); }
 
    Memory: every node and string of one schema lives in an arena (a list of
    chunks from dk__schema_malloc), so a failure, and dk_schema_free(), release
-   everything at once. A failure anywhere longjmps back to dk__sp_run().
+   everything at once; the static leaf types and common return lists are
+   every schema's. A def keeps a copy in its record (a def's copy, below).
+   A failure anywhere longjmps back to dk__sp_run().
 
    Note [Schema deviations] -- where c10 1.13.1 prints text that its own
    parser cannot read back, the text round-trips here instead:
@@ -8432,7 +8463,7 @@ typedef struct dk__sp {
     void *(*alloc)(size_t size, void *user_data);   /* the arena's allocator */
     void (*free)(void *ptr, void *user_data);
     void *alloc_user_data;
-    dk_type *basic[DK__TYPE_END];      /* Int, None, ... built once per schema */
+    const dk_type *basic[DK__TYPE_END];   /* Int, None, ... once per schema (static when named by their kind) */
     jmp_buf fail;
 } dk__sp;
 
@@ -8471,14 +8502,15 @@ DK__PRIVATE DK__SP_NORETURN void dk__sp_oom(dk__sp *p, size_t n) {
 DK__PRIVATE DK__NOINLINE dk__sp_chunk *dk__sp_grow(dk__sp *p, size_t units, size_t bytes) {
     dk__sp_chunk *c = p->arena;
     {
-        /* A def keeps its schema's chunks, so they are sized to what the
-           text needs: aten's schemas hold about 12 bytes per byte of text
-           (nodes, names, the printed text; 9-14 for 80% of them). The first
-           chunk is sized for the whole text, a later one for the text left
-           to parse plus the printed text. */
+        /* Chunks are sized to what the text needs: aten's schemas hold
+           about 8.5 bytes per byte of text (nodes, names, the printed
+           text). The first chunk takes 7 per byte of the whole text, a
+           later one 7 per byte left to parse plus half the printed text
+           (the fewest bytes in all over aten's). (A def parses in a chunk
+           on its stack, dk__sp_parse, and keeps a copy.) */
         size_t grow = units, size, total;
         if (p->len < (size_t)-1 / 16)
-            grow = (12 * (p->len - (c ? p->pos : 0)) + (c ? p->len + 64 : 96)) / sizeof(dk__sp_align);
+            grow = (7 * (p->len - (c ? p->pos : 0)) + (c ? p->len / 2 + 64 : 96)) / sizeof(dk__sp_align);
         size = units > grow ? units : grow;
         total = offsetof(dk__sp_chunk, data) + size * sizeof(dk__sp_align);
         if (units > ((size_t)-1 - offsetof(dk__sp_chunk, data)) / sizeof(dk__sp_align) ||
@@ -8844,6 +8876,13 @@ DK_INLINE int dk__sp_is_word(const dk__sp *p, const char *w) {
     return p->cur.kind == DK__TK_IDENT && strlen(w) == n && !memcmp(p->src + p->cur.start, w, n);
 }
 
+/* The token of that kind at the cursor (an identifier, a number), into b:
+   no copy of its own in the arena. */
+DK__PRIVATE void dk__sp_put_ident(dk__sp *p, dk__sp_buf *b, int kind) {
+    dk__sp_tok t = dk__sp_expect(p, kind);
+    dk__sp_put(p, b, p->src + t.start, t.end - t.start);
+}
+
 /* --- numbers: std::stoll / std::stod as c10 calls them, c10's printing ---- */
 
 /* std::stoll of text (base 10, leading digits only: "0x10" is 0). */
@@ -8953,19 +8992,21 @@ DK__PRIVATE void dk__sp_put_union_str(dk__sp *p, dk__sp_buf *b, const dk_type *u
     dk__sp_puts(p, b, ")");
 }
 
+/* The leaf type of each kind named by its kind alone ("Tensor", "int"; ""
+   for the other kinds): every schema's, static (a schema points at them,
+   and owns the rest of its nodes). */
+#define DK__TYPE_STATIC(name, text, base) { { DK_TYPE_##name, text, 0, NULL }, 1 },
+static const dk__sp_node dk__sp_static_types[DK__TYPE_END] = { DK_FORALL_TYPE_KINDS(DK__TYPE_STATIC) };
+#undef DK__TYPE_STATIC
+
 /* c10's Type::str() of a new node. */
 DK__PRIVATE const char *dk__sp_type_str(dk__sp *p, const dk_type *t, const char *name) {
-    static const char *const fixed[] = {
-#define DK__TYPE_TEXT(n, text, base) text,
-        DK_FORALL_TYPE_KINDS(DK__TYPE_TEXT)
-#undef DK__TYPE_TEXT
-    };
     dk__sp_buf b = { NULL, 0, 0 };
     const char *open = t->kind == DK_TYPE_Dict ? "Dict(" : t->kind == DK_TYPE_Future ? "Future("
                      : t->kind == DK_TYPE_RRef ? "RRef(" : "(";
     int i;
     if (name) return name;
-    if (*fixed[t->kind]) return fixed[t->kind];
+    if (*dk__sp_static_types[t->kind].pub.str) return dk__sp_static_types[t->kind].pub.str;
     if (t->kind == DK_TYPE_List || t->kind == DK_TYPE_Optional) {
         dk__sp_puts(p, &b, t->contained[0]->str);
         dk__sp_puts(p, &b, t->kind == DK_TYPE_List ? "[]" : "?");
@@ -8985,9 +9026,12 @@ DK__PRIVATE const char *dk__sp_type_str(dk__sp *p, const dk_type *t, const char 
 }
 
 DK__PRIVATE const dk_type *dk__sp_type(dk__sp *p, dk_type_kind kind, int n, const dk_type *const *kids, const char *name) {
-    dk__sp_node *t = (dk__sp_node *)dk__sp_alloc(p, sizeof *t);
-    const dk_type **v = n ? (const dk_type **)dk__sp_alloc(p, (size_t)n * sizeof *v) : NULL;
+    dk__sp_node *t;
+    const dk_type **v;
     int i, depth = 0;
+    if (!n && !name && *dk__sp_static_types[kind].pub.str) return &dk__sp_static_types[kind].pub;
+    t = (dk__sp_node *)dk__sp_alloc(p, sizeof *t);
+    v = n ? (const dk_type **)dk__sp_alloc(p, (size_t)n * sizeof *v) : NULL;
     for (i = 0; i < n; i++) {
         v[i] = kids[i];
         if (((const dk__sp_node *)kids[i])->depth > depth) depth = ((const dk__sp_node *)kids[i])->depth;
@@ -9002,7 +9046,7 @@ DK__PRIVATE const dk_type *dk__sp_type(dk__sp *p, dk_type_kind kind, int n, cons
 }
 
 DK__PRIVATE const dk_type *dk__sp_basic(dk__sp *p, dk_type_kind kind) {
-    if (!p->basic[kind]) p->basic[kind] = (dk_type *)dk__sp_type(p, kind, 0, NULL, NULL);
+    if (!p->basic[kind]) p->basic[kind] = dk__sp_type(p, kind, 0, NULL, NULL);
     return p->basic[kind];
 }
 DK__PRIVATE const dk_type *dk__sp_type1(dk__sp *p, dk_type_kind kind, const dk_type *kid) {
@@ -9387,10 +9431,10 @@ DK__PRIVATE const dk_type *dk__sp_parse_class(dk__sp *p) {
     dk__sp_expect_word(p, "torch");
     dk__sp_expect_word(p, "classes");
     dk__sp_puts(p, &b, "__torch__.torch.classes.");
-    dk__sp_puts(p, &b, dk__sp_ident(p));
+    dk__sp_put_ident(p, &b, DK__TK_IDENT);
     dk__sp_expect(p, '.');
     dk__sp_puts(p, &b, ".");
-    dk__sp_puts(p, &b, dk__sp_ident(p));
+    dk__sp_put_ident(p, &b, DK__TK_IDENT);
     return dk__sp_type(p, DK_TYPE_Class, 0, NULL, dk__sp_done(p, &b));
 }
 
@@ -9543,10 +9587,10 @@ DK__PRIVATE dk_default *dk__sp_device_default(dk__sp *p) {
     size_t pos = p->cur.start;
     dk_default *lit;
     if (p->cur.kind == DK__TK_IDENT) {
-        dk__sp_puts(p, &b, dk__sp_ident(p));
+        dk__sp_put_ident(p, &b, DK__TK_IDENT);
         if (dk__sp_accept(p, ':')) {
             dk__sp_puts(p, &b, ":");
-            dk__sp_puts(p, &b, dk__sp_text(p, dk__sp_expect(p, DK__TK_NUMBER)));
+            dk__sp_put_ident(p, &b, DK__TK_NUMBER);
         }
         return dk__sp_device(p, dk__sp_done(p, &b), pos);
     }
@@ -9742,7 +9786,7 @@ DK__PRIVATE void dk__sp_check_default(dk__sp *p, const dk_arg *a, size_t pos) {
 /* An argument list being parsed: its first DK__SP_ARGS_LOCAL arguments on
    the C stack, more in the arena (doubling); dk__sp_keep_args copies a list
    that stayed on the stack into the arena at its exact size (so a schema
-   keeps no growing room for its arguments). Returns: dk__sp_add_ret. */
+   keeps no growing room for its arguments). Returns too. */
 #define DK__SP_ARGS_LOCAL 8
 typedef struct dk__sp_args { dk_arg *v; int n, cap; dk_arg local[DK__SP_ARGS_LOCAL]; } dk__sp_args;
 
@@ -9766,11 +9810,33 @@ DK__PRIVATE dk_arg *dk__sp_keep_args(dk__sp *p, const dk__sp_args *l) {
     memcpy(v, l->local, (size_t)l->n * sizeof *v);
     return v;
 }
-/* A return list grows in the arena from one element (most have one: no
-   copy, no room left over). */
-DK__PRIVATE void dk__sp_add_ret(dk__sp *p, dk__sp_args *l, const dk_arg *a) {
-    l->v = (dk_arg *)dk__sp_grow_array(p, l->v, l->n, &l->cap, sizeof *l->v);
-    l->v[l->n++] = *a;
+/* The return lists of "-> Tensor", the most common one, and of "-> (Tensor,
+   Tensor)" up to four: static (the schema's returns point at them). */
+#define DK__SP_TENSOR_RETURN                                                                                      \
+    { "", "Tensor", &dk__sp_static_types[DK_TYPE_Tensor].pub, &dk__sp_static_types[DK_TYPE_Tensor].pub, -1, NULL, \
+      NULL, NULL, 0, 0, 0 }
+static const dk_arg dk__sp_tensor_returns[4] = { DK__SP_TENSOR_RETURN, DK__SP_TENSOR_RETURN, DK__SP_TENSOR_RETURN,
+                                                 DK__SP_TENSOR_RETURN };
+#undef DK__SP_TENSOR_RETURN
+/* "-> Tensor(a!)", the return of in-place and out= operators: static too,
+   and the bytes its parse took go back to the arena (dk__sp_schema). */
+static const char *const dk__sp_set_a[1] = { "a" };
+static const dk_alias_info dk__sp_write_a = { 1, dk__sp_set_a, 1, dk__sp_set_a, 1, NULL };
+static const dk_arg dk__sp_write_a_return[1] = {
+    { "", "Tensor(a!)", &dk__sp_static_types[DK_TYPE_Tensor].pub, &dk__sp_static_types[DK_TYPE_Tensor].pub, -1,
+      &dk__sp_write_a, NULL, NULL, 0, 0, 0 }
+};
+DK__PRIVATE int dk__sp_is_write_a_return(const dk_arg *a) {
+    const dk_type *t = &dk__sp_static_types[DK_TYPE_Tensor].pub;
+    const dk_alias_info *x = a->alias;
+    return a->type == t && a->fake_type == t && !*a->name && x && x->num_before == 1 && x->num_after == 1 &&
+           !strcmp(x->before[0], "a") && !strcmp(x->after[0], "a") && x->is_write && !x->contained &&
+           !a->default_value && a->list_size < 0 && !a->kwarg_only && !a->is_out && !a->is_dispatch;
+}
+DK__PRIVATE int dk__sp_is_tensor_return(const dk_arg *a) {
+    const dk_type *t = &dk__sp_static_types[DK_TYPE_Tensor].pub;
+    return a->type == t && a->fake_type == t && !*a->name && !a->alias && !a->default_value && a->list_size < 0 &&
+           !a->kwarg_only && !a->is_out && !a->is_dispatch && !strcmp(a->type_text, "Tensor");
 }
 
 /* c10 prints an argument's own annotation only when it names a set. One
@@ -9828,11 +9894,11 @@ DK__PRIVATE void dk__sp_parse_arg(dk__sp *p, dk_arg *a, int is_return, int kwarg
 DK__PRIVATE void dk__sp_parse_name(dk__sp *p, dk_schema *s) {
     dk__sp_buf b = { NULL, 0, 0 };
     dk__sp_tok ov;
-    dk__sp_puts(p, &b, dk__sp_ident(p));
+    dk__sp_put_ident(p, &b, DK__TK_IDENT);
     if (dk__sp_accept(p, ':')) {
         dk__sp_expect(p, ':');
         dk__sp_puts(p, &b, "::");
-        dk__sp_puts(p, &b, dk__sp_ident(p));
+        dk__sp_put_ident(p, &b, DK__TK_IDENT);
     }
     s->name = dk__sp_done(p, &b);
     s->overload = "";
@@ -9885,13 +9951,13 @@ DK__PRIVATE void dk__sp_parse_returns(dk__sp *p, dk_schema *s, dk__sp_args *rets
             if (dk__sp_accept(p, DK__TK_DOTS)) s->is_varret = 1;
             else {
                 dk__sp_parse_arg(p, &a, 1, 0);
-                dk__sp_add_ret(p, rets, &a);
+                dk__sp_add_arg(p, rets, &a);
             }
         } while (dk__sp_accept(p, ','));
         dk__sp_expect(p, ')');
     } else {
         dk__sp_parse_arg(p, &a, 1, 0);
-        dk__sp_add_ret(p, rets, &a);
+        dk__sp_add_arg(p, rets, &a);
     }
 }
 
@@ -10037,15 +10103,23 @@ DK__PRIVATE const char *dk__sp_type_text(dk__sp *p, const dk_arg *a) {
     return dk__sp_done(p, &b);
 }
 
-DK__PRIVATE void dk__sp_put_arg(dk__sp *p, dk__sp_buf *b, dk_arg *a) {
-    a->type_text = dk__sp_type_text(p, a);
+/* An argument's texts, made before the schema's text is (dk__sp_print):
+   nothing else is allocated while that text grows, so it grows in place
+   and leaves no copies behind in the arena. */
+DK__PRIVATE void dk__sp_arg_texts(dk__sp *p, dk_arg *v, int n) {
+    int i;
+    for (i = 0; i < n; i++) {
+        if (!v[i].type_text) v[i].type_text = dk__sp_type_text(p, &v[i]);   /* a static return's is there */
+        if (v[i].default_value) v[i].default_text = dk__sp_default_text(p, &v[i]);
+    }
+}
+DK__PRIVATE void dk__sp_put_arg(dk__sp *p, dk__sp_buf *b, const dk_arg *a) {
     dk__sp_puts(p, b, a->type_text);
     if (*a->name) {
         dk__sp_puts(p, b, " ");
         dk__sp_puts(p, b, a->name);
     }
     if (a->default_value) {
-        a->default_text = dk__sp_default_text(p, a);
         dk__sp_puts(p, b, "=");
         dk__sp_puts(p, b, a->default_text);
     }
@@ -10053,18 +10127,24 @@ DK__PRIVATE void dk__sp_put_arg(dk__sp *p, dk__sp_buf *b, dk_arg *a) {
 
 /* Returns: bare when there is exactly one (unless it starts with '('). */
 DK__PRIVATE void dk__sp_put_returns(dk__sp *p, dk__sp_buf *b, dk_schema *s, dk_arg *rets) {
-    dk__sp_buf one = { NULL, 0, 0 };
     int i, single = s->num_returns == 1 && !s->is_varret;
     int paren = !(single || (s->num_returns == 0 && s->is_varret));
-    if (single) {
-        dk__sp_put_arg(p, &one, &rets[0]);
-        paren = one.s[0] == '(';
+    if (single) {   /* in parentheses when its text starts with one (a tuple's), put around it after */
+        size_t at = b->n, k;
+        dk__sp_put_arg(p, b, &rets[0]);
+        if (b->s[at] == '(') {
+            k = b->n - at;
+            dk__sp_puts(p, b, "()");
+            memmove(b->s + at + 1, b->s + at, k);
+            b->s[at] = '(';
+            b->s[at + 1 + k] = ')';
+        }
+        return;
     }
     if (paren) dk__sp_puts(p, b, "(");
     for (i = 0; i < s->num_returns; i++) {
         if (i) dk__sp_puts(p, b, ", ");
-        if (single) dk__sp_puts(p, b, one.s);
-        else dk__sp_put_arg(p, b, &rets[i]);
+        dk__sp_put_arg(p, b, &rets[i]);
     }
     if (s->is_varret) dk__sp_puts(p, b, s->num_returns ? ", ..." : "...");
     if (paren) dk__sp_puts(p, b, ")");
@@ -10073,6 +10153,8 @@ DK__PRIVATE void dk__sp_put_returns(dk__sp *p, dk__sp_buf *b, dk_schema *s, dk_a
 DK__PRIVATE const char *dk__sp_print(dk__sp *p, dk_schema *s, dk_arg *args, dk_arg *rets) {
     dk__sp_buf b = { NULL, 0, 0 };
     int i, kw = 0;
+    dk__sp_arg_texts(p, args, s->num_arguments);
+    dk__sp_arg_texts(p, rets, s->num_returns);
     dk__sp_puts(p, &b, s->name);
     if (*s->overload) {
         dk__sp_puts(p, &b, ".");
@@ -10091,6 +10173,132 @@ DK__PRIVATE const char *dk__sp_print(dk__sp *p, dk_schema *s, dk_arg *args, dk_a
     return dk__sp_done(p, &b);
 }
 
+/* --- a def's copy ------------------------------------------------------------
+
+   A def keeps its schema in its own record, at the size the parse used:
+   the text is parsed into a scratch arena (a chunk on the def's stack,
+   registry blocks past it), the bytes its chunks use are copied into the
+   record one chunk after another (dk__sp_copy), and then every pointer of
+   the copy into the arena is moved to the copy, walking the copy alone.
+   What is not the arena's (literals, the static leaf types) is kept as it
+   is. A pointer moved before (a node the arena shares: an argument's type
+   and fake type, an alias annotation's sets) is the copy's already, not
+   the arena's: the walk stops there, so each node is walked once. */
+typedef struct dk__sp_move {
+    const dk__sp_chunk *arena;         /* the scratch schema's */
+    char *base;                        /* the copy of its chunks, in list order */
+    uintptr_t first;                   /* the first chunk's data (copied at base) */
+    size_t first_used;                 /* and the bytes it uses */
+} dk__sp_move;
+
+DK__PRIVATE DK__NOINLINE void *dk__sp_moved_later(const dk__sp_move *m, const void *ptr) {
+    const dk__sp_chunk *c;
+    size_t off = m->first_used;
+    for (c = m->arena->next; c; c = c->next) {
+        size_t used = c->used * sizeof(dk__sp_align), d = (size_t)((uintptr_t)ptr - (uintptr_t)c->data);
+        if (d < used) return m->base + off + d;
+        off += used;
+    }
+    return NULL;
+}
+/* Where the copy holds what ptr points at in the arena; NULL when ptr is
+   not the arena's (NULL, a literal, a static type, the copy itself). A
+   schema the first chunk holds (on the def's stack) is one comparison. */
+DK_INLINE void *dk__sp_moved(const dk__sp_move *m, const void *ptr) {
+    size_t d = (size_t)((uintptr_t)ptr - m->first);
+    if (d < m->first_used) return m->base + d;
+    return m->arena->next ? dk__sp_moved_later(m, ptr) : NULL;
+}
+DK__PRIVATE void dk__sp_move_str(const dk__sp_move *m, const char **slot) {
+    char *s = (char *)dk__sp_moved(m, *slot);
+    if (s) *slot = s;
+}
+DK__PRIVATE void dk__sp_move_type(const dk__sp_move *m, const dk_type **slot) {
+    dk_type *t = (dk_type *)dk__sp_moved(m, *slot);
+    const dk_type **kids;
+    int i;
+    if (!t) return;
+    *slot = t;
+    dk__sp_move_str(m, &t->str);
+    if (!(kids = (const dk_type **)dk__sp_moved(m, t->contained))) return;   /* none, or walked */
+    t->contained = kids;
+    for (i = 0; i < t->num_contained; i++) dk__sp_move_type(m, &kids[i]);
+}
+DK__PRIVATE void dk__sp_move_names(const dk__sp_move *m, const char *const **slot, int n) {
+    const char **v = (const char **)dk__sp_moved(m, *slot);
+    int i;
+    if (!v) return;
+    *slot = v;
+    for (i = 0; i < n; i++) dk__sp_move_str(m, &v[i]);
+}
+DK__PRIVATE void dk__sp_move_alias(const dk__sp_move *m, const dk_alias_info **slot) {
+    dk_alias_info *a = (dk_alias_info *)dk__sp_moved(m, *slot);
+    if (!a) return;
+    *slot = a;
+    dk__sp_move_names(m, &a->before, a->num_before);
+    dk__sp_move_names(m, &a->after, a->num_after);   /* "(a)": the same array, moved already */
+    dk__sp_move_alias(m, &a->contained);
+}
+DK__PRIVATE void dk__sp_move_default(const dk__sp_move *m, dk_default *d) {
+    dk_default *items = (dk_default *)dk__sp_moved(m, d->items);
+    size_t i;
+    dk__sp_move_str(m, &d->s);
+    if (!items) return;
+    d->items = items;
+    for (i = 0; i < d->count; i++) dk__sp_move_default(m, &items[i]);
+}
+DK__PRIVATE void dk__sp_move_args(const dk__sp_move *m, const dk_arg **slot, int n) {
+    dk_arg *v = (dk_arg *)dk__sp_moved(m, *slot);
+    int i;
+    if (!v) return;
+    *slot = v;
+    for (i = 0; i < n; i++) {
+        dk_default *d = (dk_default *)dk__sp_moved(m, v[i].default_value);
+        dk__sp_move_str(m, &v[i].name);
+        dk__sp_move_str(m, &v[i].type_text);
+        dk__sp_move_str(m, &v[i].default_text);
+        dk__sp_move_type(m, &v[i].type);
+        dk__sp_move_type(m, &v[i].fake_type);
+        dk__sp_move_alias(m, &v[i].alias);
+        if (!d) continue;
+        v[i].default_value = d;
+        dk__sp_move_default(m, d);
+    }
+}
+
+/* The bytes a copy of s takes (every chunk's used bytes). */
+DK__PRIVATE size_t dk__sp_copy_size(const dk_schema *s) {
+    const dk__sp_chunk *c;
+    size_t n = 0;
+    for (c = (const dk__sp_chunk *)s->dk__memory; c; c = c->next) n += c->used * sizeof(dk__sp_align);
+    return n;
+}
+/* s copied into base (dk__sp_copy_size bytes, aligned for dk__sp_align):
+   the copy, which owns no memory (dk__memory NULL: it goes with the bytes
+   it is in). s is left as it was. */
+DK__PRIVATE dk_schema *dk__sp_copy(const dk_schema *s, char *base) {
+    dk__sp_move m;
+    const dk__sp_chunk *c;
+    size_t off = 0;
+    dk_schema *r;
+    m.arena = (const dk__sp_chunk *)s->dk__memory;
+    m.base = base;
+    m.first = (uintptr_t)m.arena->data;
+    m.first_used = m.arena->used * sizeof(dk__sp_align);
+    for (c = m.arena; c; c = c->next) {
+        memcpy(base + off, c->data, c->used * sizeof(dk__sp_align));
+        off += c->used * sizeof(dk__sp_align);
+    }
+    r = (dk_schema *)dk__sp_moved(&m, s);
+    r->dk__memory = NULL;
+    dk__sp_move_str(&m, &r->name);
+    dk__sp_move_str(&m, &r->overload);
+    dk__sp_move_str(&m, &r->text);
+    dk__sp_move_args(&m, &r->arguments, r->num_arguments);
+    dk__sp_move_args(&m, &r->returns, r->num_returns);
+    return r;
+}
+
 /* --- driver -------------------------------------------------------------------- */
 
 DK__PRIVATE uint64_t dk__sp_bitset(dk__sp *p, const dk__sp_args *args) {
@@ -10106,8 +10314,11 @@ DK__PRIVATE uint64_t dk__sp_bitset(dk__sp *p, const dk__sp_args *args) {
 DK__PRIVATE dk_schema *dk__sp_schema(dk__sp *p) {
     dk_schema *s = (dk_schema *)dk__sp_alloc(p, sizeof *s);
     dk__sp_args args, rets;
-    dk_arg *kept_args, *kept_rets;
+    dk_arg *kept_args;
     dk__sp_tok first;
+    dk__sp_chunk *mark = NULL;
+    size_t mark_used = 0;
+    int i, write_a = 0;
     args.v = rets.v = NULL;
     args.n = args.cap = rets.n = rets.cap = 0;
     dk__sp_lex_raw(p, 1, &first);
@@ -10116,20 +10327,31 @@ DK__PRIVATE dk_schema *dk__sp_schema(dk__sp *p) {
     dk__sp_parse_name(p, s);
     if (p->cur.kind == '(') {
         dk__sp_parse_args(p, s, &args);
+        mark = p->arena;           /* the schema's first node is there: not NULL */
+        mark_used = mark->used;
         dk__sp_parse_returns(p, s, &rets);
     } else {
         s->name_only = 1;
     }
     dk__sp_accept(p, DK__TK_NEWLINE);
     if (p->cur.kind != DK__TK_EOF) dk__sp_expected(p, "end of input");
+    if (rets.n == 1 && dk__sp_is_write_a_return(&rets.v[0])) {
+        /* nothing after the returns is in the arena yet: what they took goes back (zeroed, as the arena's room is) */
+        if (p->arena == mark) {
+            memset(mark->data + mark_used, 0, (mark->used - mark_used) * sizeof(dk__sp_align));
+            mark->used = mark_used;
+        }
+        rets.v[0] = dk__sp_write_a_return[0];
+        write_a = 1;
+    }
     s->num_arguments = args.n;
     s->num_returns = rets.n;
     s->dispatch_args = dk__sp_bitset(p, &args);
     kept_args = dk__sp_keep_args(p, &args);
-    kept_rets = rets.v;
     s->arguments = kept_args;
-    s->returns = kept_rets;
-    s->text = dk__sp_print(p, s, kept_args, kept_rets);
+    s->text = dk__sp_print(p, s, kept_args, rets.v);   /* the returns' texts: in the list on the stack */
+    for (i = 0; i < rets.n && i < 4 && dk__sp_is_tensor_return(&rets.v[i]); i++) {}
+    s->returns = write_a ? dk__sp_write_a_return : i && i == rets.n ? dk__sp_tensor_returns : dk__sp_keep_args(p, &rets);
     s->dk__memory = p->arena;
     return s;
 }
@@ -10146,7 +10368,13 @@ DK__PRIVATE dk_status dk__sp_run(dk__sp *p, dk_schema **out) {
     return DK_OK;
 }
 
-DK_API dk_status dk_schema_parse_with(const char *text, const dk_registry_desc *desc, dk_schema **out) {
+DK__PRIVATE void dk__sp_keep_chunk(void *ptr, void *ud) { (void)ptr; (void)ud; }
+
+/* first (or NULL): the arena's first chunk, `bytes` of the caller's (a
+   def's scratch, on its stack: the parse allocates nothing for a schema it
+   holds); never given back. */
+DK__PRIVATE dk_status dk__sp_parse(const char *text, const dk_registry_desc *desc, dk__sp_chunk *first, size_t bytes,
+                                   dk_schema **out) {
     dk__sp p;
     if (!out) return dk__fail(DK_ERR_NULL, "dk_schema_parse: NULL out");
     *out = NULL;
@@ -10162,7 +10390,23 @@ DK_API dk_status dk_schema_parse_with(const char *text, const dk_registry_desc *
         p.alloc = dk__schema_malloc;
         p.free = dk__schema_mfree;
     }
+    if (first) {   /* zeroed as dk__sp_grow's chunks, as far as the text may need (twice the 12 bytes a byte of
+                      text takes on average: what a chunk on the stack holds costs nothing but the zeroing) */
+        size_t units = (bytes - offsetof(dk__sp_chunk, data)) / sizeof(dk__sp_align), want = units;
+        if (p.len < units) want = (24 * p.len + 256) / sizeof(dk__sp_align);
+        first->next = NULL;
+        first->free = dk__sp_keep_chunk;
+        first->user_data = NULL;
+        first->used = 0;
+        first->size = want < units ? want : units;
+        memset(first->data, 0, first->size * sizeof(dk__sp_align));
+        p.arena = first;
+    }
     return dk__sp_run(&p, out);
+}
+
+DK_API dk_status dk_schema_parse_with(const char *text, const dk_registry_desc *desc, dk_schema **out) {
+    return dk__sp_parse(text, desc, NULL, 0, out);
 }
 
 DK_API dk_status dk_schema_parse(const char *text, dk_schema **out) { return dk_schema_parse_with(text, NULL, out); }
