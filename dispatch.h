@@ -1066,13 +1066,28 @@ DK_INLINE dk_keyset dk_ks_raw(uint64_t repr) { dk_keyset ks; ks.repr = repr; ret
    past the last functionality are {0, 0}, so a keyset with bits above FULL
    lands on the Undefined slot instead of reading out of bounds (c10 does). */
 typedef struct dk_offset_mask { uint16_t offset; uint16_t mask; } dk_offset_mask;
+/* Note [Tables in one unit]. Every generated table the inline functions
+   read is defined once, by the implementation (>>impl-slots), and declared
+   here as a DK_API const array: a unit that only includes the header
+   expands none of them and emits none (at -O0 neither: a compiler keeps an
+   unused static const table there). The call path reads an extern table
+   with the same instructions: a direct address in a program (PIE
+   included), a GOT cell in position-independent code, which holds the
+   address the static table's lea computed before. DISPATCH_STATIC units
+   define them here, static. DK__TABLE(type, name, init) declares (or
+   defines) one; DK__TABLE_DEFINE(type, name, init) is the implementation's
+   definition; init is the name of a function-like macro that expands to the
+   initialiser, so that a declaration never expands it. */
+#ifdef DISPATCH_STATIC
+#define DK__TABLE(type, name, init) static const type name DK__UNUSED = init();
+#else
+#define DK__TABLE(type, name, init) DK_API const type name;
+#endif
 #define DK__FK_OFFSET_MASK(name, pb, prefix, roles, extra) \
     { (uint16_t)DK__SLOT_##name, (uint16_t)(pb ? DK__R_BACKENDS : 0) },
-static const dk_offset_mask dk__offsets_and_masks[65 - DK_NUM_BACKENDS] DK__UNUSED = {
-    { 0, 0 },
-    DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_OFFSET_MASK, ~)
-};
-#undef DK__FK_OFFSET_MASK
+#define DK__OFFSETS_AND_MASKS_INIT() { { 0, 0 }, DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_OFFSET_MASK, ~) }
+typedef dk_offset_mask dk__offset_masks[65 - DK_NUM_BACKENDS];
+DK__TABLE(dk__offset_masks, dk__offsets_and_masks, DK__OFFSETS_AND_MASKS_INIT)
 /* The slot itself, by the keyset's highest bit msb(repr | 1) and the backend
    index b (< 16): offset + (b & mask) of the bit's functionality
    precomputed (rows of the backend bits and of bits above the last key are
@@ -1084,41 +1099,31 @@ static const dk_offset_mask dk__offsets_and_masks[65 - DK_NUM_BACKENDS] DK__UNUS
       DK__SB(o, m, 6), DK__SB(o, m, 7), DK__SB(o, m, 8), DK__SB(o, m, 9), DK__SB(o, m, 10), DK__SB(o, m, 11), \
       DK__SB(o, m, 12), DK__SB(o, m, 13), DK__SB(o, m, 14), DK__SB(o, m, 15) },
 /* DK__SBM_f: f's backend mask (every backend bit when f is per backend),
-   short to expand in each cell */
+   short to expand in each cell; the enum goes with the table's definition
+   (DK__SLOT_ENUMS) */
 #define DK__SBM(name, pb, prefix, roles, extra) DK__SBM_##name = (pb) ? (1 << DK_NUM_BACKENDS) - 1 : 0,
-enum { DK_FORALL_FUNCTIONALITY_KEYS(DK__SBM, ~) DK__SBM_END };
-#undef DK__SBM
+#define DK__SLOT_ENUMS enum { DK_FORALL_FUNCTIONALITY_KEYS(DK__SBM, ~) DK__SBM_END };
 #define DK__BC_NO_SLOT(name, own_ag, autocast, functional, extra) DK__SB_ROW(0, 0)
 #define DK__FK_SLOT_ROW(name, pb, prefix, roles, extra) DK__SB_ROW(DK__SLOT_##name, DK__SBM_##name)
-static const uint16_t dk__slot_by_bit_backend[64][16] DK__UNUSED = {
-    DK_FORALL_BACKEND_COMPONENTS(DK__BC_NO_SLOT, ~)
-    DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_SLOT_ROW, ~)
-};
-#undef DK__BC_NO_SLOT
-#undef DK__FK_SLOT_ROW
-#undef DK__SB_ROW
-#undef DK__SB
-
-/* Per-backend functionality keys in list order (block j of the runtime keys). */
-#define DK__FK_PB(name, pb, prefix, roles, extra) DK__PER_BACKEND_##pb(DK_##name,)
-static const uint8_t dk__per_backend_functionalities[DK_NUM_PER_BACKEND_FUNCTIONALITIES + 1] DK__UNUSED = {
-    DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_PB, ~) 0
-};
-#undef DK__FK_PB
+#define DK__SLOT_BY_BIT_BACKEND_INIT() \
+    { DK_FORALL_BACKEND_COMPONENTS(DK__BC_NO_SLOT, ~) DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_SLOT_ROW, ~) }
+typedef uint16_t dk__slot_cells[64][16];
+#ifdef DISPATCH_STATIC
+DK__SLOT_ENUMS
+#endif
+DK__TABLE(dk__slot_cells, dk__slot_by_bit_backend, DK__SLOT_BY_BIT_BACKEND_INIT)
 
 /* First runtime key (the StartOf marker) of each functionality, 0 if not per-backend. */
 #define DK__FK_START(name, pb, prefix, roles, extra) DK__PER_BACKEND_##pb(DK_StartOf##name##Backends) + 0,
-static const uint16_t dk__per_backend_start[DK_NUM_FUNCTIONALITY_KEYS] DK__UNUSED = {
-    0, DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_START, ~)
-};
-#undef DK__FK_START
+#define DK__PER_BACKEND_START_INIT() { 0, DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_START, ~) }
+typedef uint16_t dk__pb_starts[DK_NUM_FUNCTIONALITY_KEYS];
+DK__TABLE(dk__pb_starts, dk__per_backend_start, DK__PER_BACKEND_START_INIT)
 
 /* Role flags (Note [Roles]) of each functionality key. */
 #define DK__FK_ROLES(name, pb, prefix, roles, extra) (uint32_t)(roles),
-static const uint32_t dk__functionality_roles[DK_NUM_FUNCTIONALITY_KEYS] DK__UNUSED = {
-    0, DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_ROLES, ~)
-};
-#undef DK__FK_ROLES
+#define DK__FUNCTIONALITY_ROLES_INIT() { 0, DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_ROLES, ~) }
+typedef uint32_t dk__fk_roles[DK_NUM_FUNCTIONALITY_KEYS];
+DK__TABLE(dk__fk_roles, dk__functionality_roles, DK__FUNCTIONALITY_ROLES_INIT)
 
 /* DK__OPAQUE(x): the compiler forgets how x was computed (GCC, Clang), so
    it keeps x as it is instead of recomputing a variant of it, or
@@ -1190,19 +1195,27 @@ DK_INLINE int dk_key_has_role(dk_key f, int role) {
 
 DK_INLINE int dk_key_is_alias(dk_key k) { return k >= DK_StartOfAliasKeys && k <= DK_EndOfAliasKeys; }
 
-/* Per-backend functionality key (Dense, Sparse, AutogradFunctionality, ...). */
+/* Per-backend functionality key (Dense, Sparse, AutogradFunctionality, ...).
+   This function, dk_key_functionality and dk_key_runtime compare with the
+   per-backend rows instead of reading a table, so that a compiler folds
+   them for a constant key (dk_ks_from_key(DK_CPU) is a constant) while
+   the tables stay in the implementation (Note [Tables in one unit]). */
+#define DK__FK_IS_PB(name, pb, prefix, roles, extra) DK__PER_BACKEND_##pb(|| k == DK_##name)
 DK_INLINE int dk_key_is_per_backend_functionality(dk_key k) {
-    return k > DK_Undefined && k < DK_EndOfFunctionalityKeys && dk__offsets_and_masks[k].mask != 0;
+    return 0 DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_IS_PB, ~);
 }
+#undef DK__FK_IS_PB
 
 /* The functionality of a key (c10 toFunctionalityKey): itself for a
    functionality key, the per-backend functionality for a runtime key,
    Undefined for alias keys. */
+#define DK__FK_OF_RUNTIME(name, pb, prefix, roles, extra) DK__PER_BACKEND_##pb(if (k <= DK_EndOf##name##Backends) return DK_##name;)
 DK_INLINE dk_key dk_key_functionality(dk_key k) {
     if (k <= DK_EndOfFunctionalityKeys) return k;
-    if (k > DK_EndOfRuntimeBackendKeys) return DK_Undefined;
-    return (dk_key)dk__per_backend_functionalities[(k - DK_EndOfFunctionalityKeys - 1) / (DK_NUM_BACKENDS + 1)];
+    DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_OF_RUNTIME, ~) /* the blocks ascend in list order */
+    return DK_Undefined;
 }
+#undef DK__FK_OF_RUNTIME
 
 /* The backend component of a per-backend runtime key (c10 toBackendComponent);
    InvalidBit for every other key. */
@@ -1213,10 +1226,13 @@ DK_INLINE dk_backend dk_key_backend(dk_key k) {
 
 /* The runtime key of (per-backend functionality, backend) (c10
    toRuntimePerBackendFunctionalityKey); f itself when f is not per-backend. */
+#define DK__FK_RUNTIME(name, pb, prefix, roles, extra) \
+    DK__PER_BACKEND_##pb(if (f == DK_##name) return (dk_key)((int)DK_StartOf##name##Backends + (int)b);)
 DK_INLINE dk_key dk_key_runtime(dk_key f, dk_backend b) {
-    if (!dk_key_is_per_backend_functionality(f)) return f;
-    return (dk_key)(dk__per_backend_start[f] + b);
+    DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_RUNTIME, ~)
+    return f;
 }
+#undef DK__FK_RUNTIME
 
 /* A key with a slot of its own: Undefined, a functionality key that is not
    per-backend, or a per-backend runtime key (not a StartOf marker). */
@@ -2193,19 +2209,20 @@ DK_STATIC_ASSERT(sizeof(dk_op_table) < 32768, "entry offsets are signed 16-bit v
    offset of f's first slot, and DK__ESF_f, the step between the entries of
    f's backends (a backend row for the functionality whose slots live in
    the rows, one entry for the other per-backend ones, 0 when f is not per
-   backend). Backend b's entry of f is DK__EOF_f + b * DK__ESF_f. */
+   backend). Backend b's entry of f is DK__EOF_f + b * DK__ESF_f. The enum
+   (DK__ENTRY_ENUMS) goes with the tables' definitions (Note [Tables in one
+   unit]). */
 #define DK__EO_CONST(name, pb, prefix, roles, extra)                                                  \
     DK__EOF_##name = DK__ENTRY_OFFSET(DK__SLOT_##name),                                                 \
     DK__ESF_##name = !(pb) ? 0 : (int)DK__SLOT_##name == (int)DK__ROW_FIRST_SLOT ? (int)DK__EA_ROW_SIZE : (int)DK__EA_ENTRY_SIZE,
 #define DK__EO_B(b) DK__EOB_##b = (b) < DK_NUM_BACKENDS ? (b) : 0
-enum {
-    DK_FORALL_FUNCTIONALITY_KEYS(DK__EO_CONST, ~)
-    /* backend index b as the tables use it (0 past the last backend) */
-    DK__EO_B(0), DK__EO_B(1), DK__EO_B(2), DK__EO_B(3), DK__EO_B(4), DK__EO_B(5), DK__EO_B(6), DK__EO_B(7),
-    DK__EO_B(8), DK__EO_B(9), DK__EO_B(10), DK__EO_B(11), DK__EO_B(12), DK__EO_B(13), DK__EO_B(14), DK__EO_B(15)
-};
-#undef DK__EO_B
-#undef DK__EO_CONST
+#define DK__ENTRY_ENUMS                                                                                        \
+    enum {                                                                                                     \
+        DK_FORALL_FUNCTIONALITY_KEYS(DK__EO_CONST, ~)                                                         \
+        /* backend index b as the tables use it (0 past the last backend) */                                  \
+        DK__EO_B(0), DK__EO_B(1), DK__EO_B(2), DK__EO_B(3), DK__EO_B(4), DK__EO_B(5), DK__EO_B(6), DK__EO_B(7), \
+        DK__EO_B(8), DK__EO_B(9), DK__EO_B(10), DK__EO_B(11), DK__EO_B(12), DK__EO_B(13), DK__EO_B(14), DK__EO_B(15) \
+    };
 
 /* Entry offsets (DK__ENTRY_OFFSET) by backend index b and a keyset's
    highest bit, msb(repr | 1): a call adds one to the table's address and
@@ -2216,24 +2233,23 @@ enum {
 #define DK__EO_BC(name, own_ag, autocast, functional, b) 0,
 #define DK__EO_FK(name, pb, prefix, roles, b) (int16_t)(DK__EOF_##name + DK__EOB_##b * DK__ESF_##name),
 #define DK__EO_ROW(b) { DK_FORALL_BACKEND_COMPONENTS(DK__EO_BC, b) DK_FORALL_FUNCTIONALITY_KEYS(DK__EO_FK, b) }
-static const int16_t dk__entry_by_backend_bit[16][64] DK__UNUSED = {
-    DK__EO_ROW(0), DK__EO_ROW(1), DK__EO_ROW(2), DK__EO_ROW(3), DK__EO_ROW(4), DK__EO_ROW(5), DK__EO_ROW(6),
-    DK__EO_ROW(7), DK__EO_ROW(8), DK__EO_ROW(9), DK__EO_ROW(10), DK__EO_ROW(11), DK__EO_ROW(12), DK__EO_ROW(13),
-    DK__EO_ROW(14), DK__EO_ROW(15)
-};
-#undef DK__EO_BC
-#undef DK__EO_FK
-#undef DK__EO_ROW
+#define DK__ENTRY_BY_BACKEND_BIT_INIT()                                                                        \
+    { DK__EO_ROW(0), DK__EO_ROW(1), DK__EO_ROW(2), DK__EO_ROW(3), DK__EO_ROW(4), DK__EO_ROW(5), DK__EO_ROW(6), \
+      DK__EO_ROW(7), DK__EO_ROW(8), DK__EO_ROW(9), DK__EO_ROW(10), DK__EO_ROW(11), DK__EO_ROW(12), DK__EO_ROW(13), \
+      DK__EO_ROW(14), DK__EO_ROW(15) }
+typedef int16_t dk__entry_cells[16][64];
+#ifdef DISPATCH_STATIC
+DK__ENTRY_ENUMS
+#endif
+DK__TABLE(dk__entry_cells, dk__entry_by_backend_bit, DK__ENTRY_BY_BACKEND_BIT_INIT)
 /* By slot. */
 #define DK__BC_SLOT_OFFSET(name, own_ag, autocast, functional, f) (int16_t)(DK__EOF_##f + (DK_##name##Bit - 1) * DK__ESF_##f),
 #define DK__FK_SLOT_OFFSETS(name, pb, prefix, roles, extra)                     \
     DK__PER_BACKEND_##pb(DK_FORALL_BACKEND_COMPONENTS(DK__BC_SLOT_OFFSET, name)) \
     DK__NOT_PER_BACKEND_##pb((int16_t)DK__EOF_##name,)
-static const int16_t dk__entry_by_slot[DK_NUM_RUNTIME_ENTRIES] DK__UNUSED = {
-    0, DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_SLOT_OFFSETS, ~)
-};
-#undef DK__BC_SLOT_OFFSET
-#undef DK__FK_SLOT_OFFSETS
+#define DK__ENTRY_BY_SLOT_INIT() { 0, DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_SLOT_OFFSETS, ~) }
+typedef int16_t dk__slot_entry_offsets[DK_NUM_RUNTIME_ENTRIES];
+DK__TABLE(dk__slot_entry_offsets, dk__entry_by_slot, DK__ENTRY_BY_SLOT_INIT)
 
 /* Slot s's entry, and backend b's fallthrough mask (b < DK_NUM_BACKENDS). */
 DK_INLINE const dk_table_entry *dk_op_table_entry(const dk_op_table *t, int s) {
@@ -4283,6 +4299,20 @@ DK_API int dk_ks_to_string(dk_keyset ks, char *buf, size_t size) {
 }
 
 /* >>impl-slots --------------------------------------------------------------- */
+
+/* The tables the inline functions read (Note [Tables in one unit]). */
+#ifndef DISPATCH_STATIC
+#define DK__TABLE_DEFINE(type, name, init) const type name = init();
+DK__SLOT_ENUMS
+DK__ENTRY_ENUMS
+DK__TABLE_DEFINE(dk__offset_masks, dk__offsets_and_masks, DK__OFFSETS_AND_MASKS_INIT)
+DK__TABLE_DEFINE(dk__slot_cells, dk__slot_by_bit_backend, DK__SLOT_BY_BIT_BACKEND_INIT)
+DK__TABLE_DEFINE(dk__pb_starts, dk__per_backend_start, DK__PER_BACKEND_START_INIT)
+DK__TABLE_DEFINE(dk__fk_roles, dk__functionality_roles, DK__FUNCTIONALITY_ROLES_INIT)
+DK__TABLE_DEFINE(dk__entry_cells, dk__entry_by_backend_bit, DK__ENTRY_BY_BACKEND_BIT_INIT)
+DK__TABLE_DEFINE(dk__slot_entry_offsets, dk__entry_by_slot, DK__ENTRY_BY_SLOT_INIT)
+#undef DK__TABLE_DEFINE
+#endif
 
 /* c10's runtime-key table: slot -> key. */
 #define DK__RT_SLOT_KEY(name, own_ag, autocast, functional, prefix) DK_##prefix##name,
