@@ -102,8 +102,10 @@
                      Note [Custom key lists] (a program's own keys, worked example)
        >>enums       dk_backend, dk_key, counts, runtime slots, static asserts
        >>roles       role flags of functionality keys, and the named keysets
-       >>keyset      dk_keyset and its algebra (all static inline)
+       >>keyset      dk_keyset and its algebra (static inline, but
+                     dk_ks_highest_backend_key); Note [Tables in one unit]
        >>keys        key queries: alias / runtime / per-backend, conversions
+                     (the ones that expand many roles: functions, >>impl-slots)
        >>status      dk_status (X-macro list), last-error message
        >>api         names, parsing, printing, configuration check
        >>aliases     alias keys found by role (Autograd, CompositeImplicitAutograd...)
@@ -118,7 +120,8 @@
        >>schema      function schemas: parse, print, dispatch arguments
        >>impl        implementation (DISPATCH_IMPLEMENTATION only):
                      >>impl-threads, >>impl-errors, >>impl-epochs (Note
-                     [Reclamation]), >>impl-names, >>impl-slots, >>impl-config,
+                     [Reclamation]), >>impl-names, >>impl-slots (the tables, the
+                     key queries of >>keys), >>impl-config,
                      >>impl-registry (Note [Resolution]), >>impl-call, >>impl-abi,
                      >>impl-schema
 
@@ -953,11 +956,11 @@ enum dk_role {
 #define DK__FR_FP(name, pb, prefix, roles, extra) DK__FR_##name = (roles), DK__FP_##name = DK_NUM_BACKENDS + DK_##name - 1,
 enum { DK_FORALL_FUNCTIONALITY_KEYS(DK__FR_FP, ~) DK__FR_FP_END };
 #undef DK__FR_FP
-#define DK__ROLE_TERM(name, pb, prefix, roles, role) | ((DK__FR_##name & (role)) ? (uint64_t)1 << DK__FP_##name : 0)
+#define DK__ROLE_TERM(name, pb, prefix, roles, role) | (uint64_t)!!(DK__FR_##name & (role)) << DK__FP_##name
 #define DK__ROLE_BITS(role) ((uint64_t)0 DK_FORALL_FUNCTIONALITY_KEYS(DK__ROLE_TERM, role))
-#define DK__ROLE_FIRST(name, pb, prefix, roles, role) ((roles) & (role)) ? DK_##name :
+#define DK__ROLE_FIRST(name, pb, prefix, roles, role) (DK__FR_##name & (role)) ? DK_##name :
 #define DK__ROLE_KEY(role) (DK_FORALL_FUNCTIONALITY_KEYS(DK__ROLE_FIRST, role) DK_Undefined)
-#define DK__PB_ROLE_FIRST(name, pb, prefix, roles, role) (pb && ((roles) & (role))) ? DK_##name :
+#define DK__PB_ROLE_FIRST(name, pb, prefix, roles, role) (pb && (DK__FR_##name & (role))) ? DK_##name :
 #define DK__PB_ROLE_KEY(role) (DK_FORALL_FUNCTIONALITY_KEYS(DK__PB_ROLE_FIRST, role) DK_Undefined)
 /* Backend bits of every backend component whose column `col` is 1. */
 #define DK__BC_OWN_AUTOGRAD(name, own_ag, autocast, functional, extra) | (own_ag ? DK__BBIT(DK_##name##Bit) : 0)
@@ -1292,10 +1295,8 @@ DK_INLINE int dk_ks_backend_index(dk_keyset a) { return (int)dk__backend_index(a
 DK_INLINE dk_key dk_ks_highest_key(dk_keyset a) {
     return dk_key_runtime(dk_ks_highest_functionality(a), dk_ks_highest_backend(a));
 }
-/* c10 highestPriorityBackendTypeId. */
-DK_INLINE dk_key dk_ks_highest_backend_key(dk_keyset a) {
-    return dk_ks_highest_key(dk_ks_and(a, DK_KS_BACKEND_FUNCTIONALITY));
-}
+/* c10 highestPriorityBackendTypeId (a function of the implementation, >>keys). */
+DK_API dk_key dk_ks_highest_backend_key(dk_keyset a);
 
 /* c10 getDispatchTableIndexForDispatchKeySet: the slot of the highest key.
    Two bit scans and one load: the keyset's highest bit and the backend
@@ -1345,20 +1346,18 @@ DK_INLINE dk_key dk_ks_next(dk_keyset a, dk_key k) {
 
 /* >>keys -------------------------------------------------------------------- */
 
+/* The queries below that a named keyset of many roles would expand in
+   every unit (dk_key_is_backend, dk_alias_runtime_set, dk_ks_full_after,
+   dk_autograd_backend_set, dk_ks_highest_backend_key) are functions of the
+   implementation (>>impl-slots); none is on the call path. */
+
 /* c10 isBackendDispatchKey: a runtime key covered by CompositeExplicitAutograd. */
-DK_INLINE int dk_key_is_backend(dk_key k) {
-    return !dk_key_is_alias(k) && dk_ks_has(DK_KS_BACKEND, k);
-}
+DK_API int dk_key_is_backend(dk_key k);
 
 /* Runtime keyset of an alias key (c10 getRuntimeDispatchKeySet); for a
    non-alias key, the key's own set. See docs/c10.md, "Differences from c10":
    FuncTorchBatchedDecomposition maps to {FuncTorchBatched} (c10: empty). */
-DK_INLINE dk_keyset dk_alias_runtime_set(dk_key alias) {
-#define DK__ALIAS_SET(name, set, extra) if (alias == DK_##name) return dk_ks_raw(DK__R_##set);
-    DK_FORALL_ALIAS_KEYS(DK__ALIAS_SET, ~)
-#undef DK__ALIAS_SET
-    return dk_ks_from_key(alias);
-}
+DK_API dk_keyset dk_alias_runtime_set(dk_key alias);
 
 /* c10 isIncludedInAlias: runtime key k is covered by alias `alias`; a key
    that is no alias covers itself alone (c10: isIncludedInAlias(CPU, CPU)),
@@ -1374,10 +1373,7 @@ DK_INLINE int dk_key_in_alias(dk_key k, dk_key alias) {
    backend bit stays). Undefined, markers and alias keys have no
    functionality (nor do values out of range) and give FULL (c10 gives the backend bits below the
    highest one plus PythonDispatcher, which is no use to anyone). */
-DK_INLINE dk_keyset dk_ks_full_after(dk_key k) {
-    dk_key f = (unsigned)k >= (unsigned)DK_StartOfAliasKeys ? DK_Undefined : dk_key_functionality(k);
-    return dk_ks_raw(DK__R_FULL_AFTER(f));
-}
+DK_API dk_keyset dk_ks_full_after(dk_key k);
 
 /* c10 getAutogradRelatedKeySetFromBackend: ADInplaceOrView + the backend's autograd key. */
 DK_INLINE dk_keyset dk_backend_autograd_related_set(dk_backend b) {
@@ -1403,18 +1399,7 @@ DK_INLINE dk_keyset dk_backend_autocast_set(dk_backend b) {
 }
 
 /* c10 getBackendKeySetFromAutograd: the backend keys an autograd key sits on. */
-DK_INLINE dk_keyset dk_autograd_backend_set(dk_key k) {
-    uint64_t own = (uint64_t)0 DK_FORALL_BACKEND_COMPONENTS(DK__BC_OWN_AUTOGRAD, ~);
-    dk_key f = dk_key_functionality(k);
-    dk_backend b = dk_key_backend(k);
-    if (k == DK_Undefined || f == DK_Undefined || !dk_key_has_role(f, DK_R_AUTOGRAD)) return DK_KS_EMPTY;
-    if (dk_key_has_role(f, DK_R_AUTOGRAD_OTHER)) return DK_KS_OTHER_BACKENDS;
-    if (dk_key_has_role(f, DK_R_NESTED)) /* AutogradNestedTensor: every NestedTensor key */
-        return dk_ks_raw((DK__ROLE_BITS(DK_R_NESTED) & ~DK__R_AUTOGRAD) | DK__R_BACKENDS);
-    if (b != DK_InvalidBit && (own & dk_ks_from_backend(b).repr) && (int)DK__KEY_PLAIN_BACKEND != 0)
-        return dk_ks_from_key(dk_key_runtime((dk_key)DK__KEY_PLAIN_BACKEND, b));
-    return DK_KS_EMPTY;
-}
+DK_API dk_keyset dk_autograd_backend_set(dk_key k);
 
 /* >>status ------------------------------------------------------------------ */
 
@@ -1569,7 +1554,7 @@ typedef struct dk_logger { dk_log_fn func; void *user_data; } dk_logger;
     DK__CH_STEP(DK__CH_STEP(DK__CH_STEP(DK__CH_STEP(DK__CH_LISTS, DK_EXPLAIN_MAX_ARGS), DK_C10_VERSION),      \
                             DK__CH_EPOCHS), DK__CH_SINGLE)
 /* 20 bits of it, mixed */
-#define DK__CH (((((DK__CH_ALL) * 0x45d9f3bu) & 0xffffffffu) ^ ((DK__CH_ALL) >> 16)) & 0xfffffu)
+#define DK__CH ((((DK__CH_ALL) * 0x45d9f3bu) & 0xffffffffu) >> 12)
 #if (DK__CH >> 0) & 1
 #define DK__CB0 1
 #else
@@ -2660,7 +2645,6 @@ DK_API void dk_registry_each_op_for_key(dk_registry *r, dk_key k, int (*fn)(dk_o
 
 typedef struct dk_tls_state { uint64_t included, keep, excluded, included_row; } dk_tls_state;
 #define DK__TLS_DEFAULTS { DK__R_DEFAULT_INCLUDED, DK__R_BACKENDS | ~DK__R_DEFAULT_EXCLUDED, DK__R_DEFAULT_EXCLUDED, 0 }
-DK_STATIC_ASSERT((DK__R_DEFAULT_INCLUDED & DK__R_BACKENDS) == 0, "included by default: functionality keys only (row 0)");
 /* Trace hook: called for every call and redispatch while set (see dk_trace_set). */
 typedef void (*dk_trace_fn)(const dk_operator *op, dk_keyset ks, dk_key key, int is_redispatch, void *user_data);
 
@@ -2703,11 +2687,10 @@ DK_INLINE void dk_tls_set_excluded(dk_keyset ks) {
     dk__tls.excluded = ks.repr;
     dk__tls.keep = DK__R_BACKENDS | ~ks.repr;
 }
-/* This thread's state is c10's defaults (never changed, or every guard popped). */
-DK_INLINE int dk_tls_is_default(void) {
-    return dk__tls.included == DK__R_DEFAULT_INCLUDED && dk__tls.excluded == DK__R_DEFAULT_EXCLUDED &&
-           dk__tls.keep == (DK__R_BACKENDS | ~DK__R_DEFAULT_EXCLUDED);
-}
+/* This thread's state is c10's defaults (never changed, or every guard
+   popped). A function of the implementation (>>impl-slots): the default
+   sets expand the role lists. */
+DK_API int dk_tls_is_default(void);
 DK_INLINE int dk_tls_is_included(dk_key k) { return dk_ks_has(dk_tls_included(), k); }
 DK_INLINE int dk_tls_is_excluded(dk_key k) { return dk_ks_has(dk_tls_excluded(), k); }
 
@@ -4313,6 +4296,49 @@ DK__TABLE_DEFINE(dk__entry_cells, dk__entry_by_backend_bit, DK__ENTRY_BY_BACKEND
 DK__TABLE_DEFINE(dk__slot_entry_offsets, dk__entry_by_slot, DK__ENTRY_BY_SLOT_INIT)
 #undef DK__TABLE_DEFINE
 #endif
+
+/* (>>tls: dk__tls.included_row starts at 0, row 0 of the defaults) */
+DK_STATIC_ASSERT((DK__R_DEFAULT_INCLUDED & DK__R_BACKENDS) == 0, "included by default: functionality keys only (row 0)");
+
+/* The functions >>keys and >>tls declare whose named keysets expand the
+   role lists: compiled here once rather than in every unit. */
+DK_API int dk_tls_is_default(void) {
+    return dk__tls.included == DK__R_DEFAULT_INCLUDED && dk__tls.excluded == DK__R_DEFAULT_EXCLUDED &&
+           dk__tls.keep == (DK__R_BACKENDS | ~DK__R_DEFAULT_EXCLUDED);
+}
+
+DK_API dk_key dk_ks_highest_backend_key(dk_keyset a) {
+    return dk_ks_highest_key(dk_ks_and(a, DK_KS_BACKEND_FUNCTIONALITY));
+}
+
+DK_API int dk_key_is_backend(dk_key k) {
+    return !dk_key_is_alias(k) && dk_ks_has(DK_KS_BACKEND, k);
+}
+
+DK_API dk_keyset dk_alias_runtime_set(dk_key alias) {
+#define DK__ALIAS_SET(name, set, extra) if (alias == DK_##name) return dk_ks_raw(DK__R_##set);
+    DK_FORALL_ALIAS_KEYS(DK__ALIAS_SET, ~)
+#undef DK__ALIAS_SET
+    return dk_ks_from_key(alias);
+}
+
+DK_API dk_keyset dk_ks_full_after(dk_key k) {
+    dk_key f = (unsigned)k >= (unsigned)DK_StartOfAliasKeys ? DK_Undefined : dk_key_functionality(k);
+    return dk_ks_raw(DK__R_FULL_AFTER(f));
+}
+
+DK_API dk_keyset dk_autograd_backend_set(dk_key k) {
+    uint64_t own = (uint64_t)0 DK_FORALL_BACKEND_COMPONENTS(DK__BC_OWN_AUTOGRAD, ~);
+    dk_key f = dk_key_functionality(k);
+    dk_backend b = dk_key_backend(k);
+    if (k == DK_Undefined || f == DK_Undefined || !dk_key_has_role(f, DK_R_AUTOGRAD)) return DK_KS_EMPTY;
+    if (dk_key_has_role(f, DK_R_AUTOGRAD_OTHER)) return DK_KS_OTHER_BACKENDS;
+    if (dk_key_has_role(f, DK_R_NESTED)) /* AutogradNestedTensor: every NestedTensor key */
+        return dk_ks_raw((DK__ROLE_BITS(DK_R_NESTED) & ~DK__R_AUTOGRAD) | DK__R_BACKENDS);
+    if (b != DK_InvalidBit && (own & dk_ks_from_backend(b).repr) && (int)DK__KEY_PLAIN_BACKEND != 0)
+        return dk_ks_from_key(dk_key_runtime((dk_key)DK__KEY_PLAIN_BACKEND, b));
+    return DK_KS_EMPTY;
+}
 
 /* c10's runtime-key table: slot -> key. */
 #define DK__RT_SLOT_KEY(name, own_ag, autocast, functional, prefix) DK_##prefix##name,
