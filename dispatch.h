@@ -1504,7 +1504,13 @@ typedef struct dk_logger { dk_log_fn func; void *user_data; } dk_logger;
    backend's AutocastKey, or an alias's keyset) link, and are told apart
    by the signature at the first registration. The role flags are macros
    here only while the hash is computed, with enum dk_role's values (a role
-   missing here would count as 0). */
+   missing here would count as 0). With a preset (no lists of the
+   program's own) the rows are those of DK_C10_VERSION in this version of
+   the header, so the hash reads DK_VERSION_NUMBER and DK_C10_VERSION instead
+   of the rows: each #if below expands the three lists otherwise, which cost
+   every unit 10 ms of preprocessing (a preset unit and a unit with lists of
+   its own never link together, even with the same rows: the configuration
+   header must be the same in every unit). */
 #ifndef DK_EXPLAIN_MAX_ARGS
 #define DK_EXPLAIN_MAX_ARGS 16
 #endif
@@ -1536,25 +1542,30 @@ typedef struct dk_logger { dk_log_fn func; void *user_data; } dk_logger;
 #define DK_R_ALWAYS_AFTER (1u << 15)
 #define DK_R_SPARSE_CSR (1u << 16)
 #define DK_R_MKLDNN (1u << 17)
-/* Arithmetic modulo 2^32 throughout, no shift by 32 or more: the same
-   value where #if computes in 64 bits, as C99 says, and where it computes
-   in unsigned int (tcc). A row opens two parentheses; its term closes them. */
-#define DK__CH_OPEN_BC(name, own_ag, autocast, functional, extra) ((
-#define DK__CH_OPEN_FK(name, pb, prefix, roles, extra) ((
-#define DK__CH_OPEN_ALIAS(name, set, extra) ((
-#define DK__CH_BC(name, own_ag, autocast, functional, extra) * 16777619u + 0x100u + 2u * (own_ag) + (functional)) & 0xffffffffu)
-#define DK__CH_FK(name, pb, prefix, roles, extra) * 16777619u + 0x200u + (pb) + 2u * (0u | roles)) & 0xffffffffu)
-#define DK__CH_ALIAS(name, set, extra) * 16777619u + 0x300u) & 0xffffffffu)
+/* Unsigned arithmetic, no shift by 32 or more and no division: #if
+   computes in 64 bits (C99) or in unsigned int (tcc), and the low 32 bits
+   are the same either way, so the hash is masked once, at the end. A row
+   opens a parenthesis; its term closes it. */
+#define DK__CH_OPEN_BC(name, own_ag, autocast, functional, extra) (
+#define DK__CH_OPEN_FK(name, pb, prefix, roles, extra) (
+#define DK__CH_OPEN_ALIAS(name, set, extra) (
+#define DK__CH_BC(name, own_ag, autocast, functional, extra) * 16777619u + 0x100u + 2u * (own_ag) + (functional))
+#define DK__CH_FK(name, pb, prefix, roles, extra) * 16777619u + 0x200u + (pb) + 2u * (0u | roles))
+#define DK__CH_ALIAS(name, set, extra) * 16777619u + 0x300u)
+#define DK__CH_STEP(h, v) ((h) * 16777619u + (v))
+#ifdef DK__TORCH_ROWS /* a preset: the header's version and DK_C10_VERSION name its rows */
+#define DK__CH_LISTS DK__CH_STEP(DK__CH_STEP(2166136261u, 0x400u + DK_VERSION_NUMBER), DK_C10_VERSION)
+#else
 #define DK__CH_LISTS                                                                                         \
     (DK_FORALL_BACKEND_COMPONENTS(DK__CH_OPEN_BC, ~) DK_FORALL_FUNCTIONALITY_KEYS(DK__CH_OPEN_FK, ~)          \
      DK_FORALL_ALIAS_KEYS(DK__CH_OPEN_ALIAS, ~) 2166136261u DK_FORALL_BACKEND_COMPONENTS(DK__CH_BC, ~)       \
      DK_FORALL_FUNCTIONALITY_KEYS(DK__CH_FK, ~) DK_FORALL_ALIAS_KEYS(DK__CH_ALIAS, ~))
-#define DK__CH_STEP(h, v) ((((h) * 16777619u) + (v)) & 0xffffffffu)
+#endif
 #define DK__CH_ALL                                                                                           \
     DK__CH_STEP(DK__CH_STEP(DK__CH_STEP(DK__CH_STEP(DK__CH_LISTS, DK_EXPLAIN_MAX_ARGS), DK_C10_VERSION),      \
                             DK__CH_EPOCHS), DK__CH_SINGLE)
-/* 20 bits of it, mixed */
-#define DK__CH ((((DK__CH_ALL) * 0x45d9f3bu) & 0xffffffffu) >> 12)
+/* 20 bits of it, mixed (the high bits of a multiplicative hash) */
+#define DK__CH (((((DK__CH_ALL) & 0xffffffffu) * 0x45d9f3bu) & 0xffffffffu) >> 12)
 #if (DK__CH >> 0) & 1
 #define DK__CB0 1
 #else
