@@ -966,19 +966,20 @@ enum { DK_FORALL_FUNCTIONALITY_KEYS(DK__FR_FP, ~) DK__FR_FP_END };
 #define DK__BC_OWN_AUTOGRAD(name, own_ag, autocast, functional, extra) | (own_ag ? DK__BBIT(DK_##name##Bit) : 0)
 #define DK__BC_FUNCTIONAL(name, own_ag, autocast, functional, extra) | (functional ? DK__BBIT(DK_##name##Bit) : 0)
 
-enum {
-    /* special keys, found by role (Undefined when a user list has none);
-       private: code outside the header names keys as the lists do */
-    DK__KEY_AUTOGRAD_OTHER = DK__ROLE_KEY(DK_R_AUTOGRAD_OTHER),
-    DK__KEY_INPLACE_VIEW = DK__ROLE_KEY(DK_R_INPLACE_VIEW),
-    DK__KEY_FUNCTIONALIZE = DK__ROLE_KEY(DK_R_FUNCTIONALIZE),
-    DK__KEY_FIRST_AUTOGRAD = DK__ROLE_KEY(DK_R_AUTOGRAD),
-    /* the per-backend autograd functionality (AutogradFunctionality) */
-    DK__KEY_AUTOGRAD_FUNCTIONALITY = DK__PB_ROLE_KEY(DK_R_AUTOGRAD),
-    /* the plain-kernel row: the first per-backend backend functionality
-       (Dense; a user list may call it anything) */
-    DK__KEY_PLAIN_BACKEND = DK__PB_ROLE_KEY(DK_R_BACKEND_FN)
-};
+/* Special keys, found by role (Undefined when a user list has none):
+   constant expressions, expanded where they are used (the implementation,
+   the tables, the named keysets DK_KS_AFTER_*), never in a unit that only
+   includes the header; private: code outside the header names keys as the
+   lists do. */
+#define DK__KEY_AUTOGRAD_OTHER DK__ROLE_KEY(DK_R_AUTOGRAD_OTHER)
+#define DK__KEY_INPLACE_VIEW DK__ROLE_KEY(DK_R_INPLACE_VIEW)
+#define DK__KEY_FUNCTIONALIZE DK__ROLE_KEY(DK_R_FUNCTIONALIZE)
+#define DK__KEY_FIRST_AUTOGRAD DK__ROLE_KEY(DK_R_AUTOGRAD)
+/* the per-backend autograd functionality (AutogradFunctionality) */
+#define DK__KEY_AUTOGRAD_FUNCTIONALITY DK__PB_ROLE_KEY(DK_R_AUTOGRAD)
+/* the plain-kernel row: the first per-backend backend functionality
+   (Dense; a user list may call it anything) */
+#define DK__KEY_PLAIN_BACKEND DK__PB_ROLE_KEY(DK_R_BACKEND_FN)
 
 /* c10's DispatchKeySet(FULL_AFTER, k): every bit below k's functionality bit,
    plus the always-after keys. Full set when k is Undefined (no such key). */
@@ -1375,13 +1376,29 @@ DK_INLINE int dk_key_in_alias(dk_key k, dk_key alias) {
    highest one plus PythonDispatcher, which is no use to anyone). */
 DK_API dk_keyset dk_ks_full_after(dk_key k);
 
-/* c10 getAutogradRelatedKeySetFromBackend: ADInplaceOrView + the backend's autograd key. */
+/* c10 getAutogradRelatedKeySetFromBackend: ADInplaceOrView + the backend's
+   autograd key: Autograd<b> for a backend with OwnAutograd 1 (when the
+   lists have a per-backend autograd row), else AutogradOther; InvalidBit
+   and values out of range take AutogradOther. By backend in
+   dk__autograd_related (Note [Tables in one unit]; its enum names the
+   three keys once). */
+#define DK__AGR_FBIT(k) ((int)(k) != 0 ? DK__FBIT(k) : 0)
+#define DK__AGR(own_ag, b)                                                                              \
+    ((((own_ag) && (int)DK__AGR_FUNCTIONALITY != 0) ? DK__FBIT(DK__AGR_FUNCTIONALITY) | DK__BBIT(b)       \
+                                                   : DK__AGR_FBIT(DK__AGR_OTHER)) | DK__AGR_FBIT(DK__AGR_INPLACE_VIEW))
+#define DK__AGR_ENUMS                                                                                    \
+    enum { DK__AGR_FUNCTIONALITY = DK__KEY_AUTOGRAD_FUNCTIONALITY, DK__AGR_OTHER = DK__KEY_AUTOGRAD_OTHER, \
+           DK__AGR_INPLACE_VIEW = DK__KEY_INPLACE_VIEW };
+#define DK__BC_AGR(name, own_ag, autocast, functional, extra) DK__AGR(own_ag, DK_##name##Bit),
+/* InvalidBit: OwnAutograd 0 (its backend bit, never used, is a valid shift) */
+#define DK__AUTOGRAD_RELATED_INIT() { DK__AGR(0, 1), DK_FORALL_BACKEND_COMPONENTS(DK__BC_AGR, ~) }
+typedef uint64_t dk__backend_keysets[DK_NUM_BACKENDS + 1];
+#ifdef DISPATCH_STATIC
+DK__AGR_ENUMS
+#endif
+DK__TABLE(dk__backend_keysets, dk__autograd_related, DK__AUTOGRAD_RELATED_INIT)
 DK_INLINE dk_keyset dk_backend_autograd_related_set(dk_backend b) {
-    uint64_t own = (uint64_t)0 DK_FORALL_BACKEND_COMPONENTS(DK__BC_OWN_AUTOGRAD, ~);
-    dk_keyset ag = (b != DK_InvalidBit && (own & dk_ks_from_backend(b).repr))
-                       ? dk_ks_from_key(dk_key_runtime((dk_key)DK__KEY_AUTOGRAD_FUNCTIONALITY, b))
-                       : dk_ks_from_key((dk_key)DK__KEY_AUTOGRAD_OTHER);
-    return dk_ks_or(ag, dk_ks_from_key((dk_key)DK__KEY_INPLACE_VIEW));
+    return dk_ks_raw(dk__autograd_related[(unsigned)b <= (unsigned)DK_NUM_BACKENDS ? (int)b : 0]);
 }
 
 /* c10 getAutogradKeyFromBackend: AutogradCPU for CPUBit, AutogradOther for HIPBit. */
@@ -2754,14 +2771,13 @@ DK_INLINE void dk_guard_pop(dk_guard g) {
    (Note [Tables in one unit]): an immediate operand becomes a load of the
    same length, and a unit that includes the header does not expand the
    role lists (a C++ compiler took 3 ms for each). */
-#define DK__GUARD_SETS_INIT() { DK__R_AUTOGRAD, DK__R_AUTOGRAD_WITH_INPLACE_VIEW }
-typedef uint64_t dk__guard_keysets[2];
+#define DK__GUARD_SETS_INIT() \
+    { DK__R_AUTOGRAD, DK__R_AUTOGRAD_WITH_INPLACE_VIEW, DK__AGR_FBIT(DK__KEY_FUNCTIONALIZE) }
+typedef uint64_t dk__guard_keysets[3];
 DK__TABLE(dk__guard_keysets, dk__guard_sets, DK__GUARD_SETS_INIT)
 DK_INLINE dk_guard dk_guard_below_autograd(void) { return dk_guard_exclude(dk_ks_raw(dk__guard_sets[0])); }
 DK_INLINE dk_guard dk_guard_below_inplace_view(void) { return dk_guard_exclude(dk_ks_raw(dk__guard_sets[1])); }
-DK_INLINE dk_guard dk_guard_skip_functionalize(void) {
-    return dk_guard_exclude(dk_ks_from_key((dk_key)DK__KEY_FUNCTIONALIZE));
-}
+DK_INLINE dk_guard dk_guard_skip_functionalize(void) { return dk_guard_exclude(dk_ks_raw(dk__guard_sets[2])); }
 
 
 /* The C ABI for foreign callers (Python's ctypes, cffi, other languages'
@@ -4312,6 +4328,8 @@ DK__TABLE_DEFINE(dk__fk_roles, dk__functionality_roles, DK__FUNCTIONALITY_ROLES_
 DK__TABLE_DEFINE(dk__entry_cells, dk__entry_by_backend_bit, DK__ENTRY_BY_BACKEND_BIT_INIT)
 DK__TABLE_DEFINE(dk__slot_entry_offsets, dk__entry_by_slot, DK__ENTRY_BY_SLOT_INIT)
 DK__TABLE_DEFINE(dk__guard_keysets, dk__guard_sets, DK__GUARD_SETS_INIT)
+DK__AGR_ENUMS
+DK__TABLE_DEFINE(dk__backend_keysets, dk__autograd_related, DK__AUTOGRAD_RELATED_INIT)
 #undef DK__TABLE_DEFINE
 #endif
 
