@@ -105,7 +105,8 @@
        >>keyset      dk_keyset and its algebra (static inline, but
                      dk_ks_highest_backend_key); Note [Tables in one unit]
        >>keys        key queries: alias / runtime / per-backend, conversions
-                     (the ones that expand many roles: functions, >>impl-slots)
+                     (the ones that expand many roles: functions, defined in
+                     impl-slots)
        >>status      dk_status (X-macro list), last-error message
        >>api         names, parsing, printing, configuration check
        >>aliases     alias keys found by role (Autograd, CompositeImplicitAutograd...)
@@ -120,8 +121,8 @@
        >>schema      function schemas: parse, print, dispatch arguments
        >>impl        implementation (DISPATCH_IMPLEMENTATION only):
                      >>impl-threads, >>impl-errors, >>impl-epochs (Note
-                     [Reclamation]), >>impl-names, >>impl-slots (the tables, the
-                     key queries of >>keys), >>impl-config,
+                     [Reclamation]), >>impl-names, >>impl-slots (the tables, some
+                     key queries), >>impl-config,
                      >>impl-registry (Note [Resolution]), >>impl-call, >>impl-abi,
                      >>impl-schema
 
