@@ -444,9 +444,10 @@
 #define DK__UNUSED
 #endif
 
-/* DK_API marks every public function and the few variables the inline call
-   path reads: static (and possibly unused) under DISPATCH_STATIC, extern
-   otherwise. DK_SHARED adds what a shared library needs: exported from the
+/* DK_API marks every public function, the few variables the inline call
+   path reads and the generated tables the inline functions read (Note
+   [Tables in one unit]): static (and possibly unused) under DISPATCH_STATIC,
+   extern otherwise. DK_SHARED adds what a shared library needs: exported from the
    unit that defines DISPATCH_IMPLEMENTATION (before its first #include),
    imported everywhere else on Windows; default visibility elsewhere, so the
    library can be built with -fvisibility=hidden. A user's own DK_API wins
