@@ -5368,13 +5368,14 @@ DK__PRIVATE void dk__table_masks(const dk_registry *r, dk_op_table *t) {
    many and decides the precedence of the others. The property test checks
    the result against a full recomputation. */
 DK__PRIVATE int dk__affected_slots(const dk_registry *r, dk_key key, int *slots) {
+    dk_keyset ks = dk_ks_from_key(key); /* once: dk_ks_has(set, key) is ks != {} && set has all of ks */
     int j, n = 0, other = dk_ks_has(DK_KS_OTHER_BACKENDS, key);
     if (key == DK_Undefined || dk_key_is_alias(key)) return -1;
     slots[n++] = dk_key_slot(key);
     for (j = 0; j < r->n_coupled; j++) {   /* exactly the tests of dk__has_kernel_in in dk__math_rule */
         const struct dk__slot_info *i = &r->slot_info[r->coupled[j]];
         if (r->coupled[j] != slots[0] &&
-            ((i->autograd_other && other) || dk_ks_has(i->autograd_backends, key)))
+            ((i->autograd_other && other) || (ks.repr != 0 && dk_ks_has_all(i->autograd_backends, ks))))
             slots[n++] = r->coupled[j];
     }
     return n;
