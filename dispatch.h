@@ -102,8 +102,11 @@
                      Note [Custom key lists] (a program's own keys, worked example)
        >>enums       dk_backend, dk_key, counts, runtime slots, static asserts
        >>roles       role flags of functionality keys, and the named keysets
-       >>keyset      dk_keyset and its algebra (all static inline)
+       >>keyset      dk_keyset and its algebra (static inline, but
+                     dk_ks_highest_backend_key); Note [Tables in one unit]
        >>keys        key queries: alias / runtime / per-backend, conversions
+                     (the ones that expand many roles: functions, defined in
+                     impl-slots)
        >>status      dk_status (X-macro list), last-error message
        >>api         names, parsing, printing, configuration check
        >>aliases     alias keys found by role (Autograd, CompositeImplicitAutograd...)
@@ -118,7 +121,8 @@
        >>schema      function schemas: parse, print, dispatch arguments
        >>impl        implementation (DISPATCH_IMPLEMENTATION only):
                      >>impl-threads, >>impl-errors, >>impl-epochs (Note
-                     [Reclamation]), >>impl-names, >>impl-slots, >>impl-config,
+                     [Reclamation]), >>impl-names, >>impl-slots (the tables, some
+                     key queries), >>impl-config,
                      >>impl-registry (Note [Resolution]), >>impl-call, >>impl-abi,
                      >>impl-schema
 
@@ -441,9 +445,10 @@
 #define DK__UNUSED
 #endif
 
-/* DK_API marks every public function and the few variables the inline call
-   path reads: static (and possibly unused) under DISPATCH_STATIC, extern
-   otherwise. DK_SHARED adds what a shared library needs: exported from the
+/* DK_API marks every public function, the few variables the inline call
+   path reads and the generated tables the inline functions read (Note
+   [Tables in one unit]): static (and possibly unused) under DISPATCH_STATIC,
+   extern otherwise. DK_SHARED adds what a shared library needs: exported from the
    unit that defines DISPATCH_IMPLEMENTATION (before its first #include),
    imported everywhere else on Windows; default visibility elsewhere, so the
    library can be built with -fvisibility=hidden. A user's own DK_API wins
@@ -954,29 +959,30 @@ enum dk_role {
 #define DK__FR_FP(name, pb, prefix, roles, extra) DK__FR_##name = (roles), DK__FP_##name = DK_NUM_BACKENDS + DK_##name - 1,
 enum { DK_FORALL_FUNCTIONALITY_KEYS(DK__FR_FP, ~) DK__FR_FP_END };
 #undef DK__FR_FP
-#define DK__ROLE_TERM(name, pb, prefix, roles, role) | ((DK__FR_##name & (role)) ? (uint64_t)1 << DK__FP_##name : 0)
+#define DK__ROLE_TERM(name, pb, prefix, roles, role) | (uint64_t)!!(DK__FR_##name & (role)) << DK__FP_##name
 #define DK__ROLE_BITS(role) ((uint64_t)0 DK_FORALL_FUNCTIONALITY_KEYS(DK__ROLE_TERM, role))
-#define DK__ROLE_FIRST(name, pb, prefix, roles, role) ((roles) & (role)) ? DK_##name :
+#define DK__ROLE_FIRST(name, pb, prefix, roles, role) (DK__FR_##name & (role)) ? DK_##name :
 #define DK__ROLE_KEY(role) (DK_FORALL_FUNCTIONALITY_KEYS(DK__ROLE_FIRST, role) DK_Undefined)
-#define DK__PB_ROLE_FIRST(name, pb, prefix, roles, role) (pb && ((roles) & (role))) ? DK_##name :
+#define DK__PB_ROLE_FIRST(name, pb, prefix, roles, role) (pb && (DK__FR_##name & (role))) ? DK_##name :
 #define DK__PB_ROLE_KEY(role) (DK_FORALL_FUNCTIONALITY_KEYS(DK__PB_ROLE_FIRST, role) DK_Undefined)
 /* Backend bits of every backend component whose column `col` is 1. */
 #define DK__BC_OWN_AUTOGRAD(name, own_ag, autocast, functional, extra) | (own_ag ? DK__BBIT(DK_##name##Bit) : 0)
 #define DK__BC_FUNCTIONAL(name, own_ag, autocast, functional, extra) | (functional ? DK__BBIT(DK_##name##Bit) : 0)
 
-enum {
-    /* special keys, found by role (Undefined when a user list has none);
-       private: code outside the header names keys as the lists do */
-    DK__KEY_AUTOGRAD_OTHER = DK__ROLE_KEY(DK_R_AUTOGRAD_OTHER),
-    DK__KEY_INPLACE_VIEW = DK__ROLE_KEY(DK_R_INPLACE_VIEW),
-    DK__KEY_FUNCTIONALIZE = DK__ROLE_KEY(DK_R_FUNCTIONALIZE),
-    DK__KEY_FIRST_AUTOGRAD = DK__ROLE_KEY(DK_R_AUTOGRAD),
-    /* the per-backend autograd functionality (AutogradFunctionality) */
-    DK__KEY_AUTOGRAD_FUNCTIONALITY = DK__PB_ROLE_KEY(DK_R_AUTOGRAD),
-    /* the plain-kernel row: the first per-backend backend functionality
-       (Dense; a user list may call it anything) */
-    DK__KEY_PLAIN_BACKEND = DK__PB_ROLE_KEY(DK_R_BACKEND_FN)
-};
+/* Special keys, found by role (Undefined when a user list has none):
+   constant expressions, expanded where they are used (the implementation,
+   the tables, the named keysets DK_KS_AFTER_*), never in a unit that only
+   includes the header; private: code outside the header names keys as the
+   lists do. */
+#define DK__KEY_AUTOGRAD_OTHER DK__ROLE_KEY(DK_R_AUTOGRAD_OTHER)
+#define DK__KEY_INPLACE_VIEW DK__ROLE_KEY(DK_R_INPLACE_VIEW)
+#define DK__KEY_FUNCTIONALIZE DK__ROLE_KEY(DK_R_FUNCTIONALIZE)
+#define DK__KEY_FIRST_AUTOGRAD DK__ROLE_KEY(DK_R_AUTOGRAD)
+/* the per-backend autograd functionality (AutogradFunctionality) */
+#define DK__KEY_AUTOGRAD_FUNCTIONALITY DK__PB_ROLE_KEY(DK_R_AUTOGRAD)
+/* the plain-kernel row: the first per-backend backend functionality
+   (Dense; a user list may call it anything) */
+#define DK__KEY_PLAIN_BACKEND DK__PB_ROLE_KEY(DK_R_BACKEND_FN)
 
 /* c10's DispatchKeySet(FULL_AFTER, k): every bit below k's functionality bit,
    plus the always-after keys. Full set when k is Undefined (no such key). */
@@ -986,7 +992,7 @@ enum {
 /* The raw named keysets (c10 names in comments). */
 #define DK__R_AUTOGRAD        DK__ROLE_BITS(DK_R_AUTOGRAD)                 /* autograd_dispatch_keyset */
 #define DK__R_AUTOGRAD_ALIAS  (DK__R_AUTOGRAD | DK__R_BACKENDS)            /* runtime set of Autograd */
-#define DK__R_AUTOGRAD_WITH_INPLACE_VIEW (DK__R_AUTOGRAD | DK__ROLE_BITS(DK_R_INPLACE_VIEW))
+#define DK__R_AUTOGRAD_WITH_INPLACE_VIEW DK__ROLE_BITS(DK_R_AUTOGRAD | DK_R_INPLACE_VIEW)
 #define DK__R_AUTOCAST        DK__ROLE_BITS(DK_R_AUTOCAST)                 /* autocast_dispatch_keyset */
 #define DK__R_DEFAULT_INCLUDED DK__ROLE_BITS(DK_R_INCLUDED)                /* default_included_set */
 #define DK__R_DEFAULT_EXCLUDED DK__R_AUTOCAST                              /* default_excluded_set */
@@ -998,7 +1004,7 @@ enum {
 #define DK__R_BACKEND         (DK__ROLE_BITS(DK_R_BACKEND) | DK__R_BACKENDS) /* backend_dispatch_keyset */
 #define DK__R_NON_FUNCTIONAL_BACKEND                                       /* non_functional_backend_dispatch_keyset */ \
     (DK__R_BACKEND & ~DK__ROLE_BITS(DK_R_SPARSE) & ~((uint64_t)0 DK_FORALL_BACKEND_COMPONENTS(DK__BC_FUNCTIONAL, ~)))
-#define DK__R_MATH            (DK__R_BACKEND | DK__R_AUTOGRAD | DK__ROLE_BITS(DK_R_MATH)) /* math_dispatch_keyset */
+#define DK__R_MATH            (DK__ROLE_BITS(DK_R_BACKEND | DK_R_AUTOGRAD | DK_R_MATH) | DK__R_BACKENDS) /* math_dispatch_keyset */
 #define DK__R_NESTED          (DK__ROLE_BITS(DK_R_NESTED) | DK__R_BACKENDS) /* nested_dispatch_keyset */
 #define DK__R_AFTER_AUTOGRAD  DK__R_FULL_AFTER(DK__KEY_FIRST_AUTOGRAD)      /* after_autograd_keyset */
 #define DK__R_AFTER_INPLACE_VIEW DK__R_FULL_AFTER(DK__KEY_INPLACE_VIEW)     /* after_ADInplaceOrView_keyset */
@@ -1067,13 +1073,28 @@ DK_INLINE dk_keyset dk_ks_raw(uint64_t repr) { dk_keyset ks; ks.repr = repr; ret
    past the last functionality are {0, 0}, so a keyset with bits above FULL
    lands on the Undefined slot instead of reading out of bounds (c10 does). */
 typedef struct dk_offset_mask { uint16_t offset; uint16_t mask; } dk_offset_mask;
+/* Note [Tables in one unit]. Every generated table the inline functions
+   read is defined once, by the implementation (>>impl-slots), and declared
+   here as a DK_API const array: a unit that only includes the header
+   expands none of them and emits none (at -O0 neither: a compiler keeps an
+   unused static const table there). The call path reads an extern table
+   with the same instructions: a direct address in a program (PIE
+   included), a GOT cell in position-independent code, which holds the
+   address the static table's lea computed before. DISPATCH_STATIC units
+   define them here, static. DK__TABLE(type, name, init) declares (or
+   defines) one; DK__TABLE_DEFINE(type, name, init) is the implementation's
+   definition; init is the name of a function-like macro that expands to the
+   initialiser, so that a declaration never expands it. */
+#ifdef DISPATCH_STATIC
+#define DK__TABLE(type, name, init) static const type name DK__UNUSED = init();
+#else
+#define DK__TABLE(type, name, init) DK_API const type name;
+#endif
 #define DK__FK_OFFSET_MASK(name, pb, prefix, roles, extra) \
     { (uint16_t)DK__SLOT_##name, (uint16_t)(pb ? DK__R_BACKENDS : 0) },
-static const dk_offset_mask dk__offsets_and_masks[65 - DK_NUM_BACKENDS] DK__UNUSED = {
-    { 0, 0 },
-    DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_OFFSET_MASK, ~)
-};
-#undef DK__FK_OFFSET_MASK
+#define DK__OFFSETS_AND_MASKS_INIT() { { 0, 0 }, DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_OFFSET_MASK, ~) }
+typedef dk_offset_mask dk__offset_masks[65 - DK_NUM_BACKENDS];
+DK__TABLE(dk__offset_masks, dk__offsets_and_masks, DK__OFFSETS_AND_MASKS_INIT)
 /* The slot itself, by the keyset's highest bit msb(repr | 1) and the backend
    index b (< 16): offset + (b & mask) of the bit's functionality
    precomputed (rows of the backend bits and of bits above the last key are
@@ -1085,41 +1106,31 @@ static const dk_offset_mask dk__offsets_and_masks[65 - DK_NUM_BACKENDS] DK__UNUS
       DK__SB(o, m, 6), DK__SB(o, m, 7), DK__SB(o, m, 8), DK__SB(o, m, 9), DK__SB(o, m, 10), DK__SB(o, m, 11), \
       DK__SB(o, m, 12), DK__SB(o, m, 13), DK__SB(o, m, 14), DK__SB(o, m, 15) },
 /* DK__SBM_f: f's backend mask (every backend bit when f is per backend),
-   short to expand in each cell */
+   short to expand in each cell; the enum goes with the table's definition
+   (DK__SLOT_ENUMS) */
 #define DK__SBM(name, pb, prefix, roles, extra) DK__SBM_##name = (pb) ? (1 << DK_NUM_BACKENDS) - 1 : 0,
-enum { DK_FORALL_FUNCTIONALITY_KEYS(DK__SBM, ~) DK__SBM_END };
-#undef DK__SBM
+#define DK__SLOT_ENUMS enum { DK_FORALL_FUNCTIONALITY_KEYS(DK__SBM, ~) DK__SBM_END };
 #define DK__BC_NO_SLOT(name, own_ag, autocast, functional, extra) DK__SB_ROW(0, 0)
 #define DK__FK_SLOT_ROW(name, pb, prefix, roles, extra) DK__SB_ROW(DK__SLOT_##name, DK__SBM_##name)
-static const uint16_t dk__slot_by_bit_backend[64][16] DK__UNUSED = {
-    DK_FORALL_BACKEND_COMPONENTS(DK__BC_NO_SLOT, ~)
-    DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_SLOT_ROW, ~)
-};
-#undef DK__BC_NO_SLOT
-#undef DK__FK_SLOT_ROW
-#undef DK__SB_ROW
-#undef DK__SB
-
-/* Per-backend functionality keys in list order (block j of the runtime keys). */
-#define DK__FK_PB(name, pb, prefix, roles, extra) DK__PER_BACKEND_##pb(DK_##name,)
-static const uint8_t dk__per_backend_functionalities[DK_NUM_PER_BACKEND_FUNCTIONALITIES + 1] DK__UNUSED = {
-    DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_PB, ~) 0
-};
-#undef DK__FK_PB
+#define DK__SLOT_BY_BIT_BACKEND_INIT() \
+    { DK_FORALL_BACKEND_COMPONENTS(DK__BC_NO_SLOT, ~) DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_SLOT_ROW, ~) }
+typedef uint16_t dk__slot_cells[64][16];
+#ifdef DISPATCH_STATIC
+DK__SLOT_ENUMS
+#endif
+DK__TABLE(dk__slot_cells, dk__slot_by_bit_backend, DK__SLOT_BY_BIT_BACKEND_INIT)
 
 /* First runtime key (the StartOf marker) of each functionality, 0 if not per-backend. */
 #define DK__FK_START(name, pb, prefix, roles, extra) DK__PER_BACKEND_##pb(DK_StartOf##name##Backends) + 0,
-static const uint16_t dk__per_backend_start[DK_NUM_FUNCTIONALITY_KEYS] DK__UNUSED = {
-    0, DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_START, ~)
-};
-#undef DK__FK_START
+#define DK__PER_BACKEND_START_INIT() { 0, DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_START, ~) }
+typedef uint16_t dk__pb_starts[DK_NUM_FUNCTIONALITY_KEYS];
+DK__TABLE(dk__pb_starts, dk__per_backend_start, DK__PER_BACKEND_START_INIT)
 
 /* Role flags (Note [Roles]) of each functionality key. */
 #define DK__FK_ROLES(name, pb, prefix, roles, extra) (uint32_t)(roles),
-static const uint32_t dk__functionality_roles[DK_NUM_FUNCTIONALITY_KEYS] DK__UNUSED = {
-    0, DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_ROLES, ~)
-};
-#undef DK__FK_ROLES
+#define DK__FUNCTIONALITY_ROLES_INIT() { 0, DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_ROLES, ~) }
+typedef uint32_t dk__fk_roles[DK_NUM_FUNCTIONALITY_KEYS];
+DK__TABLE(dk__fk_roles, dk__functionality_roles, DK__FUNCTIONALITY_ROLES_INIT)
 
 /* DK__OPAQUE(x): the compiler forgets how x was computed (GCC, Clang), so
    it keeps x as it is instead of recomputing a variant of it, or
@@ -1191,19 +1202,27 @@ DK_INLINE int dk_key_has_role(dk_key f, int role) {
 
 DK_INLINE int dk_key_is_alias(dk_key k) { return k >= DK_StartOfAliasKeys && k <= DK_EndOfAliasKeys; }
 
-/* Per-backend functionality key (Dense, Sparse, AutogradFunctionality, ...). */
+/* Per-backend functionality key (Dense, Sparse, AutogradFunctionality, ...).
+   This function, dk_key_functionality and dk_key_runtime compare with the
+   per-backend rows instead of reading a table, so that a compiler folds
+   them for a constant key (dk_ks_from_key(DK_CPU) is a constant) while
+   the tables stay in the implementation (Note [Tables in one unit]). */
+#define DK__FK_IS_PB(name, pb, prefix, roles, extra) DK__PER_BACKEND_##pb(|| k == DK_##name)
 DK_INLINE int dk_key_is_per_backend_functionality(dk_key k) {
-    return k > DK_Undefined && k < DK_EndOfFunctionalityKeys && dk__offsets_and_masks[k].mask != 0;
+    return 0 DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_IS_PB, ~);
 }
+#undef DK__FK_IS_PB
 
 /* The functionality of a key (c10 toFunctionalityKey): itself for a
    functionality key, the per-backend functionality for a runtime key,
    Undefined for alias keys. */
+#define DK__FK_OF_RUNTIME(name, pb, prefix, roles, extra) DK__PER_BACKEND_##pb(if (k <= DK_EndOf##name##Backends) return DK_##name;)
 DK_INLINE dk_key dk_key_functionality(dk_key k) {
     if (k <= DK_EndOfFunctionalityKeys) return k;
-    if (k > DK_EndOfRuntimeBackendKeys) return DK_Undefined;
-    return (dk_key)dk__per_backend_functionalities[(k - DK_EndOfFunctionalityKeys - 1) / (DK_NUM_BACKENDS + 1)];
+    DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_OF_RUNTIME, ~) /* the blocks ascend in list order */
+    return DK_Undefined;
 }
+#undef DK__FK_OF_RUNTIME
 
 /* The backend component of a per-backend runtime key (c10 toBackendComponent);
    InvalidBit for every other key. */
@@ -1214,10 +1233,13 @@ DK_INLINE dk_backend dk_key_backend(dk_key k) {
 
 /* The runtime key of (per-backend functionality, backend) (c10
    toRuntimePerBackendFunctionalityKey); f itself when f is not per-backend. */
+#define DK__FK_RUNTIME(name, pb, prefix, roles, extra) \
+    DK__PER_BACKEND_##pb(if (f == DK_##name) return (dk_key)((int)DK_StartOf##name##Backends + (int)b);)
 DK_INLINE dk_key dk_key_runtime(dk_key f, dk_backend b) {
-    if (!dk_key_is_per_backend_functionality(f)) return f;
-    return (dk_key)(dk__per_backend_start[f] + b);
+    DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_RUNTIME, ~)
+    return f;
 }
+#undef DK__FK_RUNTIME
 
 /* A key with a slot of its own: Undefined, a functionality key that is not
    per-backend, or a per-backend runtime key (not a StartOf marker). */
@@ -1277,10 +1299,8 @@ DK_INLINE int dk_ks_backend_index(dk_keyset a) { return (int)dk__backend_index(a
 DK_INLINE dk_key dk_ks_highest_key(dk_keyset a) {
     return dk_key_runtime(dk_ks_highest_functionality(a), dk_ks_highest_backend(a));
 }
-/* c10 highestPriorityBackendTypeId. */
-DK_INLINE dk_key dk_ks_highest_backend_key(dk_keyset a) {
-    return dk_ks_highest_key(dk_ks_and(a, DK_KS_BACKEND_FUNCTIONALITY));
-}
+/* c10 highestPriorityBackendTypeId (a function of the implementation, >>keys). */
+DK_API dk_key dk_ks_highest_backend_key(dk_keyset a);
 
 /* c10 getDispatchTableIndexForDispatchKeySet: the slot of the highest key.
    Two bit scans and one load: the keyset's highest bit and the backend
@@ -1330,20 +1350,18 @@ DK_INLINE dk_key dk_ks_next(dk_keyset a, dk_key k) {
 
 /* >>keys -------------------------------------------------------------------- */
 
+/* The queries below that a named keyset of many roles would expand in
+   every unit (dk_key_is_backend, dk_alias_runtime_set, dk_ks_full_after,
+   dk_autograd_backend_set, dk_ks_highest_backend_key) are functions of the
+   implementation (>>impl-slots); none is on the call path. */
+
 /* c10 isBackendDispatchKey: a runtime key covered by CompositeExplicitAutograd. */
-DK_INLINE int dk_key_is_backend(dk_key k) {
-    return !dk_key_is_alias(k) && dk_ks_has(DK_KS_BACKEND, k);
-}
+DK_API int dk_key_is_backend(dk_key k);
 
 /* Runtime keyset of an alias key (c10 getRuntimeDispatchKeySet); for a
    non-alias key, the key's own set. See docs/c10.md, "Differences from c10":
    FuncTorchBatchedDecomposition maps to {FuncTorchBatched} (c10: empty). */
-DK_INLINE dk_keyset dk_alias_runtime_set(dk_key alias) {
-#define DK__ALIAS_SET(name, set, extra) if (alias == DK_##name) return dk_ks_raw(DK__R_##set);
-    DK_FORALL_ALIAS_KEYS(DK__ALIAS_SET, ~)
-#undef DK__ALIAS_SET
-    return dk_ks_from_key(alias);
-}
+DK_API dk_keyset dk_alias_runtime_set(dk_key alias);
 
 /* c10 isIncludedInAlias: runtime key k is covered by alias `alias`; a key
    that is no alias covers itself alone (c10: isIncludedInAlias(CPU, CPU)),
@@ -1359,18 +1377,31 @@ DK_INLINE int dk_key_in_alias(dk_key k, dk_key alias) {
    backend bit stays). Undefined, markers and alias keys have no
    functionality (nor do values out of range) and give FULL (c10 gives the backend bits below the
    highest one plus PythonDispatcher, which is no use to anyone). */
-DK_INLINE dk_keyset dk_ks_full_after(dk_key k) {
-    dk_key f = (unsigned)k >= (unsigned)DK_StartOfAliasKeys ? DK_Undefined : dk_key_functionality(k);
-    return dk_ks_raw(DK__R_FULL_AFTER(f));
-}
+DK_API dk_keyset dk_ks_full_after(dk_key k);
 
-/* c10 getAutogradRelatedKeySetFromBackend: ADInplaceOrView + the backend's autograd key. */
+/* c10 getAutogradRelatedKeySetFromBackend: ADInplaceOrView + the backend's
+   autograd key: Autograd<b> for a backend with OwnAutograd 1 (when the
+   lists have a per-backend autograd row), else AutogradOther; InvalidBit
+   and values out of range take AutogradOther. By backend in
+   dk__autograd_related (Note [Tables in one unit]; its enum names the
+   three keys once). */
+#define DK__AGR_FBIT(k) ((int)(k) != 0 ? DK__FBIT(k) : 0)
+#define DK__AGR(own_ag, b)                                                                              \
+    ((((own_ag) && (int)DK__AGR_FUNCTIONALITY != 0) ? DK__FBIT(DK__AGR_FUNCTIONALITY) | DK__BBIT(b)       \
+                                                   : DK__AGR_FBIT(DK__AGR_OTHER)) | DK__AGR_FBIT(DK__AGR_INPLACE_VIEW))
+#define DK__AGR_ENUMS                                                                                    \
+    enum { DK__AGR_FUNCTIONALITY = DK__KEY_AUTOGRAD_FUNCTIONALITY, DK__AGR_OTHER = DK__KEY_AUTOGRAD_OTHER, \
+           DK__AGR_INPLACE_VIEW = DK__KEY_INPLACE_VIEW };
+#define DK__BC_AGR(name, own_ag, autocast, functional, extra) DK__AGR(own_ag, DK_##name##Bit),
+/* InvalidBit: OwnAutograd 0 (its backend bit, never used, is a valid shift) */
+#define DK__AUTOGRAD_RELATED_INIT() { DK__AGR(0, 1), DK_FORALL_BACKEND_COMPONENTS(DK__BC_AGR, ~) }
+typedef uint64_t dk__backend_keysets[DK_NUM_BACKENDS + 1];
+#ifdef DISPATCH_STATIC
+DK__AGR_ENUMS
+#endif
+DK__TABLE(dk__backend_keysets, dk__autograd_related, DK__AUTOGRAD_RELATED_INIT)
 DK_INLINE dk_keyset dk_backend_autograd_related_set(dk_backend b) {
-    uint64_t own = (uint64_t)0 DK_FORALL_BACKEND_COMPONENTS(DK__BC_OWN_AUTOGRAD, ~);
-    dk_keyset ag = (b != DK_InvalidBit && (own & dk_ks_from_backend(b).repr))
-                       ? dk_ks_from_key(dk_key_runtime((dk_key)DK__KEY_AUTOGRAD_FUNCTIONALITY, b))
-                       : dk_ks_from_key((dk_key)DK__KEY_AUTOGRAD_OTHER);
-    return dk_ks_or(ag, dk_ks_from_key((dk_key)DK__KEY_INPLACE_VIEW));
+    return dk_ks_raw(dk__autograd_related[(unsigned)b <= (unsigned)DK_NUM_BACKENDS ? (int)b : 0]);
 }
 
 /* c10 getAutogradKeyFromBackend: AutogradCPU for CPUBit, AutogradOther for HIPBit. */
@@ -1388,18 +1419,7 @@ DK_INLINE dk_keyset dk_backend_autocast_set(dk_backend b) {
 }
 
 /* c10 getBackendKeySetFromAutograd: the backend keys an autograd key sits on. */
-DK_INLINE dk_keyset dk_autograd_backend_set(dk_key k) {
-    uint64_t own = (uint64_t)0 DK_FORALL_BACKEND_COMPONENTS(DK__BC_OWN_AUTOGRAD, ~);
-    dk_key f = dk_key_functionality(k);
-    dk_backend b = dk_key_backend(k);
-    if (k == DK_Undefined || f == DK_Undefined || !dk_key_has_role(f, DK_R_AUTOGRAD)) return DK_KS_EMPTY;
-    if (dk_key_has_role(f, DK_R_AUTOGRAD_OTHER)) return DK_KS_OTHER_BACKENDS;
-    if (dk_key_has_role(f, DK_R_NESTED)) /* AutogradNestedTensor: every NestedTensor key */
-        return dk_ks_raw((DK__ROLE_BITS(DK_R_NESTED) & ~DK__R_AUTOGRAD) | DK__R_BACKENDS);
-    if (b != DK_InvalidBit && (own & dk_ks_from_backend(b).repr) && (int)DK__KEY_PLAIN_BACKEND != 0)
-        return dk_ks_from_key(dk_key_runtime((dk_key)DK__KEY_PLAIN_BACKEND, b));
-    return DK_KS_EMPTY;
-}
+DK_API dk_keyset dk_autograd_backend_set(dk_key k);
 
 /* >>status ------------------------------------------------------------------ */
 
@@ -1504,7 +1524,13 @@ typedef struct dk_logger { dk_log_fn func; void *user_data; } dk_logger;
    backend's AutocastKey, or an alias's keyset) link, and are told apart
    by the signature at the first registration. The role flags are macros
    here only while the hash is computed, with enum dk_role's values (a role
-   missing here would count as 0). */
+   missing here would count as 0). With a preset (no lists of the
+   program's own) the rows are those of DK_C10_VERSION in this version of
+   the header, so the hash reads DK_VERSION_NUMBER and DK_C10_VERSION instead
+   of the rows: each #if below expands the three lists otherwise, which cost
+   every unit 10 ms of preprocessing (a preset unit and a unit with lists of
+   its own never link together, even with the same rows: the configuration
+   header must be the same in every unit). */
 #ifndef DK_EXPLAIN_MAX_ARGS
 #define DK_EXPLAIN_MAX_ARGS 16
 #endif
@@ -1536,25 +1562,30 @@ typedef struct dk_logger { dk_log_fn func; void *user_data; } dk_logger;
 #define DK_R_ALWAYS_AFTER (1u << 15)
 #define DK_R_SPARSE_CSR (1u << 16)
 #define DK_R_MKLDNN (1u << 17)
-/* Arithmetic modulo 2^32 throughout, no shift by 32 or more: the same
-   value where #if computes in 64 bits, as C99 says, and where it computes
-   in unsigned int (tcc). A row opens two parentheses; its term closes them. */
-#define DK__CH_OPEN_BC(name, own_ag, autocast, functional, extra) ((
-#define DK__CH_OPEN_FK(name, pb, prefix, roles, extra) ((
-#define DK__CH_OPEN_ALIAS(name, set, extra) ((
-#define DK__CH_BC(name, own_ag, autocast, functional, extra) * 16777619u + 0x100u + 2u * (own_ag) + (functional)) & 0xffffffffu)
-#define DK__CH_FK(name, pb, prefix, roles, extra) * 16777619u + 0x200u + (pb) + 2u * (0u | roles)) & 0xffffffffu)
-#define DK__CH_ALIAS(name, set, extra) * 16777619u + 0x300u) & 0xffffffffu)
+/* Unsigned arithmetic, no shift by 32 or more and no division: #if
+   computes in 64 bits (C99) or in unsigned int (tcc), and the low 32 bits
+   are the same either way, so the hash is masked once, at the end. A row
+   opens a parenthesis; its term closes it. */
+#define DK__CH_OPEN_BC(name, own_ag, autocast, functional, extra) (
+#define DK__CH_OPEN_FK(name, pb, prefix, roles, extra) (
+#define DK__CH_OPEN_ALIAS(name, set, extra) (
+#define DK__CH_BC(name, own_ag, autocast, functional, extra) * 16777619u + 0x100u + 2u * (own_ag) + (functional))
+#define DK__CH_FK(name, pb, prefix, roles, extra) * 16777619u + 0x200u + (pb) + 2u * (0u | roles))
+#define DK__CH_ALIAS(name, set, extra) * 16777619u + 0x300u)
+#define DK__CH_STEP(h, v) ((h) * 16777619u + (v))
+#ifdef DK__TORCH_ROWS /* a preset: the header's version and DK_C10_VERSION name its rows */
+#define DK__CH_LISTS DK__CH_STEP(DK__CH_STEP(2166136261u, 0x400u + DK_VERSION_NUMBER), DK_C10_VERSION)
+#else
 #define DK__CH_LISTS                                                                                         \
     (DK_FORALL_BACKEND_COMPONENTS(DK__CH_OPEN_BC, ~) DK_FORALL_FUNCTIONALITY_KEYS(DK__CH_OPEN_FK, ~)          \
      DK_FORALL_ALIAS_KEYS(DK__CH_OPEN_ALIAS, ~) 2166136261u DK_FORALL_BACKEND_COMPONENTS(DK__CH_BC, ~)       \
      DK_FORALL_FUNCTIONALITY_KEYS(DK__CH_FK, ~) DK_FORALL_ALIAS_KEYS(DK__CH_ALIAS, ~))
-#define DK__CH_STEP(h, v) ((((h) * 16777619u) + (v)) & 0xffffffffu)
+#endif
 #define DK__CH_ALL                                                                                           \
     DK__CH_STEP(DK__CH_STEP(DK__CH_STEP(DK__CH_STEP(DK__CH_LISTS, DK_EXPLAIN_MAX_ARGS), DK_C10_VERSION),      \
                             DK__CH_EPOCHS), DK__CH_SINGLE)
-/* 20 bits of it, mixed */
-#define DK__CH (((((DK__CH_ALL) * 0x45d9f3bu) & 0xffffffffu) ^ ((DK__CH_ALL) >> 16)) & 0xfffffu)
+/* 20 bits of it, mixed (the high bits of a multiplicative hash) */
+#define DK__CH (((((DK__CH_ALL) & 0xffffffffu) * 0x45d9f3bu) & 0xffffffffu) >> 12)
 #if (DK__CH >> 0) & 1
 #define DK__CB0 1
 #else
@@ -2194,19 +2225,20 @@ DK_STATIC_ASSERT(sizeof(dk_op_table) < 32768, "entry offsets are signed 16-bit v
    offset of f's first slot, and DK__ESF_f, the step between the entries of
    f's backends (a backend row for the functionality whose slots live in
    the rows, one entry for the other per-backend ones, 0 when f is not per
-   backend). Backend b's entry of f is DK__EOF_f + b * DK__ESF_f. */
+   backend). Backend b's entry of f is DK__EOF_f + b * DK__ESF_f. The enum
+   (DK__ENTRY_ENUMS) goes with the tables' definitions (Note [Tables in one
+   unit]). */
 #define DK__EO_CONST(name, pb, prefix, roles, extra)                                                  \
     DK__EOF_##name = DK__ENTRY_OFFSET(DK__SLOT_##name),                                                 \
     DK__ESF_##name = !(pb) ? 0 : (int)DK__SLOT_##name == (int)DK__ROW_FIRST_SLOT ? (int)DK__EA_ROW_SIZE : (int)DK__EA_ENTRY_SIZE,
 #define DK__EO_B(b) DK__EOB_##b = (b) < DK_NUM_BACKENDS ? (b) : 0
-enum {
-    DK_FORALL_FUNCTIONALITY_KEYS(DK__EO_CONST, ~)
-    /* backend index b as the tables use it (0 past the last backend) */
-    DK__EO_B(0), DK__EO_B(1), DK__EO_B(2), DK__EO_B(3), DK__EO_B(4), DK__EO_B(5), DK__EO_B(6), DK__EO_B(7),
-    DK__EO_B(8), DK__EO_B(9), DK__EO_B(10), DK__EO_B(11), DK__EO_B(12), DK__EO_B(13), DK__EO_B(14), DK__EO_B(15)
-};
-#undef DK__EO_B
-#undef DK__EO_CONST
+#define DK__ENTRY_ENUMS                                                                                        \
+    enum {                                                                                                     \
+        DK_FORALL_FUNCTIONALITY_KEYS(DK__EO_CONST, ~)                                                         \
+        /* backend index b as the tables use it (0 past the last backend) */                                  \
+        DK__EO_B(0), DK__EO_B(1), DK__EO_B(2), DK__EO_B(3), DK__EO_B(4), DK__EO_B(5), DK__EO_B(6), DK__EO_B(7), \
+        DK__EO_B(8), DK__EO_B(9), DK__EO_B(10), DK__EO_B(11), DK__EO_B(12), DK__EO_B(13), DK__EO_B(14), DK__EO_B(15) \
+    };
 
 /* Entry offsets (DK__ENTRY_OFFSET) by backend index b and a keyset's
    highest bit, msb(repr | 1): a call adds one to the table's address and
@@ -2217,24 +2249,23 @@ enum {
 #define DK__EO_BC(name, own_ag, autocast, functional, b) 0,
 #define DK__EO_FK(name, pb, prefix, roles, b) (int16_t)(DK__EOF_##name + DK__EOB_##b * DK__ESF_##name),
 #define DK__EO_ROW(b) { DK_FORALL_BACKEND_COMPONENTS(DK__EO_BC, b) DK_FORALL_FUNCTIONALITY_KEYS(DK__EO_FK, b) }
-static const int16_t dk__entry_by_backend_bit[16][64] DK__UNUSED = {
-    DK__EO_ROW(0), DK__EO_ROW(1), DK__EO_ROW(2), DK__EO_ROW(3), DK__EO_ROW(4), DK__EO_ROW(5), DK__EO_ROW(6),
-    DK__EO_ROW(7), DK__EO_ROW(8), DK__EO_ROW(9), DK__EO_ROW(10), DK__EO_ROW(11), DK__EO_ROW(12), DK__EO_ROW(13),
-    DK__EO_ROW(14), DK__EO_ROW(15)
-};
-#undef DK__EO_BC
-#undef DK__EO_FK
-#undef DK__EO_ROW
+#define DK__ENTRY_BY_BACKEND_BIT_INIT()                                                                        \
+    { DK__EO_ROW(0), DK__EO_ROW(1), DK__EO_ROW(2), DK__EO_ROW(3), DK__EO_ROW(4), DK__EO_ROW(5), DK__EO_ROW(6), \
+      DK__EO_ROW(7), DK__EO_ROW(8), DK__EO_ROW(9), DK__EO_ROW(10), DK__EO_ROW(11), DK__EO_ROW(12), DK__EO_ROW(13), \
+      DK__EO_ROW(14), DK__EO_ROW(15) }
+typedef int16_t dk__entry_cells[16][64];
+#ifdef DISPATCH_STATIC
+DK__ENTRY_ENUMS
+#endif
+DK__TABLE(dk__entry_cells, dk__entry_by_backend_bit, DK__ENTRY_BY_BACKEND_BIT_INIT)
 /* By slot. */
 #define DK__BC_SLOT_OFFSET(name, own_ag, autocast, functional, f) (int16_t)(DK__EOF_##f + (DK_##name##Bit - 1) * DK__ESF_##f),
 #define DK__FK_SLOT_OFFSETS(name, pb, prefix, roles, extra)                     \
     DK__PER_BACKEND_##pb(DK_FORALL_BACKEND_COMPONENTS(DK__BC_SLOT_OFFSET, name)) \
     DK__NOT_PER_BACKEND_##pb((int16_t)DK__EOF_##name,)
-static const int16_t dk__entry_by_slot[DK_NUM_RUNTIME_ENTRIES] DK__UNUSED = {
-    0, DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_SLOT_OFFSETS, ~)
-};
-#undef DK__BC_SLOT_OFFSET
-#undef DK__FK_SLOT_OFFSETS
+#define DK__ENTRY_BY_SLOT_INIT() { 0, DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_SLOT_OFFSETS, ~) }
+typedef int16_t dk__slot_entry_offsets[DK_NUM_RUNTIME_ENTRIES];
+DK__TABLE(dk__slot_entry_offsets, dk__entry_by_slot, DK__ENTRY_BY_SLOT_INIT)
 
 /* Slot s's entry, and backend b's fallthrough mask (b < DK_NUM_BACKENDS). */
 DK_INLINE const dk_table_entry *dk_op_table_entry(const dk_op_table *t, int s) {
@@ -2649,7 +2680,6 @@ DK_API void dk_registry_each_op_for_key(dk_registry *r, dk_key k, int (*fn)(dk_o
 
 typedef struct dk_tls_state { uint64_t included, keep, excluded, included_row; } dk_tls_state;
 #define DK__TLS_DEFAULTS { DK__R_DEFAULT_INCLUDED, DK__R_BACKENDS | ~DK__R_DEFAULT_EXCLUDED, DK__R_DEFAULT_EXCLUDED, 0 }
-DK_STATIC_ASSERT((DK__R_DEFAULT_INCLUDED & DK__R_BACKENDS) == 0, "included by default: functionality keys only (row 0)");
 /* Trace hook: called for every call and redispatch while set (see dk_trace_set). */
 typedef void (*dk_trace_fn)(const dk_operator *op, dk_keyset ks, dk_key key, int is_redispatch, void *user_data);
 
@@ -2705,11 +2735,10 @@ DK_INLINE void dk_tls_set_excluded(dk_keyset ks) {
     dk__tls.excluded = ks.repr;
     dk__tls.keep = DK__R_BACKENDS | ~ks.repr;
 }
-/* This thread's state is c10's defaults (never changed, or every guard popped). */
-DK_INLINE int dk_tls_is_default(void) {
-    return dk__tls.included == DK__R_DEFAULT_INCLUDED && dk__tls.excluded == DK__R_DEFAULT_EXCLUDED &&
-           dk__tls.keep == (DK__R_BACKENDS | ~DK__R_DEFAULT_EXCLUDED);
-}
+/* This thread's state is c10's defaults (never changed, or every guard
+   popped). A function of the implementation (>>impl-slots): the default
+   sets expand the role lists. */
+DK_API int dk_tls_is_default(void);
 DK_INLINE int dk_tls_is_included(dk_key k) { return dk_ks_has(dk_tls_included(), k); }
 DK_INLINE int dk_tls_is_excluded(dk_key k) { return dk_ks_has(dk_tls_excluded(), k); }
 
@@ -2758,12 +2787,17 @@ DK_INLINE void dk_guard_pop(dk_guard g) {
     dk_tls_set_excluded(dk_ks_raw(dk__tls.excluded ^ g.excluded_delta));
 }
 /* c10 at::AutoDispatchBelowAutograd, AutoDispatchBelowADInplaceOrView,
-   AutoDispatchSkipFunctionalize. */
-DK_INLINE dk_guard dk_guard_below_autograd(void) { return dk_guard_exclude(DK_KS_AUTOGRAD); }
-DK_INLINE dk_guard dk_guard_below_inplace_view(void) { return dk_guard_exclude(DK_KS_AUTOGRAD_WITH_INPLACE_VIEW); }
-DK_INLINE dk_guard dk_guard_skip_functionalize(void) {
-    return dk_guard_exclude(dk_ks_from_key((dk_key)DK__KEY_FUNCTIONALIZE));
-}
+   AutoDispatchSkipFunctionalize. The two keysets are read from a table
+   (Note [Tables in one unit]): an immediate operand becomes a load of the
+   same length, and a unit that includes the header does not expand the
+   role lists (a C++ compiler took 3 ms for each). */
+#define DK__GUARD_SETS_INIT() \
+    { DK__R_AUTOGRAD, DK__R_AUTOGRAD_WITH_INPLACE_VIEW, DK__AGR_FBIT(DK__KEY_FUNCTIONALIZE) }
+typedef uint64_t dk__guard_keysets[3];
+DK__TABLE(dk__guard_keysets, dk__guard_sets, DK__GUARD_SETS_INIT)
+DK_INLINE dk_guard dk_guard_below_autograd(void) { return dk_guard_exclude(dk_ks_raw(dk__guard_sets[0])); }
+DK_INLINE dk_guard dk_guard_below_inplace_view(void) { return dk_guard_exclude(dk_ks_raw(dk__guard_sets[1])); }
+DK_INLINE dk_guard dk_guard_skip_functionalize(void) { return dk_guard_exclude(dk_ks_raw(dk__guard_sets[2])); }
 
 
 /* The C ABI for foreign callers (Python's ctypes, cffi, other languages'
@@ -4456,6 +4490,66 @@ DK_API int dk_ks_to_string(dk_keyset ks, char *buf, size_t size) {
 
 /* >>impl-slots --------------------------------------------------------------- */
 
+/* The tables the inline functions read (Note [Tables in one unit]). */
+#ifndef DISPATCH_STATIC
+#define DK__TABLE_DEFINE(type, name, init) const type name = init();
+DK__SLOT_ENUMS
+DK__ENTRY_ENUMS
+DK__TABLE_DEFINE(dk__offset_masks, dk__offsets_and_masks, DK__OFFSETS_AND_MASKS_INIT)
+DK__TABLE_DEFINE(dk__slot_cells, dk__slot_by_bit_backend, DK__SLOT_BY_BIT_BACKEND_INIT)
+DK__TABLE_DEFINE(dk__pb_starts, dk__per_backend_start, DK__PER_BACKEND_START_INIT)
+DK__TABLE_DEFINE(dk__fk_roles, dk__functionality_roles, DK__FUNCTIONALITY_ROLES_INIT)
+DK__TABLE_DEFINE(dk__entry_cells, dk__entry_by_backend_bit, DK__ENTRY_BY_BACKEND_BIT_INIT)
+DK__TABLE_DEFINE(dk__slot_entry_offsets, dk__entry_by_slot, DK__ENTRY_BY_SLOT_INIT)
+DK__TABLE_DEFINE(dk__guard_keysets, dk__guard_sets, DK__GUARD_SETS_INIT)
+DK__AGR_ENUMS
+DK__TABLE_DEFINE(dk__backend_keysets, dk__autograd_related, DK__AUTOGRAD_RELATED_INIT)
+#undef DK__TABLE_DEFINE
+#endif
+
+/* (>>tls: dk__tls.included_row starts at 0, row 0 of the defaults) */
+DK_STATIC_ASSERT((DK__R_DEFAULT_INCLUDED & DK__R_BACKENDS) == 0, "included by default: functionality keys only (row 0)");
+
+/* The functions >>keys and >>tls declare whose named keysets expand the
+   role lists: compiled here once rather than in every unit. */
+DK_API int dk_tls_is_default(void) {
+    return dk__tls.included == DK__R_DEFAULT_INCLUDED && dk__tls.excluded == DK__R_DEFAULT_EXCLUDED &&
+           dk__tls.keep == (DK__R_BACKENDS | ~DK__R_DEFAULT_EXCLUDED);
+}
+
+DK_API dk_key dk_ks_highest_backend_key(dk_keyset a) {
+    return dk_ks_highest_key(dk_ks_and(a, DK_KS_BACKEND_FUNCTIONALITY));
+}
+
+DK_API int dk_key_is_backend(dk_key k) {
+    return !dk_key_is_alias(k) && dk_ks_has(DK_KS_BACKEND, k);
+}
+
+DK_API dk_keyset dk_alias_runtime_set(dk_key alias) {
+#define DK__ALIAS_SET(name, set, extra) if (alias == DK_##name) return dk_ks_raw(DK__R_##set);
+    DK_FORALL_ALIAS_KEYS(DK__ALIAS_SET, ~)
+#undef DK__ALIAS_SET
+    return dk_ks_from_key(alias);
+}
+
+DK_API dk_keyset dk_ks_full_after(dk_key k) {
+    dk_key f = (unsigned)k >= (unsigned)DK_StartOfAliasKeys ? DK_Undefined : dk_key_functionality(k);
+    return dk_ks_raw(DK__R_FULL_AFTER(f));
+}
+
+DK_API dk_keyset dk_autograd_backend_set(dk_key k) {
+    uint64_t own = (uint64_t)0 DK_FORALL_BACKEND_COMPONENTS(DK__BC_OWN_AUTOGRAD, ~);
+    dk_key f = dk_key_functionality(k);
+    dk_backend b = dk_key_backend(k);
+    if (k == DK_Undefined || f == DK_Undefined || !dk_key_has_role(f, DK_R_AUTOGRAD)) return DK_KS_EMPTY;
+    if (dk_key_has_role(f, DK_R_AUTOGRAD_OTHER)) return DK_KS_OTHER_BACKENDS;
+    if (dk_key_has_role(f, DK_R_NESTED)) /* AutogradNestedTensor: every NestedTensor key */
+        return dk_ks_raw((DK__ROLE_BITS(DK_R_NESTED) & ~DK__R_AUTOGRAD) | DK__R_BACKENDS);
+    if (b != DK_InvalidBit && (own & dk_ks_from_backend(b).repr) && (int)DK__KEY_PLAIN_BACKEND != 0)
+        return dk_ks_from_key(dk_key_runtime((dk_key)DK__KEY_PLAIN_BACKEND, b));
+    return DK_KS_EMPTY;
+}
+
 /* c10's runtime-key table: slot -> key. */
 #define DK__RT_SLOT_KEY(name, own_ag, autocast, functional, prefix) DK_##prefix##name,
 #define DK__FK_SLOT_KEYS(name, pb, prefix, roles, extra) \
@@ -5448,13 +5542,14 @@ DK__PRIVATE void dk__table_masks(const dk_registry *r, dk_op_table *t) {
    many and decides the precedence of the others. The property test checks
    the result against a full recomputation. */
 DK__PRIVATE int dk__affected_slots(const dk_registry *r, dk_key key, int *slots) {
+    dk_keyset ks = dk_ks_from_key(key); /* once: dk_ks_has(set, key) is ks != {} && set has all of ks */
     int j, n = 0, other = dk_ks_has(DK_KS_OTHER_BACKENDS, key);
     if (key == DK_Undefined || dk_key_is_alias(key)) return -1;
     slots[n++] = dk_key_slot(key);
     for (j = 0; j < r->n_coupled; j++) {   /* exactly the tests of dk__has_kernel_in in dk__math_rule */
         const struct dk__slot_info *i = &r->slot_info[r->coupled[j]];
         if (r->coupled[j] != slots[0] &&
-            ((i->autograd_other && other) || dk_ks_has(i->autograd_backends, key)))
+            ((i->autograd_other && other) || (ks.repr != 0 && dk_ks_has_all(i->autograd_backends, ks))))
             slots[n++] = r->coupled[j];
     }
     return n;

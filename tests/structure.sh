@@ -122,5 +122,18 @@ for comp in "$cc -std=c99" "${CLANG:-clang} -std=c11" "${CXX:-g++} -x c++" "${CL
   check "a unit including dispatch.h is clean under -Wconversion -Wsign-conversion ($comp)" \
     sh -c "$comp -Wall -Wextra -Wconversion -Wsign-conversion -Werror -I. -c $out/user_unit.c -o $out/user_unit.o"
 done
+# A unit that includes the header and calls one function defines no table,
+# even at -O0, where compilers keep unused static const arrays (Note [Tables
+# in one unit]): its only data is dk__link_check. And it preprocesses to at
+# most 150 KB (bench/compile_cost.sh times it).
+printf '#include "dispatch.h"\nint one_call(void);\nint one_call(void) { return dk_version_number(); }\n' > "$out/one_call.c"
+for comp in "$cc -std=c99" "${CLANG:-clang} -std=c11" "${CXX:-g++} -x c++"; do
+  check "a unit that includes dispatch.h and calls one function emits no table at -O0 ($comp)" \
+    sh -c "$comp -O0 -I. -c $out/one_call.c -o $out/one_call.o && \
+           data=\$(nm $out/one_call.o | awk '\$2 ~ /^[bBcCdDgGrRsSvV]\$/ { print \$3 }' | grep -v 'dk__link_check\$'); \
+           [ -z \"\$data\" ] || { echo \"data symbols: \$data\"; exit 1; }"
+done
+check "a unit that includes dispatch.h preprocesses to at most 150 KB" \
+  sh -c "n=\$($cc -std=c99 -I. -E -P $out/one_call.c | wc -c); echo \"\$n bytes\"; [ \$n -le 153600 ]"
 echo "$ok $bad" > "$build/results/structure.count"
 [ "$bad" = 0 ]

@@ -324,6 +324,39 @@ static void test_named_keysets_2_7_1(void **state) {
     assert_true(dk_ks_has(DK_KS_BACKEND_FUNCTIONALITY, DK_SparseCsrCPU));
 }
 
+/* The tables of the implementation (Note [Tables in one unit]) hold what
+   the formulas of c10 give: every backend's autograd-related set (Autograd<b>
+   with OwnAutograd 1, else AutogradOther; plus ADInplaceOrView), InvalidBit's
+   and out-of-range values' (AutogradOther), and the guards' keysets. */
+#define OWN_AG(name, own_ag, autocast, functional, extra) own_ag,
+static void test_tables_of_the_implementation(void **state) {
+    static const int own[] = { 0, DK_FORALL_BACKEND_COMPONENTS(OWN_AG, ~) 0 };
+    dk_keyset iv = dk_ks_from_key(DK_ADInplaceOrView), other = dk_ks_from_key(DK_AutogradOther);
+    int b;
+    (void)state;
+    for (b = 0; b <= DK_NUM_BACKENDS + 2; b++) {
+        int valid = b >= 1 && b <= DK_NUM_BACKENDS;
+        dk_keyset want = valid && own[b] ? dk_ks_from_key(dk_key_runtime(DK_AutogradFunctionality, (dk_backend)b)) : other;
+        assert_true(dk_ks_equal(dk_backend_autograd_related_set((dk_backend)b), dk_ks_or(want, iv)));
+        assert_int_equal(dk_backend_autograd_key((dk_backend)b), valid && own[b] ? dk_key_runtime(DK_AutogradFunctionality, (dk_backend)b) : DK_AutogradOther);
+    }
+    assert_true(dk_ks_equal(dk_backend_autograd_related_set(DK_CPUBit), ks_of((const dk_key[]){ DK_AutogradCPU, DK_ADInplaceOrView }, 2)));
+    {
+        dk_guard g = dk_guard_below_autograd();
+        assert_true(dk_ks_equal(dk_tls_excluded(), dk_ks_or(DK_KS_DEFAULT_EXCLUDED, DK_KS_AUTOGRAD)));
+        dk_guard_pop(g);
+        g = dk_guard_below_inplace_view();
+        assert_true(dk_ks_equal(dk_tls_excluded(), dk_ks_or(DK_KS_DEFAULT_EXCLUDED, DK_KS_AUTOGRAD_WITH_INPLACE_VIEW)));
+        assert_true(dk_ks_has(dk_tls_excluded(), DK_ADInplaceOrView) && dk_ks_has(dk_tls_excluded(), DK_AutogradOther));
+        dk_guard_pop(g);
+        g = dk_guard_skip_functionalize();
+        assert_true(dk_ks_equal(dk_tls_excluded(), dk_ks_add(DK_KS_DEFAULT_EXCLUDED, DK_Functionalize)));
+        dk_guard_pop(g);
+        assert_true(dk_tls_is_default());
+    }
+}
+#undef OWN_AG
+
 static void test_helper_mappings_2_7_1(void **state) {
     (void)state;
     assert_int_equal(dk_backend_autograd_key(DK_CPUBit), DK_AutogradCPU);
@@ -366,6 +399,7 @@ int main(void) {
         cmocka_unit_test(test_alias_sets),
         cmocka_unit_test(test_named_keysets_2_7_1),
         cmocka_unit_test(test_helper_mappings_2_7_1),
+        cmocka_unit_test(test_tables_of_the_implementation),
         cmocka_unit_test(test_config_check_same_lists),
     };
     return cmocka_run_group_tests_name("key space (PyTorch 2.7.1 default)", tests, NULL, NULL);
