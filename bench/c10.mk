@@ -55,5 +55,5 @@ bench-chart: $(BUILD)/compare.dat | c10-gnuplot ## SVG bar chart of bench-c10 (n
 	cp -f $(BUILD)/bench-chart.svg $(C10_DOCS_CHART)
 	@echo "wrote $(BUILD)/bench-chart.svg and $(C10_DOCS_CHART)"
 
-bench-readme: ## docs/bench.md's tables from the last make bench or make bench-c10 run (one run: every table)
+bench-readme: ## docs/bench.md's tables and README's excerpt from the last make bench or make bench-c10 run (one run: every table)
 	@sh bench/readme.sh $(C10_README) $(BUILD)

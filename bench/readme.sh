@@ -1,8 +1,9 @@
 #!/bin/sh
-# bench/readme.sh FILE BUILD: replace the generated part of docs/bench.md
+# bench/readme.sh FILE BUILD [FRONT]: replace the generated part of docs/bench.md
 # (FILE) (between the bench:begin and bench:end markers) with
 # what the last `make bench` or `make bench-c10` gathered in
-# BUILD/bench-report (bench/report.sh): every table from that one run.
+# BUILD/bench-report (bench/report.sh): every table from that one run;
+# then the excerpt of FRONT (README.md) from the same run.
 set -e
 readme=${1:-docs/bench.md}
 build=${2:-build}
@@ -79,3 +80,34 @@ awk -v gen="$gen" '
 !skip { print }' "$readme" > "$readme.tmp"
 mv -f "$readme.tmp" "$readme"
 echo "wrote the Benchmarks section of $readme (from one $source run)"
+
+# README.md's excerpt (between bench-excerpt:begin and bench-excerpt:end):
+# the same run's rows and targets named here, so the front page never
+# quotes another run than docs/bench.md.
+front=${3:-README.md}
+if [ -f "$front" ] && grep -q '^<!-- bench-excerpt:begin' "$front"; then
+  ex="$build/readme-excerpt.md"
+  {
+    echo "<!-- bench-excerpt:begin: rows of docs/bench.md, written by make bench-readme -->"
+    echo
+    sed -n 1,2p "$r/table.md"
+    for row in fnptr_call call_one_hop call_fallthrough call_two_hops boxed_fallback boxed_call memory_per_op memory_aten; do
+      grep "^| $row |" "$r/table.md" || true
+    done
+    echo
+    sed -n 1,2p "$r/targets.md"
+    for t in 'one-hop overhead, loop (instr)' 'one-hop overhead, call site (instr)' 'call epochs bracket' \
+             'two hops vs one hop (instr)' 'def (instr)' 'impl (instr)' 'deregister one handle (instr)' \
+             'heap bytes per operator, one-argument schema' 'heap bytes per operator, aten'; do
+      grep -F "| $t" "$r/targets.md" | head -n 1 || true
+    done
+    echo
+    echo "<!-- bench-excerpt:end -->"
+  } > "$ex"
+  awk -v gen="$ex" '
+  /^<!-- bench-excerpt:begin/ { while ((getline l < gen) > 0) print l; skip = 1; next }
+  /^<!-- bench-excerpt:end/ { skip = 0; next }
+  !skip { print }' "$front" > "$front.tmp"
+  mv -f "$front.tmp" "$front"
+  echo "wrote the benchmark excerpt of $front (the same run)"
+fi
