@@ -712,6 +712,92 @@ static void test_epoch_bits_rebuilt_across_wrap(void **state) {
     dk_call_exit();
     assert_int_equal(dk__in_call(), 0);
 }
+
+/* What a record holds back when its word's epoch looks ahead of dk__epoch
+   (32-bit x86 with MSVC's atomics could tear a 64-bit load so, by a carry
+   into the high half): everything (1: older than every tag), never a
+   later epoch that would let a writer free what the call reads. */
+static void test_held_epoch_ahead_holds_everything(void **state) {
+    uint64_t word, now = dk__epoch;
+    dk__reader fake;
+    (void)state;
+    memset(&fake, 0, sizeof fake);
+    fake.ctr = &word;
+    word = (now << DK__CTR_SHIFT) | 1;             /* entered at the current epoch */
+    assert_true(dk__held(&fake) == now);
+    word = ((now - 5) << DK__CTR_SHIFT) | 3;       /* 5 behind, 3 calls deep */
+    assert_true(dk__held(&fake) == now - 5);
+    word = ((now + 256) << DK__CTR_SHIFT) | 1;     /* ahead: the torn load's carry */
+    assert_true(dk__held(&fake) == 1);
+    word = ((now + 1) << DK__CTR_SHIFT) | 1;
+    assert_true(dk__held(&fake) == 1);
+    word = ((now + 256) << DK__CTR_SHIFT);         /* outside calls: nothing */
+    assert_true(dk__held(&fake) == 0);
+}
+
+/* Late calls (Note [Reclamation]): once a thread's exit destructor has run,
+   its calls never link its word again (nothing would unlink it before the
+   TLS goes); each outermost one counts in dk__late_calls while it runs,
+   and while it does writers hold back everything. The thread runs
+   dispatch.h's destructor itself (its key's value cleared first, so that
+   glibc does not run it again), then calls as a later destructor would:
+   typed calls, nested manual brackets, a bracket left by dk_thread_offline. */
+typedef struct late_result { int attached, exited, answered, counted, held_all, nested_counted, after, linked; } late_result;
+static const int late_value = 7;
+static void *late_thread(void *arg) {
+    late_result *r = (late_result *)arg;
+    tensor t = cpu_tensor();
+    r->answered += unary_call(exit_op, t) == late_value;
+    r->attached = dk__rd.rec != NULL && dk__thread != NULL;
+    pthread_setspecific(dk__thread_key, NULL);
+    dk__thread_exit(dk__thread);
+    r->exited = dk__rd.exited && dk__rd.rec == NULL;
+    r->answered += unary_call(exit_op, t) == late_value;   /* the out-of-line copy, late */
+    r->after += dk__late_calls == 0;
+    dk_call_enter();
+    r->counted = dk__late_calls == 1;
+    r->held_all = dk__oldest_reader() == 1;
+    dk_call_enter();   /* nested */
+    r->answered += unary_call(exit_op, t) == late_value;
+    dk_call_exit();
+    r->nested_counted = dk__late_calls == 1 && dk__in_call();
+    dk_call_exit();
+    r->after += dk__late_calls == 0 && !dk__in_call();
+    dk_call_enter();
+    dk_thread_offline();   /* the way back after a longjmp out of kernels */
+    r->after += dk__late_calls == 0 && !dk__in_call();
+    r->linked = records(1);
+    return NULL;
+}
+static void test_late_calls_after_thread_exit(void **state) {
+    dk_registration *def, *h;
+    pthread_t t;
+    late_result r;
+    int linked_before;
+    (void)state;
+    memset(&r, 0, sizeof r);
+    assert_int_equal(dk_registry_create(NULL, &exit_reg), DK_OK);
+    assert_int_equal(dk_def(exit_reg, "late::op(Tensor x) -> Tensor", &def), DK_OK);
+    assert_int_equal(dk_impl(exit_reg, "late::op", DK_CPU, dk_unboxed(DK_FN(k_value), (void *)&late_value), &h), DK_OK);
+    exit_op = dk_op_lookup(exit_reg, "late::op");
+    assert_int_equal(unary_call(exit_op, cpu_tensor()), late_value);   /* this thread attached: dispatch.h's key made */
+    linked_before = records(1);
+    assert_int_equal(pthread_create(&t, NULL, late_thread, &r), 0);
+    pthread_join(t, NULL);
+    assert_int_equal(r.attached, 1);
+    assert_int_equal(r.exited, 1);
+    assert_int_equal(r.answered, 3);
+    assert_int_equal(r.counted, 1);
+    assert_int_equal(r.held_all, 1);
+    assert_int_equal(r.nested_counted, 1);
+    assert_int_equal(r.after, 3);
+    assert_int_equal(r.linked, linked_before);   /* the late calls linked nothing */
+    assert_true(dk__late_calls == 0);
+    assert_true(dk__oldest_reader() == UINT64_MAX);
+    assert_int_equal(dk_deregister(h), DK_OK);
+    assert_int_equal(dk_registry_synchronize(exit_reg), DK_OK);   /* nothing left to wait for */
+    dk_registry_destroy(exit_reg);
+}
 #endif
 
 int main(void) {
@@ -730,6 +816,8 @@ int main(void) {
         cmocka_unit_test(test_deregister_from_inside_a_call),
         cmocka_unit_test(test_thread_exits_beside_synchronize),
         cmocka_unit_test(test_epoch_bits_rebuilt_across_wrap),
+        cmocka_unit_test(test_held_epoch_ahead_holds_everything),
+        cmocka_unit_test(test_late_calls_after_thread_exit),
 #endif
     };
 #ifdef DK_CALL_EPOCHS
