@@ -16,6 +16,10 @@
 #                               on a stack unmapped after the join: no
 #                               record keeps the gone thread's word,
 #                               synchronize waits for a late call;
+#              key_fail         pthread_setspecific failing (defined by
+#                               the test): call epochs never attach the
+#                               thread (its first call stops the process),
+#                               or attach once a second try succeeds;
 #              soak             the churn below, EXIT_SOAK_STEPS writer steps;
 #              then unload_leak: libdispatch.so and libdispatch-epochs.so
 #              dlopen'ed and dlclose'd 200 times beside a live thread that
@@ -50,7 +54,7 @@ exit-test: $(BUILD)/libdispatch.so | $(BUILD) ## exit with threads in the librar
 	@$(MAKE) --no-print-directory lib CONFIG=epochs > /dev/null
 	@mkdir -p $(EXIT_OUT) $(BUILD)/results; ok=0; bad=0; $(exit_run_def); \
 	for m in $(EXIT_MODES); do name=$${m%%:*}; flags=$$(echo "$${m#*:}" | tr '~' ' '); \
-	  for p in exit_main late_destructor late_rounds soak; do \
+	  for p in exit_main late_destructor late_rounds key_fail soak; do \
 	    $(CC) $(EXIT_CFLAGS) $$flags -DSTEPS=$(EXIT_SOAK_STEPS) $(EXIT_DIR)/$$p.c -o $(EXIT_OUT)/$$p-$$name -lpthread \
 	      > $(EXIT_OUT)/cc.log 2>&1 || { bad=$$((bad+1)); echo "  FAIL  $$p-$$name does not build"; cat $(EXIT_OUT)/cc.log; }; \
 	  done; \
@@ -62,6 +66,8 @@ exit-test: $(BUILD)/libdispatch.so | $(BUILD) ## exit with threads in the librar
 	    env $(EXIT_ENV) timeout 600 $(EXIT_OUT)/late_destructor-$$name; \
 	  run "calls from destructors in every destructor round, the last one included: nothing links the gone thread's word ($$name)" \
 	    env $(EXIT_ENV) timeout 600 $(EXIT_OUT)/late_rounds-$$name; \
+	  run "pthread_setspecific fails: the thread's word is never left linked without an exit destructor ($$name)" \
+	    env $(EXIT_ENV) timeout 600 $(EXIT_OUT)/key_fail-$$name; \
 	  run "churn of every change kind beside two checking readers ($$name)" \
 	    env $(EXIT_ENV) timeout 600 $(EXIT_OUT)/soak-$$name; \
 	done; \
