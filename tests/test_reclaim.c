@@ -798,6 +798,55 @@ static void test_late_calls_after_thread_exit(void **state) {
     assert_int_equal(dk_registry_synchronize(exit_reg), DK_OK);   /* nothing left to wait for */
     dk_registry_destroy(exit_reg);
 }
+
+/* At exit (dk__exiting: exit() has begun) a thread's exit destructor still
+   unlinks its word and keeps its record; a call from a later destructor is
+   a late one too, counted where writers see it (before: it took the inline
+   way on a word no writer reads). exit() is stood in for by setting
+   dk__exiting for the test's span. */
+static pthread_key_t at_exit_key;
+static int at_exit_go, at_exit_counted, at_exit_marked;
+static int k_at_exit(const dk_kernel *k, dk_keyset ks, tensor x) {
+    (void)k; (void)ks; (void)x;
+    at_exit_counted = dk__late_calls == 1;
+    return 1;
+}
+static void at_exit_destructor(void *p) {
+    (void)p;
+    at_exit_marked = dk__rd.exited;
+    (void)unary_call(exit_op, cpu_tensor());
+}
+static void *at_exit_thread(void *arg) {
+    (void)arg;
+    (void)unary_call(exit_op, cpu_tensor());   /* attached */
+    pthread_setspecific(at_exit_key, (void *)&late_value);
+    while (!__atomic_load_n(&at_exit_go, __ATOMIC_SEQ_CST)) sched_yield();
+    return NULL;
+}
+static void test_late_call_at_exit(void **state) {
+    dk_registration *def, *h;
+    pthread_t t;
+    int linked_before;
+    (void)state;
+    assert_int_equal(dk_registry_create(NULL, &exit_reg), DK_OK);
+    assert_int_equal(dk_def(exit_reg, "late::at_exit(Tensor x) -> Tensor", &def), DK_OK);
+    assert_int_equal(dk_impl(exit_reg, "late::at_exit", DK_CPU, dk_unboxed(DK_FN(k_at_exit), NULL), &h), DK_OK);
+    exit_op = dk_op_lookup(exit_reg, "late::at_exit");
+    assert_int_equal(pthread_key_create(&at_exit_key, at_exit_destructor), 0);   /* after dispatch.h's */
+    linked_before = records(1);
+    assert_int_equal(pthread_create(&t, NULL, at_exit_thread, NULL), 0);
+    while (records(1) == linked_before) sched_yield();   /* the thread attached */
+    DK__STORE_REL(&dk__exiting, 1);
+    __atomic_store_n(&at_exit_go, 1, __ATOMIC_SEQ_CST);
+    pthread_join(t, NULL);
+    DK__STORE_REL(&dk__exiting, 0);
+    assert_int_equal(at_exit_marked, 1);
+    assert_int_equal(at_exit_counted, 1);
+    assert_int_equal(records(1), linked_before);   /* its word unlinked, never linked again */
+    assert_true(dk__late_calls == 0);
+    pthread_key_delete(at_exit_key);
+    dk_registry_destroy(exit_reg);
+}
 #endif
 
 int main(void) {
@@ -818,6 +867,7 @@ int main(void) {
         cmocka_unit_test(test_epoch_bits_rebuilt_across_wrap),
         cmocka_unit_test(test_held_epoch_ahead_holds_everything),
         cmocka_unit_test(test_late_calls_after_thread_exit),
+        cmocka_unit_test(test_late_call_at_exit),
 #endif
     };
 #ifdef DK_CALL_EPOCHS
