@@ -4048,7 +4048,8 @@ DK__PRIVATE void dk__log_to(const dk_logger *l, dk_log_item item, const char *me
      same protocol as a thread's word: while it is not 0 nothing is freed
      and dk_registry_synchronize waits. A thread the exit destructor
      cannot be registered for (pthread_setspecific or FlsSetValue failed)
-     is never attached: its first call stops the process with a message.
+     is never attached: its first call tries again, and if that fails too
+     stops the process with a message.
      Windows fibers: FLS values belong to a fiber, so the thread's state
      is registered with the fiber current at its first call or error,
      and deleting that fiber runs the exit destructor: on the same thread
@@ -4127,7 +4128,8 @@ static uint64_t dk__late_calls DK__UNUSED;
 static uint64_t dk__next_thread_id;   /* 64-bit: every DK__FETCH_ADD is (Windows' Interlocked one) */
 
 /* Attaches the calling thread's record (reusing one a gone thread gave
-   back); NULL when out of memory. */
+   back); NULL when out of memory, and under call epochs when the thread's
+   exit destructor cannot be registered or has already run. */
 DK__PRIVATE dk__reader *dk__reader_get(void) {
     dk__thread_state *t;
     dk__reader *rec, *head;
@@ -4165,7 +4167,8 @@ DK__PRIVATE dk__reader *dk__reader_get(void) {
 DK_API void dk__reader_attach(void) {
     if (!dk__reader_get()) {
         dk__log_to(NULL, DK_LOG_THREAD_ATTACH_FAILED,
-                   "out of memory (or of thread-exit keys) attaching a thread to call epochs");
+                   "out of memory, or no thread-exit destructor could be registered (pthread_setspecific / "
+                   "FlsSetValue), attaching a thread to call epochs");
         abort();
     }
 }
