@@ -216,7 +216,12 @@
             (the kernel record and its fn), per backend a 32-byte row.
    THREADS  Registration takes the registry's mutex; calls and name lookups
             take no lock, do no atomic read-modify-write and write nothing
-            shared (call epochs: their own thread-local word). A call reads
+            shared (call epochs: their own thread-local word), except a
+            thread's first call under call epochs and its first failing
+            call (they allocate its state under a lock; attaching adds
+            atomic read-modify-writes) and, under call epochs, a call
+            after the thread's exit destructor ran (a shared counter's
+            atomic add and subtract). A call reads
             an operator through one immutable snapshot (dk_op_table: table,
             fallthrough masks, def fields) published with one release store,
             so it runs what the state before or the state after a racing
@@ -265,9 +270,12 @@
          bytes, the threads it waits for, by dk_thread_id), and the logger
          warns once past desc.retired_warn_bytes (64 MiB).
      DK_CALL_EPOCHS: calls bracket themselves (dk_call_enter/exit: one
-       thread-local word; on x86-64 about 5 instructions a call in a loop,
-       8 at a call site, which loses its tail call; make bench counts
-       them); nothing to declare. Retired memory is freed in batches of 256 KiB,
+       thread-local word; on x86-64 Linux 4.14+ (membarrier) about 5
+       instructions a call in a loop, 8 at a call site, which loses its
+       tail call; make bench counts them; elsewhere -- Windows, macOS,
+       the BSDs, ThreadSanitizer builds, older kernels -- every outermost
+       call takes the out-of-line way with a full fence); nothing to
+       declare. Retired memory is freed in batches of 256 KiB,
        one grace period (a membarrier) each; dk_registry_reclaim and
        dk_registry_synchronize wait for the calls in flight.
      Both modes:
@@ -1787,6 +1795,8 @@ DK_API const char *dk_config_signature(void);
 #if defined(DK_SINGLE_THREADED)
 #define DK__LOAD_ACQ(p) (*(p))
 #define DK__LOAD_RLX(p) (*(p))
+#define DK__LOAD_RLX64(p) (*(p))
+#define DK__LOAD_ACQ64(p) (*(p))
 #define DK__STORE_REL(p, v) (*(p) = (v))
 #define DK__STORE_RLX(p, v) (*(p) = (v))
 #define DK__FENCE_SEQ() ((void)0)
@@ -1814,6 +1824,17 @@ DK_API const char *dk_config_signature(void);
 #endif
 #define DK__LOAD_ACQ(p) (DK__COMPILER_BARRIER(), *(p))
 #define DK__LOAD_RLX(p) (*(p))
+/* A uint64_t's load (the epochs and call words): on 32-bit x86 a plain one
+   is two 32-bit loads, which a concurrent increment can tear (the epoch
+   read as ahead of the true one by the carry); a compare-exchange of 0
+   with 0 reads all 8 bytes at once (and writes back what is there). */
+#if defined(_M_IX86) || defined(__i386__)
+#define DK__LOAD_RLX64(p) ((uint64_t)_InterlockedCompareExchange64((volatile __int64 *)(p), 0, 0))
+#define DK__LOAD_ACQ64(p) DK__LOAD_RLX64(p)
+#else
+#define DK__LOAD_RLX64(p) DK__LOAD_RLX(p)
+#define DK__LOAD_ACQ64(p) DK__LOAD_ACQ(p)
+#endif
 #define DK__STORE_REL(p, v) (DK__COMPILER_BARRIER(), *(p) = (v), DK__COMPILER_BARRIER())
 #define DK__STORE_RLX(p, v) (*(p) = (v))
 #define DK__FENCE_SEQ() _mm_mfence()
@@ -1840,6 +1861,8 @@ DK_INLINE int dk__cas_ptr(void *volatile *p, void *expected, void *desired) {
 #elif defined(__GNUC__) || defined(__clang__)
 #define DK__LOAD_ACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define DK__LOAD_RLX(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define DK__LOAD_RLX64(p) DK__LOAD_RLX(p)
+#define DK__LOAD_ACQ64(p) DK__LOAD_ACQ(p)
 #define DK__STORE_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #define DK__STORE_RLX(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
 #if defined(__SANITIZE_THREAD__)
@@ -2699,13 +2722,16 @@ typedef struct dk__reader {
    asymmetric barrier: it fences), bits 24-63 the epoch its outermost call
    entered at (the low 40 bits of it: writers rebuild the rest). nesting
    counts the out-of-line calls and hooks the thread is inside (default
-   mode). rec: its record, once attached. */
-typedef struct dk__reader_tls { uint64_t ctr; unsigned nesting; dk__reader *rec; } dk__reader_tls;
+   mode). exited: the thread's exit destructor has run (call epochs): its
+   word is never linked again, its later calls are late ones (see
+   dk__late_calls; DK__CTR_SLOW stays set). rec: its record, once
+   attached. */
+typedef struct dk__reader_tls { uint64_t ctr; unsigned nesting; int exited; dk__reader *rec; } dk__reader_tls;
 #define DK__CTR_NEST ((uint64_t)0x7fffff)
 #define DK__CTR_SLOW ((uint64_t)0x800000)
 #define DK__CTR_LOW ((uint64_t)0xffffff)
 #define DK__CTR_SHIFT 24
-#define DK__READER_TLS_INIT { DK__CTR_SLOW, 0, NULL }
+#define DK__READER_TLS_INIT { DK__CTR_SLOW, 0, 0, NULL }
 
 #ifdef DISPATCH_STATIC
 static DK_THREAD_LOCAL dk_tls_state dk__tls DK_TLS_MODEL = DK__TLS_DEFAULTS;
@@ -2915,6 +2941,7 @@ DK_API void dk_abi_guard_pop(const dk_guard *g);
 DK_API void dk__trace(const dk_operator *op, dk_keyset ks, int is_redispatch);
 DK_API void dk__reader_attach(void);
 DK_API void dk__call_enter_slow(void);
+DK_API void dk__call_exit_late(void);
 
 /* Brackets of a call under DK_CALL_EPOCHS (the typed calls and boxed calls
    use them; a program that calls dk_dispatch_kernel / dk_redispatch_kernel and then the
@@ -2928,7 +2955,12 @@ DK_API void dk__call_enter_slow(void);
    exit subtracts 1 (a release store). A thread not attached yet, or one
    that must fence (no membarrier), has DK__CTR_SLOW set while outside
    calls: the same test sends it to dk__call_enter_slow, as does a count
-   about to overflow. */
+   about to overflow. A thread whose exit destructor has run (exited) has
+   it set too: its outermost calls are late ones, counted where writers
+   see them (dk__late_calls), and dk_call_exit's test of exited sends
+   their last exit to dk__call_exit_late. The typed calls' inline way
+   (dk__call_enter_outermost) is never a late one: its exit is the plain
+   decrement (dk__call_exit_attached). */
 #ifdef DK_CALL_EPOCHS
 /* The outermost enter of an attached thread with membarrier: 1 when it
    entered, 0 when dk_call_enter must (nested, or the slow way). Only its
@@ -2936,7 +2968,7 @@ DK_API void dk__call_enter_slow(void);
    lets a compiler test it in memory; its writes are atomic. */
 DK_INLINE int dk__call_enter_outermost(void) {
     if (DK__UNLIKELY((uint32_t)dk__rd.ctr & (uint32_t)DK__CTR_LOW)) return 0;   /* GCC: one test in memory */
-    DK__STORE_RLX(&dk__rd.ctr, DK__LOAD_RLX(&dk__gp_ctr));
+    DK__STORE_RLX(&dk__rd.ctr, DK__LOAD_RLX64(&dk__gp_ctr));
     DK__COMPILER_BARRIER();   /* the word is stored before any table is read */
     return 1;
 }
@@ -2945,7 +2977,7 @@ DK_INLINE void dk_call_enter(void) {
 #ifdef DK_CALL_EPOCHS
     uint64_t c = dk__rd.ctr;
     if (DK__LIKELY((c & DK__CTR_LOW) == 0)) {
-        DK__STORE_RLX(&dk__rd.ctr, DK__LOAD_RLX(&dk__gp_ctr));
+        DK__STORE_RLX(&dk__rd.ctr, DK__LOAD_RLX64(&dk__gp_ctr));
         DK__COMPILER_BARRIER();   /* the word is stored before any table is read */
     } else if (DK__LIKELY(((c + 1) & DK__CTR_NEST) > 1)) {
         DK__STORE_RLX(&dk__rd.ctr, c + 1);
@@ -2954,8 +2986,9 @@ DK_INLINE void dk_call_enter(void) {
     }
 #endif
 }
-DK_INLINE void dk_call_exit(void) {
 #ifdef DK_CALL_EPOCHS
+/* The exit of a call that is not a late one. */
+DK_INLINE void dk__call_exit_attached(void) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(DK__TSAN)
     /* one instruction: x86's stores are releases; the clobber keeps the
        call's reads before it (writers read the word with an atomic load) */
@@ -2963,6 +2996,12 @@ DK_INLINE void dk_call_exit(void) {
 #else
     DK__STORE_REL(&dk__rd.ctr, dk__rd.ctr - 1);
 #endif
+}
+#endif
+DK_INLINE void dk_call_exit(void) {
+#ifdef DK_CALL_EPOCHS
+    if (DK__UNLIKELY(dk__rd.exited)) dk__call_exit_late();
+    else dk__call_exit_attached();
 #endif
 }
 
@@ -3300,17 +3339,18 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
 /* DK__OP_BODY_<ret>(R, call, other): the body of an entry; under
    DK_CALL_EPOCHS the call runs between an enter and dk_call_exit. The
    outermost call of an attached thread enters inline; any other (nested,
-   the thread's first, no membarrier) tail-calls `other`, an out-of-line
-   copy of the entry with the whole dk_call_enter: nothing stays live
+   the thread's first, no membarrier, a late call after the thread's exit
+   destructor) tail-calls `other`, an out-of-line copy of the entry with
+   the whole dk_call_enter and dk_call_exit: nothing stays live
    across a call to the slow way, so the call site saves no register for
    it (DK__OP_BRACKETED). */
 #define DK__OP_TAIL_return(R, call) return call;
 #define DK__OP_TAIL_void(R, call) { call; return; }
 #ifdef DK_CALL_EPOCHS
 #define DK__OP_BODY_return(R, call, other) \
-    R dk__r; if (!dk__call_enter_outermost()) return other; dk__r = call; dk_call_exit(); return dk__r;
+    R dk__r; if (!dk__call_enter_outermost()) return other; dk__r = call; dk__call_exit_attached(); return dk__r;
 #define DK__OP_BODY_void(R, call, other) \
-    if (!dk__call_enter_outermost()) { other; return; } call; dk_call_exit();
+    if (!dk__call_enter_outermost()) { other; return; } call; dk__call_exit_attached();
 #define DK__OP_ENTERED_return(R, call) R dk__r; dk_call_enter(); dk__r = call; dk_call_exit(); return dk__r;
 #define DK__OP_ENTERED_void(R, call) dk_call_enter(); call; dk_call_exit();
 /* the out-of-line copies of name_call and name_redispatch */
@@ -3735,6 +3775,7 @@ enum { DK__MESSAGE_MAX = 4096 };
 typedef struct dk__thread_state {
     char message[DK__MESSAGE_MAX];   /* dk_last_error() */
     dk__reader *reader;              /* its reader record, or NULL */
+    int exit_registered;             /* dk__thread_exit will run for it (its key / FLS value set) */
     struct dk__thread_state *next, **prev;
 } dk__thread_state;
 
@@ -3758,6 +3799,18 @@ DK__PRIVATE void dk__reader_release(dk__reader *rec) {
     DK__STORE_REL(&rec->in_use, 0);
 }
 
+/* The exiting thread's side (not while unloading: see below): its word is
+   never linked again. A call after this one (a later destructor, glibc's
+   next rounds or its last, Windows' later FLS callbacks, DLL_THREAD_DETACH,
+   C++ thread_local destructors) is a late one: DK__CTR_SLOW sends it to
+   dk__call_enter_slow, which counts it in dk__late_calls instead of
+   attaching (Note [Reclamation]). */
+DK__PRIVATE void dk__thread_mark_exited(void) {
+    dk__rd.exited = 1;
+    dk__rd.nesting = 0;
+    dk__rd.ctr = DK__CTR_SLOW;
+}
+
 static void dk__thread_exit(void *p) {
     dk__thread_state *t = (dk__thread_state *)p;
     if (!t) return;
@@ -3768,6 +3821,7 @@ static void dk__thread_exit(void *p) {
     if (t->reader) t->reader->ctr = NULL;
     if (DK__LOAD_ACQ(&dk__exiting)) {   /* exit: leave the rest (see dk__exiting) */
         dk__mutex_unlock(&dk__threads_lock);
+        if (!dk__unloading) dk__thread_mark_exited();   /* its later calls are late ones, seen by writers */
         return;
     }
     if (t->prev) { *t->prev = t->next; if (t->next) t->next->prev = t->prev; }
@@ -3777,13 +3831,14 @@ static void dk__thread_exit(void *p) {
        thread's state, and the module's TLS may already be torn down
        (mingw-w64's emulated TLS is, at DLL_PROCESS_DETACH). Otherwise it
        runs on the exiting thread: a call from a destructor that runs after
-       this one attaches a fresh record (and state) instead of writing into
-       the one just given back, which another thread may already own. */
+       this one never writes into the record just given back (which
+       another thread may already own) nor links the word again: it is a
+       late call (dk__thread_mark_exited). An error then makes a fresh
+       state (its message). */
     if (!dk__unloading) {
         dk__thread = NULL;
         dk__rd.rec = NULL;
-        dk__rd.nesting = 0;
-        dk__rd.ctr = DK__CTR_SLOW;
+        dk__thread_mark_exited();
     }
     free(t);
 }
@@ -3814,23 +3869,22 @@ static BOOL CALLBACK dk__thread_key_init(PINIT_ONCE o, PVOID p, PVOID *c) {
     return TRUE;
 }
 static INIT_ONCE dk__thread_key_once = INIT_ONCE_STATIC_INIT;
-static void dk__thread_register(dk__thread_state *t) {
+/* 1 when dk__thread_exit will run for t (FLS is per fiber: see Note
+   [Reclamation]) */
+static int dk__thread_register(dk__thread_state *t) {
     InitOnceExecuteOnce(&dk__thread_key_once, dk__thread_key_init, NULL, NULL);
-    if (dk__thread_key != FLS_OUT_OF_INDEXES) FlsSetValue(dk__thread_key, t);
+    return dk__thread_key != FLS_OUT_OF_INDEXES && FlsSetValue(dk__thread_key, t);
 }
-/* dk__thread_exit will run when a registered thread exits */
-#define DK__THREAD_EXIT_SEEN() (dk__thread_key != FLS_OUT_OF_INDEXES)
 #else
 static pthread_key_t dk__thread_key;
 static int dk__thread_key_ok;
 static pthread_once_t dk__thread_key_once = PTHREAD_ONCE_INIT;
 static void dk__thread_key_init(void) { dk__thread_key_ok = pthread_key_create(&dk__thread_key, dk__thread_exit) == 0; }
-static void dk__thread_register(dk__thread_state *t) {
+/* 1 when dk__thread_exit will run for t (pthread_setspecific may fail: ENOMEM) */
+static int dk__thread_register(dk__thread_state *t) {
     pthread_once(&dk__thread_key_once, dk__thread_key_init);
-    if (dk__thread_key_ok) pthread_setspecific(dk__thread_key, t);
+    return dk__thread_key_ok && pthread_setspecific(dk__thread_key, t) == 0;
 }
-/* dk__thread_exit will run when a registered thread exits */
-#define DK__THREAD_EXIT_SEEN() dk__thread_key_ok
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(DISPATCH_STATIC)
 static void dk__free_all_threads(void);
 static void dk__at_exit(void) { DK__STORE_REL(&dk__exiting, 1); }
@@ -3864,7 +3918,7 @@ DK__PRIVATE dk__thread_state *dk__thread_state_get(void) {
     dk__threads = t;
     dk__mutex_unlock(&dk__threads_lock);
     dk__thread = t;
-    dk__thread_register(t);
+    t->exit_registered = dk__thread_register(t);   /* tried again at attach (dk__reader_get) */
     return t;
 }
 
@@ -3969,8 +4023,11 @@ DK__PRIVATE void dk__log_to(const dk_logger *l, dk_log_item item, const char *me
      membarrier, sends the outermost enter the slow way
      (dk__call_enter_slow) through the test that also finds a nested call;
      a typed call then tail-calls an out-of-line copy of itself. On
-     x86-64: 5 instructions a call in a loop, 8 at a call site over the
-     default build (make bench-icount).
+     x86-64 Linux with membarrier: 5 instructions a call in a loop, 8 at
+     a call site over the default build (make bench-icount); without it
+     (Windows, macOS, the BSDs, ThreadSanitizer builds, kernels before
+     4.14, qemu-user) every outermost call takes the out-of-line way and
+     a full fence.
      A grace period adds 1 to dk__epoch (64 bits: the tags), then to
      dk__gp_ctr's epoch (a reader never copies an epoch dk__epoch has not
      reached), then a full barrier: a reader that stored its word before
@@ -3980,10 +4037,27 @@ DK__PRIVATE void dk__log_to(const dk_logger *l, dk_log_item item, const char *me
      reads each attached thread's word through its record (rec->ctr)
      under dk__threads_lock, and rebuilds the 40 epoch bits to 64 around
      dk__epoch read after the word. A thread's exit destructor unlinks
-     the word under that lock before its TLS goes away (at exit too); a
-     call from a later destructor attaches afresh (glibc runs a
-     destructor again while its key is set again, up to
-     PTHREAD_DESTRUCTOR_ITERATIONS rounds). Grace periods are batched as
+     the word under that lock before its TLS goes away (at exit too) and
+     marks the thread exited (dk__rd.exited; DK__CTR_SLOW stays set): the
+     word is never linked again, since nothing would unlink it (glibc
+     stops running destructors after PTHREAD_DESTRUCTOR_ITERATIONS
+     rounds, Windows runs an FLS callback once, and DLL_THREAD_DETACH,
+     TLS callbacks and C++ thread_local destructors may come after it).
+     A call after that, a late call, goes the slow way and counts itself
+     in one process-wide word, dk__late_calls, read by writers under the
+     same protocol as a thread's word: while it is not 0 nothing is freed
+     and dk_registry_synchronize waits. A thread the exit destructor
+     cannot be registered for (pthread_setspecific or FlsSetValue failed)
+     is never attached: its first call tries again, and if that fails too
+     stops the process with a message.
+     Windows fibers: FLS values belong to a fiber, so the thread's state
+     is registered with the fiber current at its first call or error,
+     and deleting that fiber runs the exit destructor: on the same thread
+     its later calls are late ones (safe, each one a locked add and a
+     fence); deleted from another thread while the thread still calls,
+     its word is unlinked under its calls. Make a thread's first call
+     from a fiber that lives as long as the thread (the one
+     ConvertThreadToFiber made). Grace periods are batched as
      liburcu's call_rcu batches callbacks: a change only tags what it
      retired; one grace period is started when DK__BATCH_BYTES are
      pending (and at reclaim / synchronize), and then frees what is safe
@@ -4018,25 +4092,54 @@ __attribute__((constructor)) static void dk__membarrier_init(void) {
 #endif
 #endif
 
-/* The writer's side of a barrier pair with every reader. */
+/* The writer's side of a barrier pair with every reader. membarrier can
+   fail (ENOMEM: the kernel could not allocate its CPU mask). There is no
+   falling back to fences then: a thread already in the asymmetric mode
+   has DK__CTR_SLOW clear and enters with a compiler barrier only, and no
+   other thread may set the bit in its word (the owner's updates are not
+   read-modify-writes), so no writer could know when every reader fences.
+   Without the barrier a reader's word may not be seen and a table it
+   reads could be freed: the writer tries again (yielding), then stops the
+   process with a message rather than go on unsafely. */
 DK__PRIVATE void dk__barrier_all(void) {
     DK__FENCE_SEQ();
 #ifdef DK__MEMBARRIER
-    if (DK__LOAD_RLX(&dk__asymmetric)) syscall(__NR_membarrier, (int)DK__MEMBARRIER_PRIVATE_EXPEDITED, 0);
+    if (DK__LOAD_RLX(&dk__asymmetric)) {
+        int tries = 0;
+        while (syscall(__NR_membarrier, (int)DK__MEMBARRIER_PRIVATE_EXPEDITED, 0) != 0) {
+            if (++tries == 1000) {
+                dk__log_to(NULL, DK_LOG_THREAD_ATTACH_FAILED, "membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) keeps "
+                                                              "failing: a grace period cannot be made safe");
+                abort();
+            }
+            dk__yield();
+        }
+    }
 #endif
 }
 static dk__reader *dk__readers;    /* every record ever attached; reused, freed at unload */
+/* Call epochs: the calls in progress of threads whose exit destructor has
+   run (late calls, dk__rd.exited). Their words are never linked (the TLS
+   may be gone before they return, and nothing would unlink it), so they
+   count here instead: a writer reads it as it reads a word (after its
+   barrier, with acquire) and while it is not 0 holds back everything
+   (dk__oldest_reader: no frees, synchronize waits). */
+static uint64_t dk__late_calls DK__UNUSED;
 static uint64_t dk__next_thread_id;   /* 64-bit: every DK__FETCH_ADD is (Windows' Interlocked one) */
 
 /* Attaches the calling thread's record (reusing one a gone thread gave
-   back); NULL when out of memory. */
+   back); NULL when out of memory, and under call epochs when the thread's
+   exit destructor cannot be registered or has already run. */
 DK__PRIVATE dk__reader *dk__reader_get(void) {
     dk__thread_state *t;
     dk__reader *rec, *head;
     if (dk__rd.rec) return dk__rd.rec;
     if (!(t = dk__thread_state_get())) return NULL;
 #ifdef DK_CALL_EPOCHS
-    if (!DK__THREAD_EXIT_SEEN()) return NULL;   /* its word would outlive its TLS in the list */
+    /* its word would outlive its TLS in the list: no exit destructor (the
+       key could not be made or set), or it already ran (a late caller) */
+    if (dk__rd.exited) return NULL;
+    if (!t->exit_registered && !(t->exit_registered = dk__thread_register(t))) return NULL;
 #endif
     for (rec = DK__LOAD_ACQ(&dk__readers); rec; rec = rec->next) {
         int expected = 0;
@@ -4064,14 +4167,16 @@ DK__PRIVATE dk__reader *dk__reader_get(void) {
 DK_API void dk__reader_attach(void) {
     if (!dk__reader_get()) {
         dk__log_to(NULL, DK_LOG_THREAD_ATTACH_FAILED,
-                   "out of memory (or of thread-exit keys) attaching a thread to call epochs");
+                   "out of memory, or no thread-exit destructor could be registered (pthread_setspecific / "
+                   "FlsSetValue), attaching a thread to call epochs");
         abort();
     }
 }
 
 /* dk_call_enter's other way: the thread's first call (it attaches), every
-   outermost call of a thread that fences (no membarrier), and a count
-   that would overflow into DK__CTR_SLOW. */
+   outermost call of a thread that fences (no membarrier), a late call (its
+   exit destructor has run) and a count that would overflow into
+   DK__CTR_SLOW. */
 DK_API void dk__call_enter_slow(void) {
 #ifdef DK_CALL_EPOCHS
     uint64_t c = dk__rd.ctr;
@@ -4079,9 +4184,30 @@ DK_API void dk__call_enter_slow(void) {
         dk__log_to(NULL, DK_LOG_THREAD_ATTACH_FAILED, "calls nested more than 8,388,607 deep on one thread");
         abort();
     }
+    if (dk__rd.exited) {
+        /* counted where writers look (a seq_cst read-modify-write, then a
+           fence: seen before any table is read); the word, unlinked, only
+           counts the nesting for dk__call_exit_late */
+        (void)DK__FETCH_ADD(&dk__late_calls, (uint64_t)1);
+        DK__FENCE_SEQ();
+        dk__rd.ctr = DK__CTR_SLOW | 1;
+        return;
+    }
     if (!dk__rd.rec) dk__reader_attach();
-    DK__STORE_RLX(&dk__rd.ctr, DK__LOAD_RLX(&dk__gp_ctr) | (DK__LOAD_RLX(&dk__asymmetric) ? 0 : DK__CTR_SLOW));
+    DK__STORE_RLX(&dk__rd.ctr, DK__LOAD_RLX64(&dk__gp_ctr) | (DK__LOAD_RLX(&dk__asymmetric) ? 0 : DK__CTR_SLOW));
     DK__FENCE_SEQ();   /* the word is visible before any table is read */
+#endif
+}
+
+/* dk_call_exit of a thread whose exit destructor has run: a nested call
+   only counts down; the outermost late call's exit takes its count back
+   (a seq_cst read-modify-write: the call's reads come before it). */
+DK_API void dk__call_exit_late(void) {
+#ifdef DK_CALL_EPOCHS
+    uint64_t c = dk__rd.ctr;
+    if ((c & DK__CTR_NEST) > 1) { dk__rd.ctr = c - 1; return; }
+    dk__rd.ctr = DK__CTR_SLOW;
+    if (c & DK__CTR_NEST) (void)DK__FETCH_ADD(&dk__late_calls, ~(uint64_t)0);
 #endif
 }
 
@@ -4125,14 +4251,17 @@ DK__PRIVATE uint64_t dk__held(const dk__reader *rec) {
     const uint64_t half = (uint64_t)1 << (63 - DK__CTR_SHIFT);   /* 2^39 */
     uint64_t c, now, lag, e;
     if (!rec->ctr) return 0;
-    c = DK__LOAD_ACQ(rec->ctr);
+    c = DK__LOAD_ACQ64(rec->ctr);
     if (!(c & DK__CTR_NEST)) return 0;
     /* the 40 bits rebuilt around dk__epoch read after the word: the
        reader's epoch is at most that (see dk__grace_start) and lags it by
-       less than 2^39 (ahead of it, which cannot be, counts as ahead) */
-    now = DK__LOAD_ACQ(&dk__epoch);
+       less than 2^39. One that looks ahead of it was misread (a torn
+       64-bit load, should one ever happen): it holds back everything
+       (epoch 1: every tag is larger), never frees because of it. */
+    now = DK__LOAD_ACQ64(&dk__epoch);
     lag = ((now << DK__CTR_SHIFT) - (c & ~DK__CTR_LOW)) >> DK__CTR_SHIFT;
-    e = lag < half ? now - lag : now + (2 * half - lag);
+    if (lag >= half) return 1;
+    e = now - lag;
     return e ? e : 1;
 #else
     return DK__LOAD_ACQ(&rec->qs);
@@ -4179,12 +4308,17 @@ DK__PRIVATE uint64_t dk__grace_start(void) {
     return g;
 }
 
-/* The oldest epoch some record holds back, or UINT64_MAX when none does. */
+/* The oldest epoch some record holds back, or UINT64_MAX when none does;
+   1 (older than every tag) while a late call is in progress (call
+   epochs: dk__late_calls). */
 DK__PRIVATE uint64_t dk__oldest_reader(void) {
     uint64_t oldest = UINT64_MAX;
     const dk__reader *rec;
     DK__FENCE_SEQ();
     DK__SCAN_LOCK();
+#ifdef DK_CALL_EPOCHS
+    if (DK__LOAD_ACQ64(&dk__late_calls)) oldest = 1;
+#endif
     for (rec = DK__LOAD_ACQ(&dk__readers); rec; rec = rec->next) {
         uint64_t e = dk__held(rec);
         if (e && e < oldest) oldest = e;
@@ -5003,6 +5137,12 @@ DK_API dk_status dk_thread_offline(void) {
     /* also the way back after a longjmp out of kernels: the thread is
        outside every call, whatever its brackets say */
     dk__rd.nesting = 0;
+#ifdef DK_CALL_EPOCHS
+    if (dk__rd.exited && (dk__rd.ctr & DK__CTR_NEST)) {   /* a late call left: its count back */
+        dk__rd.ctr = DK__CTR_SLOW;
+        (void)DK__FETCH_ADD(&dk__late_calls, ~(uint64_t)0);
+    }
+#endif
     DK__STORE_REL(&dk__rd.ctr, DK__LOAD_RLX(&dk__rd.ctr) & DK__CTR_SLOW);
     if (dk__rd.rec) DK__STORE_REL(&dk__rd.rec->qs, (uint64_t)0);
     return DK_OK;

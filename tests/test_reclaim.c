@@ -712,6 +712,141 @@ static void test_epoch_bits_rebuilt_across_wrap(void **state) {
     dk_call_exit();
     assert_int_equal(dk__in_call(), 0);
 }
+
+/* What a record holds back when its word's epoch looks ahead of dk__epoch
+   (32-bit x86 with MSVC's atomics could tear a 64-bit load so, by a carry
+   into the high half): everything (1: older than every tag), never a
+   later epoch that would let a writer free what the call reads. */
+static void test_held_epoch_ahead_holds_everything(void **state) {
+    uint64_t word, now = dk__epoch;
+    dk__reader fake;
+    (void)state;
+    memset(&fake, 0, sizeof fake);
+    fake.ctr = &word;
+    word = (now << DK__CTR_SHIFT) | 1;             /* entered at the current epoch */
+    assert_true(dk__held(&fake) == now);
+    word = ((now - 5) << DK__CTR_SHIFT) | 3;       /* 5 behind, 3 calls deep */
+    assert_true(dk__held(&fake) == now - 5);
+    word = ((now + 256) << DK__CTR_SHIFT) | 1;     /* ahead: the torn load's carry */
+    assert_true(dk__held(&fake) == 1);
+    word = ((now + 1) << DK__CTR_SHIFT) | 1;
+    assert_true(dk__held(&fake) == 1);
+    word = ((now + 256) << DK__CTR_SHIFT);         /* outside calls: nothing */
+    assert_true(dk__held(&fake) == 0);
+}
+
+/* Late calls (Note [Reclamation]): once a thread's exit destructor has run,
+   its calls never link its word again (nothing would unlink it before the
+   TLS goes); each outermost one counts in dk__late_calls while it runs,
+   and while it does writers hold back everything. The thread runs
+   dispatch.h's destructor itself (its key's value cleared first, so that
+   glibc does not run it again), then calls as a later destructor would:
+   typed calls, nested manual brackets, a bracket left by dk_thread_offline. */
+typedef struct late_result { int attached, exited, answered, counted, held_all, nested_counted, after, linked; } late_result;
+static const int late_value = 7;
+static void *late_thread(void *arg) {
+    late_result *r = (late_result *)arg;
+    tensor t = cpu_tensor();
+    r->answered += unary_call(exit_op, t) == late_value;
+    r->attached = dk__rd.rec != NULL && dk__thread != NULL;
+    pthread_setspecific(dk__thread_key, NULL);
+    dk__thread_exit(dk__thread);
+    r->exited = dk__rd.exited && dk__rd.rec == NULL;
+    r->answered += unary_call(exit_op, t) == late_value;   /* the out-of-line copy, late */
+    r->after += dk__late_calls == 0;
+    dk_call_enter();
+    r->counted = dk__late_calls == 1;
+    r->held_all = dk__oldest_reader() == 1;
+    dk_call_enter();   /* nested */
+    r->answered += unary_call(exit_op, t) == late_value;
+    dk_call_exit();
+    r->nested_counted = dk__late_calls == 1 && dk__in_call();
+    dk_call_exit();
+    r->after += dk__late_calls == 0 && !dk__in_call();
+    dk_call_enter();
+    dk_thread_offline();   /* the way back after a longjmp out of kernels */
+    r->after += dk__late_calls == 0 && !dk__in_call();
+    r->linked = records(1);
+    return NULL;
+}
+static void test_late_calls_after_thread_exit(void **state) {
+    dk_registration *def, *h;
+    pthread_t t;
+    late_result r;
+    int linked_before;
+    (void)state;
+    memset(&r, 0, sizeof r);
+    assert_int_equal(dk_registry_create(NULL, &exit_reg), DK_OK);
+    assert_int_equal(dk_def(exit_reg, "late::op(Tensor x) -> Tensor", &def), DK_OK);
+    assert_int_equal(dk_impl(exit_reg, "late::op", DK_CPU, dk_unboxed(DK_FN(k_value), (void *)&late_value), &h), DK_OK);
+    exit_op = dk_op_lookup(exit_reg, "late::op");
+    assert_int_equal(unary_call(exit_op, cpu_tensor()), late_value);   /* this thread attached: dispatch.h's key made */
+    linked_before = records(1);
+    assert_int_equal(pthread_create(&t, NULL, late_thread, &r), 0);
+    pthread_join(t, NULL);
+    assert_int_equal(r.attached, 1);
+    assert_int_equal(r.exited, 1);
+    assert_int_equal(r.answered, 3);
+    assert_int_equal(r.counted, 1);
+    assert_int_equal(r.held_all, 1);
+    assert_int_equal(r.nested_counted, 1);
+    assert_int_equal(r.after, 3);
+    assert_int_equal(r.linked, linked_before);   /* the late calls linked nothing */
+    assert_true(dk__late_calls == 0);
+    assert_true(dk__oldest_reader() == UINT64_MAX);
+    assert_int_equal(dk_deregister(h), DK_OK);
+    assert_int_equal(dk_registry_synchronize(exit_reg), DK_OK);   /* nothing left to wait for */
+    dk_registry_destroy(exit_reg);
+}
+
+/* At exit (dk__exiting: exit() has begun) a thread's exit destructor still
+   unlinks its word and keeps its record; a call from a later destructor is
+   a late one too, counted where writers see it (before: it took the inline
+   way on a word no writer reads). exit() is stood in for by setting
+   dk__exiting for the test's span. */
+static pthread_key_t at_exit_key;
+static int at_exit_go, at_exit_counted, at_exit_marked;
+static int k_at_exit(const dk_kernel *k, dk_keyset ks, tensor x) {
+    (void)k; (void)ks; (void)x;
+    at_exit_counted = dk__late_calls == 1;
+    return 1;
+}
+static void at_exit_destructor(void *p) {
+    (void)p;
+    at_exit_marked = dk__rd.exited;
+    (void)unary_call(exit_op, cpu_tensor());
+}
+static void *at_exit_thread(void *arg) {
+    (void)arg;
+    (void)unary_call(exit_op, cpu_tensor());   /* attached */
+    pthread_setspecific(at_exit_key, (void *)&late_value);
+    while (!__atomic_load_n(&at_exit_go, __ATOMIC_SEQ_CST)) sched_yield();
+    return NULL;
+}
+static void test_late_call_at_exit(void **state) {
+    dk_registration *def, *h;
+    pthread_t t;
+    int linked_before;
+    (void)state;
+    assert_int_equal(dk_registry_create(NULL, &exit_reg), DK_OK);
+    assert_int_equal(dk_def(exit_reg, "late::at_exit(Tensor x) -> Tensor", &def), DK_OK);
+    assert_int_equal(dk_impl(exit_reg, "late::at_exit", DK_CPU, dk_unboxed(DK_FN(k_at_exit), NULL), &h), DK_OK);
+    exit_op = dk_op_lookup(exit_reg, "late::at_exit");
+    assert_int_equal(pthread_key_create(&at_exit_key, at_exit_destructor), 0);   /* after dispatch.h's */
+    linked_before = records(1);
+    assert_int_equal(pthread_create(&t, NULL, at_exit_thread, NULL), 0);
+    while (records(1) == linked_before) sched_yield();   /* the thread attached */
+    DK__STORE_REL(&dk__exiting, 1);
+    __atomic_store_n(&at_exit_go, 1, __ATOMIC_SEQ_CST);
+    pthread_join(t, NULL);
+    DK__STORE_REL(&dk__exiting, 0);
+    assert_int_equal(at_exit_marked, 1);
+    assert_int_equal(at_exit_counted, 1);
+    assert_int_equal(records(1), linked_before);   /* its word unlinked, never linked again */
+    assert_true(dk__late_calls == 0);
+    pthread_key_delete(at_exit_key);
+    dk_registry_destroy(exit_reg);
+}
 #endif
 
 int main(void) {
@@ -730,6 +865,9 @@ int main(void) {
         cmocka_unit_test(test_deregister_from_inside_a_call),
         cmocka_unit_test(test_thread_exits_beside_synchronize),
         cmocka_unit_test(test_epoch_bits_rebuilt_across_wrap),
+        cmocka_unit_test(test_held_epoch_ahead_holds_everything),
+        cmocka_unit_test(test_late_calls_after_thread_exit),
+        cmocka_unit_test(test_late_call_at_exit),
 #endif
     };
 #ifdef DK_CALL_EPOCHS

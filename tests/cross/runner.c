@@ -6,7 +6,8 @@
    compares byte for byte with the host's: name hashes, keyset prints and
    slots, the CUDA "Could not run" message, the computed table and state
    dumps, the schema round trips, the outcome totals of a 2-thread stress,
-   thread-exit cleanup and a plugin loaded and unloaded again and again.
+   thread-exit cleanup, calls from destructors after dispatch.h's thread-exit
+   destructor, and a plugin loaded and unloaded again and again.
    What depends on timing (how the stress calls split between the two
    kernels) goes to stderr.
 
@@ -354,6 +355,80 @@ static void test_thread_exit(void) {
     printf("thread exit: 8 threads ran one after another, their per-thread state released\n");
 }
 
+/* ---- late calls: a destructor that runs after dispatch.h's thread-exit
+   destructor (Windows: an FLS callback of an index allocated after
+   dispatch.h's, which Windows runs once; POSIX: a pthread key made after
+   dispatch.h's, set again in every destructor round up to the last one)
+   calls an op. The call answers, and no record keeps the gone thread's call
+   word (under call epochs it would be read after the thread's TLS is gone). */
+#ifndef DK_SINGLE_THREADED
+static const dk_operator *late_op;
+static long late_answered, late_wrong;
+static void late_call(void) {
+    plug_tensor a;
+    a.ks = dk_ks_from_key(DK_CPU);
+    a.v = 0;
+    if (plug_add_call(late_op, a) == 1) late_answered++;
+    else late_wrong++;
+}
+#if defined(_WIN32)
+static DWORD late_index = FLS_OUT_OF_INDEXES;
+static void WINAPI late_callback(void *p) { (void)p; late_call(); }
+static void late_thread(void) { late_call(); FlsSetValue(late_index, (void *)&kernel_ids[1]); }
+#else
+static pthread_key_t late_key;
+static int late_rounds;
+static void late_destructor(void *p) {
+    late_call();
+    if (++late_rounds < PTHREAD_DESTRUCTOR_ITERATIONS) pthread_setspecific(late_key, p);
+}
+static void late_thread(void) { late_call(); pthread_setspecific(late_key, (void *)&kernel_ids[1]); }
+#endif
+#endif
+
+static void test_late_calls(void) {
+#ifndef DK_SINGLE_THREADED
+    dk_registry *r = dk_registry_default();
+    dk_registration *def, *impl;
+    thread_t t;
+    long linked = 0;
+    const dk__reader *rec;
+    CHECK(dk_def(r, "late::op(Tensor a) -> Tensor", &def) == DK_OK);
+    CHECK(dk_impl(r, "late::op", DK_CPU, dk_unboxed(DK_FN(probe), &kernel_ids[1]), &impl) == DK_OK);
+    late_op = dk_op_lookup(r, "late::op");
+    /* dispatch.h's index / key exists (the errors above made this thread's state): ours comes after it */
+#if defined(_WIN32)
+    late_index = FlsAlloc(late_callback);
+    CHECK(late_index != FLS_OUT_OF_INDEXES);
+#else
+    CHECK(pthread_key_create(&late_key, late_destructor) == 0);
+#endif
+    CHECK(thread_start(&t, late_thread));
+    thread_join(t);
+#ifdef DK_CALL_EPOCHS
+    for (rec = dk__readers; rec; rec = rec->next)
+        if (rec->ctr && rec->ctr != &dk__rd.ctr) linked++;
+    CHECK(dk__late_calls == 0);
+#else
+    (void)rec;
+#endif
+    fprintf(stderr, "late calls: %ld answered\n", late_answered);
+    CHECK(late_answered >= 2);   /* the thread's own and at least one late one */
+    CHECK(late_wrong == 0);
+    CHECK(linked == 0);
+    CHECK(dk_deregister(impl) == DK_OK);
+    CHECK(dk_deregister(def) == DK_OK);
+    CHECK(dk_registry_synchronize(r) == DK_OK);
+#if defined(_WIN32)
+    FlsFree(late_index);
+#else
+    pthread_key_delete(late_key);
+#endif
+#endif
+    printf("late calls: a thread-exit destructor after dispatch.h's called an op: answered, no record kept the "
+           "gone thread's word\n");
+}
+
 /* ---- a library block without constructors (dk_library_run / _close): what a
    compiler without them (tcc, MSVC) writes instead of DK_LIBRARY ------------ */
 static int twice_cpu(const dk_kernel *k, dk_keyset ks, plug_tensor a) { (void)k; (void)ks; return 2 * a.v; }
@@ -468,6 +543,7 @@ int main(int argc, char **argv) {
     test_schemas(argv[1]);
     test_stress();
     test_thread_exit();
+    test_late_calls();
     test_library_explicit();
     if (argc > 2) test_plugin(argv[2]);
     fprintf(stderr, "%ld checks, %ld failed\n", checks, failures);

@@ -9,8 +9,17 @@
 #                               (EXIT_RUNS runs, each under timeout: a hang
 #                               fails);
 #              late_destructor  a call from a TLS destructor that runs after
-#                               dispatch.h's attaches a fresh record
-#                               (20 forked rounds);
+#                               dispatch.h's never writes into the record
+#                               it gave back (20 forked rounds);
+#              late_rounds      calls from a destructor in each of glibc's
+#                               destructor rounds, the last one included,
+#                               on a stack unmapped after the join: no
+#                               record keeps the gone thread's word,
+#                               synchronize waits for a late call;
+#              key_fail         pthread_setspecific failing (defined by
+#                               the test): call epochs never attach the
+#                               thread (its first call stops the process),
+#                               or attach once a second try succeeds;
 #              soak             the churn below, EXIT_SOAK_STEPS writer steps;
 #              then unload_leak: libdispatch.so and libdispatch-epochs.so
 #              dlopen'ed and dlclose'd 200 times beside a live thread that
@@ -45,7 +54,7 @@ exit-test: $(BUILD)/libdispatch.so | $(BUILD) ## exit with threads in the librar
 	@$(MAKE) --no-print-directory lib CONFIG=epochs > /dev/null
 	@mkdir -p $(EXIT_OUT) $(BUILD)/results; ok=0; bad=0; $(exit_run_def); \
 	for m in $(EXIT_MODES); do name=$${m%%:*}; flags=$$(echo "$${m#*:}" | tr '~' ' '); \
-	  for p in exit_main late_destructor soak; do \
+	  for p in exit_main late_destructor late_rounds key_fail soak; do \
 	    $(CC) $(EXIT_CFLAGS) $$flags -DSTEPS=$(EXIT_SOAK_STEPS) $(EXIT_DIR)/$$p.c -o $(EXIT_OUT)/$$p-$$name -lpthread \
 	      > $(EXIT_OUT)/cc.log 2>&1 || { bad=$$((bad+1)); echo "  FAIL  $$p-$$name does not build"; cat $(EXIT_OUT)/cc.log; }; \
 	  done; \
@@ -53,8 +62,12 @@ exit-test: $(BUILD)/libdispatch.so | $(BUILD) ## exit with threads in the librar
 	    sh -c "i=0; while [ \$$i -lt $(EXIT_RUNS) ]; do i=\$$((i+1)); \
 	      $(EXIT_ENV) timeout $(EXIT_TIMEOUT) $(EXIT_OUT)/exit_main-$$name > /dev/null || { echo \"run \$$i: status \$$?\"; exit 1; }; \
 	    done; echo \"$(EXIT_RUNS) of $(EXIT_RUNS) runs exited with status 0\""; \
-	  run "a call from a late TLS destructor attaches a fresh record ($$name)" \
+	  run "a call from a late TLS destructor leaves the record it gave back alone ($$name)" \
 	    env $(EXIT_ENV) timeout 600 $(EXIT_OUT)/late_destructor-$$name; \
+	  run "calls from destructors in every destructor round, the last one included: nothing links the gone thread's word ($$name)" \
+	    env $(EXIT_ENV) timeout 600 $(EXIT_OUT)/late_rounds-$$name; \
+	  run "pthread_setspecific fails: the thread's word is never left linked without an exit destructor ($$name)" \
+	    env $(EXIT_ENV) timeout 600 $(EXIT_OUT)/key_fail-$$name; \
 	  run "churn of every change kind beside two checking readers ($$name)" \
 	    env $(EXIT_ENV) timeout 600 $(EXIT_OUT)/soak-$$name; \
 	done; \

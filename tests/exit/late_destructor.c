@@ -13,7 +13,8 @@
      3. starts thread U, which claims R (checked: the same record) and
         enters a long kernel (default mode: online, then the kernel);
      4. makes the late call (default: online, call, offline, as a thread
-        that takes part would), which must attach a fresh record;
+        that takes part would), which must attach a fresh record (default)
+        or count as a late call without attaching (call epochs);
      5. starts thread S, which deregisters U's kernel and synchronizes, and
         records whether U's kernel had finished when synchronize returned.
         U's kernel finishes only once S has been left time to return; a
