@@ -2140,8 +2140,26 @@ enum {
 #define DK__ROW_SPARE ((int)(32 - sizeof(uint64_t) - sizeof(dk_table_entry)))
 #define DK__REASON_REST ((DK_NUM_RUNTIME_ENTRIES + 1) / 2 - DK_NUM_BACKENDS * DK__ROW_SPARE)
 
+/* What an operator's def says, as boxed calls and inspection read it (a
+   snapshot's `def`): the parsed schema (read-only; its text is c10's
+   normalised form, its dispatch_args bit j says the j-th value from the top
+   of a boxed call's stack is a dispatch argument: Tensor, Tensor?,
+   Tensor[], Tensor?[]; its num_arguments and num_returns), per argument its
+   default as a value (NONE tag if none), the boxing adapters (or NULL), the
+   tags (bit DK_TAG_x) and the alias-analysis kind. Immutable once
+   published, but for `adapters`, which dk_op_set_adapters may give a def
+   that had none (an atomic pointer: read it with DK__LOAD_RLX / once). */
+typedef struct dk_op_def_info {
+    const struct dk_schema *parsed;
+    const dk_value *defaults;
+    const dk_op_adapters *adapters;
+    uint64_t tags;
+    dk_alias_analysis alias_analysis;
+} dk_op_def_info;
+
 /* Everything a call reads of an operator, as one immutable snapshot: the
-   dispatch table, the fallthrough masks and what the def says. A change
+   dispatch table, the fallthrough masks and what the def says (a pointer
+   to the def's record of it). A change
    builds a new snapshot and publishes it with one release store, so a call
    sees the state before or the state after a registration, never a mix
    (see THREADS in the manual). The slots live in two places (the backend
@@ -2152,17 +2170,9 @@ typedef struct dk_op_table {
        fallback holds the registry's missing record of that slot, which
        calls and dk_op_slot_kernel resolve (Note [Resolution]) */
     dk_table_entry entries[DK_NUM_RUNTIME_ENTRIES - DK__ROW_SLOTS];
-    /* from the def (NULL / 0 without one): c10's normalised schema text;
-       bit j: the j-th value from the top of a boxed call's stack is a
-       dispatch argument (Tensor, Tensor?, Tensor[], Tensor?[]) */
-    const char *schema;
-    uint64_t dispatch_args;
-    int num_arguments, num_returns;
-    const dk_op_adapters *adapters;   /* the def's boxing adapters, or NULL */
-    const struct dk_schema *parsed;   /* the def's parsed schema (read-only), or NULL */
-    const dk_value *defaults;         /* per argument: its default as a value (NONE tag if none) */
-    uint64_t tags;                    /* the def's tags: bit DK_TAG_x (0 without a def) */
-    dk_alias_analysis alias_analysis; /* the def's (FROM_SCHEMA without one) */
+    /* what the def says, or NULL without one: a record in the def's
+       registration, which lives as long as any snapshot pointing at it */
+    const dk_op_def_info *def;
     /* the dk_source_detail of each slot, 4 bits each: in the rows' spare bytes,
        then here when they do not hold them all (dk__reason_at) */
     uint8_t reasons_rest[DK__REASON_REST > 0 ? DK__REASON_REST : 1];
@@ -2284,12 +2294,16 @@ DK_INLINE const dk_kernel *dk_op_slot_kernel(const dk_operator *op, int slot) {
     const dk_kernel *k = DK__ENTRY_KERNEL(dk_op_table_entry(dk_op_table_of(op), slot));
     return k->kind == DK_KERNEL_MISSING ? dk__deferred(op, k) : k;
 }
-/* The def's schema in c10's normalised form, or NULL without a def. */
-DK_INLINE const char *dk_op_schema(const dk_operator *op) { return DK__LOAD_RLX(&dk_op_table_of(op)->schema); }
+/* What the def says (dk_op_def_info), or NULL without a def. */
+DK_INLINE const dk_op_def_info *dk__op_def(const dk_op_table *t) { return DK__LOAD_ACQ(&t->def); }
+/* The def's schema in c10's normalised form, or NULL without a def
+   (defined after dk_schema, see >>schema). */
+DK_INLINE const char *dk_op_schema(const dk_operator *op);
 /* The def's parsed schema (arguments, types, defaults, alias annotations,
    return names; see >>schema), or NULL without a def. Read-only. */
 DK_INLINE const struct dk_schema *dk_op_function_schema(const dk_operator *op) {
-    return DK__LOAD_RLX(&dk_op_table_of(op)->parsed);
+    const dk_op_def_info *d = dk__op_def(dk_op_table_of(op));
+    return d ? d->parsed : NULL;
 }
 /* The def's tags (torch.Tag), as a mask with bit DK_TAG_x set for each, and
    one of them; its alias-analysis kind. No def: no tags, FROM_SCHEMA.
@@ -3630,6 +3644,11 @@ DK_API const char *dk_type_kind_name(dk_type_kind k);
 DK_API int dk_schema_c_signature(const dk_schema *s, char *buf, size_t size);
 
 DK_INLINE uint64_t dk_schema_dispatch_args(const dk_schema *s) { return s->dispatch_args; }
+/* dk_op_schema (declared with dk_op_function_schema): its def's parsed text. */
+DK_INLINE const char *dk_op_schema(const dk_operator *op) {
+    const dk_schema *s = dk_op_function_schema(op);
+    return s ? s->text : NULL;
+}
 /* <<schema */
 
 #ifdef __cplusplus
@@ -4535,20 +4554,18 @@ struct dk_registration {
     dk_registry *registry;
     unsigned char type;           /* DK__REG_* */
     unsigned char live;           /* 0 once deregistered (until reclaimed) */
-    unsigned char alias_analysis; /* def: its dk_alias_analysis (in bytes every record has spare) */
     struct dk__op *op;            /* def, impl */
     dk_registration *next;        /* op's impl list (newest first), listener list */
     dk_library *library;          /* the block that made it, or NULL */
     dk_registration *lib_next;    /* that block's list (newest first) */
     /* An impl or fallback record ends here (DK__REG_SIZE): the rest is a
        def's, then a listener's, and the record holds only its type's part. */
-    /* def: its parsed schema (c10's normalised text, the dispatch arguments
-       and the argument counts are in it: DK__DEF_SCHEMA), what boxed calls
-       need, adapters */
-    dk_schema *parsed;            /* in this record, after the defaults (dk__sp_copy) */
-    dk_value *defaults;           /* in this record, after it: the values, then list storage */
-    const dk_op_adapters *adapters;
-    uint64_t tags;                /* def: its tags, bit DK_TAG_x */
+    /* def: what its operator's table snapshots point at (their `def`): its
+       parsed schema (c10's normalised text, the dispatch arguments and the
+       argument counts are in it: DK__DEF_SCHEMA) in this record, after the
+       defaults (dk__sp_copy); the defaults in this record, after it (the
+       values, then list storage); adapters, tags, alias analysis */
+    dk_op_def_info info;
     /* listener */
     dk_op_listener on_registered, on_deregistered;
 };
@@ -4556,9 +4573,9 @@ struct dk_registration {
 #define DK__REG_SIZE(t)                                                                            \
     ((t) == DK__REG_LISTENER ? sizeof(dk_registration)                                             \
      : (t) == DK__REG_DEF    ? offsetof(dk_registration, on_registered)                             \
-                             : offsetof(dk_registration, parsed))
+                             : offsetof(dk_registration, info))
 /* A live def's schema text, c10's normalised form. */
-#define DK__DEF_SCHEMA(def) ((const char *)(def)->parsed->text)
+#define DK__DEF_SCHEMA(def) ((const char *)(def)->info.parsed->text)
 
 typedef struct dk__op {
     dk_operator pub;              /* first: handles are dk_operator pointers */
@@ -5462,8 +5479,8 @@ DK__PRIVATE int dk__affected_slots(const dk_registry *r, dk_key key, int *slots)
 
 /* Fills t (which may be op's own live table only when out of memory, see
    dk__op_update) from op's current table: the given slots resolved again
-   (every slot when n < 0, none when n == 0: a def change), masks and def
-   fields derived. */
+   (every slot when n < 0, none when n == 0: a def change), masks derived,
+   `def` pointed at the def's record. */
 DK__PRIVATE void dk__table_fill(const dk_registry *r, const dk__op *op, dk_op_table *t, const int *slots, int n) {
     const dk_op_table *cur = op->pub.table;
     const dk_registration *def = op->def;
@@ -5489,32 +5506,14 @@ DK__PRIVATE void dk__table_fill(const dk_registry *r, const dk__op *op, dk_op_ta
         }
         if (masks_change || n < 0) dk__table_masks(r, t);
     }
-    /* the def's fields; in place, only those that change, atomically
-       (calls read them, a failing call copies them: dk__table_copy): the
-       template's never change, an impl's deregistration leaves them, a
-       def's clears them. The parsed schema first, and its defaults after
-       it with release: a boxed call that reads the defaults (acquire),
-       then the schema, never gets a schema without its defaults
-       (dk__fill_defaults). */
-#define DK__DEF_FIELD(field, value, STORE)                         \
-    do {                                                           \
-        if (t != cur) t->field = (value);                          \
-        else if (t->field != (value)) STORE(&t->field, (value));   \
-    } while (0)
-    DK__DEF_FIELD(parsed, def ? (const dk_schema *)def->parsed : (const dk_schema *)NULL, DK__STORE_RLX);
-    DK__DEF_FIELD(defaults, def ? (const dk_value *)def->defaults : (const dk_value *)NULL, DK__STORE_REL);
-    DK__DEF_FIELD(schema, def ? DK__DEF_SCHEMA(def) : (const char *)NULL, DK__STORE_RLX);
-    DK__DEF_FIELD(dispatch_args, def ? def->parsed->dispatch_args : (uint64_t)0, DK__STORE_RLX);
-    DK__DEF_FIELD(num_arguments, def ? def->parsed->num_arguments : 0, DK__STORE_RLX);
-    DK__DEF_FIELD(num_returns, def ? def->parsed->num_returns : 0, DK__STORE_RLX);
-    DK__DEF_FIELD(adapters, def ? def->adapters : (const dk_op_adapters *)NULL, DK__STORE_RLX);
-    DK__DEF_FIELD(tags, def ? def->tags : (uint64_t)0, DK__STORE_RLX);
-#undef DK__DEF_FIELD
-    /* an enum (no atomic access for it in C99 and C++ alike): read by no
-       call, only by dk_op_alias_analysis; changed in place only when a def
-       that has one is removed out of memory */
-    if (t->alias_analysis != (def ? (dk_alias_analysis)def->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA))
-        t->alias_analysis = def ? (dk_alias_analysis)def->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    /* what the def says: one pointer to its record, stored in place only
+       when it changes (a def's removal out of memory clears it; the
+       template's never changes), with release */
+    {
+        const dk_op_def_info *info = def ? &def->info : (const dk_op_def_info *)NULL;
+        if (t != cur) t->def = info;
+        else if (t->def != info) DK__STORE_REL(&t->def, info);
+    }
 }
 
 /* Publishes t (allocated by the caller) as op's table. */
@@ -5646,7 +5645,7 @@ DK__PRIVATE void dk__debug_named(char *buf, size_t n, const char *name) {
 }
 
 /* A record is its type's part (DK__REG_SIZE), then `extra` zeroed bytes
-   (a def's defaults: g->defaults), then its debug text, in one piece of
+   (a def's defaults: g->info.defaults), then its debug text, in one piece of
    dk__registration_size bytes: a block of its own (dk__new_registration)
    or, for the def that creates its operator, the operator's block. */
 DK__PRIVATE size_t dk__registration_head(int type, size_t extra) {
@@ -5666,7 +5665,7 @@ DK__PRIVATE dk_registration *dk__registration_init(void *room, dk_registry *r, i
     g->type = (unsigned char)type;
     g->live = 1;
     g->kernel.debug = dlen ? (const char *)memcpy((char *)room + head + extra, debug, dlen) : "";
-    if (extra) g->defaults = (dk_value *)(void *)((char *)room + head);
+    if (extra) g->info.defaults = (const dk_value *)(void *)((char *)room + head);
     return g;
 }
 DK__PRIVATE dk_registration *dk__new_registration(dk_registry *r, int type, const char *debug, size_t extra) {
@@ -5772,7 +5771,7 @@ DK__PRIVATE dk_status dk__check_def_signature(const char *what, const dk_registr
                                               const char *debug) {
     char expected[1024];
     if (!def || !sig || !DK__SIG_IN_SCHEMA_WORDS(sig) ||
-        dk_schema_c_signature(def->parsed, expected, sizeof expected) < 0)
+        dk_schema_c_signature(def->info.parsed, expected, sizeof expected) < 0)
         return DK_OK;
     return dk__signature_vs_schema(what, DK__DEF_SCHEMA(def), expected, def->kernel.debug, sig, debug);
 }
@@ -5852,13 +5851,6 @@ DK__PRIVATE dk_status dk__parse_in(dk_registry *r, const char *schema, dk__def_s
     return dk__sp_parse(schema, &d, (struct dk__sp_chunk *)(void *)scratch, sizeof *scratch, out);
 }
 
-/* A def's schema goes with its record (the defaults too): retired with it,
-   or, for the record in its operator's block, freed with the operator. */
-DK__PRIVATE void dk__def_release(dk_registry *r, dk_registration *g, int now) {
-    (void)r;
-    (void)now;
-    g->parsed = NULL;
-}
 
 /* The value a boxed call gets for an argument left off: its default. */
 DK__PRIVATE size_t dk__default_extra(const dk_default *d) {
@@ -5992,9 +5984,9 @@ DK__PRIVATE void dk__append_def_extras(char *buf, size_t size, size_t *len, cons
     const char *sep = "\ntags: ";
     int t;
     dk__append(buf, size, len, "\nalias analysis kind: ");
-    dk__append(buf, size, len, dk__alias_analysis_names[def->alias_analysis]);
+    dk__append(buf, size, len, dk__alias_analysis_names[def->info.alias_analysis]);
     for (t = 0; t < DK_NUM_TAGS; t++) {
-        if (!((def->tags >> t) & 1)) continue;
+        if (!((def->info.tags >> t) & 1)) continue;
         dk__append(buf, size, len, sep);
         dk__append(buf, size, len, dk__tag_names[t]);
         sep = ", ";
@@ -6055,14 +6047,14 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
         return DK_ERR_NO_MEMORY;
     }
     /* the record's extra bytes: the defaults, then the schema */
-    kept = dk__sp_copy(parsed, (char *)g->defaults + dbytes);
+    kept = dk__sp_copy(parsed, (char *)(void *)g->info.defaults + dbytes);
     dk_schema_free(parsed);
-    if (dbytes) dk__defaults_fill(g->defaults, kept);
-    else g->defaults = dk__no_defaults;
-    g->parsed = kept;
-    g->adapters = adapters;
-    g->tags = tags;
-    g->alias_analysis = (unsigned char)(opts ? opts->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA);
+    if (dbytes) dk__defaults_fill((dk_value *)(void *)g->info.defaults, kept);
+    else g->info.defaults = dk__no_defaults;
+    g->info.parsed = kept;
+    g->info.adapters = adapters;
+    g->info.tags = tags;
+    g->info.alias_analysis = opts ? opts->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA;
     dk__op_commit(r, &prep);
     g->op = prep.op;
     prep.op->def = g;
@@ -6220,7 +6212,6 @@ DK__PRIVATE void dk__deregister_locked(dk_registry *r, dk_registration *g) {
         g->op->def = NULL;
         dk__op_update(r, g->op, NULL, 0);
         dk__op_remove_if_unused(r, g->op);
-        dk__def_release(r, g, 0);
         break;
     case DK__REG_IMPL:
         dk__unlink(&g->op->impls, g, 0);
@@ -6688,9 +6679,11 @@ DK_API dk_status dk_library_unload(const void *address) {
 }
 
 DK_API uint64_t dk_op_tags(const dk_operator *op) {
+    const dk_op_def_info *d;
     uint64_t tags;
     DK__HOLD();   /* the table may be retired meanwhile: held, it is not freed */
-    tags = DK__LOAD_RLX(&dk_op_table_of(op)->tags);
+    d = dk__op_def(dk_op_table_of(op));
+    tags = d ? d->tags : 0;
     DK__UNHOLD();
     return tags;
 }
@@ -6698,9 +6691,11 @@ DK_API int dk_op_has_tag(const dk_operator *op, dk_tag t) {
     return (unsigned)t < (unsigned)DK_NUM_TAGS && ((dk_op_tags(op) >> t) & 1);
 }
 DK_API dk_alias_analysis dk_op_alias_analysis(const dk_operator *op) {
+    const dk_op_def_info *d;
     dk_alias_analysis a;
     DK__HOLD();
-    a = dk_op_table_of(op)->alias_analysis;
+    d = dk__op_def(dk_op_table_of(op));
+    a = d ? d->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA;
     DK__UNHOLD();
     return a;
 }
@@ -7268,7 +7263,6 @@ DK__PRIVATE void dk__registry_free(dk_registry *r) {
     for (i = 0; i < r->n_ops; i++) {
         if (!r->ops[i]) continue;
         for (g = r->ops[i]->impls; g; g = next) { next = g->next; dk__free(r, g); }
-        if (r->ops[i]->def) dk__def_release(r, r->ops[i]->def, 1);
         if (r->ops[i]->def && !dk__def_in_op(r->ops[i]->def)) dk__free(r, r->ops[i]->def);
         dk__retire_table(r, r->ops[i]->pub.table);
         dk__free(r, r->ops[i]);
@@ -7439,7 +7433,7 @@ DK__PRIVATE void dk__missing_message(const dk_operator *op, const dk_op_table *t
             dk__append(buf, size, &len, " kernel");
         }
     }
-    else if (!n && !t->schema)
+    else if (!n && !t->def)
         dk__append(buf, size, &len, "the operator has neither a def nor a kernel: was the library that registers "
                                     "it loaded?");
     else if (!n)
@@ -7465,8 +7459,8 @@ DK__PRIVATE void dk__missing_message(const dk_operator *op, const dk_op_table *t
 DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args,
                                        void *result, size_t result_size);
 
-/* What the messages read of a live table (its entries, reasons and schema
-   text), copied into dst: field by field, relaxed, as a rewrite in place
+/* What the messages read of a live table (its entries, reasons and def
+   pointer), copied into dst: field by field, relaxed, as a rewrite in place
    stores them (a deregistration out of memory, the registry's template
    on a fallthrough fallback change: see dk__op_update), never a plain
    copy of memory another thread may be writing. The rest is zero. */
@@ -7480,7 +7474,7 @@ DK__PRIVATE void dk__table_copy(dk_op_table *dst, const dk_op_table *src) {
         d->fn = DK__LOAD_RLX(&e->fn);
         dk__reason_set(dst, s, (dk_source_detail)dk__reason_at(src, s));
     }
-    dst->schema = DK__LOAD_RLX(&src->schema);
+    dst->def = dk__op_def(src);
 }
 
 DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks, const dk_kernel *k, void *args,
@@ -7547,11 +7541,23 @@ DK_API void dk_call_fail(const dk_operator *op, const dk_kernel *kernel, dk_keys
 
 enum { DK__BOX_CAPACITY = 64 };
 
+/* What boxed calls read of a snapshot's def (NULL without one): its parsed
+   schema (counts, dispatch arguments, text), its adapters (the one field
+   dk_op_set_adapters may set in place: read once). */
+DK__PRIVATE const dk_schema *dk__table_schema(const dk_op_table *t) {
+    const dk_op_def_info *d = dk__op_def(t);
+    return d ? d->parsed : NULL;
+}
+DK__PRIVATE const dk_op_adapters *dk__table_adapters(const dk_op_table *t) {
+    const dk_op_def_info *d = dk__op_def(t);
+    return d ? DK__LOAD_ACQ(&d->adapters) : NULL;
+}
+
 /* A typed call that landed on a boxed kernel: box through the operator's
    adapters when it has them, else hand over the argument pack. */
 DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args,
                                        void *result, size_t result_size) {
-    const dk_op_adapters *a = DK__LOAD_RLX(&dk_op_table_of(op)->adapters);
+    const dk_op_adapters *a = dk__table_adapters(dk_op_table_of(op));
     dk_value storage[DK__BOX_CAPACITY];
     dk_stack st;
     dk_stack_init(&st, storage, DK__BOX_CAPACITY);
@@ -7584,7 +7590,8 @@ DK__PRIVATE dk_keyset dk__value_keyset(const dk__hooks *h, const dk_value *v) {
 /* Inside a call bracket (the hooks record and t are read once, and held until it closes). */
 DK__PRIVATE dk_keyset dk__stack_keyset(const dk_operator *op, const dk_op_table *t, const dk_stack *stack) {
     const dk__hooks *h = dk__hooks_of(op->registry);
-    uint64_t bits = DK__LOAD_RLX(&t->dispatch_args), ks = 0;   /* relaxed: see dk__table_fill */
+    const dk_schema *sch = dk__table_schema(t);
+    uint64_t bits = sch ? sch->dispatch_args : 0, ks = 0;
     if (!h->tensor_keyset) return dk_ks_raw(0);
     while (bits) {
         size_t j = (size_t)dk__lowest_bit(bits);
@@ -7651,7 +7658,7 @@ DK__PRIVATE dk_status dk__bad_stack(char *msg, size_t size, const char *fmt, ...
 /* The top num_arguments values against the schema; the message names the first mismatch. */
 DK__PRIVATE dk_status dk__check_stack(const dk_operator *op, const dk_op_table *t, const dk_stack *stack,
                                       char *msg, size_t size) {
-    const dk_schema *s = DK__LOAD_RLX(&t->parsed);
+    const dk_schema *s = dk__table_schema(t);
     size_t n, base, j;
     if (!s || s->is_vararg) return DK_OK;
     n = (size_t)s->num_arguments;
@@ -7676,11 +7683,9 @@ DK__PRIVATE dk_status dk__check_stack(const dk_operator *op, const dk_op_table *
 /* The stack holds the first arguments of a call: push the others' defaults. */
 DK__PRIVATE dk_status dk__fill_defaults(const dk_operator *op, const dk_op_table *t, dk_stack *stack, char *msg,
                                         size_t size) {
-    /* the defaults (acquire), then the schema, each once: a def removed
-       in place (dk__table_fill) clears the schema before its defaults
-       (release), so a schema read here comes with its defaults */
-    const dk_value *defaults = DK__LOAD_ACQ(&t->defaults);
-    const dk_schema *s = DK__LOAD_RLX(&t->parsed);
+    /* the def's record once: its schema and its defaults belong together */
+    const dk_op_def_info *d = dk__op_def(t);
+    const dk_schema *s = d ? d->parsed : NULL;
     size_t n, j;
     if (!s || s->is_vararg) return DK_OK;
     n = (size_t)s->num_arguments;
@@ -7695,7 +7700,7 @@ DK__PRIVATE dk_status dk__fill_defaults(const dk_operator *op, const dk_op_table
     if (n > stack->capacity)
         return dk__bad_stack(msg, size, "%s: the stack's capacity (%lu) is below the schema's %lu arguments",
                              op->name, (unsigned long)stack->capacity, (unsigned long)n);
-    for (j = stack->size; j < n; j++) stack->values[stack->size++] = defaults[j];
+    for (j = stack->size; j < n; j++) stack->values[stack->size++] = d->defaults[j];
     return DK_OK;
 }
 
@@ -7711,14 +7716,14 @@ DK_API dk_status dk_stack_fill_defaults(const dk_operator *op, dk_stack *stack) 
 
 DK_API dk_status dk_stack_push_default(const dk_operator *op, dk_stack *stack) {
     char msg[1024];
-    const dk_op_table *t;
+    const dk_op_def_info *d;
     const dk_schema *s;
     dk_status st = DK_OK;
     size_t j;
     if (!op || !stack) return dk__fail(DK_ERR_NULL, "stack_push_default: NULL argument");
     dk_call_enter();
-    t = dk_op_table_of(op);
-    s = t->parsed;
+    d = dk__op_def(dk_op_table_of(op));
+    s = d ? d->parsed : NULL;
     j = stack->size;
     if (!s) st = dk__fail(DK_ERR_NOT_FOUND, "stack_push_default: %s has no def (no schema, no defaults)", op->name);
     else if (j >= (size_t)s->num_arguments)
@@ -7727,7 +7732,7 @@ DK_API dk_status dk_stack_push_default(const dk_operator *op, dk_stack *stack) {
     else if (!s->arguments[j].default_value)
         st = dk__bad_stack(msg, sizeof msg, "%s: argument %lu '%s' (%s) has no default\n  schema: %s", op->name,
                            (unsigned long)j, s->arguments[j].name, s->arguments[j].type_text, s->text);
-    else if (!dk_stack_push(stack, t->defaults[j]))
+    else if (!dk_stack_push(stack, d->defaults[j]))
         st = dk__bad_stack(msg, sizeof msg, "%s: the stack is full (capacity %lu) at argument %lu '%s'", op->name,
                            (unsigned long)stack->capacity, (unsigned long)j, s->arguments[j].name);
     dk_call_exit();
@@ -7735,13 +7740,13 @@ DK_API dk_status dk_stack_push_default(const dk_operator *op, dk_stack *stack) {
 }
 
 DK_API dk_status dk_op_default(const dk_operator *op, int i, dk_value *out) {
-    const dk_op_table *t;
+    const dk_op_def_info *d;
     const dk_schema *s;
     dk_status st = DK_OK;
     if (!op || !out) return dk__fail(DK_ERR_NULL, "op_default: NULL argument");
     dk_call_enter();
-    t = dk_op_table_of(op);
-    s = t->parsed;
+    d = dk__op_def(dk_op_table_of(op));
+    s = d ? d->parsed : NULL;
     if (!s) st = dk__fail(DK_ERR_NOT_FOUND, "op_default: %s has no def (no schema, no defaults)", op->name);
     else if (i < 0 || i >= s->num_arguments)
         st = dk__fail(DK_ERR_BAD_ARGUMENT, "op_default: %s has %d arguments, no argument %d\n  schema: %s", op->name,
@@ -7749,7 +7754,7 @@ DK_API dk_status dk_op_default(const dk_operator *op, int i, dk_value *out) {
     else if (!s->arguments[i].default_value)
         st = dk__fail(DK_ERR_NOT_FOUND, "op_default: argument %d '%s' (%s) of %s has no default\n  schema: %s", i,
                       s->arguments[i].name, s->arguments[i].type_text, op->name, s->text);
-    else *out = t->defaults[i];
+    else *out = d->defaults[i];
     dk_call_exit();
     return st;
 }
@@ -7759,7 +7764,7 @@ DK_API int dk_op_argument_index(const dk_operator *op, const char *name) {
     int i, found = -1;
     if (!op || !name) return -1;
     dk_call_enter();
-    s = dk_op_table_of(op)->parsed;
+    s = dk__table_schema(dk_op_table_of(op));
     for (i = 0; s && i < s->num_arguments && found < 0; i++)
         if (strcmp(s->arguments[i].name, name) == 0) found = i;
     dk_call_exit();
@@ -7778,8 +7783,9 @@ DK_API dk_status dk_stack_check(const dk_operator *op, const dk_stack *stack) {
 
 DK__PRIVATE void dk__run_boxed(const dk_operator *op, const dk_op_table *t, dk_keyset args, dk_keyset ks,
                               const dk_kernel *k, dk_stack *stack) {
-    const dk_op_adapters *a = DK__LOAD_RLX(&t->adapters);
-    size_t nargs = (size_t)DK__LOAD_RLX(&t->num_arguments);
+    const dk_op_adapters *a = dk__table_adapters(t);
+    const dk_schema *sch = dk__table_schema(t);
+    size_t nargs = sch ? (size_t)sch->num_arguments : 0;
     char msg[1024];
     if (k->kind == DK_KERNEL_FUNCTION && k->boxed) { k->boxed(k, op, ks, stack); return; }
     if (k->kind == DK_KERNEL_FUNCTION && a && a->call_unboxed) { a->call_unboxed(k, op, ks, stack); return; }
@@ -7868,10 +7874,11 @@ DK__PRIVATE int dk__ni_requires_grad(const dk_autograd_ni_desc *d, const dk_stac
 DK__PRIVATE void dk__autograd_ni(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *stack) {
     const dk_autograd_ni_desc *d = (const dk_autograd_ni_desc *)k->user_data;
     const dk_op_table *t = dk_op_table_of(op);
-    size_t nargs = (size_t)DK__LOAD_RLX(&t->num_arguments), base, i;
+    const dk_schema *sch = dk__table_schema(t);
+    size_t nargs = sch ? (size_t)sch->num_arguments : 0, base, i;
     int any;
     dk_guard g;
-    if (stack->unboxed_args || !DK__LOAD_RLX(&t->parsed)) {
+    if (stack->unboxed_args || !sch) {
         dk_call_fail(op, k, ks, stack->unboxed_args ? DK_ERR_NO_ADAPTER : DK_ERR_NOT_FOUND,
                      "%s: the autograd-not-implemented fallback is boxed and %s", op->name,
                      stack->unboxed_args ? "this typed call has no boxing adapters (define the operator with "
@@ -7885,7 +7892,7 @@ DK__PRIVATE void dk__autograd_ni(const dk_kernel *k, const dk_operator *op, dk_k
     g = dk_guard_below_inplace_view();
     dk_redispatch_boxed(op, dk_ks_and(ks, DK_KS_AFTER_INPLACE_VIEW), stack);
     dk_guard_pop(g);
-    if (!any || !d->mark_result || stack->size != base + (size_t)DK__LOAD_RLX(&t->num_returns)) return;   /* failed: reported */
+    if (!any || !d->mark_result || stack->size != base + (size_t)sch->num_returns) return;   /* failed: reported */
     for (i = base; i < stack->size; i++)
         if (stack->values[i].tag == DK_VALUE_TENSOR || stack->values[i].tag == DK_VALUE_LIST)
             d->mark_result(&stack->values[i], op->name, d->user_data);
@@ -7901,7 +7908,6 @@ DK_API dk_kernel_desc dk_autograd_not_implemented(const dk_autograd_ni_desc *des
 DK_API dk_status dk_op_set_adapters(dk_operator *op, const dk_op_adapters *adapters) {
     dk_registry *r;
     dk__op *o = (dk__op *)op;
-    dk_op_table *t;
     dk_status s = DK_OK;
     if (!op || !adapters || !adapters->signature) return dk__fail(DK_ERR_NULL, "set_adapters: NULL argument");
     r = op->registry;
@@ -7909,17 +7915,13 @@ DK_API dk_status dk_op_set_adapters(dk_operator *op, const dk_op_adapters *adapt
     dk__lock(r);
     if (!o->def)
         s = dk__fail(DK_ERR_NOT_FOUND, "set_adapters: %s has no def; adapters belong to the def", op->name);
-    else if (o->def->adapters && o->def->adapters != adapters &&
-             strcmp(o->def->adapters->signature, adapters->signature) != 0)
+    else if (o->def->info.adapters && o->def->info.adapters != adapters &&
+             strcmp(o->def->info.adapters->signature, adapters->signature) != 0)
         s = dk__fail(DK_ERR_WRONG_SIGNATURE,
                      "\nMismatch in kernel C signatures\n  operator: %s\n  kernel 1: %s\n  kernel 2: %s",
-                     DK__DEF_SCHEMA(o->def), o->def->adapters->signature, adapters->signature);
-    else if (!(t = dk__alloc_table(r)))
-        s = DK_ERR_NO_MEMORY;
-    else {
-        o->def->adapters = adapters;
-        dk__op_publish(r, o, t, NULL, 0);
-    }
+                     DK__DEF_SCHEMA(o->def), o->def->info.adapters->signature, adapters->signature);
+    else   /* in the def's record, which every snapshot of it points at: no new table */
+        DK__STORE_REL(&o->def->info.adapters, adapters);
     dk__end_change(r);
     dk__unlock(r);
     return s;
@@ -7933,9 +7935,9 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
     char from_schema[1024];
     if (!op || !signature) return dk__fail(DK_ERR_NULL, "check_signature: NULL argument");
     t = dk_op_table_of(op);
-    a = DK__LOAD_RLX(&t->adapters);
-    schema = DK__LOAD_RLX(&t->schema);
-    parsed = DK__LOAD_RLX(&t->parsed);
+    a = dk__table_adapters(t);
+    parsed = dk__table_schema(t);
+    schema = parsed ? parsed->text : NULL;
     if (a && strcmp(a->signature, signature) == 0) return DK_OK;
     if (!schema)
         return dk__fail(DK_ERR_NO_ADAPTER,
@@ -8008,7 +8010,7 @@ DK__PRIVATE void dk__explain_table(const dk_operator *op, const dk_op_table *t, 
 /* The arguments' keysets, positions and names (from t's schema), inside the bracket. */
 DK__PRIVATE void dk__explain_set_args(const dk_op_table *t, const dk_keyset *ks, const int *index, int n,
                                       dk_explanation *out) {
-    const dk_schema *sch = DK__LOAD_RLX(&t->parsed);
+    const dk_schema *sch = dk__table_schema(t);
     int i;
     for (i = 0; i < n; i++) {
         out->arg[i].index = index ? index[i] : i;
@@ -8050,7 +8052,7 @@ DK__PRIVATE dk_status dk__explain_stack_in(const dk_operator *op, const dk_op_ta
     dk_keyset ks[DK_EXPLAIN_MAX_ARGS] = { { 0 } };
     int index[DK_EXPLAIN_MAX_ARGS], n = 0, j, nargs;
     const dk__hooks *h = dk__hooks_of(op->registry);   /* once: every argument through the same hook */
-    const dk_schema *sch = DK__LOAD_RLX(&t->parsed);    /* once, and its own counts (see dk__table_fill) */
+    const dk_schema *sch = dk__table_schema(t);    /* once, and its own counts */
     uint64_t all = 0;
     char msg[1024];
     dk_status s;
