@@ -3925,10 +3925,11 @@ DK__PRIVATE void dk__log_to(const dk_logger *l, dk_log_item item, const char *me
 
    Note [Reclamation]. Readers (calls, lookups) never lock, so memory a
    registration unpublishes (an old table snapshot, a kernel record, an
-   operator, an old name index) may still be read. It is retired, tagged
-   with a grace-period number g (the process-wide epoch after an increment
-   that follows the unpublishing stores), and freed once no reader can
-   hold it. Each thread that takes part has a record in one list; memory
+   operator, an old name index) may still be read. It is retired (appended
+   to the registry's list), tagged in a batch with what else waits with a
+   grace-period number g (the process-wide epoch after an increment that
+   follows the unpublishing stores: one per batch, kept in the registry,
+   not in each block), and freed once no reader can hold it. Each thread that takes part has a record in one list; memory
    tagged g is safe once every record reads 0 or a value >= g.
    - default (no DK_CALL_EPOCHS), quiescent-state-based (liburcu's QSBR
      flavour): readers do nothing on the call path. A thread declares a
@@ -4638,15 +4639,26 @@ typedef struct dk__hooks {
     int c10_messages;
 } dk__hooks;
 
-/* Every allocation of a registry starts with this header: its size (for the
-   statistics) and, once retired, the retired list's link and grace period. */
+/* Every allocation of a registry starts with this header (16 bytes with
+   64-bit pointers): its size (for the statistics) with, in its low
+   DK__SHIFT_BITS bits, the block's distance from the allocator's pointer
+   (aligned tables; dk__block_size, dk__block_shift), and once retired the
+   retired list's link. The grace periods are the list's batches' (the
+   registry's `batches`), not each block's. */
 typedef union dk__block {
-    /* shift: the block's distance from the allocator's pointer (aligned tables) */
-    struct { union dk__block *next; uint64_t grace; size_t size; uint32_t shift; } h;
+    struct { union dk__block *next; size_t size_shift; } h;
     long double align_ld;
     void *align_p;
     uint64_t align_u;
 } dk__block;
+enum { DK__SHIFT_BITS = 6 };   /* alignments up to 64 */
+DK_INLINE size_t dk__block_size(const dk__block *b) { return b->h.size_shift >> DK__SHIFT_BITS; }
+DK_INLINE size_t dk__block_shift(const dk__block *b) { return b->h.size_shift & (((size_t)1 << DK__SHIFT_BITS) - 1); }
+
+/* Grace-period batches of retired blocks a registry tracks; past this many
+   (threads that hold old epochs), the newest batch takes in the next with
+   its later grace period: its blocks wait longer, never less. */
+enum { DK__RETIRED_BATCHES = 16 };
 
 /* The alignment of a block header: the most any field needs. */
 typedef struct dk__max_align { char c; dk__block b; } dk__max_align;
@@ -4673,7 +4685,12 @@ struct dk_registry {
     const dk_kernel *boxed_fallbacks[DK_NUM_RUNTIME_ENTRIES];
     dk_library *libraries;
     dk_registration *listeners;
-    dk__block *retired;           /* unpublished memory, newest first (untagged ones at the head) */
+    /* unpublished memory, oldest first: the list's batches, oldest first,
+       each up to its newest block (`last`) with the grace period it waits
+       for; the blocks after the newest batch's wait for the next one */
+    dk__block *retired, *retired_last;
+    struct { dk__block *last; uint64_t grace; } batches[DK__RETIRED_BATCHES];
+    unsigned n_batches;
     size_t live_bytes, retired_bytes, retired_blocks;
     size_t pending_bytes;         /* retired, not yet tagged with a grace period */
     int warned_retired;           /* DK_LOG_RETIRED_MEMORY was logged */
@@ -4736,7 +4753,8 @@ static void dk__default_free(void *p, void *ud) { (void)ud; free(p); }
    is given back and the allocation made again with align - 1 more. */
 DK_INLINE void *dk__alloc_aligned(dk_registry *r, size_t n, size_t align) {
     size_t slack = align > DK__MAX_ALIGN ? align - DK__MAX_ALIGN : 0, total = sizeof(dk__block) + n + slack, shift;
-    char *raw = (char *)r->desc.alloc(total, r->desc.alloc_user_data);
+    char *raw = total <= ((size_t)-1 >> DK__SHIFT_BITS) - align ? (char *)r->desc.alloc(total, r->desc.alloc_user_data)
+                                                                 : NULL;
     dk__block *b;
     if (raw && (shift = (0 - (uintptr_t)(raw + sizeof(dk__block))) & (align - 1)) > slack) {
         r->desc.free(raw, r->desc.alloc_user_data);
@@ -4749,38 +4767,40 @@ DK_INLINE void *dk__alloc_aligned(dk_registry *r, size_t n, size_t align) {
     }
     b = (dk__block *)(void *)(raw + ((0 - (uintptr_t)(raw + sizeof(dk__block))) & (align - 1)));
     b->h.next = NULL;
-    b->h.grace = 0;
-    b->h.size = total;
-    b->h.shift = (uint32_t)((char *)b - raw);
+    b->h.size_shift = total << DK__SHIFT_BITS | (size_t)((char *)b - raw);
     r->live_bytes += total;
     return b + 1;
 }
 DK__PRIVATE void *dk__alloc(dk_registry *r, size_t n) { return dk__alloc_aligned(r, n, 1); }
 /* An operator table, 32-byte aligned: each backend row in one half of a
    cache line (a call reads a row's mask and entry from one line). */
+DK_STATIC_ASSERT(sizeof(dk_backend_row) < (1 << DK__SHIFT_BITS), "a block's shift fits in its header");
 DK__PRIVATE dk_op_table *dk__alloc_table(dk_registry *r) {
     return (dk_op_table *)dk__alloc_aligned(r, sizeof(dk_op_table), sizeof(dk_backend_row));
 }
 DK__PRIVATE void dk__free_block(dk_registry *r, dk__block *b) {
-    r->desc.free((char *)b - b->h.shift, r->desc.alloc_user_data);
+    r->desc.free((char *)b - dk__block_shift(b), r->desc.alloc_user_data);
 }
 DK__PRIVATE void dk__free(dk_registry *r, void *p) {
     dk__block *b;
     if (!p) return;
     b = (dk__block *)p - 1;
-    r->live_bytes -= b->h.size;
+    r->live_bytes -= dk__block_size(b);
     dk__free_block(r, b);
 }
-/* Unpublished memory: freed when no reader can hold it (Note [Reclamation]). */
+/* Unpublished memory: freed when no reader can hold it (Note [Reclamation]).
+   Appended to the retired list: dk__end_change tags it, with what else
+   waits untagged, as one batch. */
 DK__PRIVATE void dk__retire(dk_registry *r, const void *p) {
     dk__block *b;
     if (!p) return;
     b = (dk__block *)p - 1;
-    b->h.grace = 0;                /* tagged by dk__end_change */
-    b->h.next = r->retired;
-    r->retired = b;
-    r->retired_bytes += b->h.size;
-    r->pending_bytes += b->h.size;
+    b->h.next = NULL;
+    if (r->retired_last) r->retired_last->h.next = b;
+    else r->retired = b;
+    r->retired_last = b;
+    r->retired_bytes += dk__block_size(b);
+    r->pending_bytes += dk__block_size(b);
     r->retired_blocks++;
 }
 
@@ -4789,20 +4809,24 @@ DK__PRIVATE void dk__retire_table(dk_registry *r, const dk_op_table *t) {
     if (t != &r->empty) dk__retire(r, t);
 }
 
-/* Frees the retired blocks whose grace period is at most `safe`. */
+/* Frees the retired batches whose grace period is at most `safe` (the
+   oldest ones: a later batch never has an earlier grace period). */
 DK__PRIVATE void dk__free_retired(dk_registry *r, uint64_t safe) {
-    dk__block **p = &r->retired, *b;
-    while ((b = *p) != NULL) {
-        if (b->h.grace && b->h.grace <= safe) {
-            *p = b->h.next;
-            r->retired_bytes -= b->h.size;
+    while (r->n_batches && r->batches[0].grace <= safe) {
+        dk__block *last = r->batches[0].last, *b;
+        int end;
+        do {
+            b = r->retired;
+            end = b == last;
+            r->retired = b->h.next;
+            r->retired_bytes -= dk__block_size(b);
             r->retired_blocks--;
-            r->live_bytes -= b->h.size;
+            r->live_bytes -= dk__block_size(b);
             dk__free_block(r, b);
-        } else {
-            p = &b->h.next;
-        }
+        } while (!end);
+        memmove(&r->batches[0], &r->batches[1], --r->n_batches * sizeof r->batches[0]);
     }
+    if (!r->retired) r->retired_last = NULL;
 }
 
 /* Call epochs start a grace period (an IPI to every core with membarrier)
@@ -4813,14 +4837,12 @@ enum { DK__RETIRED_WARN_DEFAULT = 64 * 1024 * 1024 };
 /* Fills the thread part of the statistics: the records taking part, and
    the ones that hold back the oldest retired block (under r's lock). */
 DK__PRIVATE void dk__stats_threads(dk_registry *r, dk_registry_stats *out) {
-    uint64_t oldest = UINT64_MAX;
-    const dk__block *b;
     const dk__reader *rec;
-    /* an untagged block waits for the next grace period: for every thread
-       that holds anything now. UINT64_MAX: nothing waits */
-    uint64_t next = DK__LOAD_RLX(&dk__epoch) + 1;
-    for (b = r->retired; b; b = b->h.next)
-        if ((b->h.grace ? b->h.grace : next) < oldest) oldest = b->h.grace ? b->h.grace : next;
+    /* the oldest batch's grace period; untagged blocks alone wait for the
+       next one: for every thread that holds anything now. UINT64_MAX:
+       nothing waits */
+    uint64_t oldest = r->n_batches ? r->batches[0].grace
+                      : r->retired ? DK__LOAD_RLX(&dk__epoch) + 1 : UINT64_MAX;
     DK__SCAN_LOCK();
     for (rec = DK__LOAD_ACQ(&dk__readers); rec; rec = rec->next) {
         uint64_t e = dk__held(rec);
@@ -4861,7 +4883,6 @@ DK__PRIVATE void dk__check_retired(dk_registry *r) {
    DK__BATCH_BYTES are pending, or when forced -- and with call epochs
    frees what no reader holds any more, without waiting. */
 DK__PRIVATE void dk__end_change_as(dk_registry *r, int force) {
-    dk__block *b;
     uint64_t g;
     int batch = 1;
 #ifdef DK_CALL_EPOCHS
@@ -4869,9 +4890,11 @@ DK__PRIVATE void dk__end_change_as(dk_registry *r, int force) {
 #else
     (void)force;
 #endif
-    if (batch && r->retired && !r->retired->h.grace) {
+    if (batch && r->retired_last && (!r->n_batches || r->batches[r->n_batches - 1].last != r->retired_last)) {
         g = dk__grace_start();
-        for (b = r->retired; b && !b->h.grace; b = b->h.next) b->h.grace = g;
+        if (r->n_batches == DK__RETIRED_BATCHES) r->n_batches--;   /* the newest batch takes these in */
+        r->batches[r->n_batches].last = r->retired_last;
+        r->batches[r->n_batches++].grace = g;
         r->pending_bytes = 0;
 #ifdef DK_CALL_EPOCHS
         if (!DK__LOAD_ACQ(&dk__exiting)) dk__free_retired(r, dk__oldest_reader());
