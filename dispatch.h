@@ -2198,6 +2198,11 @@ enum { DK__EA_ZERO = (int)DK__ENTRY_AT(0) };
 DK_STATIC_ASSERT(sizeof(dk_backend_row) == 32, "a backend row is 32 bytes");
 DK_STATIC_ASSERT(DK__REASON_END <= 16, "a slot's reason fits in 4 bits");
 DK_STATIC_ASSERT(sizeof(dk_op_table) < 32768, "entry offsets are signed 16-bit values");
+/* The bytes of an operator's table (its snapshots are allocated and copied
+   at this size): without reasons_rest when the rows' spare bytes hold every
+   slot's reason, whose one byte would cost the struct's padding too. */
+#define DK__TABLE_BYTES \
+    (DK__REASON_REST > 0 ? sizeof(dk_op_table) : offsetof(dk_op_table, reasons_rest))
 /* Per functionality f, computed once (the tables below name these short
    constants instead of expanding DK__ENTRY_OFFSET in each of their cells,
    which made every unit preprocess a megabyte): DK__EOF_f, the entry
@@ -4776,7 +4781,7 @@ DK__PRIVATE void *dk__alloc(dk_registry *r, size_t n) { return dk__alloc_aligned
    cache line (a call reads a row's mask and entry from one line). */
 DK_STATIC_ASSERT(sizeof(dk_backend_row) < (1 << DK__SHIFT_BITS), "a block's shift fits in its header");
 DK__PRIVATE dk_op_table *dk__alloc_table(dk_registry *r) {
-    return (dk_op_table *)dk__alloc_aligned(r, sizeof(dk_op_table), sizeof(dk_backend_row));
+    return (dk_op_table *)dk__alloc_aligned(r, DK__TABLE_BYTES, sizeof(dk_backend_row));
 }
 DK__PRIVATE void dk__free_block(dk_registry *r, dk__block *b) {
     r->desc.free((char *)b - dk__block_shift(b), r->desc.alloc_user_data);
@@ -5510,7 +5515,7 @@ DK__PRIVATE void dk__table_fill(const dk_registry *r, const dk__op *op, dk_op_ta
     dk__front front;
     dk_source_detail why;
     int j;
-    if (t != cur) memcpy(t, cur, sizeof *t);
+    if (t != cur) memcpy(t, cur, DK__TABLE_BYTES);
     if (n != 0) {
         dk__collect_front(op, &front);
         int masks_change = t == cur;   /* in place: the masks are recomputed anyway */
@@ -6960,8 +6965,9 @@ DK__PRIVATE void dk__html_alias(dk__html *h, dk_key alias) {
    fill the columns of every backend. */
 DK__PRIVATE int dk__html_scan(dk_operator *op, void *ud) {
     dk__html *h = (dk__html *)ud;
-    dk_op_table full = *dk_op_table_of(op), *t = &full;
+    dk_op_table full, *t = &full;
     int s;
+    memcpy(&full, dk_op_table_of(op), DK__TABLE_BYTES);
     dk__table_with_fallbacks(op->registry, &full);
     for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
         const dk_kernel *k = dk__kernel_at(t, s);
@@ -7009,8 +7015,9 @@ DK__PRIVATE void dk__html_cell(dk__html *h, const dk_operator *op, const dk_op_t
 
 DK__PRIVATE int dk__html_row(dk_operator *op, void *ud) {
     dk__html *h = (dk__html *)ud;
-    dk_op_table full = *dk_op_table_of(op), *t = &full;   /* one snapshot per row */
+    dk_op_table full, *t = &full;   /* one snapshot per row */
     int s;
+    memcpy(&full, dk_op_table_of(op), DK__TABLE_BYTES);
     dk__table_with_fallbacks(op->registry, &full);
     dk__append(h->buf, h->size, &h->len, "<tr data-op=\"");
     dk__html_text(h, op->name);
