@@ -3603,10 +3603,10 @@ typedef struct dk_arg {
     const char *type_text;                  /* as printed: "Tensor(a!)", "int[2]", "Tensor?[]" */
     const dk_type *type;                    /* as written: ScalarType stays ScalarType */
     const dk_type *fake_type;               /* c10's fake type: ScalarType/Layout/MemoryFormat/SymInt -> int */
-    int list_size;                          /* N of a sized list "int[N]", else -1 */
     const dk_alias_info *alias;             /* NULL without annotation */
     const dk_default *default_value;        /* NULL without default */
     const char *default_text;               /* as printed ("1", "[0, 1]", "\"mean\""), or NULL */
+    int list_size;                          /* N of a sized list "int[N]", else -1 (beside the other ints: no padding) */
     int kwarg_only;                         /* after a lone '*' */
     int is_out;                             /* keyword-only and written to: c10's is_out() */
     int is_dispatch;                        /* Tensor, Tensor?, Tensor[] or Tensor?[] (any annotation) */
@@ -9845,8 +9845,8 @@ DK__PRIVATE dk_arg *dk__sp_keep_args(dk__sp *p, const dk__sp_args *l) {
 /* The return lists of "-> Tensor", the most common one, and of "-> (Tensor,
    Tensor)" up to four: static (the schema's returns point at them). */
 #define DK__SP_TENSOR_RETURN                                                                                      \
-    { "", "Tensor", &dk__sp_static_types[DK_TYPE_Tensor].pub, &dk__sp_static_types[DK_TYPE_Tensor].pub, -1, NULL, \
-      NULL, NULL, 0, 0, 0 }
+    { "", "Tensor", &dk__sp_static_types[DK_TYPE_Tensor].pub, &dk__sp_static_types[DK_TYPE_Tensor].pub, NULL, NULL, \
+      NULL, -1, 0, 0, 0 }
 static const dk_arg dk__sp_tensor_returns[4] = { DK__SP_TENSOR_RETURN, DK__SP_TENSOR_RETURN, DK__SP_TENSOR_RETURN,
                                                  DK__SP_TENSOR_RETURN };
 #undef DK__SP_TENSOR_RETURN
@@ -9855,8 +9855,8 @@ static const dk_arg dk__sp_tensor_returns[4] = { DK__SP_TENSOR_RETURN, DK__SP_TE
 static const char *const dk__sp_set_a[1] = { "a" };
 static const dk_alias_info dk__sp_write_a = { 1, dk__sp_set_a, 1, dk__sp_set_a, 1, NULL };
 static const dk_arg dk__sp_write_a_return[1] = {
-    { "", "Tensor(a!)", &dk__sp_static_types[DK_TYPE_Tensor].pub, &dk__sp_static_types[DK_TYPE_Tensor].pub, -1,
-      &dk__sp_write_a, NULL, NULL, 0, 0, 0 }
+    { "", "Tensor(a!)", &dk__sp_static_types[DK_TYPE_Tensor].pub, &dk__sp_static_types[DK_TYPE_Tensor].pub,
+      &dk__sp_write_a, NULL, NULL, -1, 0, 0, 0 }
 };
 DK__PRIVATE int dk__sp_is_write_a_return(const dk_arg *a) {
     const dk_type *t = &dk__sp_static_types[DK_TYPE_Tensor].pub;
