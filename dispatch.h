@@ -4556,7 +4556,9 @@ DK_API dk_status dk__config_check(const char *caller_signature) {
 enum { DK__REG_DEF = 1, DK__REG_IMPL, DK__REG_FALLBACK, DK__REG_LISTENER };
 
 struct dk_registration {
-    dk_kernel kernel;             /* first: dispatch tables point here */
+    /* first: dispatch tables point here; a def, which has no kernel, keeps
+       its dk__def_part in these bytes instead (DK__DEF) */
+    dk_kernel kernel;
     dk_registry *registry;
     unsigned char type;           /* DK__REG_* */
     unsigned char live;           /* 0 once deregistered (until reclaimed) */
@@ -4564,24 +4566,31 @@ struct dk_registration {
     dk_registration *next;        /* op's impl list (newest first), listener list */
     dk_library *library;          /* the block that made it, or NULL */
     dk_registration *lib_next;    /* that block's list (newest first) */
-    /* An impl or fallback record ends here (DK__REG_SIZE): the rest is a
-       def's, then a listener's, and the record holds only its type's part. */
-    /* def: what its operator's table snapshots point at (their `def`): its
-       parsed schema (c10's normalised text, the dispatch arguments and the
-       argument counts are in it: DK__DEF_SCHEMA) in this record, after the
-       defaults (dk__sp_copy); the defaults in this record, after it (the
-       values, then list storage); adapters, tags, alias analysis */
-    dk_op_def_info info;
-    /* listener */
+    /* A def, impl or fallback record ends here (DK__REG_SIZE): the rest is
+       a listener's, and the record holds only its type's part. */
     dk_op_listener on_registered, on_deregistered;
 };
 /* The bytes of a record of type t (a DK__REG_*), its strings and defaults apart. */
-#define DK__REG_SIZE(t)                                                                            \
-    ((t) == DK__REG_LISTENER ? sizeof(dk_registration)                                             \
-     : (t) == DK__REG_DEF    ? offsetof(dk_registration, on_registered)                             \
-                             : offsetof(dk_registration, info))
+#define DK__REG_SIZE(t) ((t) == DK__REG_LISTENER ? sizeof(dk_registration) : offsetof(dk_registration, on_registered))
+/* A def's part of its record, where other records have their kernel: what
+   its operator's table snapshots point at (their `def`): its parsed schema
+   (c10's normalised text, the dispatch arguments and the argument counts
+   are in it: DK__DEF_SCHEMA) in the record, after the defaults
+   (dk__sp_copy); the defaults in the record, after its fixed part (the
+   values, then list storage); adapters, tags, alias analysis; and its
+   debug text. Only DK__DEF reads or writes a def's first bytes (never
+   g->kernel), and dk__reg_debug any record's debug text. */
+typedef struct dk__def_part {
+    dk_op_def_info info;
+    const char *debug;            /* "registered at file:line" */
+} dk__def_part;
+DK_STATIC_ASSERT(sizeof(dk__def_part) <= sizeof(dk_kernel), "a def's part fits in a kernel's bytes");
+#define DK__DEF(g) ((dk__def_part *)(void *)(g))
+DK_INLINE const char *dk__reg_debug(const dk_registration *g) {
+    return g->type == DK__REG_DEF ? DK__DEF(g)->debug : g->kernel.debug;
+}
 /* A live def's schema text, c10's normalised form. */
-#define DK__DEF_SCHEMA(def) ((const char *)(def)->info.parsed->text)
+#define DK__DEF_SCHEMA(def) ((const char *)DK__DEF(def)->info.parsed->text)
 
 typedef struct dk__op {
     dk_operator pub;              /* first: handles are dk_operator pointers */
@@ -5538,7 +5547,7 @@ DK__PRIVATE void dk__table_fill(const dk_registry *r, const dk__op *op, dk_op_ta
        when it changes (a def's removal out of memory clears it; the
        template's never changes), with release */
     {
-        const dk_op_def_info *info = def ? &def->info : (const dk_op_def_info *)NULL;
+        const dk_op_def_info *info = def ? &DK__DEF(def)->info : (const dk_op_def_info *)NULL;
         if (t != cur) t->def = info;
         else if (t->def != info) DK__STORE_REL(&t->def, info);
     }
@@ -5673,7 +5682,7 @@ DK__PRIVATE void dk__debug_named(char *buf, size_t n, const char *name) {
 }
 
 /* A record is its type's part (DK__REG_SIZE), then `extra` zeroed bytes
-   (a def's defaults: g->info.defaults), then its debug text, in one piece of
+   (a def's defaults: DK__DEF(g)->info.defaults), then its debug text, in one piece of
    dk__registration_size bytes: a block of its own (dk__new_registration)
    or, for the def that creates its operator, the operator's block. */
 DK__PRIVATE size_t dk__registration_head(int type, size_t extra) {
@@ -5692,8 +5701,10 @@ DK__PRIVATE dk_registration *dk__registration_init(void *room, dk_registry *r, i
     g->registry = r;
     g->type = (unsigned char)type;
     g->live = 1;
-    g->kernel.debug = dlen ? (const char *)memcpy((char *)room + head + extra, debug, dlen) : "";
-    if (extra) g->info.defaults = (const dk_value *)(void *)((char *)room + head);
+    debug = dlen ? (const char *)memcpy((char *)room + head + extra, debug, dlen) : "";
+    if (type == DK__REG_DEF) DK__DEF(g)->debug = debug;
+    else g->kernel.debug = debug;
+    if (extra) DK__DEF(g)->info.defaults = (const dk_value *)(void *)((char *)room + head);
     return g;
 }
 DK__PRIVATE dk_registration *dk__new_registration(dk_registry *r, int type, const char *debug, size_t extra) {
@@ -5799,9 +5810,9 @@ DK__PRIVATE dk_status dk__check_def_signature(const char *what, const dk_registr
                                               const char *debug) {
     char expected[1024];
     if (!def || !sig || !DK__SIG_IN_SCHEMA_WORDS(sig) ||
-        dk_schema_c_signature(def->info.parsed, expected, sizeof expected) < 0)
+        dk_schema_c_signature(DK__DEF(def)->info.parsed, expected, sizeof expected) < 0)
         return DK_OK;
-    return dk__signature_vs_schema(what, DK__DEF_SCHEMA(def), expected, def->kernel.debug, sig, debug);
+    return dk__signature_vs_schema(what, DK__DEF_SCHEMA(def), expected, DK__DEF(def)->debug, sig, debug);
 }
 /* A def's schema against the typed kernels registered before it (c10 checks
    them when the schema comes); the schema's signature is built only when a
@@ -5843,7 +5854,7 @@ DK__PRIVATE dk_status dk__check_kernel_signature(const char *what, const dk__op 
                         "  kernel 1: %s\n    dispatch key: %s\n    %s\n"
                         "  kernel 2: %s\n    dispatch key: %s\n    %s\n"
                         "Every typed kernel of an operator has the operator's C type; nothing was registered.",
-                        op->def ? DK__DEF_SCHEMA(op->def) : op->pub.name, op->def ? op->def->kernel.debug : "no debug info",
+                        op->def ? DK__DEF_SCHEMA(op->def) : op->pub.name, op->def ? DK__DEF(op->def)->debug : "no debug info",
                         other, dk_key_name(g->kernel.key), g->kernel.debug, sig, dk_key_name(key), debug);
     }
     return DK_OK;
@@ -6012,9 +6023,9 @@ DK__PRIVATE void dk__append_def_extras(char *buf, size_t size, size_t *len, cons
     const char *sep = "\ntags: ";
     int t;
     dk__append(buf, size, len, "\nalias analysis kind: ");
-    dk__append(buf, size, len, dk__alias_analysis_names[def->info.alias_analysis]);
+    dk__append(buf, size, len, dk__alias_analysis_names[DK__DEF(def)->info.alias_analysis]);
     for (t = 0; t < DK_NUM_TAGS; t++) {
-        if (!((def->info.tags >> t) & 1)) continue;
+        if (!((DK__DEF(def)->info.tags >> t) & 1)) continue;
         dk__append(buf, size, len, sep);
         dk__append(buf, size, len, dk__tag_names[t]);
         sep = ", ";
@@ -6059,7 +6070,7 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
                         "Tried to register an operator (%s) with the same name and overload name multiple times. "
                         "Each overload's schema should only be registered with a single call to def(). "
                         "Duplicate registration: %s. Original registration: %s",
-                        schema, debug, prep.op->def->kernel.debug);
+                        schema, debug, DK__DEF(prep.op->def)->debug);
     }
     if (!prep.is_new && (s = dk__check_def_kernels(prep.op, parsed, debug)) != DK_OK) {
         dk__op_abandon(r, &prep);
@@ -6075,14 +6086,14 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
         return DK_ERR_NO_MEMORY;
     }
     /* the record's extra bytes: the defaults, then the schema */
-    kept = dk__sp_copy(parsed, (char *)(void *)g->info.defaults + dbytes);
+    kept = dk__sp_copy(parsed, (char *)(void *)DK__DEF(g)->info.defaults + dbytes);
     dk_schema_free(parsed);
-    if (dbytes) dk__defaults_fill((dk_value *)(void *)g->info.defaults, kept);
-    else g->info.defaults = dk__no_defaults;
-    g->info.parsed = kept;
-    g->info.adapters = adapters;
-    g->info.tags = tags;
-    g->info.alias_analysis = opts ? opts->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    if (dbytes) dk__defaults_fill((dk_value *)(void *)DK__DEF(g)->info.defaults, kept);
+    else DK__DEF(g)->info.defaults = dk__no_defaults;
+    DK__DEF(g)->info.parsed = kept;
+    DK__DEF(g)->info.adapters = adapters;
+    DK__DEF(g)->info.tags = tags;
+    DK__DEF(g)->info.alias_analysis = opts ? opts->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA;
     dk__op_commit(r, &prep);
     g->op = prep.op;
     prep.op->def = g;
@@ -6102,7 +6113,7 @@ DK__PRIVATE void dk__warn_override(dk_registry *r, const dk__op *op, dk_key key,
     snprintf(msg, sizeof msg,
              "Overriding a previously registered kernel for the same operator and the same dispatch key\n"
              "  operator: %s\n    %s\n  dispatch key: %s\n  previous kernel: %s\n       new kernel: %s",
-             op->def ? DK__DEF_SCHEMA(op->def) : op->pub.name, op->def ? op->def->kernel.debug : "no debug info",
+             op->def ? DK__DEF_SCHEMA(op->def) : op->pub.name, op->def ? DK__DEF(op->def)->debug : "no debug info",
              dk_key_name(key), old->kernel.debug, debug);
     dk__log(r, DK_LOG_KERNEL_OVERRIDDEN, msg);
 }
@@ -6276,7 +6287,7 @@ DK_API dk_status dk_deregister(dk_registration *g) {
     if (!g->live) {
         dk__unlock(r);
         return dk__fail(DK_ERR_BAD_HANDLE, "dk_deregister: this handle was already deregistered (%s)",
-                        g->type == DK__REG_LISTENER ? "a listener" : g->kernel.debug);
+                        g->type == DK__REG_LISTENER ? "a listener" : dk__reg_debug(g));
     }
     if (g->library) dk__unlink(&g->library->regs, g, 1);
     dk__deregister_locked(r, g);
@@ -6843,7 +6854,7 @@ DK_API int dk_op_dump_state(const dk_operator *op, char *buf, size_t size) {
         dk__append(buf, size, &len, "\nschema: ");
         dk__append(buf, size, &len, DK__DEF_SCHEMA(o->def));
         dk__append(buf, size, &len, "\ndebug: ");
-        dk__append(buf, size, &len, o->def->kernel.debug);
+        dk__append(buf, size, &len, DK__DEF(o->def)->debug);
         dk__append_def_extras(buf, size, &len, o->def);
     } else {
         dk__append(buf, size, &len, "\nschema: (none)\n");
@@ -7945,13 +7956,13 @@ DK_API dk_status dk_op_set_adapters(dk_operator *op, const dk_op_adapters *adapt
     dk__lock(r);
     if (!o->def)
         s = dk__fail(DK_ERR_NOT_FOUND, "set_adapters: %s has no def; adapters belong to the def", op->name);
-    else if (o->def->info.adapters && o->def->info.adapters != adapters &&
-             strcmp(o->def->info.adapters->signature, adapters->signature) != 0)
+    else if (DK__DEF(o->def)->info.adapters && DK__DEF(o->def)->info.adapters != adapters &&
+             strcmp(DK__DEF(o->def)->info.adapters->signature, adapters->signature) != 0)
         s = dk__fail(DK_ERR_WRONG_SIGNATURE,
                      "\nMismatch in kernel C signatures\n  operator: %s\n  kernel 1: %s\n  kernel 2: %s",
-                     DK__DEF_SCHEMA(o->def), o->def->info.adapters->signature, adapters->signature);
+                     DK__DEF_SCHEMA(o->def), DK__DEF(o->def)->info.adapters->signature, adapters->signature);
     else   /* in the def's record, which every snapshot of it points at: no new table */
-        DK__STORE_REL(&o->def->info.adapters, adapters);
+        DK__STORE_REL(&DK__DEF(o->def)->info.adapters, adapters);
     dk__end_change(r);
     dk__unlock(r);
     return s;
