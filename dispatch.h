@@ -4562,16 +4562,23 @@ struct dk_registration {
     dk_registry *registry;
     unsigned char type;           /* DK__REG_* */
     unsigned char live;           /* 0 once deregistered (until reclaimed) */
+    unsigned char in_library;     /* 1: made by a library block; its dk__lib_link follows the type's part */
     struct dk__op *op;            /* def, impl */
     dk_registration *next;        /* op's impl list (newest first), listener list */
-    dk_library *library;          /* the block that made it, or NULL */
-    dk_registration *lib_next;    /* that block's list (newest first) */
     /* A def, impl or fallback record ends here (DK__REG_SIZE): the rest is
        a listener's, and the record holds only its type's part. */
     dk_op_listener on_registered, on_deregistered;
 };
 /* The bytes of a record of type t (a DK__REG_*), its strings and defaults apart. */
 #define DK__REG_SIZE(t) ((t) == DK__REG_LISTENER ? sizeof(dk_registration) : offsetof(dk_registration, on_registered))
+/* A record made by a library block: the block, and the next record of its
+   list (newest first); right after the record's type part, in those
+   records only (DK__LIB_LINK). */
+typedef struct dk__lib_link {
+    dk_library *library;
+    dk_registration *next;
+} dk__lib_link;
+#define DK__LIB_LINK(g) ((dk__lib_link *)(void *)((char *)(g) + DK__REG_SIZE((g)->type)))
 /* A def's part of its record, where other records have their kernel: what
    its operator's table snapshots point at (their `def`): its parsed schema
    (c10's normalised text, the dispatch arguments and the argument counts
@@ -5681,42 +5688,47 @@ DK__PRIVATE void dk__debug_named(char *buf, size_t n, const char *name) {
     dk__append(buf, n, &len, ")");
 }
 
-/* A record is its type's part (DK__REG_SIZE), then `extra` zeroed bytes
-   (a def's defaults: DK__DEF(g)->info.defaults), then its debug text, in one piece of
-   dk__registration_size bytes: a block of its own (dk__new_registration)
-   or, for the def that creates its operator, the operator's block. */
-DK__PRIVATE size_t dk__registration_head(int type, size_t extra) {
-    size_t head = DK__REG_SIZE(type);
+/* A record is its type's part (DK__REG_SIZE), its dk__lib_link when a
+   library block makes it (lib), then `extra` zeroed bytes (a def's
+   defaults: DK__DEF(g)->info.defaults), then its debug text, in one piece
+   of dk__registration_size bytes: a block of its own
+   (dk__new_registration) or, for the def that creates its operator, the
+   operator's block. */
+DK__PRIVATE size_t dk__registration_head(int type, const dk_library *lib, size_t extra) {
+    size_t head = DK__REG_SIZE(type) + (lib ? sizeof(dk__lib_link) : 0);
     return extra ? DK__ROUND_VALUE(head) : head;
 }
 /* dlen: strlen(debug) + 1, or 0 without debug text */
-DK__PRIVATE size_t dk__registration_size(int type, size_t dlen, size_t extra) {
-    return dk__registration_head(type, extra) + extra + dlen;
+DK__PRIVATE size_t dk__registration_size(int type, const dk_library *lib, size_t dlen, size_t extra) {
+    return dk__registration_head(type, lib, extra) + extra + dlen;
 }
-DK__PRIVATE dk_registration *dk__registration_init(void *room, dk_registry *r, int type, const char *debug,
-                                                   size_t dlen, size_t extra) {
-    size_t head = dk__registration_head(type, extra);
+DK__PRIVATE dk_registration *dk__registration_init(void *room, dk_registry *r, int type, const dk_library *lib,
+                                                   const char *debug, size_t dlen, size_t extra) {
+    size_t head = dk__registration_head(type, lib, extra);
     dk_registration *g = (dk_registration *)room;
     memset(room, 0, head + extra);
     g->registry = r;
     g->type = (unsigned char)type;
     g->live = 1;
+    g->in_library = lib != NULL;
     debug = dlen ? (const char *)memcpy((char *)room + head + extra, debug, dlen) : "";
     if (type == DK__REG_DEF) DK__DEF(g)->debug = debug;
     else g->kernel.debug = debug;
     if (extra) DK__DEF(g)->info.defaults = (const dk_value *)(void *)((char *)room + head);
     return g;
 }
-DK__PRIVATE dk_registration *dk__new_registration(dk_registry *r, int type, const char *debug, size_t extra) {
+DK__PRIVATE dk_registration *dk__new_registration(dk_registry *r, int type, const dk_library *lib, const char *debug,
+                                                  size_t extra) {
     size_t dlen = debug ? strlen(debug) + 1 : 0;
-    void *room = dk__alloc(r, dk__registration_size(type, dlen, extra));
-    return room ? dk__registration_init(room, r, type, debug, dlen, extra) : NULL;
+    void *room = dk__alloc(r, dk__registration_size(type, lib, dlen, extra));
+    return room ? dk__registration_init(room, r, type, lib, debug, dlen, extra) : NULL;
 }
 
+/* g, made with lib's link (dk__registration_init), joins lib's list. */
 DK__PRIVATE void dk__own(dk_library *lib, dk_registration *g) {
     if (!lib) return;
-    g->library = lib;
-    g->lib_next = lib->regs;
+    DK__LIB_LINK(g)->library = lib;
+    DK__LIB_LINK(g)->next = lib->regs;
     lib->regs = g;
 }
 
@@ -6059,7 +6071,7 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
     dbytes = dk__defaults_size(parsed);
     sbytes = dk__sp_copy_size(parsed);
     dlen = debug ? strlen(debug) + 1 : 0;
-    if ((s = dk__op_prepare(r, schema, len, dk__registration_size(DK__REG_DEF, dlen, dbytes + sbytes), &prep)) != DK_OK) {
+    if ((s = dk__op_prepare(r, schema, len, dk__registration_size(DK__REG_DEF, lib, dlen, dbytes + sbytes), &prep)) != DK_OK) {
         dk_schema_free(parsed);
         return s;
     }
@@ -6079,8 +6091,8 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
     }
     /* keep the parsed schema (c10's normalised text, the dispatch arguments
        and the defaults drive boxed calls) */
-    if (prep.def_room) g = dk__registration_init(prep.def_room, r, DK__REG_DEF, debug, dlen, dbytes + sbytes);
-    else if (!(g = dk__new_registration(r, DK__REG_DEF, debug, dbytes + sbytes))) {
+    if (prep.def_room) g = dk__registration_init(prep.def_room, r, DK__REG_DEF, lib, debug, dlen, dbytes + sbytes);
+    else if (!(g = dk__new_registration(r, DK__REG_DEF, lib, debug, dbytes + sbytes))) {
         dk__op_abandon(r, &prep);
         dk_schema_free(parsed);
         return DK_ERR_NO_MEMORY;
@@ -6152,7 +6164,7 @@ DK__PRIVATE dk_status dk__impl_locked(dk_registry *r, const char *name, dk_key k
         dk__op_abandon(r, &prep);
         return s;
     }
-    if (!(g = dk__new_registration(r, DK__REG_IMPL, debug, 0))) {
+    if (!(g = dk__new_registration(r, DK__REG_IMPL, lib, debug, 0))) {
         dk__op_abandon(r, &prep);
         return DK_ERR_NO_MEMORY;
     }
@@ -6212,7 +6224,7 @@ DK__PRIVATE dk_status dk__fallback_locked(dk_registry *r, dk_key key, dk_kernel_
                 return DK_ERR_NO_MEMORY;
             }
     }
-    if (!(g = dk__new_registration(r, DK__REG_FALLBACK, debug, 0))) {
+    if (!(g = dk__new_registration(r, DK__REG_FALLBACK, lib, debug, 0))) {
         for (j = 0; tables && j < r->live_ops; j++) dk__free(r, tables[j]);
         dk__free(r, tables);
         return DK_ERR_NO_MEMORY;
@@ -6237,8 +6249,8 @@ DK__PRIVATE dk_status dk__fallback_locked(dk_registry *r, dk_key key, dk_kernel_
 
 DK__PRIVATE void dk__unlink(dk_registration **head, dk_registration *g, int lib_list) {
     dk_registration **p;
-    for (p = head; *p && *p != g; p = lib_list ? &(*p)->lib_next : &(*p)->next) {}
-    if (*p) *p = lib_list ? g->lib_next : g->next;
+    for (p = head; *p && *p != g; p = lib_list ? &DK__LIB_LINK(*p)->next : &(*p)->next) {}
+    if (*p) *p = lib_list ? DK__LIB_LINK(g)->next : g->next;
 }
 
 DK__PRIVATE void dk__deregister_locked(dk_registry *r, dk_registration *g) {
@@ -6289,7 +6301,7 @@ DK_API dk_status dk_deregister(dk_registration *g) {
         return dk__fail(DK_ERR_BAD_HANDLE, "dk_deregister: this handle was already deregistered (%s)",
                         g->type == DK__REG_LISTENER ? "a listener" : dk__reg_debug(g));
     }
-    if (g->library) dk__unlink(&g->library->regs, g, 1);
+    if (g->in_library) dk__unlink(&DK__LIB_LINK(g)->library->regs, g, 1);
     dk__deregister_locked(r, g);
     dk__end_change(r);
     dk__unlock(r);
@@ -6350,7 +6362,7 @@ DK_API dk_status dk_registry_add_listener(dk_registry *r, dk_op_listener on_regi
     if (!r || (!on_registered && !on_deregistered)) return dk__fail(DK_ERR_NULL, "add_listener: NULL argument");
     if (dk__owns(r)) return dk__reentrant("add_listener");
     dk__lock(r);
-    if (!(g = dk__new_registration(r, DK__REG_LISTENER, NULL, 0))) {
+    if (!(g = dk__new_registration(r, DK__REG_LISTENER, NULL, NULL, 0))) {
         dk__unlock(r);
         return DK_ERR_NO_MEMORY;
     }
@@ -6467,7 +6479,7 @@ DK__PRIVATE void dk__library_close_locked(dk_registry *r, dk_library *lib) {
     dk_library **p;
     dk_registration *g;
     while ((g = lib->regs) != NULL) {
-        lib->regs = g->lib_next;
+        lib->regs = DK__LIB_LINK(g)->next;
         if (g->live) dk__deregister_locked(r, g);
     }
     for (p = &r->libraries; *p != lib; p = &(*p)->next) {}
