@@ -206,16 +206,16 @@
             on every fallthrough fallback change), is stored atomically
             and read so by what may race it (a failing call's message,
             boxed calls, dk_explain, the dk_op_* accessors); a def removed
-            that way clears its parsed schema before its defaults, so a
-            boxed call never gets the one without the other. An operator's
+            that way clears the table's one pointer to what the def says
+            (schema, defaults, adapters together). An operator's
             table is about 2.4 KB (default lists): per runtime slot 16 bytes
             (the kernel record and its fn), per backend a 32-byte row.
    THREADS  Registration takes the registry's mutex; calls and name lookups
             take no lock, do no atomic read-modify-write and write nothing
             shared (call epochs: their own thread-local word). A call reads
             an operator through one immutable snapshot (dk_op_table: table,
-            fallthrough masks, def fields) published with one release store,
-            so it runs what the state before or the state after a racing
+            fallthrough masks, a pointer to what the def says) published
+            with one release store, so it runs what the state before or the state after a racing
             registration would run (boxed backend fallbacks sit beside the
             tables: see Note [Resolution] for two racing registrations). Hooks and their user data are published
             together. Listeners and the logger run under the mutex: read-only
@@ -388,7 +388,7 @@
        dk_alias_runtime_set, dk_key_in_alias, dk_backend_autograd_key,
        dk_backend_autocast_set, dk_autograd_backend_set
    Inspecting (>>registry, >>call): dk_op_slot_kernel, dk_op_table_of,
-       dk_op_table, dk_op_table_entry, dk_backend_row,
+       dk_op_table, dk_op_def_info, dk_op_table_entry, dk_backend_row,
        dk_op_table_nonfallthrough, dk_op_has_kernel_for_key,
        dk_op_has_computed_kernel_for_key, dk_op_dump_state,
        dk_op_dump_computed_table, dk_registry_each_op,
@@ -2148,7 +2148,7 @@ enum {
    default as a value (NONE tag if none), the boxing adapters (or NULL), the
    tags (bit DK_TAG_x) and the alias-analysis kind. Immutable once
    published, but for `adapters`, which dk_op_set_adapters may give a def
-   that had none (an atomic pointer: read it with DK__LOAD_RLX / once). */
+   that had none (an atomic pointer: read it once, with acquire). */
 typedef struct dk_op_def_info {
     const struct dk_schema *parsed;
     const dk_value *defaults;
@@ -5321,7 +5321,7 @@ DK__PRIVATE void dk__op_remove_if_unused(dk_registry *r, dk__op *op) {
    the live table always equals a full recomputation whatever the order of
    changes; c10 1.13.1 updates only some slots and leaves stale ones; the
    fallback's slots in every operator for a fallthrough fallback change),
-   the masks derived from the slots, the def's fields copied. Then one
+   the masks derived from the slots, the def's record pointed at. Then one
    release store publishes it and the old snapshot is retired (Note
    [Reclamation]).
 
