@@ -4559,18 +4559,22 @@ struct dk_registration {
     /* first: dispatch tables point here; a def, which has no kernel, keeps
        its dk__def_part in these bytes instead (DK__DEF) */
     dk_kernel kernel;
-    dk_registry *registry;
     unsigned char type;           /* DK__REG_* */
     unsigned char live;           /* 0 once deregistered (until reclaimed) */
     unsigned char in_library;     /* 1: made by a library block; its dk__lib_link follows the type's part */
     struct dk__op *op;            /* def, impl */
     dk_registration *next;        /* op's impl list (newest first), listener list */
-    /* A def, impl or fallback record ends here (DK__REG_SIZE): the rest is
-       a listener's, and the record holds only its type's part. */
+    /* A def or impl record ends here (DK__REG_SIZE): its registry is its
+       operator's (dk__reg_registry); the rest is a fallback's, then a
+       listener's, and the record holds only its type's part. */
+    dk_registry *registry;        /* fallback, listener */
     dk_op_listener on_registered, on_deregistered;
 };
 /* The bytes of a record of type t (a DK__REG_*), its strings and defaults apart. */
-#define DK__REG_SIZE(t) ((t) == DK__REG_LISTENER ? sizeof(dk_registration) : offsetof(dk_registration, on_registered))
+#define DK__REG_SIZE(t)                                                                   \
+    ((t) == DK__REG_LISTENER   ? sizeof(dk_registration)                                  \
+     : (t) == DK__REG_FALLBACK ? offsetof(dk_registration, on_registered)                 \
+                               : offsetof(dk_registration, registry))
 /* A record made by a library block: the block, and the next record of its
    list (newest first); right after the record's type part, in those
    records only (DK__LIB_LINK). */
@@ -4604,6 +4608,11 @@ typedef struct dk__op {
     dk_registration *def;         /* at most one live def */
     dk_registration *impls;       /* live impls, newest first */
 } dk__op;
+/* The registry a record belongs to (a def's or impl's operator lives at
+   least as long as the record can be read). */
+DK_INLINE dk_registry *dk__reg_registry(const dk_registration *g) {
+    return g->type == DK__REG_DEF || g->type == DK__REG_IMPL ? g->op->pub.registry : g->registry;
+}
 
 /* A lookup reads one bucket (two per cache line): a name shorter than
    DK__BUCKET_NAME bytes is compared there whole, a longer one there and
@@ -5707,7 +5716,7 @@ DK__PRIVATE dk_registration *dk__registration_init(void *room, dk_registry *r, i
     size_t head = dk__registration_head(type, lib, extra);
     dk_registration *g = (dk_registration *)room;
     memset(room, 0, head + extra);
-    g->registry = r;
+    if (type == DK__REG_FALLBACK || type == DK__REG_LISTENER) g->registry = r;
     g->type = (unsigned char)type;
     g->live = 1;
     g->in_library = lib != NULL;
@@ -6293,7 +6302,7 @@ DK__PRIVATE void dk__deregister_locked(dk_registry *r, dk_registration *g) {
 DK_API dk_status dk_deregister(dk_registration *g) {
     dk_registry *r;
     if (!g) return dk__fail(DK_ERR_BAD_HANDLE, "dk_deregister: NULL handle");
-    r = g->registry;
+    r = dk__reg_registry(g);
     if (dk__owns(r)) return dk__reentrant("dk_deregister");
     dk__lock(r);
     if (!g->live) {

@@ -854,7 +854,7 @@ static void test_operator_footprint(void **state) {
     after_impl = live_after_reclaim(r);
     /* the new table replaced the old one: the record is all that grew */
     assert_int_equal(after_impl - after_def,
-                     sizeof(dk__block) + offsetof(dk_registration, on_registered) + sizeof "registered at g.c:12");
+                     sizeof(dk__block) + offsetof(dk_registration, registry) + sizeof "registered at g.c:12");
     /* the def deregistered: its record stays in the operator's block while
        the impl keeps the operator; a new def gets a record of its own */
     assert_int_equal(dk_deregister(def), DK_OK);
