@@ -2150,10 +2150,10 @@ enum {
    published, but for `adapters`, which dk_op_set_adapters may give a def
    that had none (an atomic pointer: read it once, with acquire). */
 typedef struct dk_op_def_info {
+    uint64_t tags;                /* first: with 32-bit pointers, no padding (a def's record keeps this in a kernel's bytes) */
     const struct dk_schema *parsed;
     const dk_value *defaults;
     const dk_op_adapters *adapters;
-    uint64_t tags;
     dk_alias_analysis alias_analysis;
 } dk_op_def_info;
 
