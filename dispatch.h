@@ -210,8 +210,8 @@
             on every fallthrough fallback change), is stored atomically
             and read so by what may race it (a failing call's message,
             boxed calls, dk_explain, the dk_op_* accessors); a def removed
-            that way clears its parsed schema before its defaults, so a
-            boxed call never gets the one without the other. An operator's
+            that way clears the table's one pointer to what the def says
+            (schema, defaults, adapters together). An operator's
             table is about 2.4 KB (default lists): per runtime slot 16 bytes
             (the kernel record and its fn), per backend a 32-byte row.
    THREADS  Registration takes the registry's mutex; calls and name lookups
@@ -223,8 +223,8 @@
             after the thread's exit destructor ran (a shared counter's
             atomic add and subtract). A call reads
             an operator through one immutable snapshot (dk_op_table: table,
-            fallthrough masks, def fields) published with one release store,
-            so it runs what the state before or the state after a racing
+            fallthrough masks, a pointer to what the def says) published
+            with one release store, so it runs what the state before or the state after a racing
             registration would run (boxed backend fallbacks sit beside the
             tables: see Note [Resolution] for two racing registrations). Hooks and their user data are published
             together. Listeners and the logger run under the mutex: read-only
@@ -400,7 +400,7 @@
        dk_alias_runtime_set, dk_key_in_alias, dk_backend_autograd_key,
        dk_backend_autocast_set, dk_autograd_backend_set
    Inspecting (>>registry, >>call): dk_op_slot_kernel, dk_op_table_of,
-       dk_op_table, dk_op_table_entry, dk_backend_row,
+       dk_op_table, dk_op_def_info, dk_op_table_entry, dk_backend_row,
        dk_op_table_nonfallthrough, dk_op_has_kernel_for_key,
        dk_op_has_computed_kernel_for_key, dk_op_dump_state,
        dk_op_dump_computed_table, dk_registry_each_op,
@@ -2194,8 +2194,26 @@ enum {
 #define DK__ROW_SPARE ((int)(32 - sizeof(uint64_t) - sizeof(dk_table_entry)))
 #define DK__REASON_REST ((DK_NUM_RUNTIME_ENTRIES + 1) / 2 - DK_NUM_BACKENDS * DK__ROW_SPARE)
 
+/* What an operator's def says, as boxed calls and inspection read it (a
+   snapshot's `def`): the parsed schema (read-only; its text is c10's
+   normalised form, its dispatch_args bit j says the j-th value from the top
+   of a boxed call's stack is a dispatch argument: Tensor, Tensor?,
+   Tensor[], Tensor?[]; its num_arguments and num_returns), per argument its
+   default as a value (NONE tag if none), the boxing adapters (or NULL), the
+   tags (bit DK_TAG_x) and the alias-analysis kind. Immutable once
+   published, but for `adapters`, which dk_op_set_adapters may give a def
+   that had none (an atomic pointer: read it once, with acquire). */
+typedef struct dk_op_def_info {
+    uint64_t tags;                /* first: with 32-bit pointers, no padding (a def's record keeps this in a kernel's bytes) */
+    const struct dk_schema *parsed;
+    const dk_value *defaults;
+    const dk_op_adapters *adapters;
+    dk_alias_analysis alias_analysis;
+} dk_op_def_info;
+
 /* Everything a call reads of an operator, as one immutable snapshot: the
-   dispatch table, the fallthrough masks and what the def says. A change
+   dispatch table, the fallthrough masks and what the def says (a pointer
+   to the def's record of it). A change
    builds a new snapshot and publishes it with one release store, so a call
    sees the state before or the state after a registration, never a mix
    (see THREADS in the manual). The slots live in two places (the backend
@@ -2206,17 +2224,9 @@ typedef struct dk_op_table {
        fallback holds the registry's missing record of that slot, which
        calls and dk_op_slot_kernel resolve (Note [Resolution]) */
     dk_table_entry entries[DK_NUM_RUNTIME_ENTRIES - DK__ROW_SLOTS];
-    /* from the def (NULL / 0 without one): c10's normalised schema text;
-       bit j: the j-th value from the top of a boxed call's stack is a
-       dispatch argument (Tensor, Tensor?, Tensor[], Tensor?[]) */
-    const char *schema;
-    uint64_t dispatch_args;
-    int num_arguments, num_returns;
-    const dk_op_adapters *adapters;   /* the def's boxing adapters, or NULL */
-    const struct dk_schema *parsed;   /* the def's parsed schema (read-only), or NULL */
-    const dk_value *defaults;         /* per argument: its default as a value (NONE tag if none) */
-    uint64_t tags;                    /* the def's tags: bit DK_TAG_x (0 without a def) */
-    dk_alias_analysis alias_analysis; /* the def's (FROM_SCHEMA without one) */
+    /* what the def says, or NULL without one: a record in the def's
+       registration, which lives as long as any snapshot pointing at it */
+    const dk_op_def_info *def;
     /* the dk_source_detail of each slot, 4 bits each: in the rows' spare bytes,
        then here when they do not hold them all (dk__reason_at) */
     uint8_t reasons_rest[DK__REASON_REST > 0 ? DK__REASON_REST : 1];
@@ -2242,6 +2252,11 @@ enum { DK__EA_ZERO = (int)DK__ENTRY_AT(0) };
 DK_STATIC_ASSERT(sizeof(dk_backend_row) == 32, "a backend row is 32 bytes");
 DK_STATIC_ASSERT(DK__REASON_END <= 16, "a slot's reason fits in 4 bits");
 DK_STATIC_ASSERT(sizeof(dk_op_table) < 32768, "entry offsets are signed 16-bit values");
+/* The bytes of an operator's table (its snapshots are allocated and copied
+   at this size): without reasons_rest when the rows' spare bytes hold every
+   slot's reason, whose one byte would cost the struct's padding too. */
+#define DK__TABLE_BYTES \
+    (DK__REASON_REST > 0 ? sizeof(dk_op_table) : offsetof(dk_op_table, reasons_rest))
 /* Per functionality f, computed once (the tables below name these short
    constants instead of expanding DK__ENTRY_OFFSET in each of their cells,
    which made every unit preprocess a megabyte): DK__EOF_f, the entry
@@ -2338,12 +2353,16 @@ DK_INLINE const dk_kernel *dk_op_slot_kernel(const dk_operator *op, int slot) {
     const dk_kernel *k = DK__ENTRY_KERNEL(dk_op_table_entry(dk_op_table_of(op), slot));
     return k->kind == DK_KERNEL_MISSING ? dk__deferred(op, k) : k;
 }
-/* The def's schema in c10's normalised form, or NULL without a def. */
-DK_INLINE const char *dk_op_schema(const dk_operator *op) { return DK__LOAD_RLX(&dk_op_table_of(op)->schema); }
+/* What the def says (dk_op_def_info), or NULL without a def. */
+DK_INLINE const dk_op_def_info *dk__op_def(const dk_op_table *t) { return DK__LOAD_ACQ(&t->def); }
+/* The def's schema in c10's normalised form, or NULL without a def
+   (defined after dk_schema, see >>schema). */
+DK_INLINE const char *dk_op_schema(const dk_operator *op);
 /* The def's parsed schema (arguments, types, defaults, alias annotations,
    return names; see >>schema), or NULL without a def. Read-only. */
 DK_INLINE const struct dk_schema *dk_op_function_schema(const dk_operator *op) {
-    return DK__LOAD_RLX(&dk_op_table_of(op)->parsed);
+    const dk_op_def_info *d = dk__op_def(dk_op_table_of(op));
+    return d ? d->parsed : NULL;
 }
 /* The def's tags (torch.Tag), as a mask with bit DK_TAG_x set for each, and
    one of them; its alias-analysis kind. No def: no tags, FROM_SCHEMA.
@@ -3658,10 +3677,10 @@ typedef struct dk_arg {
     const char *type_text;                  /* as printed: "Tensor(a!)", "int[2]", "Tensor?[]" */
     const dk_type *type;                    /* as written: ScalarType stays ScalarType */
     const dk_type *fake_type;               /* c10's fake type: ScalarType/Layout/MemoryFormat/SymInt -> int */
-    int list_size;                          /* N of a sized list "int[N]", else -1 */
     const dk_alias_info *alias;             /* NULL without annotation */
     const dk_default *default_value;        /* NULL without default */
     const char *default_text;               /* as printed ("1", "[0, 1]", "\"mean\""), or NULL */
+    int list_size;                          /* N of a sized list "int[N]", else -1 (beside the other ints: no padding) */
     int kwarg_only;                         /* after a lone '*' */
     int is_out;                             /* keyword-only and written to: c10's is_out() */
     int is_dispatch;                        /* Tensor, Tensor?, Tensor[] or Tensor?[] (any annotation) */
@@ -3704,6 +3723,11 @@ DK_API const char *dk_type_kind_name(dk_type_kind k);
 DK_API int dk_schema_c_signature(const dk_schema *s, char *buf, size_t size);
 
 DK_INLINE uint64_t dk_schema_dispatch_args(const dk_schema *s) { return s->dispatch_args; }
+/* dk_op_schema (declared with dk_op_function_schema): its def's parsed text. */
+DK_INLINE const char *dk_op_schema(const dk_operator *op) {
+    const dk_schema *s = dk_op_function_schema(op);
+    return s ? s->text : NULL;
+}
 /* <<schema */
 
 #ifdef __cplusplus
@@ -3994,10 +4018,11 @@ DK__PRIVATE void dk__log_to(const dk_logger *l, dk_log_item item, const char *me
 
    Note [Reclamation]. Readers (calls, lookups) never lock, so memory a
    registration unpublishes (an old table snapshot, a kernel record, an
-   operator, an old name index) may still be read. It is retired, tagged
-   with a grace-period number g (the process-wide epoch after an increment
-   that follows the unpublishing stores), and freed once no reader can
-   hold it. Each thread that takes part has a record in one list; memory
+   operator, an old name index) may still be read. It is retired (appended
+   to the registry's list), tagged in a batch with what else waits with a
+   grace-period number g (the process-wide epoch after an increment that
+   follows the unpublishing stores: one per batch, kept in the registry,
+   not in each block), and freed once no reader can hold it. Each thread that takes part has a record in one list; memory
    tagged g is safe once every record reads 0 or a value >= g.
    - default (no DK_CALL_EPOCHS), quiescent-state-based (liburcu's QSBR
      flavour): readers do nothing on the call path. A thread declares a
@@ -4759,40 +4784,63 @@ DK_API dk_status dk__config_check(const char *caller_signature) {
 enum { DK__REG_DEF = 1, DK__REG_IMPL, DK__REG_FALLBACK, DK__REG_LISTENER };
 
 struct dk_registration {
-    dk_kernel kernel;             /* first: dispatch tables point here */
-    dk_registry *registry;
+    /* first: dispatch tables point here; a def, which has no kernel, keeps
+       its dk__def_part in these bytes instead (DK__DEF) */
+    dk_kernel kernel;
     unsigned char type;           /* DK__REG_* */
     unsigned char live;           /* 0 once deregistered (until reclaimed) */
-    unsigned char alias_analysis; /* def: its dk_alias_analysis (in bytes every record has spare) */
+    unsigned char in_library;     /* 1: made by a library block; its dk__lib_link follows the type's part */
     struct dk__op *op;            /* def, impl */
     dk_registration *next;        /* op's impl list (newest first), listener list */
-    dk_library *library;          /* the block that made it, or NULL */
-    dk_registration *lib_next;    /* that block's list (newest first) */
-    /* An impl or fallback record ends here (DK__REG_SIZE): the rest is a
-       def's, then a listener's, and the record holds only its type's part. */
-    /* def: its parsed schema (c10's normalised text, the dispatch arguments
-       and the argument counts are in it: DK__DEF_SCHEMA), what boxed calls
-       need, adapters */
-    dk_schema *parsed;            /* in this record, after the defaults (dk__sp_copy) */
-    dk_value *defaults;           /* in this record, after it: the values, then list storage */
-    const dk_op_adapters *adapters;
-    uint64_t tags;                /* def: its tags, bit DK_TAG_x */
-    /* listener */
+    /* A def or impl record ends here (DK__REG_SIZE): its registry is its
+       operator's (dk__reg_registry); the rest is a fallback's, then a
+       listener's, and the record holds only its type's part. */
+    dk_registry *registry;        /* fallback, listener */
     dk_op_listener on_registered, on_deregistered;
 };
 /* The bytes of a record of type t (a DK__REG_*), its strings and defaults apart. */
-#define DK__REG_SIZE(t)                                                                            \
-    ((t) == DK__REG_LISTENER ? sizeof(dk_registration)                                             \
-     : (t) == DK__REG_DEF    ? offsetof(dk_registration, on_registered)                             \
-                             : offsetof(dk_registration, parsed))
+#define DK__REG_SIZE(t)                                                                   \
+    ((t) == DK__REG_LISTENER   ? sizeof(dk_registration)                                  \
+     : (t) == DK__REG_FALLBACK ? offsetof(dk_registration, on_registered)                 \
+                               : offsetof(dk_registration, registry))
+/* A record made by a library block: the block, and the next record of its
+   list (newest first); right after the record's type part, in those
+   records only (DK__LIB_LINK). */
+typedef struct dk__lib_link {
+    dk_library *library;
+    dk_registration *next;
+} dk__lib_link;
+#define DK__LIB_LINK(g) ((dk__lib_link *)(void *)((char *)(g) + DK__REG_SIZE((g)->type)))
+/* A def's part of its record, where other records have their kernel: what
+   its operator's table snapshots point at (their `def`): its parsed schema
+   (c10's normalised text, the dispatch arguments and the argument counts
+   are in it: DK__DEF_SCHEMA) in the record, after the defaults
+   (dk__sp_copy); the defaults in the record, after its fixed part (the
+   values, then list storage); adapters, tags, alias analysis; and its
+   debug text. Only DK__DEF reads or writes a def's first bytes (never
+   g->kernel), and dk__reg_debug any record's debug text. */
+typedef struct dk__def_part {
+    dk_op_def_info info;
+    const char *debug;            /* "registered at file:line" */
+} dk__def_part;
+DK_STATIC_ASSERT(sizeof(dk__def_part) <= sizeof(dk_kernel), "a def's part fits in a kernel's bytes");
+#define DK__DEF(g) ((dk__def_part *)(void *)(g))
+DK_INLINE const char *dk__reg_debug(const dk_registration *g) {
+    return g->type == DK__REG_DEF ? DK__DEF(g)->debug : g->kernel.debug;
+}
 /* A live def's schema text, c10's normalised form. */
-#define DK__DEF_SCHEMA(def) ((const char *)(def)->parsed->text)
+#define DK__DEF_SCHEMA(def) ((const char *)DK__DEF(def)->info.parsed->text)
 
 typedef struct dk__op {
     dk_operator pub;              /* first: handles are dk_operator pointers */
     dk_registration *def;         /* at most one live def */
     dk_registration *impls;       /* live impls, newest first */
 } dk__op;
+/* The registry a record belongs to (a def's or impl's operator lives at
+   least as long as the record can be read). */
+DK_INLINE dk_registry *dk__reg_registry(const dk_registration *g) {
+    return g->type == DK__REG_DEF || g->type == DK__REG_IMPL ? g->op->pub.registry : g->registry;
+}
 
 /* A lookup reads one bucket (two per cache line): a name shorter than
    DK__BUCKET_NAME bytes is compared there whole, a longer one there and
@@ -4849,15 +4897,26 @@ typedef struct dk__hooks {
     int c10_messages;
 } dk__hooks;
 
-/* Every allocation of a registry starts with this header: its size (for the
-   statistics) and, once retired, the retired list's link and grace period. */
+/* Every allocation of a registry starts with this header (16 bytes with
+   64-bit pointers): its size (for the statistics) with, in its low
+   DK__SHIFT_BITS bits, the block's distance from the allocator's pointer
+   (aligned tables; dk__block_size, dk__block_shift), and once retired the
+   retired list's link. The grace periods are the list's batches' (the
+   registry's `batches`), not each block's. */
 typedef union dk__block {
-    /* shift: the block's distance from the allocator's pointer (aligned tables) */
-    struct { union dk__block *next; uint64_t grace; size_t size; uint32_t shift; } h;
+    struct { union dk__block *next; size_t size_shift; } h;
     long double align_ld;
     void *align_p;
     uint64_t align_u;
 } dk__block;
+enum { DK__SHIFT_BITS = 6 };   /* alignments up to 64 */
+DK_INLINE size_t dk__block_size(const dk__block *b) { return b->h.size_shift >> DK__SHIFT_BITS; }
+DK_INLINE size_t dk__block_shift(const dk__block *b) { return b->h.size_shift & (((size_t)1 << DK__SHIFT_BITS) - 1); }
+
+/* Grace-period batches of retired blocks a registry tracks; past this many
+   (threads that hold old epochs), the newest batch takes in the next with
+   its later grace period: its blocks wait longer, never less. */
+enum { DK__RETIRED_BATCHES = 16 };
 
 /* The alignment of a block header: the most any field needs. */
 typedef struct dk__max_align { char c; dk__block b; } dk__max_align;
@@ -4884,7 +4943,12 @@ struct dk_registry {
     const dk_kernel *boxed_fallbacks[DK_NUM_RUNTIME_ENTRIES];
     dk_library *libraries;
     dk_registration *listeners;
-    dk__block *retired;           /* unpublished memory, newest first (untagged ones at the head) */
+    /* unpublished memory, oldest first: the list's batches, oldest first,
+       each up to its newest block (`last`) with the grace period it waits
+       for; the blocks after the newest batch's wait for the next one */
+    dk__block *retired, *retired_last;
+    struct { dk__block *last; uint64_t grace; } batches[DK__RETIRED_BATCHES];
+    unsigned n_batches;
     size_t live_bytes, retired_bytes, retired_blocks;
     size_t pending_bytes;         /* retired, not yet tagged with a grace period */
     int warned_retired;           /* DK_LOG_RETIRED_MEMORY was logged */
@@ -4947,7 +5011,8 @@ static void dk__default_free(void *p, void *ud) { (void)ud; free(p); }
    is given back and the allocation made again with align - 1 more. */
 DK_INLINE void *dk__alloc_aligned(dk_registry *r, size_t n, size_t align) {
     size_t slack = align > DK__MAX_ALIGN ? align - DK__MAX_ALIGN : 0, total = sizeof(dk__block) + n + slack, shift;
-    char *raw = (char *)r->desc.alloc(total, r->desc.alloc_user_data);
+    char *raw = total <= ((size_t)-1 >> DK__SHIFT_BITS) - align ? (char *)r->desc.alloc(total, r->desc.alloc_user_data)
+                                                                 : NULL;
     dk__block *b;
     if (raw && (shift = (0 - (uintptr_t)(raw + sizeof(dk__block))) & (align - 1)) > slack) {
         r->desc.free(raw, r->desc.alloc_user_data);
@@ -4960,38 +5025,40 @@ DK_INLINE void *dk__alloc_aligned(dk_registry *r, size_t n, size_t align) {
     }
     b = (dk__block *)(void *)(raw + ((0 - (uintptr_t)(raw + sizeof(dk__block))) & (align - 1)));
     b->h.next = NULL;
-    b->h.grace = 0;
-    b->h.size = total;
-    b->h.shift = (uint32_t)((char *)b - raw);
+    b->h.size_shift = total << DK__SHIFT_BITS | (size_t)((char *)b - raw);
     r->live_bytes += total;
     return b + 1;
 }
 DK__PRIVATE void *dk__alloc(dk_registry *r, size_t n) { return dk__alloc_aligned(r, n, 1); }
 /* An operator table, 32-byte aligned: each backend row in one half of a
    cache line (a call reads a row's mask and entry from one line). */
+DK_STATIC_ASSERT(sizeof(dk_backend_row) < (1 << DK__SHIFT_BITS), "a block's shift fits in its header");
 DK__PRIVATE dk_op_table *dk__alloc_table(dk_registry *r) {
-    return (dk_op_table *)dk__alloc_aligned(r, sizeof(dk_op_table), sizeof(dk_backend_row));
+    return (dk_op_table *)dk__alloc_aligned(r, DK__TABLE_BYTES, sizeof(dk_backend_row));
 }
 DK__PRIVATE void dk__free_block(dk_registry *r, dk__block *b) {
-    r->desc.free((char *)b - b->h.shift, r->desc.alloc_user_data);
+    r->desc.free((char *)b - dk__block_shift(b), r->desc.alloc_user_data);
 }
 DK__PRIVATE void dk__free(dk_registry *r, void *p) {
     dk__block *b;
     if (!p) return;
     b = (dk__block *)p - 1;
-    r->live_bytes -= b->h.size;
+    r->live_bytes -= dk__block_size(b);
     dk__free_block(r, b);
 }
-/* Unpublished memory: freed when no reader can hold it (Note [Reclamation]). */
+/* Unpublished memory: freed when no reader can hold it (Note [Reclamation]).
+   Appended to the retired list: dk__end_change tags it, with what else
+   waits untagged, as one batch. */
 DK__PRIVATE void dk__retire(dk_registry *r, const void *p) {
     dk__block *b;
     if (!p) return;
     b = (dk__block *)p - 1;
-    b->h.grace = 0;                /* tagged by dk__end_change */
-    b->h.next = r->retired;
-    r->retired = b;
-    r->retired_bytes += b->h.size;
-    r->pending_bytes += b->h.size;
+    b->h.next = NULL;
+    if (r->retired_last) r->retired_last->h.next = b;
+    else r->retired = b;
+    r->retired_last = b;
+    r->retired_bytes += dk__block_size(b);
+    r->pending_bytes += dk__block_size(b);
     r->retired_blocks++;
 }
 
@@ -5000,20 +5067,24 @@ DK__PRIVATE void dk__retire_table(dk_registry *r, const dk_op_table *t) {
     if (t != &r->empty) dk__retire(r, t);
 }
 
-/* Frees the retired blocks whose grace period is at most `safe`. */
+/* Frees the retired batches whose grace period is at most `safe` (the
+   oldest ones: a later batch never has an earlier grace period). */
 DK__PRIVATE void dk__free_retired(dk_registry *r, uint64_t safe) {
-    dk__block **p = &r->retired, *b;
-    while ((b = *p) != NULL) {
-        if (b->h.grace && b->h.grace <= safe) {
-            *p = b->h.next;
-            r->retired_bytes -= b->h.size;
+    while (r->n_batches && r->batches[0].grace <= safe) {
+        dk__block *last = r->batches[0].last, *b;
+        int end;
+        do {
+            b = r->retired;
+            end = b == last;
+            r->retired = b->h.next;
+            r->retired_bytes -= dk__block_size(b);
             r->retired_blocks--;
-            r->live_bytes -= b->h.size;
+            r->live_bytes -= dk__block_size(b);
             dk__free_block(r, b);
-        } else {
-            p = &b->h.next;
-        }
+        } while (!end);
+        memmove(&r->batches[0], &r->batches[1], --r->n_batches * sizeof r->batches[0]);
     }
+    if (!r->retired) r->retired_last = NULL;
 }
 
 /* Call epochs start a grace period (an IPI to every core with membarrier)
@@ -5024,14 +5095,12 @@ enum { DK__RETIRED_WARN_DEFAULT = 64 * 1024 * 1024 };
 /* Fills the thread part of the statistics: the records taking part, and
    the ones that hold back the oldest retired block (under r's lock). */
 DK__PRIVATE void dk__stats_threads(dk_registry *r, dk_registry_stats *out) {
-    uint64_t oldest = UINT64_MAX;
-    const dk__block *b;
     const dk__reader *rec;
-    /* an untagged block waits for the next grace period: for every thread
-       that holds anything now. UINT64_MAX: nothing waits */
-    uint64_t next = DK__LOAD_RLX(&dk__epoch) + 1;
-    for (b = r->retired; b; b = b->h.next)
-        if ((b->h.grace ? b->h.grace : next) < oldest) oldest = b->h.grace ? b->h.grace : next;
+    /* the oldest batch's grace period; untagged blocks alone wait for the
+       next one: for every thread that holds anything now. UINT64_MAX:
+       nothing waits */
+    uint64_t oldest = r->n_batches ? r->batches[0].grace
+                      : r->retired ? DK__LOAD_RLX(&dk__epoch) + 1 : UINT64_MAX;
     DK__SCAN_LOCK();
     for (rec = DK__LOAD_ACQ(&dk__readers); rec; rec = rec->next) {
         uint64_t e = dk__held(rec);
@@ -5072,7 +5141,6 @@ DK__PRIVATE void dk__check_retired(dk_registry *r) {
    DK__BATCH_BYTES are pending, or when forced -- and with call epochs
    frees what no reader holds any more, without waiting. */
 DK__PRIVATE void dk__end_change_as(dk_registry *r, int force) {
-    dk__block *b;
     uint64_t g;
     int batch = 1;
 #ifdef DK_CALL_EPOCHS
@@ -5080,9 +5148,11 @@ DK__PRIVATE void dk__end_change_as(dk_registry *r, int force) {
 #else
     (void)force;
 #endif
-    if (batch && r->retired && !r->retired->h.grace) {
+    if (batch && r->retired_last && (!r->n_batches || r->batches[r->n_batches - 1].last != r->retired_last)) {
         g = dk__grace_start();
-        for (b = r->retired; b && !b->h.grace; b = b->h.next) b->h.grace = g;
+        if (r->n_batches == DK__RETIRED_BATCHES) r->n_batches--;   /* the newest batch takes these in */
+        r->batches[r->n_batches].last = r->retired_last;
+        r->batches[r->n_batches++].grace = g;
         r->pending_bytes = 0;
 #ifdef DK_CALL_EPOCHS
         if (!DK__LOAD_ACQ(&dk__exiting)) dk__free_retired(r, dk__oldest_reader());
@@ -5494,7 +5564,7 @@ DK__PRIVATE void dk__op_remove_if_unused(dk_registry *r, dk__op *op) {
    the live table always equals a full recomputation whatever the order of
    changes; c10 1.13.1 updates only some slots and leaves stale ones; the
    fallback's slots in every operator for a fallthrough fallback change),
-   the masks derived from the slots, the def's fields copied. Then one
+   the masks derived from the slots, the def's record pointed at. Then one
    release store publishes it and the old snapshot is retired (Note
    [Reclamation]).
 
@@ -5697,15 +5767,15 @@ DK__PRIVATE int dk__affected_slots(const dk_registry *r, dk_key key, int *slots)
 
 /* Fills t (which may be op's own live table only when out of memory, see
    dk__op_update) from op's current table: the given slots resolved again
-   (every slot when n < 0, none when n == 0: a def change), masks and def
-   fields derived. */
+   (every slot when n < 0, none when n == 0: a def change), masks derived,
+   `def` pointed at the def's record. */
 DK__PRIVATE void dk__table_fill(const dk_registry *r, const dk__op *op, dk_op_table *t, const int *slots, int n) {
     const dk_op_table *cur = op->pub.table;
     const dk_registration *def = op->def;
     dk__front front;
     dk_source_detail why;
     int j;
-    if (t != cur) memcpy(t, cur, sizeof *t);
+    if (t != cur) memcpy(t, cur, DK__TABLE_BYTES);
     if (n != 0) {
         dk__collect_front(op, &front);
         int masks_change = t == cur;   /* in place: the masks are recomputed anyway */
@@ -5724,32 +5794,14 @@ DK__PRIVATE void dk__table_fill(const dk_registry *r, const dk__op *op, dk_op_ta
         }
         if (masks_change || n < 0) dk__table_masks(r, t);
     }
-    /* the def's fields; in place, only those that change, atomically
-       (calls read them, a failing call copies them: dk__table_copy): the
-       template's never change, an impl's deregistration leaves them, a
-       def's clears them. The parsed schema first, and its defaults after
-       it with release: a boxed call that reads the defaults (acquire),
-       then the schema, never gets a schema without its defaults
-       (dk__fill_defaults). */
-#define DK__DEF_FIELD(field, value, STORE)                         \
-    do {                                                           \
-        if (t != cur) t->field = (value);                          \
-        else if (t->field != (value)) STORE(&t->field, (value));   \
-    } while (0)
-    DK__DEF_FIELD(parsed, def ? (const dk_schema *)def->parsed : (const dk_schema *)NULL, DK__STORE_RLX);
-    DK__DEF_FIELD(defaults, def ? (const dk_value *)def->defaults : (const dk_value *)NULL, DK__STORE_REL);
-    DK__DEF_FIELD(schema, def ? DK__DEF_SCHEMA(def) : (const char *)NULL, DK__STORE_RLX);
-    DK__DEF_FIELD(dispatch_args, def ? def->parsed->dispatch_args : (uint64_t)0, DK__STORE_RLX);
-    DK__DEF_FIELD(num_arguments, def ? def->parsed->num_arguments : 0, DK__STORE_RLX);
-    DK__DEF_FIELD(num_returns, def ? def->parsed->num_returns : 0, DK__STORE_RLX);
-    DK__DEF_FIELD(adapters, def ? def->adapters : (const dk_op_adapters *)NULL, DK__STORE_RLX);
-    DK__DEF_FIELD(tags, def ? def->tags : (uint64_t)0, DK__STORE_RLX);
-#undef DK__DEF_FIELD
-    /* an enum (no atomic access for it in C99 and C++ alike): read by no
-       call, only by dk_op_alias_analysis; changed in place only when a def
-       that has one is removed out of memory */
-    if (t->alias_analysis != (def ? (dk_alias_analysis)def->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA))
-        t->alias_analysis = def ? (dk_alias_analysis)def->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    /* what the def says: one pointer to its record, stored in place only
+       when it changes (a def's removal out of memory clears it; the
+       template's never changes), with release */
+    {
+        const dk_op_def_info *info = def ? &DK__DEF(def)->info : (const dk_op_def_info *)NULL;
+        if (t != cur) t->def = info;
+        else if (t->def != info) DK__STORE_REL(&t->def, info);
+    }
 }
 
 /* Publishes t (allocated by the caller) as op's table. */
@@ -5880,40 +5932,47 @@ DK__PRIVATE void dk__debug_named(char *buf, size_t n, const char *name) {
     dk__append(buf, n, &len, ")");
 }
 
-/* A record is its type's part (DK__REG_SIZE), then `extra` zeroed bytes
-   (a def's defaults: g->defaults), then its debug text, in one piece of
-   dk__registration_size bytes: a block of its own (dk__new_registration)
-   or, for the def that creates its operator, the operator's block. */
-DK__PRIVATE size_t dk__registration_head(int type, size_t extra) {
-    size_t head = DK__REG_SIZE(type);
+/* A record is its type's part (DK__REG_SIZE), its dk__lib_link when a
+   library block makes it (lib), then `extra` zeroed bytes (a def's
+   defaults: DK__DEF(g)->info.defaults), then its debug text, in one piece
+   of dk__registration_size bytes: a block of its own
+   (dk__new_registration) or, for the def that creates its operator, the
+   operator's block. */
+DK__PRIVATE size_t dk__registration_head(int type, const dk_library *lib, size_t extra) {
+    size_t head = DK__REG_SIZE(type) + (lib ? sizeof(dk__lib_link) : 0);
     return extra ? DK__ROUND_VALUE(head) : head;
 }
 /* dlen: strlen(debug) + 1, or 0 without debug text */
-DK__PRIVATE size_t dk__registration_size(int type, size_t dlen, size_t extra) {
-    return dk__registration_head(type, extra) + extra + dlen;
+DK__PRIVATE size_t dk__registration_size(int type, const dk_library *lib, size_t dlen, size_t extra) {
+    return dk__registration_head(type, lib, extra) + extra + dlen;
 }
-DK__PRIVATE dk_registration *dk__registration_init(void *room, dk_registry *r, int type, const char *debug,
-                                                   size_t dlen, size_t extra) {
-    size_t head = dk__registration_head(type, extra);
+DK__PRIVATE dk_registration *dk__registration_init(void *room, dk_registry *r, int type, const dk_library *lib,
+                                                   const char *debug, size_t dlen, size_t extra) {
+    size_t head = dk__registration_head(type, lib, extra);
     dk_registration *g = (dk_registration *)room;
     memset(room, 0, head + extra);
-    g->registry = r;
+    if (type == DK__REG_FALLBACK || type == DK__REG_LISTENER) g->registry = r;
     g->type = (unsigned char)type;
     g->live = 1;
-    g->kernel.debug = dlen ? (const char *)memcpy((char *)room + head + extra, debug, dlen) : "";
-    if (extra) g->defaults = (dk_value *)(void *)((char *)room + head);
+    g->in_library = lib != NULL;
+    debug = dlen ? (const char *)memcpy((char *)room + head + extra, debug, dlen) : "";
+    if (type == DK__REG_DEF) DK__DEF(g)->debug = debug;
+    else g->kernel.debug = debug;
+    if (extra) DK__DEF(g)->info.defaults = (const dk_value *)(void *)((char *)room + head);
     return g;
 }
-DK__PRIVATE dk_registration *dk__new_registration(dk_registry *r, int type, const char *debug, size_t extra) {
+DK__PRIVATE dk_registration *dk__new_registration(dk_registry *r, int type, const dk_library *lib, const char *debug,
+                                                  size_t extra) {
     size_t dlen = debug ? strlen(debug) + 1 : 0;
-    void *room = dk__alloc(r, dk__registration_size(type, dlen, extra));
-    return room ? dk__registration_init(room, r, type, debug, dlen, extra) : NULL;
+    void *room = dk__alloc(r, dk__registration_size(type, lib, dlen, extra));
+    return room ? dk__registration_init(room, r, type, lib, debug, dlen, extra) : NULL;
 }
 
+/* g, made with lib's link (dk__registration_init), joins lib's list. */
 DK__PRIVATE void dk__own(dk_library *lib, dk_registration *g) {
     if (!lib) return;
-    g->library = lib;
-    g->lib_next = lib->regs;
+    DK__LIB_LINK(g)->library = lib;
+    DK__LIB_LINK(g)->next = lib->regs;
     lib->regs = g;
 }
 
@@ -6007,9 +6066,9 @@ DK__PRIVATE dk_status dk__check_def_signature(const char *what, const dk_registr
                                               const char *debug) {
     char expected[1024];
     if (!def || !sig || !DK__SIG_IN_SCHEMA_WORDS(sig) ||
-        dk_schema_c_signature(def->parsed, expected, sizeof expected) < 0)
+        dk_schema_c_signature(DK__DEF(def)->info.parsed, expected, sizeof expected) < 0)
         return DK_OK;
-    return dk__signature_vs_schema(what, DK__DEF_SCHEMA(def), expected, def->kernel.debug, sig, debug);
+    return dk__signature_vs_schema(what, DK__DEF_SCHEMA(def), expected, DK__DEF(def)->debug, sig, debug);
 }
 /* A def's schema against the typed kernels registered before it (c10 checks
    them when the schema comes); the schema's signature is built only when a
@@ -6051,7 +6110,7 @@ DK__PRIVATE dk_status dk__check_kernel_signature(const char *what, const dk__op 
                         "  kernel 1: %s\n    dispatch key: %s\n    %s\n"
                         "  kernel 2: %s\n    dispatch key: %s\n    %s\n"
                         "Every typed kernel of an operator has the operator's C type; nothing was registered.",
-                        op->def ? DK__DEF_SCHEMA(op->def) : op->pub.name, op->def ? op->def->kernel.debug : "no debug info",
+                        op->def ? DK__DEF_SCHEMA(op->def) : op->pub.name, op->def ? DK__DEF(op->def)->debug : "no debug info",
                         other, dk_key_name(g->kernel.key), g->kernel.debug, sig, dk_key_name(key), debug);
     }
     return DK_OK;
@@ -6087,13 +6146,6 @@ DK__PRIVATE dk_status dk__parse_in(dk_registry *r, const char *schema, dk__def_s
     return dk__sp_parse(schema, &d, (struct dk__sp_chunk *)(void *)scratch, sizeof *scratch, out);
 }
 
-/* A def's schema goes with its record (the defaults too): retired with it,
-   or, for the record in its operator's block, freed with the operator. */
-DK__PRIVATE void dk__def_release(dk_registry *r, dk_registration *g, int now) {
-    (void)r;
-    (void)now;
-    g->parsed = NULL;
-}
 
 /* The value a boxed call gets for an argument left off: its default. */
 DK__PRIVATE size_t dk__default_extra(const dk_default *d) {
@@ -6227,9 +6279,9 @@ DK__PRIVATE void dk__append_def_extras(char *buf, size_t size, size_t *len, cons
     const char *sep = "\ntags: ";
     int t;
     dk__append(buf, size, len, "\nalias analysis kind: ");
-    dk__append(buf, size, len, dk__alias_analysis_names[def->alias_analysis]);
+    dk__append(buf, size, len, dk__alias_analysis_names[DK__DEF(def)->info.alias_analysis]);
     for (t = 0; t < DK_NUM_TAGS; t++) {
-        if (!((def->tags >> t) & 1)) continue;
+        if (!((DK__DEF(def)->info.tags >> t) & 1)) continue;
         dk__append(buf, size, len, sep);
         dk__append(buf, size, len, dk__tag_names[t]);
         sep = ", ";
@@ -6263,7 +6315,7 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
     dbytes = dk__defaults_size(parsed);
     sbytes = dk__sp_copy_size(parsed);
     dlen = debug ? strlen(debug) + 1 : 0;
-    if ((s = dk__op_prepare(r, schema, len, dk__registration_size(DK__REG_DEF, dlen, dbytes + sbytes), &prep)) != DK_OK) {
+    if ((s = dk__op_prepare(r, schema, len, dk__registration_size(DK__REG_DEF, lib, dlen, dbytes + sbytes), &prep)) != DK_OK) {
         dk_schema_free(parsed);
         return s;
     }
@@ -6274,7 +6326,7 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
                         "Tried to register an operator (%s) with the same name and overload name multiple times. "
                         "Each overload's schema should only be registered with a single call to def(). "
                         "Duplicate registration: %s. Original registration: %s",
-                        schema, debug, prep.op->def->kernel.debug);
+                        schema, debug, DK__DEF(prep.op->def)->debug);
     }
     if (!prep.is_new && (s = dk__check_def_kernels(prep.op, parsed, debug)) != DK_OK) {
         dk__op_abandon(r, &prep);
@@ -6283,21 +6335,21 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
     }
     /* keep the parsed schema (c10's normalised text, the dispatch arguments
        and the defaults drive boxed calls) */
-    if (prep.def_room) g = dk__registration_init(prep.def_room, r, DK__REG_DEF, debug, dlen, dbytes + sbytes);
-    else if (!(g = dk__new_registration(r, DK__REG_DEF, debug, dbytes + sbytes))) {
+    if (prep.def_room) g = dk__registration_init(prep.def_room, r, DK__REG_DEF, lib, debug, dlen, dbytes + sbytes);
+    else if (!(g = dk__new_registration(r, DK__REG_DEF, lib, debug, dbytes + sbytes))) {
         dk__op_abandon(r, &prep);
         dk_schema_free(parsed);
         return DK_ERR_NO_MEMORY;
     }
     /* the record's extra bytes: the defaults, then the schema */
-    kept = dk__sp_copy(parsed, (char *)g->defaults + dbytes);
+    kept = dk__sp_copy(parsed, (char *)(void *)DK__DEF(g)->info.defaults + dbytes);
     dk_schema_free(parsed);
-    if (dbytes) dk__defaults_fill(g->defaults, kept);
-    else g->defaults = dk__no_defaults;
-    g->parsed = kept;
-    g->adapters = adapters;
-    g->tags = tags;
-    g->alias_analysis = (unsigned char)(opts ? opts->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA);
+    if (dbytes) dk__defaults_fill((dk_value *)(void *)DK__DEF(g)->info.defaults, kept);
+    else DK__DEF(g)->info.defaults = dk__no_defaults;
+    DK__DEF(g)->info.parsed = kept;
+    DK__DEF(g)->info.adapters = adapters;
+    DK__DEF(g)->info.tags = tags;
+    DK__DEF(g)->info.alias_analysis = opts ? opts->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA;
     dk__op_commit(r, &prep);
     g->op = prep.op;
     prep.op->def = g;
@@ -6317,7 +6369,7 @@ DK__PRIVATE void dk__warn_override(dk_registry *r, const dk__op *op, dk_key key,
     snprintf(msg, sizeof msg,
              "Overriding a previously registered kernel for the same operator and the same dispatch key\n"
              "  operator: %s\n    %s\n  dispatch key: %s\n  previous kernel: %s\n       new kernel: %s",
-             op->def ? DK__DEF_SCHEMA(op->def) : op->pub.name, op->def ? op->def->kernel.debug : "no debug info",
+             op->def ? DK__DEF_SCHEMA(op->def) : op->pub.name, op->def ? DK__DEF(op->def)->debug : "no debug info",
              dk_key_name(key), old->kernel.debug, debug);
     dk__log(r, DK_LOG_KERNEL_OVERRIDDEN, msg);
 }
@@ -6356,7 +6408,7 @@ DK__PRIVATE dk_status dk__impl_locked(dk_registry *r, const char *name, dk_key k
         dk__op_abandon(r, &prep);
         return s;
     }
-    if (!(g = dk__new_registration(r, DK__REG_IMPL, debug, 0))) {
+    if (!(g = dk__new_registration(r, DK__REG_IMPL, lib, debug, 0))) {
         dk__op_abandon(r, &prep);
         return DK_ERR_NO_MEMORY;
     }
@@ -6416,7 +6468,7 @@ DK__PRIVATE dk_status dk__fallback_locked(dk_registry *r, dk_key key, dk_kernel_
                 return DK_ERR_NO_MEMORY;
             }
     }
-    if (!(g = dk__new_registration(r, DK__REG_FALLBACK, debug, 0))) {
+    if (!(g = dk__new_registration(r, DK__REG_FALLBACK, lib, debug, 0))) {
         for (j = 0; tables && j < r->live_ops; j++) dk__free(r, tables[j]);
         dk__free(r, tables);
         return DK_ERR_NO_MEMORY;
@@ -6441,8 +6493,8 @@ DK__PRIVATE dk_status dk__fallback_locked(dk_registry *r, dk_key key, dk_kernel_
 
 DK__PRIVATE void dk__unlink(dk_registration **head, dk_registration *g, int lib_list) {
     dk_registration **p;
-    for (p = head; *p && *p != g; p = lib_list ? &(*p)->lib_next : &(*p)->next) {}
-    if (*p) *p = lib_list ? g->lib_next : g->next;
+    for (p = head; *p && *p != g; p = lib_list ? &DK__LIB_LINK(*p)->next : &(*p)->next) {}
+    if (*p) *p = lib_list ? DK__LIB_LINK(g)->next : g->next;
 }
 
 DK__PRIVATE void dk__deregister_locked(dk_registry *r, dk_registration *g) {
@@ -6455,7 +6507,6 @@ DK__PRIVATE void dk__deregister_locked(dk_registry *r, dk_registration *g) {
         g->op->def = NULL;
         dk__op_update(r, g->op, NULL, 0);
         dk__op_remove_if_unused(r, g->op);
-        dk__def_release(r, g, 0);
         break;
     case DK__REG_IMPL:
         dk__unlink(&g->op->impls, g, 0);
@@ -6486,15 +6537,15 @@ DK__PRIVATE void dk__deregister_locked(dk_registry *r, dk_registration *g) {
 DK_API dk_status dk_deregister(dk_registration *g) {
     dk_registry *r;
     if (!g) return dk__fail(DK_ERR_BAD_HANDLE, "dk_deregister: NULL handle");
-    r = g->registry;
+    r = dk__reg_registry(g);
     if (dk__owns(r)) return dk__reentrant("dk_deregister");
     dk__lock(r);
     if (!g->live) {
         dk__unlock(r);
         return dk__fail(DK_ERR_BAD_HANDLE, "dk_deregister: this handle was already deregistered (%s)",
-                        g->type == DK__REG_LISTENER ? "a listener" : g->kernel.debug);
+                        g->type == DK__REG_LISTENER ? "a listener" : dk__reg_debug(g));
     }
-    if (g->library) dk__unlink(&g->library->regs, g, 1);
+    if (g->in_library) dk__unlink(&DK__LIB_LINK(g)->library->regs, g, 1);
     dk__deregister_locked(r, g);
     dk__end_change(r);
     dk__unlock(r);
@@ -6555,7 +6606,7 @@ DK_API dk_status dk_registry_add_listener(dk_registry *r, dk_op_listener on_regi
     if (!r || (!on_registered && !on_deregistered)) return dk__fail(DK_ERR_NULL, "add_listener: NULL argument");
     if (dk__owns(r)) return dk__reentrant("add_listener");
     dk__lock(r);
-    if (!(g = dk__new_registration(r, DK__REG_LISTENER, NULL, 0))) {
+    if (!(g = dk__new_registration(r, DK__REG_LISTENER, NULL, NULL, 0))) {
         dk__unlock(r);
         return DK_ERR_NO_MEMORY;
     }
@@ -6672,7 +6723,7 @@ DK__PRIVATE void dk__library_close_locked(dk_registry *r, dk_library *lib) {
     dk_library **p;
     dk_registration *g;
     while ((g = lib->regs) != NULL) {
-        lib->regs = g->lib_next;
+        lib->regs = DK__LIB_LINK(g)->next;
         if (g->live) dk__deregister_locked(r, g);
     }
     for (p = &r->libraries; *p != lib; p = &(*p)->next) {}
@@ -6923,9 +6974,11 @@ DK_API dk_status dk_library_unload(const void *address) {
 }
 
 DK_API uint64_t dk_op_tags(const dk_operator *op) {
+    const dk_op_def_info *d;
     uint64_t tags;
     DK__HOLD();   /* the table may be retired meanwhile: held, it is not freed */
-    tags = DK__LOAD_RLX(&dk_op_table_of(op)->tags);
+    d = dk__op_def(dk_op_table_of(op));
+    tags = d ? d->tags : 0;
     DK__UNHOLD();
     return tags;
 }
@@ -6933,9 +6986,11 @@ DK_API int dk_op_has_tag(const dk_operator *op, dk_tag t) {
     return (unsigned)t < (unsigned)DK_NUM_TAGS && ((dk_op_tags(op) >> t) & 1);
 }
 DK_API dk_alias_analysis dk_op_alias_analysis(const dk_operator *op) {
+    const dk_op_def_info *d;
     dk_alias_analysis a;
     DK__HOLD();
-    a = dk_op_table_of(op)->alias_analysis;
+    d = dk__op_def(dk_op_table_of(op));
+    a = d ? d->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA;
     DK__UNHOLD();
     return a;
 }
@@ -7055,7 +7110,7 @@ DK_API int dk_op_dump_state(const dk_operator *op, char *buf, size_t size) {
         dk__append(buf, size, &len, "\nschema: ");
         dk__append(buf, size, &len, DK__DEF_SCHEMA(o->def));
         dk__append(buf, size, &len, "\ndebug: ");
-        dk__append(buf, size, &len, o->def->kernel.debug);
+        dk__append(buf, size, &len, DK__DEF(o->def)->debug);
         dk__append_def_extras(buf, size, &len, o->def);
     } else {
         dk__append(buf, size, &len, "\nschema: (none)\n");
@@ -7177,8 +7232,9 @@ DK__PRIVATE void dk__html_alias(dk__html *h, dk_key alias) {
    fill the columns of every backend. */
 DK__PRIVATE int dk__html_scan(dk_operator *op, void *ud) {
     dk__html *h = (dk__html *)ud;
-    dk_op_table full = *dk_op_table_of(op), *t = &full;
+    dk_op_table full, *t = &full;
     int s;
+    memcpy(&full, dk_op_table_of(op), DK__TABLE_BYTES);
     dk__table_with_fallbacks(op->registry, &full);
     for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
         const dk_kernel *k = dk__kernel_at(t, s);
@@ -7226,8 +7282,9 @@ DK__PRIVATE void dk__html_cell(dk__html *h, const dk_operator *op, const dk_op_t
 
 DK__PRIVATE int dk__html_row(dk_operator *op, void *ud) {
     dk__html *h = (dk__html *)ud;
-    dk_op_table full = *dk_op_table_of(op), *t = &full;   /* one snapshot per row */
+    dk_op_table full, *t = &full;   /* one snapshot per row */
     int s;
+    memcpy(&full, dk_op_table_of(op), DK__TABLE_BYTES);
     dk__table_with_fallbacks(op->registry, &full);
     dk__append(h->buf, h->size, &h->len, "<tr data-op=\"");
     dk__html_text(h, op->name);
@@ -7503,7 +7560,6 @@ DK__PRIVATE void dk__registry_free(dk_registry *r) {
     for (i = 0; i < r->n_ops; i++) {
         if (!r->ops[i]) continue;
         for (g = r->ops[i]->impls; g; g = next) { next = g->next; dk__free(r, g); }
-        if (r->ops[i]->def) dk__def_release(r, r->ops[i]->def, 1);
         if (r->ops[i]->def && !dk__def_in_op(r->ops[i]->def)) dk__free(r, r->ops[i]->def);
         dk__retire_table(r, r->ops[i]->pub.table);
         dk__free(r, r->ops[i]);
@@ -7674,7 +7730,7 @@ DK__PRIVATE void dk__missing_message(const dk_operator *op, const dk_op_table *t
             dk__append(buf, size, &len, " kernel");
         }
     }
-    else if (!n && !t->schema)
+    else if (!n && !t->def)
         dk__append(buf, size, &len, "the operator has neither a def nor a kernel: was the library that registers "
                                     "it loaded?");
     else if (!n)
@@ -7700,8 +7756,8 @@ DK__PRIVATE void dk__missing_message(const dk_operator *op, const dk_op_table *t
 DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args,
                                        void *result, size_t result_size);
 
-/* What the messages read of a live table (its entries, reasons and schema
-   text), copied into dst: field by field, relaxed, as a rewrite in place
+/* What the messages read of a live table (its entries, reasons and def
+   pointer), copied into dst: field by field, relaxed, as a rewrite in place
    stores them (a deregistration out of memory, the registry's template
    on a fallthrough fallback change: see dk__op_update), never a plain
    copy of memory another thread may be writing. The rest is zero. */
@@ -7715,7 +7771,7 @@ DK__PRIVATE void dk__table_copy(dk_op_table *dst, const dk_op_table *src) {
         d->fn = DK__LOAD_RLX(&e->fn);
         dk__reason_set(dst, s, (dk_source_detail)dk__reason_at(src, s));
     }
-    dst->schema = DK__LOAD_RLX(&src->schema);
+    dst->def = dk__op_def(src);
 }
 
 DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks, const dk_kernel *k, void *args,
@@ -7782,11 +7838,23 @@ DK_API void dk_call_fail(const dk_operator *op, const dk_kernel *kernel, dk_keys
 
 enum { DK__BOX_CAPACITY = 64 };
 
+/* What boxed calls read of a snapshot's def (NULL without one): its parsed
+   schema (counts, dispatch arguments, text), its adapters (the one field
+   dk_op_set_adapters may set in place: read once). */
+DK__PRIVATE const dk_schema *dk__table_schema(const dk_op_table *t) {
+    const dk_op_def_info *d = dk__op_def(t);
+    return d ? d->parsed : NULL;
+}
+DK__PRIVATE const dk_op_adapters *dk__table_adapters(const dk_op_table *t) {
+    const dk_op_def_info *d = dk__op_def(t);
+    return d ? DK__LOAD_ACQ(&d->adapters) : NULL;
+}
+
 /* A typed call that landed on a boxed kernel: box through the operator's
    adapters when it has them, else hand over the argument pack. */
 DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args,
                                        void *result, size_t result_size) {
-    const dk_op_adapters *a = DK__LOAD_RLX(&dk_op_table_of(op)->adapters);
+    const dk_op_adapters *a = dk__table_adapters(dk_op_table_of(op));
     dk_value storage[DK__BOX_CAPACITY];
     dk_stack st;
     dk_stack_init(&st, storage, DK__BOX_CAPACITY);
@@ -7819,7 +7887,8 @@ DK__PRIVATE dk_keyset dk__value_keyset(const dk__hooks *h, const dk_value *v) {
 /* Inside a call bracket (the hooks record and t are read once, and held until it closes). */
 DK__PRIVATE dk_keyset dk__stack_keyset(const dk_operator *op, const dk_op_table *t, const dk_stack *stack) {
     const dk__hooks *h = dk__hooks_of(op->registry);
-    uint64_t bits = DK__LOAD_RLX(&t->dispatch_args), ks = 0;   /* relaxed: see dk__table_fill */
+    const dk_schema *sch = dk__table_schema(t);
+    uint64_t bits = sch ? sch->dispatch_args : 0, ks = 0;
     if (!h->tensor_keyset) return dk_ks_raw(0);
     while (bits) {
         size_t j = (size_t)dk__lowest_bit(bits);
@@ -7886,7 +7955,7 @@ DK__PRIVATE dk_status dk__bad_stack(char *msg, size_t size, const char *fmt, ...
 /* The top num_arguments values against the schema; the message names the first mismatch. */
 DK__PRIVATE dk_status dk__check_stack(const dk_operator *op, const dk_op_table *t, const dk_stack *stack,
                                       char *msg, size_t size) {
-    const dk_schema *s = DK__LOAD_RLX(&t->parsed);
+    const dk_schema *s = dk__table_schema(t);
     size_t n, base, j;
     if (!s || s->is_vararg) return DK_OK;
     n = (size_t)s->num_arguments;
@@ -7911,11 +7980,9 @@ DK__PRIVATE dk_status dk__check_stack(const dk_operator *op, const dk_op_table *
 /* The stack holds the first arguments of a call: push the others' defaults. */
 DK__PRIVATE dk_status dk__fill_defaults(const dk_operator *op, const dk_op_table *t, dk_stack *stack, char *msg,
                                         size_t size) {
-    /* the defaults (acquire), then the schema, each once: a def removed
-       in place (dk__table_fill) clears the schema before its defaults
-       (release), so a schema read here comes with its defaults */
-    const dk_value *defaults = DK__LOAD_ACQ(&t->defaults);
-    const dk_schema *s = DK__LOAD_RLX(&t->parsed);
+    /* the def's record once: its schema and its defaults belong together */
+    const dk_op_def_info *d = dk__op_def(t);
+    const dk_schema *s = d ? d->parsed : NULL;
     size_t n, j;
     if (!s || s->is_vararg) return DK_OK;
     n = (size_t)s->num_arguments;
@@ -7930,7 +7997,7 @@ DK__PRIVATE dk_status dk__fill_defaults(const dk_operator *op, const dk_op_table
     if (n > stack->capacity)
         return dk__bad_stack(msg, size, "%s: the stack's capacity (%lu) is below the schema's %lu arguments",
                              op->name, (unsigned long)stack->capacity, (unsigned long)n);
-    for (j = stack->size; j < n; j++) stack->values[stack->size++] = defaults[j];
+    for (j = stack->size; j < n; j++) stack->values[stack->size++] = d->defaults[j];
     return DK_OK;
 }
 
@@ -7946,14 +8013,14 @@ DK_API dk_status dk_stack_fill_defaults(const dk_operator *op, dk_stack *stack) 
 
 DK_API dk_status dk_stack_push_default(const dk_operator *op, dk_stack *stack) {
     char msg[1024];
-    const dk_op_table *t;
+    const dk_op_def_info *d;
     const dk_schema *s;
     dk_status st = DK_OK;
     size_t j;
     if (!op || !stack) return dk__fail(DK_ERR_NULL, "stack_push_default: NULL argument");
     dk_call_enter();
-    t = dk_op_table_of(op);
-    s = t->parsed;
+    d = dk__op_def(dk_op_table_of(op));
+    s = d ? d->parsed : NULL;
     j = stack->size;
     if (!s) st = dk__fail(DK_ERR_NOT_FOUND, "stack_push_default: %s has no def (no schema, no defaults)", op->name);
     else if (j >= (size_t)s->num_arguments)
@@ -7962,7 +8029,7 @@ DK_API dk_status dk_stack_push_default(const dk_operator *op, dk_stack *stack) {
     else if (!s->arguments[j].default_value)
         st = dk__bad_stack(msg, sizeof msg, "%s: argument %lu '%s' (%s) has no default\n  schema: %s", op->name,
                            (unsigned long)j, s->arguments[j].name, s->arguments[j].type_text, s->text);
-    else if (!dk_stack_push(stack, t->defaults[j]))
+    else if (!dk_stack_push(stack, d->defaults[j]))
         st = dk__bad_stack(msg, sizeof msg, "%s: the stack is full (capacity %lu) at argument %lu '%s'", op->name,
                            (unsigned long)stack->capacity, (unsigned long)j, s->arguments[j].name);
     dk_call_exit();
@@ -7970,13 +8037,13 @@ DK_API dk_status dk_stack_push_default(const dk_operator *op, dk_stack *stack) {
 }
 
 DK_API dk_status dk_op_default(const dk_operator *op, int i, dk_value *out) {
-    const dk_op_table *t;
+    const dk_op_def_info *d;
     const dk_schema *s;
     dk_status st = DK_OK;
     if (!op || !out) return dk__fail(DK_ERR_NULL, "op_default: NULL argument");
     dk_call_enter();
-    t = dk_op_table_of(op);
-    s = t->parsed;
+    d = dk__op_def(dk_op_table_of(op));
+    s = d ? d->parsed : NULL;
     if (!s) st = dk__fail(DK_ERR_NOT_FOUND, "op_default: %s has no def (no schema, no defaults)", op->name);
     else if (i < 0 || i >= s->num_arguments)
         st = dk__fail(DK_ERR_BAD_ARGUMENT, "op_default: %s has %d arguments, no argument %d\n  schema: %s", op->name,
@@ -7984,7 +8051,7 @@ DK_API dk_status dk_op_default(const dk_operator *op, int i, dk_value *out) {
     else if (!s->arguments[i].default_value)
         st = dk__fail(DK_ERR_NOT_FOUND, "op_default: argument %d '%s' (%s) of %s has no default\n  schema: %s", i,
                       s->arguments[i].name, s->arguments[i].type_text, op->name, s->text);
-    else *out = t->defaults[i];
+    else *out = d->defaults[i];
     dk_call_exit();
     return st;
 }
@@ -7994,7 +8061,7 @@ DK_API int dk_op_argument_index(const dk_operator *op, const char *name) {
     int i, found = -1;
     if (!op || !name) return -1;
     dk_call_enter();
-    s = dk_op_table_of(op)->parsed;
+    s = dk__table_schema(dk_op_table_of(op));
     for (i = 0; s && i < s->num_arguments && found < 0; i++)
         if (strcmp(s->arguments[i].name, name) == 0) found = i;
     dk_call_exit();
@@ -8013,8 +8080,9 @@ DK_API dk_status dk_stack_check(const dk_operator *op, const dk_stack *stack) {
 
 DK__PRIVATE void dk__run_boxed(const dk_operator *op, const dk_op_table *t, dk_keyset args, dk_keyset ks,
                               const dk_kernel *k, dk_stack *stack) {
-    const dk_op_adapters *a = DK__LOAD_RLX(&t->adapters);
-    size_t nargs = (size_t)DK__LOAD_RLX(&t->num_arguments);
+    const dk_op_adapters *a = dk__table_adapters(t);
+    const dk_schema *sch = dk__table_schema(t);
+    size_t nargs = sch ? (size_t)sch->num_arguments : 0;
     char msg[1024];
     if (k->kind == DK_KERNEL_FUNCTION && k->boxed) { k->boxed(k, op, ks, stack); return; }
     if (k->kind == DK_KERNEL_FUNCTION && a && a->call_unboxed) { a->call_unboxed(k, op, ks, stack); return; }
@@ -8103,10 +8171,11 @@ DK__PRIVATE int dk__ni_requires_grad(const dk_autograd_ni_desc *d, const dk_stac
 DK__PRIVATE void dk__autograd_ni(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *stack) {
     const dk_autograd_ni_desc *d = (const dk_autograd_ni_desc *)k->user_data;
     const dk_op_table *t = dk_op_table_of(op);
-    size_t nargs = (size_t)DK__LOAD_RLX(&t->num_arguments), base, i;
+    const dk_schema *sch = dk__table_schema(t);
+    size_t nargs = sch ? (size_t)sch->num_arguments : 0, base, i;
     int any;
     dk_guard g;
-    if (stack->unboxed_args || !DK__LOAD_RLX(&t->parsed)) {
+    if (stack->unboxed_args || !sch) {
         dk_call_fail(op, k, ks, stack->unboxed_args ? DK_ERR_NO_ADAPTER : DK_ERR_NOT_FOUND,
                      "%s: the autograd-not-implemented fallback is boxed and %s", op->name,
                      stack->unboxed_args ? "this typed call has no boxing adapters (define the operator with "
@@ -8120,7 +8189,7 @@ DK__PRIVATE void dk__autograd_ni(const dk_kernel *k, const dk_operator *op, dk_k
     g = dk_guard_below_inplace_view();
     dk_redispatch_boxed(op, dk_ks_and(ks, DK_KS_AFTER_INPLACE_VIEW), stack);
     dk_guard_pop(g);
-    if (!any || !d->mark_result || stack->size != base + (size_t)DK__LOAD_RLX(&t->num_returns)) return;   /* failed: reported */
+    if (!any || !d->mark_result || stack->size != base + (size_t)sch->num_returns) return;   /* failed: reported */
     for (i = base; i < stack->size; i++)
         if (stack->values[i].tag == DK_VALUE_TENSOR || stack->values[i].tag == DK_VALUE_LIST)
             d->mark_result(&stack->values[i], op->name, d->user_data);
@@ -8136,7 +8205,6 @@ DK_API dk_kernel_desc dk_autograd_not_implemented(const dk_autograd_ni_desc *des
 DK_API dk_status dk_op_set_adapters(dk_operator *op, const dk_op_adapters *adapters) {
     dk_registry *r;
     dk__op *o = (dk__op *)op;
-    dk_op_table *t;
     dk_status s = DK_OK;
     if (!op || !adapters || !adapters->signature) return dk__fail(DK_ERR_NULL, "set_adapters: NULL argument");
     r = op->registry;
@@ -8144,17 +8212,13 @@ DK_API dk_status dk_op_set_adapters(dk_operator *op, const dk_op_adapters *adapt
     dk__lock(r);
     if (!o->def)
         s = dk__fail(DK_ERR_NOT_FOUND, "set_adapters: %s has no def; adapters belong to the def", op->name);
-    else if (o->def->adapters && o->def->adapters != adapters &&
-             strcmp(o->def->adapters->signature, adapters->signature) != 0)
+    else if (DK__DEF(o->def)->info.adapters && DK__DEF(o->def)->info.adapters != adapters &&
+             strcmp(DK__DEF(o->def)->info.adapters->signature, adapters->signature) != 0)
         s = dk__fail(DK_ERR_WRONG_SIGNATURE,
                      "\nMismatch in kernel C signatures\n  operator: %s\n  kernel 1: %s\n  kernel 2: %s",
-                     DK__DEF_SCHEMA(o->def), o->def->adapters->signature, adapters->signature);
-    else if (!(t = dk__alloc_table(r)))
-        s = DK_ERR_NO_MEMORY;
-    else {
-        o->def->adapters = adapters;
-        dk__op_publish(r, o, t, NULL, 0);
-    }
+                     DK__DEF_SCHEMA(o->def), DK__DEF(o->def)->info.adapters->signature, adapters->signature);
+    else   /* in the def's record, which every snapshot of it points at: no new table */
+        DK__STORE_REL(&DK__DEF(o->def)->info.adapters, adapters);
     dk__end_change(r);
     dk__unlock(r);
     return s;
@@ -8168,9 +8232,9 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
     char from_schema[1024];
     if (!op || !signature) return dk__fail(DK_ERR_NULL, "check_signature: NULL argument");
     t = dk_op_table_of(op);
-    a = DK__LOAD_RLX(&t->adapters);
-    schema = DK__LOAD_RLX(&t->schema);
-    parsed = DK__LOAD_RLX(&t->parsed);
+    a = dk__table_adapters(t);
+    parsed = dk__table_schema(t);
+    schema = parsed ? parsed->text : NULL;
     if (a && strcmp(a->signature, signature) == 0) return DK_OK;
     if (!schema)
         return dk__fail(DK_ERR_NO_ADAPTER,
@@ -8243,7 +8307,7 @@ DK__PRIVATE void dk__explain_table(const dk_operator *op, const dk_op_table *t, 
 /* The arguments' keysets, positions and names (from t's schema), inside the bracket. */
 DK__PRIVATE void dk__explain_set_args(const dk_op_table *t, const dk_keyset *ks, const int *index, int n,
                                       dk_explanation *out) {
-    const dk_schema *sch = DK__LOAD_RLX(&t->parsed);
+    const dk_schema *sch = dk__table_schema(t);
     int i;
     for (i = 0; i < n; i++) {
         out->arg[i].index = index ? index[i] : i;
@@ -8285,7 +8349,7 @@ DK__PRIVATE dk_status dk__explain_stack_in(const dk_operator *op, const dk_op_ta
     dk_keyset ks[DK_EXPLAIN_MAX_ARGS] = { { 0 } };
     int index[DK_EXPLAIN_MAX_ARGS], n = 0, j, nargs;
     const dk__hooks *h = dk__hooks_of(op->registry);   /* once: every argument through the same hook */
-    const dk_schema *sch = DK__LOAD_RLX(&t->parsed);    /* once, and its own counts (see dk__table_fill) */
+    const dk_schema *sch = dk__table_schema(t);    /* once, and its own counts */
     uint64_t all = 0;
     char msg[1024];
     dk_status s;
@@ -10048,8 +10112,8 @@ DK__PRIVATE dk_arg *dk__sp_keep_args(dk__sp *p, const dk__sp_args *l) {
 /* The return lists of "-> Tensor", the most common one, and of "-> (Tensor,
    Tensor)" up to four: static (the schema's returns point at them). */
 #define DK__SP_TENSOR_RETURN                                                                                      \
-    { "", "Tensor", &dk__sp_static_types[DK_TYPE_Tensor].pub, &dk__sp_static_types[DK_TYPE_Tensor].pub, -1, NULL, \
-      NULL, NULL, 0, 0, 0 }
+    { "", "Tensor", &dk__sp_static_types[DK_TYPE_Tensor].pub, &dk__sp_static_types[DK_TYPE_Tensor].pub, NULL, NULL, \
+      NULL, -1, 0, 0, 0 }
 static const dk_arg dk__sp_tensor_returns[4] = { DK__SP_TENSOR_RETURN, DK__SP_TENSOR_RETURN, DK__SP_TENSOR_RETURN,
                                                  DK__SP_TENSOR_RETURN };
 #undef DK__SP_TENSOR_RETURN
@@ -10058,8 +10122,8 @@ static const dk_arg dk__sp_tensor_returns[4] = { DK__SP_TENSOR_RETURN, DK__SP_TE
 static const char *const dk__sp_set_a[1] = { "a" };
 static const dk_alias_info dk__sp_write_a = { 1, dk__sp_set_a, 1, dk__sp_set_a, 1, NULL };
 static const dk_arg dk__sp_write_a_return[1] = {
-    { "", "Tensor(a!)", &dk__sp_static_types[DK_TYPE_Tensor].pub, &dk__sp_static_types[DK_TYPE_Tensor].pub, -1,
-      &dk__sp_write_a, NULL, NULL, 0, 0, 0 }
+    { "", "Tensor(a!)", &dk__sp_static_types[DK_TYPE_Tensor].pub, &dk__sp_static_types[DK_TYPE_Tensor].pub,
+      &dk__sp_write_a, NULL, NULL, -1, 0, 0, 0 }
 };
 DK__PRIVATE int dk__sp_is_write_a_return(const dk_arg *a) {
     const dk_type *t = &dk__sp_static_types[DK_TYPE_Tensor].pub;

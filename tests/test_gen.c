@@ -253,8 +253,8 @@ static void test_boxed_to_unboxed(void **state) {
     dk_call_boxed(where_op, &st);
     assert_ptr_equal(st.values[0].as.tensor, &a);
     /* the schema's dispatch arguments, c10's reverse-indexed bitset */
-    assert_true(dk_op_table_of(add_op)->dispatch_args == 0x6);
-    assert_true(dk_op_table_of(cat_op)->dispatch_args == 0x2);
+    assert_true(dk_op_function_schema(add_op)->dispatch_args == 0x6);
+    assert_true(dk_op_function_schema(cat_op)->dispatch_args == 0x2);
 }
 
 /* A tuple's returns are fields named as in the schema, on every path. */
@@ -466,7 +466,7 @@ static void test_library_def(void **state) {
     assert_int_equal(dk_registry_create(&d, &r), DK_OK);
     assert_int_equal(dk_library_run(r, DK_LIBRARY_KIND_DEF, "sample", DK_Undefined, neg_block, &lib), DK_OK);
     assert_int_equal(sample_neg_bind(r, &op), DK_OK);
-    assert_ptr_equal(dk_op_table_of(op)->adapters, &sample_neg_adapters);
+    assert_ptr_equal(dk_op_table_of(op)->def->adapters, &sample_neg_adapters);
     x.ks = dk_ks_from_key(DK_CPU);
     y = sample_neg_call(op, &x);
     assert_true(y->value == -2);

@@ -837,14 +837,14 @@ static void test_operator_footprint(void **state) {
     assert_int_equal(dk_def_at(r, "fp::op(Tensor x, int n=3) -> Tensor", NULL, "f.c", 7, &def), DK_OK);
     /* the table, the operator with its def (the schema in its record) */
     assert_int_equal(n_allocs - n_before, 2);
-    assert_null(def->parsed->dk__memory);
-    assert_true((const char *)def->parsed > (const char *)def &&
-                (const char *)def->parsed < (const char *)def->kernel.debug);
+    assert_null(DK__DEF(def)->info.parsed->dk__memory);
+    assert_true((const char *)DK__DEF(def)->info.parsed > (const char *)def &&
+                (const char *)DK__DEF(def)->info.parsed < (const char *)DK__DEF(def)->debug);
     assert_ptr_equal((const char *)def, (const char *)def->op + dk__op_def_offset(strlen("fp::op")));
     assert_true(dk__def_in_op(def));
-    assert_string_equal(def->kernel.debug, "registered at f.c:7");
-    assert_ptr_equal(def->defaults, (const dk_value *)dk_op_table_of(&def->op->pub)->defaults);
-    assert_int_equal(def->defaults[1].as.i, 3);
+    assert_string_equal(DK__DEF(def)->debug, "registered at f.c:7");
+    assert_ptr_equal(&DK__DEF(def)->info, dk_op_table_of(&def->op->pub)->def);
+    assert_int_equal(DK__DEF(def)->info.defaults[1].as.i, 3);
     op = dk_op_lookup(r, "fp::op");
     assert_non_null(op);
     assert_int_equal((uintptr_t)dk_op_table_of(op) % 32, 0);
@@ -854,7 +854,7 @@ static void test_operator_footprint(void **state) {
     after_impl = live_after_reclaim(r);
     /* the new table replaced the old one: the record is all that grew */
     assert_int_equal(after_impl - after_def,
-                     sizeof(dk__block) + offsetof(dk_registration, parsed) + sizeof "registered at g.c:12");
+                     sizeof(dk__block) + offsetof(dk_registration, registry) + sizeof "registered at g.c:12");
     /* the def deregistered: its record stays in the operator's block while
        the impl keeps the operator; a new def gets a record of its own */
     assert_int_equal(dk_deregister(def), DK_OK);

@@ -363,7 +363,8 @@ static void describe_value(const dk_value *v, char *buf, size_t size) {
 }
 
 static void trace_fallback(const dk_kernel *k, const dk_operator *o, dk_keyset ks, dk_stack *stack) {
-    size_t n = (size_t)dk_op_table_of(o)->num_arguments, base = stack->size - n, i, len;
+    const dk_schema *schema = dk_op_function_schema(o);
+    size_t n = schema ? (size_t)schema->num_arguments : 0, base = stack->size - n, i, len;
     char line[512], value[64];
     (void)k;
     len = (size_t)snprintf(line, sizeof line, "trace: %s(", o->name);
