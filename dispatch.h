@@ -1475,7 +1475,9 @@ typedef enum dk_status { DK_FORALL_STATUS(DK__STATUS_ENUM) DK__STATUS_END } dk_s
     X(LIBRARY_BLOCK_FAILED, ERROR,   "a registration inside a library block failed (it has no caller " \
                                      "to return a status to)")                                          \
     X(CALL_ABORTED,         PANIC,   "a call failed under dk_call_error_abort; abort() follows")          \
-    X(THREAD_ATTACH_FAILED, PANIC,   "out of memory attaching a thread to call epochs; abort() follows")   \
+    X(CALL_EPOCHS_FAILED,   PANIC,   "a thread cannot take part in call epochs safely (out of memory "    \
+                                     "attaching it, no thread-exit destructor, membarrier failing, calls " \
+                                     "nested too deep); abort() follows")                                  \
     X(RETIRED_MEMORY,       WARNING, "retired memory passed dk_registry_desc.retired_warn_bytes: threads " \
                                      "that do not pass quiescent points hold it (once per registry)")
 
@@ -4133,7 +4135,7 @@ DK__PRIVATE void dk__barrier_all(void) {
         int tries = 0;
         while (syscall(__NR_membarrier, (int)DK__MEMBARRIER_PRIVATE_EXPEDITED, 0) != 0) {
             if (++tries == 1000) {
-                dk__log_to(NULL, DK_LOG_THREAD_ATTACH_FAILED, "membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) keeps "
+                dk__log_to(NULL, DK_LOG_CALL_EPOCHS_FAILED, "membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) keeps "
                                                               "failing: a grace period cannot be made safe");
                 abort();
             }
@@ -4191,7 +4193,7 @@ DK__PRIVATE dk__reader *dk__reader_get(void) {
    it reads be freed under it: nothing safe is left but to stop. */
 DK_API void dk__reader_attach(void) {
     if (!dk__reader_get()) {
-        dk__log_to(NULL, DK_LOG_THREAD_ATTACH_FAILED,
+        dk__log_to(NULL, DK_LOG_CALL_EPOCHS_FAILED,
                    "out of memory, or no thread-exit destructor could be registered (pthread_setspecific / "
                    "FlsSetValue), attaching a thread to call epochs");
         abort();
@@ -4206,7 +4208,7 @@ DK_API void dk__call_enter_slow(void) {
 #ifdef DK_CALL_EPOCHS
     uint64_t c = dk__rd.ctr;
     if (c & DK__CTR_NEST) {   /* 2^23 - 1 calls deep: no stack holds that many frames */
-        dk__log_to(NULL, DK_LOG_THREAD_ATTACH_FAILED, "calls nested more than 8,388,607 deep on one thread");
+        dk__log_to(NULL, DK_LOG_CALL_EPOCHS_FAILED, "calls nested more than 8,388,607 deep on one thread");
         abort();
     }
     if (dk__rd.exited) {
@@ -5118,21 +5120,34 @@ DK__PRIVATE void dk__check_retired(dk_registry *r) {
     size_t limit = r->desc.retired_warn_bytes ? r->desc.retired_warn_bytes : (size_t)DK__RETIRED_WARN_DEFAULT;
     dk_registry_stats st;
     char msg[512];
+    int n;
     if (r->warned_retired || r->retired_bytes <= limit) return;
     r->warned_retired = 1;
     memset(&st, 0, sizeof st);
     dk__stats_threads(r, &st);
-    snprintf(msg, sizeof msg, "%lu bytes of retired memory wait to be freed (threshold %lu): %u of %u threads "
+    n = snprintf(msg, sizeof msg, "%lu bytes of retired memory wait to be freed (threshold %lu): ",
+                 (unsigned long)r->retired_bytes, (unsigned long)limit);
+    if (n < 0 || (size_t)n >= sizeof msg) n = 0;
+    if (st.threads_waited_for)
+        snprintf(msg + n, sizeof msg - (size_t)n,
 #ifdef DK_CALL_EPOCHS
-             "are inside calls that began before it was retired (first: thread %u); a call that never returns "
-             "holds it",
+                 "%u of %u threads are inside calls that began before it was retired (first: thread %u); a call "
+                 "that never returns holds it",
 #else
-             "have not passed a quiescent point since it was retired (first: thread %u), and threads that take "
-             "no part wait for a reclaim: call dk_registry_reclaim between calls on every calling thread, and "
-             "dk_thread_offline before a thread idles",
+                 "%u of %u threads taking part have not passed a quiescent point since it was retired (first: "
+                 "thread %u): call dk_registry_reclaim between calls on every calling thread, and "
+                 "dk_thread_offline before a thread idles",
 #endif
-             (unsigned long)r->retired_bytes, (unsigned long)limit, st.threads_waited_for, st.threads,
-             st.threads_waited_for ? st.waited_for[0] : 0u);
+                 st.threads_waited_for, st.threads, st.waited_for[0]);
+    else
+        snprintf(msg + n, sizeof msg - (size_t)n,
+#ifdef DK_CALL_EPOCHS
+                 "no call of the %u threads holds it now; the next change or dk_registry_reclaim frees it",
+#else
+                 "none of the %u threads taking part holds it; it waits for a dk_registry_reclaim (a thread "
+                 "that registers alone frees it by calling dk_registry_reclaim now and then)",
+#endif
+                 st.threads);
     dk__log(r, DK_LOG_RETIRED_MEMORY, msg);
 }
 

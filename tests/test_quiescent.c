@@ -449,6 +449,40 @@ static void test_stats_name_the_thread_and_warn_once(void **state) {
     dk_registry_destroy(r);
 }
 
+#ifndef DK_CALL_EPOCHS
+/* A thread registering alone that never reclaims: the warning says that no
+   thread holds the memory and that a dk_registry_reclaim frees it (not
+   "0 of 0 threads"), and the reclaim does. */
+static void test_warning_when_no_thread_holds_it(void **state) {
+    dk_registry *r = new_registry(NULL, 64 * 1024);
+    dk_registration *h;
+    dk_registry_stats st;
+    int i;
+    (void)state;
+    warnings = 0;
+    warning_text[0] = '\0';
+    assert_int_equal(dk_thread_offline(), DK_OK);   /* no thread takes part */
+    assert_int_equal(dk_def(r, "q::alone(Tensor x) -> Tensor", &h), DK_OK);
+    for (i = 0; i < 200; i++) {
+        assert_int_equal(dk_impl(r, "q::alone", DK_CPU, dk_unboxed(DK_FN(k_value), (void *)&value_cpu), &h), DK_OK);
+        assert_int_equal(dk_deregister(h), DK_OK);
+    }
+    dk_registry_get_stats(r, &st);
+    assert_true(st.retired_bytes > 64 * 1024);
+    assert_int_equal(st.threads_waited_for, 0);
+    assert_int_equal(warnings, 1);
+    printf("  warning: %s\n", warning_text);
+    assert_non_null(strstr(warning_text, "none of the 0 threads taking part holds it"));
+    assert_non_null(strstr(warning_text, "dk_registry_reclaim"));
+    assert_null(strstr(warning_text, "0 of 0"));
+    assert_int_equal(dk_registry_reclaim(r), DK_OK);
+    dk_registry_get_stats(r, &st);
+    assert_int_equal(st.retired_bytes, 0);
+    assert_int_equal(dk_thread_offline(), DK_OK);
+    dk_registry_destroy(r);
+}
+#endif
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_memory_bounded_while_threads_call),
@@ -459,6 +493,9 @@ int main(void) {
         cmocka_unit_test(test_no_quiescent_point_inside_calls),
         cmocka_unit_test(test_longjmp_out_of_a_kernel),
         cmocka_unit_test(test_stats_name_the_thread_and_warn_once),
+#ifndef DK_CALL_EPOCHS
+        cmocka_unit_test(test_warning_when_no_thread_holds_it),
+#endif
     };
 #ifdef DK_CALL_EPOCHS
     return cmocka_run_group_tests_name("quiescent points (call epochs)", tests, NULL, NULL);
