@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #define DISPATCH_IMPLEMENTATION
 #include "dispatch.h"
+#include "linked.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -62,18 +63,6 @@ static void *thread_main(void *arg) {
     return NULL;
 }
 
-/* Records whose word is another thread's (the main thread's is dk__rd.ctr). */
-static int linked_elsewhere(void) {
-    int n = 0;
-#ifdef DK_CALL_EPOCHS
-    const dk__reader *r;
-    dk__mutex_lock(&dk__threads_lock);
-    for (r = dk__readers; r; r = r->next)
-        if (r->ctr && r->ctr != &dk__rd.ctr) n++;
-    dk__mutex_unlock(&dk__threads_lock);
-#endif
-    return n;
-}
 
 /* One case in a child; its exit status: 0 ok, else which check failed. */
 static int run_case(int fails) {

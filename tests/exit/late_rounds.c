@@ -24,6 +24,7 @@
 #define _GNU_SOURCE
 #define DISPATCH_IMPLEMENTATION
 #include "dispatch.h"
+#include "linked.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -131,18 +132,6 @@ static void *thread_main(void *arg) {
     return NULL;
 }
 
-/* Records whose word is another thread's (the main thread's is dk__rd.ctr). */
-static int linked_elsewhere(void) {
-    int n = 0;
-#ifdef DK_CALL_EPOCHS
-    const dk__reader *r;
-    dk__mutex_lock(&dk__threads_lock);
-    for (r = dk__readers; r; r = r->next)
-        if (r->ctr && r->ctr != &dk__rd.ctr) n++;
-    dk__mutex_unlock(&dk__threads_lock);
-#endif
-    return n;
-}
 
 int main(void) {
     dk_registry_desc d;
