@@ -810,7 +810,10 @@ extern "C" {
    tables), 1 + N + P * (B - 1) runtime slots (at most 769), and an
    operator's table stays below 32 KB (the static assertions below restate
    what the limits imply).
-   tests/limits/limits.sh builds lists at each limit and one past it. */
+   tests/limits/limits.sh builds lists at each limit and one past it. The
+   presets' lists are within them (their units skip the four #if: each
+   expands the lists, 1.7 M of gcc's instructions in every unit). */
+#ifndef DK__TORCH_ROWS
 #define DK__PP_ROW_BC(name, own_ag, autocast, functional, extra) + 1
 #define DK__PP_ROW_FK(name, pb, prefix, roles, extra) + 1
 #define DK__PP_BAD_PB(name, pb, prefix, roles, extra) + ((pb) != 0 && (pb) != 1)
@@ -836,6 +839,7 @@ extern "C" {
 #undef DK__PP_ROW_BC
 #undef DK__PP_ROW_FK
 #undef DK__PP_BAD_PB
+#endif /* !DK__TORCH_ROWS */
 
 /* Backend components: InvalidBit = 0, then DK_<Name>Bit in list order. */
 #define DK__BC_ENUM(name, own_ag, autocast, functional, extra) DK_##name##Bit,
@@ -892,17 +896,17 @@ typedef enum dk_key {
 
 /* Runtime slots, LuaJIT-style running totals: DK__SLOT_<F> is the first slot
    of functionality F, one slot per backend when F is per-backend. Slot 0 is
-   Undefined's. See Note [Runtime slots]. */
+   Undefined's. See Note [Runtime slots]. The enum (DK__SLOT_NUMBERS) goes
+   with the tables' definitions (Note [Tables in one unit]): no declaration
+   names a slot of its own, and the count is c10's formula, which the
+   implementation checks against the running total. */
 #define DK__FK_SLOT(name, pb, prefix, roles, extra) \
     DK__SLOT_##name, DK__SLOT_##name##_LAST = DK__SLOT_##name + (pb ? DK_NUM_BACKENDS : 1) - 1,
-enum {
-    DK__SLOT_Undefined = 0,
-    DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_SLOT, ~)
-    DK_NUM_RUNTIME_ENTRIES
-};
-#undef DK__FK_SLOT
+#define DK__SLOT_NUMBERS enum { DK__SLOT_Undefined = 0, DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_SLOT, ~) DK__SLOT_END };
 
 enum {
+    /* runtime slots (c10's num_runtime_entries) */
+    DK_NUM_RUNTIME_ENTRIES = DK_EndOfFunctionalityKeys + DK_NUM_PER_BACKEND_FUNCTIONALITIES * (DK_NUM_BACKENDS - 1),
     /* functionality keys, counting Undefined (c10's num_functionality_keys) */
     DK_NUM_FUNCTIONALITY_KEYS = DK_EndOfFunctionalityKeys,
     /* every value 0 .. EndOfAliasKeys, markers included */
@@ -914,9 +918,6 @@ enum {
 DK_STATIC_ASSERT(DK_NUM_BACKENDS >= 1, "at least one backend component");
 DK_STATIC_ASSERT(DK_NUM_BACKENDS <= 16, "backend masks are 16 bits wide");
 DK_STATIC_ASSERT(DK_NUM_KEYSET_BITS <= 64, "backend + functionality bits must fit in 64");
-DK_STATIC_ASSERT(DK_NUM_RUNTIME_ENTRIES ==
-                 DK_NUM_FUNCTIONALITY_KEYS + DK_NUM_PER_BACKEND_FUNCTIONALITIES * (DK_NUM_BACKENDS - 1),
-                 "runtime slots: c10's num_runtime_entries formula");
 DK_STATIC_ASSERT(DK_NUM_RUNTIME_ENTRIES < 65536, "slot offsets are 16 bits wide");
 
 /* >>roles -------------------------------------------------------------------
@@ -953,17 +954,15 @@ enum dk_role {
 #define DK__R_BACKENDS (((uint64_t)1 << DK_NUM_BACKENDS) - 1)
 #define DK__R_FULL ((uint64_t)-1 >> (64 - DK_NUM_KEYSET_BITS))
 
-/* Functionality bits of every row that has `role`; first key that has it. */
-/* Per functionality f: DK__FR_f, its roles, and DK__FP_f, its bit's
-   position, so that a role's bits expand to a short term per key. */
-#define DK__FR_FP(name, pb, prefix, roles, extra) DK__FR_##name = (roles), DK__FP_##name = DK_NUM_BACKENDS + DK_##name - 1,
-enum { DK_FORALL_FUNCTIONALITY_KEYS(DK__FR_FP, ~) DK__FR_FP_END };
-#undef DK__FR_FP
-#define DK__ROLE_TERM(name, pb, prefix, roles, role) | (uint64_t)!!(DK__FR_##name & (role)) << DK__FP_##name
+/* Functionality bits of every row that has `role`; first key that has it.
+   Each term reads the row's own columns: no enum of roles and bit
+   positions per row is declared for them (one, 2 M of gcc's instructions
+   in every unit that includes the header, which names no role). */
+#define DK__ROLE_TERM(name, pb, prefix, roles, role) | (uint64_t)!!((roles) & (role)) << (DK_NUM_BACKENDS + DK_##name - 1)
 #define DK__ROLE_BITS(role) ((uint64_t)0 DK_FORALL_FUNCTIONALITY_KEYS(DK__ROLE_TERM, role))
-#define DK__ROLE_FIRST(name, pb, prefix, roles, role) (DK__FR_##name & (role)) ? DK_##name :
+#define DK__ROLE_FIRST(name, pb, prefix, roles, role) ((roles) & (role)) ? DK_##name :
 #define DK__ROLE_KEY(role) (DK_FORALL_FUNCTIONALITY_KEYS(DK__ROLE_FIRST, role) DK_Undefined)
-#define DK__PB_ROLE_FIRST(name, pb, prefix, roles, role) (pb && (DK__FR_##name & (role))) ? DK_##name :
+#define DK__PB_ROLE_FIRST(name, pb, prefix, roles, role) (pb && ((roles) & (role))) ? DK_##name :
 #define DK__PB_ROLE_KEY(role) (DK_FORALL_FUNCTIONALITY_KEYS(DK__PB_ROLE_FIRST, role) DK_Undefined)
 /* Backend bits of every backend component whose column `col` is 1. */
 #define DK__BC_OWN_AUTOGRAD(name, own_ag, autocast, functional, extra) | (own_ag ? DK__BBIT(DK_##name##Bit) : 0)
@@ -1094,6 +1093,9 @@ typedef struct dk_offset_mask { uint16_t offset; uint16_t mask; } dk_offset_mask
     { (uint16_t)DK__SLOT_##name, (uint16_t)(pb ? DK__R_BACKENDS : 0) },
 #define DK__OFFSETS_AND_MASKS_INIT() { { 0, 0 }, DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_OFFSET_MASK, ~) }
 typedef dk_offset_mask dk__offset_masks[65 - DK_NUM_BACKENDS];
+#ifdef DISPATCH_STATIC
+DK__SLOT_NUMBERS
+#endif
 DK__TABLE(dk__offset_masks, dk__offsets_and_masks, DK__OFFSETS_AND_MASKS_INIT)
 /* The slot itself, by the keyset's highest bit msb(repr | 1) and the backend
    index b (< 16): offset + (b & mask) of the bit's functionality
@@ -2159,13 +2161,15 @@ typedef struct dk_backend_row {
 } dk_backend_row;
 
 /* Slots in the rows: the first per-backend functionality's, one per
-   backend (none when the lists have no per-backend functionality). */
-#define DK__FIRST_PB_SLOT_OF(name, pb, prefix, roles, extra) pb ? DK__SLOT_##name :
+   backend (none when the lists have no per-backend functionality). Its
+   first slot is its key value (every row before it has one slot, as
+   Undefined, slot 0 and key 0, has): the implementation checks it. */
+#define DK__FIRST_PB_KEY_OF(name, pb, prefix, roles, extra) pb ? DK_##name :
 enum {
     DK__ROW_SLOTS = DK_NUM_PER_BACKEND_FUNCTIONALITIES > 0 ? DK_NUM_BACKENDS : 0,
-    DK__ROW_FIRST_SLOT = DK_FORALL_FUNCTIONALITY_KEYS(DK__FIRST_PB_SLOT_OF, ~) 0
+    DK__ROW_FIRST_SLOT = DK_FORALL_FUNCTIONALITY_KEYS(DK__FIRST_PB_KEY_OF, ~) 0
 };
-#undef DK__FIRST_PB_SLOT_OF
+#undef DK__FIRST_PB_KEY_OF
 
 /* Bytes of slot reasons (4 bits a slot) beyond the rows' spare bytes. */
 #define DK__ROW_SPARE ((int)(32 - sizeof(uint64_t) - sizeof(dk_table_entry)))
@@ -3690,6 +3694,19 @@ DK_INLINE uint64_t dk_schema_dispatch_args(const dk_schema *s) { return s->dispa
 
 #define DK__PRIVATE static DK__UNUSED
 
+/* The implementation expands the role lists hundreds of times: here a
+   term names the row's roles and bit position as enum constants, shorter
+   to expand than the row's columns (>>roles; the same values). */
+#define DK__FR_FP(name, pb, prefix, roles, extra) DK__FR_##name = (roles), DK__FP_##name = DK_NUM_BACKENDS + DK_##name - 1,
+enum { DK_FORALL_FUNCTIONALITY_KEYS(DK__FR_FP, ~) DK__FR_FP_END };
+#undef DK__FR_FP
+#undef DK__ROLE_TERM
+#undef DK__ROLE_FIRST
+#undef DK__PB_ROLE_FIRST
+#define DK__ROLE_TERM(name, pb, prefix, roles, role) | (uint64_t)!!(DK__FR_##name & (role)) << DK__FP_##name
+#define DK__ROLE_FIRST(name, pb, prefix, roles, role) (DK__FR_##name & (role)) ? DK_##name :
+#define DK__PB_ROLE_FIRST(name, pb, prefix, roles, role) (pb && (DK__FR_##name & (role))) ? DK_##name :
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -4493,6 +4510,7 @@ DK_API int dk_ks_to_string(dk_keyset ks, char *buf, size_t size) {
 /* The tables the inline functions read (Note [Tables in one unit]). */
 #ifndef DISPATCH_STATIC
 #define DK__TABLE_DEFINE(type, name, init) const type name = init();
+DK__SLOT_NUMBERS
 DK__SLOT_ENUMS
 DK__ENTRY_ENUMS
 DK__TABLE_DEFINE(dk__offset_masks, dk__offsets_and_masks, DK__OFFSETS_AND_MASKS_INIT)
@@ -4507,6 +4525,11 @@ DK__TABLE_DEFINE(dk__backend_keysets, dk__autograd_related, DK__AUTOGRAD_RELATED
 #undef DK__TABLE_DEFINE
 #endif
 
+DK_STATIC_ASSERT((int)DK__SLOT_END == (int)DK_NUM_RUNTIME_ENTRIES, "runtime slots: c10's num_runtime_entries formula");
+#define DK__FIRST_PB_SLOT_OF(name, pb, prefix, roles, extra) pb ? DK__SLOT_##name :
+DK_STATIC_ASSERT((int)DK__ROW_FIRST_SLOT == (int)(DK_FORALL_FUNCTIONALITY_KEYS(DK__FIRST_PB_SLOT_OF, ~) 0),
+                 "the rows' slots: the first per-backend functionality's, whose key value is its first slot");
+#undef DK__FIRST_PB_SLOT_OF
 /* (>>tls: dk__tls.included_row starts at 0, row 0 of the defaults) */
 DK_STATIC_ASSERT((DK__R_DEFAULT_INCLUDED & DK__R_BACKENDS) == 0, "included by default: functionality keys only (row 0)");
 
