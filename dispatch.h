@@ -1731,8 +1731,18 @@ typedef struct dk_logger { dk_log_fn func; void *user_data; } dk_logger;
     DK__XCID(name, DK__XHX(DK__CB19, DK__CB18, DK__CB17, DK__CB16), DK__XHX(DK__CB15, DK__CB14, DK__CB13, DK__CB12), \
              DK__XHX(DK__CB11, DK__CB10, DK__CB9, DK__CB8), DK__XHX(DK__CB7, DK__CB6, DK__CB5, DK__CB4),             \
              DK__XHX(DK__CB3, DK__CB2, DK__CB1, DK__CB0))
+/* GCC and Clang (outside Windows) keep the C names dk__tls and
+   dk__trace_hook and give their symbols the hashed names with an asm label
+   on the declarations (>>tls): a use expands no macro (each expansion of
+   DK__CONFIG_NAME cost gcc 0.25 M instructions, 14 of them in the inline
+   functions of every unit); elsewhere the names are macros. */
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(_WIN32) && !defined(__CYGWIN__)
+#define DK__CONFIG_LABEL(name) __asm__(DK__XSTR(__USER_LABEL_PREFIX__) DK__XSTR(DK__CONFIG_NAME(name)))
+#else
+#define DK__CONFIG_LABEL(name)
 #define dk__tls DK__CONFIG_NAME(dk__tls)
 #define dk__trace_hook DK__CONFIG_NAME(dk__trace_hook)
+#endif
 
 DK_API int dk_version_number(void);
 DK_API const char *dk_status_str(dk_status s);
@@ -2720,9 +2730,9 @@ static uint64_t dk__epoch DK__UNUSED = 1;
 static uint64_t dk__gp_ctr DK__UNUSED = ((uint64_t)1 << DK__CTR_SHIFT) | 1;
 static int dk__asymmetric DK__UNUSED;
 #else
-DK_API DK_THREAD_LOCAL dk_tls_state dk__tls DK_TLS_MODEL;
+DK_API DK_THREAD_LOCAL dk_tls_state dk__tls DK__CONFIG_LABEL(dk__tls) DK_TLS_MODEL;
 DK_API DK_THREAD_LOCAL dk__reader_tls dk__rd DK_TLS_MODEL;
-DK_API dk_trace_fn dk__trace_hook;
+DK_API dk_trace_fn dk__trace_hook DK__CONFIG_LABEL(dk__trace_hook);
 DK_API uintptr_t dk__fn_mask;
 DK_API uint64_t dk__epoch;
 DK_API uint64_t dk__gp_ctr;
