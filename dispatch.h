@@ -856,16 +856,10 @@ typedef enum dk_backend {
 #define DK__PER_BACKEND_1(...) __VA_ARGS__
 #define DK__NOT_PER_BACKEND_0(...) __VA_ARGS__
 #define DK__NOT_PER_BACKEND_1(...)
-#define DK__COUNT_PB(name, pb, prefix, roles, extra) + pb
-#define DK__COUNT_ALIAS(name, set, extra) + 1
 
 enum {
-    DK_NUM_BACKENDS = DK__BACKEND_END - 1,
-    DK_NUM_PER_BACKEND_FUNCTIONALITIES = 0 DK_FORALL_FUNCTIONALITY_KEYS(DK__COUNT_PB, ~),
-    DK_NUM_ALIAS_KEYS = 0 DK_FORALL_ALIAS_KEYS(DK__COUNT_ALIAS, ~)
+    DK_NUM_BACKENDS = DK__BACKEND_END - 1
 };
-#undef DK__COUNT_PB
-#undef DK__COUNT_ALIAS
 
 /* Runtime keys of one per-backend functionality: DK_<prefix><backend>. */
 #define DK__RT_KEY(name, own_ag, autocast, functional, prefix) DK_##prefix##name,
@@ -905,6 +899,11 @@ typedef enum dk_key {
 #define DK__SLOT_NUMBERS enum { DK__SLOT_Undefined = 0, DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_SLOT, ~) DK__SLOT_END };
 
 enum {
+    /* counted from the key values (a block of StartOf and one key per
+       backend for each per-backend functionality; the implementation
+       checks the counts against the lists) */
+    DK_NUM_PER_BACKEND_FUNCTIONALITIES = (DK__AFTER_RUNTIME_KEYS - DK_EndOfFunctionalityKeys - 1) / (DK_NUM_BACKENDS + 1),
+    DK_NUM_ALIAS_KEYS = DK__AFTER_ALIAS_KEYS - DK_StartOfAliasKeys,
     /* runtime slots (c10's num_runtime_entries) */
     DK_NUM_RUNTIME_ENTRIES = DK_EndOfFunctionalityKeys + DK_NUM_PER_BACKEND_FUNCTIONALITIES * (DK_NUM_BACKENDS - 1),
     /* functionality keys, counting Undefined (c10's num_functionality_keys) */
@@ -1204,18 +1203,12 @@ DK_INLINE int dk_key_has_role(dk_key f, int role) {
 
 DK_INLINE int dk_key_is_alias(dk_key k) { return k >= DK_StartOfAliasKeys && k <= DK_EndOfAliasKeys; }
 
-/* Per-backend functionality key (Dense, Sparse, AutogradFunctionality, ...).
-   This function, dk_key_functionality and dk_key_runtime compare with the
-   per-backend rows instead of reading a table, so that a compiler folds
-   them for a constant key (dk_ks_from_key(DK_CPU) is a constant) while
-   the tables stay in the implementation (Note [Tables in one unit]). */
-#define DK__FK_IS_PB(name, pb, prefix, roles, extra) DK__PER_BACKEND_##pb(|| k == DK_##name)
-DK_INLINE int dk_key_is_per_backend_functionality(dk_key k) {
-    return 0 DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_IS_PB, ~);
-}
-#undef DK__FK_IS_PB
+/* dk_key_functionality and dk_key_runtime compare with the per-backend
+   rows instead of reading a table, so that a compiler folds them for a
+   constant key (dk_ks_from_key(DK_CPU) is a constant) while the tables
+   stay in the implementation (Note [Tables in one unit]).
 
-/* The functionality of a key (c10 toFunctionalityKey): itself for a
+   The functionality of a key (c10 toFunctionalityKey): itself for a
    functionality key, the per-backend functionality for a runtime key,
    Undefined for alias keys. */
 #define DK__FK_OF_RUNTIME(name, pb, prefix, roles, extra) DK__PER_BACKEND_##pb(if (k <= DK_EndOf##name##Backends) return DK_##name;)
@@ -1242,6 +1235,11 @@ DK_INLINE dk_key dk_key_runtime(dk_key f, dk_backend b) {
     return f;
 }
 #undef DK__FK_RUNTIME
+
+/* Per-backend functionality key (Dense, Sparse, AutogradFunctionality,
+   ...): the one whose runtime key differs from itself (a key of the
+   lists is expanded once for both). */
+DK_INLINE int dk_key_is_per_backend_functionality(dk_key k) { return dk_key_runtime(k, (dk_backend)1) != k; }
 
 /* A key with a slot of its own: Undefined, a functionality key that is not
    per-backend, or a per-backend runtime key (not a StartOf marker). */
@@ -1575,17 +1573,23 @@ typedef struct dk_logger { dk_log_fn func; void *user_data; } dk_logger;
 #define DK__CH_FK(name, pb, prefix, roles, extra) * 16777619u + 0x200u + (pb) + 2u * (0u | roles))
 #define DK__CH_ALIAS(name, set, extra) * 16777619u + 0x300u)
 #define DK__CH_STEP(h, v) ((h) * 16777619u + (v))
-#ifdef DK__TORCH_ROWS /* a preset: the header's version and DK_C10_VERSION name its rows */
-#define DK__CH_LISTS DK__CH_STEP(DK__CH_STEP(2166136261u, 0x400u + DK_VERSION_NUMBER), DK_C10_VERSION)
+#ifdef DK__TORCH_ROWS
+/* a preset: the header's version and DK_C10_VERSION name its rows; the
+   steps written out (the value of the nested DK__CH_STEP below, a third of
+   its cost in each of the 20 #if) */
+#define DK__CH_ALL                                                                                               \
+    ((((((2166136261u * 16777619u + (0x400u + DK_VERSION_NUMBER)) * 16777619u + (DK_C10_VERSION)) * 16777619u +    \
+        (DK_EXPLAIN_MAX_ARGS)) * 16777619u + (DK_C10_VERSION)) * 16777619u + (DK__CH_EPOCHS)) * 16777619u +         \
+     (DK__CH_SINGLE))
 #else
 #define DK__CH_LISTS                                                                                         \
     (DK_FORALL_BACKEND_COMPONENTS(DK__CH_OPEN_BC, ~) DK_FORALL_FUNCTIONALITY_KEYS(DK__CH_OPEN_FK, ~)          \
      DK_FORALL_ALIAS_KEYS(DK__CH_OPEN_ALIAS, ~) 2166136261u DK_FORALL_BACKEND_COMPONENTS(DK__CH_BC, ~)       \
      DK_FORALL_FUNCTIONALITY_KEYS(DK__CH_FK, ~) DK_FORALL_ALIAS_KEYS(DK__CH_ALIAS, ~))
-#endif
 #define DK__CH_ALL                                                                                           \
     DK__CH_STEP(DK__CH_STEP(DK__CH_STEP(DK__CH_STEP(DK__CH_LISTS, DK_EXPLAIN_MAX_ARGS), DK_C10_VERSION),      \
                             DK__CH_EPOCHS), DK__CH_SINGLE)
+#endif
 /* 20 bits of it, mixed (the high bits of a multiplicative hash) */
 #define DK__CH (((((DK__CH_ALL) & 0xffffffffu) * 0x45d9f3bu) & 0xffffffffu) >> 12)
 #if (DK__CH >> 0) & 1
@@ -4536,6 +4540,13 @@ DK__TABLE_DEFINE(dk__backend_keysets, dk__autograd_related, DK__AUTOGRAD_RELATED
 #endif
 
 DK_STATIC_ASSERT((int)DK__SLOT_END == (int)DK_NUM_RUNTIME_ENTRIES, "runtime slots: c10's num_runtime_entries formula");
+#define DK__COUNT_PB(name, pb, prefix, roles, extra) + pb
+#define DK__COUNT_ALIAS(name, set, extra) + 1
+DK_STATIC_ASSERT((int)DK_NUM_PER_BACKEND_FUNCTIONALITIES == 0 DK_FORALL_FUNCTIONALITY_KEYS(DK__COUNT_PB, ~),
+                 "per-backend functionalities: the key values' count is the rows'");
+DK_STATIC_ASSERT((int)DK_NUM_ALIAS_KEYS == 0 DK_FORALL_ALIAS_KEYS(DK__COUNT_ALIAS, ~), "alias keys: one a row");
+#undef DK__COUNT_PB
+#undef DK__COUNT_ALIAS
 #define DK__FIRST_PB_SLOT_OF(name, pb, prefix, roles, extra) pb ? DK__SLOT_##name :
 DK_STATIC_ASSERT((int)DK__ROW_FIRST_SLOT == (int)(DK_FORALL_FUNCTIONALITY_KEYS(DK__FIRST_PB_SLOT_OF, ~) 0),
                  "the rows' slots: the first per-backend functionality's, whose key value is its first slot");
