@@ -1352,7 +1352,8 @@ DK_INLINE dk_key dk_ks_next(dk_keyset a, dk_key k) {
 
 /* The queries below that a named keyset of many roles would expand in
    every unit (dk_key_is_backend, dk_alias_runtime_set, dk_ks_full_after,
-   dk_autograd_backend_set, dk_ks_highest_backend_key) are functions of the
+   dk_autograd_backend_set, dk_ks_highest_backend_key) and the one that
+   expands the backend list (dk_backend_autocast_set) are functions of the
    implementation (>>impl-slots); none is on the call path. */
 
 /* c10 isBackendDispatchKey: a runtime key covered by CompositeExplicitAutograd. */
@@ -1409,14 +1410,9 @@ DK_INLINE dk_key dk_backend_autograd_key(dk_backend b) {
     return dk_ks_highest_key(dk_backend_autograd_related_set(b));
 }
 
-/* c10 getAutocastRelatedKeySetFromBackend. */
-DK_INLINE dk_keyset dk_backend_autocast_set(dk_backend b) {
-#define DK__BC_AUTOCAST(name, own_ag, autocast, functional, extra) \
-    if (b == DK_##name##Bit) return dk_ks_from_key(DK_##autocast);
-    DK_FORALL_BACKEND_COMPONENTS(DK__BC_AUTOCAST, ~)
-#undef DK__BC_AUTOCAST
-    return DK_KS_EMPTY;
-}
+/* c10 getAutocastRelatedKeySetFromBackend (a function of the
+   implementation: it expands the backend list). */
+DK_API dk_keyset dk_backend_autocast_set(dk_backend b);
 
 /* c10 getBackendKeySetFromAutograd: the backend keys an autograd key sits on. */
 DK_API dk_keyset dk_autograd_backend_set(dk_key k);
@@ -1913,10 +1909,10 @@ enum { DK__SET_NONE_ = 0, DK__FORALL_ALIAS_ROLES(DK__ROLE_NUMBER) DK__NUM_ROLES_
 /* DK__ALIAS_AUTOGRAD (Autograd), DK__ALIAS_MATH (CompositeImplicitAutograd, the
    catch-all), DK__ALIAS_NESTED, DK__ALIAS_BACKEND (CompositeExplicitAutograd),
    DK__ALIAS_NON_FUNCTIONAL (...NonFunctional), DK__ALIAS_BATCHED
-   (FuncTorchBatchedDecomposition): the alias key of each role. */
+   (FuncTorchBatchedDecomposition): the alias key of each role. Only the
+   implementation names them: the enum goes with it (each constant expands
+   the alias list). */
 #define DK__ROLE_ALIAS(set, alias, reason) DK__ALIAS_##alias = DK__ALIAS_KEY(DK__SET_##set),
-enum { DK__FORALL_ALIAS_ROLES(DK__ROLE_ALIAS) DK__ALIAS_ROLES_END_ };
-#undef DK__ROLE_ALIAS
 
 /* >>boxed -------------------------------------------------------------------
 
@@ -3720,6 +3716,9 @@ enum { DK_FORALL_FUNCTIONALITY_KEYS(DK__FR_FP, ~) DK__FR_FP_END };
 #define DK__ROLE_TERM(name, pb, prefix, roles, role) | (uint64_t)!!(DK__FR_##name & (role)) << DK__FP_##name
 #define DK__ROLE_FIRST(name, pb, prefix, roles, role) (DK__FR_##name & (role)) ? DK_##name :
 #define DK__PB_ROLE_FIRST(name, pb, prefix, roles, role) (pb && (DK__FR_##name & (role))) ? DK_##name :
+/* the alias key of each role (>>aliases) */
+enum { DK__FORALL_ALIAS_ROLES(DK__ROLE_ALIAS) DK__ALIAS_ROLES_END_ };
+#undef DK__ROLE_ALIAS
 
 #ifdef __cplusplus
 extern "C" {
@@ -4591,6 +4590,14 @@ DK_API dk_keyset dk_autograd_backend_set(dk_key k) {
         return dk_ks_raw((DK__ROLE_BITS(DK_R_NESTED) & ~DK__R_AUTOGRAD) | DK__R_BACKENDS);
     if (b != DK_InvalidBit && (own & dk_ks_from_backend(b).repr) && (int)DK__KEY_PLAIN_BACKEND != 0)
         return dk_ks_from_key(dk_key_runtime((dk_key)DK__KEY_PLAIN_BACKEND, b));
+    return DK_KS_EMPTY;
+}
+
+DK_API dk_keyset dk_backend_autocast_set(dk_backend b) {
+#define DK__BC_AUTOCAST(name, own_ag, autocast, functional, extra) \
+    if (b == DK_##name##Bit) return dk_ks_from_key(DK_##autocast);
+    DK_FORALL_BACKEND_COMPONENTS(DK__BC_AUTOCAST, ~)
+#undef DK__BC_AUTOCAST
     return DK_KS_EMPTY;
 }
 
