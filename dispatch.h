@@ -1514,7 +1514,9 @@ typedef struct dk_logger { dk_log_fn func; void *user_data; } dk_logger;
    in another configuration refers to names the implementation does not
    define, and fails to link (a program, or a shared library linked with
    -z defs) or to load (dlopen: "undefined symbol: dk__tls_c..."). The same
-   instructions run: only the names differ. The preprocessor computes the
+   instructions run: only the names differ (the symbols' names: an asm
+   label under GCC and Clang, the C names elsewhere; DK__CONFIG_LABEL
+   below). The preprocessor computes the
    hash in #if, from what it can read as numbers: each row's flags
    (OwnAutograd, Functional; PerBackend, Roles) in order, the number of
    rows of each list, and the settings of the signature. Key names are
