@@ -818,7 +818,10 @@ extern "C" {
    tables), 1 + N + P * (B - 1) runtime slots (at most 769), and an
    operator's table stays below 32 KB (the static assertions below restate
    what the limits imply).
-   tests/limits/limits.sh builds lists at each limit and one past it. */
+   tests/limits/limits.sh builds lists at each limit and one past it. The
+   presets' lists are within them (their units skip the four #if: each
+   expands the lists, 1.7 M of gcc's instructions in every unit). */
+#ifndef DK__TORCH_ROWS
 #define DK__PP_ROW_BC(name, own_ag, autocast, functional, extra) + 1
 #define DK__PP_ROW_FK(name, pb, prefix, roles, extra) + 1
 #define DK__PP_BAD_PB(name, pb, prefix, roles, extra) + ((pb) != 0 && (pb) != 1)
@@ -844,6 +847,7 @@ extern "C" {
 #undef DK__PP_ROW_BC
 #undef DK__PP_ROW_FK
 #undef DK__PP_BAD_PB
+#endif /* !DK__TORCH_ROWS */
 
 /* Backend components: InvalidBit = 0, then DK_<Name>Bit in list order. */
 #define DK__BC_ENUM(name, own_ag, autocast, functional, extra) DK_##name##Bit,
@@ -860,16 +864,10 @@ typedef enum dk_backend {
 #define DK__PER_BACKEND_1(...) __VA_ARGS__
 #define DK__NOT_PER_BACKEND_0(...) __VA_ARGS__
 #define DK__NOT_PER_BACKEND_1(...)
-#define DK__COUNT_PB(name, pb, prefix, roles, extra) + pb
-#define DK__COUNT_ALIAS(name, set, extra) + 1
 
 enum {
-    DK_NUM_BACKENDS = DK__BACKEND_END - 1,
-    DK_NUM_PER_BACKEND_FUNCTIONALITIES = 0 DK_FORALL_FUNCTIONALITY_KEYS(DK__COUNT_PB, ~),
-    DK_NUM_ALIAS_KEYS = 0 DK_FORALL_ALIAS_KEYS(DK__COUNT_ALIAS, ~)
+    DK_NUM_BACKENDS = DK__BACKEND_END - 1
 };
-#undef DK__COUNT_PB
-#undef DK__COUNT_ALIAS
 
 /* Runtime keys of one per-backend functionality: DK_<prefix><backend>. */
 #define DK__RT_KEY(name, own_ag, autocast, functional, prefix) DK_##prefix##name,
@@ -900,17 +898,22 @@ typedef enum dk_key {
 
 /* Runtime slots, LuaJIT-style running totals: DK__SLOT_<F> is the first slot
    of functionality F, one slot per backend when F is per-backend. Slot 0 is
-   Undefined's. See Note [Runtime slots]. */
+   Undefined's. See Note [Runtime slots]. The enum (DK__SLOT_NUMBERS) goes
+   with the tables' definitions (Note [Tables in one unit]): no declaration
+   names a slot of its own, and the count is c10's formula, which the
+   implementation checks against the running total. */
 #define DK__FK_SLOT(name, pb, prefix, roles, extra) \
     DK__SLOT_##name, DK__SLOT_##name##_LAST = DK__SLOT_##name + (pb ? DK_NUM_BACKENDS : 1) - 1,
-enum {
-    DK__SLOT_Undefined = 0,
-    DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_SLOT, ~)
-    DK_NUM_RUNTIME_ENTRIES
-};
-#undef DK__FK_SLOT
+#define DK__SLOT_NUMBERS enum { DK__SLOT_Undefined = 0, DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_SLOT, ~) DK__SLOT_END };
 
 enum {
+    /* counted from the key values (a block of StartOf and one key per
+       backend for each per-backend functionality; the implementation
+       checks the counts against the lists) */
+    DK_NUM_PER_BACKEND_FUNCTIONALITIES = (DK__AFTER_RUNTIME_KEYS - DK_EndOfFunctionalityKeys - 1) / (DK_NUM_BACKENDS + 1),
+    DK_NUM_ALIAS_KEYS = DK__AFTER_ALIAS_KEYS - DK_StartOfAliasKeys,
+    /* runtime slots (c10's num_runtime_entries) */
+    DK_NUM_RUNTIME_ENTRIES = DK_EndOfFunctionalityKeys + DK_NUM_PER_BACKEND_FUNCTIONALITIES * (DK_NUM_BACKENDS - 1),
     /* functionality keys, counting Undefined (c10's num_functionality_keys) */
     DK_NUM_FUNCTIONALITY_KEYS = DK_EndOfFunctionalityKeys,
     /* every value 0 .. EndOfAliasKeys, markers included */
@@ -922,9 +925,6 @@ enum {
 DK_STATIC_ASSERT(DK_NUM_BACKENDS >= 1, "at least one backend component");
 DK_STATIC_ASSERT(DK_NUM_BACKENDS <= 16, "backend masks are 16 bits wide");
 DK_STATIC_ASSERT(DK_NUM_KEYSET_BITS <= 64, "backend + functionality bits must fit in 64");
-DK_STATIC_ASSERT(DK_NUM_RUNTIME_ENTRIES ==
-                 DK_NUM_FUNCTIONALITY_KEYS + DK_NUM_PER_BACKEND_FUNCTIONALITIES * (DK_NUM_BACKENDS - 1),
-                 "runtime slots: c10's num_runtime_entries formula");
 DK_STATIC_ASSERT(DK_NUM_RUNTIME_ENTRIES < 65536, "slot offsets are 16 bits wide");
 
 /* >>roles -------------------------------------------------------------------
@@ -961,17 +961,15 @@ enum dk_role {
 #define DK__R_BACKENDS (((uint64_t)1 << DK_NUM_BACKENDS) - 1)
 #define DK__R_FULL ((uint64_t)-1 >> (64 - DK_NUM_KEYSET_BITS))
 
-/* Functionality bits of every row that has `role`; first key that has it. */
-/* Per functionality f: DK__FR_f, its roles, and DK__FP_f, its bit's
-   position, so that a role's bits expand to a short term per key. */
-#define DK__FR_FP(name, pb, prefix, roles, extra) DK__FR_##name = (roles), DK__FP_##name = DK_NUM_BACKENDS + DK_##name - 1,
-enum { DK_FORALL_FUNCTIONALITY_KEYS(DK__FR_FP, ~) DK__FR_FP_END };
-#undef DK__FR_FP
-#define DK__ROLE_TERM(name, pb, prefix, roles, role) | (uint64_t)!!(DK__FR_##name & (role)) << DK__FP_##name
+/* Functionality bits of every row that has `role`; first key that has it.
+   Each term reads the row's own columns: no enum of roles and bit
+   positions per row is declared for them (one, 2 M of gcc's instructions
+   in every unit that includes the header, which names no role). */
+#define DK__ROLE_TERM(name, pb, prefix, roles, role) | (uint64_t)!!((roles) & (role)) << (DK_NUM_BACKENDS + DK_##name - 1)
 #define DK__ROLE_BITS(role) ((uint64_t)0 DK_FORALL_FUNCTIONALITY_KEYS(DK__ROLE_TERM, role))
-#define DK__ROLE_FIRST(name, pb, prefix, roles, role) (DK__FR_##name & (role)) ? DK_##name :
+#define DK__ROLE_FIRST(name, pb, prefix, roles, role) ((roles) & (role)) ? DK_##name :
 #define DK__ROLE_KEY(role) (DK_FORALL_FUNCTIONALITY_KEYS(DK__ROLE_FIRST, role) DK_Undefined)
-#define DK__PB_ROLE_FIRST(name, pb, prefix, roles, role) (pb && (DK__FR_##name & (role))) ? DK_##name :
+#define DK__PB_ROLE_FIRST(name, pb, prefix, roles, role) (pb && ((roles) & (role))) ? DK_##name :
 #define DK__PB_ROLE_KEY(role) (DK_FORALL_FUNCTIONALITY_KEYS(DK__PB_ROLE_FIRST, role) DK_Undefined)
 /* Backend bits of every backend component whose column `col` is 1. */
 #define DK__BC_OWN_AUTOGRAD(name, own_ag, autocast, functional, extra) | (own_ag ? DK__BBIT(DK_##name##Bit) : 0)
@@ -1102,6 +1100,9 @@ typedef struct dk_offset_mask { uint16_t offset; uint16_t mask; } dk_offset_mask
     { (uint16_t)DK__SLOT_##name, (uint16_t)(pb ? DK__R_BACKENDS : 0) },
 #define DK__OFFSETS_AND_MASKS_INIT() { { 0, 0 }, DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_OFFSET_MASK, ~) }
 typedef dk_offset_mask dk__offset_masks[65 - DK_NUM_BACKENDS];
+#ifdef DISPATCH_STATIC
+DK__SLOT_NUMBERS
+#endif
 DK__TABLE(dk__offset_masks, dk__offsets_and_masks, DK__OFFSETS_AND_MASKS_INIT)
 /* The slot itself, by the keyset's highest bit msb(repr | 1) and the backend
    index b (< 16): offset + (b & mask) of the bit's functionality
@@ -1210,18 +1211,12 @@ DK_INLINE int dk_key_has_role(dk_key f, int role) {
 
 DK_INLINE int dk_key_is_alias(dk_key k) { return k >= DK_StartOfAliasKeys && k <= DK_EndOfAliasKeys; }
 
-/* Per-backend functionality key (Dense, Sparse, AutogradFunctionality, ...).
-   This function, dk_key_functionality and dk_key_runtime compare with the
-   per-backend rows instead of reading a table, so that a compiler folds
-   them for a constant key (dk_ks_from_key(DK_CPU) is a constant) while
-   the tables stay in the implementation (Note [Tables in one unit]). */
-#define DK__FK_IS_PB(name, pb, prefix, roles, extra) DK__PER_BACKEND_##pb(|| k == DK_##name)
-DK_INLINE int dk_key_is_per_backend_functionality(dk_key k) {
-    return 0 DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_IS_PB, ~);
-}
-#undef DK__FK_IS_PB
+/* dk_key_functionality compares with the per-backend rows instead of
+   reading a table, so that a compiler folds it for a constant key
+   (dk_ks_from_key(DK_CPU) is a constant) while the tables stay in the
+   implementation (Note [Tables in one unit]).
 
-/* The functionality of a key (c10 toFunctionalityKey): itself for a
+   The functionality of a key (c10 toFunctionalityKey): itself for a
    functionality key, the per-backend functionality for a runtime key,
    Undefined for alias keys. */
 #define DK__FK_OF_RUNTIME(name, pb, prefix, roles, extra) DK__PER_BACKEND_##pb(if (k <= DK_EndOf##name##Backends) return DK_##name;)
@@ -1240,14 +1235,21 @@ DK_INLINE dk_backend dk_key_backend(dk_key k) {
 }
 
 /* The runtime key of (per-backend functionality, backend) (c10
-   toRuntimePerBackendFunctionalityKey); f itself when f is not per-backend. */
-#define DK__FK_RUNTIME(name, pb, prefix, roles, extra) \
-    DK__PER_BACKEND_##pb(if (f == DK_##name) return (dk_key)((int)DK_StartOf##name##Backends + (int)b);)
+   toRuntimePerBackendFunctionalityKey); f itself when f is not per-backend.
+   It reads the first runtime key of f's block from dk__per_backend_start
+   (a comparison with each per-backend row, folded for a constant f, cost
+   every unit that includes the header 1.8 M of gcc's instructions; no call
+   reads it). */
 DK_INLINE dk_key dk_key_runtime(dk_key f, dk_backend b) {
-    DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_RUNTIME, ~)
-    return f;
+    return (unsigned)f < (unsigned)DK_EndOfFunctionalityKeys && dk__per_backend_start[f] != 0
+               ? (dk_key)((int)dk__per_backend_start[f] + (int)b)
+               : f;
 }
-#undef DK__FK_RUNTIME
+
+/* Per-backend functionality key (Dense, Sparse, AutogradFunctionality, ...). */
+DK_INLINE int dk_key_is_per_backend_functionality(dk_key k) {
+    return (unsigned)k < (unsigned)DK_EndOfFunctionalityKeys && dk__per_backend_start[k] != 0;
+}
 
 /* A key with a slot of its own: Undefined, a functionality key that is not
    per-backend, or a per-backend runtime key (not a StartOf marker). */
@@ -1360,7 +1362,8 @@ DK_INLINE dk_key dk_ks_next(dk_keyset a, dk_key k) {
 
 /* The queries below that a named keyset of many roles would expand in
    every unit (dk_key_is_backend, dk_alias_runtime_set, dk_ks_full_after,
-   dk_autograd_backend_set, dk_ks_highest_backend_key) are functions of the
+   dk_autograd_backend_set, dk_ks_highest_backend_key) and the one that
+   expands the backend list (dk_backend_autocast_set) are functions of the
    implementation (>>impl-slots); none is on the call path. */
 
 /* c10 isBackendDispatchKey: a runtime key covered by CompositeExplicitAutograd. */
@@ -1417,14 +1420,9 @@ DK_INLINE dk_key dk_backend_autograd_key(dk_backend b) {
     return dk_ks_highest_key(dk_backend_autograd_related_set(b));
 }
 
-/* c10 getAutocastRelatedKeySetFromBackend. */
-DK_INLINE dk_keyset dk_backend_autocast_set(dk_backend b) {
-#define DK__BC_AUTOCAST(name, own_ag, autocast, functional, extra) \
-    if (b == DK_##name##Bit) return dk_ks_from_key(DK_##autocast);
-    DK_FORALL_BACKEND_COMPONENTS(DK__BC_AUTOCAST, ~)
-#undef DK__BC_AUTOCAST
-    return DK_KS_EMPTY;
-}
+/* c10 getAutocastRelatedKeySetFromBackend (a function of the
+   implementation: it expands the backend list). */
+DK_API dk_keyset dk_backend_autocast_set(dk_backend b);
 
 /* c10 getBackendKeySetFromAutograd: the backend keys an autograd key sits on. */
 DK_API dk_keyset dk_autograd_backend_set(dk_key k);
@@ -1526,7 +1524,9 @@ typedef struct dk_logger { dk_log_fn func; void *user_data; } dk_logger;
    in another configuration refers to names the implementation does not
    define, and fails to link (a program, or a shared library linked with
    -z defs) or to load (dlopen: "undefined symbol: dk__tls_c..."). The same
-   instructions run: only the names differ. The preprocessor computes the
+   instructions run: only the names differ (the symbols' names: an asm
+   label under GCC and Clang, the C names elsewhere; DK__CONFIG_LABEL
+   below). The preprocessor computes the
    hash in #if, from what it can read as numbers: each row's flags
    (OwnAutograd, Functional; PerBackend, Roles) in order, the number of
    rows of each list, and the settings of the signature. Key names are
@@ -1583,17 +1583,23 @@ typedef struct dk_logger { dk_log_fn func; void *user_data; } dk_logger;
 #define DK__CH_FK(name, pb, prefix, roles, extra) * 16777619u + 0x200u + (pb) + 2u * (0u | roles))
 #define DK__CH_ALIAS(name, set, extra) * 16777619u + 0x300u)
 #define DK__CH_STEP(h, v) ((h) * 16777619u + (v))
-#ifdef DK__TORCH_ROWS /* a preset: the header's version and DK_C10_VERSION name its rows */
-#define DK__CH_LISTS DK__CH_STEP(DK__CH_STEP(2166136261u, 0x400u + DK_VERSION_NUMBER), DK_C10_VERSION)
+#ifdef DK__TORCH_ROWS
+/* a preset: the header's version and DK_C10_VERSION name its rows; the
+   steps written out (the value of the nested DK__CH_STEP below, a third of
+   its cost in each of the 20 #if) */
+#define DK__CH_ALL                                                                                               \
+    ((((((2166136261u * 16777619u + (0x400u + DK_VERSION_NUMBER)) * 16777619u + (DK_C10_VERSION)) * 16777619u +    \
+        (DK_EXPLAIN_MAX_ARGS)) * 16777619u + (DK_C10_VERSION)) * 16777619u + (DK__CH_EPOCHS)) * 16777619u +         \
+     (DK__CH_SINGLE))
 #else
 #define DK__CH_LISTS                                                                                         \
     (DK_FORALL_BACKEND_COMPONENTS(DK__CH_OPEN_BC, ~) DK_FORALL_FUNCTIONALITY_KEYS(DK__CH_OPEN_FK, ~)          \
      DK_FORALL_ALIAS_KEYS(DK__CH_OPEN_ALIAS, ~) 2166136261u DK_FORALL_BACKEND_COMPONENTS(DK__CH_BC, ~)       \
      DK_FORALL_FUNCTIONALITY_KEYS(DK__CH_FK, ~) DK_FORALL_ALIAS_KEYS(DK__CH_ALIAS, ~))
-#endif
 #define DK__CH_ALL                                                                                           \
     DK__CH_STEP(DK__CH_STEP(DK__CH_STEP(DK__CH_STEP(DK__CH_LISTS, DK_EXPLAIN_MAX_ARGS), DK_C10_VERSION),      \
                             DK__CH_EPOCHS), DK__CH_SINGLE)
+#endif
 /* 20 bits of it, mixed (the high bits of a multiplicative hash) */
 #define DK__CH (((((DK__CH_ALL) & 0xffffffffu) * 0x45d9f3bu) & 0xffffffffu) >> 12)
 #if (DK__CH >> 0) & 1
@@ -1739,8 +1745,18 @@ typedef struct dk_logger { dk_log_fn func; void *user_data; } dk_logger;
     DK__XCID(name, DK__XHX(DK__CB19, DK__CB18, DK__CB17, DK__CB16), DK__XHX(DK__CB15, DK__CB14, DK__CB13, DK__CB12), \
              DK__XHX(DK__CB11, DK__CB10, DK__CB9, DK__CB8), DK__XHX(DK__CB7, DK__CB6, DK__CB5, DK__CB4),             \
              DK__XHX(DK__CB3, DK__CB2, DK__CB1, DK__CB0))
+/* GCC and Clang (outside Windows) keep the C names dk__tls and
+   dk__trace_hook and give their symbols the hashed names with an asm label
+   on the declarations (>>tls): a use expands no macro (each expansion of
+   DK__CONFIG_NAME cost gcc 0.25 M instructions, 14 of them in the inline
+   functions of every unit); elsewhere the names are macros. */
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(_WIN32) && !defined(__CYGWIN__)
+#define DK__CONFIG_LABEL(name) __asm__(DK__XSTR(__USER_LABEL_PREFIX__) DK__XSTR(DK__CONFIG_NAME(name)))
+#else
+#define DK__CONFIG_LABEL(name)
 #define dk__tls DK__CONFIG_NAME(dk__tls)
 #define dk__trace_hook DK__CONFIG_NAME(dk__trace_hook)
+#endif
 
 DK_API int dk_version_number(void);
 DK_API const char *dk_status_str(dk_status s);
@@ -1922,10 +1938,10 @@ enum { DK__SET_NONE_ = 0, DK__FORALL_ALIAS_ROLES(DK__ROLE_NUMBER) DK__NUM_ROLES_
 /* DK__ALIAS_AUTOGRAD (Autograd), DK__ALIAS_MATH (CompositeImplicitAutograd, the
    catch-all), DK__ALIAS_NESTED, DK__ALIAS_BACKEND (CompositeExplicitAutograd),
    DK__ALIAS_NON_FUNCTIONAL (...NonFunctional), DK__ALIAS_BATCHED
-   (FuncTorchBatchedDecomposition): the alias key of each role. */
+   (FuncTorchBatchedDecomposition): the alias key of each role. Only the
+   implementation names them: the enum goes with it (each constant expands
+   the alias list). */
 #define DK__ROLE_ALIAS(set, alias, reason) DK__ALIAS_##alias = DK__ALIAS_KEY(DK__SET_##set),
-enum { DK__FORALL_ALIAS_ROLES(DK__ROLE_ALIAS) DK__ALIAS_ROLES_END_ };
-#undef DK__ROLE_ALIAS
 
 /* >>boxed -------------------------------------------------------------------
 
@@ -2184,13 +2200,15 @@ typedef struct dk_backend_row {
 } dk_backend_row;
 
 /* Slots in the rows: the first per-backend functionality's, one per
-   backend (none when the lists have no per-backend functionality). */
-#define DK__FIRST_PB_SLOT_OF(name, pb, prefix, roles, extra) pb ? DK__SLOT_##name :
+   backend (none when the lists have no per-backend functionality). Its
+   first slot is its key value (every row before it has one slot, as
+   Undefined, slot 0 and key 0, has): the implementation checks it. */
+#define DK__FIRST_PB_KEY_OF(name, pb, prefix, roles, extra) pb ? DK_##name :
 enum {
     DK__ROW_SLOTS = DK_NUM_PER_BACKEND_FUNCTIONALITIES > 0 ? DK_NUM_BACKENDS : 0,
-    DK__ROW_FIRST_SLOT = DK_FORALL_FUNCTIONALITY_KEYS(DK__FIRST_PB_SLOT_OF, ~) 0
+    DK__ROW_FIRST_SLOT = DK_FORALL_FUNCTIONALITY_KEYS(DK__FIRST_PB_KEY_OF, ~) 0
 };
-#undef DK__FIRST_PB_SLOT_OF
+#undef DK__FIRST_PB_KEY_OF
 
 /* Bytes of slot reasons (4 bits a slot) beyond the rows' spare bytes. */
 #define DK__ROW_SPARE ((int)(32 - sizeof(uint64_t) - sizeof(dk_table_entry)))
@@ -2763,9 +2781,9 @@ static uint64_t dk__epoch DK__UNUSED = 1;
 static uint64_t dk__gp_ctr DK__UNUSED = ((uint64_t)1 << DK__CTR_SHIFT) | 1;
 static int dk__asymmetric DK__UNUSED;
 #else
-DK_API DK_THREAD_LOCAL dk_tls_state dk__tls DK_TLS_MODEL;
+DK_API DK_THREAD_LOCAL dk_tls_state dk__tls DK__CONFIG_LABEL(dk__tls) DK_TLS_MODEL;
 DK_API DK_THREAD_LOCAL dk__reader_tls dk__rd DK_TLS_MODEL;
-DK_API dk_trace_fn dk__trace_hook;
+DK_API dk_trace_fn dk__trace_hook DK__CONFIG_LABEL(dk__trace_hook);
 DK_API uintptr_t dk__fn_mask;
 DK_API uint64_t dk__epoch;
 DK_API uint64_t dk__gp_ctr;
@@ -3756,6 +3774,22 @@ DK_INLINE const char *dk_op_schema(const dk_operator *op) {
 
 #define DK__PRIVATE static DK__UNUSED
 
+/* The implementation expands the role lists hundreds of times: here a
+   term names the row's roles and bit position as enum constants, shorter
+   to expand than the row's columns (>>roles; the same values). */
+#define DK__FR_FP(name, pb, prefix, roles, extra) DK__FR_##name = (roles), DK__FP_##name = DK_NUM_BACKENDS + DK_##name - 1,
+enum { DK_FORALL_FUNCTIONALITY_KEYS(DK__FR_FP, ~) DK__FR_FP_END };
+#undef DK__FR_FP
+#undef DK__ROLE_TERM
+#undef DK__ROLE_FIRST
+#undef DK__PB_ROLE_FIRST
+#define DK__ROLE_TERM(name, pb, prefix, roles, role) | (uint64_t)!!(DK__FR_##name & (role)) << DK__FP_##name
+#define DK__ROLE_FIRST(name, pb, prefix, roles, role) (DK__FR_##name & (role)) ? DK_##name :
+#define DK__PB_ROLE_FIRST(name, pb, prefix, roles, role) (pb && (DK__FR_##name & (role))) ? DK_##name :
+/* the alias key of each role (>>aliases) */
+enum { DK__FORALL_ALIAS_ROLES(DK__ROLE_ALIAS) DK__ALIAS_ROLES_END_ };
+#undef DK__ROLE_ALIAS
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -4654,6 +4688,7 @@ DK_API int dk_ks_to_string(dk_keyset ks, char *buf, size_t size) {
 /* The tables the inline functions read (Note [Tables in one unit]). */
 #ifndef DISPATCH_STATIC
 #define DK__TABLE_DEFINE(type, name, init) const type name = init();
+DK__SLOT_NUMBERS
 DK__SLOT_ENUMS
 DK__ENTRY_ENUMS
 DK__TABLE_DEFINE(dk__offset_masks, dk__offsets_and_masks, DK__OFFSETS_AND_MASKS_INIT)
@@ -4668,6 +4703,18 @@ DK__TABLE_DEFINE(dk__backend_keysets, dk__autograd_related, DK__AUTOGRAD_RELATED
 #undef DK__TABLE_DEFINE
 #endif
 
+DK_STATIC_ASSERT((int)DK__SLOT_END == (int)DK_NUM_RUNTIME_ENTRIES, "runtime slots: c10's num_runtime_entries formula");
+#define DK__COUNT_PB(name, pb, prefix, roles, extra) + pb
+#define DK__COUNT_ALIAS(name, set, extra) + 1
+DK_STATIC_ASSERT((int)DK_NUM_PER_BACKEND_FUNCTIONALITIES == 0 DK_FORALL_FUNCTIONALITY_KEYS(DK__COUNT_PB, ~),
+                 "per-backend functionalities: the key values' count is the rows'");
+DK_STATIC_ASSERT((int)DK_NUM_ALIAS_KEYS == 0 DK_FORALL_ALIAS_KEYS(DK__COUNT_ALIAS, ~), "alias keys: one a row");
+#undef DK__COUNT_PB
+#undef DK__COUNT_ALIAS
+#define DK__FIRST_PB_SLOT_OF(name, pb, prefix, roles, extra) pb ? DK__SLOT_##name :
+DK_STATIC_ASSERT((int)DK__ROW_FIRST_SLOT == (int)(DK_FORALL_FUNCTIONALITY_KEYS(DK__FIRST_PB_SLOT_OF, ~) 0),
+                 "the rows' slots: the first per-backend functionality's, whose key value is its first slot");
+#undef DK__FIRST_PB_SLOT_OF
 /* (>>tls: dk__tls.included_row starts at 0, row 0 of the defaults) */
 DK_STATIC_ASSERT((DK__R_DEFAULT_INCLUDED & DK__R_BACKENDS) == 0, "included by default: functionality keys only (row 0)");
 
@@ -4708,6 +4755,14 @@ DK_API dk_keyset dk_autograd_backend_set(dk_key k) {
         return dk_ks_raw((DK__ROLE_BITS(DK_R_NESTED) & ~DK__R_AUTOGRAD) | DK__R_BACKENDS);
     if (b != DK_InvalidBit && (own & dk_ks_from_backend(b).repr) && (int)DK__KEY_PLAIN_BACKEND != 0)
         return dk_ks_from_key(dk_key_runtime((dk_key)DK__KEY_PLAIN_BACKEND, b));
+    return DK_KS_EMPTY;
+}
+
+DK_API dk_keyset dk_backend_autocast_set(dk_backend b) {
+#define DK__BC_AUTOCAST(name, own_ag, autocast, functional, extra) \
+    if (b == DK_##name##Bit) return dk_ks_from_key(DK_##autocast);
+    DK_FORALL_BACKEND_COMPONENTS(DK__BC_AUTOCAST, ~)
+#undef DK__BC_AUTOCAST
     return DK_KS_EMPTY;
 }
 

@@ -45,7 +45,7 @@ check "make install PREFIX=<scratch>: header, dkgen, libdispatch.so/.a, pkg-conf
 check "libdispatch.so exports the DK_API functions and variables of the header, and nothing else" sh -c '
   lib=$1/lib/libdispatch.so; hdr=$1/include/dispatch.h
   '"$CC"' -E -P -DDK_API=DK__API_MARK -x c "$hdr" | tr -s " \n" "  " | sed "s/;/;\n/g; s/{/{\n/g" |
-    sed -n "s/.*DK__API_MARK[^(;]*[^a-zA-Z0-9_]\(dk_[a-zA-Z0-9_]*\) *(.*/\1/p; t; s/.*DK__API_MARK.*[^a-zA-Z0-9_]\(dk_[a-zA-Z0-9_]*\) *\(__attribute__.*\)\{0,1\};.*/\1/p" |
+    sed -n "s/.*DK__API_MARK.*__asm__(\"[^\"]*\" *\"\(dk_[a-zA-Z0-9_]*\)\").*/\1/p; t; s/.*DK__API_MARK[^(;]*[^a-zA-Z0-9_]\(dk_[a-zA-Z0-9_]*\) *(.*/\1/p; t; s/.*DK__API_MARK.*[^a-zA-Z0-9_]\(dk_[a-zA-Z0-9_]*\) *\(__attribute__.*\)\{0,1\};.*/\1/p" |
     sort -u > "$2/declared.txt"
   nm -D --defined-only "$lib" | awk "{print \$3}" | sort -u > "$2/exported.txt"
   n=$(wc -l < "$2/declared.txt"); [ "$n" -gt 50 ] || { echo "only $n DK_API names found in the header"; exit 1; }
