@@ -2221,8 +2221,9 @@ enum {
    Tensor[], Tensor?[]; its num_arguments and num_returns), per argument its
    default as a value (NONE tag if none), the boxing adapters (or NULL), the
    tags (bit DK_TAG_x) and the alias-analysis kind. Immutable once
-   published, but for `adapters`, which dk_op_set_adapters may give a def
-   that had none (an atomic pointer: read it once, with acquire). */
+   published, but for `adapters`, which dk_op_set_adapters may set, or
+   replace with adapters of the same signature (an atomic pointer: read it
+   once, with acquire). */
 typedef struct dk_op_def_info {
     uint64_t tags;                /* first: with 32-bit pointers, no padding (a def's record keeps this in a kernel's bytes) */
     const struct dk_schema *parsed;
@@ -2363,7 +2364,7 @@ DK_INLINE const dk_op_table *dk_op_table_of(const dk_operator *op) { return DK__
    slot is read from the registry (Note [Resolution]). dk__deferred gives
    what such a record stands for now: the fallback, or k itself. */
 DK_API const dk_kernel *dk__deferred(const dk_operator *op, const dk_kernel *k);
-/* The pointers the four functions below return point into what the
+/* The pointers the three functions below return point into what the
    registry retires when the def or kernel goes: use them before this
    thread's next quiescent point (default mode) or, under DK_CALL_EPOCHS,
    between dk_call_enter() and dk_call_exit() around the call and the use
@@ -5197,7 +5198,8 @@ DK__PRIVATE void dk__check_retired(dk_registry *r) {
     else
         snprintf(msg + n, sizeof msg - (size_t)n,
 #ifdef DK_CALL_EPOCHS
-                 "no call of the %u threads holds it now; the next change or dk_registry_reclaim frees it",
+                 "no call of the %u threads holds it now; a dk_registry_reclaim frees it (a change does once "
+                 "256 KiB are pending)",
 #else
                  "none of the %u threads taking part holds it; it waits for a dk_registry_reclaim (a thread "
                  "that registers alone frees it by calling dk_registry_reclaim now and then)",
@@ -7085,9 +7087,13 @@ DK_API dk_operator *dk_op_lookup(dk_registry *r, const char *name) {
 
 DK_API dk_status dk_op_lookup_defined(dk_registry *r, const char *name, dk_operator **out) {
     dk_operator *op;
+    int defined;
     if (!r || !name || !out) return dk__fail(DK_ERR_NULL, "op_find: NULL argument");
+    DK__HOLD();   /* the snapshot and the def's record the schema is read from may be retired meanwhile */
     op = dk_op_lookup(r, name);
-    if (!op || !dk_op_schema(op))
+    defined = op && dk_op_schema(op);
+    DK__UNHOLD();
+    if (!defined)
         return dk__fail(DK_ERR_NOT_FOUND, "Could not find schema for %s%s%s", name,
                         strchr(name, '.') ? "" : ".", /* c10 prints name "." overload, overload "" or not */
                         op ? " but we found an implementation; did you forget to def() the operator?" : "");
@@ -8294,13 +8300,14 @@ DK_API dk_status dk_op_set_adapters(dk_operator *op, const dk_op_adapters *adapt
     return s;
 }
 
-DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signature) {
+/* dk_op_check_signature's reads and messages, inside its bracket: the
+   snapshot and the def's record it reads may be retired meanwhile. */
+DK__PRIVATE dk_status dk__check_signature_held(const dk_operator *op, const char *signature) {
     const dk_op_table *t;
     const dk_op_adapters *a;
     const char *schema;
     const dk_schema *parsed;
     char from_schema[1024];
-    if (!op || !signature) return dk__fail(DK_ERR_NULL, "check_signature: NULL argument");
     t = dk_op_table_of(op);
     a = dk__table_adapters(t);
     parsed = dk__table_schema(t);
@@ -8328,6 +8335,14 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
                     "signature:  %s\n  accessed/called as: %s\nThis likely happened in a call to a generated "
                     "<op>_bind(). Please make sure that the function signature matches the signature in the operator "
                     "registration call.", schema, a->signature, signature);
+}
+DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signature) {
+    dk_status s;
+    if (!op || !signature) return dk__fail(DK_ERR_NULL, "check_signature: NULL argument");
+    DK__HOLD();
+    s = dk__check_signature_held(op, signature);
+    DK__UNHOLD();
+    return s;
 }
 
 /* ---- explain ------------------------------------------------------------------ */

@@ -502,6 +502,60 @@ static void test_explain_is_one_state(void **state) {
     dk_registry_destroy(ex_reg);
 }
 
+/* ---- value readers outside calls, beside a def that comes and goes ------------------ */
+
+/* dk_op_check_signature and dk_op_lookup_defined read the snapshot and the
+   def's record (its schema text, formatted into their messages) outside any
+   call: with call epochs a change frees what no call holds, so they bracket
+   themselves (ASan found both reading a freed record before they did). */
+static dk_registry *sig_reg;
+static void *sig_churner(void *arg) {
+    dk_registration *def = (dk_registration *)arg, *h;
+    int i;
+    for (i = 0; i < RACE_ROUNDS / 20; i++) {
+        assert_int_equal(dk_impl(sig_reg, "sig::op", DK_CPU, dk_unboxed(DK_FN(k_value), NULL), &h), DK_OK);
+        assert_int_equal(dk_deregister(h), DK_OK);
+        if (i % 50 == 0) {   /* the def's record goes too, and comes back with another schema */
+            assert_int_equal(dk_deregister(def), DK_OK);
+            assert_int_equal(dk_def(sig_reg, i % 100 ? "sig::op(Tensor x) -> Tensor" : "sig::op(Tensor x, int y=1) -> Tensor",
+                                    &def),
+                             DK_OK);
+        }
+    }
+    __atomic_store_n(&race_done, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+static void test_value_readers_beside_def_churn(void **state) {
+    pthread_t t;
+    dk_registration *def, *keep;
+    dk_operator *op, *found;
+    long n = 0, no_adapter = 0, not_found = 0, other = 0;
+    (void)state;
+    assert_int_equal(dk_registry_create(NULL, &sig_reg), DK_OK);
+    assert_int_equal(dk_def(sig_reg, "sig::op(Tensor x) -> Tensor", &def), DK_OK);
+    /* a CUDA kernel keeps the operator while its def comes and goes */
+    assert_int_equal(dk_impl(sig_reg, "sig::op", DK_CUDA, dk_unboxed(DK_FN(k_value), NULL), &keep), DK_OK);
+    op = dk_op_lookup(sig_reg, "sig::op");
+    race_done = 0;
+    assert_int_equal(pthread_create(&t, NULL, sig_churner, def), 0);
+    while (!__atomic_load_n(&race_done, __ATOMIC_SEQ_CST) || n < RACE_ROUNDS / 10) {
+        dk_status s = dk_op_check_signature(op, "int(const dk_kernel *, dk_keyset, int)");
+        if (s == DK_ERR_NO_ADAPTER) no_adapter++;   /* defined without adapters, or no def at that moment */
+        else other++;
+        s = dk_op_lookup_defined(sig_reg, "sig::op", &found);
+        if (s == DK_ERR_NOT_FOUND) not_found++;
+        else if (s != DK_OK || found != op) other++;
+        n++;
+    }
+    pthread_join(t, NULL);
+    printf("  %ld signature checks and lookups beside %d def cycles: %ld without adapters, %ld between defs, "
+           "%ld other\n", n, RACE_ROUNDS / 20 / 50, no_adapter, not_found, other);
+    assert_int_equal(no_adapter, n);
+    assert_int_equal(other, 0);
+    assert_int_equal(dk_deregister(keep), DK_OK);
+    dk_registry_destroy(sig_reg);
+}
+
 /* ---- with call epochs, synchronize waits for the calls in flight ---------------------- */
 
 #ifdef DK_CALL_EPOCHS
@@ -860,6 +914,7 @@ int main(void) {
         cmocka_unit_test(test_adapters_belong_to_def),
         cmocka_unit_test(test_hooks_never_torn),
         cmocka_unit_test(test_explain_is_one_state),
+        cmocka_unit_test(test_value_readers_beside_def_churn),
 #ifdef DK_CALL_EPOCHS
         cmocka_unit_test(test_synchronize_waits_for_calls),
         cmocka_unit_test(test_deregister_from_inside_a_call),
