@@ -194,8 +194,9 @@
             logger, one DK_FORALL_LOG_ITEMS item per message; the default
             logger, dk_log_stderr, is the only code that prints.
    MEMORY   Registries allocate through dk_registry_desc.alloc/free; calls
-            never allocate (a thread's 4 KB message buffer is malloc'ed on
-            its first error and freed at its exit). What a change
+            never allocate, but for a thread's state, malloc'ed once: its
+            4 KB message buffer on its first error, and under call epochs
+            its record on its first call (see THREADS). What a change
             unpublishes (old tables, deregistered kernel records, operators
             left with no def and no kernel, old name indexes) is retired
             and freed once no thread can still read it (Note
