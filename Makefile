@@ -211,16 +211,16 @@ structure: | $(BUILD) ## header twice in one unit; two DISPATCH_STATIC units lin
 
 # --- benchmarks ------------------------------------------------------------------
 BENCH_CFLAGS := -std=gnu99 -O2 -DNDEBUG -Wall -Wextra -I.
-$(BUILD)/bench: bench/bench.c bench/measure.h dispatch.h gen/sample_ops.h | $(BUILD)
+$(BUILD)/bench: bench/bench.c bench/measure.h bench/clock.h dispatch.h gen/sample_ops.h | $(BUILD)
 	$(CC) $(BENCH_CFLAGS) $< -o $@ -lpthread
 
-$(BUILD)/bench-epochs: bench/bench.c bench/measure.h dispatch.h gen/sample_ops.h | $(BUILD)
+$(BUILD)/bench-epochs: bench/bench.c bench/measure.h bench/clock.h dispatch.h gen/sample_ops.h | $(BUILD)
 	$(CC) $(BENCH_CFLAGS) -DDK_CALL_EPOCHS $< -o $@ -lpthread
 
 # registrations under churn, in each reclamation mode (bench/churn.c)
-$(BUILD)/churn: bench/churn.c dispatch.h | $(BUILD)
+$(BUILD)/churn: bench/churn.c bench/clock.h dispatch.h | $(BUILD)
 	$(CC) $(BENCH_CFLAGS) $< -o $@ -lpthread
-$(BUILD)/churn-epochs: bench/churn.c dispatch.h | $(BUILD)
+$(BUILD)/churn-epochs: bench/churn.c bench/clock.h dispatch.h | $(BUILD)
 	$(CC) $(BENCH_CFLAGS) -DDK_CALL_EPOCHS $< -o $@ -lpthread
 # the epochs writer's cost, and the slowdown of another thread under call
 # epochs over the same under the default mode (which issues no barrier: the

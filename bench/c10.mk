@@ -27,12 +27,12 @@ C10_README       ?= docs/bench.md
 c10-gnuplot:
 	@$(call need,command -v $(GNUPLOT),gnuplot-nox)
 
-$(BUILD)/bench_c10: bench/bench_c10.cpp bench/measure.h | libtorch
+$(BUILD)/bench_c10: bench/bench_c10.cpp bench/measure.h bench/clock.h | libtorch
 	@mkdir -p $(BUILD)
 	$(CXX) $(C10_CXXFLAGS) $< -o $@ $(C10_LDLIBS)
 
 # dispatch.h's bench with the PyTorch 1.13.1 preset (make bench-icount uses it too)
-$(BUILD)/bench-1.13.1: bench/bench.c bench/measure.h dispatch.h gen/sample_ops.h | $(BUILD)
+$(BUILD)/bench-1.13.1: bench/bench.c bench/measure.h bench/clock.h dispatch.h gen/sample_ops.h | $(BUILD)
 	$(CC) $(BENCH_CFLAGS) -DDK_PRESET_TORCH_1_13_1 $< -o $@ -lpthread
 
 bench-c10: $(BUILD)/bench $(BUILD)/bench-1.13.1 $(BUILD)/bench_c10 ## dispatch.h (1.13.1 preset) beside the real c10 dispatcher (libtorch 1.13.1): Markdown table, every target, all from this run

@@ -29,15 +29,7 @@ DK_DECLARE_OP(neg, int, x.ks, (tensor, x))
 static int k_cpu(const dk_kernel *k, dk_keyset ks, tensor x) { (void)k; (void)ks; return -x.v; }
 static int k_math(const dk_kernel *k, dk_keyset ks, tensor x) { (void)k; (void)ks; return x.v; }
 
-static double now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
+#include "clock.h"
 static double median(double *v, int n) { qsort(v, (size_t)n, sizeof *v, cmp_double); return v[n / 2]; }
 
 static dk_registry *reg;

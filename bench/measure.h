@@ -31,15 +31,7 @@ static long long perf_read(void) {
     return v;
 }
 
-static double now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
+#include "clock.h"
 
 typedef struct result { double med, min, max, instr; } result;
 /* A row measured once (registration rates, memory, ratios). */
