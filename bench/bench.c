@@ -28,6 +28,7 @@
 #include <pthread.h>
 #include <unistd.h>
 #include <sys/resource.h>
+#include <sys/mman.h>
 #if defined(__linux__)
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
@@ -588,16 +589,33 @@ static double memory_per_aten_op(void) {
    10^5 (make bench) and 10^6 (make bench-scale): 4 s and 3.5 GB for 10^6
    are 4,000 ns and 3,500 B of peak RSS an operator. */
 #define SCALE_RECLAIM_EVERY 1000
+static double seconds(const struct timeval *t) { return (double)t->tv_sec + (double)t->tv_usec * 1e-6; }
+/* The control beside the scale rows: ns to fault in `pages` fresh
+   anonymous pages with one write each and unmap them, what the kernel
+   charges for the memory itself (in a VM it can be most of the time, and
+   varies with what the host already backs). */
+static double fault_pages(long pages) {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = (size_t)pages * page, i;
+    double t0 = now_ns(), t;
+    char *p = (char *)mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return -1;
+    for (i = 0; i < bytes; i += page) p[i] = 1;
+    t = now_ns() - t0;
+    munmap(p, bytes);
+    return t;
+}
 static void scale_row(long n) {
     dk_registry *r = new_registry();
     dk_registration *h;
     char schema[64], name[64], id[32], what[96];
     struct rusage ru;
-    double t0, wall, cpu0, cpu;
-    long i;
+    double t0, wall, cpu0, cpu, sys0, control;
+    long i, faults0, faults;
     default_fallbacks(r);   /* as the memory rows' registries */
     getrusage(RUSAGE_SELF, &ru);
-    cpu0 = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+    cpu0 = seconds(&ru.ru_utime) + seconds(&ru.ru_stime);
+    sys0 = seconds(&ru.ru_stime);
+    faults0 = ru.ru_minflt;
     t0 = now_ns();
     for (i = 0; i < n; i++) {
         snprintf(schema, sizeof schema, "m::op%ld(Tensor a) -> Tensor", i);
@@ -609,12 +627,14 @@ static void scale_row(long n) {
     must(dk_registry_reclaim(r), "reclaim");
     wall = now_ns() - t0;
     getrusage(RUSAGE_SELF, &ru);
-    cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6 -
-          cpu0;
+    cpu = seconds(&ru.ru_utime) + seconds(&ru.ru_stime) - cpu0;
+    faults = ru.ru_minflt - faults0;
+    control = fault_pages(faults);
     if (n >= 1000000 && n % 1000000 == 0) snprintf(id, sizeof id, "%ldm", n / 1000000);
     else snprintf(id, sizeof id, "%ldk", n / 1000);
     bench_print_heading();
-    snprintf(what, sizeof what, "%.2f s for %ld ops (%.2f s CPU), ns/op", wall / 1e9, n, cpu);
+    snprintf(what, sizeof what, "%.2f s for %ld ops (%.2f s CPU, %.2f s system), ns/op", wall / 1e9, n, cpu,
+             seconds(&ru.ru_stime) - sys0);
     {
         char row[48];
         snprintf(row, sizeof row, "scale_time_%s", id);
@@ -622,6 +642,9 @@ static void scale_row(long n) {
         snprintf(row, sizeof row, "scale_rss_%s", id);
         snprintf(what, sizeof what, "peak RSS %.0f MB for %ld ops, B/op", ru.ru_maxrss / 1024.0, n);
         print_row(row, what, once(ru.ru_maxrss * 1024.0 / (double)n), "target 3,500 B (3.5 GB for 10^6)");
+        snprintf(row, sizeof row, "scale_faults_%s", id);
+        snprintf(what, sizeof what, "the same %ld page faults in a plain loop: %.2f s, ns/op", faults, control / 1e9);
+        print_row(row, what, once(control / (double)n), "scale_time: the kernel's part");
     }
     dk_registry_destroy(r);
 }
