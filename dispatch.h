@@ -6065,7 +6065,7 @@ DK__PRIVATE void dk__debug_named(char *buf, size_t n, const char *name) {
 }
 
 /* A record is its type's part (DK__REG_SIZE), its dk__lib_link when a
-   library block makes it (lib), then `extra` zeroed bytes (a def's
+   library block makes it (lib), then `extra` bytes, the caller's to fill (a def's
    defaults: DK__DEF(g)->info.defaults), then its debug text, in one piece
    of dk__registration_size bytes: a block of its own
    (dk__new_registration) or, for the def that creates its operator, the
@@ -6082,7 +6082,7 @@ DK__PRIVATE dk_registration *dk__registration_init(void *room, dk_registry *r, i
                                                    const char *debug, size_t dlen, size_t extra) {
     size_t head = dk__registration_head(type, lib, extra);
     dk_registration *g = (dk_registration *)room;
-    memset(room, 0, head + extra);
+    memset(room, 0, head);
     if (type == DK__REG_FALLBACK || type == DK__REG_LISTENER) g->registry = r;
     g->type = (unsigned char)type;
     g->live = 1;
@@ -6268,14 +6268,20 @@ typedef struct dk__sp_move {
     size_t first_used;                 /* and the bytes it uses */
     char *nodes, *strs;                /* the next node's place, the last string's; NULL: sizing */
     size_t bytes;                      /* sizing: the copy's */
+    /* the operator's name (sizing: the schema text's first `name_len`
+       bytes, the name it will be; copying: the operator's), which the
+       schema's name or overload is, when equal (`shared`: which) */
+    const char *op_name;
+    size_t name_len;
+    int shared;
     /* the bytes of the first strings the walk meets (0: not the arena's),
        as sizing found them: the copy, which meets them in the same order,
        does not look again */
     unsigned n_lens, at;
     size_t lens[32];
 } dk__sp_move;
-DK__PRIVATE size_t dk__sp_copy_size(dk__sp_move *m, const dk_schema *s);
-DK__PRIVATE dk_schema *dk__sp_copy(dk__sp_move *m, const dk_schema *s, char *base, size_t bytes);
+DK__PRIVATE size_t dk__sp_copy_size(dk__sp_move *m, const dk_schema *s, const char *op_name, size_t name_len);
+DK__PRIVATE dk_schema *dk__sp_copy(dk__sp_move *m, const dk_schema *s, char *base, size_t bytes, const char *op_name);
 
 /* The scratch arena's first chunk (aten's schemas use 0.9 KB on average;
    a longer one goes on in chunks from the registry) */
@@ -6459,7 +6465,7 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
         return dk__fail(DK_ERR_NULL, "def(\"%s\"): the boxing adapters have no signature", schema);
     if ((s = dk__parse_in(r, schema, &scratch, &parsed)) != DK_OK) return s;
     dbytes = dk__defaults_size(parsed);
-    sbytes = dk__sp_copy_size(&move, parsed);
+    sbytes = dk__sp_copy_size(&move, parsed, schema, len);
     dlen = debug ? strlen(debug) + 1 : 0;
     if ((s = dk__op_prepare(r, schema, len, dk__registration_size(DK__REG_DEF, lib, dlen, dbytes + sbytes), &prep)) != DK_OK) {
         dk_schema_free(parsed);
@@ -6488,7 +6494,7 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
         return DK_ERR_NO_MEMORY;
     }
     /* the record's extra bytes: the defaults, then the schema */
-    kept = dk__sp_copy(&move, parsed, (char *)(void *)DK__DEF(g)->info.defaults + dbytes, sbytes);
+    kept = dk__sp_copy(&move, parsed, (char *)(void *)DK__DEF(g)->info.defaults + dbytes, sbytes, prep.op->pub.name);
     dk_schema_free(parsed);
     if (dbytes) dk__defaults_fill((dk_value *)(void *)DK__DEF(g)->info.defaults, kept);
     else DK__DEF(g)->info.defaults = dk__no_defaults;
@@ -9325,6 +9331,26 @@ DK__PRIVATE dk__sp_tok dk__sp_expect(dk__sp *p, int kind) {
 
 DK__PRIVATE const char *dk__sp_text(dk__sp *p, dk__sp_tok t) { return dk__sp_strndup(p, p->src + t.start, t.end - t.start); }
 DK__PRIVATE const char *dk__sp_ident(dk__sp *p) { return dk__sp_text(p, dk__sp_expect(p, DK__TK_IDENT)); }
+/* An argument's or a return's name: static when it is one letter or one of
+   the names aten's schemas use most (as the static leaf types: a def's copy
+   keeps no bytes for it), else the arena's. */
+static const char dk__sp_letters[26][2] = { "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m",
+                                            "n", "o", "p", "q", "r", "s", "t", "u", "v", "w", "x", "y", "z" };
+static const char *const dk__sp_common_names[] = {
+    "self", "out", "other", "dim", "input", "weight", "stride", "padding", "grad_output", "dtype", "dilation",
+    "size", "keepdim", "bias", "output_size", "device", "layout", "pin_memory", "indices", "groups", "kernel_size",
+    "generator", "alpha", "index", "values", "src", "mask", "scale", "result"
+};
+DK__PRIVATE const char *dk__sp_name(dk__sp *p) {
+    dk__sp_tok t = dk__sp_expect(p, DK__TK_IDENT);
+    const char *s = p->src + t.start;
+    size_t n = t.end - t.start, i;
+    if (n == 1 && *s >= 'a' && *s <= 'z') return dk__sp_letters[*s - 'a'];
+    for (i = 0; i < sizeof dk__sp_common_names / sizeof dk__sp_common_names[0]; i++)
+        if (dk__sp_common_names[i][0] == *s && !strncmp(dk__sp_common_names[i], s, n) && !dk__sp_common_names[i][n])
+            return dk__sp_common_names[i];
+    return dk__sp_strndup(p, s, n);
+}
 /* Inlined: w is a literal, its length a constant. */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((always_inline))
@@ -10322,6 +10348,22 @@ DK__PRIVATE const dk_type *dk__sp_sized_list(dk__sp *p, const dk_type *t, dk_arg
     return dk__sp_accept(p, '?') ? dk__sp_optional(p, t) : t;
 }
 
+/* The defaults aten's schemas give most (None, False, True, 0, 1, -1, 2)
+   and their texts: static, as the leaf types (a def's copy keeps no bytes
+   for them). */
+#define DK__SP_DEFAULT(kind, b, i) { DK_DEFAULT_##kind, b, i, 0, 0, NULL, 0, NULL, 0 }
+static const dk_default dk__sp_common_defaults[7] = {
+    DK__SP_DEFAULT(NONE, 0, 0), DK__SP_DEFAULT(BOOL, 0, 0), DK__SP_DEFAULT(BOOL, 1, 0), DK__SP_DEFAULT(INT, 0, 0),
+    DK__SP_DEFAULT(INT, 0, 1), DK__SP_DEFAULT(INT, 0, -1), DK__SP_DEFAULT(INT, 0, 2)
+};
+#undef DK__SP_DEFAULT
+static const char *const dk__sp_common_default_texts[7] = { "None", "False", "True", "0", "1", "-1", "2" };
+DK__PRIVATE const dk_default *dk__sp_common_default(const dk_default *v) {
+    int k = v->kind == DK_DEFAULT_NONE ? 0 : v->kind == DK_DEFAULT_BOOL ? 1 + !!v->b
+          : v->kind == DK_DEFAULT_INT && v->i >= -1 && v->i <= 2 ? (v->i == -1 ? 5 : 3 + (int)v->i) : -1;
+    return k >= 0 && !memcmp(v, &dk__sp_common_defaults[k], sizeof *v) ? &dk__sp_common_defaults[k] : v;
+}
+
 DK__PRIVATE void dk__sp_parse_arg(dk__sp *p, dk_arg *a, int is_return, int kwarg_only) {
     dk_alias_info *alias;
     const dk_type *t;
@@ -10337,13 +10379,14 @@ DK__PRIVATE void dk__sp_parse_arg(dk__sp *p, dk_arg *a, int is_return, int kwarg
     a->is_out = a->kwarg_only && alias && alias->is_write;
     a->is_dispatch = !is_return && dk__sp_is_dispatch(a->fake_type);
     if (is_return) {
-        a->name = p->cur.kind == DK__TK_IDENT ? dk__sp_ident(p) : "";
+        a->name = p->cur.kind == DK__TK_IDENT ? dk__sp_name(p) : "";
     } else {
-        a->name = dk__sp_ident(p);
+        a->name = dk__sp_name(p);
         if (dk__sp_accept(p, '=')) {
             size_t at = p->cur.start;
             a->default_value = dk__sp_default(p, a->fake_type, a->list_size);
             dk__sp_check_default(p, a, at);
+            a->default_value = dk__sp_common_default(a->default_value);
         }
     }
 }
@@ -10537,6 +10580,8 @@ DK__PRIVATE const char *dk__sp_default_text(dk__sp *p, const dk_arg *a) {
         for (i = 0; i < sizeof dk__sp_constants / sizeof dk__sp_constants[0]; i++)
             if (dk__sp_constants[i].value == v->i) return dk__sp_constants[i].name;
     }
+    if ((size_t)((uintptr_t)v - (uintptr_t)dk__sp_common_defaults) < sizeof dk__sp_common_defaults)
+        return dk__sp_common_default_texts[v - dk__sp_common_defaults];
     dk__sp_put_value(p, &b, same ? &v->items[0] : v);
     return dk__sp_done(p, &b);
 }
@@ -10673,7 +10718,7 @@ DK_INLINE void *dk__sp_move_node(dk__sp_move *m, const void *src, size_t n) {
     return r;
 }
 /* The n bytes at *slot (a string and its '\0'), when they are the arena's. */
-DK__PRIVATE void dk__sp_move_bytes(dk__sp_move *m, const char **slot, size_t n) {
+DK_INLINE void dk__sp_move_bytes(dk__sp_move *m, const char **slot, size_t n) {
     if (!m->nodes) {
         m->bytes += n;
         return;
@@ -10786,9 +10831,23 @@ DK__PRIVATE void dk__sp_move_args(dk__sp_move *m, const dk_arg **slot, int n) {
 /* s's copy, made at m->nodes; sized when m->nodes is NULL. */
 DK__PRIVATE dk_schema *dk__sp_move_schema(dk__sp_move *m, const dk_schema *s) {
     dk_schema *r = (dk_schema *)dk__sp_move_node(m, s, sizeof *s), *v = r ? r : (dk_schema *)(uintptr_t)s;
+    const char *on = m->op_name;
+    size_t n = m->name_len, k;
     if (r) r->dk__memory = NULL;
-    dk__sp_move_str(m, &v->name);
-    dk__sp_move_str(m, &v->overload);
+    if (!m->nodes) {   /* the operator's name "ns::name" is the name, "ns::name.overload" ends with the overload */
+        if (!*s->overload) m->shared = !strncmp(s->name, on, n) && !s->name[n];
+        else m->shared = 2 * ((k = strlen(s->overload)) < n && on[n - k - 1] == '.' && !memcmp(s->overload, on + n - k, k));
+    }
+    if (m->shared == 1) {
+        if (m->nodes) v->name = on;
+    } else {
+        dk__sp_move_str(m, &v->name);
+    }
+    if (m->shared == 2) {
+        if (m->nodes) v->overload = on + n - strlen(v->overload);
+    } else {
+        dk__sp_move_str(m, &v->overload);
+    }
     dk__sp_move_str(m, &v->text);
     if (dk__sp_owns(m, v->arguments)) dk__sp_move_args(m, &v->arguments, v->num_arguments);
     if (dk__sp_owns(m, v->returns)) dk__sp_move_args(m, &v->returns, v->num_returns);
@@ -10805,18 +10864,21 @@ DK_INLINE void dk__sp_move_start(dk__sp_move *m, const dk_schema *s, char *base,
     m->n_lens = m->at = 0;
 }
 /* The bytes a copy of s takes (once: it marks s's shared nodes). */
-DK__PRIVATE size_t dk__sp_copy_size(dk__sp_move *m, const dk_schema *s) {
+DK__PRIVATE size_t dk__sp_copy_size(dk__sp_move *m, const dk_schema *s, const char *op_name, size_t name_len) {
     dk__sp_move_start(m, s, NULL, 0);
+    m->op_name = op_name;
+    m->name_len = name_len;
     dk__sp_move_schema(m, s);
     return m->bytes;
 }
 /* s copied into base, the `bytes` dk__sp_copy_size gave (aligned for
    dk__sp_align): the copy, which owns no memory (dk__memory NULL: it goes
    with the bytes it is in). s is left for dk_schema_free alone. */
-DK__PRIVATE dk_schema *dk__sp_copy(dk__sp_move *m, const dk_schema *s, char *base, size_t bytes) {
+DK__PRIVATE dk_schema *dk__sp_copy(dk__sp_move *m, const dk_schema *s, char *base, size_t bytes, const char *op_name) {
     unsigned n_lens = m->n_lens;
     dk__sp_move_start(m, s, base, bytes);
     m->n_lens = n_lens;
+    m->op_name = op_name;
     return dk__sp_move_schema(m, s);
 }
 
@@ -10911,10 +10973,11 @@ DK__PRIVATE dk_status dk__sp_parse(const char *text, const dk_registry_desc *des
         p.alloc = dk__schema_malloc;
         p.free = dk__schema_mfree;
     }
-    if (first) {   /* zeroed as dk__sp_grow's chunks, as far as the text may need (twice the 12 bytes a byte of
-                      text takes on average: what a chunk on the stack holds costs nothing but the zeroing) */
+    if (first) {   /* zeroed as dk__sp_grow's chunks, as far as the text may need (16 bytes a byte of text and
+                      256: more than all but one of aten's schemas take; what a chunk on the stack holds costs
+                      nothing but the zeroing) */
         size_t units = (bytes - offsetof(dk__sp_chunk, data)) / sizeof(dk__sp_align), want = units;
-        if (p.len < units) want = (24 * p.len + 256) / sizeof(dk__sp_align);
+        if (p.len < units) want = (16 * p.len + 256) / sizeof(dk__sp_align);
         first->next = NULL;
         first->free = dk__sp_keep_chunk;
         first->user_data = NULL;
