@@ -6065,8 +6065,9 @@ DK__PRIVATE void dk__debug_named(char *buf, size_t n, const char *name) {
 }
 
 /* A record is its type's part (DK__REG_SIZE), its dk__lib_link when a
-   library block makes it (lib), then `extra` bytes, the caller's to fill (a def's
-   defaults: DK__DEF(g)->info.defaults), then its debug text, in one piece
+   library block makes it (lib), then `extra` bytes, the caller's to fill
+   (a def's defaults, DK__DEF(g)->info.defaults, and schema), then its
+   debug text, in one piece
    of dk__registration_size bytes: a block of its own
    (dk__new_registration) or, for the def that creates its operator, the
    operator's block. */
@@ -6250,11 +6251,13 @@ DK__PRIVATE dk_status dk__check_kernel_signature(const char *what, const dk__op 
 
 /* ---- def ---------------------------------------------------------------------- */
 
-/* A def keeps its parsed schema in its record (after its defaults), at the
-   size the parse used: the text is parsed into a scratch arena (on the
-   stack; chunks past it are registry blocks, given back at once), then
-   copied into the record (dk__sp_copy, >>impl-schema), so it is counted,
-   retired and reclaimed with the record. */
+/* A def keeps its parsed schema in its record (after its defaults): the
+   text is parsed into a scratch arena (on the stack; chunks past it are
+   registry blocks, given back at once), then what the schema reaches is
+   copied into the record (dk__sp_copy_size, dk__sp_copy: >>impl-schema, a
+   def's copy), so it is counted, retired and reclaimed with the record.
+   Its name (or its overload) is the operator's name's bytes: the operator
+   outlives every record of its def. */
 static void *dk__block_alloc(size_t n, void *r) { return dk__alloc((dk_registry *)r, n); }
 static void dk__block_free(void *p, void *r) { dk__free((dk_registry *)r, p); }
 
