@@ -5101,11 +5101,16 @@ DK__PRIVATE void *dk__alloc(dk_registry *r, size_t n) { return dk__alloc_aligned
    rows, past every slot's reason, says so: DK__TABLE_AFTER), so that
    malloc's 16-byte alignment costs no slack (2,376 bytes, not 2,392, with
    the default lists); another pointer is given back for dk__alloc_aligned's
-   slack. Only with spare bytes left in the rows (DK__REASON_REST < 0) and a
-   table's size a multiple of a header's `h` alignment. dk__table_block
-   finds the header either way; dk__table_fill keeps the byte. */
+   slack. Only where one of the two places always fits a pointer aligned as
+   malloc's (a 16-byte header, 16-byte alignment: x86-64, AArch64; not
+   i386 or 32-bit ARM, whose tables keep the slack), with spare bytes left in
+   the rows (DK__REASON_REST < 0) and a table's size a multiple of a
+   header's `h` alignment. dk__table_block finds the header either way;
+   dk__table_fill keeps the byte. */
 typedef struct dk__block_h_align { char c; dk__block_h h; } dk__block_h_align;
-#define DK__TABLE_TRAILER (DK__REASON_REST < 0 && DK__TABLE_BYTES % offsetof(dk__block_h_align, h) == 0)
+#define DK__TABLE_TRAILER                                                                                 \
+    (sizeof(dk__block) == DK__MAX_ALIGN && 2 * DK__MAX_ALIGN == sizeof(dk_backend_row) && DK__REASON_REST < 0 && \
+     DK__TABLE_BYTES % offsetof(dk__block_h_align, h) == 0)
 #define DK__TABLE_AFTER(t) ((t)->rows[DK_NUM_BACKENDS - 1].spare[DK__ROW_SPARE - 1])
 DK_STATIC_ASSERT(2 * sizeof(dk_backend_row) <= DK__SHIFT_TRAILER + 1, "a table's shift fits in its header");
 DK__PRIVATE dk_op_table *dk__alloc_table(dk_registry *r) {
