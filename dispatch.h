@@ -9490,6 +9490,46 @@ DK__PRIVATE void dk__sp_put_union_str(dk__sp *p, dk__sp_buf *b, const dk_type *u
 #define DK__TYPE_STATIC(name, text, base) { { DK_TYPE_##name, text, 0, NULL }, 1 },
 static const dk__sp_node dk__sp_static_types[DK__TYPE_END] = { DK_FORALL_TYPE_KINDS(DK__TYPE_STATIC) };
 #undef DK__TYPE_STATIC
+/* And the Optional and the List of each ("Tensor?", "int[]"), the List of
+   that Optional ("Tensor?[]") and the Optional of that List ("int[]?"):
+   static too (only those of the kinds with a name are ever used). */
+#define DK__TYPE_KID(name, text, base) &dk__sp_static_types[DK_TYPE_##name].pub,
+static const dk_type *const dk__sp_static_kids[DK__TYPE_END] = { DK_FORALL_TYPE_KINDS(DK__TYPE_KID) };
+#undef DK__TYPE_KID
+#define DK__TYPE_OPT(name, text, base) { { DK_TYPE_Optional, text "?", 1, &dk__sp_static_kids[DK_TYPE_##name] }, 2 },
+#define DK__TYPE_LIST(name, text, base) { { DK_TYPE_List, text "[]", 1, &dk__sp_static_kids[DK_TYPE_##name] }, 2 },
+static const dk__sp_node dk__sp_static_optionals[DK__TYPE_END] = { DK_FORALL_TYPE_KINDS(DK__TYPE_OPT) };
+static const dk__sp_node dk__sp_static_lists[DK__TYPE_END] = { DK_FORALL_TYPE_KINDS(DK__TYPE_LIST) };
+#undef DK__TYPE_OPT
+#undef DK__TYPE_LIST
+#define DK__TYPE_KID(name, text, base) &dk__sp_static_optionals[DK_TYPE_##name].pub,
+static const dk_type *const dk__sp_static_optional_kids[DK__TYPE_END] = { DK_FORALL_TYPE_KINDS(DK__TYPE_KID) };
+#undef DK__TYPE_KID
+#define DK__TYPE_KID(name, text, base) &dk__sp_static_lists[DK_TYPE_##name].pub,
+static const dk_type *const dk__sp_static_list_kids[DK__TYPE_END] = { DK_FORALL_TYPE_KINDS(DK__TYPE_KID) };
+#undef DK__TYPE_KID
+#define DK__TYPE_LIST_OPT(name, text, base) \
+    { { DK_TYPE_List, text "?[]", 1, &dk__sp_static_optional_kids[DK_TYPE_##name] }, 3 },
+#define DK__TYPE_OPT_LIST(name, text, base) \
+    { { DK_TYPE_Optional, text "[]?", 1, &dk__sp_static_list_kids[DK_TYPE_##name] }, 3 },
+static const dk__sp_node dk__sp_static_list_optionals[DK__TYPE_END] = { DK_FORALL_TYPE_KINDS(DK__TYPE_LIST_OPT) };
+static const dk__sp_node dk__sp_static_optional_lists[DK__TYPE_END] = { DK_FORALL_TYPE_KINDS(DK__TYPE_OPT_LIST) };
+#undef DK__TYPE_LIST_OPT
+#undef DK__TYPE_OPT_LIST
+/* The static node of `kind` (Optional or List) of kid, or NULL. */
+#define DK__SP_IN(table, t) ((size_t)((uintptr_t)(t) - (uintptr_t)(table)) < sizeof(table))
+DK__PRIVATE const dk_type *dk__sp_static_of(dk_type_kind kind, const dk_type *kid) {
+    const dk__sp_node *k = (const dk__sp_node *)(const void *)kid;
+    if (DK__SP_IN(dk__sp_static_types, k))
+        return kind == DK_TYPE_Optional ? &dk__sp_static_optionals[k - dk__sp_static_types].pub
+                                        : &dk__sp_static_lists[k - dk__sp_static_types].pub;
+    if (kind == DK_TYPE_List && DK__SP_IN(dk__sp_static_optionals, k))
+        return &dk__sp_static_list_optionals[k - dk__sp_static_optionals].pub;
+    if (kind == DK_TYPE_Optional && DK__SP_IN(dk__sp_static_lists, k))
+        return &dk__sp_static_optional_lists[k - dk__sp_static_lists].pub;
+    return NULL;
+}
+#undef DK__SP_IN
 
 /* c10's Type::str() of a new node. */
 DK__PRIVATE const char *dk__sp_type_str(dk__sp *p, const dk_type *t, const char *name) {
@@ -9522,6 +9562,8 @@ DK__PRIVATE const dk_type *dk__sp_type(dk__sp *p, dk_type_kind kind, int n, cons
     const dk_type **v;
     int i, depth = 0;
     if (!n && !name && *dk__sp_static_types[kind].pub.str) return &dk__sp_static_types[kind].pub;
+    if (n == 1 && !name && (kind == DK_TYPE_Optional || kind == DK_TYPE_List) && (t = (dk__sp_node *)(uintptr_t)dk__sp_static_of(kind, kids[0])) != NULL)
+        return &t->pub;
     t = (dk__sp_node *)dk__sp_alloc(p, sizeof *t);
     v = n ? (const dk_type **)dk__sp_alloc(p, (size_t)n * sizeof *v) : NULL;
     for (i = 0; i < n; i++) {
@@ -10366,6 +10408,23 @@ static const dk_default dk__sp_common_defaults[7] = {
 };
 #undef DK__SP_DEFAULT
 static const char *const dk__sp_common_default_texts[7] = { "None", "False", "True", "0", "1", "-1", "2" };
+/* The annotations of one set named a to h, "(a)" and "(a!)" (a def's
+   arguments and returns hold them most): static too. */
+static const char *const dk__sp_one_letter_sets[8] = { dk__sp_letters[0], dk__sp_letters[1], dk__sp_letters[2],
+                                                  dk__sp_letters[3], dk__sp_letters[4], dk__sp_letters[5],
+                                                  dk__sp_letters[6], dk__sp_letters[7] };
+#define DK__SP_ALIAS(i) { 1, &dk__sp_one_letter_sets[i], 1, &dk__sp_one_letter_sets[i], 0, NULL }, \
+                        { 1, &dk__sp_one_letter_sets[i], 1, &dk__sp_one_letter_sets[i], 1, NULL }
+static const dk_alias_info dk__sp_common_aliases[16] = { DK__SP_ALIAS(0), DK__SP_ALIAS(1), DK__SP_ALIAS(2), DK__SP_ALIAS(3),
+                                                         DK__SP_ALIAS(4), DK__SP_ALIAS(5), DK__SP_ALIAS(6), DK__SP_ALIAS(7) };
+#undef DK__SP_ALIAS
+DK__PRIVATE const dk_alias_info *dk__sp_common_alias(const dk_alias_info *x) {
+    const char *n;
+    if (!x || x->num_before != 1 || x->num_after != 1 || x->contained) return x;
+    n = x->before[0];
+    if (n[0] < 'a' || n[0] > 'h' || n[1] || strcmp(n, x->after[0])) return x;
+    return &dk__sp_common_aliases[2 * (n[0] - 'a') + !!x->is_write];
+}
 DK__PRIVATE const dk_default *dk__sp_common_default(const dk_default *v) {
     int k = v->kind == DK_DEFAULT_NONE ? 0 : v->kind == DK_DEFAULT_BOOL ? 1 + !!v->b
           : v->kind == DK_DEFAULT_INT && v->i >= -1 && v->i <= 2 ? (v->i == -1 ? 5 : 3 + (int)v->i) : -1;
@@ -10382,9 +10441,9 @@ DK__PRIVATE void dk__sp_parse_arg(dk__sp *p, dk_arg *a, int is_return, int kwarg
     if (dk__sp_accept(p, '[')) t = dk__sp_sized_list(p, t, a, &alias);
     a->type = t;
     a->fake_type = dk__sp_fake(p, t);
-    a->alias = alias = dk__sp_printable_alias(p, alias);
+    a->alias = dk__sp_common_alias(dk__sp_printable_alias(p, alias));
     a->kwarg_only = kwarg_only && !is_return;
-    a->is_out = a->kwarg_only && alias && alias->is_write;
+    a->is_out = a->kwarg_only && a->alias && a->alias->is_write;
     a->is_dispatch = !is_return && dk__sp_is_dispatch(a->fake_type);
     if (is_return) {
         a->name = p->cur.kind == DK__TK_IDENT ? dk__sp_name(p) : "";

@@ -1028,8 +1028,8 @@ static void test_def_schema_copy(void **state) {
 
 /* The copy holds only what the schema reaches, strings byte by byte: a
    schema's name is the operator's name (an overload the end of it), common
-   argument names and defaults are static, a type text equal to its type's
-   str is that str; a parse that grew its argument list (9 arguments: the
+   argument names, defaults, one-set annotations and Optional and List types
+   of leaf types are static, a type text equal to its type's str is that str; a parse that grew its argument list (9 arguments: the
    first 8 on the stack, then arrays in the arena) leaves the old arrays
    behind. Sizes from the record: the copy ends where the debug text starts. */
 static size_t copy_bytes(const dk_registration *def) {
@@ -1073,6 +1073,9 @@ static void test_def_schema_compact(void **state) {
     assert_true(a[5].name > (const char *)s && a[5].name < DK__DEF(def)->debug);   /* an uncommon name: copied */
     assert_string_equal(a[5].name, "zzz_out");
     assert_true(a[5].is_out);
+    assert_ptr_equal(a[5].alias, &dk__sp_common_aliases[1]);   /* "(a!)" */
+    assert_ptr_equal(a[3].type, &dk__sp_static_optionals[DK_TYPE_Tensor].pub);   /* "Tensor?" */
+    assert_ptr_equal(a[3].type->contained[0], &dk__sp_static_types[DK_TYPE_Tensor].pub);
     assert_true(DK__DEF(def)->info.defaults[1].as.i == 1);   /* the def's value of a static default */
     dk_registry_destroy(r);
 }
