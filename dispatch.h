@@ -8821,8 +8821,9 @@ DK_API void dk_abi_guard_pop(const dk_guard *g) { if (g) dk_guard_pop(*g); }
 
    Memory: every node and string of one schema lives in an arena (a list of
    chunks from dk__schema_malloc), so a failure, and dk_schema_free(), release
-   everything at once; the static leaf types and common return lists are
-   every schema's. A def keeps a copy in its record (a def's copy, below).
+   everything at once; the static leaf types (and their Optional and List
+   types), common return lists, argument names, one-set annotations and
+   defaults are every schema's. A def keeps a copy in its record (a def's copy, below).
    A failure anywhere longjmps back to dk__sp_run().
 
    Note [Schema deviations] -- where c10 1.13.1 prints text that its own
