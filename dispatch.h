@@ -4961,16 +4961,21 @@ typedef struct dk__hooks {
    DK__SHIFT_BITS bits, the block's distance from the allocator's pointer
    (aligned tables; dk__block_size, dk__block_shift), and once retired the
    retired list's link. The grace periods are the list's batches' (the
-   registry's `batches`), not each block's. */
+   registry's `batches`), not each block's. An operator table's header may
+   be after the table instead (dk__alloc_table): the list links the
+   headers' `h`, which needs only a pointer's alignment. */
+typedef struct dk__block_h { struct dk__block_h *next; size_t size_shift; } dk__block_h;
 typedef union dk__block {
-    struct { union dk__block *next; size_t size_shift; } h;
+    dk__block_h h;
     long double align_ld;
     void *align_p;
     uint64_t align_u;
 } dk__block;
-enum { DK__SHIFT_BITS = 6 };   /* alignments up to 64 */
-DK_INLINE size_t dk__block_size(const dk__block *b) { return b->h.size_shift >> DK__SHIFT_BITS; }
-DK_INLINE size_t dk__block_shift(const dk__block *b) { return b->h.size_shift & (((size_t)1 << DK__SHIFT_BITS) - 1); }
+/* alignments up to 32; the shift DK__SHIFT_TRAILER: the header is right
+   after an operator table, at the allocator's pointer + DK__TABLE_BYTES */
+enum { DK__SHIFT_BITS = 6, DK__SHIFT_TRAILER = (1 << DK__SHIFT_BITS) - 1 };
+DK_INLINE size_t dk__block_size(const dk__block_h *b) { return b->size_shift >> DK__SHIFT_BITS; }
+DK_INLINE size_t dk__block_shift(const dk__block_h *b) { return b->size_shift & (((size_t)1 << DK__SHIFT_BITS) - 1); }
 
 /* Grace-period batches of retired blocks a registry tracks; past this many
    (threads that hold old epochs), the newest batch takes in the next with
@@ -5005,8 +5010,8 @@ struct dk_registry {
     /* unpublished memory, oldest first: the list's batches, oldest first,
        each up to its newest block (`last`) with the grace period it waits
        for; the blocks after the newest batch's wait for the next one */
-    dk__block *retired, *retired_last;
-    struct { dk__block *last; uint64_t grace; } batches[DK__RETIRED_BATCHES];
+    dk__block_h *retired, *retired_last;
+    struct { dk__block_h *last; uint64_t grace; } batches[DK__RETIRED_BATCHES];
     unsigned n_batches;
     size_t live_bytes, retired_bytes, retired_blocks;
     size_t pending_bytes;         /* retired, not yet tagged with a grace period */
@@ -5090,52 +5095,107 @@ DK_INLINE void *dk__alloc_aligned(dk_registry *r, size_t n, size_t align) {
 }
 DK__PRIVATE void *dk__alloc(dk_registry *r, size_t n) { return dk__alloc_aligned(r, n, 1); }
 /* An operator table, 32-byte aligned: each backend row in one half of a
-   cache line (a call reads a row's mask and entry from one line). */
-DK_STATIC_ASSERT(sizeof(dk_backend_row) < (1 << DK__SHIFT_BITS), "a block's shift fits in its header");
+   cache line (a call reads a row's mask and entry from one line). Its
+   header goes before it when the allocator's pointer + 16 is so aligned,
+   after it when the pointer itself is (then the last spare byte of the
+   rows, past every slot's reason, says so: DK__TABLE_AFTER), so that
+   malloc's 16-byte alignment costs no slack (2,376 bytes, not 2,392, with
+   the default lists); another pointer is given back for dk__alloc_aligned's
+   slack. Only where one of the two places always fits a pointer aligned as
+   malloc's (a 16-byte header, 16-byte alignment: x86-64, AArch64; not
+   i386 or 32-bit ARM, whose tables keep the slack), with spare bytes left in
+   the rows (DK__REASON_REST < 0) and a table's size a multiple of a
+   header's `h` alignment. dk__table_block finds the header either way;
+   dk__table_fill keeps the byte. */
+typedef struct dk__block_h_align { char c; dk__block_h h; } dk__block_h_align;
+#define DK__TABLE_TRAILER                                                                                 \
+    (sizeof(dk__block) == DK__MAX_ALIGN && 2 * DK__MAX_ALIGN == sizeof(dk_backend_row) && DK__REASON_REST < 0 && \
+     DK__TABLE_BYTES % offsetof(dk__block_h_align, h) == 0)
+#define DK__TABLE_AFTER(t) ((t)->rows[DK_NUM_BACKENDS - 1].spare[DK__ROW_SPARE - 1])
+DK_STATIC_ASSERT(2 * sizeof(dk_backend_row) <= DK__SHIFT_TRAILER + 1, "a table's shift fits in its header");
 DK__PRIVATE dk_op_table *dk__alloc_table(dk_registry *r) {
+    size_t total = sizeof(dk__block) + DK__TABLE_BYTES;
+    char *raw;
+    dk_op_table *t;
+    dk__block_h *h;
+    if (DK__TABLE_TRAILER) {
+        if (!(raw = (char *)r->desc.alloc(total, r->desc.alloc_user_data))) {
+            dk__fail(DK_ERR_NO_MEMORY, "out of memory allocating %lu bytes", (unsigned long)DK__TABLE_BYTES);
+            return NULL;
+        }
+        if (((uintptr_t)raw + sizeof(dk__block)) % sizeof(dk_backend_row) == 0) {   /* the header first */
+            h = &((dk__block *)(void *)raw)->h;
+            t = (dk_op_table *)(void *)(raw + sizeof(dk__block));
+            DK__TABLE_AFTER(t) = 0;
+        } else if ((uintptr_t)raw % sizeof(dk_backend_row) == 0) {                  /* the header after */
+            t = (dk_op_table *)(void *)raw;
+            h = (dk__block_h *)(void *)(raw + DK__TABLE_BYTES);
+            DK__TABLE_AFTER(t) = 1;
+        } else {   /* a custom allocator's pointer aligned less */
+            r->desc.free(raw, r->desc.alloc_user_data);
+            if ((t = (dk_op_table *)dk__alloc_aligned(r, DK__TABLE_BYTES, sizeof(dk_backend_row))) != NULL)
+                DK__TABLE_AFTER(t) = 0;
+            return t;
+        }
+        h->next = NULL;
+        h->size_shift = total << DK__SHIFT_BITS | (DK__TABLE_AFTER(t) ? DK__SHIFT_TRAILER : 0);
+        r->live_bytes += total;
+        return t;
+    }
     return (dk_op_table *)dk__alloc_aligned(r, DK__TABLE_BYTES, sizeof(dk_backend_row));
 }
-DK__PRIVATE void dk__free_block(dk_registry *r, dk__block *b) {
-    r->desc.free((char *)b - dk__block_shift(b), r->desc.alloc_user_data);
+/* The header of a block (b) or of a table's block (dk__table_block). */
+DK_INLINE dk__block_h *dk__block_of(const void *p) { return &((dk__block *)(void *)(uintptr_t)p - 1)->h; }
+DK_INLINE dk__block_h *dk__table_block(const dk_op_table *t) {
+    if (DK__TABLE_TRAILER && DK__TABLE_AFTER(t)) return (dk__block_h *)(void *)((uintptr_t)t + DK__TABLE_BYTES);
+    return dk__block_of(t);
 }
-DK__PRIVATE void dk__free(dk_registry *r, void *p) {
-    dk__block *b;
-    if (!p) return;
-    b = (dk__block *)p - 1;
+DK__PRIVATE void dk__free_block(dk_registry *r, dk__block_h *b) {
+    size_t shift = dk__block_shift(b);
+    r->desc.free((char *)b - (shift == DK__SHIFT_TRAILER ? DK__TABLE_BYTES : shift), r->desc.alloc_user_data);
+}
+DK__PRIVATE void dk__free_h(dk_registry *r, dk__block_h *b) {
     r->live_bytes -= dk__block_size(b);
     dk__free_block(r, b);
+}
+DK__PRIVATE void dk__free(dk_registry *r, void *p) {
+    if (p) dk__free_h(r, dk__block_of(p));
+}
+/* A table not published (no reader can hold it). */
+DK__PRIVATE void dk__free_table(dk_registry *r, dk_op_table *t) {
+    if (t) dk__free_h(r, dk__table_block(t));
 }
 /* Unpublished memory: freed when no reader can hold it (Note [Reclamation]).
    Appended to the retired list: dk__end_change tags it, with what else
    waits untagged, as one batch. */
-DK__PRIVATE void dk__retire(dk_registry *r, const void *p) {
-    dk__block *b;
-    if (!p) return;
-    b = (dk__block *)p - 1;
-    b->h.next = NULL;
-    if (r->retired_last) r->retired_last->h.next = b;
+DK__PRIVATE void dk__retire_h(dk_registry *r, dk__block_h *b) {
+    b->next = NULL;
+    if (r->retired_last) r->retired_last->next = b;
     else r->retired = b;
     r->retired_last = b;
     r->retired_bytes += dk__block_size(b);
     r->pending_bytes += dk__block_size(b);
     r->retired_blocks++;
 }
+DK__PRIVATE void dk__retire(dk_registry *r, const void *p) {
+    if (p) dk__retire_h(r, dk__block_of(p));
+}
 
 /* An operator's table, unless it is still the registry's template. */
 DK__PRIVATE void dk__retire_table(dk_registry *r, const dk_op_table *t) {
-    if (t != &r->empty) dk__retire(r, t);
+    if (t != &r->empty) dk__retire_h(r, dk__table_block(t));
 }
 
 /* Frees the retired batches whose grace period is at most `safe` (the
    oldest ones: a later batch never has an earlier grace period). */
 DK__PRIVATE void dk__free_retired(dk_registry *r, uint64_t safe) {
     while (r->n_batches && r->batches[0].grace <= safe) {
-        dk__block *last = r->batches[0].last, *b;
+        dk__block_h *last = r->batches[0].last, *b;
         int end;
         do {
             b = r->retired;
             end = b == last;
-            r->retired = b->h.next;
+            r->retired = b->next;
             r->retired_bytes -= dk__block_size(b);
             r->retired_blocks--;
             r->live_bytes -= dk__block_size(b);
@@ -5563,13 +5623,13 @@ DK__PRIVATE dk_status dk__op_prepare(dk_registry *r, const char *name, size_t le
 fail:
     dk__free(r, p->grown);
     dk__free(r, p->is_new ? p->op : NULL);
-    dk__free(r, p->table);
+    dk__free_table(r, p->table);
     memset(p, 0, sizeof *p);
     return DK_ERR_NO_MEMORY;
 }
 
 DK__PRIVATE void dk__op_abandon(dk_registry *r, dk__op_prep *p) {
-    dk__free(r, p->table);
+    dk__free_table(r, p->table);
     if (!p->is_new) return;
     dk__free(r, p->grown);
     dk__free(r, p->grown_ops);
@@ -5848,7 +5908,11 @@ DK__PRIVATE void dk__table_fill(const dk_registry *r, const dk__op *op, dk_op_ta
     dk__front front;
     dk_source_detail why;
     int j;
-    if (t != cur) memcpy(t, cur, DK__TABLE_BYTES);
+    if (t != cur) {   /* t's own DK__TABLE_AFTER byte stays: where t's header is */
+        uint8_t after = DK__TABLE_TRAILER ? DK__TABLE_AFTER(t) : 0;
+        memcpy(t, cur, DK__TABLE_BYTES);
+        if (DK__TABLE_TRAILER) DK__TABLE_AFTER(t) = after;
+    }
     if (n != 0) {
         dk__collect_front(op, &front);
         int masks_change = t == cur;   /* in place: the masks are recomputed anyway */
@@ -6006,8 +6070,9 @@ DK__PRIVATE void dk__debug_named(char *buf, size_t n, const char *name) {
 }
 
 /* A record is its type's part (DK__REG_SIZE), its dk__lib_link when a
-   library block makes it (lib), then `extra` zeroed bytes (a def's
-   defaults: DK__DEF(g)->info.defaults), then its debug text, in one piece
+   library block makes it (lib), then `extra` bytes, the caller's to fill
+   (a def's defaults, DK__DEF(g)->info.defaults, and schema), then its
+   debug text, in one piece
    of dk__registration_size bytes: a block of its own
    (dk__new_registration) or, for the def that creates its operator, the
    operator's block. */
@@ -6023,7 +6088,7 @@ DK__PRIVATE dk_registration *dk__registration_init(void *room, dk_registry *r, i
                                                    const char *debug, size_t dlen, size_t extra) {
     size_t head = dk__registration_head(type, lib, extra);
     dk_registration *g = (dk_registration *)room;
-    memset(room, 0, head + extra);
+    memset(room, 0, head);
     if (type == DK__REG_FALLBACK || type == DK__REG_LISTENER) g->registry = r;
     g->type = (unsigned char)type;
     g->live = 1;
@@ -6191,19 +6256,40 @@ DK__PRIVATE dk_status dk__check_kernel_signature(const char *what, const dk__op 
 
 /* ---- def ---------------------------------------------------------------------- */
 
-/* A def keeps its parsed schema in its record (after its defaults), at the
-   size the parse used: the text is parsed into a scratch arena (on the
-   stack; chunks past it are registry blocks, given back at once), then
-   copied into the record (dk__sp_copy, >>impl-schema), so it is counted,
-   retired and reclaimed with the record. */
+/* A def keeps its parsed schema in its record (after its defaults): the
+   text is parsed into a scratch arena (on the stack; chunks past it are
+   registry blocks, given back at once), then what the schema reaches is
+   copied into the record (dk__sp_copy_size, dk__sp_copy: >>impl-schema, a
+   def's copy), so it is counted, retired and reclaimed with the record.
+   Its name (or its overload) is the operator's name's bytes: the operator
+   outlives every record of its def. */
 static void *dk__block_alloc(size_t n, void *r) { return dk__alloc((dk_registry *)r, n); }
 static void dk__block_free(void *p, void *r) { dk__free((dk_registry *)r, p); }
 
 struct dk__sp_chunk;
 DK__PRIVATE dk_status dk__sp_parse(const char *text, const dk_registry_desc *desc, struct dk__sp_chunk *first,
                                    size_t bytes, dk_schema **out);
-DK__PRIVATE size_t dk__sp_copy_size(const dk_schema *s);
-DK__PRIVATE dk_schema *dk__sp_copy(const dk_schema *s, char *base);
+/* A def's copy of its schema, being sized and made (>>impl-schema, a def's copy). */
+typedef struct dk__sp_move {
+    const struct dk__sp_chunk *arena;  /* the scratch schema's */
+    uintptr_t first;                   /* its first chunk's data */
+    size_t first_used;                 /* and the bytes it uses */
+    char *nodes, *strs;                /* the next node's place, the last string's; NULL: sizing */
+    size_t bytes;                      /* sizing: the copy's */
+    /* the operator's name (sizing: the schema text's first `name_len`
+       bytes, the name it will be; copying: the operator's), which the
+       schema's name or overload is, when equal (`shared`: which) */
+    const char *op_name;
+    size_t name_len;
+    int shared;
+    /* the bytes of the first strings the walk meets (0: not the arena's),
+       as sizing found them: the copy, which meets them in the same order,
+       does not look again */
+    unsigned n_lens, at;
+    size_t lens[32];
+} dk__sp_move;
+DK__PRIVATE size_t dk__sp_copy_size(dk__sp_move *m, const dk_schema *s, const char *op_name, size_t name_len);
+DK__PRIVATE dk_schema *dk__sp_copy(dk__sp_move *m, const dk_schema *s, char *base, size_t bytes, const char *op_name);
 
 /* The scratch arena's first chunk (aten's schemas use 0.9 KB on average;
    a longer one goes on in chunks from the registry) */
@@ -6371,6 +6457,7 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
     dk_registration *g, *l;
     dk_schema *parsed, *kept;
     dk__def_scratch scratch;
+    dk__sp_move move;
     size_t dbytes, dlen, sbytes;
     dk_status s;
     if ((s = dk__def_options_check(schema, opts, &tags)) != DK_OK) return s;
@@ -6386,7 +6473,7 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
         return dk__fail(DK_ERR_NULL, "def(\"%s\"): the boxing adapters have no signature", schema);
     if ((s = dk__parse_in(r, schema, &scratch, &parsed)) != DK_OK) return s;
     dbytes = dk__defaults_size(parsed);
-    sbytes = dk__sp_copy_size(parsed);
+    sbytes = dk__sp_copy_size(&move, parsed, schema, len);
     dlen = debug ? strlen(debug) + 1 : 0;
     if ((s = dk__op_prepare(r, schema, len, dk__registration_size(DK__REG_DEF, lib, dlen, dbytes + sbytes), &prep)) != DK_OK) {
         dk_schema_free(parsed);
@@ -6415,7 +6502,7 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
         return DK_ERR_NO_MEMORY;
     }
     /* the record's extra bytes: the defaults, then the schema */
-    kept = dk__sp_copy(parsed, (char *)(void *)DK__DEF(g)->info.defaults + dbytes);
+    kept = dk__sp_copy(&move, parsed, (char *)(void *)DK__DEF(g)->info.defaults + dbytes, sbytes, prep.op->pub.name);
     dk_schema_free(parsed);
     if (dbytes) dk__defaults_fill((dk_value *)(void *)DK__DEF(g)->info.defaults, kept);
     else DK__DEF(g)->info.defaults = dk__no_defaults;
@@ -6536,13 +6623,13 @@ DK__PRIVATE dk_status dk__fallback_locked(dk_registry *r, dk_key key, dk_kernel_
         if (!(tables = (dk_op_table **)dk__alloc(r, r->live_ops * sizeof *tables))) return DK_ERR_NO_MEMORY;
         for (j = 0; j < r->live_ops; j++)
             if (!(tables[j] = dk__alloc_table(r))) {
-                while (j--) dk__free(r, tables[j]);
+                while (j--) dk__free_table(r, tables[j]);
                 dk__free(r, tables);
                 return DK_ERR_NO_MEMORY;
             }
     }
     if (!(g = dk__new_registration(r, DK__REG_FALLBACK, lib, debug, 0))) {
-        for (j = 0; tables && j < r->live_ops; j++) dk__free(r, tables[j]);
+        for (j = 0; tables && j < r->live_ops; j++) dk__free_table(r, tables[j]);
         dk__free(r, tables);
         return DK_ERR_NO_MEMORY;
     }
@@ -7631,7 +7718,7 @@ static dk_registry_desc dk__default_desc;
 DK__PRIVATE void dk__registry_free(dk_registry *r) {
     dk_registration *g, *next;
     dk_library *lib, *nlib;
-    dk__block *b, *nb;
+    dk__block_h *b, *nb;
     uint32_t i;
     int s, t;
     for (i = 0; i < r->n_ops; i++) {
@@ -7655,7 +7742,7 @@ DK__PRIVATE void dk__registry_free(dk_registry *r) {
     }
     dk__retire(r, r->hooks);
     dk__retire(r, r->index);
-    for (b = r->retired; b; b = nb) { nb = b->h.next; dk__free_block(r, b); }
+    for (b = r->retired; b; b = nb) { nb = b->next; dk__free_block(r, b); }
     dk__free(r, r->ops);
     dk__mutex_destroy(&r->lock);
     r->desc.free(r, r->desc.alloc_user_data);
@@ -8734,8 +8821,9 @@ DK_API void dk_abi_guard_pop(const dk_guard *g) { if (g) dk_guard_pop(*g); }
 
    Memory: every node and string of one schema lives in an arena (a list of
    chunks from dk__schema_malloc), so a failure, and dk_schema_free(), release
-   everything at once; the static leaf types and common return lists are
-   every schema's. A def keeps a copy in its record (a def's copy, below).
+   everything at once; the static leaf types (and their Optional and List
+   types), common return lists, argument names, one-set annotations and
+   defaults are every schema's. A def keeps a copy in its record (a def's copy, below).
    A failure anywhere longjmps back to dk__sp_run().
 
    Note [Schema deviations] -- where c10 1.13.1 prints text that its own
@@ -9252,6 +9340,26 @@ DK__PRIVATE dk__sp_tok dk__sp_expect(dk__sp *p, int kind) {
 
 DK__PRIVATE const char *dk__sp_text(dk__sp *p, dk__sp_tok t) { return dk__sp_strndup(p, p->src + t.start, t.end - t.start); }
 DK__PRIVATE const char *dk__sp_ident(dk__sp *p) { return dk__sp_text(p, dk__sp_expect(p, DK__TK_IDENT)); }
+/* An argument's or a return's name: static when it is one letter or one of
+   the names aten's schemas use most (as the static leaf types: a def's copy
+   keeps no bytes for it), else the arena's. */
+static const char dk__sp_letters[26][2] = { "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m",
+                                            "n", "o", "p", "q", "r", "s", "t", "u", "v", "w", "x", "y", "z" };
+static const char *const dk__sp_common_names[] = {
+    "self", "out", "other", "dim", "input", "weight", "stride", "padding", "grad_output", "dtype", "dilation",
+    "size", "keepdim", "bias", "output_size", "device", "layout", "pin_memory", "indices", "groups", "kernel_size",
+    "generator", "alpha", "index", "values", "src", "mask", "scale", "result"
+};
+DK__PRIVATE const char *dk__sp_name(dk__sp *p) {
+    dk__sp_tok t = dk__sp_expect(p, DK__TK_IDENT);
+    const char *s = p->src + t.start;
+    size_t n = t.end - t.start, i;
+    if (n == 1 && *s >= 'a' && *s <= 'z') return dk__sp_letters[*s - 'a'];
+    for (i = 0; i < sizeof dk__sp_common_names / sizeof dk__sp_common_names[0]; i++)
+        if (dk__sp_common_names[i][0] == *s && !strncmp(dk__sp_common_names[i], s, n) && !dk__sp_common_names[i][n])
+            return dk__sp_common_names[i];
+    return dk__sp_strndup(p, s, n);
+}
 /* Inlined: w is a literal, its length a constant. */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((always_inline))
@@ -9383,6 +9491,46 @@ DK__PRIVATE void dk__sp_put_union_str(dk__sp *p, dk__sp_buf *b, const dk_type *u
 #define DK__TYPE_STATIC(name, text, base) { { DK_TYPE_##name, text, 0, NULL }, 1 },
 static const dk__sp_node dk__sp_static_types[DK__TYPE_END] = { DK_FORALL_TYPE_KINDS(DK__TYPE_STATIC) };
 #undef DK__TYPE_STATIC
+/* And the Optional and the List of each ("Tensor?", "int[]"), the List of
+   that Optional ("Tensor?[]") and the Optional of that List ("int[]?"):
+   static too (only those of the kinds with a name are ever used). */
+#define DK__TYPE_KID(name, text, base) &dk__sp_static_types[DK_TYPE_##name].pub,
+static const dk_type *const dk__sp_static_kids[DK__TYPE_END] = { DK_FORALL_TYPE_KINDS(DK__TYPE_KID) };
+#undef DK__TYPE_KID
+#define DK__TYPE_OPT(name, text, base) { { DK_TYPE_Optional, text "?", 1, &dk__sp_static_kids[DK_TYPE_##name] }, 2 },
+#define DK__TYPE_LIST(name, text, base) { { DK_TYPE_List, text "[]", 1, &dk__sp_static_kids[DK_TYPE_##name] }, 2 },
+static const dk__sp_node dk__sp_static_optionals[DK__TYPE_END] = { DK_FORALL_TYPE_KINDS(DK__TYPE_OPT) };
+static const dk__sp_node dk__sp_static_lists[DK__TYPE_END] = { DK_FORALL_TYPE_KINDS(DK__TYPE_LIST) };
+#undef DK__TYPE_OPT
+#undef DK__TYPE_LIST
+#define DK__TYPE_KID(name, text, base) &dk__sp_static_optionals[DK_TYPE_##name].pub,
+static const dk_type *const dk__sp_static_optional_kids[DK__TYPE_END] = { DK_FORALL_TYPE_KINDS(DK__TYPE_KID) };
+#undef DK__TYPE_KID
+#define DK__TYPE_KID(name, text, base) &dk__sp_static_lists[DK_TYPE_##name].pub,
+static const dk_type *const dk__sp_static_list_kids[DK__TYPE_END] = { DK_FORALL_TYPE_KINDS(DK__TYPE_KID) };
+#undef DK__TYPE_KID
+#define DK__TYPE_LIST_OPT(name, text, base) \
+    { { DK_TYPE_List, text "?[]", 1, &dk__sp_static_optional_kids[DK_TYPE_##name] }, 3 },
+#define DK__TYPE_OPT_LIST(name, text, base) \
+    { { DK_TYPE_Optional, text "[]?", 1, &dk__sp_static_list_kids[DK_TYPE_##name] }, 3 },
+static const dk__sp_node dk__sp_static_list_optionals[DK__TYPE_END] = { DK_FORALL_TYPE_KINDS(DK__TYPE_LIST_OPT) };
+static const dk__sp_node dk__sp_static_optional_lists[DK__TYPE_END] = { DK_FORALL_TYPE_KINDS(DK__TYPE_OPT_LIST) };
+#undef DK__TYPE_LIST_OPT
+#undef DK__TYPE_OPT_LIST
+/* The static node of `kind` (Optional or List) of kid, or NULL. */
+#define DK__SP_IN(table, t) ((size_t)((uintptr_t)(t) - (uintptr_t)(table)) < sizeof(table))
+DK__PRIVATE const dk_type *dk__sp_static_of(dk_type_kind kind, const dk_type *kid) {
+    const dk__sp_node *k = (const dk__sp_node *)(const void *)kid;
+    if (DK__SP_IN(dk__sp_static_types, k))
+        return kind == DK_TYPE_Optional ? &dk__sp_static_optionals[k - dk__sp_static_types].pub
+                                        : &dk__sp_static_lists[k - dk__sp_static_types].pub;
+    if (kind == DK_TYPE_List && DK__SP_IN(dk__sp_static_optionals, k))
+        return &dk__sp_static_list_optionals[k - dk__sp_static_optionals].pub;
+    if (kind == DK_TYPE_Optional && DK__SP_IN(dk__sp_static_lists, k))
+        return &dk__sp_static_optional_lists[k - dk__sp_static_lists].pub;
+    return NULL;
+}
+#undef DK__SP_IN
 
 /* c10's Type::str() of a new node. */
 DK__PRIVATE const char *dk__sp_type_str(dk__sp *p, const dk_type *t, const char *name) {
@@ -9415,6 +9563,8 @@ DK__PRIVATE const dk_type *dk__sp_type(dk__sp *p, dk_type_kind kind, int n, cons
     const dk_type **v;
     int i, depth = 0;
     if (!n && !name && *dk__sp_static_types[kind].pub.str) return &dk__sp_static_types[kind].pub;
+    if (n == 1 && !name && (kind == DK_TYPE_Optional || kind == DK_TYPE_List) && (t = (dk__sp_node *)(uintptr_t)dk__sp_static_of(kind, kids[0])) != NULL)
+        return &t->pub;
     t = (dk__sp_node *)dk__sp_alloc(p, sizeof *t);
     v = n ? (const dk_type **)dk__sp_alloc(p, (size_t)n * sizeof *v) : NULL;
     for (i = 0; i < n; i++) {
@@ -10249,6 +10399,39 @@ DK__PRIVATE const dk_type *dk__sp_sized_list(dk__sp *p, const dk_type *t, dk_arg
     return dk__sp_accept(p, '?') ? dk__sp_optional(p, t) : t;
 }
 
+/* The defaults aten's schemas give most (None, False, True, 0, 1, -1, 2)
+   and their texts: static, as the leaf types (a def's copy keeps no bytes
+   for them). */
+#define DK__SP_DEFAULT(kind, b, i) { DK_DEFAULT_##kind, b, i, 0, 0, NULL, 0, NULL, 0 }
+static const dk_default dk__sp_common_defaults[7] = {
+    DK__SP_DEFAULT(NONE, 0, 0), DK__SP_DEFAULT(BOOL, 0, 0), DK__SP_DEFAULT(BOOL, 1, 0), DK__SP_DEFAULT(INT, 0, 0),
+    DK__SP_DEFAULT(INT, 0, 1), DK__SP_DEFAULT(INT, 0, -1), DK__SP_DEFAULT(INT, 0, 2)
+};
+#undef DK__SP_DEFAULT
+static const char *const dk__sp_common_default_texts[7] = { "None", "False", "True", "0", "1", "-1", "2" };
+/* The annotations of one set named a to h, "(a)" and "(a!)" (a def's
+   arguments and returns hold them most): static too. */
+static const char *const dk__sp_one_letter_sets[8] = { dk__sp_letters[0], dk__sp_letters[1], dk__sp_letters[2],
+                                                  dk__sp_letters[3], dk__sp_letters[4], dk__sp_letters[5],
+                                                  dk__sp_letters[6], dk__sp_letters[7] };
+#define DK__SP_ALIAS(i) { 1, &dk__sp_one_letter_sets[i], 1, &dk__sp_one_letter_sets[i], 0, NULL }, \
+                        { 1, &dk__sp_one_letter_sets[i], 1, &dk__sp_one_letter_sets[i], 1, NULL }
+static const dk_alias_info dk__sp_common_aliases[16] = { DK__SP_ALIAS(0), DK__SP_ALIAS(1), DK__SP_ALIAS(2), DK__SP_ALIAS(3),
+                                                         DK__SP_ALIAS(4), DK__SP_ALIAS(5), DK__SP_ALIAS(6), DK__SP_ALIAS(7) };
+#undef DK__SP_ALIAS
+DK__PRIVATE const dk_alias_info *dk__sp_common_alias(const dk_alias_info *x) {
+    const char *n;
+    if (!x || x->num_before != 1 || x->num_after != 1 || x->contained) return x;
+    n = x->before[0];
+    if (n[0] < 'a' || n[0] > 'h' || n[1] || strcmp(n, x->after[0])) return x;
+    return &dk__sp_common_aliases[2 * (n[0] - 'a') + !!x->is_write];
+}
+DK__PRIVATE const dk_default *dk__sp_common_default(const dk_default *v) {
+    int k = v->kind == DK_DEFAULT_NONE ? 0 : v->kind == DK_DEFAULT_BOOL ? 1 + !!v->b
+          : v->kind == DK_DEFAULT_INT && v->i >= -1 && v->i <= 2 ? (v->i == -1 ? 5 : 3 + (int)v->i) : -1;
+    return k >= 0 && !memcmp(v, &dk__sp_common_defaults[k], sizeof *v) ? &dk__sp_common_defaults[k] : v;
+}
+
 DK__PRIVATE void dk__sp_parse_arg(dk__sp *p, dk_arg *a, int is_return, int kwarg_only) {
     dk_alias_info *alias;
     const dk_type *t;
@@ -10259,18 +10442,19 @@ DK__PRIVATE void dk__sp_parse_arg(dk__sp *p, dk_arg *a, int is_return, int kwarg
     if (dk__sp_accept(p, '[')) t = dk__sp_sized_list(p, t, a, &alias);
     a->type = t;
     a->fake_type = dk__sp_fake(p, t);
-    a->alias = alias = dk__sp_printable_alias(p, alias);
+    a->alias = dk__sp_common_alias(dk__sp_printable_alias(p, alias));
     a->kwarg_only = kwarg_only && !is_return;
-    a->is_out = a->kwarg_only && alias && alias->is_write;
+    a->is_out = a->kwarg_only && a->alias && a->alias->is_write;
     a->is_dispatch = !is_return && dk__sp_is_dispatch(a->fake_type);
     if (is_return) {
-        a->name = p->cur.kind == DK__TK_IDENT ? dk__sp_ident(p) : "";
+        a->name = p->cur.kind == DK__TK_IDENT ? dk__sp_name(p) : "";
     } else {
-        a->name = dk__sp_ident(p);
+        a->name = dk__sp_name(p);
         if (dk__sp_accept(p, '=')) {
             size_t at = p->cur.start;
             a->default_value = dk__sp_default(p, a->fake_type, a->list_size);
             dk__sp_check_default(p, a, at);
+            a->default_value = dk__sp_common_default(a->default_value);
         }
     }
 }
@@ -10464,6 +10648,8 @@ DK__PRIVATE const char *dk__sp_default_text(dk__sp *p, const dk_arg *a) {
         for (i = 0; i < sizeof dk__sp_constants / sizeof dk__sp_constants[0]; i++)
             if (dk__sp_constants[i].value == v->i) return dk__sp_constants[i].name;
     }
+    if ((size_t)((uintptr_t)v - (uintptr_t)dk__sp_common_defaults) < sizeof dk__sp_common_defaults)
+        return dk__sp_common_default_texts[v - dk__sp_common_defaults];
     dk__sp_put_value(p, &b, same ? &v->items[0] : v);
     return dk__sp_done(p, &b);
 }
@@ -10560,128 +10746,208 @@ DK__PRIVATE const char *dk__sp_print(dk__sp *p, dk_schema *s, dk_arg *args, dk_a
 
 /* --- a def's copy ------------------------------------------------------------
 
-   A def keeps its schema in its own record, at the size the parse used:
-   the text is parsed into a scratch arena (a chunk on the def's stack,
-   registry blocks past it), the bytes its chunks use are copied into the
-   record one chunk after another (dk__sp_copy), and then every pointer of
-   the copy into the arena is moved to the copy, walking the copy alone.
-   What is not the arena's (literals, the static leaf types) is kept as it
-   is. A pointer moved before (a node the arena shares: an argument's type
-   and fake type, an alias annotation's sets) is the copy's already, not
-   the arena's: the walk stops there, so each node is walked once. */
-typedef struct dk__sp_move {
-    const dk__sp_chunk *arena;         /* the scratch schema's */
-    char *base;                        /* the copy of its chunks, in list order */
-    uintptr_t first;                   /* the first chunk's data (copied at base) */
-    size_t first_used;                 /* and the bytes it uses */
-} dk__sp_move;
+   A def keeps its schema in its own record, copied out of the parse's
+   arena: the nodes the schema reaches (the schema, its argument and return
+   arrays, types, alias annotations and their sets, defaults), each at the
+   arena's alignment, from the copy's start, and their strings byte by
+   byte, from its end down. What else the arena holds (grown arrays' old
+   copies, scratch of alias sets, a type node's depth) stays behind, and
+   what is not the arena's (literals, the static types, return lists and
+   defaults) is kept as it is. An argument's type text equal to its type's
+   str is that str. A type node the arena shares (an argument's type and
+   fake type, a container's members) is copied once: sizing marks the
+   arena's node (depth -1), the copy leaves in it where its copy is (depth
+   -2, `contained`: the arena is scratch, freed after the copy). The same
+   walk sizes the copy (dk__sp_copy_size: no `nodes`, and then it writes
+   nothing but the marks) and makes it (dk__sp_copy). The walk's state,
+   dk__sp_move, is declared with the def's code. */
 
-DK__PRIVATE DK__NOINLINE void *dk__sp_moved_later(const dk__sp_move *m, const void *ptr) {
+/* ptr is in the arena (in the first chunk: one comparison). */
+DK__PRIVATE DK__NOINLINE int dk__sp_owns_later(const dk__sp_move *m, const void *ptr) {
     const dk__sp_chunk *c;
-    size_t off = m->first_used;
-    for (c = m->arena->next; c; c = c->next) {
-        size_t used = c->used * sizeof(dk__sp_align), d = (size_t)((uintptr_t)ptr - (uintptr_t)c->data);
-        if (d < used) return m->base + off + d;
-        off += used;
+    for (c = m->arena->next; c; c = c->next)
+        if ((size_t)((uintptr_t)ptr - (uintptr_t)c->data) < c->used * sizeof(dk__sp_align)) return 1;
+    return 0;
+}
+DK_INLINE int dk__sp_owns(const dk__sp_move *m, const void *ptr) {
+    if ((size_t)((uintptr_t)ptr - m->first) < m->first_used) return 1;
+    return m->arena->next ? dk__sp_owns_later(m, ptr) : 0;
+}
+/* A node of n bytes: its copy, or NULL when sizing. */
+DK_INLINE void *dk__sp_move_node(dk__sp_move *m, const void *src, size_t n) {
+    void *r = m->nodes;
+    n = (n + sizeof(dk__sp_align) - 1) / sizeof(dk__sp_align) * sizeof(dk__sp_align);
+    if (!r) {
+        m->bytes += n;
+        return NULL;
     }
-    return NULL;
+    memcpy(r, src, n);
+    m->nodes += n;
+    return r;
 }
-/* Where the copy holds what ptr points at in the arena; NULL when ptr is
-   not the arena's (NULL, a literal, a static type, the copy itself). A
-   schema the first chunk holds (on the def's stack) is one comparison. */
-DK_INLINE void *dk__sp_moved(const dk__sp_move *m, const void *ptr) {
-    size_t d = (size_t)((uintptr_t)ptr - m->first);
-    if (d < m->first_used) return m->base + d;
-    return m->arena->next ? dk__sp_moved_later(m, ptr) : NULL;
+/* The n bytes at *slot (a string and its '\0'), when they are the arena's. */
+DK_INLINE void dk__sp_move_bytes(dk__sp_move *m, const char **slot, size_t n) {
+    if (!m->nodes) {
+        m->bytes += n;
+        return;
+    }
+    m->strs -= n;
+    memcpy(m->strs, *slot, n);
+    *slot = m->strs;
 }
-DK__PRIVATE void dk__sp_move_str(const dk__sp_move *m, const char **slot) {
-    char *s = (char *)dk__sp_moved(m, *slot);
-    if (s) *slot = s;
+DK_INLINE void dk__sp_move_str(dk__sp_move *m, const char **slot) {
+    size_t n;
+    if (!m->nodes) {   /* sizing */
+        n = dk__sp_owns(m, *slot) ? strlen(*slot) + 1 : 0;
+        if (m->n_lens < sizeof m->lens / sizeof m->lens[0]) m->lens[m->n_lens++] = n;
+        m->bytes += n;
+        return;
+    }
+    if (m->at < m->n_lens) n = m->lens[m->at++];
+    else n = dk__sp_owns(m, *slot) ? strlen(*slot) + 1 : 0;
+    if (n) dk__sp_move_bytes(m, slot, n);
 }
-DK__PRIVATE void dk__sp_move_type(const dk__sp_move *m, const dk_type **slot) {
-    dk_type *t = (dk_type *)dk__sp_moved(m, *slot);
+/* (the checks whether a node is the arena's are inlined: most are not) */
+DK__PRIVATE void dk__sp_move_type_node(dk__sp_move *m, const dk_type **slot);
+DK_INLINE void dk__sp_move_type(dk__sp_move *m, const dk_type **slot) {
+    if (dk__sp_owns(m, *slot)) dk__sp_move_type_node(m, slot);
+}
+DK__PRIVATE void dk__sp_move_type_node(dk__sp_move *m, const dk_type **slot) {
+    dk__sp_node *src = (dk__sp_node *)(void *)(uintptr_t)*slot;
+    dk_type *t;
     const dk_type **kids;
     int i;
-    if (!t) return;
+    if (!m->nodes) {   /* sizing: each node once */
+        if (src->depth == -1) return;
+        src->depth = -1;
+        dk__sp_move_node(m, src, sizeof(dk_type));
+        dk__sp_move_str(m, &src->pub.str);
+        if (dk__sp_owns(m, src->pub.contained))
+            dk__sp_move_node(m, src->pub.contained, (size_t)src->pub.num_contained * sizeof *kids);
+        for (i = 0; i < src->pub.num_contained; i++)
+            dk__sp_move_type(m, (const dk_type **)(uintptr_t)&src->pub.contained[i]);
+        return;
+    }
+    if (src->depth == -2) {   /* copied already */
+        *slot = (const dk_type *)(const void *)src->pub.contained;
+        return;
+    }
+    t = (dk_type *)dk__sp_move_node(m, &src->pub, sizeof(dk_type));
+    src->depth = -2;
+    src->pub.contained = (const dk_type *const *)(void *)t;
     *slot = t;
     dk__sp_move_str(m, &t->str);
-    if (!(kids = (const dk_type **)dk__sp_moved(m, t->contained))) return;   /* none, or walked */
+    if (!dk__sp_owns(m, t->contained)) return;
+    kids = (const dk_type **)dk__sp_move_node(m, t->contained, (size_t)t->num_contained * sizeof *kids);
     t->contained = kids;
     for (i = 0; i < t->num_contained; i++) dk__sp_move_type(m, &kids[i]);
 }
-DK__PRIVATE void dk__sp_move_names(const dk__sp_move *m, const char *const **slot, int n) {
-    const char **v = (const char **)dk__sp_moved(m, *slot);
+DK__PRIVATE void dk__sp_move_names(dk__sp_move *m, const char *const **slot, int n) {
+    const char **v;
     int i;
-    if (!v) return;
-    *slot = v;
+    if (!dk__sp_owns(m, *slot)) return;
+    if (!(v = (const char **)dk__sp_move_node(m, *slot, (size_t)n * sizeof *v)))
+        v = (const char **)(uintptr_t)*slot;   /* sizing: read only */
+    else *slot = v;
     for (i = 0; i < n; i++) dk__sp_move_str(m, &v[i]);
 }
-DK__PRIVATE void dk__sp_move_alias(const dk__sp_move *m, const dk_alias_info **slot) {
-    dk_alias_info *a = (dk_alias_info *)dk__sp_moved(m, *slot);
-    if (!a) return;
-    *slot = a;
+DK__PRIVATE void dk__sp_move_alias(dk__sp_move *m, const dk_alias_info **slot) {
+    dk_alias_info *a;
+    int same;
+    if (!(a = (dk_alias_info *)dk__sp_move_node(m, *slot, sizeof **slot)))
+        a = (dk_alias_info *)(uintptr_t)*slot;   /* sizing: read only */
+    else *slot = a;
+    same = a->after == a->before;   /* "(a)": one set before and after */
     dk__sp_move_names(m, &a->before, a->num_before);
-    dk__sp_move_names(m, &a->after, a->num_after);   /* "(a)": the same array, moved already */
-    dk__sp_move_alias(m, &a->contained);
+    if (same) {
+        if (m->nodes) a->after = a->before;
+    } else {
+        dk__sp_move_names(m, &a->after, a->num_after);
+    }
+    if (dk__sp_owns(m, a->contained)) dk__sp_move_alias(m, &a->contained);
 }
-DK__PRIVATE void dk__sp_move_default(const dk__sp_move *m, dk_default *d) {
-    dk_default *items = (dk_default *)dk__sp_moved(m, d->items);
+DK__PRIVATE void dk__sp_move_default(dk__sp_move *m, const dk_default **slot, size_t n) {
+    dk_default *v;
     size_t i;
-    dk__sp_move_str(m, &d->s);
-    if (!items) return;
-    d->items = items;
-    for (i = 0; i < d->count; i++) dk__sp_move_default(m, &items[i]);
-}
-DK__PRIVATE void dk__sp_move_args(const dk__sp_move *m, const dk_arg **slot, int n) {
-    dk_arg *v = (dk_arg *)dk__sp_moved(m, *slot);
-    int i;
-    if (!v) return;
-    *slot = v;
+    if (!(v = (dk_default *)dk__sp_move_node(m, *slot, n * sizeof *v)))
+        v = (dk_default *)(uintptr_t)*slot;   /* sizing: read only */
+    else *slot = v;
     for (i = 0; i < n; i++) {
-        dk_default *d = (dk_default *)dk__sp_moved(m, v[i].default_value);
+        if ((v[i].kind == DK_DEFAULT_STRING || v[i].kind == DK_DEFAULT_DEVICE) && dk__sp_owns(m, v[i].s))
+            dk__sp_move_bytes(m, &v[i].s, v[i].len + 1);
+        if (dk__sp_owns(m, v[i].items)) dk__sp_move_default(m, &v[i].items, v[i].count);
+    }
+}
+DK__PRIVATE void dk__sp_move_args(dk__sp_move *m, const dk_arg **slot, int n) {
+    dk_arg *v;
+    int i;
+    if (!(v = (dk_arg *)dk__sp_move_node(m, *slot, (size_t)n * sizeof *v)))
+        v = (dk_arg *)(uintptr_t)*slot;   /* sizing: read only */
+    else *slot = v;
+    for (i = 0; i < n; i++) {
+        int shared = v[i].type_text == v[i].type->str || !strcmp(v[i].type_text, v[i].type->str);
         dk__sp_move_str(m, &v[i].name);
-        dk__sp_move_str(m, &v[i].type_text);
-        dk__sp_move_str(m, &v[i].default_text);
         dk__sp_move_type(m, &v[i].type);
         dk__sp_move_type(m, &v[i].fake_type);
-        dk__sp_move_alias(m, &v[i].alias);
-        if (!d) continue;
-        v[i].default_value = d;
-        dk__sp_move_default(m, d);
+        if (!shared) dk__sp_move_str(m, &v[i].type_text);
+        else if (m->nodes) v[i].type_text = v[i].type->str;
+        if (v[i].default_text) dk__sp_move_str(m, &v[i].default_text);
+        if (dk__sp_owns(m, v[i].alias)) dk__sp_move_alias(m, &v[i].alias);
+        if (dk__sp_owns(m, v[i].default_value)) dk__sp_move_default(m, &v[i].default_value, 1);
     }
+}
+/* s's copy, made at m->nodes; sized when m->nodes is NULL. */
+DK__PRIVATE dk_schema *dk__sp_move_schema(dk__sp_move *m, const dk_schema *s) {
+    dk_schema *r = (dk_schema *)dk__sp_move_node(m, s, sizeof *s), *v = r ? r : (dk_schema *)(uintptr_t)s;
+    const char *on = m->op_name;
+    size_t n = m->name_len, k;
+    if (r) r->dk__memory = NULL;
+    if (!m->nodes) {   /* the operator's name "ns::name" is the name, "ns::name.overload" ends with the overload */
+        if (!*s->overload) m->shared = !strncmp(s->name, on, n) && !s->name[n];
+        else m->shared = 2 * ((k = strlen(s->overload)) < n && on[n - k - 1] == '.' && !memcmp(s->overload, on + n - k, k));
+    }
+    if (m->shared == 1) {
+        if (m->nodes) v->name = on;
+    } else {
+        dk__sp_move_str(m, &v->name);
+    }
+    if (m->shared == 2) {
+        if (m->nodes) v->overload = on + n - strlen(v->overload);
+    } else {
+        dk__sp_move_str(m, &v->overload);
+    }
+    dk__sp_move_str(m, &v->text);
+    if (dk__sp_owns(m, v->arguments)) dk__sp_move_args(m, &v->arguments, v->num_arguments);
+    if (dk__sp_owns(m, v->returns)) dk__sp_move_args(m, &v->returns, v->num_returns);
+    return r;
 }
 
-/* The bytes a copy of s takes (every chunk's used bytes). */
-DK__PRIVATE size_t dk__sp_copy_size(const dk_schema *s) {
-    const dk__sp_chunk *c;
-    size_t n = 0;
-    for (c = (const dk__sp_chunk *)s->dk__memory; c; c = c->next) n += c->used * sizeof(dk__sp_align);
-    return n;
+DK_INLINE void dk__sp_move_start(dk__sp_move *m, const dk_schema *s, char *base, size_t bytes) {
+    m->arena = (const dk__sp_chunk *)s->dk__memory;
+    m->first = (uintptr_t)m->arena->data;
+    m->first_used = m->arena->used * sizeof(dk__sp_align);
+    m->nodes = base;
+    m->strs = base ? base + bytes : NULL;
+    m->bytes = 0;
+    m->n_lens = m->at = 0;
 }
-/* s copied into base (dk__sp_copy_size bytes, aligned for dk__sp_align):
-   the copy, which owns no memory (dk__memory NULL: it goes with the bytes
-   it is in). s is left as it was. */
-DK__PRIVATE dk_schema *dk__sp_copy(const dk_schema *s, char *base) {
-    dk__sp_move m;
-    const dk__sp_chunk *c;
-    size_t off = 0;
-    dk_schema *r;
-    m.arena = (const dk__sp_chunk *)s->dk__memory;
-    m.base = base;
-    m.first = (uintptr_t)m.arena->data;
-    m.first_used = m.arena->used * sizeof(dk__sp_align);
-    for (c = m.arena; c; c = c->next) {
-        memcpy(base + off, c->data, c->used * sizeof(dk__sp_align));
-        off += c->used * sizeof(dk__sp_align);
-    }
-    r = (dk_schema *)dk__sp_moved(&m, s);
-    r->dk__memory = NULL;
-    dk__sp_move_str(&m, &r->name);
-    dk__sp_move_str(&m, &r->overload);
-    dk__sp_move_str(&m, &r->text);
-    dk__sp_move_args(&m, &r->arguments, r->num_arguments);
-    dk__sp_move_args(&m, &r->returns, r->num_returns);
-    return r;
+/* The bytes a copy of s takes (once: it marks s's shared nodes). */
+DK__PRIVATE size_t dk__sp_copy_size(dk__sp_move *m, const dk_schema *s, const char *op_name, size_t name_len) {
+    dk__sp_move_start(m, s, NULL, 0);
+    m->op_name = op_name;
+    m->name_len = name_len;
+    dk__sp_move_schema(m, s);
+    return m->bytes;
+}
+/* s copied into base, the `bytes` dk__sp_copy_size gave (aligned for
+   dk__sp_align): the copy, which owns no memory (dk__memory NULL: it goes
+   with the bytes it is in). s is left for dk_schema_free alone. */
+DK__PRIVATE dk_schema *dk__sp_copy(dk__sp_move *m, const dk_schema *s, char *base, size_t bytes, const char *op_name) {
+    unsigned n_lens = m->n_lens;
+    dk__sp_move_start(m, s, base, bytes);
+    m->n_lens = n_lens;
+    m->op_name = op_name;
+    return dk__sp_move_schema(m, s);
 }
 
 /* --- driver -------------------------------------------------------------------- */
@@ -10775,10 +11041,11 @@ DK__PRIVATE dk_status dk__sp_parse(const char *text, const dk_registry_desc *des
         p.alloc = dk__schema_malloc;
         p.free = dk__schema_mfree;
     }
-    if (first) {   /* zeroed as dk__sp_grow's chunks, as far as the text may need (twice the 12 bytes a byte of
-                      text takes on average: what a chunk on the stack holds costs nothing but the zeroing) */
+    if (first) {   /* zeroed as dk__sp_grow's chunks, as far as the text may need (16 bytes a byte of text and
+                      256: more than all but one of aten's schemas take; what a chunk on the stack holds costs
+                      nothing but the zeroing) */
         size_t units = (bytes - offsetof(dk__sp_chunk, data)) / sizeof(dk__sp_align), want = units;
-        if (p.len < units) want = (24 * p.len + 256) / sizeof(dk__sp_align);
+        if (p.len < units) want = (16 * p.len + 256) / sizeof(dk__sp_align);
         first->next = NULL;
         first->free = dk__sp_keep_chunk;
         first->user_data = NULL;

@@ -868,10 +868,11 @@ static void test_arena_sized(void **state) {
     dk_schema_free(s);
 }
 
-/* A def keeps its schema copied into its own record at the size the parse
-   used (dk__sp_copy): the copy equals the parse, node for node, and every
-   pointer in it is into the def's block or into static storage (a literal,
-   a static type), none into the scratch arena the def parsed in. */
+/* A def keeps its schema copied into its own record (dk__sp_copy): the
+   copy equals the parse, node for node, and every pointer in it is into the
+   def's block (the operator's, whose name the schema's name or overload
+   may be) or into static storage (a literal, a static type, name or
+   default), none into the scratch arena the def parsed in. */
 static const char *g_block;
 static size_t g_block_size;
 static void check_ptr(const void *p) {
@@ -962,7 +963,7 @@ static void check_def_copy(dk_registry *r, const char *text) {
     assert_null(b->dk__memory);   /* nothing of its own: it goes with the record */
     g_block = dk__def_in_op(def) ? (const char *)def->op : (const char *)def;
     block = (const dk__block *)(const void *)g_block - 1;
-    g_block_size = dk__block_size(block) - sizeof *block;
+    g_block_size = dk__block_size(&block->h) - sizeof *block;
     check_ptr(b);
     check_ptr(b->text);
     check_ptr(b->name);
@@ -1025,6 +1026,60 @@ static void test_def_schema_copy(void **state) {
     dk_registry_destroy(r);
 }
 
+/* The copy holds only what the schema reaches, strings byte by byte: a
+   schema's name is the operator's name (an overload the end of it), common
+   argument names, defaults, one-set annotations and Optional and List types
+   of leaf types are static, a type text equal to its type's str is that str; a parse that grew its argument list (9 arguments: the
+   first 8 on the stack, then arrays in the arena) leaves the old arrays
+   behind. Sizes from the record: the copy ends where the debug text starts. */
+static size_t copy_bytes(const dk_registration *def) {
+    return (size_t)(DK__DEF(def)->debug - (const char *)DK__DEF(def)->info.parsed);
+}
+static void test_def_schema_compact(void **state) {
+    static const char big[] = "cc::big(Tensor a, Tensor b, Tensor c, Tensor d, Tensor e, Tensor f, Tensor g, Tensor h, "
+                              "Tensor i) -> Tensor";
+    dk_registry *r;
+    dk_registration *def;
+    const dk_schema *s;
+    const dk_arg *a;
+    (void)state;
+    assert_int_equal(dk_registry_create(NULL, &r), DK_OK);
+    assert_int_equal(dk_def(r, "cc::op(Tensor a) -> Tensor", &def), DK_OK);
+    s = DK__DEF(def)->info.parsed;
+    assert_ptr_equal(s->name, def->op->pub.name);
+    assert_ptr_equal(s->arguments[0].name, dk__sp_letters[0]);
+    assert_int_equal(copy_bytes(def), sizeof(dk_schema) + sizeof(dk_arg) + sizeof "cc::op(Tensor a) -> Tensor");
+    assert_int_equal(dk_def(r, big, &def), DK_OK);
+    s = DK__DEF(def)->info.parsed;
+    assert_int_equal(s->num_arguments, 9);
+    assert_string_equal(s->arguments[8].name, "i");
+    assert_int_equal(copy_bytes(def), sizeof(dk_schema) + 9 * sizeof(dk_arg) + sizeof big);
+    assert_int_equal(dk_def(r, "cc::op2.ovl(Tensor self, int dim=1, bool keepdim=False, Tensor? x=None, int k=7, "
+                               "*, Tensor(a!) zzz_out) -> Tensor(a!)", &def), DK_OK);
+    s = DK__DEF(def)->info.parsed;
+    assert_string_equal(s->name, "cc::op2");
+    assert_ptr_equal(s->overload, def->op->pub.name + strlen("cc::op2."));
+    a = s->arguments;
+    assert_ptr_equal(a[0].name, dk__sp_common_names[0]);
+    assert_ptr_equal(a[1].default_value, &dk__sp_common_defaults[4]);
+    assert_ptr_equal(a[1].default_text, dk__sp_common_default_texts[4]);
+    assert_ptr_equal(a[2].default_value, &dk__sp_common_defaults[1]);
+    assert_ptr_equal(a[3].default_value, &dk__sp_common_defaults[0]);
+    assert_string_equal(a[3].default_text, "None");
+    assert_string_equal(a[3].type_text, "Tensor?");
+    assert_ptr_equal(a[3].type_text, a[3].type->str);
+    assert_true(a[4].default_value->kind == DK_DEFAULT_INT && a[4].default_value->i == 7);
+    assert_true((const char *)a[4].default_value > (const char *)s && (const char *)a[4].default_value < DK__DEF(def)->debug);
+    assert_true(a[5].name > (const char *)s && a[5].name < DK__DEF(def)->debug);   /* an uncommon name: copied */
+    assert_string_equal(a[5].name, "zzz_out");
+    assert_true(a[5].is_out);
+    assert_ptr_equal(a[5].alias, &dk__sp_common_aliases[1]);   /* "(a!)" */
+    assert_ptr_equal(a[3].type, &dk__sp_static_optionals[DK_TYPE_Tensor].pub);   /* "Tensor?" */
+    assert_ptr_equal(a[3].type->contained[0], &dk__sp_static_types[DK_TYPE_Tensor].pub);
+    assert_true(DK__DEF(def)->info.defaults[1].as.i == 1);   /* the def's value of a static default */
+    dk_registry_destroy(r);
+}
+
 /* Numbers read and print the same whatever the program's LC_NUMERIC is. */
 static void test_locale(void **state) {
     static const char *const names[] = { "de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "fr_FR.utf8", "de_DE", "fr_FR" };
@@ -1072,6 +1127,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_allocation_failure),
         cmocka_unit_test(test_arena_sized),
         cmocka_unit_test(test_def_schema_copy),
+        cmocka_unit_test(test_def_schema_compact),
         cmocka_unit_test(test_locale),
     };
     if (argc > 1) g_vectors = argv[1];
