@@ -215,6 +215,13 @@
             (schema, defaults, adapters together). An operator's
             table is about 2.4 KB (default lists): per runtime slot 16 bytes
             (the kernel record and its fn), per backend a 32-byte row.
+            The operators themselves (dk_operator and the registry's two
+            pointers beside it: 48 bytes with 64-bit pointers) sit in
+            slabs of up to 256 that never move, apart from their names and
+            tables: a call's first load reads a few dense MB (4.8 MB for
+            10^5 operators). A removed operator's id is taken again at
+            once; its dk_operator, like the rest of its memory, only once
+            it is freed.
    THREADS  Registration takes the registry's mutex; calls and name lookups
             take no lock, do no atomic read-modify-write and write nothing
             shared (call epochs: their own thread-local word), except a
@@ -2349,8 +2356,9 @@ DK_INLINE int dk__reason_at(const dk_op_table *t, int s) {
 
 /* An operator: a stable pointer with a dense id, valid while the operator
    has a def or a kernel (and until its memory is freed: WHAT A PROGRAM
-   DOES). The first
-   field is what the call path reads. */
+   DOES; its id may be taken again before). The first field is what the
+   call path reads; operators sit side by side in their registry's slabs
+   (MEMORY). */
 struct dk_operator {
     const dk_op_table *table;  /* the current snapshot: read with dk_op_table_of() */
     const char *name;          /* "ns::name" or "ns::name.overload" */
@@ -4056,7 +4064,9 @@ DK__PRIVATE void dk__log_to(const dk_logger *l, dk_log_item item, const char *me
 
    Note [Reclamation]. Readers (calls, lookups) never lock, so memory a
    registration unpublishes (an old table snapshot, a kernel record, an
-   operator, an old name index) may still be read. It is retired (appended
+   operator's block, an old name index) may still be read; an operator's
+   slot in the registry's slabs is not a block: it is given back when its
+   block is freed (dk__slot_retire). What is unpublished is retired (appended
    to the registry's list), tagged in a batch with what else waits with a
    grace-period number g (the process-wide epoch after an increment that
    follows the unpublishing stores: one per batch, kept in the registry,
@@ -4890,11 +4900,29 @@ DK_INLINE const char *dk__reg_debug(const dk_registration *g) {
 /* A live def's schema text, c10's normalised form. */
 #define DK__DEF_SCHEMA(def) ((const char *)DK__DEF(def)->info.parsed->text)
 
+/* An operator, in a slot of its registry's slabs (below); its name, and the
+   record of the def that created it, are in a block of their own (the
+   operator's block, at pub.name: dk__op_prepare). */
 typedef struct dk__op {
     dk_operator pub;              /* first: handles are dk_operator pointers */
     dk_registration *def;         /* at most one live def */
     dk_registration *impls;       /* live impls, newest first */
 } dk__op;
+/* Operators are kept dense, apart from their blocks and tables: a call's
+   first load (pub.table) reads the slabs, a few MB for 10^5 operators,
+   not one cache line per operator scattered in the heap. A slab is one
+   allocation of DK__SLAB_MIN to DK__SLAB_MAX slots (16, 32, ... as slabs
+   are added) that never moves; a slot is taken by a new operator and
+   given back only after the grace period that frees the removed
+   operator's block (dk__slot_retire), so a handle stays valid exactly as
+   long as that block; a slab with no slot in use is freed. */
+enum { DK__SLAB_MIN = 16, DK__SLAB_MAX = 256, DK__SLAB_WORDS = DK__SLAB_MAX / 64 };
+typedef struct dk__slab {
+    uint64_t used[DK__SLAB_WORDS];            /* slots holding an operator, live or removed */
+    uint64_t waiting[2][DK__SLAB_WORDS];      /* removed, by generation (the registry's slab_mark) */
+    unsigned n_slots, n_used, n_waiting[2];
+} dk__slab;                                   /* followed by its n_slots slots */
+#define DK__SLAB_SLOTS(s) ((dk__op *)(void *)((s) + 1))
 /* The registry a record belongs to (a def's or impl's operator lives at
    least as long as the record can be read). */
 DK_INLINE dk_registry *dk__reg_registry(const dk_registration *g) {
@@ -4999,6 +5027,12 @@ struct dk_registry {
     const dk__hooks *hooks;       /* published with release */
     dk__index *index;             /* published with release; read lock-free */
     dk__op **ops;                 /* by id; NULL = free id; only read under the lock */
+    dk__slab **slabs;             /* where operators live, sorted by address (dk__slab_of) */
+    uint32_t n_slabs, cap_slabs, slab_hint;   /* the slabs below slab_hint are full */
+    /* the block of the newest operator removed in each generation of
+       waiting slots: freeing slab_mark[0] gives generation 0's slots back
+       (each block was retired at or before it), and 1 becomes 0 */
+    const void *slab_mark[2];
     uint32_t n_ops, cap_ops;      /* ids in use are below n_ops */
     uint32_t live_ops, free_hint; /* no free id below free_hint */
     dk_registration *fallbacks[DK_NUM_RUNTIME_ENTRIES];
@@ -5186,12 +5220,129 @@ DK__PRIVATE void dk__retire_table(dk_registry *r, const dk_op_table *t) {
     if (t != &r->empty) dk__retire_h(r, dk__table_block(t));
 }
 
+/* ---- the operators' slabs (dk__slab) ------------------------------------- */
+
+/* The index of the slab holding op (slabs are sorted by address). */
+DK__PRIVATE uint32_t dk__slab_of(const dk_registry *r, const dk__op *op) {
+    uint32_t lo = 0, hi = r->n_slabs;
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if ((const char *)op < (const char *)DK__SLAB_SLOTS(r->slabs[mid])) hi = mid;
+        else lo = mid;
+    }
+    return lo;
+}
+
+/* The list of slabs, moved to room for cap. */
+DK__PRIVATE int dk__slabs_resize(dk_registry *r, uint32_t cap) {
+    dk__slab **to = (dk__slab **)dk__alloc(r, cap * sizeof(dk__slab *));
+    if (!to) return 0;
+    if (r->n_slabs) memcpy(to, r->slabs, r->n_slabs * sizeof(dk__slab *));
+    dk__free(r, r->slabs);
+    r->slabs = to;
+    r->cap_slabs = cap;
+    return 1;
+}
+
+/* A free slot (zeroed) for a new operator, in the first slab with room;
+   NULL when out of memory (a new slab, or a larger list of slabs). */
+DK__PRIVATE dk__op *dk__slot_take(dk_registry *r) {
+    dk__slab *s;
+    uint32_t k, j;
+    unsigned w, i, n;
+    for (k = r->slab_hint; k < r->n_slabs && r->slabs[k]->n_used == r->slabs[k]->n_slots; k++) {}
+    r->slab_hint = k;
+    if (k == r->n_slabs) {
+        n = r->n_slabs >= 4 ? DK__SLAB_MAX : DK__SLAB_MIN << r->n_slabs;
+        if (!(s = (dk__slab *)dk__alloc(r, sizeof(dk__slab) + n * sizeof(dk__op)))) return NULL;
+        if (r->n_slabs == r->cap_slabs && !dk__slabs_resize(r, r->cap_slabs ? 2 * r->cap_slabs : 8)) {
+            dk__free(r, s);
+            return NULL;
+        }
+        memset(s, 0, sizeof *s);
+        s->n_slots = n;
+        for (k = 0; k < r->n_slabs && (const char *)r->slabs[k] < (const char *)s; k++) {}
+        for (j = r->n_slabs; j > k; j--) r->slabs[j] = r->slabs[j - 1];
+        r->slabs[k] = s;
+        r->n_slabs++;
+        r->slab_hint = k;   /* every other slab is full */
+    }
+    s = r->slabs[k];
+    for (w = 0; !(uint64_t)~s->used[w]; w++) {}   /* a word with a free slot (n_used < n_slots) */
+    i = w * 64 + (unsigned)dk__lowest_bit(~s->used[w]);
+    s->used[w] |= (uint64_t)1 << (i % 64);
+    s->n_used++;
+    memset(&DK__SLAB_SLOTS(s)[i], 0, sizeof(dk__op));
+    return &DK__SLAB_SLOTS(s)[i];
+}
+
+/* Slab k, now empty, goes. */
+DK__PRIVATE void dk__slab_drop(dk_registry *r, uint32_t k) {
+    dk__free(r, r->slabs[k]);
+    memmove(&r->slabs[k], &r->slabs[k + 1], (r->n_slabs - k - 1) * sizeof(dk__slab *));
+    if (r->slab_hint > k) r->slab_hint--;
+    if (!--r->n_slabs) {
+        dk__free(r, r->slabs);
+        r->slabs = NULL;
+        r->cap_slabs = 0;
+    } else if (r->cap_slabs > 8 && r->n_slabs <= r->cap_slabs / 2) {
+        (void)dk__slabs_resize(r, r->cap_slabs / 2);   /* the size it had (out of memory: kept) */
+    }
+}
+
+/* A slot given back at once: an operator no reader has seen (abandoned). */
+DK__PRIVATE void dk__slot_free(dk_registry *r, dk__op *op) {
+    uint32_t k = dk__slab_of(r, op);
+    dk__slab *s = r->slabs[k];
+    unsigned i = (unsigned)(op - DK__SLAB_SLOTS(s));
+    s->used[i / 64] &= ~((uint64_t)1 << (i % 64));
+    if (k < r->slab_hint) r->slab_hint = k;
+    if (!--s->n_used) dk__slab_drop(r, k);
+}
+
+/* A removed operator's slot waits for the grace period that frees its
+   block (just retired: block): it joins generation 0 if that is empty,
+   else generation 1. */
+DK__PRIVATE void dk__slot_retire(dk_registry *r, dk__op *op, const void *block) {
+    dk__slab *s = r->slabs[dk__slab_of(r, op)];
+    unsigned i = (unsigned)(op - DK__SLAB_SLOTS(s)), g = r->slab_mark[0] != NULL;
+    s->waiting[g][i / 64] |= (uint64_t)1 << (i % 64);
+    s->n_waiting[g]++;
+    r->slab_mark[g] = block;
+}
+
+/* slab_mark[0] was freed: generation 0's slots are free, 1 becomes 0. */
+DK__PRIVATE void dk__slab_turn(dk_registry *r) {
+    uint32_t k = 0;
+    unsigned w;
+    while (k < r->n_slabs) {
+        dk__slab *s = r->slabs[k];
+        if (!s->n_waiting[0] && !s->n_waiting[1]) {
+            k++;
+            continue;
+        }
+        for (w = 0; w < DK__SLAB_WORDS; w++) {
+            s->used[w] &= ~s->waiting[0][w];
+            s->waiting[0][w] = s->waiting[1][w];
+            s->waiting[1][w] = 0;
+        }
+        s->n_used -= s->n_waiting[0];
+        s->n_waiting[0] = s->n_waiting[1];
+        s->n_waiting[1] = 0;
+        if (k < r->slab_hint) r->slab_hint = k;
+        if (!s->n_used) dk__slab_drop(r, k);
+        else k++;
+    }
+    r->slab_mark[0] = r->slab_mark[1];
+    r->slab_mark[1] = NULL;
+}
+
 /* Frees the retired batches whose grace period is at most `safe` (the
    oldest ones: a later batch never has an earlier grace period). */
 DK__PRIVATE void dk__free_retired(dk_registry *r, uint64_t safe) {
     while (r->n_batches && r->batches[0].grace <= safe) {
         dk__block_h *last = r->batches[0].last, *b;
-        int end;
+        int end, turn;
         do {
             b = r->retired;
             end = b == last;
@@ -5199,7 +5350,9 @@ DK__PRIVATE void dk__free_retired(dk_registry *r, uint64_t safe) {
             r->retired_bytes -= dk__block_size(b);
             r->retired_blocks--;
             r->live_bytes -= dk__block_size(b);
+            turn = r->slab_mark[0] && b == dk__block_of(r->slab_mark[0]);
             dk__free_block(r, b);
+            if (turn) dk__slab_turn(r);
         } while (!end);
         memmove(&r->batches[0], &r->batches[1], --r->n_batches * sizeof r->batches[0]);
     }
@@ -5580,32 +5733,33 @@ typedef struct dk__op_prep {
 } dk__op_prep;
 
 /* Where a new operator's block keeps the record of the def that made it
-   (dk__op_prepare's def_bytes): after the operator and its name. */
+   (dk__op_prepare's def_bytes): after its name, which begins the block. */
 DK__PRIVATE size_t dk__op_def_offset(size_t len) {
-    return DK__ROUND_VALUE(sizeof(dk__op) + len + 1);
+    return DK__ROUND_VALUE(len + 1);
 }
 /* Is g a def record kept in its operator's block (freed with it)? */
 DK__PRIVATE int dk__def_in_op(const dk_registration *g) {
     return g->type == DK__REG_DEF &&
-           (const char *)g == (const char *)g->op + dk__op_def_offset(strlen(g->op->pub.name));
+           (const char *)g == g->op->pub.name + dk__op_def_offset(strlen(g->op->pub.name));
 }
 
-/* def_bytes: a def creating the operator keeps its record in the
-   operator's block (p->def_room): one allocation less per operator. */
+/* A new operator: a slot of the slabs, and its block (pub.name: the name,
+   then with def_bytes the record of the def creating it, p->def_room: one
+   allocation less per operator). The slot is taken last: a failure
+   before it leaves the slabs as they were. */
 DK__PRIVATE dk_status dk__op_prepare(dk_registry *r, const char *name, size_t len, size_t def_bytes, dk__op_prep *p) {
     size_t cap = r->index ? r->index->mask + 1 : 0;
+    char *block = NULL;
     memset(p, 0, sizeof *p);
     p->hash = DK_HASH64(name, len);
     p->op = dk__index_find(r->index, p->hash, name, len);
     if (!(p->table = dk__alloc_table(r))) return DK_ERR_NO_MEMORY;
     if (p->op) return DK_OK;
-    p->op = (dk__op *)dk__alloc(r, def_bytes ? dk__op_def_offset(len) + def_bytes : sizeof(dk__op) + len + 1);
-    if (!p->op) goto fail;
-    if (def_bytes) p->def_room = (char *)p->op + dk__op_def_offset(len);
-    memset(p->op, 0, sizeof(dk__op));
-    memcpy((char *)(p->op + 1), name, len);
-    ((char *)(p->op + 1))[len] = '\0';
-    p->op->pub.name = (const char *)(p->op + 1);
+    p->op = NULL;
+    if (!(block = (char *)dk__alloc(r, def_bytes ? dk__op_def_offset(len) + def_bytes : len + 1))) goto fail;
+    if (def_bytes) p->def_room = block + dk__op_def_offset(len);
+    memcpy(block, name, len);
+    block[len] = '\0';
     p->is_new = 1;
     if ((r->index ? r->index->used + 1 : 1) * 4 > cap * 3) { /* keep entries + tombstones <= 3/4 */
         /* at least 2 buckets per entry: the rebuilt index takes another
@@ -5619,10 +5773,13 @@ DK__PRIVATE dk_status dk__op_prepare(dk_registry *r, const char *name, size_t le
         p->grown_cap = r->cap_ops ? r->cap_ops + r->cap_ops / 2 : 64;   /* by half: 8 to 12 B an operator */
         if (!(p->grown_ops = (dk__op **)dk__alloc(r, p->grown_cap * sizeof(dk__op *)))) goto fail;
     }
+    if (!(p->op = dk__slot_take(r))) goto fail;
+    p->op->pub.name = block;
     return DK_OK;
 fail:
     dk__free(r, p->grown);
-    dk__free(r, p->is_new ? p->op : NULL);
+    dk__free(r, p->grown_ops);
+    dk__free(r, block);
     dk__free_table(r, p->table);
     memset(p, 0, sizeof *p);
     return DK_ERR_NO_MEMORY;
@@ -5633,7 +5790,8 @@ DK__PRIVATE void dk__op_abandon(dk_registry *r, dk__op_prep *p) {
     if (!p->is_new) return;
     dk__free(r, p->grown);
     dk__free(r, p->grown_ops);
-    dk__free(r, p->op);
+    dk__free(r, (void *)(uintptr_t)p->op->pub.name);
+    dk__slot_free(r, p->op);
 }
 
 /* The lowest free id. */
@@ -5684,7 +5842,8 @@ DK__PRIVATE void dk__op_remove_if_unused(dk_registry *r, dk__op *op) {
     while (r->n_ops && !r->ops[r->n_ops - 1]) r->n_ops--;
     r->live_ops--;
     dk__retire_table(r, op->pub.table);
-    dk__retire(r, op);
+    dk__retire(r, op->pub.name);   /* the operator's block; its slot waits as long */
+    dk__slot_retire(r, op, op->pub.name);
 }
 
 
@@ -7726,7 +7885,7 @@ DK__PRIVATE void dk__registry_free(dk_registry *r) {
         for (g = r->ops[i]->impls; g; g = next) { next = g->next; dk__free(r, g); }
         if (r->ops[i]->def && !dk__def_in_op(r->ops[i]->def)) dk__free(r, r->ops[i]->def);
         dk__retire_table(r, r->ops[i]->pub.table);
-        dk__free(r, r->ops[i]);
+        dk__free(r, (void *)(uintptr_t)r->ops[i]->pub.name);
     }
     for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
         if (!(g = r->fallbacks[s])) continue;
@@ -7743,6 +7902,8 @@ DK__PRIVATE void dk__registry_free(dk_registry *r) {
     dk__retire(r, r->hooks);
     dk__retire(r, r->index);
     for (b = r->retired; b; b = nb) { nb = b->next; dk__free_block(r, b); }
+    for (i = 0; i < r->n_slabs; i++) dk__free(r, r->slabs[i]);
+    dk__free(r, r->slabs);
     dk__free(r, r->ops);
     dk__mutex_destroy(&r->lock);
     r->desc.free(r, r->desc.alloc_user_data);

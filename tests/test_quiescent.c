@@ -483,6 +483,83 @@ static void test_warning_when_no_thread_holds_it(void **state) {
 }
 #endif
 
+/* ---- an operator's slot waits as long as its memory ------------------------------------------- */
+
+/* Operators live in slabs (dispatch.h: dk__slab); a removed operator's id
+   is taken again at once, its slot only after the grace period that frees
+   its memory: while a thread holds that period, the handles of removed
+   operators stay distinct and readable. Once the holder has passed, the
+   slots are taken again (the lowest first) and slabs left empty are freed:
+   every round of 300 defs and removals ends with the registry's bytes as
+   they were before it (memory bounded over many cycles). */
+#define SLOT_OPS 300
+static void test_removed_operator_slots_wait_for_their_grace_period(void **state) {
+    counter c;
+    dk_registry *r = new_registry(&c, 0);
+    dk_registration *def, *math, *h;
+    static const dk_operator *gone[SLOT_OPS];
+    dk_registry_stats st;
+    size_t base;
+    char schema[64], name[32];
+    pthread_t t;
+    int round, i, j;
+    (void)state;
+    assert_int_equal(dk_def(r, "q::keep(Tensor x) -> Tensor", &def), DK_OK);
+    assert_int_equal(dk_impl(r, "q::keep", DK_CompositeImplicitAutograd,
+                             dk_unboxed(DK_FN(k_holds_or_value), (void *)&value_math), &math), DK_OK);
+    holder_op = dk_op_lookup(r, "q::keep");
+    assert_int_equal(dk_registry_reclaim(r), DK_OK);
+    dk_registry_get_stats(r, &st);
+    base = st.live_bytes;
+    for (round = 0; round < 3; round++) {
+        STORE(&holder_ready, 0);
+        STORE(&holder_release, 0);
+        assert_int_equal(pthread_create(&t, NULL, holder, NULL), 0);
+        wait_for(&holder_ready);
+        for (i = 0; i < SLOT_OPS; i++) {
+            snprintf(name, sizeof name, "slot::op%d", i);
+            snprintf(schema, sizeof schema, "%s(Tensor x) -> Tensor", name);
+            assert_int_equal(dk_def(r, schema, &h), DK_OK);
+            gone[i] = dk_op_lookup(r, name);
+            assert_non_null(gone[i]);
+            assert_int_equal(dk_deregister(h), DK_OK);
+            assert_null(dk_op_lookup(r, name));
+        }
+#ifndef DK_CALL_EPOCHS   /* (with call epochs reclaim would wait for the holder's call) */
+        assert_int_equal(dk_registry_reclaim(r), DK_OK);   /* frees nothing: the holder has not passed */
+#endif
+        for (i = 0; i < SLOT_OPS; i++) {
+            snprintf(name, sizeof name, "slot::op%d", i);
+            assert_string_equal(gone[i]->name, name);
+            assert_ptr_equal(gone[i]->registry, r);
+            assert_int_equal(gone[i]->id, holder_op->id + 1);   /* the id, free again at once */
+            for (j = 0; j < i; j++) assert_true(gone[j] != gone[i]);
+            assert_true(gone[i] != holder_op);
+        }
+        STORE(&holder_release, 1);
+        pthread_join(t, NULL);
+        assert_int_equal(dk_registry_reclaim(r), DK_OK);
+        dk_registry_get_stats(r, &st);
+        assert_int_equal(st.retired_bytes, 0);
+        assert_int_equal(st.operators, 1);
+        assert_int_equal(st.live_bytes, base);   /* the slabs the removed operators filled are freed */
+        /* the slots are free again: a new operator takes the lowest, the first removed one's */
+        assert_int_equal(dk_def(r, "slot::again(Tensor x) -> Tensor", &h), DK_OK);
+        assert_ptr_equal(dk_op_lookup(r, "slot::again"), gone[0]);
+        assert_string_equal(gone[0]->name, "slot::again");
+#ifndef DK_CALL_EPOCHS   /* (k_holds returns 0) */
+        assert_int_equal(unary_call(holder_op, cpu(0)), value_math);
+#endif
+        assert_int_equal(dk_deregister(h), DK_OK);
+        assert_int_equal(dk_registry_reclaim(r), DK_OK);
+        dk_registry_get_stats(r, &st);
+        assert_int_equal(st.live_bytes, base);
+    }
+    assert_int_equal(dk_thread_offline(), DK_OK);
+    dk_registry_destroy(r);
+    assert_int_equal(c.live, 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_memory_bounded_while_threads_call),
@@ -496,6 +573,7 @@ int main(void) {
 #ifndef DK_CALL_EPOCHS
         cmocka_unit_test(test_warning_when_no_thread_holds_it),
 #endif
+        cmocka_unit_test(test_removed_operator_slots_wait_for_their_grace_period),
     };
 #ifdef DK_CALL_EPOCHS
     return cmocka_run_group_tests_name("quiescent points (call epochs)", tests, NULL, NULL);

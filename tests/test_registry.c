@@ -807,8 +807,9 @@ static void test_out_of_memory_everywhere(void **state) {
    registry's own statistics after a reclaim: an impl record carries only
    the fields every record has (no def's, no listener's) and its debug
    text; a def that creates its operator keeps its record, defaults, schema
-   and debug text in the operator's block (allocations: the operator and
-   its table, nothing else); a deregistered def kept in that block goes
+   and debug text in the operator's block, after its name (allocations:
+   that block and its table, nothing else: the operator itself takes a
+   slot of the registry's slabs); a deregistered def kept in that block goes
    when its operator goes, and not before. */
 static size_t live_after_reclaim(dk_registry *r) {
     dk_registry_stats st;
@@ -840,7 +841,7 @@ static void test_operator_footprint(void **state) {
     assert_null(DK__DEF(def)->info.parsed->dk__memory);
     assert_true((const char *)DK__DEF(def)->info.parsed > (const char *)def &&
                 (const char *)DK__DEF(def)->info.parsed < (const char *)DK__DEF(def)->debug);
-    assert_ptr_equal((const char *)def, (const char *)def->op + dk__op_def_offset(strlen("fp::op")));
+    assert_ptr_equal((const char *)def, def->op->pub.name + dk__op_def_offset(strlen("fp::op")));
     assert_true(dk__def_in_op(def));
     assert_string_equal(DK__DEF(def)->debug, "registered at f.c:7");
     assert_ptr_equal(&DK__DEF(def)->info, dk_op_table_of(&def->op->pub)->def);

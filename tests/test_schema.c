@@ -961,7 +961,7 @@ static void check_def_copy(dk_registry *r, const char *text) {
     b = dk_op_function_schema(&def->op->pub);
     assert_ptr_equal(b, DK__DEF(def)->info.parsed);
     assert_null(b->dk__memory);   /* nothing of its own: it goes with the record */
-    g_block = dk__def_in_op(def) ? (const char *)def->op : (const char *)def;
+    g_block = dk__def_in_op(def) ? def->op->pub.name : (const char *)def;
     block = (const dk__block *)(const void *)g_block - 1;
     g_block_size = dk__block_size(&block->h) - sizeof *block;
     check_ptr(b);
