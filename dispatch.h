@@ -9273,7 +9273,8 @@ DK__PRIVATE int dk__sp_has(const char *s, size_t n, const char *lit) {
 }
 
 /* Length of the number strtod would read at s (0 if none); the lexer only
-   tries a number at a character that is not a sign or a letter. */
+   tries a number at a digit or a '.', the only characters one starts with
+   (a sign is an operator token of its own). */
 DK__PRIVATE size_t dk__sp_scan_number(const char *s, size_t n) {
     int hex = n >= 3 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') &&
               (dk__sp_xdigit(s[2]) || (n >= 4 && s[2] == '.' && dk__sp_xdigit(s[3])));
@@ -9374,7 +9375,7 @@ DK__PRIVATE size_t dk__sp_scan_token(dk__sp *p, size_t pos, int *kind) {
     const char *s = p->src + pos;
     size_t n = p->len - pos, k = 0;
     int c = (unsigned char)s[0];
-    if (c != '-' && c != '+' && !dk__sp_alpha(c) && (k = dk__sp_scan_number(s, n)) > 0) {
+    if ((dk__sp_digit(c) || c == '.') && (k = dk__sp_scan_number(s, n)) > 0) {
         *kind = DK__TK_NUMBER;
         return k < n && s[k] == 'j' ? k + 1 : k;
     }
