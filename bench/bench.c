@@ -187,8 +187,11 @@ static void setup(void) {
 /* ---- registries of N operators (lookup, rotation and fallback rows) ----------- */
 
 /* N operators "rK::opI(Tensor a) -> Tensor", each with a CPU kernel, in a
-   registry of their own with the default fallthroughs. bench_c10.cpp builds
-   the same names in c10's process-wide dispatcher. */
+   registry of their own with the default fallthroughs: every def first,
+   then every kernel, as libraries register (aten's defs, then each
+   backend's kernels), so an operator's table is not allocated beside it.
+   bench_c10.cpp builds the same names, in the same order, in c10's
+   process-wide dispatcher. */
 typedef struct pool {
     long n;
     dk_registry *r;
@@ -237,9 +240,10 @@ static pool *get_pool(long n) {
             snprintf(p->names[i], sizeof p->names[i], "r%d::op%ld", k, i);
             snprintf(schema, sizeof schema, "%s(Tensor a) -> Tensor", p->names[i]);
             must(dk_def(p->r, schema, &h), "def");
-            must(dk_impl(p->r, p->names[i], DK_CPU, dk_unboxed(DK_FN(k_cpu1), NULL), &h), "impl");
             p->ops[i] = dk_op_lookup(p->r, p->names[i]);
         }
+        for (i = 0; i < n; i++) must(dk_impl(p->r, p->names[i], DK_CPU, dk_unboxed(DK_FN(k_cpu1), NULL), &h), "impl");
+        must(dk_registry_reclaim(p->r), "reclaim");   /* the defs' tables, retired by the impls */
         p->shuffled = shuffled_copy(p->ops, n);
     }
     return &pools[k];
