@@ -208,18 +208,21 @@ static pool pools[4];
    fixed seed: the same order every run and in bench_c10.cpp): a model's
    graph does not call its operators in allocation order, which the
    hardware prefetchers would follow. */
-static const dk_operator **shuffled_copy(const dk_operator *const *ops, long n) {
-    const dk_operator **v = (const dk_operator **)malloc((size_t)n * sizeof *v);
+static void shuffle(const void **v, long n) {
     uint64_t x = 0x9E3779B97F4A7C15u;
     long i;
-    memcpy(v, ops, (size_t)n * sizeof *v);
     for (i = n - 1; i > 0; i--) {
         long j;
-        const dk_operator *t;
+        const void *t;
         x ^= x << 13; x ^= x >> 7; x ^= x << 17;
         j = (long)(x % (uint64_t)(i + 1));
         t = v[i]; v[i] = v[j]; v[j] = t;
     }
+}
+static const dk_operator **shuffled_copy(const dk_operator *const *ops, long n) {
+    const dk_operator **v = (const dk_operator **)malloc((size_t)n * sizeof *v);
+    memcpy(v, ops, (size_t)n * sizeof *v);
+    shuffle((const void **)(void *)v, n);
     return v;
 }
 
@@ -390,6 +393,44 @@ static NOINLINE long row_rotate_10(long n) { return call_rotating(rotate_pool->s
 static NOINLINE long row_rotate_1k(long n) { return call_rotating(rotate_pool->shuffled, rotate_pool->n, n); }
 static NOINLINE long row_rotate_100k(long n) { return call_rotating(rotate_pool->shuffled, rotate_pool->n, n); }
 static NOINLINE long row_rotate_100k_seq(long n) { return call_rotating(rotate_pool->ops, rotate_pool->n, n); }
+
+/* rotate_100k's control, outside the rows both benches share: the memory a
+   rotating call reads, walked by plain C. 100,000 records of 48 B side by
+   side (as a registry's operator slabs are), each pointing at a block of
+   its own of a table's bytes, allocated one after another, with the kernel's
+   function pointer where the table keeps the CPU entry; called in
+   rotate_100k's shuffled order. No keyset, no TLS: what is left is what the
+   memory costs on this machine. */
+typedef struct plain_op { const char *table; const void *pad[5]; } plain_op;
+static plain_op *plain_ops;
+static const plain_op **plain_shuffled;
+static size_t plain_at;   /* the CPU entry's offset in a table */
+static void prepare_plain_rotate(void) {
+    long i, n = 100000;
+    kernel1_fn f = k_cpu1;
+    if (plain_ops) return;
+    plain_at = (size_t)((const char *)dk_op_table_entry(op1->table, dk_ks_slot(dk_ks_from_key(DK_CPU))) -
+                        (const char *)op1->table);
+    plain_ops = (plain_op *)calloc((size_t)n, sizeof *plain_ops);
+    plain_shuffled = (const plain_op **)malloc((size_t)n * sizeof *plain_shuffled);
+    for (i = 0; i < n; i++) {
+        char *t = (char *)calloc(1, DK__TABLE_BYTES);
+        memcpy(t + plain_at, &f, sizeof f);
+        plain_ops[i].table = t;
+        plain_shuffled[i] = &plain_ops[i];
+    }
+    shuffle((const void **)(void *)plain_shuffled, n);
+}
+static NOINLINE long row_plain_rotate(long n) {
+    long i, j = 0, s = 0;
+    for (i = 0; i < n; i++) {
+        kernel1_fn f;
+        memcpy(&f, plain_shuffled[j]->table + plain_at, sizeof f);
+        s += (long)(size_t)f(NULL, cpu_full[i & (NT - 1)].ks, &cpu_full[i & (NT - 1)]);
+        if (++j == 100000) j = 0;
+    }
+    return s;
+}
 
 /* registration rows: a fresh registry (default fallthroughs) per run */
 static dk_registry *reg_rate;
@@ -756,6 +797,9 @@ int main(int argc, char **argv) {
               "target 30 ns");
     print_row("rotate_100k_seq", "call rotating over 100,000 operators, in order",
               prepared("rotate_100k_seq", N / 2, REPS), "rotate_100k");
+    prepare_plain_rotate();
+    print_row("rotate_100k_plain", "rotate_100k's memory walked by plain C (control)", measure(row_plain_rotate, N / 2),
+              "rotate_100k");
     print_row("def", "def (new operator, schema parsed)", prepared("def", 5000, 5), "target 6k instr");
     print_row("impl", "impl (one CPU kernel)", prepared("impl", 5000, 5), "target 3k instr");
     print_row("deregister", "deregister one impl handle", prepared("deregister", 5000, 5), "target 1.5k instr");
