@@ -4065,8 +4065,9 @@ DK__PRIVATE void dk__log_to(const dk_logger *l, dk_log_item item, const char *me
    Note [Reclamation]. Readers (calls, lookups) never lock, so memory a
    registration unpublishes (an old table snapshot, a kernel record, an
    operator's block, an old name index) may still be read; an operator's
-   slot in the registry's slabs is not a block: it is given back when its
-   block is freed (dk__slot_retire). What is unpublished is retired (appended
+   slot in the registry's slabs is not a block: it is given back once its
+   block is freed, with the newest block of its generation
+   (dk__slot_retire). What is unpublished is retired (appended
    to the registry's list), tagged in a batch with what else waits with a
    grace-period number g (the process-wide epoch after an increment that
    follows the unpublishing stores: one per batch, kept in the registry,
@@ -4913,9 +4914,12 @@ typedef struct dk__op {
    not one cache line per operator scattered in the heap. A slab is one
    allocation of DK__SLAB_MIN to DK__SLAB_MAX slots (16, 32, ... as slabs
    are added) that never moves; a slot is taken by a new operator and
-   given back only after the grace period that frees the removed
-   operator's block (dk__slot_retire), so a handle stays valid exactly as
-   long as that block; a slab with no slot in use is freed. */
+   given back only once the removed operator's block is freed, with the
+   newest block of its generation (dk__slot_retire), so a handle stays
+   valid at least as long as that block; a slab with no slot in use is
+   freed. Under AddressSanitizer a free slot is poisoned: a handle used
+   after its operator's memory was freed is reported, not read as the
+   operator that took the slot again. */
 enum { DK__SLAB_MIN = 16, DK__SLAB_MAX = 256, DK__SLAB_WORDS = DK__SLAB_MAX / 64 };
 typedef struct dk__slab {
     uint64_t used[DK__SLAB_WORDS];            /* slots holding an operator, live or removed */
@@ -5222,6 +5226,25 @@ DK__PRIVATE void dk__retire_table(dk_registry *r, const dk_op_table *t) {
 
 /* ---- the operators' slabs (dk__slab) ------------------------------------- */
 
+/* Under AddressSanitizer a free slot is poisoned (dk__slab's comment); a
+   slab is unpoisoned before it goes back to the allocator hook, which may
+   hand its bytes out again without ASan knowing. */
+#if defined(__SANITIZE_ADDRESS__)
+#define DK__ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DK__ASAN 1
+#endif
+#endif
+#ifdef DK__ASAN
+#include <sanitizer/asan_interface.h>
+#define DK__POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define DK__UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define DK__POISON(p, n) ((void)(p), (void)(n))
+#define DK__UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 /* The index of the slab holding op (slabs are sorted by address). */
 DK__PRIVATE uint32_t dk__slab_of(const dk_registry *r, const dk__op *op) {
     uint32_t lo = 0, hi = r->n_slabs;
@@ -5261,6 +5284,7 @@ DK__PRIVATE dk__op *dk__slot_take(dk_registry *r) {
         }
         memset(s, 0, sizeof *s);
         s->n_slots = n;
+        DK__POISON(DK__SLAB_SLOTS(s), n * sizeof(dk__op));
         for (k = 0; k < r->n_slabs && (const char *)r->slabs[k] < (const char *)s; k++) {}
         for (j = r->n_slabs; j > k; j--) r->slabs[j] = r->slabs[j - 1];
         r->slabs[k] = s;
@@ -5272,22 +5296,28 @@ DK__PRIVATE dk__op *dk__slot_take(dk_registry *r) {
     i = w * 64 + (unsigned)dk__lowest_bit(~s->used[w]);
     s->used[w] |= (uint64_t)1 << (i % 64);
     s->n_used++;
+    DK__UNPOISON(&DK__SLAB_SLOTS(s)[i], sizeof(dk__op));
     memset(&DK__SLAB_SLOTS(s)[i], 0, sizeof(dk__op));
     return &DK__SLAB_SLOTS(s)[i];
 }
 
+/* A slab goes back to the allocator hook. */
+DK__PRIVATE void dk__slab_release(dk_registry *r, dk__slab *s) {
+    DK__UNPOISON(DK__SLAB_SLOTS(s), s->n_slots * sizeof(dk__op));
+    dk__free(r, s);
+}
 /* Slab k, now empty, goes. */
 DK__PRIVATE void dk__slab_drop(dk_registry *r, uint32_t k) {
-    dk__free(r, r->slabs[k]);
+    dk__slab_release(r, r->slabs[k]);
     memmove(&r->slabs[k], &r->slabs[k + 1], (r->n_slabs - k - 1) * sizeof(dk__slab *));
     if (r->slab_hint > k) r->slab_hint--;
     if (!--r->n_slabs) {
         dk__free(r, r->slabs);
         r->slabs = NULL;
         r->cap_slabs = 0;
-    } else if (r->cap_slabs > 8 && r->n_slabs <= r->cap_slabs / 2) {
-        (void)dk__slabs_resize(r, r->cap_slabs / 2);   /* the size it had (out of memory: kept) */
     }
+    /* otherwise the list keeps its room: shrinking it would allocate on a
+       path that frees (and could overwrite the thread's error message) */
 }
 
 /* A slot given back at once: an operator no reader has seen (abandoned). */
@@ -5296,6 +5326,7 @@ DK__PRIVATE void dk__slot_free(dk_registry *r, dk__op *op) {
     dk__slab *s = r->slabs[k];
     unsigned i = (unsigned)(op - DK__SLAB_SLOTS(s));
     s->used[i / 64] &= ~((uint64_t)1 << (i % 64));
+    DK__POISON(op, sizeof(dk__op));
     if (k < r->slab_hint) r->slab_hint = k;
     if (!--s->n_used) dk__slab_drop(r, k);
 }
@@ -5322,6 +5353,11 @@ DK__PRIVATE void dk__slab_turn(dk_registry *r) {
             continue;
         }
         for (w = 0; w < DK__SLAB_WORDS; w++) {
+#ifdef DK__ASAN
+            uint64_t bits;
+            for (bits = s->waiting[0][w]; bits; bits &= bits - 1)
+                DK__POISON(&DK__SLAB_SLOTS(s)[w * 64 + dk__lowest_bit(bits)], sizeof(dk__op));
+#endif
             s->used[w] &= ~s->waiting[0][w];
             s->waiting[0][w] = s->waiting[1][w];
             s->waiting[1][w] = 0;
@@ -7902,7 +7938,7 @@ DK__PRIVATE void dk__registry_free(dk_registry *r) {
     dk__retire(r, r->hooks);
     dk__retire(r, r->index);
     for (b = r->retired; b; b = nb) { nb = b->next; dk__free_block(r, b); }
-    for (i = 0; i < r->n_slabs; i++) dk__free(r, r->slabs[i]);
+    for (i = 0; i < r->n_slabs; i++) dk__slab_release(r, r->slabs[i]);
     dk__free(r, r->slabs);
     dk__free(r, r->ops);
     dk__mutex_destroy(&r->lock);

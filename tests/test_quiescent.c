@@ -560,6 +560,54 @@ static void test_removed_operator_slots_wait_for_their_grace_period(void **state
     assert_int_equal(c.live, 0);
 }
 
+/* Under AddressSanitizer a slot is poisoned from the moment its operator's
+   memory is freed until a new operator takes it: a handle kept past its
+   reclaim is reported, not read as the next operator. While it waits for
+   its grace period it stays readable. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_ASAN 1
+#endif
+#endif
+#ifdef TEST_ASAN
+#include <sanitizer/asan_interface.h>
+#define POISONED(p, n) (__asan_region_is_poisoned((void *)(uintptr_t)(p), (n)) != NULL)
+#else
+#define POISONED(p, n) 0
+#endif
+static void test_freed_operator_slots_are_poisoned(void **state) {
+    counter c;
+    dk_registry *r = new_registry(&c, 0);
+    dk_registration *keep, *h, *again;
+    const dk_operator *stale;
+    int poisoned_expected = 0;
+    (void)state;
+#ifdef TEST_ASAN
+    poisoned_expected = 1;
+#endif
+    assert_int_equal(dk_def(r, "p::keep(Tensor x) -> Tensor", &keep), DK_OK);   /* the slab stays */
+    assert_int_equal(dk_def(r, "p::gone(Tensor x) -> Tensor", &h), DK_OK);
+    stale = dk_op_lookup(r, "p::gone");
+    assert_false(POISONED(stale, sizeof *stale));
+    assert_int_equal(dk_deregister(h), DK_OK);
+    assert_false(POISONED(stale, sizeof *stale));   /* retired, not freed: still readable */
+    assert_string_equal(stale->name, "p::gone");
+    assert_int_equal(dk_registry_reclaim(r), DK_OK);
+    assert_int_equal(POISONED(stale, sizeof *stale), poisoned_expected);
+    assert_int_equal(dk_def(r, "p::again(Tensor x) -> Tensor", &again), DK_OK);
+    assert_ptr_equal(dk_op_lookup(r, "p::again"), stale);   /* the slot, taken again */
+    assert_false(POISONED(stale, sizeof *stale));
+    assert_string_equal(stale->name, "p::again");
+    assert_int_equal(dk_deregister(again), DK_OK);
+    assert_int_equal(dk_deregister(keep), DK_OK);
+    assert_int_equal(dk_registry_reclaim(r), DK_OK);
+    assert_int_equal(dk_thread_offline(), DK_OK);
+    dk_registry_destroy(r);
+    assert_int_equal(c.live, 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_memory_bounded_while_threads_call),
@@ -574,6 +622,7 @@ int main(void) {
         cmocka_unit_test(test_warning_when_no_thread_holds_it),
 #endif
         cmocka_unit_test(test_removed_operator_slots_wait_for_their_grace_period),
+        cmocka_unit_test(test_freed_operator_slots_are_poisoned),
     };
 #ifdef DK_CALL_EPOCHS
     return cmocka_run_group_tests_name("quiescent points (call epochs)", tests, NULL, NULL);
