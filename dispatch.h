@@ -2356,9 +2356,11 @@ DK_INLINE int dk__reason_at(const dk_op_table *t, int s) {
 
 /* An operator: a stable pointer with a dense id, valid while the operator
    has a def or a kernel (and until its memory is freed: WHAT A PROGRAM
-   DOES; its id may be taken again before). The first field is what the
-   call path reads; operators sit side by side in their registry's slabs
-   (MEMORY). */
+   DOES; its id may be taken again before). After that the pointer may
+   point at another operator, a new one given the same slot (under
+   AddressSanitizer the slot is poisoned until then). The first field is
+   what the call path reads; operators sit side by side in their
+   registry's slabs (MEMORY). */
 struct dk_operator {
     const dk_op_table *table;  /* the current snapshot: read with dk_op_table_of() */
     const char *name;          /* "ns::name" or "ns::name.overload" */
