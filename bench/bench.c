@@ -674,7 +674,8 @@ static void scale_row(long n) {
     getrusage(RUSAGE_SELF, &ru);
     cpu = seconds(&ru.ru_utime) + seconds(&ru.ru_stime) - cpu0;
     faults = ru.ru_minflt - faults0;
-    control = fault_pages(faults);
+    dk_registry_destroy(r);
+    control = fault_pages(faults);   /* once the registry's memory is given back */
     if (n >= 1000000 && n % 1000000 == 0) snprintf(id, sizeof id, "%ldm", n / 1000000);
     else snprintf(id, sizeof id, "%ldk", n / 1000);
     bench_print_heading();
@@ -691,7 +692,6 @@ static void scale_row(long n) {
         snprintf(what, sizeof what, "the same %ld page faults in a plain loop: %.2f s, ns/op", faults, control / 1e9);
         print_row(row, what, once(control / (double)n), "scale_time: the kernel's part");
     }
-    dk_registry_destroy(r);
 }
 
 /* threads calling at once (measure.h's print_thread_rows): the dispatched
