@@ -401,6 +401,14 @@ static void *holder(void *arg) {
     return NULL;
 }
 #endif
+/* The holder lets go and ends; then a reclaim frees everything retired. */
+static void release_holder_and_reclaim(dk_registry *r, pthread_t t, dk_registry_stats *st) {
+    STORE(&holder_release, 1);
+    pthread_join(t, NULL);
+    assert_int_equal(dk_registry_reclaim(r), DK_OK);
+    dk_registry_get_stats(r, st);
+    assert_int_equal(st->retired_bytes, 0);
+}
 
 /* A thread that holds memory back is named by the statistics, and the
    logger warns once (not once per change) past retired_warn_bytes. */
@@ -438,11 +446,7 @@ static void test_stats_name_the_thread_and_warn_once(void **state) {
     assert_int_equal(warnings, 1);
     snprintf(id_text, sizeof id_text, "thread %u", LOAD(&holder_id));
     assert_non_null(strstr(warning_text, id_text));
-    STORE(&holder_release, 1);
-    pthread_join(t, NULL);
-    assert_int_equal(dk_registry_reclaim(r), DK_OK);
-    dk_registry_get_stats(r, &st);
-    assert_int_equal(st.retired_bytes, 0);
+    release_holder_and_reclaim(r, t, &st);
     assert_int_equal(st.threads_waited_for, 0);
     assert_int_equal(warnings, 1);
     assert_int_equal(dk_thread_offline(), DK_OK);
@@ -536,11 +540,7 @@ static void test_removed_operator_slots_wait_for_their_grace_period(void **state
             for (j = 0; j < i; j++) assert_true(gone[j] != gone[i]);
             assert_true(gone[i] != holder_op);
         }
-        STORE(&holder_release, 1);
-        pthread_join(t, NULL);
-        assert_int_equal(dk_registry_reclaim(r), DK_OK);
-        dk_registry_get_stats(r, &st);
-        assert_int_equal(st.retired_bytes, 0);
+        release_holder_and_reclaim(r, t, &st);
         assert_int_equal(st.operators, 1);
         assert_int_equal(st.live_bytes, base);   /* the slabs the removed operators filled are freed */
         /* the slots are free again: a new operator takes the lowest, the first removed one's */
