@@ -402,11 +402,12 @@ static NOINLINE long row_rotate_100k_seq(long n) { return call_rotating(rotate_p
    rotate_100k's shuffled order. No keyset, no TLS: what is left is what the
    memory costs on this machine. */
 typedef struct plain_op { const char *table; const void *pad[5]; } plain_op;
+enum { PLAIN_OPS = 100000 };   /* rotate_100k's operators */
 static plain_op *plain_ops;
 static const plain_op **plain_shuffled;
 static size_t plain_at;   /* the CPU entry's offset in a table */
 static void prepare_plain_rotate(void) {
-    long i, n = 100000;
+    long i, n = PLAIN_OPS;
     kernel1_fn f = k_cpu1;
     if (plain_ops) return;
     plain_at = (size_t)((const char *)dk_op_table_entry(op1->table, dk_ks_slot(dk_ks_from_key(DK_CPU))) -
@@ -427,7 +428,7 @@ static NOINLINE long row_plain_rotate(long n) {
         kernel1_fn f;
         memcpy(&f, plain_shuffled[j]->table + plain_at, sizeof f);
         s += (long)(size_t)f(NULL, cpu_full[i & (NT - 1)].ks, &cpu_full[i & (NT - 1)]);
-        if (++j == 100000) j = 0;
+        if (++j == PLAIN_OPS) j = 0;
     }
     return s;
 }
