@@ -428,10 +428,13 @@ install: $(BUILD)/dkgen lib $(PKG_FILES) ## install header, dkgen, the library, 
 
 uninstall: ## remove what make install installed (same PREFIX, DESTDIR and CONFIG; dispatch.h and dkgen too)
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
-	-rmdir $(DESTDIR)$(LIBDIR)/cmake/$(LIBNAME) 2>/dev/null
+	@# the directories install made, each removed once it is empty (rmdir leaves a directory that is not)
+	@rmdir $(DESTDIR)$(LIBDIR)/cmake/$(LIBNAME) $(DESTDIR)$(LIBDIR)/cmake 2>/dev/null || true
 	@if ! ls $(DESTDIR)$(LIBDIR)/pkgconfig/dispatch*.pc >/dev/null 2>&1; then \
 	  echo "rm -f $(DESTDIR)$(INCLUDEDIR)/dispatch.h $(DESTDIR)$(BINDIR)/dkgen"; \
-	  rm -f $(DESTDIR)$(INCLUDEDIR)/dispatch.h $(DESTDIR)$(BINDIR)/dkgen; fi
+	  rm -f $(DESTDIR)$(INCLUDEDIR)/dispatch.h $(DESTDIR)$(BINDIR)/dkgen; \
+	  for d in $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR); do \
+	    rmdir "$$d" 2>/dev/null || true; done; fi
 
 # Installs into a prefix under $(BUILD), builds README's first example against
 # it (pkg-config, CMake, libdispatch.so / .a), runs the installed dkgen, moves

@@ -1304,10 +1304,12 @@ DK_INLINE int dk_ks_has(dk_keyset a, dk_key k) {
 }
 
 DK_INLINE dk_key dk_ks_highest_functionality(dk_keyset a) {
-    return (dk_key)dk__msb((a.repr >> (DK_NUM_BACKENDS - 1)) | 1);
+    size_t f = dk__msb((a.repr >> (DK_NUM_BACKENDS - 1)) | 1);   /* a variable: -Wbad-function-cast */
+    return (dk_key)f;
 }
 DK_INLINE dk_backend dk_ks_highest_backend(dk_keyset a) {
-    return (dk_backend)dk__msb(((a.repr & DK__R_BACKENDS) << 1) | 1);
+    size_t b = dk__msb(((a.repr & DK__R_BACKENDS) << 1) | 1);
+    return (dk_backend)b;
 }
 /* c10's getBackendIndex: the highest backend bit's index (0 for CPU or
    without one). The one formula: the call path, the TLS row and this use it. */
@@ -1359,7 +1361,8 @@ DK_INLINE dk_key dk_ks_first(dk_keyset a) { return dk__ks_from_functionality(a, 
 DK_INLINE dk_key dk_ks_next(dk_keyset a, dk_key k) {
     dk_key f = dk_key_functionality(k);
     if (dk_key_is_per_backend_functionality(f)) {
-        uint64_t later = a.repr & DK__R_BACKENDS & ~(((uint64_t)1 << (unsigned)dk_key_backend(k)) - 1);
+        dk_backend kb = dk_key_backend(k);
+        uint64_t later = a.repr & DK__R_BACKENDS & ~(((uint64_t)1 << (unsigned)kb) - 1);
         if (later) return dk_key_runtime(f, (dk_backend)(dk__lowest_bit(later) + 1));
     }
     return dk__ks_from_functionality(a, (int)f);
@@ -2344,11 +2347,11 @@ DK_INLINE uint64_t dk_op_table_nonfallthrough(const dk_op_table *t, int b) { ret
 /* The byte that holds slot s's reason (low 4 bits: even s, high: odd s),
    and the reason itself, read relaxed: a table rewritten in place (out of
    memory) changes its reasons with relaxed stores (dk__reason_set). */
-DK_INLINE uint8_t *dk__reason_byte(const dk_op_table *t, int s) {
+DK_INLINE const uint8_t *dk__reason_byte(const dk_op_table *t, int s) {
     int i = s >> 1;
     if (DK__REASON_REST <= 0 || i < DK_NUM_BACKENDS * DK__ROW_SPARE)
-        return (uint8_t *)&t->rows[i / DK__ROW_SPARE].spare[i % DK__ROW_SPARE];
-    return (uint8_t *)&t->reasons_rest[i - DK_NUM_BACKENDS * DK__ROW_SPARE];
+        return &t->rows[i / DK__ROW_SPARE].spare[i % DK__ROW_SPARE];
+    return &t->reasons_rest[i - DK_NUM_BACKENDS * DK__ROW_SPARE];
 }
 DK_INLINE int dk__reason_at(const dk_op_table *t, int s) {
     return (DK__LOAD_RLX(dk__reason_byte(t, s)) >> ((s & 1) * 4)) & 15;
@@ -3617,12 +3620,25 @@ DK_API const dk_stack *dk_trace_stack(void);
        #include "dispatch.h"
    or link the library built from it (make lib: libdispatch.a / .so). A
    program that only dlopens the library and takes its functions with
-   dlsym defines DK_NO_LINK_CHECK (it links nothing of dispatch.h). */
+   dlsym defines DK_NO_LINK_CHECK (it links nothing of dispatch.h).
+   A unit compiled for a shared object (-fPIC without -fPIE: a plugin)
+   refers to the second symbol instead, which dlopen names when the host
+   does not export the implementation:
+       undefined symbol: dk_plugin_finds_no_dispatch_h_in_its_host__link_the_host_with_rdynamic_or_libdispatch_so
+   The fix is in the host, not the plugin (defining DISPATCH_IMPLEMENTATION
+   in the plugin gives it a private registry that the host never sees):
+   link the host with -rdynamic, or link both with libdispatch.so. */
 DK_API void dk_no_file_defines_DISPATCH_IMPLEMENTATION_before_including_dispatch_h(void);
+DK_API void dk_plugin_finds_no_dispatch_h_in_its_host__link_the_host_with_rdynamic_or_libdispatch_so(void);
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(DISPATCH_STATIC) && !defined(_WIN32) && \
     !defined(__CYGWIN__) && !defined(DK_NO_LINK_CHECK)
+#if defined(__PIC__) && !defined(__PIE__)
+static void (*const dk__link_check)(void) __attribute__((used)) =
+    dk_plugin_finds_no_dispatch_h_in_its_host__link_the_host_with_rdynamic_or_libdispatch_so;
+#else
 static void (*const dk__link_check)(void) __attribute__((used)) =
     dk_no_file_defines_DISPATCH_IMPLEMENTATION_before_including_dispatch_h;
+#endif
 #endif
 
 /* >>schema ------------------------------------------------------------------
@@ -4017,6 +4033,7 @@ DK__PRIVATE dk_status dk__fail(dk_status s, const char *fmt, ...) {
 DK_API int dk_version_number(void) { return DK_VERSION_NUMBER; }
 /* what every file that includes the header refers to (see >>call) */
 DK_API void dk_no_file_defines_DISPATCH_IMPLEMENTATION_before_including_dispatch_h(void) {}
+DK_API void dk_plugin_finds_no_dispatch_h_in_its_host__link_the_host_with_rdynamic_or_libdispatch_so(void) {}
 
 DK_API const char *dk_status_str(dk_status s) {
 #define DK__STATUS_TEXT(name, text) text,
@@ -6051,7 +6068,7 @@ DK__PRIVATE void dk__entry_set(dk_op_table *t, int s, const dk_kernel *k, int li
 /* Sets slot s's reason (4 bits of a byte: dk__reason_byte), one relaxed
    store when it changes: a call may read the live table's reasons. */
 DK_INLINE void dk__reason_set(dk_op_table *t, int s, dk_source_detail why) {
-    uint8_t *p = dk__reason_byte(t, s);
+    uint8_t *p = (uint8_t *)t + (dk__reason_byte(t, s) - (const uint8_t *)t);   /* t is writable here */
     unsigned sh = (unsigned)(s & 1) * 4, b = *p, v = (b & ~(15u << sh)) | ((unsigned)why << sh);
     if (v != b) DK__STORE_RLX(p, (uint8_t)v);
 }

@@ -116,12 +116,25 @@ check "every name the manual mentions exists in the header" sh -c '
 check "the manual's API BY TASK names, for each group, the >>tags where its names are declared" \
   python3 tools/where-declared.py dispatch.h --check
 # A user unit that includes the header (no implementation) is clean under
-# -Wconversion -Wsign-conversion, as C and as C++.
+# -Wconversion -Wsign-conversion -Wcast-qual (and -Wbad-function-cast, a C
+# warning), as C and as C++: a one-liner, and minitensor's operators (the
+# typed call path, DK_DECLARE_OP and the typed registrations expanded).
 printf '#include "dispatch.h"\nint main(void) { return dk_ks_slot(dk_ks_from_key(DK_CPU)) < 0; }\n' > "$out/user_unit.c"
 for comp in "$cc -std=c99" "${CLANG:-clang} -std=c11" "${CXX:-g++} -x c++" "${CLANGXX:-clang++} -x c++"; do
-  check "a unit including dispatch.h is clean under -Wconversion -Wsign-conversion ($comp)" \
-    sh -c "$comp -Wall -Wextra -Wconversion -Wsign-conversion -Werror -I. -c $out/user_unit.c -o $out/user_unit.o"
+  case $comp in *c++*) strict="-Wcast-qual";; *) strict="-Wcast-qual -Wbad-function-cast";; esac
+  for unit in $out/user_unit.c examples/minitensor/minitensor.c; do
+    check "$(basename $unit), including dispatch.h, is clean under -Wconversion -Wsign-conversion $strict ($comp)" \
+      sh -c "$comp -Wall -Wextra -Wconversion -Wsign-conversion $strict -Werror -I. -Iexamples/minitensor -c $unit -o $out/user_unit.o"
+  done
 done
+# A plugin loaded by a host that does not export the implementation (linked
+# without -rdynamic): dlopen's message names the fix in the host.
+check "a plugin dlopen'ed by a host linked without -rdynamic names -rdynamic and libdispatch.so" \
+  sh -c "$cc $cflags -fPIC -shared examples/plugin-host/npu.c -o $out/npu.so && \
+         $cc $cflags examples/plugin-host/host.c -o $out/host_no_rdynamic -ldl -lpthread && \
+         ! $out/host_no_rdynamic $out/npu.so > $out/no_rdynamic.log 2>&1 && \
+         grep -q 'undefined symbol: dk_plugin_finds_no_dispatch_h_in_its_host__link_the_host_with_rdynamic_or_libdispatch_so' \
+           $out/no_rdynamic.log || { cat $out/no_rdynamic.log; exit 1; }"
 # A unit that includes the header and calls one function defines no table,
 # even at -O0, where compilers keep unused static const arrays (Note [Tables
 # in one unit]): its only data is dk__link_check. And it preprocesses to at
