@@ -2906,9 +2906,18 @@ DK_API dk_status dk_abi_impl(dk_registry *r, const char *op_name, int key, const
 DK_API dk_status dk_abi_fallback(dk_registry *r, int key, const void *kernel, dk_registration **out);
 /* boxed calls, as dk_call_boxed / dk_redispatch_boxed, returning this
    call's status (what dk_last_call_status() would give after it: DK_OK
-   with a registry whose call-error hook is the program's own) */
+   with a registry whose call-error hook is the program's own). Outside
+   every call they consume the thread's failed-call status; inside one (a
+   kernel or fallback calling on) they leave a failure set, so that it
+   reaches the outer call's status whatever the kernel does with the
+   returned one (a fallback that recovers clears it: dk_last_call_status). */
 DK_API dk_status dk_abi_call_boxed(const dk_operator *op, dk_stack *stack);
 DK_API dk_status dk_abi_redispatch_boxed(const dk_operator *op, uint64_t ks, dk_stack *stack);
+/* From inside a kernel or fallback: fails the current call, as
+   dk_call_fail with the message as it is (no format); status is a
+   dk_status, DK_ERR_KERNEL_FAILED for a kernel's own failure. */
+DK_API void dk_abi_call_fail(const dk_operator *op, const dk_kernel *kernel, uint64_t ks, int status,
+                             const char *message);
 /* what a boxed kernel receives: its user_data, the operator's name */
 DK_API void *dk_abi_kernel_user_data(const dk_kernel *kernel);
 DK_API const char *dk_abi_op_name(const dk_operator *op);
@@ -3853,6 +3862,10 @@ typedef struct dk__thread_state {
 
 static DK_THREAD_LOCAL dk__thread_state *dk__thread;
 static DK_THREAD_LOCAL dk_status dk__call_status;
+/* Failed calls reported on this thread, whatever the hook: a boxed call
+   tells a kernel that failed its call from one that left the wrong number
+   of results (dk__run_boxed). Counted on the failing path only. */
+static DK_THREAD_LOCAL unsigned dk__call_failures;
 static DK_THREAD_LOCAL char dk__me;  /* its address names the thread (lock owner) */
 
 /* its own lock: a state is made on a thread's first error, which may come
@@ -5631,6 +5644,7 @@ DK_API dk_status dk_registry_set_call_error(dk_registry *r, dk_call_error_fn fn,
 /* Reports a failed call through the registry's hook (one hooks record). */
 DK__PRIVATE void dk__call_error(const dk_operator *op, dk_keyset ks, dk_status status, const char *message) {
     const dk__hooks *h;
+    dk__call_failures++;
     DK__HOLD();
     h = dk__hooks_of(op->registry);
     h->call_error(op, ks, status, message, h->call_error_user_data);
@@ -8193,6 +8207,7 @@ DK_API void dk_call_fail(const dk_operator *op, const dk_kernel *kernel, dk_keys
     if (op) {
         dk__call_error(op, ks, status, message);
     } else {   /* no operator to find a hook through: the default hook's effect */
+        dk__call_failures++;
         dk_call_error_report(NULL, ks, status, message, NULL);
     }
 }
@@ -8447,7 +8462,20 @@ DK__PRIVATE void dk__run_boxed(const dk_operator *op, const dk_op_table *t, dk_k
     const dk_schema *sch = dk__table_schema(t);
     size_t nargs = sch ? (size_t)sch->num_arguments : 0;
     char msg[1024];
-    if (k->kind == DK_KERNEL_FUNCTION && k->boxed) { k->boxed(k, op, ks, stack); return; }
+    if (k->kind == DK_KERNEL_FUNCTION && k->boxed) {
+        unsigned failures = dk__call_failures;
+        size_t base = stack->size - (nargs < stack->size ? nargs : stack->size);
+        k->boxed(k, op, ks, stack);
+        /* a kernel that did not fail its call left exactly the schema's returns */
+        if (!sch || failures != dk__call_failures || stack->size == base + (size_t)sch->num_returns) return;
+        snprintf(msg, sizeof msg, "%s: the boxed kernel at %s (%s) left %lu values on the stack where the schema has "
+                 "%d returns (a kernel that fails calls dk_call_fail)\n  schema: %s", op->name,
+                 dk_key_name(dk_ks_highest_key(ks)), k->debug,
+                 (unsigned long)(stack->size > base ? stack->size - base : 0), sch->num_returns, sch->text);
+        dk__call_error(op, ks, DK_ERR_KERNEL_FAILED, msg);
+        stack->size = stack->size < base ? stack->size : base;
+        return;
+    }
     if (k->kind == DK_KERNEL_FUNCTION && a && a->call_unboxed) { a->call_unboxed(k, op, ks, stack); return; }
     if (k->kind == DK_KERNEL_FUNCTION) {
         snprintf(msg, sizeof msg, "%s: the kernel at %s (%s) is unboxed and the operator has no boxing adapters "
@@ -8863,17 +8891,34 @@ DK_API dk_status dk_abi_fallback(dk_registry *r, int key, const void *kernel, dk
     memcpy(&d, kernel, sizeof d);
     return dk__fallback(r, (dk_key)key, d, dk__abi_site, 0, out, dk_config_signature());
 }
+/* This call's status. Outside every call the thread's failed-call status
+   is consumed (an earlier one nobody read is not this call's); inside a
+   call (a kernel or fallback calling on) a failure stays set for the
+   outer call, and so does one of an earlier call of the same kernel. */
+DK__PRIVATE dk_status dk__abi_status_after(int nested, dk_status earlier) {
+    dk_status s = dk_last_call_status();
+    if (nested) dk__call_status = s != DK_OK ? s : earlier;
+    return s;
+}
 DK_API dk_status dk_abi_call_boxed(const dk_operator *op, dk_stack *stack) {
+    int nested = dk__in_call();
+    dk_status earlier;
     if (!op || !stack) return dk__fail(DK_ERR_NULL, "dk_abi_call_boxed: NULL %s", op ? "stack" : "operator");
-    (void)dk_last_call_status();   /* an earlier call's status, not consumed, is not this one's */
+    earlier = dk_last_call_status();
     dk_call_boxed(op, stack);
-    return dk_last_call_status();
+    return dk__abi_status_after(nested, earlier);
 }
 DK_API dk_status dk_abi_redispatch_boxed(const dk_operator *op, uint64_t ks, dk_stack *stack) {
+    int nested = dk__in_call();
+    dk_status earlier;
     if (!op || !stack) return dk__fail(DK_ERR_NULL, "dk_abi_redispatch_boxed: NULL %s", op ? "stack" : "operator");
-    (void)dk_last_call_status();
+    earlier = dk_last_call_status();
     dk_redispatch_boxed(op, dk_ks_raw(ks), stack);
-    return dk_last_call_status();
+    return dk__abi_status_after(nested, earlier);
+}
+DK_API void dk_abi_call_fail(const dk_operator *op, const dk_kernel *kernel, uint64_t ks, int status,
+                             const char *message) {
+    dk_call_fail(op, kernel, dk_ks_raw(ks), (dk_status)status, "%s", message ? message : "");
 }
 DK_API void *dk_abi_kernel_user_data(const dk_kernel *kernel) { return kernel ? kernel->user_data : NULL; }
 DK_API const char *dk_abi_op_name(const dk_operator *op) { return op ? op->name : NULL; }

@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -194,12 +195,107 @@ static void test_registration(void **state) {
     dk_abi_stack_free(s);
 }
 
+/* ---- no lost error: a failure below a fallback reaches the outer call ---- */
+static int cpu_mode;            /* 0: fails its call, 1: one result, 2: none, 3: two */
+static dk_status below_status;  /* what the fallback's redispatch returned */
+static int fallback_recovers;
+static void cpu_kernel(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
+    void *t;
+    assert_int_equal(dk_abi_pop_tensor(s, &t), DK_OK);
+    if (cpu_mode == 0) { dk_abi_call_fail(op, k, ks.repr, DK_ERR_KERNEL_FAILED, "cpu kernel: 100% failed"); return; }
+    if (cpu_mode >= 1 && cpu_mode != 2) dk_abi_push_double(s, 1.0);
+    if (cpu_mode == 3) dk_abi_push_double(s, 2.0);
+}
+/* a foreign fallback at Tracer: redispatches below itself and, as a binding
+   that forgets to check, ignores what the redispatch returned */
+static void abi_tracer(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
+    (void)k;
+    below_status = dk_abi_redispatch_boxed(op, dk_abi_ks_and(ks.repr, dk_abi_ks_full_after(DK_Tracer)), s);
+    if (fallback_recovers && below_status != DK_OK) {
+        assert_int_equal(dk_last_call_status(), below_status);   /* it takes the failure: recovered */
+        dk_abi_push_double(s, -1.0);
+    }
+}
+/* the same in C, through dk_redispatch_boxed */
+static void c_tracer(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
+    (void)k;
+    dk_redispatch_boxed(op, dk_ks_and(ks, DK_KS_FULL_AFTER(DK_Tracer)), s);
+}
+
+static void test_no_lost_error(void **state) {
+    dk_registry *r;
+    dk_registration *h, *fb;
+    char kernel[256];
+    dk_stack *s = dk_abi_stack_new(4);
+    const dk_operator *op;
+    tensor x;
+    dk_guard g;
+    double d;
+    int c;
+    (void)state;
+    assert_int_equal(dk_abi_registry_create(NULL, NULL, &r), DK_OK);
+    assert_int_equal(dk_abi_def(r, "t::f(Tensor x) -> float", &h), DK_OK);
+    dk_abi_boxed(kernel, cpu_kernel, NULL);
+    assert_int_equal(dk_abi_impl(r, "t::f", DK_CPU, kernel, &h), DK_OK);
+    op = dk_op_lookup(r, "t::f");
+    x.ks = dk_abi_ks_from_key(DK_CPU);
+    x.v = 0;
+    dk_abi_include_push(dk_abi_ks_from_key(DK_Tracer), &g);
+    for (c = 0; c < 2; c++) {   /* a foreign fallback, then a C one */
+        dk_abi_boxed(kernel, c ? c_tracer : abi_tracer, NULL);
+        assert_int_equal(dk_abi_fallback(r, DK_Tracer, kernel, &fb), DK_OK);
+        cpu_mode = 0;
+        below_status = DK_OK;
+        dk_abi_push_tensor(s, &x);
+        assert_int_equal(dk_abi_call_boxed(op, s), DK_ERR_KERNEL_FAILED);
+        assert_string_equal(dk_last_error(), "cpu kernel: 100% failed");   /* no format: % as it is */
+        assert_int_equal(dk_abi_stack_size(s), 0);
+        assert_int_equal(dk_last_call_status(), DK_OK);   /* the outer call consumed it */
+        if (!c) assert_int_equal(below_status, DK_ERR_KERNEL_FAILED);
+        cpu_mode = 1;   /* the same path succeeding: DK_OK, nothing left over */
+        dk_abi_push_tensor(s, &x);
+        assert_int_equal(dk_abi_call_boxed(op, s), DK_OK);
+        assert_int_equal(dk_abi_pop_double(s, &d), DK_OK);
+        assert_true(d == 1.0);
+        assert_int_equal(dk_deregister(fb), DK_OK);
+    }
+    /* a fallback that takes the failure and pushes a result recovers */
+    dk_abi_boxed(kernel, abi_tracer, NULL);
+    assert_int_equal(dk_abi_fallback(r, DK_Tracer, kernel, &fb), DK_OK);
+    cpu_mode = 0;
+    fallback_recovers = 1;
+    dk_abi_push_tensor(s, &x);
+    assert_int_equal(dk_abi_call_boxed(op, s), DK_OK);
+    assert_int_equal(dk_abi_pop_double(s, &d), DK_OK);
+    assert_true(d == -1.0);
+    fallback_recovers = 0;
+    /* a boxed kernel that leaves the wrong number of results fails the call
+       (below the fallback too), naming the operator and the counts */
+    for (cpu_mode = 2; cpu_mode <= 3; cpu_mode++) {
+        char want[128];
+        dk_abi_push_tensor(s, &x);
+        assert_int_equal(dk_abi_call_boxed(op, s), DK_ERR_KERNEL_FAILED);
+        snprintf(want, sizeof want, "t::f: the boxed kernel at CPU (registered at <foreign caller>:0) left %d values "
+                 "on the stack where the schema has 1 returns", cpu_mode == 2 ? 0 : 2);
+        assert_non_null(strstr(dk_last_error(), want));
+        assert_int_equal(dk_abi_stack_size(s), 0);   /* a failed call consumed its arguments */
+    }
+    dk_abi_guard_pop(&g);
+    cpu_mode = 2;   /* and without the fallback: the same */
+    dk_abi_push_tensor(s, &x);
+    assert_int_equal(dk_abi_call_boxed(op, s), DK_ERR_KERNEL_FAILED);
+    assert_non_null(strstr(dk_last_error(), "left 0 values on the stack where the schema has 1 returns"));
+    dk_abi_registry_destroy(r);
+    dk_abi_stack_free(s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_keyset_algebra_matches_inline),
         cmocka_unit_test(test_stack),
         cmocka_unit_test(test_guards),
         cmocka_unit_test(test_registration),
+        cmocka_unit_test(test_no_lost_error),
     };
     return cmocka_run_group_tests_name("C ABI (dk_abi_*)", tests, NULL, NULL);
 }
