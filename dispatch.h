@@ -1393,9 +1393,13 @@ DK_INLINE int dk_key_in_alias(dk_key k, dk_key alias) {
 
 /* c10's DispatchKeySet(FULL_AFTER, k) for any key: a per-backend runtime key
    counts as its functionality (AutogradCPU as AutogradFunctionality: every
-   backend bit stays). Undefined, markers and alias keys have no
-   functionality (nor do values out of range) and give FULL (c10 gives the backend bits below the
-   highest one plus PythonDispatcher, which is no use to anyone). */
+   backend bit stays). An alias key gives what is below every key it stands
+   for: FULL_AFTER of the lowest functionality in dk_alias_runtime_set
+   (Autograd: DK_KS_AFTER_AUTOGRAD), so a fallback at an alias key that
+   redispatches to dk_ks_and(ks, dk_ks_full_after(alias)) never reaches
+   itself. Undefined and markers have no functionality (nor do values out
+   of range) and give FULL (c10 gives the backend bits below the highest
+   one plus PythonDispatcher for both, which is no use to anyone). */
 DK_API dk_keyset dk_ks_full_after(dk_key k);
 
 /* c10 getAutogradRelatedKeySetFromBackend: ADInplaceOrView + the backend's
@@ -4770,6 +4774,10 @@ DK_API dk_keyset dk_alias_runtime_set(dk_key alias) {
 
 DK_API dk_keyset dk_ks_full_after(dk_key k) {
     dk_key f = (unsigned)k >= (unsigned)DK_StartOfAliasKeys ? DK_Undefined : dk_key_functionality(k);
+    if (dk_key_is_alias(k)) {   /* below the lowest functionality the alias stands for */
+        uint64_t fbits = (dk_alias_runtime_set(k).repr >> DK_NUM_BACKENDS) & DK__FBITS_KEYS;
+        f = (dk_key)(fbits ? dk__lowest_bit(fbits) + 1 : 1);
+    }
     return dk_ks_raw(DK__R_FULL_AFTER(f));
 }
 
@@ -8097,7 +8105,11 @@ DK__PRIVATE void dk__missing_message(const dk_operator *op, const dk_op_table *t
     if (!n) dk__append(buf, size, &len, "none");
     dk__append(buf, size, &len, has_fallback ? " (and backend fallbacks at other keys)" : "");
     dk__append(buf, size, &len, "\n  likely cause: ");
-    if (key == DK_Undefined)
+    if (key == DK_Undefined && n && !t->def)   /* a boxed call finds the tensors through the def's schema */
+        dk__append(buf, size, &len, "the operator has kernels but no def, so a boxed call has no schema to find its "
+                                    "tensor arguments in: define it (dk_def), or check the name the kernels were "
+                                    "registered under for a typo");
+    else if (key == DK_Undefined)
     {
         dk__append(buf, size, &len, "no tensor argument carried a dispatch key (an empty keyset); pass tensors, or "
                                     "register a fallback");

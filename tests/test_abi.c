@@ -289,6 +289,56 @@ static void test_no_lost_error(void **state) {
     dk_abi_stack_free(s);
 }
 
+/* ---- footguns: below an alias key, a kernel without a def ----------------- */
+static int autograd_depth;
+static void autograd_fallback(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
+    (void)k;
+    assert_true(++autograd_depth == 1);   /* it never reaches itself */
+    dk_abi_redispatch_boxed(op, dk_abi_ks_and(ks.repr, dk_abi_ks_full_after(DK_Autograd)), s);
+    autograd_depth--;
+}
+
+static void test_footguns(void **state) {
+    dk_registry *r;
+    dk_registration *h;
+    char kernel[256];
+    dk_stack *s = dk_abi_stack_new(2);
+    tensor x;
+    double d;
+    int a;
+    (void)state;
+    /* full_after of an alias key: below every key it stands for */
+    assert_true(dk_abi_ks_full_after(DK_Autograd) == DK_KS_AFTER_AUTOGRAD.repr);
+    for (a = DK_StartOfAliasKeys; a <= DK_EndOfAliasKeys; a++) {
+        uint64_t below = dk_abi_ks_full_after(a), set = dk_abi_alias_runtime_set(a);
+        int k;
+        for (k = dk_abi_ks_first(set); k != DK_Undefined; k = dk_abi_ks_next(set, k)) assert_false(dk_abi_ks_has(below, k));
+    }
+    assert_int_equal(dk_abi_registry_create(NULL, NULL, &r), DK_OK);
+    assert_int_equal(dk_abi_def(r, "t::f(Tensor x) -> float", &h), DK_OK);
+    dk_abi_boxed(kernel, cpu_kernel, NULL);
+    assert_int_equal(dk_abi_impl(r, "t::f", DK_CPU, kernel, &h), DK_OK);
+    dk_abi_boxed(kernel, autograd_fallback, NULL);
+    assert_int_equal(dk_abi_fallback(r, DK_Autograd, kernel, &h), DK_OK);
+    x.ks = dk_abi_ks_or(dk_abi_ks_from_key(DK_CPU), dk_abi_ks_from_key(DK_AutogradCPU));
+    x.v = 0;
+    cpu_mode = 1;
+    dk_abi_push_tensor(s, &x);
+    assert_int_equal(dk_abi_call_boxed(dk_op_lookup(r, "t::f"), s), DK_OK);
+    assert_int_equal(dk_abi_pop_double(s, &d), DK_OK);
+    assert_true(d == 1.0);
+    /* kernels under a name without a def (a typo): the message names the missing def */
+    dk_abi_boxed(kernel, cpu_kernel, NULL);
+    assert_int_equal(dk_abi_impl(r, "t::g", DK_CPU, kernel, &h), DK_OK);
+    x.ks = dk_abi_ks_from_key(DK_CPU);
+    dk_abi_push_tensor(s, &x);
+    assert_int_equal(dk_abi_call_boxed(dk_op_lookup(r, "t::g"), s), DK_ERR_NO_KERNEL);
+    assert_non_null(strstr(dk_last_error(), "the operator has kernels but no def"));
+    assert_null(strstr(dk_last_error(), "no tensor argument carried"));
+    dk_abi_registry_destroy(r);
+    dk_abi_stack_free(s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_keyset_algebra_matches_inline),
@@ -296,6 +346,7 @@ int main(void) {
         cmocka_unit_test(test_guards),
         cmocka_unit_test(test_registration),
         cmocka_unit_test(test_no_lost_error),
+        cmocka_unit_test(test_footguns),
     };
     return cmocka_run_group_tests_name("C ABI (dk_abi_*)", tests, NULL, NULL);
 }
