@@ -128,6 +128,7 @@ ARGS_test_call_conformance   := tests/conformance/calls-1.13.1.txt $(TABLE_VECTO
 FLAGS_test_names             := -DDK_PRESET_TORCH_1_13_1
 FLAGS_test_keyspace_2_11     := -DDK_PRESET_TORCH_2_11
 ARGS_test_names              := tests/conformance/texts-1.13.1.txt
+ARGS_test_abi                := dispatch.h
 
 $(BUILD)/test_%: tests/test_%.c dispatch.h tests/custom_config.h tests/user_lists_config.h tests/vectors.h | $(BUILD)
 	$(CC) $(CFLAGS_T) $(EXTRA) $(FLAGS_test_$*) $< -o $@ $(LIBS_T)
