@@ -2927,7 +2927,9 @@ DK_INLINE dk_guard dk_guard_skip_functionalize(void) { return dk_guard_exclude(d
                  freed crashes the next call.
      strings     what the ABI takes to register (schemas, operator names,
                  sites, kernel names) and the message of dk_abi_call_fail
-                 are copied. What is pushed (strings, and the arrays of
+                 are copied: a name given to dk_abi_kernel_named lives
+                 until the registration that takes the description
+                 returns, the others until the function returns. What is pushed (strings, and the arrays of
                  dk_abi_push_ints / _doubles / _list) is not: it lives
                  until the call that consumes it returns, or until popped;
                  a string or array popped is the pushed one. Texts the
