@@ -8381,6 +8381,17 @@ DK__PRIVATE const dk_op_adapters *dk__table_adapters(const dk_op_table *t) {
 
 /* A typed call that landed on a boxed kernel: box through the operator's
    adapters when it has them, else hand over the argument pack. */
+/* A boxed kernel that did not fail its call but left other than the
+   schema's number of results fails it (a foreign kernel that raised, say). */
+DK__PRIVATE void dk__results_miscounted(const dk_operator *op, dk_keyset ks, const dk_kernel *k, size_t left,
+                                        int returns, const char *schema) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s: the boxed kernel at %s (%s) left %lu values on the stack where the schema has "
+             "%d returns (a kernel that fails calls dk_call_fail)\n  schema: %s", op->name,
+             dk_key_name(dk_ks_highest_key(ks)), k->debug, (unsigned long)left, returns, schema ? schema : "");
+    dk__call_error(op, ks, DK_ERR_KERNEL_FAILED, msg);
+}
+
 DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args,
                                        void *result, size_t result_size) {
     const dk_op_adapters *a = dk__table_adapters(dk_op_table_of(op));
@@ -8388,8 +8399,11 @@ DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, dk_keyset ks, cons
     dk_stack st;
     dk_stack_init(&st, storage, DK__BOX_CAPACITY);
     if (a && a->box && a->unbox_result) {
+        unsigned failures = dk__call_failures;
         a->box(args, &st);
         k->boxed(k, op, ks, &st);
+        if (st.size != (size_t)a->num_returns && failures == dk__call_failures)
+            dk__results_miscounted(op, ks, k, st.size, a->num_returns, dk_op_schema(op));
         if (!result) return;
         if (st.size == (size_t)a->num_returns) a->unbox_result(&st, result);
         else memset(result, 0, result_size); /* the boxed path failed (and said so): no garbage */
@@ -8619,11 +8633,7 @@ DK__PRIVATE void dk__run_boxed(const dk_operator *op, const dk_op_table *t, dk_k
         k->boxed(k, op, ks, stack);
         /* a kernel that did not fail its call left exactly the schema's returns */
         if (!sch || failures != dk__call_failures || stack->size == base + (size_t)sch->num_returns) return;
-        snprintf(msg, sizeof msg, "%s: the boxed kernel at %s (%s) left %lu values on the stack where the schema has "
-                 "%d returns (a kernel that fails calls dk_call_fail)\n  schema: %s", op->name,
-                 dk_key_name(dk_ks_highest_key(ks)), k->debug,
-                 (unsigned long)(stack->size > base ? stack->size - base : 0), sch->num_returns, sch->text);
-        dk__call_error(op, ks, DK_ERR_KERNEL_FAILED, msg);
+        dk__results_miscounted(op, ks, k, stack->size > base ? stack->size - base : 0, sch->num_returns, sch->text);
         stack->size = stack->size < base ? stack->size : base;
         return;
     }
@@ -8981,7 +8991,8 @@ DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, 
 /* >>impl-abi ------------------------------------------------------------------
 
    The C ABI for foreign callers (see >>tls): each function is the inline or
-   macro version it names, with plain C types. */
+   macro version it names, with plain C types, but for the registries'
+   records below (Note [Destroyed registries]). */
 /* Note [Destroyed registries]. A foreign caller's handle may outlive its
    registry (a second destroy, a registration or lookup after it: a
    garbage collector's order), so the ABI keeps a record of every registry
