@@ -2993,9 +2993,11 @@ DK_API dk_status dk_abi_fallback_at(dk_registry *r, int key, const void *kernel,
    call's status (what dk_last_call_status() would give after it: DK_OK
    with a registry whose call-error hook is the program's own). Outside
    every call they consume the thread's failed-call status; inside one (a
-   kernel or fallback calling on) they leave a failure set, so that it
-   reaches the outer call's status whatever the kernel does with the
-   returned one (a fallback that recovers clears it: dk_last_call_status). */
+   kernel or fallback calling on, in a call the library sees: a boxed
+   call, a typed call's boxed part, any call under call epochs) they leave
+   a failure set, so that it reaches the outer call's status whatever the
+   kernel does with the returned one (a fallback that recovers clears it:
+   dk_last_call_status). */
 DK_API dk_status dk_abi_call_boxed(const dk_operator *op, dk_stack *stack);
 DK_API dk_status dk_abi_redispatch_boxed(const dk_operator *op, uint64_t ks, dk_stack *stack);
 /* From inside a kernel or fallback: fails the current call, as
