@@ -2910,12 +2910,14 @@ DK_INLINE dk_guard dk_guard_skip_functionalize(void) { return dk_guard_exclude(d
    libdispatch-epochs.so): calls bracket themselves, and memory is freed
    and dk_registry_synchronize returns once the calls in flight end. In
    the default build (libdispatch.so, quiescent points) every thread that
-   has called takes part until it exits: dk_registry_synchronize waits
-   for each to pass dk_registry_reclaim, so it blocks for as long as one
-   thread idles without dk_thread_offline() -- forever behind a Python
-   thread waiting in queue.get() -- and retired memory grows meanwhile
-   (WHAT A PROGRAM DOES). The default build suits a host that declares its
-   threads' quiescent points.
+   calls while registrations change takes part (from its first
+   dk_registry_reclaim or dk_thread_online until it exits or goes
+   offline), and dk_registry_synchronize waits for each to pass its next
+   quiescent point: it blocks for as long as one idles without
+   dk_thread_offline() -- forever behind a Python thread waiting in
+   queue.get() -- and retired memory grows meanwhile (WHAT A PROGRAM
+   DOES). The default build suits a host that declares its threads'
+   quiescent points and offline spells.
 
    Lifetimes, once:
      callbacks   a kernel, fallback, keyset_of or logger function and its
@@ -2929,7 +2931,8 @@ DK_INLINE dk_guard dk_guard_skip_functionalize(void) { return dk_guard_exclude(d
                  sites, kernel names) and the message of dk_abi_call_fail
                  are copied: a name given to dk_abi_kernel_named lives
                  until the registration that takes the description
-                 returns, the others until the function returns. What is pushed (strings, and the arrays of
+                 returns, the others until the function returns. What
+                 is pushed (strings, and the arrays of
                  dk_abi_push_ints / _doubles / _list) is not: it lives
                  until the call that consumes it returns, or until popped;
                  a string or array popped is the pushed one. Texts the
