@@ -9008,10 +9008,11 @@ DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, 
    registry itself. So that no later registry takes the same address (a
    stale handle would then name it), the registry's own block is not
    given back but shrunk to one byte (realloc, which glibc does in place):
-   its address stays taken. An allocator that moves a shrunk block (ASan's
-   does: its quarantine keeps the old address out of use for long) gives
-   the address back; a registry made there later is found first (the
-   newest record), and the stale handle then names it. Calls
+   its address stays taken. An allocator that moves a shrunk block gives
+   the address back (ASan's quarantine keeps it out of use for long,
+   ThreadSanitizer's reuses it at once); a registry made there later is
+   found first (the newest record), and the stale handle then names it:
+   still never a read of freed memory. Calls
    (dk_abi_call_boxed: an operator, not a registry) are not checked: they
    pay nothing. Registries of dk_registry_create are not in the list and
    are taken as live. */
