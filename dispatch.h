@@ -423,10 +423,15 @@
        dk_log_item_name, dk_log_stderr, DK_FORALL_STATUS, DK_FORALL_LOG_ITEMS
    Configuration (>>api): dk_config_check, dk_config_signature,
        DK_CONFIG_SIGNATURE
-   Foreign callers (>>tls): dk_abi_* (dk_abi_def, dk_abi_impl, dk_abi_call_boxed,
-       ...): the registry, def / impl / fallback, kernel descriptions, keyset
-       algebra, stacks, guards and the key space's counts as real functions of
-       plain C types (examples/ctypes).
+   Foreign callers (>>tls): dk_abi_* (dk_abi_registry_create_with,
+       dk_abi_def_at, dk_abi_impl_at, dk_abi_call_boxed, dk_abi_call_fail,
+       dk_abi_op_lookup, dk_abi_op_argument_name, dk_abi_push_ints,
+       dk_abi_ks_named, dk_abi_status_name, dk_abi_explanation_size, ...):
+       the registry, def / impl / fallback, kernel descriptions, failing a
+       call, schemas, keyset algebra and the named keysets, stacks and lists,
+       guards, sizes, the names and numbers of statuses and value tags as
+       real functions of plain C types; which build a foreign host loads and
+       every lifetime, at their declarations (examples/ctypes).
    Names with dk__ / DK__ are the implementation's. The exported ones
    (dk__def, dk__impl, dk__library_open, dk__config_check...) are what the
    lowercase macros above expand to, adding the caller's configuration
@@ -1396,9 +1401,13 @@ DK_INLINE int dk_key_in_alias(dk_key k, dk_key alias) {
 
 /* c10's DispatchKeySet(FULL_AFTER, k) for any key: a per-backend runtime key
    counts as its functionality (AutogradCPU as AutogradFunctionality: every
-   backend bit stays). Undefined, markers and alias keys have no
-   functionality (nor do values out of range) and give FULL (c10 gives the backend bits below the
-   highest one plus PythonDispatcher, which is no use to anyone). */
+   backend bit stays). An alias key gives what is below every key it stands
+   for: FULL_AFTER of the lowest functionality in dk_alias_runtime_set
+   (Autograd: DK_KS_AFTER_AUTOGRAD), so a fallback at an alias key that
+   redispatches to dk_ks_and(ks, dk_ks_full_after(alias)) never reaches
+   itself. Undefined and markers have no functionality (nor do values out
+   of range) and give FULL (c10 gives the backend bits below the highest
+   one plus PythonDispatcher for both, which is no use to anyone). */
 DK_API dk_keyset dk_ks_full_after(dk_key k);
 
 /* c10 getAutogradRelatedKeySetFromBackend: ADInplaceOrView + the backend's
@@ -1469,7 +1478,8 @@ DK_API dk_keyset dk_autograd_backend_set(dk_key k);
     X(ERR_REENTRANT,     "a registration from a listener or the logger of the same registry") \
     X(ERR_IN_CALL,       "must not be called from inside a call (a kernel or hook)") \
     X(ERR_BAD_STACK,     "the boxed stack does not match the operator's schema") \
-    X(ERR_KERNEL_FAILED, "a kernel failed the call")
+    X(ERR_KERNEL_FAILED, "a kernel failed the call")                             \
+    X(ERR_DESTROYED,     "the registry was destroyed")
 
 #define DK__STATUS_ENUM(name, text) DK_##name,
 typedef enum dk_status { DK_FORALL_STATUS(DK__STATUS_ENUM) DK__STATUS_END } dk_status;
@@ -2883,43 +2893,162 @@ DK_INLINE dk_guard dk_guard_skip_functionalize(void) { return dk_guard_exclude(d
 /* The C ABI for foreign callers (Python's ctypes, cffi, other languages'
    FFIs): a real exported function for what C gets as macros or static
    inline functions, with plain C types only. Keysets are uint64_t (the
-   repr), keys and backends int, guards are written to a caller's dk_guard
-   (two uint64_t), a kernel description is an opaque buffer of
-   dk_abi_kernel_desc_size() bytes, stacks are made and freed here. The
-   inline versions stay what C uses. Registration records the site
-   "<foreign caller>" and checks nothing against a caller's lists: a foreign
-   caller uses the library's own (dk_abi_num_backends, dk_key_name,
-   dk_key_parse tell them). A boxed kernel receives its dk_keyset, a struct
-   of one uint64_t, passed as a uint64_t is by every ABI dispatch.h runs on. */
+   repr), keys, backends, statuses and value tags int, guards are written
+   to a caller's buffer of dk_abi_guard_size() bytes (two uint64_t), a
+   kernel description is an opaque buffer of dk_abi_kernel_desc_size()
+   bytes, stacks are made and freed here; every other struct a caller
+   meets has its size here and accessors for what it needs of it. The
+   inline versions stay what C uses. Registration checks nothing against
+   a caller's lists: a foreign caller uses the library's own
+   (dk_abi_num_backends, dk_key_name, dk_key_parse tell them). A boxed
+   kernel receives its dk_keyset, a struct of one uint64_t, passed as a
+   uint64_t is by every ABI dispatch.h runs on. The real functions of the
+   C API (dk_key_parse, dk_deregister, dk_registry_reclaim,
+   dk_thread_offline, dk_last_error, dk_status_str, dk_explain_to_string,
+   dk_stack_push_default...) are part of the ABI as they are.
+
+   Which library to load. A host whose threads may sit idle outside the
+   library without saying so (Python: a thread blocked in queue.get(),
+   input() or a sleep) loads the call-epochs build (make lib CONFIG=epochs:
+   libdispatch-epochs.so): calls bracket themselves, and memory is freed
+   and dk_registry_synchronize returns once the calls in flight end. In
+   the default build (libdispatch.so, quiescent points) every thread that
+   calls while registrations change takes part (from its first
+   dk_registry_reclaim or dk_thread_online until it exits or goes
+   offline), and dk_registry_synchronize waits for each to pass its next
+   quiescent point: it blocks for as long as one idles without
+   dk_thread_offline() -- forever behind a Python thread waiting in
+   queue.get() -- and retired memory grows meanwhile (WHAT A PROGRAM
+   DOES). The default build suits a host that declares its threads'
+   quiescent points and offline spells.
+
+   Lifetimes, once:
+     callbacks   a kernel, fallback, keyset_of or logger function and its
+                 user data live as long as they are registered (the
+                 registry, for keyset_of and the logger) and, after
+                 dk_deregister, until dk_registry_synchronize returns
+                 (calls in flight may still run them). A ctypes callback
+                 object must be kept referenced: one the garbage collector
+                 freed crashes the next call.
+     strings     what the ABI takes to register (schemas, operator names,
+                 sites, kernel names) and the message of dk_abi_call_fail
+                 are copied: a name given to dk_abi_kernel_named lives
+                 until the registration that takes the description
+                 returns, the others until the function returns. What
+                 is pushed (strings, and the arrays of
+                 dk_abi_push_ints / _doubles / _list) is not: it lives
+                 until the call that consumes it returns, or until popped;
+                 a string or array popped is the pushed one. Texts the
+                 ABI returns: dk_abi_op_name lives as long as the
+                 operator; dk_last_error until this thread's next failure;
+                 the dk_abi_*_name functions return static text; the
+                 schema functions copy into the caller's buffer.
+     tensors     the library keeps no tensor pointer: one pushed lives
+                 until the call that consumes it returns (keyset_of and the
+                 kernels read it during the call), or until popped.
+     stacks      dk_abi_stack_new to dk_abi_stack_free, one thread at a
+                 time; a stack a kernel receives is the call's, for the
+                 kernel's duration.
+     registries  dk_abi_registry_create to dk_abi_registry_destroy; every
+                 handle it gave (registrations, operators) dies with it.
+                 The ABI's functions that take a registry recognise a
+                 destroyed one and refuse it with DK_ERR_DESTROYED (Note
+                 [Destroyed registries]: the lookup costs registrations
+                 and lookups a list walk, calls nothing); the C API's
+                 functions do not. A destroy from inside a call or hook on
+                 its thread (a finalizer the garbage collector ran in a
+                 kernel) is refused with DK_ERR_IN_CALL; one racing calls
+                 on other threads is the caller's to prevent. */
 /* registries: tensor handles' keysets come from keyset_of(tensor,
    user_data) or, when keyset_of is NULL, from the handle's first 8 bytes
-   (a uint64_t: a struct whose first member is the keyset). Destroy with
-   dk_abi_registry_destroy (it frees what create allocated). */
+   (a uint64_t: a struct whose first member is the keyset). _with: the
+   registry's logger (what has no caller to return to: an overridden
+   kernel, say; NULL: dk_log_stderr). destroy: DK_OK, DK_ERR_DESTROYED
+   (destroyed before), DK_ERR_IN_CALL, DK_ERR_REENTRANT (from its own
+   logger or listener), DK_ERR_NULL; it takes a dk_registry_create
+   registry too. op_lookup: as dk_op_lookup, DK_ERR_NOT_FOUND without
+   such an operator. */
 DK_API dk_status dk_abi_registry_create(uint64_t (*keyset_of)(const void *tensor, void *user_data), void *user_data,
                                         dk_registry **out);
-DK_API void dk_abi_registry_destroy(dk_registry *r);
+DK_API dk_status dk_abi_registry_create_with(uint64_t (*keyset_of)(const void *tensor, void *user_data),
+                                             void *user_data, dk_log_fn log, void *log_user_data,
+                                             dk_registry **out);
+DK_API dk_status dk_abi_registry_destroy(dk_registry *r);
+DK_API dk_status dk_abi_op_lookup(dk_registry *r, const char *name, const dk_operator **out);
 /* registration, as dk_def / dk_impl / dk_fallback; kernel: a buffer filled
-   by dk_abi_boxed, dk_abi_unboxed or dk_abi_fallthrough */
+   by dk_abi_boxed, dk_abi_unboxed or dk_abi_fallthrough, and optionally
+   named after its function (dk_abi_kernel_named: dumps and messages show
+   "registered at site:line (name)"). The _at versions take the site the
+   caller names (its file, or its function's name, and a line); the others
+   record "<foreign caller>:0". */
 DK_API size_t dk_abi_kernel_desc_size(void);
 DK_API void dk_abi_boxed(void *kernel, dk_boxed_fn fn, void *user_data);
 DK_API void dk_abi_unboxed(void *kernel, dk_fn fn, void *user_data);
 DK_API void dk_abi_fallthrough(void *kernel);
+DK_API void dk_abi_kernel_named(void *kernel, const char *name);
 DK_API dk_status dk_abi_def(dk_registry *r, const char *schema, dk_registration **out);
 DK_API dk_status dk_abi_impl(dk_registry *r, const char *op_name, int key, const void *kernel, dk_registration **out);
 DK_API dk_status dk_abi_fallback(dk_registry *r, int key, const void *kernel, dk_registration **out);
+DK_API dk_status dk_abi_def_at(dk_registry *r, const char *schema, const char *site, int line,
+                               dk_registration **out);
+DK_API dk_status dk_abi_impl_at(dk_registry *r, const char *op_name, int key, const void *kernel, const char *site,
+                                int line, dk_registration **out);
+DK_API dk_status dk_abi_fallback_at(dk_registry *r, int key, const void *kernel, const char *site, int line,
+                                    dk_registration **out);
 /* boxed calls, as dk_call_boxed / dk_redispatch_boxed, returning this
    call's status (what dk_last_call_status() would give after it: DK_OK
-   with a registry whose call-error hook is the program's own) */
+   with a registry whose call-error hook is the program's own). Outside
+   every call they consume the thread's failed-call status; inside one (a
+   kernel or fallback calling on, in a call the library sees: a boxed
+   call, a typed call's boxed part, any call under call epochs) they leave
+   a failure set, so that it reaches the outer call's status whatever the
+   kernel does with the returned one (a fallback that recovers clears it:
+   dk_last_call_status). */
 DK_API dk_status dk_abi_call_boxed(const dk_operator *op, dk_stack *stack);
 DK_API dk_status dk_abi_redispatch_boxed(const dk_operator *op, uint64_t ks, dk_stack *stack);
+/* From inside a kernel or fallback: fails the current call, as
+   dk_call_fail with the message as it is (no format); status is a
+   dk_status, DK_ERR_KERNEL_FAILED for a kernel's own failure. */
+DK_API void dk_abi_call_fail(const dk_operator *op, const dk_kernel *kernel, uint64_t ks, int status,
+                             const char *message);
 /* what a boxed kernel receives: its user_data, the operator's name */
 DK_API void *dk_abi_kernel_user_data(const dk_kernel *kernel);
 DK_API const char *dk_abi_op_name(const dk_operator *op);
+/* The def's schema (dk_op_function_schema), copied into buf, snprintf-like
+   (the length the whole text needs); -1 and "" without a def or for an
+   argument or return i that is not there. _schema: c10's normalised text;
+   _num_arguments / _num_returns: -1 without a def; an argument's name,
+   type as written ("int[1]", "Tensor(a!)", "Scalar?") and default as
+   written ("1", "[0, 1]", "None"; -1 without a default); kwarg_only: 1
+   after a lone '*', 0 before, -1 for no such argument. A return's name
+   is "" when it has none. */
+DK_API int dk_abi_op_schema(const dk_operator *op, char *buf, size_t size);
+DK_API int dk_abi_op_num_arguments(const dk_operator *op);
+DK_API int dk_abi_op_num_returns(const dk_operator *op);
+DK_API int dk_abi_op_argument_name(const dk_operator *op, int i, char *buf, size_t size);
+DK_API int dk_abi_op_argument_type(const dk_operator *op, int i, char *buf, size_t size);
+DK_API int dk_abi_op_argument_default(const dk_operator *op, int i, char *buf, size_t size);
+DK_API int dk_abi_op_argument_kwarg_only(const dk_operator *op, int i);
+DK_API int dk_abi_op_return_name(const dk_operator *op, int i, char *buf, size_t size);
+DK_API int dk_abi_op_return_type(const dk_operator *op, int i, char *buf, size_t size);
 /* the key space */
 DK_API int dk_abi_num_backends(void);
 DK_API int dk_abi_num_functionality_keys(void);
 DK_API int dk_abi_num_keys(void);
 DK_API int dk_abi_num_runtime_entries(void);
+/* Names and numbers of what C has as enums and macros. Statuses and value
+   tags are numbered 0 .. count-1: _name(i) is the C name ("DK_ERR_NO_KERNEL",
+   "DK_VALUE_INT"; dk_status_str gives a status's text), NULL out of range.
+   The named keysets (DK_KS_AFTER_AUTOGRAD...): ks_named_name(i) their C
+   names, ks_named(name, &ks) one by its C name (DK_ERR_NOT_FOUND for
+   another name). */
+DK_API int dk_abi_num_statuses(void);
+DK_API const char *dk_abi_status_name(int status);
+DK_API int dk_abi_num_value_tags(void);
+DK_API const char *dk_abi_value_tag_name(int tag);
+DK_API int dk_abi_num_named_keysets(void);
+DK_API const char *dk_abi_ks_named_name(int i);
+DK_API dk_status dk_abi_ks_named(const char *name, uint64_t *out);
 /* keyset algebra (the dk_ks_* functions of >>keyset) */
 DK_API uint64_t dk_abi_ks_from_key(int key);
 DK_API uint64_t dk_abi_ks_from_backend(int backend);
@@ -2938,9 +3067,27 @@ DK_API int dk_abi_ks_first(uint64_t a);
 DK_API int dk_abi_ks_next(uint64_t a, int key);
 DK_API int dk_abi_ks_to_string(uint64_t a, char *buf, size_t size);
 DK_API int dk_abi_key_runtime(int functionality, int backend);
+/* Sizes of the structs a caller passes to the C API's real functions
+   (dk_registry_get_stats, dk_explain_to_string, dk_op_default...), and an
+   explanation's fields: dk_abi_explain is dk_explain with the keyset as a
+   uint64_t, into a buffer of dk_abi_explanation_size() bytes. */
+DK_API size_t dk_abi_guard_size(void);
+DK_API size_t dk_abi_value_size(void);
+DK_API size_t dk_abi_explanation_size(void);
+DK_API size_t dk_abi_registry_stats_size(void);
+struct dk_explanation;   /* >>call */
+DK_API dk_status dk_abi_explain(const dk_operator *op, uint64_t args, struct dk_explanation *out);
+DK_API uint64_t dk_abi_explanation_final(const struct dk_explanation *e);
+DK_API int dk_abi_explanation_key(const struct dk_explanation *e);
+DK_API int dk_abi_explanation_slot(const struct dk_explanation *e);
 /* stacks: dk_abi_stack_new(capacity) (NULL out of memory), pushes return 1
    or 0 when full; a pop of the wrong tag (or of an empty stack) returns
-   DK_ERR_BAD_STACK and leaves the stack as it was */
+   DK_ERR_BAD_STACK and leaves the stack as it was. Lists: int[] and
+   float[] as the caller's arrays (push_ints / push_doubles, not copied);
+   other lists (Tensor[], Tensor?[]) as an array of n values, n *
+   dk_abi_value_size() bytes, filled with dk_abi_value_set_tensor /
+   _set_none and read with dk_abi_value_tag / _tensor (NULL for a value
+   that is no tensor). */
 DK_API dk_stack *dk_abi_stack_new(size_t capacity);
 DK_API void dk_abi_stack_free(dk_stack *s);
 DK_API size_t dk_abi_stack_size(const dk_stack *s);
@@ -2953,6 +3100,9 @@ DK_API int dk_abi_push_double(dk_stack *s, double d);
 DK_API int dk_abi_push_string(dk_stack *s, const char *str);
 DK_API int dk_abi_push_tensor(dk_stack *s, void *tensor);
 DK_API int dk_abi_push_object(dk_stack *s, void *object);
+DK_API int dk_abi_push_ints(dk_stack *s, const int64_t *items, size_t n);
+DK_API int dk_abi_push_doubles(dk_stack *s, const double *items, size_t n);
+DK_API int dk_abi_push_list(dk_stack *s, const dk_value *items, size_t n);
 DK_API dk_status dk_abi_pop_bool(dk_stack *s, int *out);
 DK_API dk_status dk_abi_pop_int(dk_stack *s, int64_t *out);
 DK_API dk_status dk_abi_pop_double(dk_stack *s, double *out);
@@ -2960,6 +3110,13 @@ DK_API dk_status dk_abi_pop_string(dk_stack *s, const char **out);
 DK_API dk_status dk_abi_pop_tensor(dk_stack *s, void **out);
 DK_API dk_status dk_abi_pop_object(dk_stack *s, void **out);
 DK_API dk_status dk_abi_pop_none(dk_stack *s);
+DK_API dk_status dk_abi_pop_ints(dk_stack *s, const int64_t **items, size_t *n);
+DK_API dk_status dk_abi_pop_doubles(dk_stack *s, const double **items, size_t *n);
+DK_API dk_status dk_abi_pop_list(dk_stack *s, const dk_value **items, size_t *n);
+DK_API int dk_abi_value_tag(const dk_value *items, size_t i);
+DK_API void *dk_abi_value_tensor(const dk_value *items, size_t i);
+DK_API void dk_abi_value_set_tensor(dk_value *items, size_t i, void *tensor);
+DK_API void dk_abi_value_set_none(dk_value *items, size_t i);
 /* this thread's state and guards (out: the guard to pop, on this thread) */
 DK_API uint64_t dk_abi_tls_included(void);
 DK_API uint64_t dk_abi_tls_excluded(void);
@@ -3869,6 +4026,10 @@ typedef struct dk__thread_state {
 
 static DK_THREAD_LOCAL dk__thread_state *dk__thread;
 static DK_THREAD_LOCAL dk_status dk__call_status;
+/* Failed calls reported on this thread, whatever the hook: a boxed call
+   tells a kernel that failed its call from one that left the wrong number
+   of results (dk__run_boxed). Counted on the failing path only. */
+static DK_THREAD_LOCAL unsigned dk__call_failures;
 static DK_THREAD_LOCAL char dk__me;  /* its address names the thread (lock owner) */
 
 /* its own lock: a state is made on a thread's first error, which may come
@@ -4774,6 +4935,10 @@ DK_API dk_keyset dk_alias_runtime_set(dk_key alias) {
 
 DK_API dk_keyset dk_ks_full_after(dk_key k) {
     dk_key f = (unsigned)k >= (unsigned)DK_StartOfAliasKeys ? DK_Undefined : dk_key_functionality(k);
+    if (dk_key_is_alias(k)) {   /* below the lowest functionality the alias stands for */
+        uint64_t fbits = (dk_alias_runtime_set(k).repr >> DK_NUM_BACKENDS) & DK__FBITS_KEYS;
+        f = (dk_key)(fbits ? dk__lowest_bit(fbits) + 1 : 1);
+    }
     return dk_ks_raw(DK__R_FULL_AFTER(f));
 }
 
@@ -5648,6 +5813,7 @@ DK_API dk_status dk_registry_set_call_error(dk_registry *r, dk_call_error_fn fn,
 /* Reports a failed call through the registry's hook (one hooks record). */
 DK__PRIVATE void dk__call_error(const dk_operator *op, dk_keyset ks, dk_status status, const char *message) {
     const dk__hooks *h;
+    dk__call_failures++;
     DK__HOLD();
     h = dk__hooks_of(op->registry);
     h->call_error(op, ks, status, message, h->call_error_user_data);
@@ -8100,7 +8266,11 @@ DK__PRIVATE void dk__missing_message(const dk_operator *op, const dk_op_table *t
     if (!n) dk__append(buf, size, &len, "none");
     dk__append(buf, size, &len, has_fallback ? " (and backend fallbacks at other keys)" : "");
     dk__append(buf, size, &len, "\n  likely cause: ");
-    if (key == DK_Undefined)
+    if (key == DK_Undefined && n && !t->def)   /* a boxed call finds the tensors through the def's schema */
+        dk__append(buf, size, &len, "the operator has kernels but no def, so a boxed call has no schema to find its "
+                                    "tensor arguments in: define it (dk_def), or check the name the kernels were "
+                                    "registered under for a typo");
+    else if (key == DK_Undefined)
     {
         dk__append(buf, size, &len, "no tensor argument carried a dispatch key (an empty keyset); pass tensors, or "
                                     "register a fallback");
@@ -8210,6 +8380,7 @@ DK_API void dk_call_fail(const dk_operator *op, const dk_kernel *kernel, dk_keys
     if (op) {
         dk__call_error(op, ks, status, message);
     } else {   /* no operator to find a hook through: the default hook's effect */
+        dk__call_failures++;
         dk_call_error_report(NULL, ks, status, message, NULL);
     }
 }
@@ -8232,6 +8403,17 @@ DK__PRIVATE const dk_op_adapters *dk__table_adapters(const dk_op_table *t) {
 
 /* A typed call that landed on a boxed kernel: box through the operator's
    adapters when it has them, else hand over the argument pack. */
+/* A boxed kernel that did not fail its call but left other than the
+   schema's number of results fails it (a foreign kernel that raised, say). */
+DK__PRIVATE void dk__results_miscounted(const dk_operator *op, dk_keyset ks, const dk_kernel *k, size_t left,
+                                        int returns, const char *schema) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s: the boxed kernel at %s (%s) left %lu values on the stack where the schema has "
+             "%d returns (a kernel that fails calls dk_call_fail)\n  schema: %s", op->name,
+             dk_key_name(dk_ks_highest_key(ks)), k->debug, (unsigned long)left, returns, schema ? schema : "");
+    dk__call_error(op, ks, DK_ERR_KERNEL_FAILED, msg);
+}
+
 DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args,
                                        void *result, size_t result_size) {
     const dk_op_adapters *a = dk__table_adapters(dk_op_table_of(op));
@@ -8239,8 +8421,11 @@ DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, dk_keyset ks, cons
     dk_stack st;
     dk_stack_init(&st, storage, DK__BOX_CAPACITY);
     if (a && a->box && a->unbox_result) {
+        unsigned failures = dk__call_failures;
         a->box(args, &st);
         k->boxed(k, op, ks, &st);
+        if (st.size != (size_t)a->num_returns && failures == dk__call_failures)
+            dk__results_miscounted(op, ks, k, st.size, a->num_returns, dk_op_schema(op));
         if (!result) return;
         if (st.size == (size_t)a->num_returns) a->unbox_result(&st, result);
         else memset(result, 0, result_size); /* the boxed path failed (and said so): no garbage */
@@ -8464,7 +8649,16 @@ DK__PRIVATE void dk__run_boxed(const dk_operator *op, const dk_op_table *t, dk_k
     const dk_schema *sch = dk__table_schema(t);
     size_t nargs = sch ? (size_t)sch->num_arguments : 0;
     char msg[1024];
-    if (k->kind == DK_KERNEL_FUNCTION && k->boxed) { k->boxed(k, op, ks, stack); return; }
+    if (k->kind == DK_KERNEL_FUNCTION && k->boxed) {
+        unsigned failures = dk__call_failures;
+        size_t base = stack->size - (nargs < stack->size ? nargs : stack->size);
+        k->boxed(k, op, ks, stack);
+        /* a kernel that did not fail its call left exactly the schema's returns */
+        if (!sch || failures != dk__call_failures || stack->size == base + (size_t)sch->num_returns) return;
+        dk__results_miscounted(op, ks, k, stack->size > base ? stack->size - base : 0, sch->num_returns, sch->text);
+        stack->size = stack->size < base ? stack->size : base;
+        return;
+    }
     if (k->kind == DK_KERNEL_FUNCTION && a && a->call_unboxed) { a->call_unboxed(k, op, ks, stack); return; }
     if (k->kind == DK_KERNEL_FUNCTION) {
         snprintf(msg, sizeof msg, "%s: the kernel at %s (%s) is unboxed and the operator has no boxing adapters "
@@ -8819,37 +9013,127 @@ DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, 
 /* >>impl-abi ------------------------------------------------------------------
 
    The C ABI for foreign callers (see >>tls): each function is the inline or
-   macro version it names, with plain C types. */
-typedef struct dk__abi_hook { uint64_t (*keyset_of)(const void *, void *); void *user_data; } dk__abi_hook;
+   macro version it names, with plain C types, but for the registries'
+   records below (Note [Destroyed registries]). */
+/* Note [Destroyed registries]. A foreign caller's handle may outlive its
+   registry (a second destroy, a registration or lookup after it: a
+   garbage collector's order), so the ABI keeps a record of every registry
+   it created, never freed (about 100 bytes each), listed newest first:
+   live until dk_abi_registry_destroy, then dead. What takes a registry
+   (destroy, registration, lookup) looks its pointer up there first and
+   refuses a dead one with DK_ERR_DESTROYED; it never reads the dead
+   registry itself. So that no later registry takes the same address (a
+   stale handle would then name it), the registry's own block is not
+   given back but shrunk to one byte (realloc, which glibc does in place):
+   its address stays taken. An allocator that moves a shrunk block gives
+   the address back (ASan's quarantine keeps it out of use for long,
+   ThreadSanitizer's reuses it at once); a registry made there later is
+   found first (the newest record), and the stale handle then names it:
+   still never a read of freed memory. Calls
+   (dk_abi_call_boxed: an operator, not a registry) are not checked: they
+   pay nothing. Registries of dk_registry_create are not in the list and
+   are taken as live. */
+typedef struct dk__abi_reg {
+    uint64_t (*keyset_of)(const void *, void *);
+    void *user_data;
+    dk_registry *reg;             /* set once, before the record is listed */
+    void *held;                   /* the shrunk block that keeps reg's address taken, once dead */
+    int live;                     /* 1 until destroyed (release / acquire) */
+    struct dk__abi_reg *next;     /* older records; set before listing */
+} dk__abi_reg;
+static dk__abi_reg *dk__abi_regs;  /* newest first; written under dk__global_lock, read lock-free */
 DK__PRIVATE dk_keyset dk__abi_tensor_keyset(const void *tensor, void *user_data) {
-    const dk__abi_hook *h = (const dk__abi_hook *)user_data;
+    const dk__abi_reg *h = (const dk__abi_reg *)user_data;
     uint64_t ks;
     if (h->keyset_of) return dk_ks_raw(h->keyset_of(tensor, h->user_data));
     if (!tensor) return dk_ks_raw(0);
     memcpy(&ks, tensor, sizeof ks);
     return dk_ks_raw(ks);
 }
-DK_API dk_status dk_abi_registry_create(uint64_t (*keyset_of)(const void *tensor, void *user_data), void *user_data,
-                                        dk_registry **out) {
+static void *dk__abi_alloc(size_t n, void *ud) { (void)ud; return malloc(n); }
+/* the registry's own block (the last thing a destroy frees) is kept, shrunk */
+static void dk__abi_free(void *p, void *ud) {
+    dk__abi_reg *h = (dk__abi_reg *)ud;
+    if (!p || p != (void *)h->reg) { free(p); return; }
+    h->held = realloc(p, 1);
+    if (!h->held) h->held = h->reg;   /* not shrunk: kept whole (the same pointer as p) */
+}
+/* The record of r (the newest one with its address), NULL when the ABI did not create r. */
+DK__PRIVATE dk__abi_reg *dk__abi_reg_of(const dk_registry *r) {
+    dk__abi_reg *h;
+    for (h = DK__LOAD_ACQ(&dk__abi_regs); h; h = h->next)
+        if (h->reg == r) return h;
+    return NULL;
+}
+/* DK_OK for a registry the ABI may use (live, or not the ABI's) */
+DK__PRIVATE dk_status dk__abi_usable(const dk_registry *r, const char *what) {
+    const dk__abi_reg *h;
+    if (!r) return dk__fail(DK_ERR_NULL, "%s: NULL registry", what);
+    h = dk__abi_reg_of(r);
+    if (h && !DK__LOAD_ACQ(&h->live))
+        return dk__fail(DK_ERR_DESTROYED, "%s: the registry was destroyed (dk_abi_registry_destroy); its handle, "
+                                          "and every handle it gave, are dead", what);
+    return DK_OK;
+}
+DK_API dk_status dk_abi_registry_create_with(uint64_t (*keyset_of)(const void *tensor, void *user_data),
+                                             void *user_data, dk_log_fn log, void *log_user_data,
+                                             dk_registry **out) {
     dk_registry_desc desc;
-    dk__abi_hook *h;
+    dk__abi_reg *h;
     dk_status s;
     if (!out) return dk__fail(DK_ERR_NULL, "dk_abi_registry_create: NULL out");
-    if (!(h = (dk__abi_hook *)malloc(sizeof *h))) return dk__fail(DK_ERR_NO_MEMORY, "dk_abi_registry_create: out of memory");
+    if (!(h = (dk__abi_reg *)malloc(sizeof *h))) return dk__fail(DK_ERR_NO_MEMORY, "dk_abi_registry_create: out of memory");
+    memset(h, 0, sizeof *h);
     h->keyset_of = keyset_of;
     h->user_data = user_data;
     memset(&desc, 0, sizeof desc);
+    desc.alloc = dk__abi_alloc;
+    desc.free = dk__abi_free;
+    desc.alloc_user_data = h;
+    desc.logger.func = log;
+    desc.logger.user_data = log_user_data;
     desc.tensor_keyset = dk__abi_tensor_keyset;
     desc.tensor_keyset_user_data = h;
-    if ((s = dk__registry_create(&desc, out, dk_config_signature())) != DK_OK) free(h);
-    return s;
+    if ((s = dk__registry_create(&desc, out, dk_config_signature())) != DK_OK) { free(h); return s; }
+    h->reg = *out;
+    h->live = 1;
+    dk__mutex_lock(&dk__global_lock);
+    h->next = dk__abi_regs;
+    DK__STORE_REL(&dk__abi_regs, h);
+    dk__mutex_unlock(&dk__global_lock);
+    return DK_OK;
 }
-DK_API void dk_abi_registry_destroy(dk_registry *r) {
-    void *h = NULL;
-    if (!r) return;
-    if (r->desc.tensor_keyset == dk__abi_tensor_keyset) h = r->desc.tensor_keyset_user_data;
+DK_API dk_status dk_abi_registry_create(uint64_t (*keyset_of)(const void *tensor, void *user_data), void *user_data,
+                                        dk_registry **out) {
+    return dk_abi_registry_create_with(keyset_of, user_data, NULL, NULL, out);
+}
+DK_API dk_status dk_abi_registry_destroy(dk_registry *r) {
+    dk__abi_reg *h;
+    dk_status s;
+    if ((s = dk__abi_usable(r, "dk_abi_registry_destroy")) != DK_OK) return s;
+    if (dk__in_call())
+        return dk__fail(DK_ERR_IN_CALL, "dk_abi_registry_destroy: called from inside a call or hook on this thread "
+                                        "(a kernel, a fallback, a finalizer run there): destroy outside every call");
+    if (dk__owns(r)) return dk__reentrant("dk_abi_registry_destroy");
+    dk__mutex_lock(&dk__global_lock);
+    h = dk__abi_reg_of(r);
+    if (h && !h->live) {   /* a racing second destroy won */
+        dk__mutex_unlock(&dk__global_lock);
+        return dk__abi_usable(r, "dk_abi_registry_destroy");
+    }
+    if (h) DK__STORE_REL(&h->live, 0);
+    dk__mutex_unlock(&dk__global_lock);
     dk_registry_destroy(r);
-    free(h);
+    return DK_OK;
+}
+DK_API dk_status dk_abi_op_lookup(dk_registry *r, const char *name, const dk_operator **out) {
+    dk_status s;
+    if (!out) return dk__fail(DK_ERR_NULL, "dk_abi_op_lookup: NULL out");
+    *out = NULL;
+    if ((s = dk__abi_usable(r, "dk_abi_op_lookup")) != DK_OK) return s;
+    if (!name) return dk__fail(DK_ERR_NULL, "dk_abi_op_lookup: NULL name");
+    if (!(*out = dk_op_lookup(r, name))) return dk__fail(DK_ERR_NOT_FOUND, "dk_abi_op_lookup: no operator %s", name);
+    return DK_OK;
 }
 static const char dk__abi_site[] = "<foreign caller>";
 DK_API size_t dk_abi_kernel_desc_size(void) { return sizeof(dk_kernel_desc); }
@@ -8865,33 +9149,182 @@ DK_API void dk_abi_fallthrough(void *kernel) {
     dk_kernel_desc d = dk_fallthrough();
     if (kernel) memcpy(kernel, &d, sizeof d);
 }
-DK_API dk_status dk_abi_def(dk_registry *r, const char *schema, dk_registration **out) {
-    return dk__def(r, schema, NULL, dk__abi_site, 0, out, dk_config_signature());
+DK_API dk_status dk_abi_def_at(dk_registry *r, const char *schema, const char *site, int line,
+                               dk_registration **out) {
+    dk_status s = dk__abi_usable(r, "dk_abi_def");
+    return s != DK_OK ? s : dk__def(r, schema, NULL, site ? site : dk__abi_site, line, out, dk_config_signature());
 }
-DK_API dk_status dk_abi_impl(dk_registry *r, const char *op_name, int key, const void *kernel, dk_registration **out) {
+DK_API dk_status dk_abi_impl_at(dk_registry *r, const char *op_name, int key, const void *kernel, const char *site,
+                                int line, dk_registration **out) {
     dk_kernel_desc d;
+    dk_status s = dk__abi_usable(r, "dk_abi_impl");
+    if (s != DK_OK) return s;
     if (!kernel) return dk__fail(DK_ERR_NULL, "dk_abi_impl: NULL kernel description");
     memcpy(&d, kernel, sizeof d);
-    return dk__impl(r, op_name, (dk_key)key, d, dk__abi_site, 0, out, dk_config_signature());
+    return dk__impl(r, op_name, (dk_key)key, d, site ? site : dk__abi_site, line, out, dk_config_signature());
 }
-DK_API dk_status dk_abi_fallback(dk_registry *r, int key, const void *kernel, dk_registration **out) {
+DK_API dk_status dk_abi_fallback_at(dk_registry *r, int key, const void *kernel, const char *site, int line,
+                                    dk_registration **out) {
     dk_kernel_desc d;
+    dk_status s = dk__abi_usable(r, "dk_abi_fallback");
+    if (s != DK_OK) return s;
     if (!kernel) return dk__fail(DK_ERR_NULL, "dk_abi_fallback: NULL kernel description");
     memcpy(&d, kernel, sizeof d);
-    return dk__fallback(r, (dk_key)key, d, dk__abi_site, 0, out, dk_config_signature());
+    return dk__fallback(r, (dk_key)key, d, site ? site : dk__abi_site, line, out, dk_config_signature());
+}
+DK_API dk_status dk_abi_def(dk_registry *r, const char *schema, dk_registration **out) {
+    return dk_abi_def_at(r, schema, NULL, 0, out);
+}
+DK_API dk_status dk_abi_impl(dk_registry *r, const char *op_name, int key, const void *kernel, dk_registration **out) {
+    return dk_abi_impl_at(r, op_name, key, kernel, NULL, 0, out);
+}
+DK_API dk_status dk_abi_fallback(dk_registry *r, int key, const void *kernel, dk_registration **out) {
+    return dk_abi_fallback_at(r, key, kernel, NULL, 0, out);
+}
+DK_API void dk_abi_kernel_named(void *kernel, const char *name) {
+    dk_kernel_desc d;
+    if (!kernel) return;
+    memcpy(&d, kernel, sizeof d);
+    d.name = name;
+    memcpy(kernel, &d, sizeof d);
+}
+/* This call's status. Outside every call the thread's failed-call status
+   is consumed (an earlier one nobody read is not this call's); inside a
+   call (a kernel or fallback calling on) a failure stays set for the
+   outer call, and so does one of an earlier call of the same kernel. */
+DK__PRIVATE dk_status dk__abi_status_after(int nested, dk_status earlier) {
+    dk_status s = dk_last_call_status();
+    if (nested) dk__call_status = s != DK_OK ? s : earlier;
+    return s;
 }
 DK_API dk_status dk_abi_call_boxed(const dk_operator *op, dk_stack *stack) {
+    int nested = dk__in_call();
+    dk_status earlier;
     if (!op || !stack) return dk__fail(DK_ERR_NULL, "dk_abi_call_boxed: NULL %s", op ? "stack" : "operator");
-    (void)dk_last_call_status();   /* an earlier call's status, not consumed, is not this one's */
+    earlier = dk_last_call_status();
     dk_call_boxed(op, stack);
-    return dk_last_call_status();
+    return dk__abi_status_after(nested, earlier);
 }
 DK_API dk_status dk_abi_redispatch_boxed(const dk_operator *op, uint64_t ks, dk_stack *stack) {
+    int nested = dk__in_call();
+    dk_status earlier;
     if (!op || !stack) return dk__fail(DK_ERR_NULL, "dk_abi_redispatch_boxed: NULL %s", op ? "stack" : "operator");
-    (void)dk_last_call_status();
+    earlier = dk_last_call_status();
     dk_redispatch_boxed(op, dk_ks_raw(ks), stack);
-    return dk_last_call_status();
+    return dk__abi_status_after(nested, earlier);
 }
+DK_API void dk_abi_call_fail(const dk_operator *op, const dk_kernel *kernel, uint64_t ks, int status,
+                             const char *message) {
+    dk_call_fail(op, kernel, dk_ks_raw(ks), (dk_status)status, "%s", message ? message : "");
+}
+/* The def's schema, read inside a call bracket and copied out: nothing
+   the caller holds can be freed under it. */
+enum { DK__ABI_ARG_NAME, DK__ABI_ARG_TYPE, DK__ABI_ARG_DEFAULT, DK__ABI_RET_NAME, DK__ABI_RET_TYPE, DK__ABI_SCHEMA };
+DK__PRIVATE int dk__abi_schema_text(const dk_operator *op, int what, int i, char *buf, size_t size) {
+    const dk_schema *sch;
+    const char *text = NULL;
+    int n = -1;
+    if (buf && size) buf[0] = '\0';
+    if (!op) return -1;
+    dk_call_enter();
+    sch = dk__table_schema(dk_op_table_of(op));
+    if (sch && what == DK__ABI_SCHEMA) text = sch->text;
+    else if (sch && what <= DK__ABI_ARG_DEFAULT && i >= 0 && i < sch->num_arguments)
+        text = what == DK__ABI_ARG_NAME ? sch->arguments[i].name
+             : what == DK__ABI_ARG_TYPE ? sch->arguments[i].type_text : sch->arguments[i].default_text;
+    else if (sch && what >= DK__ABI_RET_NAME && i >= 0 && i < sch->num_returns)
+        text = what == DK__ABI_RET_NAME ? sch->returns[i].name : sch->returns[i].type_text;
+    if (text) n = snprintf(buf, buf ? size : 0, "%s", text);
+    dk_call_exit();
+    return n;
+}
+DK_API int dk_abi_op_schema(const dk_operator *op, char *buf, size_t size) {
+    return dk__abi_schema_text(op, DK__ABI_SCHEMA, 0, buf, size);
+}
+DK_API int dk_abi_op_argument_name(const dk_operator *op, int i, char *buf, size_t size) {
+    return dk__abi_schema_text(op, DK__ABI_ARG_NAME, i, buf, size);
+}
+DK_API int dk_abi_op_argument_type(const dk_operator *op, int i, char *buf, size_t size) {
+    return dk__abi_schema_text(op, DK__ABI_ARG_TYPE, i, buf, size);
+}
+DK_API int dk_abi_op_argument_default(const dk_operator *op, int i, char *buf, size_t size) {
+    return dk__abi_schema_text(op, DK__ABI_ARG_DEFAULT, i, buf, size);
+}
+DK_API int dk_abi_op_return_name(const dk_operator *op, int i, char *buf, size_t size) {
+    return dk__abi_schema_text(op, DK__ABI_RET_NAME, i, buf, size);
+}
+DK_API int dk_abi_op_return_type(const dk_operator *op, int i, char *buf, size_t size) {
+    return dk__abi_schema_text(op, DK__ABI_RET_TYPE, i, buf, size);
+}
+/* which: 0 arguments, 1 returns, 2 argument i's kwarg_only */
+DK__PRIVATE int dk__abi_schema_int(const dk_operator *op, int which, int i) {
+    const dk_schema *sch;
+    int n = -1;
+    if (!op) return -1;
+    dk_call_enter();
+    sch = dk__table_schema(dk_op_table_of(op));
+    if (sch && which == 0) n = sch->num_arguments;
+    if (sch && which == 1) n = sch->num_returns;
+    if (sch && which == 2 && i >= 0 && i < sch->num_arguments) n = sch->arguments[i].kwarg_only != 0;
+    dk_call_exit();
+    return n;
+}
+DK_API int dk_abi_op_num_arguments(const dk_operator *op) { return dk__abi_schema_int(op, 0, 0); }
+DK_API int dk_abi_op_num_returns(const dk_operator *op) { return dk__abi_schema_int(op, 1, 0); }
+DK_API int dk_abi_op_argument_kwarg_only(const dk_operator *op, int i) { return dk__abi_schema_int(op, 2, i); }
+
+/* names from the lists themselves (DK_FORALL_STATUS, DK_FORALL_VALUE_TAGS) */
+DK_API int dk_abi_num_statuses(void) { return (int)DK__STATUS_END; }
+DK_API const char *dk_abi_status_name(int status) {
+#define DK__ABI_STATUS_NAME(name, text) "DK_" #name,
+    static const char *const names[] = { DK_FORALL_STATUS(DK__ABI_STATUS_NAME) };
+#undef DK__ABI_STATUS_NAME
+    return (unsigned)status < sizeof names / sizeof *names ? names[status] : NULL;
+}
+#define DK__ABI_COUNT_TAG(tag, name) +1
+DK_API int dk_abi_num_value_tags(void) { return 0 DK_FORALL_VALUE_TAGS(DK__ABI_COUNT_TAG); }
+#undef DK__ABI_COUNT_TAG
+DK_API const char *dk_abi_value_tag_name(int tag) {
+#define DK__ABI_TAG_NAME(tag, name) "DK_VALUE_" #tag,
+    static const char *const names[] = { DK_FORALL_VALUE_TAGS(DK__ABI_TAG_NAME) };
+#undef DK__ABI_TAG_NAME
+    return (unsigned)tag < sizeof names / sizeof *names ? names[tag] : NULL;
+}
+/* The named keysets of >>keyset, each by its macro: a macro renamed or
+   removed fails to compile here, and test_abi checks that every DK_KS_
+   macro of the header is in this list. */
+#define DK__ABI_NAMED_KEYSETS(X)                                                                                 \
+    X(EMPTY) X(FULL) X(BACKENDS) X(AUTOGRAD) X(AUTOGRAD_ALIAS) X(AUTOGRAD_WITH_INPLACE_VIEW) X(AUTOCAST)           \
+    X(DEFAULT_INCLUDED) X(DEFAULT_EXCLUDED) X(PYTHON) X(FUNCTORCH) X(FUNCTORCH_BATCHED) X(OTHER_BACKENDS)        \
+    X(BACKEND_FUNCTIONALITY) X(BACKEND) X(NON_FUNCTIONAL_BACKEND) X(MATH) X(NESTED) X(AFTER_AUTOGRAD)            \
+    X(AFTER_INPLACE_VIEW) X(AFTER_FUNCTIONALIZE) X(SPARSE) X(SPARSE_CSR) X(MKLDNN) X(INPLACE_OR_VIEW)
+#define DK__ABI_KS_NAME(name) "DK_KS_" #name,
+static const char *const dk__abi_ks_names[] = { DK__ABI_NAMED_KEYSETS(DK__ABI_KS_NAME) };
+#undef DK__ABI_KS_NAME
+DK_API int dk_abi_num_named_keysets(void) { return (int)(sizeof dk__abi_ks_names / sizeof *dk__abi_ks_names); }
+DK_API const char *dk_abi_ks_named_name(int i) {
+    return i >= 0 && i < dk_abi_num_named_keysets() ? dk__abi_ks_names[i] : NULL;
+}
+DK_API dk_status dk_abi_ks_named(const char *name, uint64_t *out) {
+    if (!name || !out) return dk__fail(DK_ERR_NULL, "dk_abi_ks_named: NULL argument");
+#define DK__ABI_KS_IS(n) if (strcmp(name, "DK_KS_" #n) == 0) { *out = DK_KS_##n.repr; return DK_OK; }
+    DK__ABI_NAMED_KEYSETS(DK__ABI_KS_IS)
+#undef DK__ABI_KS_IS
+    return dk__fail(DK_ERR_NOT_FOUND, "dk_abi_ks_named: no named keyset %s (the names are DK_KS_..., "
+                                      "dk_abi_ks_named_name lists them)", name);
+}
+#undef DK__ABI_NAMED_KEYSETS
+
+DK_API size_t dk_abi_guard_size(void) { return sizeof(dk_guard); }
+DK_API size_t dk_abi_value_size(void) { return sizeof(dk_value); }
+DK_API size_t dk_abi_explanation_size(void) { return sizeof(dk_explanation); }
+DK_API size_t dk_abi_registry_stats_size(void) { return sizeof(dk_registry_stats); }
+DK_API dk_status dk_abi_explain(const dk_operator *op, uint64_t args, dk_explanation *out) {
+    return dk_explain(op, dk_ks_raw(args), out);
+}
+DK_API uint64_t dk_abi_explanation_final(const dk_explanation *e) { return e ? e->final.repr : 0; }
+DK_API int dk_abi_explanation_key(const dk_explanation *e) { return e ? (int)e->key : DK_Undefined; }
+DK_API int dk_abi_explanation_slot(const dk_explanation *e) { return e ? e->slot : -1; }
 DK_API void *dk_abi_kernel_user_data(const dk_kernel *kernel) { return kernel ? kernel->user_data : NULL; }
 DK_API const char *dk_abi_op_name(const dk_operator *op) { return op ? op->name : NULL; }
 
@@ -8955,6 +9388,25 @@ DK_API int dk_abi_push_double(dk_stack *s, double d) { return s ? dk_stack_push(
 DK_API int dk_abi_push_string(dk_stack *s, const char *str) { return s ? dk_stack_push(s, dk_string(str)) : 0; }
 DK_API int dk_abi_push_tensor(dk_stack *s, void *t) { return s ? dk_stack_push(s, dk_tensor(t)) : 0; }
 DK_API int dk_abi_push_object(dk_stack *s, void *o) { return s ? dk_stack_push(s, dk_object(o)) : 0; }
+DK_API int dk_abi_push_ints(dk_stack *s, const int64_t *items, size_t n) {
+    dk_int_list l;
+    l.items = items; l.n = n;
+    return s && (items || !n) ? dk_stack_push(s, dk_ints(l)) : 0;
+}
+DK_API int dk_abi_push_doubles(dk_stack *s, const double *items, size_t n) {
+    dk_double_list l;
+    l.items = items; l.n = n;
+    return s && (items || !n) ? dk_stack_push(s, dk_doubles(l)) : 0;
+}
+DK_API int dk_abi_push_list(dk_stack *s, const dk_value *items, size_t n) {
+    return s && (items || !n) ? dk_stack_push(s, dk_list(items, n)) : 0;
+}
+DK_API int dk_abi_value_tag(const dk_value *items, size_t i) { return items ? (int)items[i].tag : -1; }
+DK_API void *dk_abi_value_tensor(const dk_value *items, size_t i) {
+    return items && items[i].tag == DK_VALUE_TENSOR ? items[i].as.tensor : NULL;
+}
+DK_API void dk_abi_value_set_tensor(dk_value *items, size_t i, void *tensor) { if (items) items[i] = dk_tensor(tensor); }
+DK_API void dk_abi_value_set_none(dk_value *items, size_t i) { if (items) items[i] = dk_none(); }
 /* The top value when it has tag `tag` (popped), else NULL and a message. */
 DK__PRIVATE const dk_value *dk__abi_pop(dk_stack *s, dk_value_tag tag, const char *what) {
     const char *names[] = {
@@ -8987,6 +9439,19 @@ DK__ABI_POP(dk_abi_pop_string, const char *, DK_VALUE_STRING, s)
 DK__ABI_POP(dk_abi_pop_tensor, void *, DK_VALUE_TENSOR, tensor)
 DK__ABI_POP(dk_abi_pop_object, void *, DK_VALUE_OBJECT, object)
 #undef DK__ABI_POP
+#define DK__ABI_POP_LIST(fname, type, tag, field)                                                  \
+    DK_API dk_status fname(dk_stack *s, const type **items, size_t *n) {                          \
+        const dk_value *v;                                                                        \
+        if (!items || !n) return dk__fail(DK_ERR_NULL, #fname ": NULL out");                      \
+        if (!(v = dk__abi_pop(s, tag, #fname))) return s ? DK_ERR_BAD_STACK : DK_ERR_NULL;        \
+        *items = v->as.field.items;                                                               \
+        *n = v->as.field.n;                                                                       \
+        return DK_OK;                                                                             \
+    }
+DK__ABI_POP_LIST(dk_abi_pop_ints, int64_t, DK_VALUE_INT_LIST, ints)
+DK__ABI_POP_LIST(dk_abi_pop_doubles, double, DK_VALUE_DOUBLE_LIST, doubles)
+DK__ABI_POP_LIST(dk_abi_pop_list, dk_value, DK_VALUE_LIST, list)
+#undef DK__ABI_POP_LIST
 DK_API dk_status dk_abi_pop_none(dk_stack *s) {
     if (!dk__abi_pop(s, DK_VALUE_NONE, "dk_abi_pop_none")) return s ? DK_ERR_BAD_STACK : DK_ERR_NULL;
     return DK_OK;

@@ -222,6 +222,29 @@ static void test_unboxed_to_boxed_fallback(void **state) {
     assert_int_equal(dk_deregister(fb), DK_OK);
 }
 
+/* a boxed fallback that takes its arguments and leaves no result */
+static void forgetful(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
+    int i;
+    (void)k; (void)ks;
+    for (i = 0; i < dk_op_function_schema(op)->num_arguments; i++) (void)dk_stack_pop(s);
+}
+
+static void test_boxed_fallback_results_counted(void **state) {
+    tensor a = cpu(1);
+    dk_registration *fb;
+    dk_guard g;
+    (void)state;
+    assert_int_equal(dk_fallback(reg, DK_Tracer, dk_boxed(forgetful, NULL), &fb), DK_OK);
+    g = dk_guard_include(dk_ks_from_key(DK_Tracer));
+    (void)dk_last_call_status();
+    assert_int_equal(sample_numel_call(numel_op, &a), 0);   /* the typed result is zero, and the call failed */
+    assert_int_equal(dk_last_call_status(), DK_ERR_KERNEL_FAILED);
+    assert_non_null(strstr(dk_last_error(), "sample::numel: the boxed kernel at Tracer"));
+    assert_non_null(strstr(dk_last_error(), "left 0 values on the stack where the schema has 1 returns"));
+    dk_guard_pop(g);
+    assert_int_equal(dk_deregister(fb), DK_OK);
+}
+
 static void test_boxed_to_unboxed(void **state) {
     tensor a = cpu(3), b = cpu(4), c = cpu(5);
     dk_value storage[8], items[2];
@@ -679,6 +702,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_unboxed_to_unboxed_with_redispatch),
         cmocka_unit_test(test_unboxed_to_boxed_fallback),
+        cmocka_unit_test(test_boxed_fallback_results_counted),
         cmocka_unit_test(test_boxed_to_unboxed),
         cmocka_unit_test(test_signature_checks),
         cmocka_unit_test(test_library_def),

@@ -430,7 +430,17 @@ static void test_full_after(void **state) {
     assert_true(dk_ks_equal(dk_ks_full_after(DK_ADInplaceOrView), DK_KS_AFTER_INPLACE_VIEW));
     /* no functionality: FULL */
     assert_true(dk_ks_equal(dk_ks_full_after(DK_Undefined), DK_KS_FULL));
-    assert_true(dk_ks_equal(dk_ks_full_after(DK_CompositeImplicitAutograd), DK_KS_FULL));
+    /* an alias key: below every key it stands for (a fallback there cannot reach itself) */
+    assert_true(dk_ks_equal(dk_ks_full_after(DK_Autograd), DK_KS_AFTER_AUTOGRAD));
+    {
+        int a;
+        for (a = DK_StartOfAliasKeys; a <= DK_EndOfAliasKeys; a++) {
+            dk_keyset below = dk_ks_full_after((dk_key)a), set = dk_alias_runtime_set((dk_key)a);
+            dk_key k;
+            DK_KS_FOREACH(k, set) assert_false(dk_ks_has(below, k));
+            assert_true(dk_ks_has_all(below, DK_KS_BACKENDS));
+        }
+    }
     assert_true(dk_ks_equal(dk_ks_full_after((dk_key)-1), DK_KS_FULL));
     assert_true(dk_ks_equal(dk_ks_full_after((dk_key)DK_NUM_KEYS), DK_KS_FULL));
     assert_true(dk_ks_equal(DK_KS_FULL_AFTER(DK_AutogradCPU), DK_KS_FULL)); /* the macro: functionality keys only */

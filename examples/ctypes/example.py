@@ -1,168 +1,142 @@
-# dispatch.h from Python, through its C ABI (the dk_abi_* functions) and
-# nothing but ctypes: define an operator, register a Python kernel and a
-# boxed Python fallback, call the operator boxed, and turn the fallback's
-# layer on and off for one thread.
+# dispatch.h from Python, through its C ABI and nothing but ctypes (the
+# binding: dkbind.py, beside this file): operators from schema strings,
+# Python kernels on CPU and an autograd kernel that redispatches below
+# autograd, a boxed Python fallback for a tracing layer, a kernel that fails,
+# lists, guards, two threads, and the mistakes a Python user makes.
 #
-#   usage: python3 example.py path/to/libdispatch.so
-import ctypes as C
+#   usage: python3 example.py path/to/libdispatch-epochs.so
+#   (the call-epochs build is the one a Python host loads: see the ABI
+#   section of dispatch.h; the plain libdispatch.so runs this too)
+import os
+import re
 import sys
 import threading
 
-lib = C.CDLL(sys.argv[1])
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dkbind import DispatchError, Library, Registry, Tensor  # noqa: E402
 
-# --- the C types, spelled in ctypes -----------------------------------------
-# dk_keyset is a struct of one uint64_t: passed as a uint64_t. Keys are ints.
-Keyset = C.c_uint64
-BOXED_FN = C.CFUNCTYPE(None, C.c_void_p, C.c_void_p, Keyset, C.c_void_p)  # kernel, op, ks, stack
-
-
-class Guard(C.Structure):  # dk_guard: two uint64_t
-    _fields_ = [("included_delta", C.c_uint64), ("excluded_delta", C.c_uint64)]
+lib = Library(sys.argv[1])
+CPU, AUTOGRAD_CPU, TRACER = lib.key("CPU"), lib.key("AutogradCPU"), lib.key("Tracer")
+BELOW_TRACER = lib.c.dk_abi_ks_full_after(TRACER)
+BELOW_AUTOGRAD = lib.named("DK_KS_AFTER_AUTOGRAD")
 
 
-class Tensor(C.Structure):  # a handle whose first 8 bytes are its keyset
-    _fields_ = [("ks", Keyset), ("value", C.c_double)]
+def error(e):  # a message without the line numbers of this file
+    return re.sub(r"example\.py:\d+", "example.py:N", str(e))
 
 
-def sig(name, restype, *argtypes):
-    f = getattr(lib, name)
-    f.restype = restype
-    f.argtypes = list(argtypes)
-    return f
+logged = []
+r = Registry(lib, log=lambda item, message: logged.append(item))
+
+# --- operators from schemas; the binding reads names, types and defaults back
+scale = r.define("mini::scale(Tensor x, float factor=2.0) -> Tensor")
+total = r.define("mini::sum(Tensor?[] xs, int[] at=[0]) -> float")
+div = r.define("mini::div(Tensor x, float by) -> Tensor")
+forgetful = r.define("mini::forgetful(Tensor x) -> Tensor")
+for op in (scale, total):
+    print("%s: %s" % (op.name, ", ".join("%s %s%s" % (t, n, "" if d is None else "=" + d) for n, t, d, _ in op.args)))
 
 
-sig("dk_abi_registry_create", C.c_int, C.c_void_p, C.c_void_p, C.POINTER(C.c_void_p))
-sig("dk_abi_registry_destroy", None, C.c_void_p)
-sig("dk_abi_kernel_desc_size", C.c_size_t)
-sig("dk_abi_boxed", None, C.c_void_p, BOXED_FN, C.c_void_p)
-sig("dk_abi_def", C.c_int, C.c_void_p, C.c_char_p, C.POINTER(C.c_void_p))
-sig("dk_abi_impl", C.c_int, C.c_void_p, C.c_char_p, C.c_int, C.c_void_p, C.POINTER(C.c_void_p))
-sig("dk_abi_fallback", C.c_int, C.c_void_p, C.c_int, C.c_void_p, C.POINTER(C.c_void_p))
-sig("dk_abi_op_name", C.c_char_p, C.c_void_p)
-sig("dk_abi_num_backends", C.c_int)
-sig("dk_abi_ks_from_key", Keyset, C.c_int)
-sig("dk_abi_ks_or", Keyset, Keyset, Keyset)
-sig("dk_abi_ks_and", Keyset, Keyset, Keyset)
-sig("dk_abi_ks_full_after", Keyset, C.c_int)
-sig("dk_abi_ks_highest_key", C.c_int, Keyset)
-sig("dk_abi_ks_to_string", C.c_int, Keyset, C.c_char_p, C.c_size_t)
-sig("dk_abi_stack_new", C.c_void_p, C.c_size_t)
-sig("dk_abi_stack_free", None, C.c_void_p)
-sig("dk_abi_stack_size", C.c_size_t, C.c_void_p)
-sig("dk_abi_push_tensor", C.c_int, C.c_void_p, C.c_void_p)
-sig("dk_abi_push_double", C.c_int, C.c_void_p, C.c_double)
-sig("dk_abi_pop_tensor", C.c_int, C.c_void_p, C.POINTER(C.c_void_p))
-sig("dk_abi_pop_double", C.c_int, C.c_void_p, C.POINTER(C.c_double))
-sig("dk_abi_include_push", None, Keyset, C.POINTER(Guard))
-sig("dk_abi_guard_pop", None, C.POINTER(Guard))
-sig("dk_abi_tls_included", Keyset)
-sig("dk_abi_call_boxed", C.c_int, C.c_void_p, C.c_void_p)
-sig("dk_abi_redispatch_boxed", C.c_int, C.c_void_p, Keyset, C.c_void_p)
-sig("dk_op_lookup", C.c_void_p, C.c_void_p, C.c_char_p)
-sig("dk_key_parse", C.c_int, C.c_char_p, C.POINTER(C.c_int))
-sig("dk_key_name", C.c_char_p, C.c_int)
-sig("dk_last_error", C.c_char_p)
-sig("dk_status_str", C.c_char_p, C.c_int)
-
-DK_OK = 0
+# --- kernels in Python: arguments unboxed by the schema, results boxed back
+@scale.impl("CPU")
+def scale_cpu(ks, x, factor):
+    return Tensor.of(x.ks, [v * factor for v in x.values()])
 
 
-def check(status, what):
-    if status != DK_OK:
-        raise RuntimeError("%s: %s (%s)" % (what, lib.dk_status_str(status).decode(), lib.dk_last_error().decode()))
+tape = []
 
 
-def key(name):  # the library's own key list names its keys
-    k = C.c_int()
-    check(lib.dk_key_parse(name.encode(), C.byref(k)), "dk_key_parse(%s)" % name)
-    return k.value
+@scale.impl("AutogradCPU")
+def scale_autograd(ks, x, factor):
+    tape.append("scale by %g" % factor)
+    return scale.redispatch(ks & BELOW_AUTOGRAD, x, factor)
 
 
-def keyset_str(ks):
-    buf = C.create_string_buffer(256)
-    lib.dk_abi_ks_to_string(ks, buf, len(buf))
-    return buf.value.decode()
+@total.impl("CPU")
+def total_cpu(ks, xs, at):
+    return sum(t.values()[i] for t in xs if t is not None for i in at)
 
 
-CPU, TRACER = key("CPU"), key("Tracer")
-print("the library's key list: %d backends; CPU is key %d, Tracer key %d" % (lib.dk_abi_num_backends(), CPU, TRACER))
-
-reg = C.c_void_p()
-check(lib.dk_abi_registry_create(None, None, C.byref(reg)), "dk_abi_registry_create")
-handle = C.c_void_p()
-check(lib.dk_abi_def(reg, b"py::scale(Tensor x, float factor) -> float", C.byref(handle)), "dk_abi_def")
+@div.impl("CPU")
+def div_cpu(ks, x, by):
+    return Tensor.of(x.ks, [v / by for v in x.values()])  # raises for by == 0: the call fails
 
 
-# --- a kernel in Python: pops its arguments (last on top), pushes its return
-@BOXED_FN
-def scale_cpu(kernel, op, ks, stack):
-    factor, tensor = C.c_double(), C.c_void_p()
-    check(lib.dk_abi_pop_double(stack, C.byref(factor)), "pop factor")
-    check(lib.dk_abi_pop_tensor(stack, C.byref(tensor)), "pop x")
-    x = C.cast(tensor, C.POINTER(Tensor)).contents
-    lib.dk_abi_push_double(stack, x.value * factor.value)
+@forgetful.impl("CPU")
+def forgetful_cpu(ks, x):
+    return None  # returns nothing where the schema says Tensor
 
 
-log = []  # what the tracing layer saw, per thread
+traced = []
 
 
 # --- a boxed fallback in Python for every operator at Tracer: records the
-# call, then redispatches below its own key
-@BOXED_FN
-def trace_fallback(kernel, op, ks, stack):
-    log.append("%s: %s at %s" % (threading.current_thread().name, lib.dk_abi_op_name(op).decode(),
-                                 lib.dk_key_name(lib.dk_abi_ks_highest_key(ks)).decode()))
-    lib.dk_abi_redispatch_boxed(op, lib.dk_abi_ks_and(ks, lib.dk_abi_ks_full_after(TRACER)), stack)
+# call and redispatches below its own key (ignoring the status: a failure
+# below still reaches the outer call)
+@r.fallback("Tracer")
+def trace(op, ks, redispatch):
+    traced.append("%s: %s at %s" % (threading.current_thread().name, op.name,
+                                     lib.key_name(lib.c.dk_abi_ks_highest_key(ks))))
+    redispatch(ks & BELOW_TRACER)
 
 
-kernel = C.create_string_buffer(lib.dk_abi_kernel_desc_size())
-lib.dk_abi_boxed(kernel, scale_cpu, None)
-check(lib.dk_abi_impl(reg, b"py::scale", CPU, kernel, C.byref(handle)), "dk_abi_impl")
-lib.dk_abi_boxed(kernel, trace_fallback, None)
-check(lib.dk_abi_fallback(reg, TRACER, kernel, C.byref(handle)), "dk_abi_fallback")
+x = Tensor.of(lib.ks(CPU), [1.0, 2.0, 3.0])
+y = Tensor.of(lib.ks(CPU), [10.0, 20.0, 30.0])
+print("scale(x) = %s (the schema's default factor)" % scale(x).values())
+print("scale(x, factor=10) = %s" % scale(x, factor=10).values())
+print("sum([x, None, y], at=[0, 2]) = %g" % total([x, None, y], at=[0, 2]))
+print("sum([x, y]) = %g (at=[0] by default)" % total([x, y]))
+xg = Tensor.of(lib.ks(CPU, AUTOGRAD_CPU), [1.0, 2.0])
+print("scale(xg, 3) = %s, tape %s" % (scale(xg, 3).values(), tape))
 
-# a bad registration: a clear status and message, nothing registered
-status = lib.dk_abi_impl(reg, b"py::scale", 100000, kernel, C.byref(handle))
-print("impl at key 100000: %s (%s)" % (lib.dk_status_str(status).decode(), lib.dk_last_error().decode()))
-assert status != DK_OK
+# --- errors: a kernel that raises, one that returns too little
+for what, f in (("div(x, 0)", lambda: div(x, 0.0)), ("forgetful(x)", lambda: forgetful(x))):
+    try:
+        f()
+    except DispatchError as e:
+        print("%s: %s" % (what, error(e)))
+with lib.include(lib.ks(TRACER)):  # the same failure below the tracing fallback is not lost
+    try:
+        div(x, 0.0)
+    except DispatchError as e:
+        print("div(x, 0) traced: %s" % e.status)
 
-op = lib.dk_op_lookup(reg, b"py::scale")
-x = Tensor(lib.dk_abi_ks_from_key(CPU), 1.5)
-print("x's keyset: %s" % keyset_str(x.ks))
-
-
-def scale(t, factor):  # a boxed call: push the arguments, call, pop the return
-    stack = lib.dk_abi_stack_new(4)
-    lib.dk_abi_push_tensor(stack, C.cast(C.pointer(t), C.c_void_p))
-    lib.dk_abi_push_double(stack, factor)
-    check(lib.dk_abi_call_boxed(op, stack), "py::scale")
-    out = C.c_double()
-    check(lib.dk_abi_pop_double(stack, C.byref(out)), "pop the result")
-    assert lib.dk_abi_stack_size(stack) == 0
-    lib.dk_abi_stack_free(stack)
-    return out.value
+# --- guards and two threads: the Tracer layer on for the main thread only
+N = 200
+results = {}
 
 
-print("scale(x, 2) = %g (tracing off: %d traced)" % (scale(x, 2.0), len(log)))
-assert not log
+def calls(name):
+    results[name] = sum(scale(x, 1.0).values()[0] for _ in range(N))
 
-# the Tracer layer on for this thread only: a guard includes its key
-guard = Guard()
-lib.dk_abi_include_push(lib.dk_abi_ks_from_key(TRACER), C.byref(guard))
-print("this thread includes %s" % keyset_str(lib.dk_abi_tls_included()))
-print("scale(x, 3) = %g" % scale(x, 3.0))
 
-other = []
-worker = threading.Thread(target=lambda: other.append(scale(x, 4.0)), name="worker")
-worker.start()
+worker = threading.Thread(target=calls, args=("worker",), name="worker")
+del traced[:]
+with lib.include(lib.ks(TRACER)):
+    worker.start()
+    calls("main")
 worker.join()
-print("scale(x, 4) on another thread = %g (its layers are its own: not traced)" % other[0])
+print("two threads, %d calls each: results %g and %g, traced %d (all on %s)" % (
+    N, results["main"], results["worker"], len(traced), sorted(set(t.split(":")[0] for t in traced))))
+assert len(traced) == N and all(t.startswith("MainThread: mini::scale at Tracer") for t in traced)
 
-lib.dk_abi_guard_pop(C.byref(guard))
-print("scale(x, 5) = %g (guard popped)" % scale(x, 5.0))
-for line in log:
-    print("  traced: %s" % line)
-assert log == ["MainThread: py::scale at Tracer"], log
+# --- a kernel registered again: the registry's logger says so; deregistered: the old one again
+h = r.impl("mini::scale", "CPU", lambda ks, x, factor: Tensor.of(x.ks, [0.0] * x.n))
+print("after a second CPU kernel: scale(x) = %s, logged %s" % (scale(x).values(), logged))
+lib.check(lib.c.dk_deregister(h), "deregister")
+print("deregistered: scale(x) = %s" % scale(x).values())
 
-lib.dk_abi_registry_destroy(reg)
+# --- mistakes: a typo in the name given to impl, a registry used after destroy
+r.impl("mini::scal", "CPU", scale_cpu)
+try:
+    r.op("mini::scal")(x)
+except DispatchError as e:
+    print("typo: %s" % e.status)
+    print("  %s" % [line for line in str(e).split("\n") if "likely cause" in line][0].strip())
+r.destroy()
+for what, f in (("destroy again", r.destroy), ("define after destroy", lambda: r.define("mini::late(Tensor x) -> Tensor"))):
+    try:
+        f()
+    except DispatchError as e:
+        print("%s: %s" % (what, e.status))
 print("ok")
