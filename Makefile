@@ -57,8 +57,8 @@ UNIT_TESTS := test_keyspace test_conformance test_custom_config test_config_mism
               test_guards test_races test_reclaim test_reclaim_epochs test_threads_epochs test_boxed
 UNIT_TESTS += test_names test_debug test_quiescent test_quiescent_epochs test_call_epochs
 TSAN_TESTS := test_threads test_call test_races test_reclaim test_reclaim_epochs test_threads_epochs test_names \
-              test_quiescent test_quiescent_epochs test_call_epochs
-UNIT_TESTS += test_abi test_user_lists
+              test_quiescent test_quiescent_epochs test_call_epochs test_timeline
+UNIT_TESTS += test_abi test_user_lists test_timeline test_timeline_epochs
 # the suites that depend on the key space, built again with the 2.11 preset
 # (test_keyspace_2_11: the 2.11 key space against PyTorch 2.11.0's own answers)
 PRESET_2_11_TESTS := test_keyset_bits test_registry test_call test_boxed test_guards test_resolution_property
@@ -121,6 +121,7 @@ FLAGS_test_custom_config     := '-DDK_CONFIG_HEADER="custom_config.h"' -Itests
 FLAGS_test_user_lists        := '-DDK_CONFIG_HEADER="user_lists_config.h"' -Itests
 FLAGS_test_gen               := -Igen
 FLAGS_test_debug             := -Igen
+FLAGS_test_timeline          := -Igen
 ARGS_test_schema             := $(SCHEMA_VECTORS)
 ARGS_test_conformance        := $(KEYSPACE_VECTORS)
 ARGS_test_table_conformance  := $(TABLE_VECTORS)
@@ -133,6 +134,7 @@ $(BUILD)/test_%: tests/test_%.c dispatch.h tests/custom_config.h tests/user_list
 	$(CC) $(CFLAGS_T) $(EXTRA) $(FLAGS_test_$*) $< -o $@ $(LIBS_T)
 $(BUILD)/test_gen: gen/sample_ops.h
 $(BUILD)/test_debug: gen/sample_ops.h
+$(BUILD)/test_timeline: gen/sample_ops.h
 # the same tests in the call-epochs mode (DK_CALL_EPOCHS)
 $(BUILD)/test_%_epochs: tests/test_%.c dispatch.h | $(BUILD)
 	$(CC) $(CFLAGS_T) $(EXTRA) -DDK_CALL_EPOCHS $(FLAGS_test_$*) $< -o $@ $(LIBS_T)
@@ -310,6 +312,8 @@ include examples/docrender/docrender.mk
 include examples/plugin-host/plugin-host.mk
 include tests/html.mk
 test: html-render
+include tests/timeline.mk
+test: timeline-check
 include tests/cross/cross.mk
 include tests/exit/exit.mk
 test: exit-test
