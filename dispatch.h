@@ -414,7 +414,10 @@
        dk_op_dump_computed_table, dk_registry_each_op,
        dk_registry_each_op_for_key, dk_registry_dump_html, dk_explain,
        dk_explain_args, dk_explain_stack, dk_explain_to_string, dk_source,
-       dk_source_detail, dk_kernel_kind, dk_trace_set, dk_trace_stack
+       dk_source_detail, dk_kernel_kind, dk_trace_set, dk_trace_stack,
+       dk_trace_begin, dk_trace_end, dk_kernel_direct_fn
+   Timeline of dispatches (>>call; Chrome trace JSON): dk_timeline_start,
+       dk_timeline_stop, dk_timeline_save
    Schemas (>>schema): dk_schema_parse, dk_schema_parse_with,
        dk_schema_to_string, dk_schema_free, dk_type_kind_name,
        dk_schema_c_signature
