@@ -3679,8 +3679,9 @@ DK_INLINE void dk_trace_end(unsigned token) {
    the cap and the number dropped ("otherData"). A buffer stays allocated
    until the process ends (a thread's later recordings reuse its own).
    dk_timeline_start begins a new recording (the last one's events are
-   forgotten): DK_ERR_NO_MEMORY if the buffer list cannot be made.
-   dk_timeline_stop ends it (the hook cleared if it is still the
+   forgotten) and returns DK_OK; a thread whose buffer cannot be allocated
+   records nothing. Under -DDK_NO_TRACE nothing is recorded (calls never
+   test the hook). dk_timeline_stop ends it (the hook cleared if it is still the
    timeline's); dk_timeline_save writes the last recording's events to
    path, after dk_timeline_stop (DK_ERR_BAD_ARGUMENT while recording; a
    call still running then has "open": 1 and the duration it had so far);
