@@ -3657,8 +3657,9 @@ DK_INLINE void dk_trace_end(unsigned token) {
 /* A timeline of dispatches, written as Chrome trace event JSON (the format
    chrome://tracing and Perfetto open). Opt-in and built on the trace hook:
    dk_timeline_start sets the hook (replacing one set with dk_trace_set;
-   dk_trace_set while it records ends the recording), so a program that
-   never starts one pays nothing on its calls. While it records, every
+   dk_trace_set while it records stops its events, and dk_timeline_stop
+   then leaves the new hook), so a program that never starts one pays
+   nothing on its calls. While it records, every
    typed call (DK_DECLARE_OP's, gen/'s), redispatch and boxed call is one
    complete event: the operator's name, the key of the slot that ran, the
    kernel's debug text ("registered at file:line"; fallthrough, missing,
@@ -3681,8 +3682,8 @@ DK_INLINE void dk_trace_end(unsigned token) {
    dk_timeline_start begins a new recording (the last one's events are
    forgotten) and returns DK_OK; a thread whose buffer cannot be allocated
    records nothing. Under -DDK_NO_TRACE nothing is recorded (calls never
-   test the hook). dk_timeline_stop ends it (the hook cleared if it is still the
-   timeline's); dk_timeline_save writes the last recording's events to
+   test the hook). dk_timeline_stop ends it (the hook cleared if it is
+   still the timeline's); dk_timeline_save writes the last recording's events to
    path, after dk_timeline_stop (DK_ERR_BAD_ARGUMENT while recording; a
    call still running then has "open": 1 and the duration it had so far);
    DK_ERR_NULL for a NULL path, DK_ERR_BAD_ARGUMENT if the file cannot be
