@@ -92,6 +92,13 @@ static void load(const char *file) {
 static void temp_path(const char *what) {
     snprintf(path, sizeof path, "timeline-%s-%ld.json", what, (long)getpid());
 }
+/* each test's temporary file goes, whether the test passed or not */
+static int remove_temp(void **state) {
+    (void)state;
+    if (strncmp(path, "timeline-", 9) == 0) remove(path);
+    path[0] = '\0';
+    return 0;
+}
 
 static void *thread_calls(void *arg) {
     tensor x = with_autograd(1);
@@ -248,9 +255,9 @@ static void test_timeline_save_bad_arguments(void **state) {
 
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_timeline_records_calls_nested),
-        cmocka_unit_test(test_timeline_cap_drops_and_says_so),
-        cmocka_unit_test(test_timeline_threads_at_once),
+        cmocka_unit_test_teardown(test_timeline_records_calls_nested, remove_temp),
+        cmocka_unit_test_teardown(test_timeline_cap_drops_and_says_so, remove_temp),
+        cmocka_unit_test_teardown(test_timeline_threads_at_once, remove_temp),
         cmocka_unit_test(test_timeline_save_bad_arguments),
     };
     out_path = argc > 1 ? argv[1] : NULL;
