@@ -57,8 +57,8 @@ UNIT_TESTS := test_keyspace test_conformance test_custom_config test_config_mism
               test_guards test_races test_reclaim test_reclaim_epochs test_threads_epochs test_boxed
 UNIT_TESTS += test_names test_debug test_quiescent test_quiescent_epochs test_call_epochs
 TSAN_TESTS := test_threads test_call test_races test_reclaim test_reclaim_epochs test_threads_epochs test_names \
-              test_quiescent test_quiescent_epochs test_call_epochs
-UNIT_TESTS += test_abi test_abi_epochs test_user_lists
+              test_quiescent test_quiescent_epochs test_call_epochs test_timeline
+UNIT_TESTS += test_abi test_abi_epochs test_user_lists test_timeline test_timeline_epochs
 # the suites that depend on the key space, built again with the 2.11 preset
 # (test_keyspace_2_11: the 2.11 key space against PyTorch 2.11.0's own answers)
 PRESET_2_11_TESTS := test_keyset_bits test_registry test_call test_boxed test_guards test_resolution_property
@@ -68,7 +68,7 @@ TABLE_VECTORS    := tests/conformance/tables-1.13.1.txt
 SCHEMA_VECTORS   := tests/conformance/schemas-1.13.1.txt
 
 .PHONY: FORCE all lib install uninstall install-test help test deps fuzz-runtime libtorch unit sanitize tsan matrix \
-        structure clean bench bench-scale bench-icount examples-test gen check-gen
+        structure clean bench bench-full bench-deps bench-scale bench-icount examples-test gen check-gen
 
 all: $(BUILD)/dkgen lib ## build build/dkgen, build/libdispatch.so and build/libdispatch.a
 
@@ -121,6 +121,7 @@ FLAGS_test_custom_config     := '-DDK_CONFIG_HEADER="custom_config.h"' -Itests
 FLAGS_test_user_lists        := '-DDK_CONFIG_HEADER="user_lists_config.h"' -Itests
 FLAGS_test_gen               := -Igen
 FLAGS_test_debug             := -Igen
+FLAGS_test_timeline          := -Igen
 ARGS_test_schema             := $(SCHEMA_VECTORS)
 ARGS_test_conformance        := $(KEYSPACE_VECTORS)
 ARGS_test_table_conformance  := $(TABLE_VECTORS)
@@ -135,6 +136,7 @@ $(BUILD)/test_%: tests/test_%.c dispatch.h tests/custom_config.h tests/user_list
 	$(CC) $(CFLAGS_T) $(EXTRA) $(FLAGS_test_$*) $< -o $@ $(LIBS_T)
 $(BUILD)/test_gen: gen/sample_ops.h
 $(BUILD)/test_debug: gen/sample_ops.h
+$(BUILD)/test_timeline: gen/sample_ops.h
 # the same tests in the call-epochs mode (DK_CALL_EPOCHS)
 $(BUILD)/test_%_epochs: tests/test_%.c dispatch.h | $(BUILD)
 	$(CC) $(CFLAGS_T) $(EXTRA) -DDK_CALL_EPOCHS $(FLAGS_test_$*) $< -o $@ $(LIBS_T)
@@ -248,20 +250,36 @@ bench_counts = if [ "$(BENCH_ICOUNT)" != 0 ] && command -v valgrind >/dev/null 2
 	  sh bench/shape.sh $(BUILD)/shape "$(BENCH_CFLAGS)" $(CC) $(CLANG) >/dev/null; \
 	else [ "$(BENCH_ICOUNT)" = 0 ] || echo "missing Debian package: valgrind (instructions/op left out)"; \
 	  rm -rf $(BUILD)/icount $(BUILD)/icount-1.13.1 $(BUILD)/icount-epochs $(BUILD)/shape; fi
-bench: deps $(BUILD)/bench $(BUILD)/bench-epochs $(BUILD)/bench-1.13.1 $(BUILD)/churn $(BUILD)/churn-epochs ## every row beside its baseline, callgrind's counts, then every target met / not met, all from this run (minutes; BENCH_ICOUNT=0: a minute)
-	@$(BUILD)/bench | tee $(BUILD)/bench.txt
-	@echo; $(BUILD)/bench --scale 100000 | tee -a $(BUILD)/bench.txt
-	@$(BUILD)/bench-epochs --calls
-	@echo; echo "registrations under churn, each reclamation mode (bench/churn.c):"; $(bench_churn)
+# make bench: the timed rows beside their controls and every time, ratio
+# and byte target, about a minute with the build (xxhash alone needed);
+# make bench-full: the same with the 10^6 scale run, callgrind's counts,
+# the call-path shapes and the compile costs, then docs/bench.md and
+# README's excerpt from that one run (minutes).
+bench_timed = $(BUILD)/bench | tee $(BUILD)/bench.txt; \
+	echo; $(BUILD)/bench --scale $(1) | tee -a $(BUILD)/bench.txt; \
+	$(BUILD)/bench-epochs --calls; \
+	echo; echo "registrations under churn, each reclamation mode (bench/churn.c):"; $(bench_churn)
+bench: $(BUILD)/bench $(BUILD)/bench-epochs $(BUILD)/churn $(BUILD)/churn-epochs ## the timed rows (lookup, calls, fallthrough, two hops, boxed, rotate, threads, 10^5 operators defined) beside their controls, every time / ratio / byte target met or not met, from this run (about a minute, build included; instruction counts: bench-full)
+	@$(call bench_timed,100000)
+	@echo; sh bench/targets.sh -k ns -n $(BUILD)/bench.txt \
+	  -t "targets (this run; each time target a ratio to a control of the same run; instruction targets: make bench-full or make bench-icount):"
+$(BUILD)/bench $(BUILD)/bench-epochs $(BUILD)/churn $(BUILD)/churn-epochs: | bench-deps
+bench-deps:
+	@$(call need,printf '#include <xxhash.h>\n' | $(CC) -E -x c -,libxxhash-dev)
+
+bench-full: deps $(BUILD)/bench $(BUILD)/bench-epochs $(BUILD)/bench-1.13.1 $(BUILD)/churn $(BUILD)/churn-epochs ## make bench's rows with 10^6 operators defined, the compile costs, callgrind's counts of both presets and the call-path shapes, every target; then docs/bench.md and README's excerpt from this run (about 4 minutes; BENCH_ICOUNT=0: no callgrind, under a minute)
+	@$(call bench_timed,1000000)
 	@echo; echo "the cost of including dispatch.h (no implementation) beside <stdio.h> (bench/compile_cost.sh):"; \
 	  CC="$(CC)" CLANG="$(CLANG)" CXX="$(CXX)" sh bench/compile_cost.sh $(BUILD)/compile-cost
 	@: > $(BUILD)/bench_c10-none.txt
 	@echo; $(bench_counts)
-	@echo; sh bench/report.sh $(BUILD) "make bench"
+	@echo; sh bench/report.sh $(BUILD) "make bench-full"
+	@echo; sh bench/readme.sh $(C10_README) $(BUILD)
 
-# 10^6 operators defined in one thread (make bench runs 10^5): wall time and
-# peak RSS per operator against the targets (4 s and 3.5 GB for 10^6)
-bench-scale: $(BUILD)/bench ## define 10^6 operators (def + CPU impl) in one thread, reclaiming every 1,000: wall time and peak RSS against the targets (seconds, 3.5 GB of memory)
+# 10^6 operators defined in one thread (make bench runs 10^5): user time,
+# system time over the page-fault control's and peak RSS per operator
+# against the targets (2.5 s, 1.25x and 3.5 GB for 10^6)
+bench-scale: $(BUILD)/bench ## define 10^6 operators (def + CPU impl) in one thread, reclaiming every 1,000: user time, system time over its page-fault control, peak RSS, against the targets (seconds, 3.5 GB of memory)
 	@$(BUILD)/bench --scale 1000000 | tee $(BUILD)/bench-scale.txt
 	@echo; sh bench/targets.sh -k scale -n $(BUILD)/bench-scale.txt
 
@@ -296,6 +314,8 @@ include examples/docrender/docrender.mk
 include examples/plugin-host/plugin-host.mk
 include tests/html.mk
 test: html-render
+include tests/timeline.mk
+test: timeline-check
 include tests/cross/cross.mk
 include tests/exit/exit.mk
 test: exit-test

@@ -414,7 +414,10 @@
        dk_op_dump_computed_table, dk_registry_each_op,
        dk_registry_each_op_for_key, dk_registry_dump_html, dk_explain,
        dk_explain_args, dk_explain_stack, dk_explain_to_string, dk_source,
-       dk_source_detail, dk_kernel_kind, dk_trace_set, dk_trace_stack
+       dk_source_detail, dk_kernel_kind, dk_trace_set, dk_trace_stack,
+       dk_trace_begin, dk_trace_end, dk_kernel_direct_fn
+   Timeline of dispatches (>>call; Chrome trace JSON): dk_timeline_start,
+       dk_timeline_stop, dk_timeline_save
    Schemas (>>schema): dk_schema_parse, dk_schema_parse_with,
        dk_schema_to_string, dk_schema_free, dk_type_kind_name,
        dk_schema_c_signature
@@ -3150,6 +3153,15 @@ DK_API void dk_abi_guard_pop(const dk_guard *g);
 #endif
 
 DK_API void dk__trace(const dk_operator *op, dk_keyset ks, int is_redispatch);
+/* A traced kernel call (a typed call's _traced, dk_trace_begin, a boxed
+   call): dk__trace_call reports it to the hook (unless DK__TRACE_TOLD: the
+   dispatch primitive did) or, while a timeline records, opens its event
+   and returns a token for dk__trace_return, which closes it (0: nothing
+   open). flags: 1 a redispatch, DK__TRACE_BOXED, DK__TRACE_TOLD. */
+#define DK__TRACE_BOXED 2
+#define DK__TRACE_TOLD 4
+DK_API unsigned dk__trace_call(const dk_operator *op, dk_keyset ks, const dk_kernel *k, int flags);
+DK_API void dk__trace_return(unsigned token);
 DK_API void dk__reader_attach(void);
 DK_API void dk__call_enter_slow(void);
 DK_API void dk__call_exit_late(void);
@@ -3491,16 +3503,34 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
    tracing is on, and otherwise tail-calls _slow (so a call site needs no
    stack frame of its own; _slow takes the kernel's first two arguments, so
    both calls find them in the same registers); _slow, out of line, which
-   reports to the trace hook, then calls the record's fn or, for a record
+   hands a call to _traced while a trace hook is set, then calls the
+   record's fn or, for a record
    without one (boxed kernel, fallback, fallthrough, ambiguity, missing),
-   packs the arguments for dk__call_slow; _dispatch, a call's dispatch
+   packs the arguments for dk__call_slow; _traced, the same between
+   dk__trace_call and dk__trace_return (the hook's report, a timeline's
+   event with its end: no tail call); _dispatch, a call's dispatch
    step; and the entries <name>_call and <name>_redispatch. */
 #define DK__DECLARE_OP_BODY(name, R, ret, keyset_expr, result_ptr, result_size, ...)                      \
+    static DK__NOINLINE DK__UNUSED R dk__declared_##name##_traced(const dk_kernel *dk__k, dk_keyset dk__ks,              \
+                                                 const dk_operator *dk__o, int dk__re                         \
+                                                 DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {                        \
+        name##_args dk__a;                                                                                    \
+        unsigned dk__t = dk__trace_call(dk__o, dk__ks, dk__k, dk__re);                                        \
+        if (dk__k->fn) {                                                                                      \
+            DK__OP_KEEP_##ret(((name##_fn)dk__k->fn)(dk__k, dk__ks DK__MAP(DK__OP_ARG, __VA_ARGS__)))          \
+        } else {                                                                                              \
+            DK__MAP(DK__OP_PACK, __VA_ARGS__)                                                                 \
+            dk__call_slow(dk__o, (keyset_expr), dk__ks, dk__k, &dk__a, result_ptr, result_size);             \
+        }                                                                                                     \
+        dk__trace_return(dk__t);                                                                              \
+        DK__OP_RESULT_##ret                                                                                   \
+    }                                                                                                         \
     static DK__SLOW_PATH DK__UNUSED R dk__declared_##name##_slow(const dk_kernel *dk__k, dk_keyset dk__ks,                  \
                                                  const dk_operator *dk__o, int dk__re                         \
                                                  DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {                        \
         name##_args dk__a;                                                                                    \
-        if (DK__TRACING()) dk__trace(dk__o, dk__ks, dk__re);                                                  \
+        if (DK__TRACING())                                                                                    \
+            DK__OP_TAIL_##ret(R, dk__declared_##name##_traced(dk__k, dk__ks, dk__o, dk__re DK__MAP(DK__OP_ARG, __VA_ARGS__))) \
         if (dk__k->fn) {                                                                                      \
             DK__OP_TAIL_##ret(R, ((name##_fn)dk__k->fn)(dk__k, dk__ks DK__MAP(DK__OP_ARG, __VA_ARGS__)))       \
         }                                                                                                     \
@@ -3523,6 +3553,8 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
 
 #define DK__OP_RESULT_return return dk__a.result;
 #define DK__OP_RESULT_void
+#define DK__OP_KEEP_return(call) dk__a.result = call;
+#define DK__OP_KEEP_void(call) call;
 
 /* DK_DECLARE_OP(name, R, keyset_expr, (T1, a1), (T2, a2), ...) declares a
    typed operator of up to 12 arguments; keyset_expr computes the
@@ -3534,8 +3566,8 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
        name_call        R name_call(const dk_operator *, T1, T2, ...): dispatch and call
        name_redispatch  R name_redispatch(const dk_operator *, dk_keyset ks, T1, ...):
                         call the kernel of ks as given (no TLS, no mask)
-   and the helpers dk__declared_name_invoke, dk__declared_name_slow and
-   dk__declared_name_dispatch.
+   and the helpers dk__declared_name_invoke, dk__declared_name_slow,
+   dk__declared_name_traced and dk__declared_name_dispatch.
    DK_DECLARE_OP_VOID(name, keyset_expr, ...) is the same for void. */
 #define DK_DECLARE_OP(name, R, keyset_expr, ...)                                                     \
     DK__DECLARE_OP_COMMON(name, R, __VA_ARGS__)                                                      \
@@ -3766,6 +3798,59 @@ DK_API void dk_trace_set(dk_trace_fn fn, void *user_data);
    dispatch argument's keyset. Boxed calls record their stack only while a
    hook is set, so a call racing dk_trace_set may show NULL here. */
 DK_API const dk_stack *dk_trace_stack(void);
+/* For a caller that dispatches with dk_dispatch_kernel / dk_redispatch_kernel
+   and calls the kernel itself (gen/'s bindings): dk_kernel_direct_fn(k) is
+   the fn to call directly, NULL while a trace hook is set, and then the
+   caller brackets its call of the kernel (or dk_call_packed) with
+       unsigned t = dk_trace_begin(op, ks, k, is_redispatch); ...; dk_trace_end(t);
+   so a timeline sees the call with its duration. The dispatch primitive
+   already told the trace hook: these two report to a timeline only. Off,
+   dk_trace_begin is a test that returns 0 and dk_trace_end(0) nothing. */
+DK_INLINE dk_fn dk_kernel_direct_fn(const dk_kernel *k) { return DK__DIRECT_FN(k->fn); }
+DK_INLINE unsigned dk_trace_begin(const dk_operator *op, dk_keyset ks, const dk_kernel *k, int is_redispatch) {
+    return DK__UNLIKELY(DK__TRACING()) ? dk__trace_call(op, ks, k, (is_redispatch ? 1 : 0) | DK__TRACE_TOLD) : 0u;
+}
+DK_INLINE void dk_trace_end(unsigned token) {
+    if (DK__UNLIKELY(token != 0)) dk__trace_return(token);
+}
+
+/* A timeline of dispatches, written as Chrome trace event JSON (the format
+   chrome://tracing and Perfetto open). Opt-in and built on the trace hook:
+   dk_timeline_start sets the hook (replacing one set with dk_trace_set;
+   dk_trace_set while it records stops its events, and dk_timeline_stop
+   then leaves the new hook), so a program that never starts one pays
+   nothing on its calls. While it records, every
+   typed call (DK_DECLARE_OP's, gen/'s), redispatch and boxed call is one
+   complete event: the operator's name, the key of the slot that ran, the
+   kernel's debug text ("registered at file:line"; fallthrough, missing,
+   a fallback's), the thread (numbered 1, 2, ... in the order threads
+   first recorded), begin and duration, nested
+   under the call whose kernel redispatched it (its "parent" and "depth"
+   args, and in time). A call that lands on a boxed kernel or fallback says
+   so ("boxed": 1, "fallback": 1); a failed call (no kernel, ambiguous,
+   fallthrough called, a kernel's dk_call_fail) has "failed": 1 and its
+   status. A call whose dispatch primitive the caller used alone (no
+   dk_trace_begin) is not an event.
+   Each thread records into a buffer of its own, allocated on its first
+   event (no lock on the call path, and calls take a few hundred ns more
+   while recording: the clock twice and the names copied, at most 63 bytes
+   each, a longer one keeping its end after "..."). Memory is bounded: at
+   most events_per_thread events a thread (0: 16,384; 160 bytes each)
+   from its first event on, later ones dropped and counted; the file says
+   the cap and the number dropped ("otherData"). A buffer stays allocated
+   until the process ends (a thread's later recordings reuse its own).
+   dk_timeline_start begins a new recording (the last one's events are
+   forgotten) and returns DK_OK; a thread whose buffer cannot be allocated
+   records nothing. Under -DDK_NO_TRACE nothing is recorded (calls never
+   test the hook). dk_timeline_stop ends it (the hook cleared if it is
+   still the timeline's); dk_timeline_save writes the last recording's events to
+   path, after dk_timeline_stop (DK_ERR_BAD_ARGUMENT while recording; a
+   call still running then has "open": 1 and the duration it had so far);
+   DK_ERR_NULL for a NULL path, DK_ERR_BAD_ARGUMENT if the file cannot be
+   written. */
+DK_API dk_status dk_timeline_start(size_t events_per_thread);
+DK_API void dk_timeline_stop(void);
+DK_API dk_status dk_timeline_save(const char *path);
 
 /* A program whose files all include dispatch.h without one of them defining
    DISPATCH_IMPLEMENTATION first fails to link; among the undefined symbols
@@ -3950,6 +4035,7 @@ DK_INLINE const char *dk_op_schema(const dk_operator *op) {
 #include <stdlib.h>
 #include <string.h>
 #include <stdarg.h>
+#include <time.h>
 
 #ifndef DK_ASSERT
 #include <assert.h>
@@ -4626,6 +4712,280 @@ DK_API void dk__trace(const dk_operator *op, dk_keyset ks, int is_redispatch) {
         fn(op, ks, dk_ks_highest_key(ks), is_redispatch, ud);
         DK__UNHOLD();
     }
+}
+
+/* ---- the timeline (dk_timeline_*) -----------------------------------------
+
+   Note [Timeline]: the recorder is the trace hook's consumer that sees a
+   call's end too. The typed calls' _traced, dk_trace_begin and the boxed
+   calls call dk__trace_call, which, while the hook is the timeline's,
+   opens an event in the calling thread's buffer and returns its token
+   (its index + 1; DK__TL_DROPPED past the cap); dk__trace_return closes
+   it. Only the owning thread writes its buffer, so the call path takes no
+   lock; the buffers are on one list, pushed with a CAS on a thread's first
+   event, which dk_timeline_save walks after dk_timeline_stop (an event's
+   end and a buffer's count are relaxed atomics: a call still running
+   then may close its event while the file is written). A recording is a
+   generation: a buffer of an older one is emptied by its thread at its
+   next event, and skipped by dk_timeline_save. */
+enum { DK__TL_NAME = 64, DK__TL_DEFAULT_EVENTS = 16384 };
+#define DK__TL_DROPPED 0xffffffffu
+#define DK__TL_FAILED 8    /* event flags beside DK__TRACE_BOXED and 1 (a redispatch) */
+#define DK__TL_FALLBACK 16
+#define DK__TL_BOXED_KERNEL 32
+typedef struct dk__tl_event {
+    uint64_t begin, end;          /* ns since the recording started; end 0 while the call runs */
+    int parent;                   /* the enclosing event's index in this buffer, -1 */
+    unsigned short key;           /* the slot's key (dk_ks_highest_key of the call's keyset) */
+    unsigned char flags, depth;   /* DK__TL_*; depth: calls it is nested in (dropped ones too) */
+    int status;                   /* a failed call's dk_status */
+    char op[DK__TL_NAME], kernel[DK__TL_NAME];
+} dk__tl_event;
+typedef struct dk__tl_buffer {
+    struct dk__tl_buffer *next;   /* the list of every thread's buffer */
+    unsigned gen, tid;            /* the recording it holds; the thread's number in the file (1, 2, ...) */
+    size_t n, cap, dropped;       /* n: events written (relaxed: dk_timeline_save reads it) */
+    int open;                     /* the innermost open event, -1 */
+    unsigned depth;               /* open calls, dropped ones too */
+    dk__tl_event *events;
+} dk__tl_buffer;
+static dk__tl_buffer *dk__tl_all;
+static DK_THREAD_LOCAL dk__tl_buffer *dk__tl_mine;
+static unsigned dk__tl_gen;       /* the recording (odd while one records) */
+static size_t dk__tl_cap;
+static uint64_t dk__tl_t0;
+
+/* A monotonic clock in ns: clock_gettime where <time.h> declares it (the
+   includer asked for POSIX), else on Linux / glibc the same function
+   declared here (strict C99 hides it), QueryPerformanceCounter on
+   Windows, else timespec_get (C11) or clock(). */
+#if defined(_WIN32)
+DK__PRIVATE uint64_t dk__now_ns(void) {
+    LARGE_INTEGER c, f;
+    QueryPerformanceCounter(&c);
+    QueryPerformanceFrequency(&f);
+    return (uint64_t)((double)c.QuadPart * 1e9 / (double)f.QuadPart);
+}
+#else
+#if defined(CLOCK_MONOTONIC)
+DK__PRIVATE uint64_t dk__now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+#elif defined(__linux__) && defined(__GLIBC__)
+struct dk__timespec { long tv_sec, tv_nsec; };   /* struct timespec on glibc (64-bit time or 32-bit long) */
+extern int clock_gettime(int clock, struct dk__timespec *t);
+DK__PRIVATE uint64_t dk__now_ns(void) {
+    struct dk__timespec t;
+    clock_gettime(1 /* CLOCK_MONOTONIC */, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+#elif defined(TIME_UTC)
+DK__PRIVATE uint64_t dk__now_ns(void) {
+    struct timespec t;
+    timespec_get(&t, TIME_UTC);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+#else
+DK__PRIVATE uint64_t dk__now_ns(void) { return (uint64_t)((double)clock() * 1e9 / CLOCKS_PER_SEC); }
+#endif
+#endif
+
+/* The timeline's trace hook: the calls' own reports (dk__trace_call) make
+   the events, so the dispatch primitives' reports are dropped here. */
+static void dk__tl_hook(const dk_operator *op, dk_keyset ks, dk_key key, int is_redispatch, void *user_data) {
+    (void)op; (void)ks; (void)key; (void)is_redispatch; (void)user_data;
+}
+
+/* dst gets src, cut to DK__TL_NAME - 1 bytes keeping its end after "..." */
+DK__PRIVATE void dk__tl_name(char *dst, const char *src) {
+    size_t n = src ? strlen(src) : 0;
+    if (n < DK__TL_NAME) { memcpy(dst, src ? src : "", n + 1); return; }
+    memcpy(dst, "...", 3);
+    memcpy(dst + 3, src + n - (DK__TL_NAME - 4), DK__TL_NAME - 3);
+}
+
+/* This thread's buffer for the recording gen, emptied or made (NULL: out of memory). */
+DK__PRIVATE dk__tl_buffer *dk__tl_buffer_of(unsigned gen) {
+    dk__tl_buffer *b = dk__tl_mine;
+    size_t cap = DK__LOAD_RLX(&dk__tl_cap);
+    if (b && b->gen == gen) return b;
+    if (!b) {
+        dk__tl_buffer *head;
+        if (!(b = (dk__tl_buffer *)calloc(1, sizeof *b))) return NULL;
+        head = DK__LOAD_RLX(&dk__tl_all);
+        do {
+            b->next = head;
+            b->tid = (head ? head->tid : 0) + 1;
+        } while (!DK__CAS(&dk__tl_all, &head, b));
+        dk__tl_mine = b;
+    }
+    if (b->cap != cap) {   /* this thread's alone until its gen is the recording's */
+        free(b->events);
+        b->events = (dk__tl_event *)malloc(cap * sizeof *b->events);
+        b->cap = b->events ? cap : 0;
+    }
+    DK__STORE_RLX(&b->n, (size_t)0);
+    b->dropped = 0;
+    b->open = -1;
+    b->depth = 0;
+    DK__STORE_REL(&b->gen, gen);
+    return b;
+}
+
+DK__PRIVATE unsigned dk__tl_open(const dk_operator *op, dk_keyset ks, const dk_kernel *k, int flags) {
+    unsigned gen = DK__LOAD_ACQ(&dk__tl_gen);
+    dk__tl_buffer *b;
+    dk__tl_event *e;
+    size_t i;
+    if (!(gen & 1) || !(b = dk__tl_buffer_of(gen))) return 0;
+    b->depth++;
+    if ((i = DK__LOAD_RLX(&b->n)) >= b->cap) { b->dropped++; return DK__TL_DROPPED; }
+    e = &b->events[i];
+    e->parent = b->open;
+    e->key = (unsigned short)dk_ks_highest_key(ks);
+    e->depth = (unsigned char)(b->depth - 1 < 255 ? b->depth - 1 : 255);
+    e->flags = (unsigned char)(flags & (1 | DK__TRACE_BOXED));
+    if (k && k->is_fallback) e->flags |= DK__TL_FALLBACK;
+    if (k && k->boxed) e->flags |= DK__TL_BOXED_KERNEL;
+    e->status = 0;
+    dk__tl_name(e->op, op->name);
+    dk__tl_name(e->kernel, !k ? "" : k->kind == DK_KERNEL_MISSING ? "missing"
+                         : k->kind == DK_KERNEL_FALLTHROUGH ? "fallthrough"
+                         : k->kind == DK_KERNEL_AMBIGUOUS ? "ambiguous" : k->debug);
+    DK__STORE_RLX(&e->end, (uint64_t)0);
+    e->begin = dk__now_ns() - dk__tl_t0;
+    b->open = (int)i;
+    DK__STORE_REL(&b->n, i + 1);
+    return (unsigned)i + 1;
+}
+
+DK_API unsigned dk__trace_call(const dk_operator *op, dk_keyset ks, const dk_kernel *k, int flags) {
+    dk_trace_fn fn;
+    void *ud;
+    unsigned s1, s2, t = 0;
+    do {
+        s1 = DK__LOAD_ACQ(&dk__trace_seq);
+        fn = DK__LOAD_RLX(&dk__trace_hook);
+        ud = DK__LOAD_RLX(&dk__trace_user_data);
+        DK__FENCE_ACQ();
+        s2 = DK__LOAD_RLX(&dk__trace_seq);
+    } while ((s1 & 1) || s1 != s2);
+    if (!fn) return 0;
+    DK__HOLD();
+    if (fn == dk__tl_hook) t = dk__tl_open(op, ks, k, flags);
+    else if (!(flags & DK__TRACE_TOLD)) fn(op, ks, dk_ks_highest_key(ks), flags & 1, ud);
+    DK__UNHOLD();
+    return t;
+}
+
+DK_API void dk__trace_return(unsigned token) {
+    dk__tl_buffer *b = dk__tl_mine;
+    if (!token || !b) return;
+    if (b->depth) b->depth--;
+    if (token == DK__TL_DROPPED || token > DK__LOAD_RLX(&b->n)) return;
+    DK__STORE_RLX(&b->events[token - 1].end, dk__now_ns() - dk__tl_t0 + 1);   /* + 1: never 0 (open) */
+    b->open = b->events[token - 1].parent;
+}
+
+/* A call failed (dk__call_error): its event, the innermost open one on this
+   thread if it is op's, says so. */
+DK__PRIVATE void dk__tl_failed(const dk_operator *op, dk_status status) {
+    dk__tl_buffer *b = dk__tl_mine;
+    dk__tl_event *e;
+    char name[DK__TL_NAME];
+    if (!b || b->open < 0 || b->gen != DK__LOAD_RLX(&dk__tl_gen)) return;
+    e = &b->events[b->open];
+    dk__tl_name(name, op->name);
+    if (strcmp(e->op, name) != 0) return;   /* not in its own call: a boxed stack refused */
+    e->flags |= DK__TL_FAILED;
+    e->status = (int)status;
+}
+
+DK_API dk_status dk_timeline_start(size_t events_per_thread) {
+    unsigned g;
+    dk__mutex_lock(&dk__global_lock);
+    g = DK__LOAD_RLX(&dk__tl_gen);
+    DK__STORE_RLX(&dk__tl_cap, events_per_thread ? events_per_thread : (size_t)DK__TL_DEFAULT_EVENTS);
+    dk__tl_t0 = dk__now_ns();
+    DK__STORE_REL(&dk__tl_gen, (g | 1) + 2);   /* a new odd generation */
+    dk__mutex_unlock(&dk__global_lock);
+    dk_trace_set(dk__tl_hook, NULL);
+    return DK_OK;
+}
+
+DK_API void dk_timeline_stop(void) {
+    dk__mutex_lock(&dk__global_lock);
+    DK__STORE_REL(&dk__tl_gen, DK__LOAD_RLX(&dk__tl_gen) & ~1u);
+    dk__mutex_unlock(&dk__global_lock);
+    if (DK__LOAD_RLX(&dk__trace_hook) == dk__tl_hook) dk_trace_set(NULL, NULL);
+}
+
+/* s as a JSON string's contents */
+DK__PRIVATE void dk__tl_json(FILE *f, const char *s) {
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+}
+
+DK_API dk_status dk_timeline_save(const char *path) {
+    FILE *f;
+    const dk__tl_buffer *b;
+    unsigned gen = DK__LOAD_ACQ(&dk__tl_gen) | 1, id = 0;
+    size_t dropped = 0;
+    uint64_t now;
+    int first = 1, ok;
+    if (!path) return dk__fail(DK_ERR_NULL, "timeline_save: NULL path");
+    if (DK__LOAD_ACQ(&dk__tl_gen) & 1)
+        return dk__fail(DK_ERR_BAD_ARGUMENT, "timeline_save: the timeline is recording (dk_timeline_stop first)");
+    if (!(f = fopen(path, "w")))
+        return dk__fail(DK_ERR_BAD_ARGUMENT, "timeline_save: cannot write %s", path);
+    now = dk__now_ns() - dk__tl_t0;
+    fputs("{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n", f);
+    for (b = DK__LOAD_ACQ(&dk__tl_all); b; b = b->next) {
+        size_t i, n;
+        if (DK__LOAD_ACQ(&b->gen) != gen) continue;
+        n = DK__LOAD_ACQ(&b->n);
+        dropped += b->dropped;
+        fprintf(f, "%s{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 1, \"tid\": %u, \"args\": {\"name\": "
+                   "\"thread %u\"}}", first ? "" : ",\n", b->tid, b->tid);
+        first = 0;
+        for (i = 0; i < n; i++) {
+            const dk__tl_event *e = &b->events[i];
+            uint64_t end = DK__LOAD_RLX64(&e->end), dur;
+            int open = end == 0;
+            dur = open ? (now > e->begin ? now - e->begin : 0) : end - 1 - e->begin;
+            fputs(",\n{\"ph\": \"X\", \"name\": \"", f);
+            dk__tl_json(f, e->op);
+            fprintf(f, "\", \"cat\": \"%s\", \"pid\": 1, \"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"id\": %u, "
+                       "\"parent\": %d, \"depth\": %u, \"key\": \"",
+                    e->flags & DK__TL_FAILED ? "failed" : e->flags & DK__TRACE_BOXED ? "boxed call"
+                    : e->flags & 1 ? "redispatch" : "call",
+                    b->tid, (double)e->begin / 1000.0, (double)dur / 1000.0, id + (unsigned)i,
+                    e->parent < 0 ? -1 : (int)(id + (unsigned)e->parent), (unsigned)e->depth);
+            dk__tl_json(f, dk_key_name((dk_key)e->key));
+            fputs("\", \"kernel\": \"", f);
+            dk__tl_json(f, e->kernel);
+            fprintf(f, "\", \"redispatch\": %d, \"boxed_call\": %d, \"boxed\": %d, \"fallback\": %d",
+                    e->flags & 1 ? 1 : 0, e->flags & DK__TRACE_BOXED ? 1 : 0, e->flags & DK__TL_BOXED_KERNEL ? 1 : 0,
+                    e->flags & DK__TL_FALLBACK ? 1 : 0);
+            if (e->flags & DK__TL_FAILED)
+                fprintf(f, ", \"failed\": 1, \"status\": \"%s\"", dk_status_str((dk_status)e->status));
+            if (open) fputs(", \"open\": 1", f);
+            fputs("}}", f);
+        }
+        id += (unsigned)n;
+    }
+    fprintf(f, "\n], \"otherData\": {\"recorder\": \"dispatch.h timeline\", \"events_per_thread\": %lu, "
+               "\"dropped\": %lu, \"events\": %u}}\n",
+            (unsigned long)DK__LOAD_RLX(&dk__tl_cap), (unsigned long)dropped, id);
+    ok = !ferror(f);
+    if (fclose(f) != 0) ok = 0;
+    return ok ? DK_OK : dk__fail(DK_ERR_BAD_ARGUMENT, "timeline_save: writing %s failed", path);
 }
 
 /* >>impl-names -------------------------------------------------------------- */
@@ -5816,6 +6176,7 @@ DK__PRIVATE void dk__call_error(const dk_operator *op, dk_keyset ks, dk_status s
     dk__call_failures++;
     DK__HOLD();
     h = dk__hooks_of(op->registry);
+    if (DK__UNLIKELY(DK__TRACING())) dk__tl_failed(op, status);   /* the timeline's event (Note [Timeline]) */
     h->call_error(op, ks, status, message, h->call_error_user_data);
     DK__UNHOLD();
 }
@@ -8707,6 +9068,15 @@ DK__PRIVATE const dk_kernel *dk__dispatch_boxed(const dk_operator *op, dk_keyset
     return k;
 }
 
+/* A boxed call while a trace hook is set: the timeline's event around the
+   kernel (the dispatch already told the hook; Note [Timeline]). */
+DK__PRIVATE void dk__run_boxed_traced(const dk_operator *op, const dk_op_table *t, dk_keyset args, dk_keyset ks,
+                                      const dk_kernel *k, dk_stack *stack, int redispatch) {
+    unsigned token = dk__trace_call(op, ks, k, redispatch | DK__TRACE_BOXED | DK__TRACE_TOLD);
+    dk__run_boxed(op, t, args, ks, k, stack);
+    dk__trace_return(token);
+}
+
 DK_API void dk_call_boxed(const dk_operator *op, dk_stack *stack) {
     const dk_op_table *t;
     const dk_kernel *k;
@@ -8716,7 +9086,8 @@ DK_API void dk_call_boxed(const dk_operator *op, dk_stack *stack) {
     if (!dk__boxed_refused(op, t, stack, 1)) {
         args = dk__stack_keyset(op, t, stack);
         k = dk__dispatch_boxed(op, args, &ks, stack, 0);
-        dk__run_boxed(op, t, args, ks, k, stack);
+        if (DK__UNLIKELY(DK__TRACING())) dk__run_boxed_traced(op, t, args, ks, k, stack, 0);
+        else dk__run_boxed(op, t, args, ks, k, stack);
     }
     DK__UNHOLD();
 }
@@ -8725,8 +9096,11 @@ DK_API void dk_redispatch_boxed(const dk_operator *op, dk_keyset ks, dk_stack *s
     const dk_op_table *t;
     DK__HOLD();
     t = op ? dk_op_table_of(op) : NULL;
-    if (!dk__boxed_refused(op, t, stack, 0))
-        dk__run_boxed(op, t, ks, ks, dk__dispatch_boxed(op, ks, NULL, stack, 1), stack);
+    if (!dk__boxed_refused(op, t, stack, 0)) {
+        const dk_kernel *k = dk__dispatch_boxed(op, ks, NULL, stack, 1);
+        if (DK__UNLIKELY(DK__TRACING())) dk__run_boxed_traced(op, t, ks, ks, k, stack, 1);
+        else dk__run_boxed(op, t, ks, ks, k, stack);
+    }
     DK__UNHOLD();
 }
 

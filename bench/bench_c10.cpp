@@ -371,6 +371,7 @@ static long call_rotating(const std::vector<Op1> &ops, long n) {
     }
     return s;
 }
+static void prepare_lookup_1k(long) { lookup_pool = get_pool(1000); }
 static void prepare_lookup_10k(long) { lookup_pool = get_pool(10000); }
 static void prepare_lookup_100k(long) { lookup_pool = get_pool(100000); }
 static void prepare_rotate_10(long) { rotate_pool = get_pool(10); }
@@ -378,6 +379,7 @@ static void prepare_rotate_1k(long) { rotate_pool = get_pool(1000); }
 static void prepare_rotate_100k(long) { rotate_pool = get_pool(100000); }
 static void prepare_rotate_100k_seq(long) { rotate_pool = get_pool(100000); }
 extern "C" {
+NOINLINE long row_lookup_1k(long n) { return lookup_rotating(lookup_pool, n); }
 NOINLINE long row_lookup_10k(long n) { return lookup_rotating(lookup_pool, n); }
 NOINLINE long row_lookup_100k(long n) { return lookup_rotating(lookup_pool, n); }
 NOINLINE long row_rotate_10(long n) { return call_rotating(rotate_pool->shuffled, n); }
@@ -616,6 +618,7 @@ int main(int argc, char **argv) {
     print_row("fallback_10k", "registerFallback, 10,000 operators (+ aten's)", prepared("fallback_10k", 8, 5),
               "fallback_1k (O(1))");
     keep_only(0);
+    print_row("lookup_1k", "findSchema rotating over 1,000 names (+ aten's)", prepared("lookup_1k", N / 5, REPS), "");
     print_row("lookup_10k", "findSchema rotating over 10,000 names (+ aten's)", prepared("lookup_10k", N / 5, REPS), "");
     print_row("lookup_100k", "findSchema rotating over 100,000 names (+ aten's)", prepared("lookup_100k", N / 5, REPS), "");
     print_row("rotate_10", "call rotating over 10 operators, shuffled", prepared("rotate_10", N / 2, REPS),

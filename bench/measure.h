@@ -84,7 +84,7 @@ static void print_row(const char *id, const char *what, result r, const char *vs
     X(loop_baseline) X(highest_key) X(table_index) X(keyset_to_kernel) X(direct_call)              \
     X(fnptr_call) X(call_one_hop) X(site_fnptr) X(site_one_hop) X(call_fallthrough) X(call_two_args) \
     X(call_two_hops) X(redispatch) X(boxed_fallback) X(boxed_call)                                 \
-    P(lookup_10k, 200000) P(lookup_100k, 200000)                                                   \
+    P(lookup_1k, 200000) P(lookup_10k, 200000) P(lookup_100k, 200000)                                                   \
     P(rotate_10, 200000) P(rotate_1k, 200000) P(rotate_100k, 200000) P(rotate_100k_seq, 200000)    \
     P(def, 1000) P(impl, 1000) P(deregister, 1000) P(fallback_1k, 4) P(fallback_10k, 4)
 typedef struct bench_row { const char *name; long (*fn)(long); void (*prepare)(long); long icount_n; } bench_row;

@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/report.sh BUILD SOURCE: gathers what one run of `make bench` or
+# bench/report.sh BUILD SOURCE: gathers what one run of `make bench-full` or
 # `make bench-c10` (SOURCE) measured into BUILD/bench-report/, which
 # `make bench-readme` turns into docs/bench.md's tables: every table
 # there comes from this one run.
@@ -12,7 +12,7 @@
 # Writes bench-report/{source,table.md,targets.md,targets-2.7.1.md,
 # targets-1.13.1.md,cache.md,shape.md} and prints the targets.
 build=${1:-build}
-source=${2:-make bench}
+source=${2:-make bench-full}
 r=$build/bench-report
 rm -rf "$r.tmp"
 mkdir -p "$r.tmp"

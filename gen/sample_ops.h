@@ -168,16 +168,19 @@ DK_INLINE dk_keyset sample_add_Tensor_keyset(dkgen_tensor self_, dkgen_tensor ot
     (void)alpha_;
     return ks_;
 }
-static dkgen_tensor dkgen_sample_add_Tensor_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, dkgen_tensor other_, double alpha_) {
+static dkgen_tensor dkgen_sample_add_Tensor_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, dkgen_tensor other_, double alpha_) {
     sample_add_Tensor_args pack_;
+    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);
     pack_.self = self_;
     pack_.other = other_;
     pack_.alpha = alpha_;
-    dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    kernel_->fn ? (void)(pack_.result = ((sample_add_Tensor_fn)kernel_->fn)(kernel_, ks_, self_, other_, alpha_)) : dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor dkgen_sample_add_Tensor_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, dkgen_tensor other_, double alpha_) {
-    return kernel_->fn ? ((sample_add_Tensor_fn)kernel_->fn)(kernel_, ks_, self_, other_, alpha_) : dkgen_sample_add_Tensor_slow(op_, ks_, kernel_, self_, other_, alpha_);
+DK_INLINE dkgen_tensor dkgen_sample_add_Tensor_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, dkgen_tensor other_, double alpha_) {
+    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
+    return fn_ ? ((sample_add_Tensor_fn)fn_)(kernel_, ks_, self_, other_, alpha_) : dkgen_sample_add_Tensor_slow(op_, ks_, kernel_, re_, self_, other_, alpha_);
 }
 DK_INLINE dkgen_tensor sample_add_Tensor_call(const dk_operator *op_, dkgen_tensor self_, dkgen_tensor other_, double alpha_) {
     dk_keyset ks_;
@@ -185,14 +188,14 @@ DK_INLINE dkgen_tensor sample_add_Tensor_call(const dk_operator *op_, dkgen_tens
     dkgen_tensor ret_;
     dk_call_enter();
     kernel_ = dk_dispatch_kernel(op_, sample_add_Tensor_keyset(self_, other_, alpha_), &ks_);
-    ret_ = dkgen_sample_add_Tensor_invoke(op_, ks_, kernel_, self_, other_, alpha_);
+    ret_ = dkgen_sample_add_Tensor_invoke(op_, ks_, kernel_, 0, self_, other_, alpha_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dkgen_tensor sample_add_Tensor_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, dkgen_tensor other_, double alpha_) {
     dkgen_tensor ret_;
     dk_call_enter();
-    ret_ = dkgen_sample_add_Tensor_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), self_, other_, alpha_);
+    ret_ = dkgen_sample_add_Tensor_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1, self_, other_, alpha_);
     dk_call_exit();
     return ret_;
 }
@@ -279,14 +282,17 @@ DK_INLINE dk_keyset sample_neg_keyset(dkgen_tensor self_) {
     ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(self_));
     return ks_;
 }
-static dkgen_tensor dkgen_sample_neg_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_) {
+static dkgen_tensor dkgen_sample_neg_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_) {
     sample_neg_args pack_;
+    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);
     pack_.self = self_;
-    dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    kernel_->fn ? (void)(pack_.result = ((sample_neg_fn)kernel_->fn)(kernel_, ks_, self_)) : dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor dkgen_sample_neg_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_) {
-    return kernel_->fn ? ((sample_neg_fn)kernel_->fn)(kernel_, ks_, self_) : dkgen_sample_neg_slow(op_, ks_, kernel_, self_);
+DK_INLINE dkgen_tensor dkgen_sample_neg_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_) {
+    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
+    return fn_ ? ((sample_neg_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_neg_slow(op_, ks_, kernel_, re_, self_);
 }
 DK_INLINE dkgen_tensor sample_neg_call(const dk_operator *op_, dkgen_tensor self_) {
     dk_keyset ks_;
@@ -294,14 +300,14 @@ DK_INLINE dkgen_tensor sample_neg_call(const dk_operator *op_, dkgen_tensor self
     dkgen_tensor ret_;
     dk_call_enter();
     kernel_ = dk_dispatch_kernel(op_, sample_neg_keyset(self_), &ks_);
-    ret_ = dkgen_sample_neg_invoke(op_, ks_, kernel_, self_);
+    ret_ = dkgen_sample_neg_invoke(op_, ks_, kernel_, 0, self_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dkgen_tensor sample_neg_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_) {
     dkgen_tensor ret_;
     dk_call_enter();
-    ret_ = dkgen_sample_neg_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), self_);
+    ret_ = dkgen_sample_neg_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1, self_);
     dk_call_exit();
     return ret_;
 }
@@ -367,15 +373,18 @@ DK_INLINE dk_keyset sample_fill__keyset(dkgen_tensor self_, double value_) {
     (void)value_;
     return ks_;
 }
-static dkgen_tensor dkgen_sample_fill__slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, double value_) {
+static dkgen_tensor dkgen_sample_fill__slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, double value_) {
     sample_fill__args pack_;
+    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);
     pack_.self = self_;
     pack_.value = value_;
-    dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    kernel_->fn ? (void)(pack_.result = ((sample_fill__fn)kernel_->fn)(kernel_, ks_, self_, value_)) : dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor dkgen_sample_fill__invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, double value_) {
-    return kernel_->fn ? ((sample_fill__fn)kernel_->fn)(kernel_, ks_, self_, value_) : dkgen_sample_fill__slow(op_, ks_, kernel_, self_, value_);
+DK_INLINE dkgen_tensor dkgen_sample_fill__invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, double value_) {
+    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
+    return fn_ ? ((sample_fill__fn)fn_)(kernel_, ks_, self_, value_) : dkgen_sample_fill__slow(op_, ks_, kernel_, re_, self_, value_);
 }
 DK_INLINE dkgen_tensor sample_fill__call(const dk_operator *op_, dkgen_tensor self_, double value_) {
     dk_keyset ks_;
@@ -383,14 +392,14 @@ DK_INLINE dkgen_tensor sample_fill__call(const dk_operator *op_, dkgen_tensor se
     dkgen_tensor ret_;
     dk_call_enter();
     kernel_ = dk_dispatch_kernel(op_, sample_fill__keyset(self_, value_), &ks_);
-    ret_ = dkgen_sample_fill__invoke(op_, ks_, kernel_, self_, value_);
+    ret_ = dkgen_sample_fill__invoke(op_, ks_, kernel_, 0, self_, value_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dkgen_tensor sample_fill__redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, double value_) {
     dkgen_tensor ret_;
     dk_call_enter();
-    ret_ = dkgen_sample_fill__invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), self_, value_);
+    ret_ = dkgen_sample_fill__invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1, self_, value_);
     dk_call_exit();
     return ret_;
 }
@@ -458,15 +467,18 @@ DK_INLINE dk_keyset sample_cat_keyset(dk_value_list tensors_, int64_t dim_) {
     (void)dim_;
     return ks_;
 }
-static dkgen_tensor dkgen_sample_cat_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dk_value_list tensors_, int64_t dim_) {
+static dkgen_tensor dkgen_sample_cat_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dk_value_list tensors_, int64_t dim_) {
     sample_cat_args pack_;
+    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);
     pack_.tensors = tensors_;
     pack_.dim = dim_;
-    dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    kernel_->fn ? (void)(pack_.result = ((sample_cat_fn)kernel_->fn)(kernel_, ks_, tensors_, dim_)) : dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor dkgen_sample_cat_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dk_value_list tensors_, int64_t dim_) {
-    return kernel_->fn ? ((sample_cat_fn)kernel_->fn)(kernel_, ks_, tensors_, dim_) : dkgen_sample_cat_slow(op_, ks_, kernel_, tensors_, dim_);
+DK_INLINE dkgen_tensor dkgen_sample_cat_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dk_value_list tensors_, int64_t dim_) {
+    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
+    return fn_ ? ((sample_cat_fn)fn_)(kernel_, ks_, tensors_, dim_) : dkgen_sample_cat_slow(op_, ks_, kernel_, re_, tensors_, dim_);
 }
 DK_INLINE dkgen_tensor sample_cat_call(const dk_operator *op_, dk_value_list tensors_, int64_t dim_) {
     dk_keyset ks_;
@@ -474,14 +486,14 @@ DK_INLINE dkgen_tensor sample_cat_call(const dk_operator *op_, dk_value_list ten
     dkgen_tensor ret_;
     dk_call_enter();
     kernel_ = dk_dispatch_kernel(op_, sample_cat_keyset(tensors_, dim_), &ks_);
-    ret_ = dkgen_sample_cat_invoke(op_, ks_, kernel_, tensors_, dim_);
+    ret_ = dkgen_sample_cat_invoke(op_, ks_, kernel_, 0, tensors_, dim_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dkgen_tensor sample_cat_redispatch(const dk_operator *op_, dk_keyset ks_, dk_value_list tensors_, int64_t dim_) {
     dkgen_tensor ret_;
     dk_call_enter();
-    ret_ = dkgen_sample_cat_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), tensors_, dim_);
+    ret_ = dkgen_sample_cat_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1, tensors_, dim_);
     dk_call_exit();
     return ret_;
 }
@@ -571,18 +583,21 @@ DK_INLINE dk_keyset sample_split_keyset(dkgen_tensor self_, dk_int_list sizes_, 
     (void)chunk_;
     return ks_;
 }
-static sample_split_result dkgen_sample_split_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, dk_int_list sizes_, int flag_, const char *mode_, const int64_t *chunk_) {
+static sample_split_result dkgen_sample_split_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, dk_int_list sizes_, int flag_, const char *mode_, const int64_t *chunk_) {
     sample_split_args pack_;
+    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);
     pack_.self = self_;
     pack_.sizes = sizes_;
     pack_.flag = flag_;
     pack_.mode = mode_;
     pack_.chunk = chunk_;
-    dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    kernel_->fn ? (void)(pack_.result = ((sample_split_fn)kernel_->fn)(kernel_, ks_, self_, sizes_, flag_, mode_, chunk_)) : dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE sample_split_result dkgen_sample_split_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, dk_int_list sizes_, int flag_, const char *mode_, const int64_t *chunk_) {
-    return kernel_->fn ? ((sample_split_fn)kernel_->fn)(kernel_, ks_, self_, sizes_, flag_, mode_, chunk_) : dkgen_sample_split_slow(op_, ks_, kernel_, self_, sizes_, flag_, mode_, chunk_);
+DK_INLINE sample_split_result dkgen_sample_split_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, dk_int_list sizes_, int flag_, const char *mode_, const int64_t *chunk_) {
+    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
+    return fn_ ? ((sample_split_fn)fn_)(kernel_, ks_, self_, sizes_, flag_, mode_, chunk_) : dkgen_sample_split_slow(op_, ks_, kernel_, re_, self_, sizes_, flag_, mode_, chunk_);
 }
 DK_INLINE sample_split_result sample_split_call(const dk_operator *op_, dkgen_tensor self_, dk_int_list sizes_, int flag_, const char *mode_, const int64_t *chunk_) {
     dk_keyset ks_;
@@ -590,14 +605,14 @@ DK_INLINE sample_split_result sample_split_call(const dk_operator *op_, dkgen_te
     sample_split_result ret_;
     dk_call_enter();
     kernel_ = dk_dispatch_kernel(op_, sample_split_keyset(self_, sizes_, flag_, mode_, chunk_), &ks_);
-    ret_ = dkgen_sample_split_invoke(op_, ks_, kernel_, self_, sizes_, flag_, mode_, chunk_);
+    ret_ = dkgen_sample_split_invoke(op_, ks_, kernel_, 0, self_, sizes_, flag_, mode_, chunk_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE sample_split_result sample_split_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, dk_int_list sizes_, int flag_, const char *mode_, const int64_t *chunk_) {
     sample_split_result ret_;
     dk_call_enter();
-    ret_ = dkgen_sample_split_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), self_, sizes_, flag_, mode_, chunk_);
+    ret_ = dkgen_sample_split_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1, self_, sizes_, flag_, mode_, chunk_);
     dk_call_exit();
     return ret_;
 }
@@ -700,15 +715,18 @@ DK_INLINE dk_keyset sample_where_keyset(dkgen_tensor condition_, dkgen_tensor ot
     ks_ = dk_ks_or(ks_, dkgen_opt_tensor_keyset(other_));
     return ks_;
 }
-static dkgen_tensor dkgen_sample_where_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor condition_, dkgen_tensor other_) {
+static dkgen_tensor dkgen_sample_where_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor condition_, dkgen_tensor other_) {
     sample_where_args pack_;
+    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);
     pack_.condition = condition_;
     pack_.other = other_;
-    dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    kernel_->fn ? (void)(pack_.result = ((sample_where_fn)kernel_->fn)(kernel_, ks_, condition_, other_)) : dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor dkgen_sample_where_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor condition_, dkgen_tensor other_) {
-    return kernel_->fn ? ((sample_where_fn)kernel_->fn)(kernel_, ks_, condition_, other_) : dkgen_sample_where_slow(op_, ks_, kernel_, condition_, other_);
+DK_INLINE dkgen_tensor dkgen_sample_where_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor condition_, dkgen_tensor other_) {
+    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
+    return fn_ ? ((sample_where_fn)fn_)(kernel_, ks_, condition_, other_) : dkgen_sample_where_slow(op_, ks_, kernel_, re_, condition_, other_);
 }
 DK_INLINE dkgen_tensor sample_where_call(const dk_operator *op_, dkgen_tensor condition_, dkgen_tensor other_) {
     dk_keyset ks_;
@@ -716,14 +734,14 @@ DK_INLINE dkgen_tensor sample_where_call(const dk_operator *op_, dkgen_tensor co
     dkgen_tensor ret_;
     dk_call_enter();
     kernel_ = dk_dispatch_kernel(op_, sample_where_keyset(condition_, other_), &ks_);
-    ret_ = dkgen_sample_where_invoke(op_, ks_, kernel_, condition_, other_);
+    ret_ = dkgen_sample_where_invoke(op_, ks_, kernel_, 0, condition_, other_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dkgen_tensor sample_where_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor condition_, dkgen_tensor other_) {
     dkgen_tensor ret_;
     dk_call_enter();
-    ret_ = dkgen_sample_where_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), condition_, other_);
+    ret_ = dkgen_sample_where_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1, condition_, other_);
     dk_call_exit();
     return ret_;
 }
@@ -808,14 +826,17 @@ DK_INLINE dk_keyset sample_numel_keyset(dkgen_tensor self_) {
     ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(self_));
     return ks_;
 }
-static int64_t dkgen_sample_numel_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_) {
+static int64_t dkgen_sample_numel_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_) {
     sample_numel_args pack_;
+    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);
     pack_.self = self_;
-    dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    kernel_->fn ? (void)(pack_.result = ((sample_numel_fn)kernel_->fn)(kernel_, ks_, self_)) : dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE int64_t dkgen_sample_numel_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_) {
-    return kernel_->fn ? ((sample_numel_fn)kernel_->fn)(kernel_, ks_, self_) : dkgen_sample_numel_slow(op_, ks_, kernel_, self_);
+DK_INLINE int64_t dkgen_sample_numel_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_) {
+    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
+    return fn_ ? ((sample_numel_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_numel_slow(op_, ks_, kernel_, re_, self_);
 }
 DK_INLINE int64_t sample_numel_call(const dk_operator *op_, dkgen_tensor self_) {
     dk_keyset ks_;
@@ -823,14 +844,14 @@ DK_INLINE int64_t sample_numel_call(const dk_operator *op_, dkgen_tensor self_) 
     int64_t ret_;
     dk_call_enter();
     kernel_ = dk_dispatch_kernel(op_, sample_numel_keyset(self_), &ks_);
-    ret_ = dkgen_sample_numel_invoke(op_, ks_, kernel_, self_);
+    ret_ = dkgen_sample_numel_invoke(op_, ks_, kernel_, 0, self_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE int64_t sample_numel_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_) {
     int64_t ret_;
     dk_call_enter();
-    ret_ = dkgen_sample_numel_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), self_);
+    ret_ = dkgen_sample_numel_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1, self_);
     dk_call_exit();
     return ret_;
 }
@@ -895,25 +916,28 @@ DK_INLINE dk_keyset sample_touch_keyset(dkgen_tensor self_) {
     ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(self_));
     return ks_;
 }
-static void dkgen_sample_touch_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_) {
+static void dkgen_sample_touch_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_) {
     sample_touch_args pack_;
+    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);
     pack_.self = self_;
-    dk_call_packed(op_, ks_, kernel_, &pack_, NULL, 0);
+    kernel_->fn ? ((sample_touch_fn)kernel_->fn)(kernel_, ks_, self_) : dk_call_packed(op_, ks_, kernel_, &pack_, NULL, 0);
+    dk_trace_end(trace_);
 }
-DK_INLINE void dkgen_sample_touch_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_) {
-    kernel_->fn ? ((sample_touch_fn)kernel_->fn)(kernel_, ks_, self_) : dkgen_sample_touch_slow(op_, ks_, kernel_, self_);
+DK_INLINE void dkgen_sample_touch_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_) {
+    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
+    fn_ ? ((sample_touch_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_touch_slow(op_, ks_, kernel_, re_, self_);
 }
 DK_INLINE void sample_touch_call(const dk_operator *op_, dkgen_tensor self_) {
     dk_keyset ks_;
     const dk_kernel *kernel_;
     dk_call_enter();
     kernel_ = dk_dispatch_kernel(op_, sample_touch_keyset(self_), &ks_);
-    dkgen_sample_touch_invoke(op_, ks_, kernel_, self_);
+    dkgen_sample_touch_invoke(op_, ks_, kernel_, 0, self_);
     dk_call_exit();
 }
 DK_INLINE void sample_touch_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_) {
     dk_call_enter();
-    dkgen_sample_touch_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), self_);
+    dkgen_sample_touch_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1, self_);
     dk_call_exit();
 }
 static void sample_touch_box(const void *args_, dk_stack *stack_) {
@@ -977,16 +1001,19 @@ DK_INLINE dk_keyset sample_max_dim_keyset(dkgen_tensor self_, int64_t dim_, int 
     (void)keepdim_;
     return ks_;
 }
-static sample_max_dim_result dkgen_sample_max_dim_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, int64_t dim_, int keepdim_) {
+static sample_max_dim_result dkgen_sample_max_dim_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, int64_t dim_, int keepdim_) {
     sample_max_dim_args pack_;
+    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);
     pack_.self = self_;
     pack_.dim = dim_;
     pack_.keepdim = keepdim_;
-    dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    kernel_->fn ? (void)(pack_.result = ((sample_max_dim_fn)kernel_->fn)(kernel_, ks_, self_, dim_, keepdim_)) : dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE sample_max_dim_result dkgen_sample_max_dim_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, int64_t dim_, int keepdim_) {
-    return kernel_->fn ? ((sample_max_dim_fn)kernel_->fn)(kernel_, ks_, self_, dim_, keepdim_) : dkgen_sample_max_dim_slow(op_, ks_, kernel_, self_, dim_, keepdim_);
+DK_INLINE sample_max_dim_result dkgen_sample_max_dim_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, int64_t dim_, int keepdim_) {
+    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
+    return fn_ ? ((sample_max_dim_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_) : dkgen_sample_max_dim_slow(op_, ks_, kernel_, re_, self_, dim_, keepdim_);
 }
 DK_INLINE sample_max_dim_result sample_max_dim_call(const dk_operator *op_, dkgen_tensor self_, int64_t dim_, int keepdim_) {
     dk_keyset ks_;
@@ -994,14 +1021,14 @@ DK_INLINE sample_max_dim_result sample_max_dim_call(const dk_operator *op_, dkge
     sample_max_dim_result ret_;
     dk_call_enter();
     kernel_ = dk_dispatch_kernel(op_, sample_max_dim_keyset(self_, dim_, keepdim_), &ks_);
-    ret_ = dkgen_sample_max_dim_invoke(op_, ks_, kernel_, self_, dim_, keepdim_);
+    ret_ = dkgen_sample_max_dim_invoke(op_, ks_, kernel_, 0, self_, dim_, keepdim_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE sample_max_dim_result sample_max_dim_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, int64_t dim_, int keepdim_) {
     sample_max_dim_result ret_;
     dk_call_enter();
-    ret_ = dkgen_sample_max_dim_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), self_, dim_, keepdim_);
+    ret_ = dkgen_sample_max_dim_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1, self_, dim_, keepdim_);
     dk_call_exit();
     return ret_;
 }
@@ -1093,17 +1120,20 @@ DK_INLINE dk_keyset sample_sum_dim_IntList_keyset(dkgen_tensor self_, const dk_i
     (void)dtype_;
     return ks_;
 }
-static dkgen_tensor dkgen_sample_sum_dim_IntList_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
+static dkgen_tensor dkgen_sample_sum_dim_IntList_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
     sample_sum_dim_IntList_args pack_;
+    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);
     pack_.self = self_;
     pack_.dim = dim_;
     pack_.keepdim = keepdim_;
     pack_.dtype = dtype_;
-    dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    kernel_->fn ? (void)(pack_.result = ((sample_sum_dim_IntList_fn)kernel_->fn)(kernel_, ks_, self_, dim_, keepdim_, dtype_)) : dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor dkgen_sample_sum_dim_IntList_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
-    return kernel_->fn ? ((sample_sum_dim_IntList_fn)kernel_->fn)(kernel_, ks_, self_, dim_, keepdim_, dtype_) : dkgen_sample_sum_dim_IntList_slow(op_, ks_, kernel_, self_, dim_, keepdim_, dtype_);
+DK_INLINE dkgen_tensor dkgen_sample_sum_dim_IntList_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
+    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
+    return fn_ ? ((sample_sum_dim_IntList_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_, dtype_) : dkgen_sample_sum_dim_IntList_slow(op_, ks_, kernel_, re_, self_, dim_, keepdim_, dtype_);
 }
 DK_INLINE dkgen_tensor sample_sum_dim_IntList_call(const dk_operator *op_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
     dk_keyset ks_;
@@ -1111,14 +1141,14 @@ DK_INLINE dkgen_tensor sample_sum_dim_IntList_call(const dk_operator *op_, dkgen
     dkgen_tensor ret_;
     dk_call_enter();
     kernel_ = dk_dispatch_kernel(op_, sample_sum_dim_IntList_keyset(self_, dim_, keepdim_, dtype_), &ks_);
-    ret_ = dkgen_sample_sum_dim_IntList_invoke(op_, ks_, kernel_, self_, dim_, keepdim_, dtype_);
+    ret_ = dkgen_sample_sum_dim_IntList_invoke(op_, ks_, kernel_, 0, self_, dim_, keepdim_, dtype_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dkgen_tensor sample_sum_dim_IntList_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
     dkgen_tensor ret_;
     dk_call_enter();
-    ret_ = dkgen_sample_sum_dim_IntList_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), self_, dim_, keepdim_, dtype_);
+    ret_ = dkgen_sample_sum_dim_IntList_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1, self_, dim_, keepdim_, dtype_);
     dk_call_exit();
     return ret_;
 }
@@ -1215,17 +1245,20 @@ DK_INLINE dk_keyset sample_pad_keyset(dkgen_tensor self_, dk_int_list pad_, doub
     (void)mode_;
     return ks_;
 }
-static dkgen_tensor dkgen_sample_pad_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
+static dkgen_tensor dkgen_sample_pad_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
     sample_pad_args pack_;
+    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);
     pack_.self = self_;
     pack_.pad = pad_;
     pack_.value = value_;
     pack_.mode = mode_;
-    dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    kernel_->fn ? (void)(pack_.result = ((sample_pad_fn)kernel_->fn)(kernel_, ks_, self_, pad_, value_, mode_)) : dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor dkgen_sample_pad_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
-    return kernel_->fn ? ((sample_pad_fn)kernel_->fn)(kernel_, ks_, self_, pad_, value_, mode_) : dkgen_sample_pad_slow(op_, ks_, kernel_, self_, pad_, value_, mode_);
+DK_INLINE dkgen_tensor dkgen_sample_pad_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
+    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
+    return fn_ ? ((sample_pad_fn)fn_)(kernel_, ks_, self_, pad_, value_, mode_) : dkgen_sample_pad_slow(op_, ks_, kernel_, re_, self_, pad_, value_, mode_);
 }
 DK_INLINE dkgen_tensor sample_pad_call(const dk_operator *op_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
     dk_keyset ks_;
@@ -1233,14 +1266,14 @@ DK_INLINE dkgen_tensor sample_pad_call(const dk_operator *op_, dkgen_tensor self
     dkgen_tensor ret_;
     dk_call_enter();
     kernel_ = dk_dispatch_kernel(op_, sample_pad_keyset(self_, pad_, value_, mode_), &ks_);
-    ret_ = dkgen_sample_pad_invoke(op_, ks_, kernel_, self_, pad_, value_, mode_);
+    ret_ = dkgen_sample_pad_invoke(op_, ks_, kernel_, 0, self_, pad_, value_, mode_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dkgen_tensor sample_pad_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
     dkgen_tensor ret_;
     dk_call_enter();
-    ret_ = dkgen_sample_pad_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), self_, pad_, value_, mode_);
+    ret_ = dkgen_sample_pad_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1, self_, pad_, value_, mode_);
     dk_call_exit();
     return ret_;
 }
@@ -1340,15 +1373,18 @@ DK_INLINE dk_keyset sample_unbind_int_keyset(dkgen_tensor self_, int64_t dim_) {
     (void)dim_;
     return ks_;
 }
-static dk_value_list dkgen_sample_unbind_int_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, int64_t dim_) {
+static dk_value_list dkgen_sample_unbind_int_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, int64_t dim_) {
     sample_unbind_int_args pack_;
+    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);
     pack_.self = self_;
     pack_.dim = dim_;
-    dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    kernel_->fn ? (void)(pack_.result = ((sample_unbind_int_fn)kernel_->fn)(kernel_, ks_, self_, dim_)) : dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dk_value_list dkgen_sample_unbind_int_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, int64_t dim_) {
-    return kernel_->fn ? ((sample_unbind_int_fn)kernel_->fn)(kernel_, ks_, self_, dim_) : dkgen_sample_unbind_int_slow(op_, ks_, kernel_, self_, dim_);
+DK_INLINE dk_value_list dkgen_sample_unbind_int_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, int64_t dim_) {
+    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
+    return fn_ ? ((sample_unbind_int_fn)fn_)(kernel_, ks_, self_, dim_) : dkgen_sample_unbind_int_slow(op_, ks_, kernel_, re_, self_, dim_);
 }
 DK_INLINE dk_value_list sample_unbind_int_call(const dk_operator *op_, dkgen_tensor self_, int64_t dim_) {
     dk_keyset ks_;
@@ -1356,14 +1392,14 @@ DK_INLINE dk_value_list sample_unbind_int_call(const dk_operator *op_, dkgen_ten
     dk_value_list ret_;
     dk_call_enter();
     kernel_ = dk_dispatch_kernel(op_, sample_unbind_int_keyset(self_, dim_), &ks_);
-    ret_ = dkgen_sample_unbind_int_invoke(op_, ks_, kernel_, self_, dim_);
+    ret_ = dkgen_sample_unbind_int_invoke(op_, ks_, kernel_, 0, self_, dim_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dk_value_list sample_unbind_int_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, int64_t dim_) {
     dk_value_list ret_;
     dk_call_enter();
-    ret_ = dkgen_sample_unbind_int_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), self_, dim_);
+    ret_ = dkgen_sample_unbind_int_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1, self_, dim_);
     dk_call_exit();
     return ret_;
 }
@@ -1447,13 +1483,16 @@ DK_INLINE dk_keyset sample_available_keyset(void) {
     dk_keyset ks_ = DK_KS_EMPTY;
     return ks_;
 }
-static int dkgen_sample_available_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_) {
+static int dkgen_sample_available_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_) {
     sample_available_args pack_;
-    dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);
+    kernel_->fn ? (void)(pack_.result = ((sample_available_fn)kernel_->fn)(kernel_, ks_)) : dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE int dkgen_sample_available_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_) {
-    return kernel_->fn ? ((sample_available_fn)kernel_->fn)(kernel_, ks_) : dkgen_sample_available_slow(op_, ks_, kernel_);
+DK_INLINE int dkgen_sample_available_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_) {
+    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
+    return fn_ ? ((sample_available_fn)fn_)(kernel_, ks_) : dkgen_sample_available_slow(op_, ks_, kernel_, re_);
 }
 DK_INLINE int sample_available_call(const dk_operator *op_) {
     dk_keyset ks_;
@@ -1461,14 +1500,14 @@ DK_INLINE int sample_available_call(const dk_operator *op_) {
     int ret_;
     dk_call_enter();
     kernel_ = dk_dispatch_kernel(op_, sample_available_keyset(), &ks_);
-    ret_ = dkgen_sample_available_invoke(op_, ks_, kernel_);
+    ret_ = dkgen_sample_available_invoke(op_, ks_, kernel_, 0);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE int sample_available_redispatch(const dk_operator *op_, dk_keyset ks_) {
     int ret_;
     dk_call_enter();
-    ret_ = dkgen_sample_available_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_));
+    ret_ = dkgen_sample_available_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1);
     dk_call_exit();
     return ret_;
 }

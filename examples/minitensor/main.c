@@ -3,9 +3,12 @@
    object and unloaded again, and an operator without an autograd kernel.
    Its output is compared with expected.txt.
 
-   usage: minitensor [path/to/minitensor_plugin.so [dispatch-table.html]]
+   usage: minitensor [path/to/minitensor_plugin.so [dispatch-table.html [timeline.json]]]
    With a second argument it also writes every operator's dispatch table,
-   as the plugin left it, to that file as an HTML page (docs/ has one). */
+   as the plugin left it, to that file as an HTML page (docs/ has one);
+   with a third, a timeline of the dispatches of part 4 (forward and
+   backward through the Tracer fallback and the autograd kernels), as
+   Chrome trace event JSON (dk_timeline_save; docs/calling.md shows one). */
 #define _POSIX_C_SOURCE 200809L   /* dlopen() and friends are POSIX, not ISO C */
 
 #include "minitensor.h"
@@ -157,12 +160,17 @@ int main(int argc, char **argv) {
     {
         mt_tensor *w2 = mt_requires_grad(mt_to(w, DK_CPUBit));   /* only w2 requires grad */
         mt_tensor *x2 = mt_to(x, DK_CPUBit), *b2 = mt_to(b, DK_CPUBit), *c2 = mt_to(c, DK_CPUBit);
+        if (argc > 3 && dk_timeline_start(0) != DK_OK) return 1;
         g = mt_trace_begin();
         printf("forward:\n");
         loss = model(x2, w2, b2, c2);
         printf("backward (only what w2's gradient needs):\n");
         mt_backward(loss);
         mt_trace_end(g);
+        if (argc > 3) {
+            dk_timeline_stop();
+            if (dk_timeline_save(argv[3]) != DK_OK) { fprintf(stderr, "%s\n", dk_last_error()); return 1; }
+        }
         expect(same_values(w2->grad, w->grad), "same d(loss)/dw as in 2");
         mt_tape_clear();
     }
