@@ -434,19 +434,23 @@ static void test_rewrite_in_place_out_of_memory(void **state) {
     assert_int_equal(pthread_create(&th, NULL, rewrite_call_loop, &c), 0);
     for (i = 0; i < 2000; i++) {
         assert_int_equal(dk_impl(r, "oom::add", DK_CPU, add_kernel(k_over, (void *)tag_over, "k_over"), &h_over), DK_OK);
+        dk_call_enter();   /* the snapshot is read inside a read section (call epochs) */
         cpu = dk_op_table_entry(dk_op_table_of(op), slot);
         assert_ptr_equal(cpu->kernel->user_data, tag_over);
         assert_true(cpu->fn == cpu->kernel->fn); /* a new table: the fast path */
+        dk_call_exit();
         assert_int_equal(add_call(op, a, a), 2);
         __atomic_store_n(&oom_fail, 1, __ATOMIC_RELAXED);
         assert_int_equal(dk_deregister(h_over), DK_OK); /* no memory for a new table: in place */
         __atomic_store_n(&oom_fail, 0, __ATOMIC_RELAXED);
+        dk_call_enter();
         cpu = dk_op_table_entry(dk_op_table_of(op), slot);
         assert_ptr_equal(cpu->kernel->user_data, tag_under);
         assert_null(cpu->fn); /* rewritten: the slow path, which runs the record's fn */
         assert_true(entries_consistent(op));
-        assert_int_equal(add_call(op, a, a), 1);
         assert_ptr_equal(dk_op_slot_kernel(op, slot)->user_data, tag_under);
+        dk_call_exit();
+        assert_int_equal(add_call(op, a, a), 1);
     }
     __atomic_store_n(&c.stop, 1, __ATOMIC_RELEASE);
     assert_int_equal(pthread_join(th, NULL), 0);
@@ -586,7 +590,9 @@ static void test_boxed_calls_race_def_removed_in_place(void **state) {
         __atomic_store_n(&oom_fail, 1, __ATOMIC_RELAXED);
         assert_int_equal(dk_deregister(def), DK_OK);   /* no memory for a new table: the def's fields cleared in place */
         __atomic_store_n(&oom_fail, 0, __ATOMIC_RELAXED);
+        dk_call_enter();   /* read inside a read section (call epochs) */
         assert_null(dk_op_schema(c.op));
+        dk_call_exit();
         assert_int_equal(dk_def(r, "oom::f(Tensor a, int b=7) -> int", &def), DK_OK);
     }
     __atomic_store_n(&c.stop, 1, __ATOMIC_RELEASE);
