@@ -127,6 +127,54 @@ static void test_tls_defaults_and_guards(void **state) {
     assert_true(dk_tls_is_default());
 }
 
+/* A key both included and excluded by the thread: c10 computes
+   (args | included) - excluded, so the exclusion wins (the Tracer kernel
+   does not run), whether the key comes from the included set or from the
+   arguments. Expected trails and keysets are written out by hand. */
+static int add_tracer(const dk_kernel *k, dk_keyset ks, tensor a, tensor b) {
+    (void)k;
+    strcat(trail, "tr ");
+    return 100 + add_redispatch(add_op, dk_ks_remove(ks, DK_Tracer), a, b);
+}
+static void test_key_both_included_and_excluded(void **state) {
+    tensor a = make_tensor(DK_CPUBit, 2), b = make_tensor(DK_CPUBit, 3), traced = a;
+    dk_keyset inc = dk_tls_included(), exc = dk_tls_excluded(), tracer = dk_ks_from_key(DK_Tracer);
+    dk_registration *h;
+    dk_explanation e;
+    (void)state;
+    assert_int_equal(dk_impl(reg, "t::add", DK_Tracer, dk_unboxed(DK_FN(add_tracer), NULL), &h), DK_OK);
+    traced.ks = dk_ks_or(a.ks, tracer);
+    /* included only: the Tracer kernel runs first */
+    dk_tls_set_included(dk_ks_or(inc, tracer));
+    trail[0] = '\0';
+    assert_int_equal(add_call(add_op, a, b), 150);
+    assert_string_equal(trail, "tr ag cpu ");
+    /* included and excluded: excluded wins */
+    dk_tls_set_excluded(dk_ks_or(exc, tracer));
+    trail[0] = '\0';
+    assert_int_equal(add_call(add_op, a, b), 50);
+    assert_string_equal(trail, "ag cpu ");
+    assert_int_equal(dk_explain(add_op, a.ks, &e), DK_OK);
+    assert_false(dk_ks_has(e.final, DK_Tracer));
+    assert_int_equal(e.key, DK_AutogradCPU);
+    /* the key in the arguments as well: still excluded */
+    trail[0] = '\0';
+    assert_int_equal(add_call(add_op, traced, b), 50);
+    assert_string_equal(trail, "ag cpu ");
+    /* excluded only, the key in the arguments: excluded */
+    dk_tls_set_included(inc);
+    trail[0] = '\0';
+    assert_int_equal(add_call(add_op, traced, b), 50);
+    assert_string_equal(trail, "ag cpu ");
+    dk_tls_set_excluded(exc);
+    assert_true(dk_tls_is_default());
+    /* neither: the arguments' key runs */
+    trail[0] = '\0';
+    assert_int_equal(add_call(add_op, traced, b), 150);
+    assert_string_equal(trail, "tr ag cpu ");
+    assert_int_equal(dk_deregister(h), DK_OK);
+}
+
 static void *thread_defaults(void *arg) {
     (void)arg;
     return (void *)(size_t)(dk_ks_equal(dk_tls_excluded(), DK_KS_DEFAULT_EXCLUDED) &&
@@ -644,6 +692,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_hops),
         cmocka_unit_test(test_tls_defaults_and_guards),
+        cmocka_unit_test(test_key_both_included_and_excluded),
         cmocka_unit_test(test_tls_is_per_thread),
         cmocka_unit_test(test_boxed_fallback_from_unboxed_call),
         cmocka_unit_test(test_fallthrough_masks),
