@@ -162,6 +162,7 @@ DK_DECLARE_OP(rd_neg, int64_t, ((const tensor *)self)->ks, (const void *, self))
 static int64_t neg_cpu(const dk_kernel *k, dk_keyset ks, const void *self) { (void)k; (void)ks; (void)self; return 7; }
 static void boxed_neg(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
     (void)k; (void)op; (void)ks;
+    if (s->unboxed_args) { ((rd_neg_args *)s->unboxed_args)->result = 7; return; }   /* a typed call */
     s->size -= 2;
     dk_stack_push(s, dk_int(7));
 }
@@ -236,7 +237,19 @@ static void test_every_public_reader_in_a_read_section(void **state) {
     assert_int_equal(rd_neg_call(op, &x), 7);
     assert_int_equal(rd_neg_redispatch(op, x.ks, &x), 7);
     x.ks = dk_ks_from_key(DK_CUDA);
-    assert_int_equal(rd_neg_call(op, &x), 0);   /* a boxed kernel without adapters: reported, zero */
+    assert_int_equal(rd_neg_call(op, &x), 7);   /* a boxed kernel gets the argument pack */
+    st.size = 0;
+    dk_stack_push(&st, dk_tensor(&x));
+    dk_stack_push(&st, dk_int(1));
+    assert_int_equal(dk_abi_call_boxed(op, &st), DK_OK);
+    assert_int_equal(st.values[0].as.i, 7);
+    st.size = 0;
+    dk_stack_push(&st, dk_tensor(&x));
+    dk_stack_push(&st, dk_int(1));
+    assert_int_equal(dk_abi_redispatch_boxed(op, dk_ks_from_key(DK_CUDA).repr, &st), DK_OK);
+    assert_string_equal(dk_abi_op_name(op), "rd::neg");
+    dk_call_error_report(op, x.ks, DK_ERR_NO_KERNEL, "reported", NULL);
+    assert_int_equal(dk_last_call_status(), DK_ERR_NO_KERNEL);
 
     dk_call_enter();   /* the inline accessors: inside a call (a kernel's place) */
     assert_non_null(dk_op_table_of(op));
@@ -245,6 +258,16 @@ static void test_every_public_reader_in_a_read_section(void **state) {
     assert_int_equal(dk_op_function_schema(op)->num_arguments, 2);
     k = dk_dispatch_kernel(op, dk_ks_from_key(DK_CPU), &ks);
     assert_ptr_equal(k, dk_redispatch_kernel(op, ks));
+    {
+        rd_neg_args args;
+        args.self = &x;
+        args.result = 0;
+        k = dk_redispatch_kernel(op, dk_ks_from_key(DK_CUDA));
+        dk_call_packed(op, dk_ks_from_key(DK_CUDA), k, &args, &args.result, sizeof args.result);   /* as gen/'s bindings do */
+        assert_int_equal(args.result, 7);
+        dk_call_fail(op, k, ks, DK_ERR_BAD_ARGUMENT, "a kernel's own failure");   /* a kernel's report */
+        assert_int_equal(dk_last_call_status(), DK_ERR_BAD_ARGUMENT);
+    }
     dk_call_exit();
     dk_registry_destroy(reg);
 }
