@@ -192,7 +192,10 @@
             no caller to return to (an overridden kernel, a failure inside
             a library block, a panic before abort) goes to the registry's
             logger, one DK_FORALL_LOG_ITEMS item per message; the default
-            logger, dk_log_stderr, is the only code that prints.
+            logger, dk_log_stderr, is the only code that prints. A misuse
+            the debug checks find (DK_DEBUG_READS, DK_DEBUG_THREADS:
+            CONFIGURATION) goes to dk_log_stderr as DEBUG_CHECK_FAILED,
+            naming the function or the thread, and abort() follows.
    MEMORY   Registries allocate through dk_registry_desc.alloc/free; calls
             never allocate, but for a thread's state, malloc'ed once: its
             4 KB message buffer on its first error, and under call epochs
@@ -234,7 +237,16 @@
             fallthrough masks, a pointer to what the def says) published
             with one release store, so it runs what the state before or the state after a racing
             registration would run (boxed backend fallbacks sit beside the
-            tables: see Note [Resolution] for two racing registrations). Hooks and their user data are published
+            tables: see Note [Resolution] for two racing registrations). A
+            call, typed or boxed, reads that snapshot once: its schema,
+            adapters and kernel come from one state. The library's readers
+            (lookups, dumps, explain, boxed calls...) read inside a read
+            section of their own (Note [One read primitive]); the inline
+            accessors (dk_op_table_of, dk_op_slot_kernel,
+            dk_op_function_schema, dk_op_schema, dk_dispatch_kernel,
+            dk_redispatch_kernel) leave it to their caller: inside a call,
+            or, under DK_CALL_EPOCHS, between dk_call_enter and
+            dk_call_exit (DK_DEBUG_READS checks it). Hooks and their user data are published
             together. Listeners and the logger run under the mutex: read-only
             introspection and calls work from them; registering from them
             returns DK_ERR_REENTRANT. fork() while other threads register
@@ -269,7 +281,15 @@
          dk_thread_online() when it calls again (exited threads are
          dropped). A thread that never takes part must be outside every
          call of r whenever any thread reclaims r -- which a
-         single-threaded program always is.
+         single-threaded program always is. DK_DEBUG_THREADS checks this
+         by a rule that needs no timing: once any thread has declared
+         itself (its first dk_thread_online or dk_registry_reclaim), a
+         call from a thread that never has is stopped with a message
+         naming the thread and what to call; a program in which no
+         thread declares itself is never stopped. Turn it on while
+         developing a program whose threads call while others reclaim
+         or unload (an audio driver's callback thread easily is one);
+         such a thread calls dk_thread_online() before its first call.
        - Before freeing what a deregistered kernel used (its user data,
          its code): dk_registry_synchronize(r), which waits for the
          threads taking part. dk_deregister and dk_library_close never
@@ -354,6 +374,20 @@
                                 the implementation's unit)
        DK_ASSERT(c)             internal assertion, default assert() (the
                                 implementation's unit)
+       DK_DEBUG_READS           debug check (per unit; on in the test
+                                builds): a read of an operator's snapshot,
+                                a kernel record, a def's record or the name
+                                index outside a read section stops the
+                                program naming the function (ERRORS); under
+                                DK_CALL_EPOCHS this includes the inline
+                                accessors used outside dk_call_enter /
+                                dk_call_exit (THREADS)
+       DK_DEBUG_THREADS         debug check (per unit; on in the test
+                                builds), default build: a call from a thread
+                                that never declared itself, once another
+                                has, stops the program naming the thread
+                                (WHAT A PROGRAM DOES). Neither check changes
+                                a release build's call path.
        The MUSTs (with DK_C10_VERSION, which the presets set) make the
        configuration: a unit in another is refused at its first registration
        or does not link (see >>config).
@@ -2395,7 +2429,8 @@ DK_API const dk_kernel *dk__deferred(const dk_operator *op, const dk_kernel *k);
    registry retires when the def or kernel goes: use them before this
    thread's next quiescent point (default mode) or, under DK_CALL_EPOCHS,
    between dk_call_enter() and dk_call_exit() around the call and the use
-   (outside a call, a retired table may be freed at any time). */
+   (outside a call, a retired table may be freed at any time; there
+   DK_DEBUG_READS stops a call of them outside a bracket). */
 /* The kernel record a call would run at a slot (dk_ks_slot). */
 DK_INLINE const dk_kernel *dk_op_slot_kernel(const dk_operator *op, int slot) {
     const dk_kernel *k;
