@@ -238,8 +238,10 @@
             with one release store, so it runs what the state before or the state after a racing
             registration would run (boxed backend fallbacks sit beside the
             tables: see Note [Resolution] for two racing registrations). A
-            call, typed or boxed, reads that snapshot once: its schema,
-            adapters and kernel come from one state. The library's readers
+            boxed call reads that snapshot once: its stack check, adapters
+            and kernel come from one state. (A typed call reads it once on
+            its way to the kernel; one that lands on a boxed kernel, or
+            fails, reads it again for the adapters or the message.) The library's readers
             (lookups, dumps, explain, boxed calls...) read inside a read
             section of their own (Note [One read primitive]); the inline
             accessors (dk_op_table_of, dk_op_slot_kernel,
@@ -4425,9 +4427,13 @@ DK__PRIVATE int dk__in_call(void) { return dk__rd.nesting > 0; }
    reads through dk__snapshot and dk__index_of only, inside a read section:
    DK__HOLD() ... DK__UNHOLD(), the call bracket under DK_CALL_EPOCHS (what
    a writer waits for), a nesting count in the default build (what
-   dk_registry_reclaim refuses inside). A call reads its snapshot once and
-   passes it down (dk__call_slow_in, dk__dispatch_boxed): its schema,
-   adapters and kernel come from one state. Under DK_DEBUG_READS both
+   dk_registry_reclaim refuses inside). A boxed call reads its snapshot
+   once and passes it down (dk__dispatch_boxed, dk__call_slow_in): its
+   schema, adapters and kernel come from one state. A typed call's slow
+   path (dk__call_slow) reads a snapshot of its own: handing it the one
+   the inline path read costs that path an instruction with GCC
+   (bench/shape.sh, 1.13.1 preset), as a fifth argument or folded into the
+   redispatch flag. Under DK_DEBUG_READS both
    readers stop the program, naming the function, outside a read section,
    so a function that forgot its bracket fails the first test that calls
    it, single-threaded, in either mode; tests/structure.sh refuses any
