@@ -208,7 +208,7 @@ matrix: | $(BUILD) ## compile the header (implementation included) and the schem
 	done; done; echo "$$ok $$bad" > $(BUILD)/results/matrix.count; [ $$bad = 0 ]
 
 # --- structure: multi-include, DISPATCH_STATIC, exported symbols ---------------
-structure: | $(BUILD) ## header twice in one unit; two DISPATCH_STATIC units linked; only dk_ symbols exported; wrong-typed kernels and wrong calld arities do not compile; a missing implementation names itself at link
+structure: | $(BUILD) ## header twice in one unit; two DISPATCH_STATIC units linked; only dk_ symbols exported; reads only through the read primitive, every public reader tested; wrong-typed kernels and wrong calld arities do not compile; a missing implementation names itself at link
 	@CLANG="$(CLANG)" CXX="$(CXX)" CLANGXX="$(CLANGXX)" sh tests/structure.sh "$(CC)" "$(CFLAGS_T)" $(BUILD)
 
 # --- benchmarks ------------------------------------------------------------------
