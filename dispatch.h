@@ -7536,6 +7536,7 @@ DK_API int dk_op_has_kernel_for_key(const dk_operator *op, dk_key k) {
 DK_API const dk_kernel *dk__deferred(const dk_operator *op, const dk_kernel *k) {
     const dk_registry *r = op->registry;
     const dk_kernel *f;
+    DK__CALLER_READ_CHECK("dk__deferred");   /* a fallback's record: read inside its caller's call */
     if (k < r->missing || k >= r->missing + DK_NUM_RUNTIME_ENTRIES) return k;
     f = DK__LOAD_ACQ(&r->boxed_fallbacks[k - r->missing]);
     return f ? f : k;
