@@ -1,5 +1,5 @@
 /* Reads of published state (Note [One read primitive]) and the debug checks
-   of the test builds (DK_DEBUG_READS, DK_DEBUG_THREADS): a call reads its
+   of the test builds (DK_DEBUG_READS, DK_DEBUG_THREADS): a boxed call reads its
    operator's snapshot once, so schema, adapters and kernel come from one
    state even when a def and its kernel are replaced during the call; every
    public reader runs inside a read section (the checks stop the program
