@@ -22,7 +22,8 @@ BUILD    := build
 WARN_CXX := -pedantic -Wall -Wextra -Werror -Wshadow
 WARN     := $(WARN_CXX) -Wstrict-prototypes
 CSTD     := -std=c99
-CFLAGS_T := $(CSTD) $(WARN) -g -O1 -I.
+# the debug checks are on in every test build (the manual's CONFIGURATION)
+CFLAGS_T := $(CSTD) $(WARN) -g -O1 -I. -DDK_DEBUG_READS -DDK_DEBUG_THREADS
 LIBS_T   := -lcmocka -lpthread
 SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN     := -fsanitize=thread
@@ -58,7 +59,8 @@ UNIT_TESTS := test_keyspace test_conformance test_custom_config test_config_mism
 UNIT_TESTS += test_names test_debug test_quiescent test_quiescent_epochs test_call_epochs
 TSAN_TESTS := test_threads test_call test_races test_reclaim test_reclaim_epochs test_threads_epochs test_names \
               test_quiescent test_quiescent_epochs test_call_epochs test_timeline
-UNIT_TESTS += test_abi test_abi_epochs test_user_lists test_timeline test_timeline_epochs
+UNIT_TESTS += test_abi test_abi_epochs test_user_lists test_timeline test_timeline_epochs test_reads test_reads_epochs
+TSAN_TESTS += test_reads test_reads_epochs
 # the suites that depend on the key space, built again with the 2.11 preset
 # (test_keyspace_2_11: the 2.11 key space against PyTorch 2.11.0's own answers)
 PRESET_2_11_TESTS := test_keyset_bits test_registry test_call test_boxed test_guards test_resolution_property
@@ -210,7 +212,7 @@ matrix: | $(BUILD) ## compile the header (implementation included) and the schem
 	done; done; echo "$$ok $$bad" > $(BUILD)/results/matrix.count; [ $$bad = 0 ]
 
 # --- structure: multi-include, DISPATCH_STATIC, exported symbols ---------------
-structure: | $(BUILD) ## header twice in one unit; two DISPATCH_STATIC units linked; only dk_ symbols exported; wrong-typed kernels and wrong calld arities do not compile; a missing implementation names itself at link
+structure: | $(BUILD) ## header twice in one unit; two DISPATCH_STATIC units linked; only dk_ symbols exported; reads only through the read primitive, every public reader tested; wrong-typed kernels and wrong calld arities do not compile; a missing implementation names itself at link
 	@CLANG="$(CLANG)" CXX="$(CXX)" CLANGXX="$(CLANGXX)" sh tests/structure.sh "$(CC)" "$(CFLAGS_T)" $(BUILD)
 
 # --- benchmarks ------------------------------------------------------------------

@@ -192,7 +192,10 @@
             no caller to return to (an overridden kernel, a failure inside
             a library block, a panic before abort) goes to the registry's
             logger, one DK_FORALL_LOG_ITEMS item per message; the default
-            logger, dk_log_stderr, is the only code that prints.
+            logger, dk_log_stderr, is the only code that prints. A misuse
+            the debug checks find (DK_DEBUG_READS, DK_DEBUG_THREADS:
+            CONFIGURATION) goes to dk_log_stderr as DEBUG_CHECK_FAILED,
+            naming the function or the thread, and abort() follows.
    MEMORY   Registries allocate through dk_registry_desc.alloc/free; calls
             never allocate, but for a thread's state, malloc'ed once: its
             4 KB message buffer on its first error, and under call epochs
@@ -234,7 +237,18 @@
             fallthrough masks, a pointer to what the def says) published
             with one release store, so it runs what the state before or the state after a racing
             registration would run (boxed backend fallbacks sit beside the
-            tables: see Note [Resolution] for two racing registrations). Hooks and their user data are published
+            tables: see Note [Resolution] for two racing registrations). A
+            boxed call reads that snapshot once: its stack check, adapters
+            and kernel come from one state. (A typed call reads it once on
+            its way to the kernel; one that lands on a boxed kernel, or
+            fails, reads it again for the adapters or the message.) The library's readers
+            (lookups, dumps, explain, boxed calls...) read inside a read
+            section of their own (Note [One read primitive]); the inline
+            accessors (dk_op_table_of, dk_op_slot_kernel,
+            dk_op_function_schema, dk_op_schema, dk_dispatch_kernel,
+            dk_redispatch_kernel) leave it to their caller: inside a call,
+            or, under DK_CALL_EPOCHS, between dk_call_enter and
+            dk_call_exit (DK_DEBUG_READS checks it). Hooks and their user data are published
             together. Listeners and the logger run under the mutex: read-only
             introspection and calls work from them; registering from them
             returns DK_ERR_REENTRANT. fork() while other threads register
@@ -269,7 +283,15 @@
          dk_thread_online() when it calls again (exited threads are
          dropped). A thread that never takes part must be outside every
          call of r whenever any thread reclaims r -- which a
-         single-threaded program always is.
+         single-threaded program always is. DK_DEBUG_THREADS checks this
+         by a rule that needs no timing: once any thread has declared
+         itself (its first dk_thread_online or dk_registry_reclaim), a
+         call from a thread that never has is stopped with a message
+         naming the thread and what to call; a program in which no
+         thread declares itself is never stopped. Turn it on while
+         developing a program whose threads call while others reclaim
+         or unload (an audio driver's callback thread easily is one);
+         such a thread calls dk_thread_online() before its first call.
        - Before freeing what a deregistered kernel used (its user data,
          its code): dk_registry_synchronize(r), which waits for the
          threads taking part. dk_deregister and dk_library_close never
@@ -354,6 +376,20 @@
                                 the implementation's unit)
        DK_ASSERT(c)             internal assertion, default assert() (the
                                 implementation's unit)
+       DK_DEBUG_READS           debug check (per unit; on in the test
+                                builds): a read of an operator's snapshot,
+                                a kernel record, a def's record or the name
+                                index outside a read section stops the
+                                program naming the function (ERRORS); under
+                                DK_CALL_EPOCHS this includes the inline
+                                accessors used outside dk_call_enter /
+                                dk_call_exit (THREADS)
+       DK_DEBUG_THREADS         debug check (per unit; on in the test
+                                builds), default build: a call from a thread
+                                that never declared itself, once another
+                                has, stops the program naming the thread
+                                (WHAT A PROGRAM DOES). Neither check changes
+                                a release build's call path.
        The MUSTs (with DK_C10_VERSION, which the presets set) make the
        configuration: a unit in another is refused at its first registration
        or does not link (see >>config).
@@ -1501,7 +1537,10 @@ typedef enum dk_status { DK_FORALL_STATUS(DK__STATUS_ENUM) DK__STATUS_END } dk_s
                                      "attaching it, no thread-exit destructor, membarrier failing, calls " \
                                      "nested too deep); abort() follows")                                  \
     X(RETIRED_MEMORY,       WARNING, "retired memory passed dk_registry_desc.retired_warn_bytes: threads " \
-                                     "that do not pass quiescent points hold it (once per registry)")
+                                     "that do not pass quiescent points hold it (once per registry)")          \
+    X(DEBUG_CHECK_FAILED,   PANIC,   "a debug check failed: published state read outside a read section "   \
+                                     "(DK_DEBUG_READS), or a call from a thread that never declared itself "  \
+                                     "(DK_DEBUG_THREADS); abort() follows")
 
 typedef enum dk_log_level { DK_LOG_PANIC, DK_LOG_ERROR, DK_LOG_WARNING } dk_log_level;
 #define DK__LOG_ITEM_ENUM(item, level, text) DK_LOG_##item,
@@ -2384,8 +2423,21 @@ struct dk_operator {
     dk_registry *registry;
 };
 
+/* DK_DEBUG_READS (Note [One read primitive]): stops the program, naming
+   fn, unless this thread is inside a read section. Under DK_CALL_EPOCHS
+   the public accessors below check that their caller brackets them (in
+   the default build they may be used anywhere between quiescent points). */
+DK_API void dk__read_check(const char *fn);
+#if defined(DK_DEBUG_READS) && defined(DK_CALL_EPOCHS)
+#define DK__CALLER_READ_CHECK(fn) dk__read_check(fn)
+#else
+#define DK__CALLER_READ_CHECK(fn) ((void)0)
+#endif
 /* The operator's current snapshot; everything in it is complete (acquire). */
-DK_INLINE const dk_op_table *dk_op_table_of(const dk_operator *op) { return DK__LOAD_ACQ(&op->table); }
+DK_INLINE const dk_op_table *dk_op_table_of(const dk_operator *op) {
+    DK__CALLER_READ_CHECK("dk_op_table_of");
+    return DK__LOAD_ACQ(&op->table);
+}
 /* A table slot without an operator-level kernel holds its registry's
    missing record of that slot; a boxed backend fallback registered at the
    slot is read from the registry (Note [Resolution]). dk__deferred gives
@@ -2395,10 +2447,13 @@ DK_API const dk_kernel *dk__deferred(const dk_operator *op, const dk_kernel *k);
    registry retires when the def or kernel goes: use them before this
    thread's next quiescent point (default mode) or, under DK_CALL_EPOCHS,
    between dk_call_enter() and dk_call_exit() around the call and the use
-   (outside a call, a retired table may be freed at any time). */
+   (outside a call, a retired table may be freed at any time; there
+   DK_DEBUG_READS stops a call of them outside a bracket). */
 /* The kernel record a call would run at a slot (dk_ks_slot). */
 DK_INLINE const dk_kernel *dk_op_slot_kernel(const dk_operator *op, int slot) {
-    const dk_kernel *k = DK__ENTRY_KERNEL(dk_op_table_entry(dk_op_table_of(op), slot));
+    const dk_kernel *k;
+    DK__CALLER_READ_CHECK("dk_op_slot_kernel");
+    k = DK__ENTRY_KERNEL(dk_op_table_entry(dk_op_table_of(op), slot));
     return k->kind == DK_KERNEL_MISSING ? dk__deferred(op, k) : k;
 }
 /* What the def says (dk_op_def_info), or NULL without a def. */
@@ -2409,7 +2464,9 @@ DK_INLINE const char *dk_op_schema(const dk_operator *op);
 /* The def's parsed schema (arguments, types, defaults, alias annotations,
    return names; see >>schema), or NULL without a def. Read-only. */
 DK_INLINE const struct dk_schema *dk_op_function_schema(const dk_operator *op) {
-    const dk_op_def_info *d = dk__op_def(dk_op_table_of(op));
+    const dk_op_def_info *d;
+    DK__CALLER_READ_CHECK("dk_op_function_schema");
+    d = dk__op_def(dk_op_table_of(op));
     return d ? d->parsed : NULL;
 }
 /* The def's tags (torch.Tag), as a mask with bit DK_TAG_x set for each, and
@@ -3165,6 +3222,14 @@ DK_API void dk__trace_return(unsigned token);
 DK_API void dk__reader_attach(void);
 DK_API void dk__call_enter_slow(void);
 DK_API void dk__call_exit_late(void);
+/* DK_DEBUG_THREADS, default build: stops a call from a thread that has
+   not declared itself (no quiescent record) once some thread has (THREADS). */
+DK_API void dk__thread_check(void);
+#if defined(DK_DEBUG_THREADS) && !defined(DK_CALL_EPOCHS)
+#define DK__THREAD_CHECK() dk__thread_check()
+#else
+#define DK__THREAD_CHECK() ((void)0)
+#endif
 
 /* Brackets of a call under DK_CALL_EPOCHS (the typed calls and boxed calls
    use them; a program that calls dk_dispatch_kernel / dk_redispatch_kernel and then the
@@ -3301,11 +3366,15 @@ DK_INLINE const dk_kernel *dk__entry_kernel(dk__entry_ref e) {
 /* The entry of the slot of ks as given (redispatch), and the entry of a
    call's keyset (computed into *out_ks); the typed calls use these, and
    report to the trace hook on their slow path. */
-DK_INLINE dk__entry_ref dk__lookup(const dk_operator *op, dk_keyset ks) {
-    return dk__entry_at(DK__LOAD_ACQ(&op->table), ks.repr, dk__row(dk__backend_index(ks.repr)));
+DK_INLINE dk__entry_ref dk__lookup_in(const dk_op_table *tab, dk_keyset ks) {
+    return dk__entry_at(tab, ks.repr, dk__row(dk__backend_index(ks.repr)));
 }
-DK_INLINE dk__entry_ref dk__dispatch(const dk_operator *op, dk_keyset args, dk_keyset *out_ks) {
-    const dk_op_table *tab = DK__LOAD_ACQ(&op->table); /* one snapshot: mask and slot agree */
+DK_INLINE dk__entry_ref dk__lookup(const dk_operator *op, dk_keyset ks) {
+    return dk__lookup_in(DK__LOAD_ACQ(&op->table), ks);
+}
+/* In snapshot tab (one snapshot: mask and slot agree); boxed calls pass
+   the snapshot their schema and adapters came from. */
+DK_INLINE dk__entry_ref dk__dispatch_in(const dk_op_table *tab, dk_keyset args, dk_keyset *out_ks) {
     uint64_t ks = dk__call_keyset_after_tls(args.repr);
 #if DK_C10_VERSION == 11301
     /* the mask is the arguments' backend's (row_a), the slot the keyset's:
@@ -3319,6 +3388,9 @@ DK_INLINE dk__entry_ref dk__dispatch(const dk_operator *op, dk_keyset args, dk_k
 #endif
     out_ks->repr = ks;
     return dk__entry_at(tab, ks, row);
+}
+DK_INLINE dk__entry_ref dk__dispatch(const dk_operator *op, dk_keyset args, dk_keyset *out_ks) {
+    return dk__dispatch_in(DK__LOAD_ACQ(&op->table), args, out_ks);
 }
 /* Is a trace hook set? Calls test it beside the kernel's fn, in one branch. */
 #if defined(DK_NO_TRACE)
@@ -3345,12 +3417,17 @@ DK_INLINE dk__entry_ref dk__dispatch(const dk_operator *op, dk_keyset args, dk_k
 /* The public primitives: as above, and they report to the trace hook. */
 DK_INLINE const dk_kernel *dk_redispatch_kernel(const dk_operator *op, dk_keyset ks) {
     const dk_kernel *k;
+    DK__CALLER_READ_CHECK("dk_redispatch_kernel");
+    DK__THREAD_CHECK();
     if (DK__UNLIKELY(DK__TRACING())) dk__trace(op, ks, 1);
     k = dk__entry_kernel(dk__lookup(op, ks));
     return DK__UNLIKELY(k->kind == DK_KERNEL_MISSING) ? dk__deferred(op, k) : k;
 }
 DK_INLINE const dk_kernel *dk_dispatch_kernel(const dk_operator *op, dk_keyset args, dk_keyset *out_ks) {
-    const dk_kernel *k = dk__entry_kernel(dk__dispatch(op, args, out_ks));
+    const dk_kernel *k;
+    DK__CALLER_READ_CHECK("dk_dispatch_kernel");
+    DK__THREAD_CHECK();
+    k = dk__entry_kernel(dk__dispatch(op, args, out_ks));
     if (DK__UNLIKELY(DK__TRACING())) dk__trace(op, *out_ks, 0);
     return DK__UNLIKELY(k->kind == DK_KERNEL_MISSING) ? dk__deferred(op, k) : k;
 }
@@ -3608,8 +3685,8 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
                                                 DK__MAP(DK__OP_ARG, __VA_ARGS__)))                   \
     }
 #else
-#define DK__OP_BODY_return(R, call, other) return call;
-#define DK__OP_BODY_void(R, call, other) { call; return; }
+#define DK__OP_BODY_return(R, call, other) DK__THREAD_CHECK(); return call;
+#define DK__OP_BODY_void(R, call, other) { DK__THREAD_CHECK(); call; return; }
 #define DK__OP_BRACKETED(name, R, ret, ...)
 #endif
 #define DK__DECLARE_OP_ENTRIES(name, R, ret, keyset_expr, ...)                                       \
@@ -4465,6 +4542,9 @@ static dk__reader *dk__readers;    /* every record ever attached; reused, freed 
    barrier, with acquire) and while it is not 0 holds back everything
    (dk__oldest_reader: no frees, synchronize waits). */
 static uint64_t dk__late_calls DK__UNUSED;
+/* Some thread has declared itself (has a record): from then on, under
+   DK_DEBUG_THREADS, a call from a thread without one is stopped. */
+static int dk__declared_any;
 static uint64_t dk__next_thread_id;   /* 64-bit: every DK__FETCH_ADD is (Windows' Interlocked one) */
 
 /* Attaches the calling thread's record (reusing one a gone thread gave
@@ -4499,6 +4579,7 @@ DK__PRIVATE dk__reader *dk__reader_get(void) {
 #endif
     t->reader = rec;
     dk__rd.rec = rec;
+    DK__STORE_REL(&dk__declared_any, 1);
     return rec;
 }
 
@@ -4537,6 +4618,27 @@ DK_API void dk__call_enter_slow(void) {
     DK__STORE_RLX(&dk__rd.ctr, DK__LOAD_RLX64(&dk__gp_ctr) | (DK__LOAD_RLX(&dk__asymmetric) ? 0 : DK__CTR_SLOW));
     DK__FENCE_SEQ();   /* the word is visible before any table is read */
 #endif
+}
+
+/* The rule is deterministic (THREADS): a call is stopped when its thread
+   has no record and another thread has one, i.e. someone may reclaim
+   while this thread is inside a call it is not waited for. A
+   single-threaded program that never declares is never stopped. */
+DK_API void dk__thread_check(void) {
+    char message[512];
+    if (dk__rd.rec || !DK__LOAD_ACQ(&dk__declared_any)) return;
+    snprintf(message, sizeof message, "thread %lu calls without having declared itself, while other threads "
+             "take part in reclamation: it is not waited for, and memory or code it runs could be freed under "
+             "it. Call dk_thread_online() on it before its first call (and dk_registry_reclaim(r) or "
+             "dk_thread_online() between calls; dk_thread_offline() before it idles) (DK_DEBUG_THREADS)",
+#if defined(_WIN32)
+             (unsigned long)GetCurrentThreadId()
+#else
+             (unsigned long)(uintptr_t)pthread_self()
+#endif
+             );
+    dk__log_to(NULL, DK_LOG_DEBUG_CHECK_FAILED, message);
+    abort();
 }
 
 /* dk_call_exit of a thread whose exit destructor has run: a nested call
@@ -4581,6 +4683,40 @@ DK__PRIVATE int dk__in_call(void) { return dk__rd.nesting > 0; }
 #else
 #define DK__HOLD() ((void)dk__rd.nesting++)
 #define DK__UNHOLD() ((void)dk__rd.nesting--)
+#endif
+
+/* Note [One read primitive]. What calls and lookups read without the
+   registry's lock -- an operator's snapshot, and through it the def's
+   record and the kernel records; the name index -- the implementation
+   reads through dk__snapshot and dk__index_of only, inside a read section:
+   DK__HOLD() ... DK__UNHOLD(), the call bracket under DK_CALL_EPOCHS (what
+   a writer waits for), a nesting count in the default build (what
+   dk_registry_reclaim refuses inside). A boxed call reads its snapshot
+   once and passes it down (dk__dispatch_boxed, dk__call_slow_in): its
+   schema, adapters and kernel come from one state. A typed call's slow
+   path (dk__call_slow) reads a snapshot of its own: handing it the one
+   the inline path read costs that path an instruction with GCC
+   (bench/shape.sh, 1.13.1 preset), as a fifth argument or folded into the
+   redispatch flag. Under DK_DEBUG_READS both
+   readers stop the program, naming the function, outside a read section,
+   so a function that forgot its bracket fails the first test that calls
+   it, single-threaded, in either mode; tests/structure.sh refuses any
+   other read of op->table or r->index in the implementation. */
+DK_API void dk__read_check(const char *fn) {
+    char message[256];
+    if (dk__in_call()) return;
+    snprintf(message, sizeof message, "%s read an operator's snapshot, a kernel record, a def's record or the "
+             "name index outside a read section (DK_DEBUG_READS; under DK_CALL_EPOCHS, bracket such a read with "
+             "dk_call_enter() and dk_call_exit())", fn);
+    dk__log_to(NULL, DK_LOG_DEBUG_CHECK_FAILED, message);
+    abort();
+}
+#ifdef DK_DEBUG_READS
+#define dk__snapshot(op) (dk__read_check(__func__), dk_op_table_of(op))
+#define dk__index_of(r) (dk__read_check(__func__), DK__LOAD_ACQ(&(r)->index))
+#else
+#define dk__snapshot(op) dk_op_table_of(op)
+#define dk__index_of(r) DK__LOAD_ACQ(&(r)->index)
 #endif
 
 /* What a record holds back: the epoch its call entered at (call epochs;
@@ -7878,7 +8014,7 @@ DK_API uint64_t dk_op_tags(const dk_operator *op) {
     const dk_op_def_info *d;
     uint64_t tags;
     DK__HOLD();   /* the table may be retired meanwhile: held, it is not freed */
-    d = dk__op_def(dk_op_table_of(op));
+    d = dk__op_def(dk__snapshot(op));
     tags = d ? d->tags : 0;
     DK__UNHOLD();
     return tags;
@@ -7890,7 +8026,7 @@ DK_API dk_alias_analysis dk_op_alias_analysis(const dk_operator *op) {
     const dk_op_def_info *d;
     dk_alias_analysis a;
     DK__HOLD();
-    d = dk__op_def(dk_op_table_of(op));
+    d = dk__op_def(dk__snapshot(op));
     a = d ? d->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA;
     DK__UNHOLD();
     return a;
@@ -7909,7 +8045,7 @@ DK_API dk_operator *dk_op_lookup(dk_registry *r, const char *name) {
     if (!r || !name) return NULL;
     len = strlen(name);
     DK__HOLD();
-    op = dk__index_find(DK__LOAD_ACQ(&r->index), DK_HASH64(name, len), name, len);
+    op = dk__index_find(dk__index_of(r), DK_HASH64(name, len), name, len);
     DK__UNHOLD();
     return op ? &op->pub : NULL;
 }
@@ -7944,6 +8080,7 @@ DK_API int dk_op_has_kernel_for_key(const dk_operator *op, dk_key k) {
 DK_API const dk_kernel *dk__deferred(const dk_operator *op, const dk_kernel *k) {
     const dk_registry *r = op->registry;
     const dk_kernel *f;
+    DK__CALLER_READ_CHECK("dk__deferred");   /* a fallback's record: read inside its caller's call */
     if (k < r->missing || k >= r->missing + DK_NUM_RUNTIME_ENTRIES) return k;
     f = DK__LOAD_ACQ(&r->boxed_fallbacks[k - r->missing]);
     return f ? f : k;
@@ -7962,8 +8099,14 @@ DK__PRIVATE void dk__table_with_fallbacks(const dk_registry *r, dk_op_table *t) 
 }
 
 DK_API int dk_op_has_computed_kernel_for_key(const dk_operator *op, dk_key k) {
+    const dk_kernel *kernel;
+    int has;
     if (!op || !dk_key_is_runtime(k)) return 0;
-    return dk_op_slot_kernel(op, dk_key_slot(k))->kind != DK_KERNEL_MISSING;
+    DK__HOLD();   /* the snapshot and the record read here may be retired meanwhile */
+    kernel = DK__ENTRY_KERNEL(dk_op_table_entry(dk__snapshot(op), dk_key_slot(k)));
+    has = dk__deferred(op, kernel)->kind != DK_KERNEL_MISSING;
+    DK__UNHOLD();
+    return has;
 }
 
 static const char *const dk__reason_texts[] = {
@@ -8139,7 +8282,7 @@ DK__PRIVATE int dk__html_scan(dk_operator *op, void *ud) {
     dk__html *h = (dk__html *)ud;
     dk_op_table full, *t = &full;
     int s;
-    memcpy(&full, dk_op_table_of(op), DK__TABLE_BYTES);
+    memcpy(&full, dk__snapshot(op), DK__TABLE_BYTES);
     dk__table_with_fallbacks(op->registry, &full);
     for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
         const dk_kernel *k = dk__kernel_at(t, s);
@@ -8189,7 +8332,7 @@ DK__PRIVATE int dk__html_row(dk_operator *op, void *ud) {
     dk__html *h = (dk__html *)ud;
     dk_op_table full, *t = &full;   /* one snapshot per row */
     int s;
-    memcpy(&full, dk_op_table_of(op), DK__TABLE_BYTES);
+    memcpy(&full, dk__snapshot(op), DK__TABLE_BYTES);
     dk__table_with_fallbacks(op->registry, &full);
     dk__append(h->buf, h->size, &h->len, "<tr data-op=\"");
     dk__html_text(h, op->name);
@@ -8664,8 +8807,8 @@ DK__PRIVATE void dk__missing_message(const dk_operator *op, const dk_op_table *t
     }
 }
 
-DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args,
-                                       void *result, size_t result_size);
+DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, const dk_op_table *t, dk_keyset ks, const dk_kernel *k,
+                                       void *args, void *result, size_t result_size);
 
 /* What the messages read of a live table (its entries, reasons and def
    pointer), copied into dst: field by field, relaxed, as a rewrite in place
@@ -8685,16 +8828,16 @@ DK__PRIVATE void dk__table_copy(dk_op_table *dst, const dk_op_table *src) {
     dst->def = dk__op_def(src);
 }
 
-DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks, const dk_kernel *k, void *args,
-                          void *result, size_t result_size) {
+/* A call's slow path, inside a read section, with tab the snapshot the
+   call read (a boxed call's) or one read for it here (a typed call's). */
+DK__PRIVATE void dk__call_slow_in(const dk_operator *op, const dk_op_table *tab, dk_keyset args_ks, dk_keyset ks,
+                                  const dk_kernel *k, void *args, void *result, size_t result_size) {
     dk_status status;
     char message[DK__MESSAGE_MAX];
     dk_op_table t;
-    DK__HOLD();   /* the library sees this part of a typed call: reclaim refuses inside it */
     if (k->kind == DK_KERNEL_MISSING) k = dk__deferred(op, k);
     if (k->boxed && k->kind == DK_KERNEL_FUNCTION) {
-        dk__call_boxed_kernel(op, ks, k, args, result, result_size);
-        DK__UNHOLD();
+        dk__call_boxed_kernel(op, tab, ks, k, args, result, result_size);
         return;
     }
     message[0] = '\0';
@@ -8715,16 +8858,22 @@ DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks
                  "Autograd dispatch key for the backend.", op->name);
     } else if (dk__hooks_of(op->registry)->c10_messages) {
         status = DK_ERR_NO_KERNEL;
-        dk__table_copy(&t, dk_op_table_of(op));
+        dk__table_copy(&t, tab);
         dk__table_with_fallbacks(op->registry, &t);
         dk__c10_missing_message(op, &t, dk_ks_highest_key(ks), message, sizeof message);
     } else {
         status = DK_ERR_NO_KERNEL;
-        dk__table_copy(&t, dk_op_table_of(op));
+        dk__table_copy(&t, tab);
         dk__table_with_fallbacks(op->registry, &t);
         dk__missing_message(op, &t, args_ks, ks, message, sizeof message);
     }
     dk__call_error(op, ks, status, message);
+}
+
+DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks, const dk_kernel *k, void *args,
+                          void *result, size_t result_size) {
+    DK__HOLD();   /* the library sees this part of a typed call: reclaim refuses inside it */
+    dk__call_slow_in(op, dk__snapshot(op), args_ks, ks, k, args, result, result_size);
     DK__UNHOLD();
 }
 
@@ -8762,8 +8911,6 @@ DK__PRIVATE const dk_op_adapters *dk__table_adapters(const dk_op_table *t) {
     return d ? DK__LOAD_ACQ(&d->adapters) : NULL;
 }
 
-/* A typed call that landed on a boxed kernel: box through the operator's
-   adapters when it has them, else hand over the argument pack. */
 /* A boxed kernel that did not fail its call but left other than the
    schema's number of results fails it (a foreign kernel that raised, say). */
 DK__PRIVATE void dk__results_miscounted(const dk_operator *op, dk_keyset ks, const dk_kernel *k, size_t left,
@@ -8775,9 +8922,11 @@ DK__PRIVATE void dk__results_miscounted(const dk_operator *op, dk_keyset ks, con
     dk__call_error(op, ks, DK_ERR_KERNEL_FAILED, msg);
 }
 
-DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args,
-                                       void *result, size_t result_size) {
-    const dk_op_adapters *a = dk__table_adapters(dk_op_table_of(op));
+/* A typed call that landed on a boxed kernel: box through the operator's
+   adapters when it has them, else hand over the argument pack. */
+DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, const dk_op_table *t, dk_keyset ks, const dk_kernel *k,
+                                       void *args, void *result, size_t result_size) {
+    const dk_op_adapters *a = dk__table_adapters(t);
     dk_value storage[DK__BOX_CAPACITY];
     dk_stack st;
     dk_stack_init(&st, storage, DK__BOX_CAPACITY);
@@ -8785,8 +8934,10 @@ DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, dk_keyset ks, cons
         unsigned failures = dk__call_failures;
         a->box(args, &st);
         k->boxed(k, op, ks, &st);
-        if (st.size != (size_t)a->num_returns && failures == dk__call_failures)
-            dk__results_miscounted(op, ks, k, st.size, a->num_returns, dk_op_schema(op));
+        if (st.size != (size_t)a->num_returns && failures == dk__call_failures) {
+            const dk_schema *sch = dk__table_schema(t);
+            dk__results_miscounted(op, ks, k, st.size, a->num_returns, sch ? sch->text : NULL);
+        }
         if (!result) return;
         if (st.size == (size_t)a->num_returns) a->unbox_result(&st, result);
         else memset(result, 0, result_size); /* the boxed path failed (and said so): no garbage */
@@ -8828,7 +8979,7 @@ DK__PRIVATE dk_keyset dk__stack_keyset(const dk_operator *op, const dk_op_table 
 DK_API dk_keyset dk_stack_dispatch_keyset(const dk_operator *op, const dk_stack *stack) {
     dk_keyset ks;
     DK__HOLD();   /* a concurrent dk_registry_set_hooks retires the record read here */
-    ks = dk__stack_keyset(op, dk_op_table_of(op), stack);
+    ks = dk__stack_keyset(op, dk__snapshot(op), stack);
     DK__UNHOLD();
     return ks;
 }
@@ -8932,7 +9083,7 @@ DK_API dk_status dk_stack_fill_defaults(const dk_operator *op, dk_stack *stack) 
     dk_status s;
     if (!op || !stack) return dk__fail(DK_ERR_NULL, "stack_fill_defaults: NULL argument");
     DK__HOLD();
-    s = dk__fill_defaults(op, dk_op_table_of(op), stack, msg, sizeof msg);
+    s = dk__fill_defaults(op, dk__snapshot(op), stack, msg, sizeof msg);
     DK__UNHOLD();
     return s == DK_OK ? s : dk__fail(s, "%s", msg);
 }
@@ -8944,8 +9095,8 @@ DK_API dk_status dk_stack_push_default(const dk_operator *op, dk_stack *stack) {
     dk_status st = DK_OK;
     size_t j;
     if (!op || !stack) return dk__fail(DK_ERR_NULL, "stack_push_default: NULL argument");
-    dk_call_enter();
-    d = dk__op_def(dk_op_table_of(op));
+    DK__HOLD();
+    d = dk__op_def(dk__snapshot(op));
     s = d ? d->parsed : NULL;
     j = stack->size;
     if (!s) st = dk__fail(DK_ERR_NOT_FOUND, "stack_push_default: %s has no def (no schema, no defaults)", op->name);
@@ -8958,7 +9109,7 @@ DK_API dk_status dk_stack_push_default(const dk_operator *op, dk_stack *stack) {
     else if (!dk_stack_push(stack, d->defaults[j]))
         st = dk__bad_stack(msg, sizeof msg, "%s: the stack is full (capacity %lu) at argument %lu '%s'", op->name,
                            (unsigned long)stack->capacity, (unsigned long)j, s->arguments[j].name);
-    dk_call_exit();
+    DK__UNHOLD();
     return st == DK_ERR_BAD_STACK ? dk__fail(st, "%s", msg) : st;
 }
 
@@ -8967,8 +9118,8 @@ DK_API dk_status dk_op_default(const dk_operator *op, int i, dk_value *out) {
     const dk_schema *s;
     dk_status st = DK_OK;
     if (!op || !out) return dk__fail(DK_ERR_NULL, "op_default: NULL argument");
-    dk_call_enter();
-    d = dk__op_def(dk_op_table_of(op));
+    DK__HOLD();
+    d = dk__op_def(dk__snapshot(op));
     s = d ? d->parsed : NULL;
     if (!s) st = dk__fail(DK_ERR_NOT_FOUND, "op_default: %s has no def (no schema, no defaults)", op->name);
     else if (i < 0 || i >= s->num_arguments)
@@ -8978,7 +9129,7 @@ DK_API dk_status dk_op_default(const dk_operator *op, int i, dk_value *out) {
         st = dk__fail(DK_ERR_NOT_FOUND, "op_default: argument %d '%s' (%s) of %s has no default\n  schema: %s", i,
                       s->arguments[i].name, s->arguments[i].type_text, op->name, s->text);
     else *out = d->defaults[i];
-    dk_call_exit();
+    DK__UNHOLD();
     return st;
 }
 
@@ -8986,11 +9137,11 @@ DK_API int dk_op_argument_index(const dk_operator *op, const char *name) {
     const dk_schema *s;
     int i, found = -1;
     if (!op || !name) return -1;
-    dk_call_enter();
-    s = dk__table_schema(dk_op_table_of(op));
+    DK__HOLD();
+    s = dk__table_schema(dk__snapshot(op));
     for (i = 0; s && i < s->num_arguments && found < 0; i++)
         if (strcmp(s->arguments[i].name, name) == 0) found = i;
-    dk_call_exit();
+    DK__UNHOLD();
     return found;
 }
 
@@ -8999,7 +9150,7 @@ DK_API dk_status dk_stack_check(const dk_operator *op, const dk_stack *stack) {
     dk_status s;
     if (!op || !stack) return dk__fail(DK_ERR_NULL, "stack_check: NULL argument");
     DK__HOLD();
-    s = dk__check_stack(op, dk_op_table_of(op), stack, msg, sizeof msg);
+    s = dk__check_stack(op, dk__snapshot(op), stack, msg, sizeof msg);
     DK__UNHOLD();
     return s == DK_OK ? s : dk__fail(s, "%s", msg);
 }
@@ -9027,7 +9178,7 @@ DK__PRIVATE void dk__run_boxed(const dk_operator *op, const dk_op_table *t, dk_k
                  dk_key_name(dk_ks_highest_key(ks)), k->debug);
         dk__call_error(op, ks, DK_ERR_NO_ADAPTER, msg);
     } else {
-        dk__call_slow(op, args, ks, k, NULL, NULL, 0);  /* missing, fallthrough, ambiguous: reported */
+        dk__call_slow_in(op, t, args, ks, k, NULL, NULL, 0);  /* missing, fallthrough, ambiguous: reported */
     }
     /* a failed boxed call consumes its arguments and returns nothing */
     stack->size -= nargs < stack->size ? nargs : stack->size;
@@ -9056,16 +9207,26 @@ DK__PRIVATE int dk__boxed_refused(const dk_operator *op, const dk_op_table *t, d
 static DK_THREAD_LOCAL const dk_stack *dk__traced_stack;
 DK_API const dk_stack *dk_trace_stack(void) { return dk__traced_stack; }
 
-DK__PRIVATE const dk_kernel *dk__dispatch_boxed(const dk_operator *op, dk_keyset args, dk_keyset *ks,
-                                                const dk_stack *stack, int redispatch) {
+/* The kernel of a boxed call, from snapshot t: the one its stack was
+   checked against and its adapters come from (dk_dispatch_kernel and
+   dk_redispatch_kernel would read the operator's table again, and a def and
+   kernel replaced in between would pair one state's adapters with the
+   other's kernel). Reported to the trace hook as they report. */
+DK__PRIVATE const dk_kernel *dk__dispatch_boxed(const dk_operator *op, const dk_op_table *t, dk_keyset args,
+                                                dk_keyset *ks, const dk_stack *stack, int redispatch) {
     const dk_stack *saved = dk__traced_stack;
     const dk_kernel *k;
-    if (!DK__TRACING()) /* the stack is only for a trace hook: no TLS writes without one */
-        return redispatch ? dk_redispatch_kernel(op, args) : dk_dispatch_kernel(op, args, ks);
-    dk__traced_stack = stack;
-    k = redispatch ? dk_redispatch_kernel(op, args) : dk_dispatch_kernel(op, args, ks);
-    dk__traced_stack = saved;
-    return k;
+    int tracing = DK__TRACING();
+    if (tracing) dk__traced_stack = stack;   /* the stack is only for a trace hook: no TLS writes without one */
+    if (redispatch) {
+        if (tracing) dk__trace(op, args, 1);
+        k = dk__entry_kernel(dk__lookup_in(t, args));
+    } else {
+        k = dk__entry_kernel(dk__dispatch_in(t, args, ks));
+        if (tracing) dk__trace(op, *ks, 0);
+    }
+    if (tracing) dk__traced_stack = saved;
+    return k->kind == DK_KERNEL_MISSING ? dk__deferred(op, k) : k;
 }
 
 /* A boxed call while a trace hook is set: the timeline's event around the
@@ -9081,11 +9242,12 @@ DK_API void dk_call_boxed(const dk_operator *op, dk_stack *stack) {
     const dk_op_table *t;
     const dk_kernel *k;
     dk_keyset args, ks;
+    DK__THREAD_CHECK();
     DK__HOLD();
-    t = op ? dk_op_table_of(op) : NULL;
+    t = op ? dk__snapshot(op) : NULL;
     if (!dk__boxed_refused(op, t, stack, 1)) {
         args = dk__stack_keyset(op, t, stack);
-        k = dk__dispatch_boxed(op, args, &ks, stack, 0);
+        k = dk__dispatch_boxed(op, t, args, &ks, stack, 0);
         if (DK__UNLIKELY(DK__TRACING())) dk__run_boxed_traced(op, t, args, ks, k, stack, 0);
         else dk__run_boxed(op, t, args, ks, k, stack);
     }
@@ -9094,10 +9256,11 @@ DK_API void dk_call_boxed(const dk_operator *op, dk_stack *stack) {
 
 DK_API void dk_redispatch_boxed(const dk_operator *op, dk_keyset ks, dk_stack *stack) {
     const dk_op_table *t;
+    DK__THREAD_CHECK();
     DK__HOLD();
-    t = op ? dk_op_table_of(op) : NULL;
+    t = op ? dk__snapshot(op) : NULL;
     if (!dk__boxed_refused(op, t, stack, 0)) {
-        const dk_kernel *k = dk__dispatch_boxed(op, ks, NULL, stack, 1);
+        const dk_kernel *k = dk__dispatch_boxed(op, t, ks, NULL, stack, 1);
         if (DK__UNLIKELY(DK__TRACING())) dk__run_boxed_traced(op, t, ks, ks, k, stack, 1);
         else dk__run_boxed(op, t, ks, ks, k, stack);
     }
@@ -9118,7 +9281,7 @@ DK__PRIVATE int dk__ni_requires_grad(const dk_autograd_ni_desc *d, const dk_stac
 
 DK__PRIVATE void dk__autograd_ni(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *stack) {
     const dk_autograd_ni_desc *d = (const dk_autograd_ni_desc *)k->user_data;
-    const dk_op_table *t = dk_op_table_of(op);
+    const dk_op_table *t = dk__snapshot(op);
     const dk_schema *sch = dk__table_schema(t);
     size_t nargs = sch ? (size_t)sch->num_arguments : 0, base, i;
     int any;
@@ -9180,7 +9343,7 @@ DK__PRIVATE dk_status dk__check_signature_held(const dk_operator *op, const char
     const char *schema;
     const dk_schema *parsed;
     char from_schema[1024];
-    t = dk_op_table_of(op);
+    t = dk__snapshot(op);
     a = dk__table_adapters(t);
     parsed = dk__table_schema(t);
     schema = parsed ? parsed->text : NULL;
@@ -9278,7 +9441,7 @@ DK__PRIVATE void dk__explain_set_args(const dk_op_table *t, const dk_keyset *ks,
 DK_API dk_status dk_explain(const dk_operator *op, dk_keyset args, dk_explanation *out) {
     if (!op || !out) return dk__fail(DK_ERR_NULL, "explain: NULL argument");
     DK__HOLD();
-    dk__explain_table(op, dk_op_table_of(op), args, out);
+    dk__explain_table(op, dk__snapshot(op), args, out);
     DK__UNHOLD();
     return DK_OK;
 }
@@ -9293,7 +9456,7 @@ DK_API dk_status dk_explain_args(const dk_operator *op, const dk_keyset *arg_key
                         DK_EXPLAIN_MAX_ARGS);
     for (i = 0; i < n; i++) all |= arg_keysets[i].repr;
     DK__HOLD();   /* one table for the kernel and the names, read before the bracket closes */
-    t = dk_op_table_of(op);
+    t = dk__snapshot(op);
     dk__explain_table(op, t, dk_ks_raw(all), out);
     dk__explain_set_args(t, arg_keysets, NULL, n, out);
     DK__UNHOLD();
@@ -9335,7 +9498,7 @@ DK_API dk_status dk_explain_stack(const dk_operator *op, const dk_stack *stack, 
     dk_status s;
     if (!op || !stack || !out) return dk__fail(DK_ERR_NULL, "explain_stack: NULL argument");
     DK__HOLD();   /* everything read of the operator and the hooks, read inside */
-    s = dk__explain_stack_in(op, dk_op_table_of(op), stack, out);
+    s = dk__explain_stack_in(op, dk__snapshot(op), stack, out);
     DK__UNHOLD();
     return s;
 }
@@ -9600,8 +9763,8 @@ DK__PRIVATE int dk__abi_schema_text(const dk_operator *op, int what, int i, char
     int n = -1;
     if (buf && size) buf[0] = '\0';
     if (!op) return -1;
-    dk_call_enter();
-    sch = dk__table_schema(dk_op_table_of(op));
+    DK__HOLD();
+    sch = dk__table_schema(dk__snapshot(op));
     if (sch && what == DK__ABI_SCHEMA) text = sch->text;
     else if (sch && what <= DK__ABI_ARG_DEFAULT && i >= 0 && i < sch->num_arguments)
         text = what == DK__ABI_ARG_NAME ? sch->arguments[i].name
@@ -9609,7 +9772,7 @@ DK__PRIVATE int dk__abi_schema_text(const dk_operator *op, int what, int i, char
     else if (sch && what >= DK__ABI_RET_NAME && i >= 0 && i < sch->num_returns)
         text = what == DK__ABI_RET_NAME ? sch->returns[i].name : sch->returns[i].type_text;
     if (text) n = snprintf(buf, buf ? size : 0, "%s", text);
-    dk_call_exit();
+    DK__UNHOLD();
     return n;
 }
 DK_API int dk_abi_op_schema(const dk_operator *op, char *buf, size_t size) {
@@ -9635,12 +9798,12 @@ DK__PRIVATE int dk__abi_schema_int(const dk_operator *op, int which, int i) {
     const dk_schema *sch;
     int n = -1;
     if (!op) return -1;
-    dk_call_enter();
-    sch = dk__table_schema(dk_op_table_of(op));
+    DK__HOLD();
+    sch = dk__table_schema(dk__snapshot(op));
     if (sch && which == 0) n = sch->num_arguments;
     if (sch && which == 1) n = sch->num_returns;
     if (sch && which == 2 && i >= 0 && i < sch->num_arguments) n = sch->arguments[i].kwarg_only != 0;
-    dk_call_exit();
+    DK__UNHOLD();
     return n;
 }
 DK_API int dk_abi_op_num_arguments(const dk_operator *op) { return dk__abi_schema_int(op, 0, 0); }

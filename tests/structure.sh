@@ -115,6 +115,26 @@ check "every name the manual mentions exists in the header" sh -c '
   [ -z "$missing" ] || { echo "named in the manual, not in the header:$missing"; exit 1; }' sh "$manual_end" "$out"
 check "the manual's API BY TASK names, for each group, the >>tags where its names are declared" \
   python3 tools/where-declared.py dispatch.h --check
+# Note [One read primitive]: the implementation reads an operator's snapshot
+# and the name index only through dk__snapshot and dk__index_of (which the
+# debug check guards); and every public function that takes an operator (or
+# reads the name index) is called by tests/test_reads.c with the check on.
+check "the implementation reads snapshots and the name index only through dk__snapshot / dk__index_of" sh -c '
+  impl=$(grep -n "^/\* >>impl =" dispatch.h | cut -d: -f1)
+  [ -n "$impl" ] || { echo "no >>impl tag"; exit 1; }
+  bad=$(awk -v from="$impl" "NR > from && /dk_op_table_of\(|LOAD_ACQ\(&[a-z_]*->(index|table)\)|LOAD_ACQ\(&[a-z_]*->pub\.table\)/ && !/#define dk__(snapshot|index_of)/ { print NR, \$0 }" dispatch.h) || exit 1
+  [ -z "$bad" ] || { echo "read outside the primitive:"; echo "$bad"; exit 1; }'
+check "tests/test_reads.c calls every public function that reads an operator or the name index" sh -c '
+  readers=$(awk "/^DK_(API|INLINE)/ && /dk_operator \\*/ { l = \$0; sub(/\\(.*/, \"\", l); n = split(l, w, /[ *]+/); print w[n] }" dispatch.h |
+            grep -v "^dk__" | sort -u) || exit 1
+  # not readers: dk_op_set_adapters writes under the lock; dk_call_error_abort ends the program
+  [ $(echo "$readers" | wc -l) -ge 30 ] || { echo "found only: $readers"; exit 1; }
+  missing=""
+  for f in $readers dk_registry_dump_html; do
+    case $f in dk_op_set_adapters|dk_call_error_abort) continue;; esac
+    grep -q "\<$f(" tests/test_reads.c || missing="$missing $f"
+  done
+  [ -z "$missing" ] || { echo "public readers no test in tests/test_reads.c calls:$missing"; exit 1; }'
 # A user unit that includes the header (no implementation) is clean under
 # -Wconversion -Wsign-conversion -Wcast-qual (and -Wbad-function-cast, a C
 # warning), as C and as C++: a one-liner, and minitensor's operators (the

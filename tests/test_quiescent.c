@@ -487,6 +487,93 @@ static void test_warning_when_no_thread_holds_it(void **state) {
 }
 #endif
 
+/* ---- what stays retired, one grace period at a time (default build) -------------------------
+   A thread that takes part and has not passed its quiescent point holds
+   back everything retired since its last one, however often others
+   reclaim; once it passes one, what was retired before that point is
+   freed and what was retired after it still waits. The pacer thread is
+   parked between steps (it reads nothing), so every count is fixed: the
+   retired bytes (dk_registry_get_stats) and, independently, the registry's
+   live bytes counted through its allocator hooks. */
+#ifndef DK_CALL_EPOCHS
+static int pacer_step, pacer_done;
+static void *pacer(void *arg) {
+    int step;
+    (void)arg;
+    assert_int_equal(dk_thread_online(), DK_OK);   /* takes part: a quiescent point */
+    STORE(&pacer_done, 1);
+    for (step = 2; step <= 3; step++) {
+        while (LOAD(&pacer_step) < step) sched_yield();
+        assert_int_equal(dk_thread_online(), DK_OK);   /* its next quiescent point */
+        STORE(&pacer_done, step);
+    }
+    while (LOAD(&pacer_step) < 4) sched_yield();
+    assert_int_equal(dk_thread_offline(), DK_OK);
+    return NULL;
+}
+/* Retires one kernel record and one table (a CPU kernel registered and removed). */
+static void retire_some(dk_registry *r) {
+    dk_registration *h;
+    assert_int_equal(dk_impl(r, "q::paced", DK_CPU, dk_unboxed(DK_FN(k_value), (void *)&value_cpu), &h), DK_OK);
+    assert_int_equal(dk_deregister(h), DK_OK);
+}
+static void reclaim_and_expect(dk_registry *r, const counter *c, size_t retired, size_t live) {
+    dk_registry_stats st;
+    int i;
+    for (i = 0; i < 3; i++) {   /* however often: the same */
+        assert_int_equal(dk_registry_reclaim(r), DK_OK);
+        dk_registry_get_stats(r, &st);
+        assert_int_equal(st.retired_bytes, retired);
+        assert_int_equal(LOAD(&c->live), live);
+    }
+}
+static void test_retired_memory_waits_for_each_thread_that_takes_part(void **state) {
+    counter c;
+    dk_registry *r = new_registry(&c, 0);
+    dk_registration *def;
+    dk_registry_stats st;
+    size_t base, live_a, retired_a, live_ab, retired_b;
+    pthread_t t;
+    (void)state;
+    assert_int_equal(dk_thread_online(), DK_OK);
+    assert_int_equal(dk_def(r, "q::paced(Tensor x) -> Tensor", &def), DK_OK);
+    assert_int_equal(dk_registry_reclaim(r), DK_OK);
+    dk_registry_get_stats(r, &st);
+    assert_int_equal(st.retired_bytes, 0);
+    base = LOAD(&c.live);
+    STORE(&pacer_step, 1);
+    STORE(&pacer_done, 0);
+    assert_int_equal(pthread_create(&t, NULL, pacer, NULL), 0);
+    while (LOAD(&pacer_done) < 1) sched_yield();
+    /* A: retired after the pacer's last quiescent point: held */
+    retire_some(r);
+    dk_registry_get_stats(r, &st);
+    retired_a = st.retired_bytes;
+    live_a = LOAD(&c.live);
+    assert_true(retired_a > 0);
+    assert_int_equal(live_a, base + retired_a);   /* what is retired is still allocated */
+    reclaim_and_expect(r, &c, retired_a, live_a);
+    /* the pacer passes one quiescent point; then B is retired */
+    STORE(&pacer_step, 2);
+    while (LOAD(&pacer_done) < 2) sched_yield();
+    retire_some(r);
+    dk_registry_get_stats(r, &st);
+    retired_b = st.retired_bytes - retired_a;
+    live_ab = LOAD(&c.live);
+    assert_int_equal(live_ab, live_a + retired_b);
+    /* A was retired before that point: freed; B after it: held */
+    reclaim_and_expect(r, &c, retired_b, live_ab - retired_a);
+    STORE(&pacer_step, 3);
+    while (LOAD(&pacer_done) < 3) sched_yield();
+    reclaim_and_expect(r, &c, 0, base);
+    STORE(&pacer_step, 4);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_int_equal(dk_thread_offline(), DK_OK);
+    dk_registry_destroy(r);
+    assert_int_equal(c.live, 0);
+}
+#endif
+
 /* ---- an operator's slot waits as long as its memory ------------------------------------------- */
 
 /* Operators live in slabs (dispatch.h: dk__slab); a removed operator's id
@@ -620,6 +707,7 @@ int main(void) {
         cmocka_unit_test(test_stats_name_the_thread_and_warn_once),
 #ifndef DK_CALL_EPOCHS
         cmocka_unit_test(test_warning_when_no_thread_holds_it),
+        cmocka_unit_test(test_retired_memory_waits_for_each_thread_that_takes_part),
 #endif
         cmocka_unit_test(test_removed_operator_slots_wait_for_their_grace_period),
         cmocka_unit_test(test_freed_operator_slots_are_poisoned),

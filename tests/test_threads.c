@@ -495,7 +495,8 @@ static int tl_call(void) {
 static void *child_thread(void *arg) {
     dk_registration *h;
     int *ok = (int *)arg;
-    *ok = dk_def(tl_reg, "tl::bad(", &h) != DK_OK && dk_last_error()[0] &&   /* its state */
+    *ok = dk_thread_online() == DK_OK &&   /* it takes part (default build; DK_DEBUG_THREADS checks it) */
+          dk_def(tl_reg, "tl::bad(", &h) != DK_OK && dk_last_error()[0] &&   /* its state */
           tl_call() == 1;                                 /* its record (call epochs) */
     return NULL;
 }

@@ -4,7 +4,9 @@
 #                 unloaded 1,000 times by host.c, in both reclamation modes,
 #                 plain and under ASan+UBSan, while another thread calls
 #                 the plugin's kernel throughout (and declares quiescent
-#                 points); unload_host.c unloads it with dk_library_unload
+#                 points); two_blocks_host.c unloads plugin_two.c, whose
+#                 object registers through two library blocks, and checks
+#                 that nothing of either is left; unload_host.c unloads it with dk_library_unload
 #                 before dlclose while a kernel of another thread uses the
 #                 dynamic loader. Then
 #                 $(BUILD)/libdispatch.so (`make lib`: -fvisibility=hidden,
@@ -32,6 +34,10 @@ plugin-test: $(BUILD)/libdispatch.so | $(BUILD) ## load and unload a plugin 1,00
 	     $(CC) $(PLUGIN_CFLAGS) $$flags -fPIC -shared $(PLUGIN_DIR)/plugin.c -o $(PLUGIN_OUT)/plugin-$$name.so && \
 	     ! nm -D --defined-only $(PLUGIN_OUT)/plugin-$$name.so | grep -q ' dk_' && \
 	     $(PLUGIN_OUT)/host-$$name $(PLUGIN_OUT)/plugin-$$name.so"; \
+	  run "a plugin of two library blocks unloaded whole, by dk_library_unload and by dlclose ($$name)" sh -c \
+	    "$(CC) $(PLUGIN_CFLAGS) $$flags -rdynamic $(PLUGIN_DIR)/two_blocks_host.c -o $(PLUGIN_OUT)/two-$$name -ldl -lpthread && \
+	     $(CC) $(PLUGIN_CFLAGS) $$flags -fPIC -shared $(PLUGIN_DIR)/plugin_two.c -o $(PLUGIN_OUT)/plugin_two-$$name.so && \
+	     $(PLUGIN_OUT)/two-$$name $(PLUGIN_OUT)/plugin_two-$$name.so"; \
 	  run "plugin unloaded with dk_library_unload while a kernel uses the loader ($$name)" sh -c \
 	    "$(CC) $(PLUGIN_CFLAGS) $$flags -rdynamic $(PLUGIN_DIR)/unload_host.c -o $(PLUGIN_OUT)/unload-$$name -ldl -lpthread && \
 	     $(PLUGIN_OUT)/unload-$$name $(PLUGIN_OUT)/plugin-$$name.so"; \
