@@ -705,7 +705,10 @@ extern "C" {
 
 /* 1.13.1: 40 functionality keys after Undefined, SparseCsrCPU and
    SparseCsrCUDA plain (non-customizable) backend keys. 2.7.1: 47, 6 of them
-   per backend. 2.11: 47, MAIA gone (a backend), AutocastMAIA added. */
+   per backend. 2.11: 47, MAIA gone (a backend), AutocastMAIA added.
+   Functionalize is in CompositeImplicitAutograd's set (DK_R_MATH) in 2.7.1
+   only: its source's math_dispatch_keyset adds it; c10 1.13.1 and 2.11
+   answer isIncludedInAlias(Functionalize, CompositeImplicitAutograd) false. */
 #define DK__TORCH_FUNCTIONALITY_KEYS(X, extra, V1, V2, V27, V211)                        \
     X(Dense,                          1,             , DK_R_BACKEND|DK_R_BACKEND_FN, extra)    \
     X(FPGA,                           0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
@@ -726,7 +729,8 @@ extern "C" {
     X(Fake,                           0,             , 0, extra)                        \
     X(FuncTorchDynamicLayerBackMode,  0,             , 0, extra)                        \
  V1(X(Functionalize,                  0,             , DK_R_FUNCTIONALIZE, extra))      \
- V2(X(Functionalize,                  0,             , DK_R_FUNCTIONALIZE|DK_R_MATH, extra)) \
+ V27(X(Functionalize,                 0,             , DK_R_FUNCTIONALIZE|DK_R_MATH, extra)) \
+ V211(X(Functionalize,                0,             , DK_R_FUNCTIONALIZE, extra))      \
     X(Named,                          0,             , 0, extra)                        \
     X(Conjugate,                      0,             , 0, extra)                        \
     X(Negative,                       0,             , 0, extra)                        \

@@ -228,6 +228,35 @@ static void test_aliases(void **state) {
     assert_false(dk_key_in_alias(DK_XLA, DK_CompositeExplicitAutogradNonFunctional));
     assert_true(dk_key_in_alias(DK_NestedTensorMAIA, DK_CompositeImplicitAutogradNestedTensor));
     assert_true(dk_key_in_alias(DK_FuncTorchBatched, DK_FuncTorchBatchedDecomposition));
+    /* c10 2.11's getRuntimeDispatchKeySet(CompositeImplicitAutograd), and
+       isIncludedInAlias(Functionalize, CompositeImplicitAutograd) false */
+    assert_true(dk_alias_runtime_set(DK_CompositeImplicitAutograd).repr == 0x0000007003ffffffULL);
+    assert_true(DK_KS_MATH.repr == 0x0000007003ffffffULL);
+    assert_false(dk_key_in_alias(DK_Functionalize, DK_CompositeImplicitAutograd));
+}
+
+/* A CompositeImplicitAutograd kernel leaves the Functionalize slot to the
+   Functionalize fallback (2.11 keeps libtorch's fallback there). */
+static void fb_functionalize(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
+    (void)k; (void)op; (void)ks; (void)s;
+}
+static void k_any(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
+    (void)k; (void)op; (void)ks; (void)s;
+}
+static void test_composite_leaves_functionalize(void **state) {
+    dk_registry *r;
+    dk_registration *h;
+    const dk_operator *op;
+    (void)state;
+    assert_int_equal(dk_registry_create(NULL, &r), DK_OK);
+    assert_int_equal(dk_def(r, "t::g(Tensor x) -> ()", &h), DK_OK);
+    assert_int_equal(dk_impl(r, "t::g", DK_CompositeImplicitAutograd, dk_boxed(k_any, NULL), &h), DK_OK);
+    op = dk_op_lookup(r, "t::g");
+    assert_int_equal(dk_op_slot_kernel(op, dk_key_slot(DK_Functionalize))->kind, DK_KERNEL_MISSING);
+    assert_int_equal(dk_op_slot_kernel(op, dk_key_slot(DK_CPU))->kind, DK_KERNEL_FUNCTION);
+    assert_int_equal(dk_fallback(r, DK_Functionalize, dk_boxed(fb_functionalize, NULL), &h), DK_OK);
+    assert_true(dk_op_slot_kernel(op, dk_key_slot(DK_Functionalize))->is_fallback);
+    dk_registry_destroy(r);
 }
 
 /* Every key and component name parses back; markers print in 1.13.1's
@@ -296,6 +325,7 @@ int main(void) {
         cmocka_unit_test(test_runtime_table),
         cmocka_unit_test(test_named_keysets),
         cmocka_unit_test(test_aliases),
+        cmocka_unit_test(test_composite_leaves_functionalize),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_call_on_maia),
     };
