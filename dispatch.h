@@ -526,10 +526,13 @@ extern "C" {
      DK_FORALL_BACKEND_COMPONENTS(X, extra):
        X(Name, OwnAutograd, AutocastKey, Functional, extra)
          Name         backend component; the enumerator is DK_<Name>Bit
-         OwnAutograd  1: has an Autograd<Name> key; 0: its autograd is AutogradOther
+         OwnAutograd  1: has an Autograd<Name> key; 0: its autograd is AutogradOther;
+                      2: has one, but the key sits on no backend key
+                      (dk_autograd_backend_set: empty; c10 2.11's AutogradMTIA)
          AutocastKey  functionality key of its autocast layer, or Undefined
          Functional   1: a functional backend (XLA, Lazy), outside
-                      CompositeExplicitAutogradNonFunctional
+                      CompositeExplicitAutogradNonFunctional; plus 2: the
+                      component's name has no "Bit" (c10 2.x's MTIA, MAIA)
 
      DK_FORALL_FUNCTIONALITY_KEYS(X, extra):   ORDER KEYS (priority ascending)
        X(Name, PerBackend, Prefix, Roles, extra)
@@ -677,7 +680,9 @@ extern "C" {
 
 /* 1.13.1: 14 backends, Meta before PrivateUse1..3. 2.7.1: 15, MTIA added,
    Meta moved last so a Meta key wins over every other backend. 2.11: 16,
-   MAIA a backend after MTIA; MTIA and MAIA have autograd keys of their own. */
+   MAIA a backend after MTIA; MTIA and MAIA have autograd keys of their own,
+   but c10 2.11's getBackendKeySetFromAutograd has no case for AutogradMTIA
+   (OwnAutograd 2). c10 2.x prints MTIA and MAIA without "Bit" (Functional 2). */
 #define DK__TORCH_BACKEND_COMPONENTS(X, extra, V1, V2, V27, V211) \
     X(CPU,         1, AutocastCPU,         0, extra)       \
     X(CUDA,        1, AutocastCUDA,        0, extra)       \
@@ -693,9 +698,9 @@ extern "C" {
  V2(X(HPU,         1, AutocastHPU,         0, extra))      \
     X(VE,          0, Undefined,           0, extra)       \
     X(Lazy,        1, Undefined,           1, extra)       \
- V27(X(MTIA,       0, AutocastMTIA,        0, extra))      \
- V211(X(MTIA,      1, AutocastMTIA,        0, extra))      \
- V211(X(MAIA,      1, AutocastMAIA,        0, extra))      \
+ V27(X(MTIA,       0, AutocastMTIA,        2, extra))      \
+ V211(X(MTIA,      2, AutocastMTIA,        2, extra))      \
+ V211(X(MAIA,      1, AutocastMAIA,        2, extra))      \
  V1(X(Meta,        1, Undefined,           0, extra))      \
  V1(X(PrivateUse1, 1, Undefined,           0, extra))      \
  V2(X(PrivateUse1, 1, AutocastPrivateUse1, 0, extra))      \
@@ -984,8 +989,8 @@ enum dk_role {
 #define DK__PB_ROLE_FIRST(name, pb, prefix, roles, role) (pb && ((roles) & (role))) ? DK_##name :
 #define DK__PB_ROLE_KEY(role) (DK_FORALL_FUNCTIONALITY_KEYS(DK__PB_ROLE_FIRST, role) DK_Undefined)
 /* Backend bits of every backend component whose column `col` is 1. */
-#define DK__BC_OWN_AUTOGRAD(name, own_ag, autocast, functional, extra) | (own_ag ? DK__BBIT(DK_##name##Bit) : 0)
-#define DK__BC_FUNCTIONAL(name, own_ag, autocast, functional, extra) | (functional ? DK__BBIT(DK_##name##Bit) : 0)
+#define DK__BC_OWN_AUTOGRAD(name, own_ag, autocast, functional, extra) | ((own_ag) == 1 ? DK__BBIT(DK_##name##Bit) : 0)
+#define DK__BC_FUNCTIONAL(name, own_ag, autocast, functional, extra) | ((functional) & 1 ? DK__BBIT(DK_##name##Bit) : 0)
 
 /* Special keys, found by role (Undefined when a user list has none):
    constant expressions, expanded where they are used (the implementation,
@@ -1002,10 +1007,14 @@ enum dk_role {
    (Dense; a user list may call it anything) */
 #define DK__KEY_PLAIN_BACKEND DK__PB_ROLE_KEY(DK_R_BACKEND_FN)
 
-/* c10's DispatchKeySet(FULL_AFTER, k): every bit below k's functionality bit,
-   plus the always-after keys. Full set when k is Undefined (no such key). */
-#define DK__R_FULL_AFTER(k) \
-    ((int)(k) != 0 ? ((DK__FBIT(k) - 1) | DK__ROLE_BITS(DK_R_ALWAYS_AFTER)) : DK__R_FULL)
+/* c10's DispatchKeySet(FULL_AFTER, k) for a functionality key k below
+   EndOfFunctionalityKeys: every bit below k's functionality bit, plus the
+   always-after keys; for Undefined (k 0) the backend bits below the highest
+   one plus the always-after keys, as c10's formula gives
+   (DK_KS_FULL_AFTER, dk_ks_full_after). DK__R_FULL_AFTER, for the named
+   keysets of a role key: the full set when a user list has no such key. */
+#define DK__R_FULL_AFTER_C10(k) ((DK__FBIT(k) - 1) | DK__ROLE_BITS(DK_R_ALWAYS_AFTER))
+#define DK__R_FULL_AFTER(k) ((int)(k) != 0 ? DK__R_FULL_AFTER_C10(k) : DK__R_FULL)
 
 /* The raw named keysets (c10 names in comments). */
 #define DK__R_AUTOGRAD        DK__ROLE_BITS(DK_R_AUTOGRAD)                 /* autograd_dispatch_keyset */
@@ -1080,10 +1089,12 @@ DK_INLINE dk_keyset dk_ks_raw(uint64_t repr) { dk_keyset ks; ks.repr = repr; ret
 /* c10's DispatchKeySet(FULL_AFTER, k) for a functionality key k (a constant
    expression; dk_ks_full_after() also takes runtime keys): every key below
    k, PythonDispatcher included, k itself not. What a fallback at k passes
-   to redispatch: dk_ks_and(ks, DK_KS_FULL_AFTER(DK_Tracer)). Any other
-   value gives FULL (never a shift out of range). */
+   to redispatch: dk_ks_and(ks, DK_KS_FULL_AFTER(DK_Tracer)). Undefined
+   gives c10's value (the backend bits below the highest one, plus
+   PythonDispatcher: 0x4000000000007fff in 2.11); any other value gives FULL
+   (never a shift out of range). */
 #define DK_KS_FULL_AFTER(k) \
-    dk_ks_raw(DK__R_FULL_AFTER((unsigned)(k) < (unsigned)DK_EndOfFunctionalityKeys ? (int)(k) : 0))
+    dk_ks_raw((unsigned)(k) < (unsigned)DK_EndOfFunctionalityKeys ? DK__R_FULL_AFTER_C10((unsigned)(k) < (unsigned)DK_EndOfFunctionalityKeys ? (int)(k) : 0) : DK__R_FULL)
 
 /* Note [Runtime slots]. c10's offsetsAndMasks(), generated at compile time:
    for functionality f, the first slot and the backend mask (all backends when
@@ -1396,10 +1407,12 @@ DK_INLINE int dk_key_in_alias(dk_key k, dk_key alias) {
 }
 
 /* c10's DispatchKeySet(FULL_AFTER, k) for any key: a per-backend runtime key
-   counts as its functionality (AutogradCPU as AutogradFunctionality: every
-   backend bit stays). Undefined, markers and alias keys have no
-   functionality (nor do values out of range) and give FULL (c10 gives the backend bits below the
-   highest one plus PythonDispatcher, which is no use to anyone). */
+   (or its block's StartOf marker) counts as its functionality (AutogradCPU
+   as AutogradFunctionality: every backend bit stays). Undefined, alias keys
+   and values out of range have no functionality and give c10's value for
+   Undefined: the backend bits below the highest one, plus PythonDispatcher
+   (1.13.1: 0x20000000001fff, 2.11: 0x4000000000007fff);
+   EndOfFunctionalityKeys gives FULL. */
 DK_API dk_keyset dk_ks_full_after(dk_key k);
 
 /* c10 getAutogradRelatedKeySetFromBackend: ADInplaceOrView + the backend's
@@ -1591,7 +1604,7 @@ typedef struct dk_logger { dk_log_fn func; void *user_data; } dk_logger;
 #define DK__CH_OPEN_BC(name, own_ag, autocast, functional, extra) (
 #define DK__CH_OPEN_FK(name, pb, prefix, roles, extra) (
 #define DK__CH_OPEN_ALIAS(name, set, extra) (
-#define DK__CH_BC(name, own_ag, autocast, functional, extra) * 16777619u + 0x100u + 2u * (own_ag) + (functional))
+#define DK__CH_BC(name, own_ag, autocast, functional, extra) * 16777619u + 0x100u + 4u * (own_ag) + (functional))
 #define DK__CH_FK(name, pb, prefix, roles, extra) * 16777619u + 0x200u + (pb) + 2u * (0u | roles))
 #define DK__CH_ALIAS(name, set, extra) * 16777619u + 0x300u)
 #define DK__CH_STEP(h, v) ((h) * 16777619u + (v))
@@ -1780,14 +1793,18 @@ DK_API void dk_log_stderr(dk_log_level level, dk_log_item item, const char *mess
 /* The detailed message of the last failure on this thread ("" if none). */
 DK_API const char *dk_last_error(void);
 
-/* Names exactly as c10 prints them ("CPU", "AutogradCUDA", "CPUBit");
-   markers too: StartOf<F>Backends (the key of a keyset with F's bit and no
-   backend bit) as <Prefix>Unknown ("Unknown", "AutogradUnknown"),
+/* Names exactly as the preset's c10 prints them ("CPU", "AutogradCUDA",
+   "CPUBit"; 2.x: "MTIA" for MTIABit); markers too: StartOf<F>Backends (the
+   key of a keyset with F's bit and no backend bit) as <Prefix>Unknown
+   ("Unknown", "AutogradUnknown") in 1.13.1 and user lists, as
+   <Prefix>Undefined ("Undefined", "AutogradUndefined") in the 2.x presets,
    EndOfFunctionalityKeys as "UnknownUnknown"; their enumerator names
-   parse. NULL for a value out of range. */
+   parse (StartOfDenseBackends, EndOfFunctionalityKeys; "MTIABit").
+   NULL for a value out of range. */
 DK_API const char *dk_key_name(dk_key k);
 DK_API const char *dk_backend_name(dk_backend b);
-/* Name -> key. Every name dk_key_name returns parses back; unknown names give
+/* Name -> key. Every name dk_key_name returns parses back (2.x's
+   "Undefined" to Undefined, not to StartOfDenseBackends); unknown names give
    DK_ERR_UNKNOWN_KEY ("could not parse dispatch key: X", c10's words) and
    leave *out untouched. */
 DK_API dk_status dk_key_parse(const char *name, dk_key *out);
@@ -1798,10 +1815,10 @@ DK_API dk_status dk_backend_parse(const char *name, dk_backend *out);
    size > 0, nothing when buf is NULL or size is 0, and returns the length
    of the whole text, so a second call with a buffer of that length + 1
    gets all of it.
-   dk_ks_to_string writes "DispatchKeySet(CPU, AutogradCPU)". Bits above
-   the last functionality key's (EndOfFunctionalityKeys's included: no key
-   has them) print last, as "UnknownBits(0x8000000000000000)" (c10 1.13.1
-   drops EndOfFunctionalityKeys's bit and aborts on the others). */
+   dk_ks_to_string writes "DispatchKeySet(CPU, AutogradCPU)". The bit of
+   EndOfFunctionalityKeys (no key's) prints nothing, as in c10 (1.13.1 and
+   2.11: "DispatchKeySet()" for it alone); the bits above it print last, as
+   "UnknownBits(0x8000000000000000)" (c10 aborts on them). */
 DK_API int dk_ks_to_string(dk_keyset ks, char *buf, size_t size);
 /* The runtime key of each slot (c10's runtime-key table). */
 DK_API dk_key dk_slot_key(int slot);
@@ -4457,13 +4474,21 @@ DK_API void dk__trace(const dk_operator *op, dk_keyset ks, int is_redispatch) {
 /* >>impl-names -------------------------------------------------------------- */
 
 /* Every key value's name, generated from the lists (ORDER KEYS). Markers
-   print as c10 1.13.1 prints them: StartOf<F>Backends (the runtime key of F
-   without a backend, what a keyset with F's bit and no backend bit names)
-   as <Prefix>Unknown, EndOfFunctionalityKeys as UnknownUnknown. */
+   print as the preset's c10 prints them: StartOf<F>Backends (the runtime
+   key of F without a backend, what a keyset with F's bit and no backend bit
+   names) as <Prefix>Undefined in the 2.x presets ("Undefined" for Dense's,
+   which parses as Undefined: its enumerator name parses to it), as
+   <Prefix>Unknown in 1.13.1's and in user lists; EndOfFunctionalityKeys as
+   UnknownUnknown in all. */
+#if DK_C10_VERSION >= 20000
+#define DK__MARKER_WORD "Undefined"
+#else
+#define DK__MARKER_WORD "Unknown"
+#endif
 #define DK__FK_NAME(name, pb, prefix, roles, extra) #name,
 #define DK__RT_NAME(name, own_ag, autocast, functional, prefix) DK__STR(prefix) #name,
 #define DK__FK_BLOCK_NAMES(name, pb, prefix, roles, extra) \
-    DK__PER_BACKEND_##pb(DK__STR(prefix) "Unknown", DK_FORALL_BACKEND_COMPONENTS(DK__RT_NAME, prefix))
+    DK__PER_BACKEND_##pb(DK__STR(prefix) DK__MARKER_WORD, DK_FORALL_BACKEND_COMPONENTS(DK__RT_NAME, prefix))
 #define DK__ALIAS_NAME(name, set, extra) #name,
 static const char *const dk__key_names[DK_NUM_KEYS] = {
     "Undefined",
@@ -4476,6 +4501,7 @@ static const char *const dk__key_names[DK_NUM_KEYS] = {
 #undef DK__RT_NAME
 #undef DK__FK_BLOCK_NAMES
 #undef DK__ALIAS_NAME
+#undef DK__MARKER_WORD
 
 /* The markers' enumerator names, which parse too (earlier versions printed
    them): EndOfFunctionalityKeys, then StartOf<F>Backends per block. */
@@ -4491,11 +4517,19 @@ static const char *const dk__pb_prefixes[DK_NUM_PER_BACKEND_FUNCTIONALITIES + 1]
 };
 #undef DK__FK_PB_PREFIX
 
+/* Backend components: the enumerator names (DK_<Name>Bit without DK_),
+   which always parse, and the names they print (c10 2.x prints MTIA and
+   MAIA without "Bit": Functional 2). */
 #define DK__BC_NAME(name, own_ag, autocast, functional, extra) #name "Bit",
 static const char *const dk__backend_names[DK_NUM_BACKENDS + 1] = {
     "InvalidBit", DK_FORALL_BACKEND_COMPONENTS(DK__BC_NAME, ~)
 };
 #undef DK__BC_NAME
+#define DK__BC_PRINTED(name, own_ag, autocast, functional, extra) ((functional) & 2) ? #name : #name "Bit",
+static const char *const dk__backend_printed[DK_NUM_BACKENDS + 1] = {
+    "InvalidBit", DK_FORALL_BACKEND_COMPONENTS(DK__BC_PRINTED, ~)
+};
+#undef DK__BC_PRINTED
 
 /* Note [Backend names]. dk_backend_rename gives a PrivateUse backend a
    name, process-wide: key values are process-wide and dk_key_name,
@@ -4532,7 +4566,7 @@ DK_API const char *dk_backend_name(dk_backend b) {
     const dk__backend_alias *a;
     if ((unsigned)b > (unsigned)DK_NUM_BACKENDS) return NULL;
     a = DK__LOAD_ACQ(&dk__renamed[b]);
-    return a ? a->bit : dk__backend_names[b];
+    return a ? a->bit : dk__backend_printed[b];
 }
 
 DK__PRIVATE int dk__find_name(const char *const *names, int n, const char *name) {
@@ -4560,11 +4594,11 @@ DK__PRIVATE int dk__key_lookup(const char *name) {
     return i > 0 ? DK_EndOfFunctionalityKeys + 1 + (i - 1) * (DK_NUM_BACKENDS + 1) : -1;
 }
 
-/* The backend component a name denotes ("CPUBit"; a renamed one's "NPUBit"
-   or "npu"), or -1. */
+/* The backend component a name denotes ("CPUBit", "MTIA" or "MTIABit"; a
+   renamed one's "NPUBit" or "npu"), or -1. */
 DK__PRIVATE int dk__backend_lookup(const char *name) {
-    int b = dk__find_name(dk__backend_names, DK_NUM_BACKENDS + 1, name);
-    if (b >= 0) return b;
+    int b = dk__find_name(dk__backend_printed, DK_NUM_BACKENDS + 1, name);
+    if (b >= 0 || (b = dk__find_name(dk__backend_names, DK_NUM_BACKENDS + 1, name)) >= 0) return b;
     for (b = 1; b <= DK_NUM_BACKENDS; b++) {
         const dk__backend_alias *a = DK__LOAD_ACQ(&dk__renamed[b]);
         if (a && (strcmp(a->bit, name) == 0 || strcmp(a->given, name) == 0)) return b;
@@ -4679,15 +4713,19 @@ DK__PRIVATE void dk__append_keyset(char *buf, size_t size, size_t *len, dk_keyse
     dk_key k;
     const char *sep = "";
     dk__append(buf, size, len, "DispatchKeySet(");
+    /* EndOfFunctionalityKeys's bit is no key's and c10 prints nothing for
+       it (1.13.1 and 2.11 alike); the bits above it, UnknownBits below */
+    uint64_t unknown = ks.repr & ~DK__R_FULL;
+    if (DK_NUM_KEYSET_BITS < 64) unknown &= ~((uint64_t)1 << (DK_NUM_KEYSET_BITS & 63));
     DK_KS_FOREACH(k, ks) {
-        if (k == DK_EndOfFunctionalityKeys) break; /* its bit is no key's: UnknownBits below */
+        if (k == DK_EndOfFunctionalityKeys) break;
         dk__append(buf, size, len, sep);
         dk__append(buf, size, len, dk_key_name(k));
         sep = ", ";
     }
-    if (ks.repr & ~DK__R_FULL) { /* bits above every key */
+    if (unknown) { /* bits above every key */
         char hexbits[40];
-        snprintf(hexbits, sizeof hexbits, "UnknownBits(0x%llx)", (unsigned long long)(ks.repr & ~DK__R_FULL));
+        snprintf(hexbits, sizeof hexbits, "UnknownBits(0x%llx)", (unsigned long long)unknown);
         dk__append(buf, size, len, sep);
         dk__append(buf, size, len, hexbits);
     }
@@ -4761,7 +4799,7 @@ DK_API dk_keyset dk_alias_runtime_set(dk_key alias) {
 
 DK_API dk_keyset dk_ks_full_after(dk_key k) {
     dk_key f = (unsigned)k >= (unsigned)DK_StartOfAliasKeys ? DK_Undefined : dk_key_functionality(k);
-    return dk_ks_raw(DK__R_FULL_AFTER(f));
+    return dk_ks_raw(f == DK_EndOfFunctionalityKeys ? DK__R_FULL : DK__R_FULL_AFTER_C10(f));
 }
 
 DK_API dk_keyset dk_autograd_backend_set(dk_key k) {
