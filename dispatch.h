@@ -195,7 +195,7 @@
             logger, dk_log_stderr, is the only code that prints.
    MEMORY   Registries allocate through dk_registry_desc.alloc/free; calls
             never allocate, but for a thread's state, malloc'ed once: its
-            4 KB message buffer on its first error, and under call epochs
+            16 KB message buffer on its first error, and under call epochs
             its record on its first call (see THREADS). What a change
             unpublishes (old tables, deregistered kernel records, operators
             left with no def and no kernel, old name indexes) is retired
@@ -3834,7 +3834,7 @@ extern "C" {
    state kept OUT of static TLS: a dlopen'ed object may only have a small
    initial-exec block (glibc reserves a few hundred bytes for all of them),
    so the hot keysets and the call-epoch word and record pointer (24 bytes) are initial-exec,
-   and the 4 KB message buffer is allocated on a thread's first error and
+   and the 16 KB message buffer is allocated on a thread's first error and
    freed when the thread exits. */
 #if defined(_WIN32)
 #include <windows.h>
@@ -3860,7 +3860,11 @@ typedef pthread_mutex_t dk__mutex;
 
 static dk__mutex dk__global_lock = DK__MUTEX_INITIALIZER;
 
-enum { DK__MESSAGE_MAX = 4096 };
+/* A thread's message buffer, and the failing call's own (on its stack):
+   16 KB holds c10's missing-kernel message of a registry the size of
+   libtorch 2.11's (39 fallbacks: 5.1 KB) three times over; a longer
+   message ends in a marker that says it was cut (dk__mark_cut). */
+enum { DK__MESSAGE_MAX = 16384 };
 
 /* What a thread owns outside TLS; released by dk__thread_exit. Every live
    state is on one list (under the global lock), so unloading the object
@@ -4019,9 +4023,24 @@ DK__PRIVATE dk__thread_state *dk__thread_state_get(void) {
 
 static const char dk__no_message[] = "(no message: out of memory for this thread's message buffer)";
 
+/* A message is never cut without saying so: when the whole text (len
+   bytes, the NUL not counted) did not fit in buf's size bytes, its end is
+   overwritten with " ... [message cut: N bytes in all]". No allocation
+   (the failing call's path uses it). */
+DK__PRIVATE void dk__mark_cut(char *buf, size_t size, size_t len) {
+    char mark[64];
+    int n;
+    if (len < size || !size) return;
+    n = snprintf(mark, sizeof mark, " ... [message cut: %lu bytes in all]", (unsigned long)len);
+    if (n > 0 && (size_t)n < size) memcpy(buf + size - 1 - (size_t)n, mark, (size_t)n + 1);
+}
+
 DK__PRIVATE void dk__set_message(const char *fmt, va_list ap) {
     dk__thread_state *t = dk__thread_state_get();
-    if (t) vsnprintf(t->message, sizeof t->message, fmt, ap);
+    int n;
+    if (!t) return;
+    n = vsnprintf(t->message, sizeof t->message, fmt, ap);
+    if (n > 0) dk__mark_cut(t->message, sizeof t->message, (size_t)n);
 }
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -8037,7 +8056,14 @@ DK_API void dk_call_error_report(const dk_operator *op, dk_keyset ks, dk_status 
                                  void *user_data) {
     dk__thread_state *t = dk__thread_state_get();
     (void)op; (void)ks; (void)user_data;
-    if (t) snprintf(t->message, sizeof t->message, "%s", message);
+    if (t) {
+        size_t n;
+        if (!message) message = "";
+        n = strlen(message);
+        memcpy(t->message, message, n < sizeof t->message ? n + 1 : sizeof t->message - 1);
+        t->message[sizeof t->message - 1] = '\0';
+        dk__mark_cut(t->message, sizeof t->message, n);
+    }
     dk__call_status = status;
 }
 
@@ -8089,6 +8115,7 @@ DK__PRIVATE void dk__c10_missing_message(const dk_operator *op, const dk_op_tabl
     }
     dk__append(buf, size, &len, "].\n\n");
     dk__dump_slots(t, buf, size, &len);
+    dk__mark_cut(buf, size, len);
 }
 
 /* The default message (PyTorch #46885): what was asked, what is there, and
@@ -8156,6 +8183,7 @@ DK__PRIVATE void dk__missing_message(const dk_operator *op, const dk_op_table *t
         dk__append(buf, size, &len, (int)DK__ALIAS_MATH != 0 || (int)DK__ALIAS_BACKEND != 0 ? " kernel or " : "");
         dk__append(buf, size, &len, "backend fallback covers it");
     }
+    dk__mark_cut(buf, size, len);
 }
 
 DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args,
@@ -8228,7 +8256,10 @@ DK_API void dk_call_fail(const dk_operator *op, const dk_kernel *kernel, dk_keys
     va_list ap;
     message[0] = '\0';
     va_start(ap, fmt);
-    if (fmt) vsnprintf(message, sizeof message, fmt, ap);
+    if (fmt) {
+        int n = vsnprintf(message, sizeof message, fmt, ap);
+        if (n > 0) dk__mark_cut(message, sizeof message, (size_t)n);
+    }
     va_end(ap);
     if (!op && kernel && !kernel->is_fallback && kernel->kind == DK_KERNEL_FUNCTION)
         op = &((const dk_registration *)(const void *)kernel)->op->pub;
