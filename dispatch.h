@@ -2440,9 +2440,14 @@ typedef struct dk_registry_desc {
        ADInplaceOrView), as libtorch does at load: such a key then only acts
        for operators that register a kernel for it. 1 = start empty. */
     int no_default_fallthroughs;
-    /* 1: a call without a kernel reports c10's message word for word (the
-       conformance tests compare it); 0: a shorter one that says what is
-       registered and the likely cause. */
+    /* 1: c10's words, as the preset's c10 writes them: a call without a
+       kernel reports c10's message word for word (the conformance tests
+       compare it), an executed fallthrough or AutogradOther ambiguity
+       begins with c10's internal-assert line, and the override warning
+       follows c10 (1.13.1: every time; 2.x: once per process for all
+       operators, never for Meta, in 2.11 nor MTIA); 0: a shorter message
+       that says what is registered and the likely cause, and a warning
+       at every override. */
     int c10_messages;
     /* The logger warns once (DK_LOG_RETIRED_MEMORY) when the memory that
        waits for quiescent points passes this many bytes. 0: 64 MiB;
@@ -6781,14 +6786,34 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
 
 /* ---- impl --------------------------------------------------------------------- */
 
+/* c10 2.x warns once per process for every operator (TORCH_WARN_ONCE),
+   never for Meta (2.11: nor MTIA) and with a first line of its own; 1.13.1
+   at every override. With c10_messages a registry follows its preset's c10;
+   without, it warns at every override (a later override in another library
+   would go unnoticed otherwise). */
+#if defined(DK__TORCH_ROWS) && DK_C10_VERSION >= 20000
+static int dk__override_warned;   /* c10 2.x, c10_messages: the process's one warning is given */
+#endif
+
 DK__PRIVATE void dk__warn_override(dk_registry *r, const dk__op *op, dk_key key, const dk_registration *old,
                                    const char *debug) {
     char msg[2048];
-    snprintf(msg, sizeof msg,
-             "Overriding a previously registered kernel for the same operator and the same dispatch key\n"
-             "  operator: %s\n    %s\n  dispatch key: %s\n  previous kernel: %s\n       new kernel: %s",
-             op->def ? DK__DEF_SCHEMA(op->def) : op->pub.name, op->def ? DK__DEF(op->def)->debug : "no debug info",
-             dk_key_name(key), old->kernel.debug, debug);
+    const char *once = "";
+    int n;
+#if defined(DK__TORCH_ROWS) && DK_C10_VERSION >= 20000
+    if (dk__hooks_of(r)->c10_messages) {
+        int expected = 0;
+        if (key == DK_Meta || (DK_C10_VERSION >= 21100 && key == DK_MTIA)) return;
+        if (!DK__CAS(&dk__override_warned, &expected, 1)) return;
+        once = "Warning only once for all operators,  other operators may also be overridden.\n  ";
+    }
+#endif
+    n = snprintf(msg, sizeof msg,
+                 "%sOverriding a previously registered kernel for the same operator and the same dispatch key\n"
+                 "  operator: %s\n    %s\n  dispatch key: %s\n  previous kernel: %s\n       new kernel: %s", once,
+                 op->def ? DK__DEF_SCHEMA(op->def) : op->pub.name, op->def ? DK__DEF(op->def)->debug : "no debug info",
+                 dk_key_name(key), old->kernel.debug, debug);
+    if (n > 0) dk__mark_cut(msg, sizeof msg, (size_t)n);
     dk__log(r, DK_LOG_KERNEL_OVERRIDDEN, msg);
 }
 
@@ -8207,11 +8232,26 @@ DK__PRIVATE void dk__table_copy(dk_op_table *dst, const dk_op_table *src) {
     dst->def = dk__op_def(src);
 }
 
+/* c10 raises the executed-fallthrough and ambiguous-AutogradOther errors
+   with TORCH_INTERNAL_ASSERT in KernelFunction.cpp (lines 14 and 23 from
+   1.13.1 to 2.11), whose message begins with the assert's condition and
+   site; with c10_messages, so does ours. The directory is the build's:
+   libtorch 1.13.1 (Debian) prints "./aten/...", as run; the 2.x pip wheels
+   are built in /pytorch. */
+#if DK_C10_VERSION == 11301
+#define DK__C10_ASSERT_AT(line) "0 INTERNAL ASSERT FAILED at \"./aten/src/ATen/core/boxing/KernelFunction.cpp\":" \
+    #line ", please report a bug to PyTorch. "
+#else
+#define DK__C10_ASSERT_AT(line) "0 INTERNAL ASSERT FAILED at \"/pytorch/aten/src/ATen/core/boxing/KernelFunction.cpp\":" \
+    #line ", please report a bug to PyTorch. "
+#endif
+
 DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks, const dk_kernel *k, void *args,
                           void *result, size_t result_size) {
     dk_status status;
     char message[DK__MESSAGE_MAX];
     dk_op_table t;
+    int c10_words;
     DK__HOLD();   /* the library sees this part of a typed call: reclaim refuses inside it */
     if (k->kind == DK_KERNEL_MISSING) k = dk__deferred(op, k);
     if (k->boxed && k->kind == DK_KERNEL_FUNCTION) {
@@ -8221,21 +8261,25 @@ DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks
     }
     message[0] = '\0';
     if (result) memset(result, 0, result_size);
+    c10_words = dk__hooks_of(op->registry)->c10_messages;
     if (k->kind == DK_KERNEL_FALLTHROUGH) {
         status = DK_ERR_FALLTHROUGH_CALLED;
-        snprintf(message, sizeof message, "fallthrough_kernel was executed but it should have been short-circuited by the "
+        snprintf(message, sizeof message, "%sfallthrough_kernel was executed but it should have been short-circuited by the "
                  "dispatcher. This could occur if you registered a fallthrough kernel as a override for a specific "
                  "operator (as opposed to a backend fallback); this is NOT currently supported, and we do not intend "
                  "to add support for it in the near future.  If you do find yourself in need of this, let us know in "
-                 "the bug tracker.");
+                 "the bug tracker.", c10_words ? DK__C10_ASSERT_AT(14) : "");
     } else if (k->kind == DK_KERNEL_AMBIGUOUS) {
         status = DK_ERR_AMBIGUOUS_AUTOGRAD_OTHER;
-        snprintf(message, sizeof message, "%s has kernels registered to both CompositeImplicitAutograd and a backend "
+        /* c10 goes on with an inference-mode hint and the operator's
+           dumpState, which a failing call cannot read without the
+           registry's lock (dk_op_dump_state gives it) */
+        snprintf(message, sizeof message, "%s%s has kernels registered to both CompositeImplicitAutograd and a backend "
                  "mapped to AutogradOther. This makes the backend kernel unreachable; the dispatcher will always "
                  "prefer the CompositeImplicitAutograd lowering (see Note [Ambiguity in AutogradOther kernel]). If "
                  "you want to override CompositeImplicitAutograd, please open an issue to request a dedicated "
-                 "Autograd dispatch key for the backend.", op->name);
-    } else if (dk__hooks_of(op->registry)->c10_messages) {
+                 "Autograd dispatch key for the backend.", c10_words ? DK__C10_ASSERT_AT(23) : "", op->name);
+    } else if (c10_words) {
         status = DK_ERR_NO_KERNEL;
         dk__table_copy(&t, dk_op_table_of(op));
         dk__table_with_fallbacks(op->registry, &t);
@@ -8249,6 +8293,7 @@ DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks
     dk__call_error(op, ks, status, message);
     DK__UNHOLD();
 }
+#undef DK__C10_ASSERT_AT
 
 DK_API void dk_call_fail(const dk_operator *op, const dk_kernel *kernel, dk_keyset ks, dk_status status,
                          const char *fmt, ...) {

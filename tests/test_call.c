@@ -320,6 +320,50 @@ static void test_messages_never_cut_silently(void **state) {
     assert_true(len < strlen(dump));
 }
 
+/* The executed-fallthrough and ambiguous-AutogradOther errors: c10's
+   internal-assert first line with c10's messages (the 2.x site), the
+   sentence alone without. */
+DK_DECLARE_OP(one, int, x.ks, (tensor, x))
+static int one_k(const dk_kernel *k, dk_keyset ks, tensor x) {
+    (void)k; (void)ks; (void)x;
+    return 1;
+}
+static void test_internal_assert_words(void **state) {
+    int c10;
+    (void)state;
+    for (c10 = 0; c10 < 2; c10++) {
+        dk_registry *r;
+        dk_registry_desc d;
+        dk_registration *h;
+        tensor x;
+        const char *at = c10 ? "0 INTERNAL ASSERT FAILED at \"/pytorch/aten/src/ATen/core/boxing/KernelFunction.cpp\":"
+                             : "";
+        char expect[512];
+        memset(&d, 0, sizeof d);
+        d.c10_messages = c10;
+        assert_int_equal(dk_registry_create(&d, &r), DK_OK);
+        x.ks = dk_ks_from_key(DK_CPU);
+        x.value = 0;
+        assert_int_equal(dk_def(r, "t::amb(Tensor a) -> Tensor", &h), DK_OK);
+        assert_int_equal(dk_def(r, "t::ft(Tensor a) -> Tensor", &h), DK_OK);
+        assert_int_equal(DK_IMPL_TYPED(one, r, "t::amb", DK_SparseCPU, one_k, NULL, &h), DK_OK);
+        assert_int_equal(DK_IMPL_TYPED(one, r, "t::amb", DK_CompositeImplicitAutograd, one_k, NULL, &h), DK_OK);
+        assert_int_equal(dk_impl(r, "t::ft", DK_CPU, dk_fallthrough(), &h), DK_OK);
+        (void)dk_last_call_status();
+        assert_int_equal(one_redispatch(dk_op_lookup(r, "t::amb"), dk_ks_from_key(DK_AutogradOther), x), 0);
+        assert_int_equal(dk_last_call_status(), DK_ERR_AMBIGUOUS_AUTOGRAD_OTHER);
+        snprintf(expect, sizeof expect, "%s%st::amb has kernels registered to both CompositeImplicitAutograd and a "
+                 "backend mapped to AutogradOther.", at, c10 ? "23, please report a bug to PyTorch. " : "");
+        assert_memory_equal(dk_last_error(), expect, strlen(expect));
+        assert_int_equal(one_redispatch(dk_op_lookup(r, "t::ft"), dk_ks_from_key(DK_CPU), x), 0);
+        assert_int_equal(dk_last_call_status(), DK_ERR_FALLTHROUGH_CALLED);
+        snprintf(expect, sizeof expect, "%s%sfallthrough_kernel was executed but it should have been "
+                 "short-circuited by the dispatcher.", at, c10 ? "14, please report a bug to PyTorch. " : "");
+        assert_memory_equal(dk_last_error(), expect, strlen(expect));
+        dk_registry_destroy(r);
+    }
+}
+
 static int hook_calls;
 static dk_status hook_status;
 static void my_hook(const dk_operator *op, dk_keyset ks, dk_status s, const char *m, void *ud) {
@@ -731,6 +775,7 @@ int main(void) {
         cmocka_unit_test(test_fallthrough_masks),
         cmocka_unit_test(test_missing_kernel_messages),
         cmocka_unit_test(test_messages_never_cut_silently),
+        cmocka_unit_test(test_internal_assert_words),
         cmocka_unit_test(test_error_hooks),
         cmocka_unit_test(test_boxed_kernel_and_void_op),
         cmocka_unit_test(test_explain),

@@ -620,6 +620,81 @@ static void test_rename_races_readers(void **state) {
     assert_string_equal(dk_key_name(DK_AutogradPrivateUse3), "AutogradMYDEV");
 }
 
+/* With c10's messages, the executed-fallthrough and ambiguous-AutogradOther
+   errors begin as c10's internal assert does (libtorch 1.13.1, run: the
+   texts below up to c10's first newline; c10 goes on with an inference-mode
+   hint and dumpState, a documented difference), and every override warns
+   (1.13.1's TORCH_WARN). */
+static int n_warned;
+static char warned[2048];
+static void capture_warning(dk_log_level level, dk_log_item item, const char *message, void *ud) {
+    (void)level; (void)ud;
+    if (item != DK_LOG_KERNEL_OVERRIDDEN) return;
+    n_warned++;
+    snprintf(warned, sizeof warned, "%s", message);
+}
+static void test_c10_assert_and_override_words(void **state) {
+    dk_registry *r;
+    dk_registry_desc d;
+    dk_registration *h;
+    tensor x;
+    char expect[1024];
+    int l_def, l_old, l_new;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    d.c10_messages = 1;
+    d.logger.func = capture_warning;
+    assert_int_equal(dk_registry_create(&d, &r), DK_OK);
+    x.ks = dk_ks_from_key(DK_CPU);
+    assert_int_equal(dk_def(r, "myns::myop(Tensor a) -> Tensor", &h), DK_OK);
+    assert_int_equal(dk_def(r, "myns::ftop(Tensor a) -> Tensor", &h), DK_OK);
+    assert_int_equal(DK_IMPL_TYPED(unary, r, "myns::myop", DK_SparseCPU, k_one, NULL, &h), DK_OK);
+    assert_int_equal(DK_IMPL_TYPED(unary, r, "myns::myop", DK_CompositeImplicitAutograd, k_one, NULL, &h), DK_OK);
+    assert_int_equal(dk_impl(r, "myns::ftop", DK_CPU, dk_fallthrough(), &h), DK_OK);
+    (void)dk_last_call_status();
+    assert_int_equal(unary_redispatch(dk_op_lookup(r, "myns::myop"), dk_ks_from_key(DK_AutogradOther), x), 0);
+    assert_int_equal(dk_last_call_status(), DK_ERR_AMBIGUOUS_AUTOGRAD_OTHER);
+    assert_string_equal(dk_last_error(),
+                        "0 INTERNAL ASSERT FAILED at \"./aten/src/ATen/core/boxing/KernelFunction.cpp\":23, please "
+                        "report a bug to PyTorch. myns::myop has kernels registered to both CompositeImplicitAutograd "
+                        "and a backend mapped to AutogradOther. This makes the backend kernel unreachable; the "
+                        "dispatcher will always prefer the CompositeImplicitAutograd lowering (see Note [Ambiguity in "
+                        "AutogradOther kernel]). If you want to override CompositeImplicitAutograd, please open an "
+                        "issue to request a dedicated Autograd dispatch key for the backend.");
+    assert_int_equal(unary_redispatch(dk_op_lookup(r, "myns::ftop"), dk_ks_from_key(DK_CPU), x), 0);
+    assert_int_equal(dk_last_call_status(), DK_ERR_FALLTHROUGH_CALLED);
+    assert_string_equal(dk_last_error(),
+                        "0 INTERNAL ASSERT FAILED at \"./aten/src/ATen/core/boxing/KernelFunction.cpp\":14, please "
+                        "report a bug to PyTorch. fallthrough_kernel was executed but it should have been "
+                        "short-circuited by the dispatcher. This could occur if you registered a fallthrough kernel as "
+                        "a override for a specific operator (as opposed to a backend fallback); this is NOT currently "
+                        "supported, and we do not intend to add support for it in the near future.  If you do find "
+                        "yourself in need of this, let us know in the bug tracker.");
+    /* 1.13.1 warns at every override */
+    l_def = __LINE__ + 1;
+    assert_int_equal(dk_def(r, "myns::w(Tensor a) -> Tensor", &h), DK_OK);
+    assert_int_equal(DK_IMPL_TYPED(unary, r, "myns::w", DK_CPU, k_one, NULL, &h), DK_OK);
+    assert_int_equal(n_warned, 0);
+    l_old = __LINE__ + 1;
+    assert_int_equal(DK_IMPL_TYPED(unary, r, "myns::w", DK_CPU, k_one, NULL, &h), DK_OK);
+    l_new = __LINE__ + 1;
+    assert_int_equal(DK_IMPL_TYPED(unary, r, "myns::w", DK_CPU, k_one, NULL, &h), DK_OK);
+    assert_int_equal(DK_IMPL_TYPED(unary, r, "myns::w", DK_Meta, k_one, NULL, &h), DK_OK);
+    assert_int_equal(DK_IMPL_TYPED(unary, r, "myns::w", DK_Meta, k_one, NULL, &h), DK_OK);
+    assert_int_equal(n_warned, 3);   /* Meta's too */
+    n_warned = 0;
+    assert_int_equal(DK_IMPL_TYPED(unary, r, "myns::w", DK_CPU, k_one, NULL, &h), DK_OK);
+    assert_int_equal(n_warned, 1);
+    snprintf(expect, sizeof expect,
+             "Overriding a previously registered kernel for the same operator and the same dispatch key\n"
+             "  operator: myns::w(Tensor a) -> Tensor\n    registered at %s:%d\n  dispatch key: CPU\n"
+             "  previous kernel: registered at %s:%d (k_one)\n       new kernel: registered at %s:%d (k_one)",
+             __FILE__, l_def, __FILE__, l_new, __FILE__, l_new + 5);
+    assert_string_equal(warned, expect);
+    (void)l_old;
+    dk_registry_destroy(r);
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_texts_highest_key),
@@ -631,6 +706,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_def_with_tags),
         cmocka_unit_test(test_def_with_bad_options),
         cmocka_unit_test(test_full_after),
+        cmocka_unit_test(test_c10_assert_and_override_words),
         /* process-wide renames, in this order */
         cmocka_unit_test(test_rename_bad_input),
         cmocka_unit_test(test_rename_names_and_parsing),
