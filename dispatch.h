@@ -385,8 +385,8 @@
    Boxed calls and values (>>call, >>boxed): dk_call_boxed,
        dk_redispatch_boxed, dk_stack_dispatch_keyset, dk_stack_init,
        dk_stack_push, dk_stack_pop, dk_stack_peek, dk_none, dk_bool, dk_int,
-       dk_double, dk_string, dk_tensor, dk_list, dk_ints, dk_doubles,
-       dk_object, dk_stack_check, dk_stack_fill_defaults,
+       dk_double, dk_complex_double, dk_complex, dk_string, dk_tensor, dk_list,
+       dk_ints, dk_doubles, dk_object, dk_stack_check, dk_stack_fill_defaults,
        dk_stack_push_default, dk_op_adapters
    Operators (>>registry, >>call): dk_op_lookup, dk_op_lookup_defined,
        dk_op_schema, dk_op_function_schema, dk_op_default,
@@ -1994,13 +1994,17 @@ typedef struct dk_library dk_library;
 typedef void (*dk_fn)(void);
 #define DK_FN(f) ((dk_fn)(f))
 
-/* What a boxed value holds: X(TAG, name in messages). */
+/* What a boxed value holds: X(TAG, name in messages). New tags go last:
+   the values are part of the C ABI. COMPLEX: c10's ComplexDouble. */
 #define DK_FORALL_VALUE_TAGS(X)                                                                  \
     X(NONE, "none") X(BOOL, "bool") X(INT, "int") X(DOUBLE, "float") X(STRING, "string")          \
     X(TENSOR, "tensor") X(LIST, "list") X(INT_LIST, "int list") X(DOUBLE_LIST, "float list")      \
-    X(OBJECT, "object")
+    X(OBJECT, "object") X(COMPLEX, "complex")
 #define DK__VALUE_TAG_ENUM(tag, name) DK_VALUE_##tag,
 typedef enum dk_value_tag { DK_FORALL_VALUE_TAGS(DK__VALUE_TAG_ENUM) } dk_value_tag;
+/* A complex double (c10::complex<double>): a schema's "complex", its
+   default ("1j", "1.+2.j") included; dkgen's C type for it. */
+typedef struct dk_complex { double re, im; } dk_complex;
 typedef struct dk_value {
     dk_value_tag tag;
     union {
@@ -2013,6 +2017,7 @@ typedef struct dk_value {
         struct { const int64_t *items; size_t n; } ints;          /* int[] */
         struct { const double *items; size_t n; } doubles;        /* float[] */
         void *object;
+        dk_complex c;                                             /* complex */
     } as;
 } dk_value;
 /* Lists as typed arguments: the caller's arrays, never copied. */
@@ -2043,10 +2048,13 @@ DK_INLINE dk_value dk_stack_pop(dk_stack *s) {
 }
 /* The value `depth` below the top (0 = top). */
 DK_INLINE dk_value *dk_stack_peek(dk_stack *s, size_t depth) { return depth < s->size ? &s->values[s->size - 1 - depth] : NULL; }
-/* Every byte of a value is set: values are copied whole. */
+/* Every byte of a value is set: values are copied whole (the complex's two
+   doubles are the union's widest member where pointers are 4 bytes). */
 DK_INLINE dk_value dk__value(dk_value_tag tag) {
     dk_value v;
     v.tag = tag;
+    v.as.c.re = 0.0;
+    v.as.c.im = 0.0;
     v.as.list.items = NULL;
     v.as.list.n = 0;
     return v;
@@ -2067,6 +2075,13 @@ DK_INLINE dk_value dk_doubles(dk_double_list l) {
     dk_value v; v.tag = DK_VALUE_DOUBLE_LIST; v.as.doubles.items = l.items; v.as.doubles.n = l.n; return v;
 }
 DK_INLINE dk_value dk_object(void *p) { dk_value v = dk__value(DK_VALUE_OBJECT); v.as.object = p; return v; }
+/* A complex value: re + im j (v.as.c). */
+DK_INLINE dk_value dk_complex_double(double re, double im) {
+    dk_value v = dk__value(DK_VALUE_COMPLEX);
+    v.as.c.re = re;
+    v.as.c.im = im;
+    return v;
+}
 
 /* A boxed kernel or backend fallback: the operator (so one fallback can act
    on every operator), the dispatch keyset and the stack. */
@@ -6413,6 +6428,7 @@ DK__PRIVATE const char *dk__sig_word(const dk_type *t, int is_return) {
             return !optional ? "int" : is_return ? "value" : "int?";
         case DK_TYPE_Float: case DK_TYPE_Number: return !optional ? "float" : is_return ? "value" : "float?";
         case DK_TYPE_Bool: return !optional ? "bool" : is_return ? "value" : "bool?";
+        case DK_TYPE_Complex: return !optional ? "complex" : "value";   /* dk_complex */
         case DK_TYPE_String: case DK_TYPE_DeviceObj: return "str";
         case DK_TYPE_Generator: case DK_TYPE_Storage: case DK_TYPE_StreamObj: case DK_TYPE_Class:
         case DK_TYPE_Capsule: case DK_TYPE_Quantizer: case DK_TYPE_AnyClass: return "object";
@@ -6583,8 +6599,15 @@ DK__PRIVATE dk_value dk__default_value(const dk_arg *a, char **extra) {
     switch (d->kind) {
     case DK_DEFAULT_NONE: break;
     case DK_DEFAULT_BOOL: v = dk_bool(d->b); break;
-    case DK_DEFAULT_INT: v = t && (t->kind == DK_TYPE_Float) ? dk_double((double)d->i) : dk_int(d->i); break;
-    case DK_DEFAULT_DOUBLE: case DK_DEFAULT_COMPLEX: v = dk_double(d->re); break;
+    case DK_DEFAULT_INT:   /* c10's conversions: an int (a dtype name) for a float or a complex */
+        v = t && t->kind == DK_TYPE_Float     ? dk_double((double)d->i)
+          : t && t->kind == DK_TYPE_Complex ? dk_complex_double((double)d->i, 0.0)
+                                            : dk_int(d->i);
+        break;
+    case DK_DEFAULT_DOUBLE:
+        v = t && t->kind == DK_TYPE_Complex ? dk_complex_double(d->re, 0.0) : dk_double(d->re);
+        break;
+    case DK_DEFAULT_COMPLEX: v = dk_complex_double(d->re, d->im); break;
     case DK_DEFAULT_STRING: case DK_DEFAULT_DEVICE: v = dk_string(d->s); break;
     case DK_DEFAULT_LIST: {
         const dk_type *e = t && t->kind == DK_TYPE_List ? t->contained[0] : NULL;
@@ -6608,7 +6631,9 @@ DK__PRIVATE dk_value dk__default_value(const dk_arg *a, char **extra) {
             for (i = 0; i < d->count; i++)
                 items[i] = d->items[i].kind == DK_DEFAULT_BOOL ? dk_bool(d->items[i].b)
                          : d->items[i].kind == DK_DEFAULT_INT ? dk_int(d->items[i].i)
-                         : d->items[i].kind == DK_DEFAULT_DOUBLE ? dk_double(d->items[i].re) : dk_none();
+                         : d->items[i].kind == DK_DEFAULT_DOUBLE ? dk_double(d->items[i].re)
+                         : d->items[i].kind == DK_DEFAULT_COMPLEX ? dk_complex_double(d->items[i].re, d->items[i].im)
+                                                                  : dk_none();
             v = dk_list(items, d->count);
         }
         *extra += dk__default_extra(d);
@@ -8405,7 +8430,10 @@ DK__PRIVATE int dk__value_fits(const dk_type *t, const dk_value *v) {
     case DK_TYPE_Tensor: return v->tag == DK_VALUE_TENSOR;
     case DK_TYPE_Int: case DK_TYPE_SymInt: return v->tag == DK_VALUE_INT;
     case DK_TYPE_Float: return v->tag == DK_VALUE_DOUBLE;
-    case DK_TYPE_Number: return v->tag == DK_VALUE_INT || v->tag == DK_VALUE_DOUBLE || v->tag == DK_VALUE_BOOL;
+    case DK_TYPE_Number:
+        return v->tag == DK_VALUE_INT || v->tag == DK_VALUE_DOUBLE || v->tag == DK_VALUE_BOOL ||
+               v->tag == DK_VALUE_COMPLEX;
+    case DK_TYPE_Complex: return v->tag == DK_VALUE_COMPLEX;
     case DK_TYPE_Bool: return v->tag == DK_VALUE_BOOL;
     case DK_TYPE_String: return v->tag == DK_VALUE_STRING;
     case DK_TYPE_None: return v->tag == DK_VALUE_NONE;
@@ -9150,7 +9178,10 @@ DK_API void dk_abi_guard_pop(const dk_guard *g) { if (g) dk_guard_pop(*g); }
      annotation right after '?' ("Tensor?(a)[]" from "Tensor(a)?[]"), and one
      on a tuple, Future, RRef or class ("(int)(a)?" from "Union((int), None)(a)");
    - Device defaults print bare as in c10 ("cuda:1") and parse bare too;
-   - complex defaults print as in c10 ("0.+1.j") and "<re>+<im>j" parses;
+   - complex defaults print as in c10 ("0.+1.j") and "<re>+<im>j" parses
+     (c10's quirk stays: a complex default without 'j' loses its last
+     character, read as the 'j': "complex x=2.5" is 0.+2.j, as libtorch
+     1.13.1 parses it; "complex z=1" is an error there and here);
    - the escape "\r" parses (c10 prints it, then rejects it);
    - a dtype, layout, reduction or memory-format name as the default of a
      float or complex argument (an int, as in c10) prints as the name
