@@ -988,7 +988,8 @@ enum dk_role {
 #define DK__ROLE_KEY(role) (DK_FORALL_FUNCTIONALITY_KEYS(DK__ROLE_FIRST, role) DK_Undefined)
 #define DK__PB_ROLE_FIRST(name, pb, prefix, roles, role) (pb && ((roles) & (role))) ? DK_##name :
 #define DK__PB_ROLE_KEY(role) (DK_FORALL_FUNCTIONALITY_KEYS(DK__PB_ROLE_FIRST, role) DK_Undefined)
-/* Backend bits of every backend component whose column `col` is 1. */
+/* Backend bits of the components whose autograd key sits on their plain
+   key (OwnAutograd 1), and of the functional ones (Functional's bit 1). */
 #define DK__BC_OWN_AUTOGRAD(name, own_ag, autocast, functional, extra) | ((own_ag) == 1 ? DK__BBIT(DK_##name##Bit) : 0)
 #define DK__BC_FUNCTIONAL(name, own_ag, autocast, functional, extra) | ((functional) & 1 ? DK__BBIT(DK_##name##Bit) : 0)
 
@@ -4751,11 +4752,11 @@ DK__PRIVATE void dk__append(char *buf, size_t size, size_t *len, const char *tex
 DK__PRIVATE void dk__append_keyset(char *buf, size_t size, size_t *len, dk_keyset ks) {
     dk_key k;
     const char *sep = "";
-    dk__append(buf, size, len, "DispatchKeySet(");
     /* EndOfFunctionalityKeys's bit is no key's and c10 prints nothing for
        it (1.13.1 and 2.11 alike); the bits above it, UnknownBits below */
     uint64_t unknown = ks.repr & ~DK__R_FULL;
     if (DK_NUM_KEYSET_BITS < 64) unknown &= ~((uint64_t)1 << (DK_NUM_KEYSET_BITS & 63));
+    dk__append(buf, size, len, "DispatchKeySet(");
     DK_KS_FOREACH(k, ks) {
         if (k == DK_EndOfFunctionalityKeys) break;
         dk__append(buf, size, len, sep);
@@ -6294,12 +6295,18 @@ DK__PRIVATE dk_status dk__check_kernel_key(const char *what, dk_key key) {
     if (key == DK_Undefined || dk_key_is_alias(key) || dk_key_is_runtime(key)) return DK_OK;
     {   /* suggest a runtime key of this list: key's own on the first backend, else the first runtime key */
         dk_key f = dk_key_functionality(key), eg = (dk_key)(DK_EndOfFunctionalityKeys + 2);
+        /* a marker by its enumerator name too: c10 2.x's name for
+           StartOfDenseBackends is Undefined's */
+        int marker = key == DK_EndOfFunctionalityKeys ? 0
+                   : key > DK_EndOfFunctionalityKeys && key <= DK_EndOfRuntimeBackendKeys &&
+                     dk_key_backend(key) == DK_InvalidBit ? 1 + dk__pb_block(key) : -1;
         if (dk_key_is_per_backend_functionality(f)) eg = dk_key_runtime(f, (dk_backend)1);
         if (DK_NUM_PER_BACKEND_FUNCTIONALITIES == 0) eg = (dk_key)1;
         return dk__fail(DK_ERR_BAD_KEY,
-                        "%s: '%s' is neither a runtime key nor an alias key (per-backend functionality keys and "
+                        "%s: '%s'%s%s%s is neither a runtime key nor an alias key (per-backend functionality keys and "
                         "markers have no slot; register at a runtime key, e.g. '%s')",
-                        what, dk_key_name(key), dk_key_name(eg));
+                        what, dk_key_name(key), marker >= 0 ? " (" : "", marker >= 0 ? dk__marker_names[marker] : "",
+                        marker >= 0 ? ")" : "", dk_key_name(eg));
     }
 }
 

@@ -694,7 +694,8 @@ static void test_bad_inputs(void **state) {
           "default is not a legal overload name" },
         { "unknown key", bad_unknown_key, DK_ERR_BAD_KEY, "999 is not a dispatch key" },
         { "functionality key", bad_functionality_key, DK_ERR_BAD_KEY, "'AutogradFunctionality' is neither" },
-        { "marker key", bad_marker_key, DK_ERR_BAD_KEY, DK_C10_VERSION >= 20000 ? "'Undefined' is neither" : "'Unknown'" },
+        { "marker key", bad_marker_key, DK_ERR_BAD_KEY, DK_C10_VERSION >= 20000 ? "'Undefined' (StartOfDenseBackends) is neither"
+                                                                               : "'Unknown' (StartOfDenseBackends) is neither" },
         { "kernel without function", bad_no_function, DK_ERR_BAD_KERNEL, "neither an unboxed nor a boxed" },
         { "fallthrough with function", bad_fallthrough_with_fn, DK_ERR_BAD_KERNEL, "fallthrough kernel has no function" },
         { "fallback at Undefined", bad_fallback_undefined, DK_ERR_BAD_KEY, "Undefined" },
