@@ -8283,7 +8283,7 @@ DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks
     dk_status status;
     char message[DK__MESSAGE_MAX];
     dk_op_table t;
-    int c10_words;
+    int c10_words, n;
     DK__HOLD();   /* the library sees this part of a typed call: reclaim refuses inside it */
     if (k->kind == DK_KERNEL_MISSING) k = dk__deferred(op, k);
     if (k->boxed && k->kind == DK_KERNEL_FUNCTION) {
@@ -8306,11 +8306,12 @@ DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks
         /* c10 goes on with an inference-mode hint and the operator's
            dumpState, which a failing call cannot read without the
            registry's lock (dk_op_dump_state gives it) */
-        snprintf(message, sizeof message, "%s%s has kernels registered to both CompositeImplicitAutograd and a backend "
+        n = snprintf(message, sizeof message, "%s%s has kernels registered to both CompositeImplicitAutograd and a backend "
                  "mapped to AutogradOther. This makes the backend kernel unreachable; the dispatcher will always "
                  "prefer the CompositeImplicitAutograd lowering (see Note [Ambiguity in AutogradOther kernel]). If "
                  "you want to override CompositeImplicitAutograd, please open an issue to request a dedicated "
                  "Autograd dispatch key for the backend.", c10_words ? DK__C10_ASSERT_AT(23) : "", op->name);
+        if (n > 0) dk__mark_cut(message, sizeof message, (size_t)n);   /* an operator name of 16 KB */
     } else if (c10_words) {
         status = DK_ERR_NO_KERNEL;
         dk__table_copy(&t, dk_op_table_of(op));
@@ -8462,9 +8463,11 @@ DK__PRIVATE dk_status dk__bad_stack(char *msg, size_t size, const char *fmt, ...
     ;
 DK__PRIVATE dk_status dk__bad_stack(char *msg, size_t size, const char *fmt, ...) {
     va_list ap;
+    int n;
     va_start(ap, fmt);
-    vsnprintf(msg, size, fmt, ap);
+    n = vsnprintf(msg, size, fmt, ap);
     va_end(ap);
+    if (n > 0) dk__mark_cut(msg, size, (size_t)n);
     return DK_ERR_BAD_STACK;
 }
 
@@ -9313,9 +9316,11 @@ DK__PRIVATE void dk__sp_excerpt(const dk__sp *p, size_t pos, char *out, size_t s
 DK__PRIVATE DK__SP_NORETURN DK__SP_PRINTF(3, 4) void dk__sp_fail(dk__sp *p, size_t pos, const char *fmt, ...) {
     char what[512], line[256];
     va_list ap;
+    int n;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    n = vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
+    if (n > 0) dk__mark_cut(what, sizeof what, (size_t)n);
     dk__sp_excerpt(p, pos, line, sizeof line);
     dk__fail(DK_ERR_BAD_SCHEMA, "%s at position %lu:\n%s", what, (unsigned long)pos, line);
     longjmp(p->fail, 1);
