@@ -327,6 +327,33 @@ static void test_complex_values(void **state) {
     assert_int_equal(dk_deregister(h), DK_OK);
 }
 
+/* A stack-check message that quotes a schema longer than its buffer ends
+   in the cut marker (messages are never cut silently). */
+static void test_long_message_marked(void **state) {
+    char schema[3000], name[64];
+    dk_registration *h = NULL;
+    const dk_operator *op;
+    dk_value storage[48];
+    dk_stack st;
+    size_t len;
+    int i;
+    (void)state;
+    len = (size_t)snprintf(schema, sizeof schema, "cut::f(Tensor self");
+    for (i = 0; i < 40; i++) {
+        snprintf(name, sizeof name, ", int argument_with_a_long_name_%02d=1", i);
+        len += (size_t)snprintf(schema + len, sizeof schema - len, "%s", name);
+    }
+    snprintf(schema + len, sizeof schema - len, ") -> Tensor");
+    assert_int_equal(dk_def(reg, schema, &h), DK_OK);
+    op = dk_op_lookup(reg, "cut::f");
+    dk_stack_init(&st, storage, 48);
+    dk_stack_push(&st, dk_double(1.0));   /* not a tensor */
+    expect_refused(op, &st, "argument 0 'self' is Tensor, the stack has a float there");
+    assert_non_null(strstr(last_message, " ... [message cut: "));
+    assert_string_equal(last_message + strlen(last_message) - strlen(" bytes in all]"), " bytes in all]");
+    assert_int_equal(dk_deregister(h), DK_OK);
+}
+
 static void test_helpers(void **state) {
     const dk_operator *op = dk_op_lookup(reg, "sample::add.Tensor");
     tensor a = cpu(1);
@@ -495,6 +522,7 @@ int main(void) {
         cmocka_unit_test(test_kinds_and_list_defaults),
         cmocka_unit_test(test_default_kinds_agree),
         cmocka_unit_test(test_complex_values),
+        cmocka_unit_test(test_long_message_marked),
         cmocka_unit_test(test_helpers),
         cmocka_unit_test(test_kernel_fails_call),
         cmocka_unit_test(test_parsed_schema_view),
