@@ -198,7 +198,7 @@
             naming the function or the thread, and abort() follows.
    MEMORY   Registries allocate through dk_registry_desc.alloc/free; calls
             never allocate, but for a thread's state, malloc'ed once: its
-            4 KB message buffer on its first error, and under call epochs
+            16 KB message buffer on its first error, and under call epochs
             its record on its first call (see THREADS). What a change
             unpublishes (old tables, deregistered kernel records, operators
             left with no def and no kernel, old name indexes) is retired
@@ -421,8 +421,8 @@
    Boxed calls and values (>>call, >>boxed): dk_call_boxed,
        dk_redispatch_boxed, dk_stack_dispatch_keyset, dk_stack_init,
        dk_stack_push, dk_stack_pop, dk_stack_peek, dk_none, dk_bool, dk_int,
-       dk_double, dk_string, dk_tensor, dk_list, dk_ints, dk_doubles,
-       dk_object, dk_stack_check, dk_stack_fill_defaults,
+       dk_double, dk_complex_double, dk_complex, dk_string, dk_tensor, dk_list,
+       dk_ints, dk_doubles, dk_object, dk_stack_check, dk_stack_fill_defaults,
        dk_stack_push_default, dk_op_adapters
    Operators (>>registry, >>call): dk_op_lookup, dk_op_lookup_defined,
        dk_op_schema, dk_op_function_schema, dk_op_default,
@@ -570,10 +570,13 @@ extern "C" {
      DK_FORALL_BACKEND_COMPONENTS(X, extra):
        X(Name, OwnAutograd, AutocastKey, Functional, extra)
          Name         backend component; the enumerator is DK_<Name>Bit
-         OwnAutograd  1: has an Autograd<Name> key; 0: its autograd is AutogradOther
+         OwnAutograd  1: has an Autograd<Name> key; 0: its autograd is AutogradOther;
+                      2: has one, but the key sits on no backend key
+                      (dk_autograd_backend_set: empty; c10 2.11's AutogradMTIA)
          AutocastKey  functionality key of its autocast layer, or Undefined
          Functional   1: a functional backend (XLA, Lazy), outside
-                      CompositeExplicitAutogradNonFunctional
+                      CompositeExplicitAutogradNonFunctional; plus 2: the
+                      component's name has no "Bit" (c10 2.x's MTIA, MAIA)
 
      DK_FORALL_FUNCTIONALITY_KEYS(X, extra):   ORDER KEYS (priority ascending)
        X(Name, PerBackend, Prefix, Roles, extra)
@@ -721,7 +724,9 @@ extern "C" {
 
 /* 1.13.1: 14 backends, Meta before PrivateUse1..3. 2.7.1: 15, MTIA added,
    Meta moved last so a Meta key wins over every other backend. 2.11: 16,
-   MAIA a backend after MTIA; MTIA and MAIA have autograd keys of their own. */
+   MAIA a backend after MTIA; MTIA and MAIA have autograd keys of their own,
+   but c10 2.11's getBackendKeySetFromAutograd has no case for AutogradMTIA
+   (OwnAutograd 2). c10 2.x prints MTIA and MAIA without "Bit" (Functional 2). */
 #define DK__TORCH_BACKEND_COMPONENTS(X, extra, V1, V2, V27, V211) \
     X(CPU,         1, AutocastCPU,         0, extra)       \
     X(CUDA,        1, AutocastCUDA,        0, extra)       \
@@ -737,9 +742,9 @@ extern "C" {
  V2(X(HPU,         1, AutocastHPU,         0, extra))      \
     X(VE,          0, Undefined,           0, extra)       \
     X(Lazy,        1, Undefined,           1, extra)       \
- V27(X(MTIA,       0, AutocastMTIA,        0, extra))      \
- V211(X(MTIA,      1, AutocastMTIA,        0, extra))      \
- V211(X(MAIA,      1, AutocastMAIA,        0, extra))      \
+ V27(X(MTIA,       0, AutocastMTIA,        2, extra))      \
+ V211(X(MTIA,      2, AutocastMTIA,        2, extra))      \
+ V211(X(MAIA,      1, AutocastMAIA,        2, extra))      \
  V1(X(Meta,        1, Undefined,           0, extra))      \
  V1(X(PrivateUse1, 1, Undefined,           0, extra))      \
  V2(X(PrivateUse1, 1, AutocastPrivateUse1, 0, extra))      \
@@ -749,7 +754,10 @@ extern "C" {
 
 /* 1.13.1: 40 functionality keys after Undefined, SparseCsrCPU and
    SparseCsrCUDA plain (non-customizable) backend keys. 2.7.1: 47, 6 of them
-   per backend. 2.11: 47, MAIA gone (a backend), AutocastMAIA added. */
+   per backend. 2.11: 47, MAIA gone (a backend), AutocastMAIA added.
+   Functionalize is in CompositeImplicitAutograd's set (DK_R_MATH) in 2.7.1
+   only: its source's math_dispatch_keyset adds it; c10 1.13.1 and 2.11
+   answer isIncludedInAlias(Functionalize, CompositeImplicitAutograd) false. */
 #define DK__TORCH_FUNCTIONALITY_KEYS(X, extra, V1, V2, V27, V211)                        \
     X(Dense,                          1,             , DK_R_BACKEND|DK_R_BACKEND_FN, extra)    \
     X(FPGA,                           0,             , DK_R_BACKEND|DK_R_OTHER_BACKEND, extra) \
@@ -770,7 +778,8 @@ extern "C" {
     X(Fake,                           0,             , 0, extra)                        \
     X(FuncTorchDynamicLayerBackMode,  0,             , 0, extra)                        \
  V1(X(Functionalize,                  0,             , DK_R_FUNCTIONALIZE, extra))      \
- V2(X(Functionalize,                  0,             , DK_R_FUNCTIONALIZE|DK_R_MATH, extra)) \
+ V27(X(Functionalize,                 0,             , DK_R_FUNCTIONALIZE|DK_R_MATH, extra)) \
+ V211(X(Functionalize,                0,             , DK_R_FUNCTIONALIZE, extra))      \
     X(Named,                          0,             , 0, extra)                        \
     X(Conjugate,                      0,             , 0, extra)                        \
     X(Negative,                       0,             , 0, extra)                        \
@@ -1023,9 +1032,10 @@ enum dk_role {
 #define DK__ROLE_KEY(role) (DK_FORALL_FUNCTIONALITY_KEYS(DK__ROLE_FIRST, role) DK_Undefined)
 #define DK__PB_ROLE_FIRST(name, pb, prefix, roles, role) (pb && ((roles) & (role))) ? DK_##name :
 #define DK__PB_ROLE_KEY(role) (DK_FORALL_FUNCTIONALITY_KEYS(DK__PB_ROLE_FIRST, role) DK_Undefined)
-/* Backend bits of every backend component whose column `col` is 1. */
-#define DK__BC_OWN_AUTOGRAD(name, own_ag, autocast, functional, extra) | (own_ag ? DK__BBIT(DK_##name##Bit) : 0)
-#define DK__BC_FUNCTIONAL(name, own_ag, autocast, functional, extra) | (functional ? DK__BBIT(DK_##name##Bit) : 0)
+/* Backend bits of the components whose autograd key sits on their plain
+   key (OwnAutograd 1), and of the functional ones (Functional's bit 1). */
+#define DK__BC_OWN_AUTOGRAD(name, own_ag, autocast, functional, extra) | ((own_ag) == 1 ? DK__BBIT(DK_##name##Bit) : 0)
+#define DK__BC_FUNCTIONAL(name, own_ag, autocast, functional, extra) | ((functional) & 1 ? DK__BBIT(DK_##name##Bit) : 0)
 
 /* Special keys, found by role (Undefined when a user list has none):
    constant expressions, expanded where they are used (the implementation,
@@ -1042,10 +1052,14 @@ enum dk_role {
    (Dense; a user list may call it anything) */
 #define DK__KEY_PLAIN_BACKEND DK__PB_ROLE_KEY(DK_R_BACKEND_FN)
 
-/* c10's DispatchKeySet(FULL_AFTER, k): every bit below k's functionality bit,
-   plus the always-after keys. Full set when k is Undefined (no such key). */
-#define DK__R_FULL_AFTER(k) \
-    ((int)(k) != 0 ? ((DK__FBIT(k) - 1) | DK__ROLE_BITS(DK_R_ALWAYS_AFTER)) : DK__R_FULL)
+/* c10's DispatchKeySet(FULL_AFTER, k) for a functionality key k below
+   EndOfFunctionalityKeys: every bit below k's functionality bit, plus the
+   always-after keys; for Undefined (k 0) the backend bits below the highest
+   one plus the always-after keys, as c10's formula gives
+   (DK_KS_FULL_AFTER, dk_ks_full_after). DK__R_FULL_AFTER, for the named
+   keysets of a role key: the full set when a user list has no such key. */
+#define DK__R_FULL_AFTER_C10(k) ((DK__FBIT(k) - 1) | DK__ROLE_BITS(DK_R_ALWAYS_AFTER))
+#define DK__R_FULL_AFTER(k) ((int)(k) != 0 ? DK__R_FULL_AFTER_C10(k) : DK__R_FULL)
 
 /* The raw named keysets (c10 names in comments). */
 #define DK__R_AUTOGRAD        DK__ROLE_BITS(DK_R_AUTOGRAD)                 /* autograd_dispatch_keyset */
@@ -1120,10 +1134,12 @@ DK_INLINE dk_keyset dk_ks_raw(uint64_t repr) { dk_keyset ks; ks.repr = repr; ret
 /* c10's DispatchKeySet(FULL_AFTER, k) for a functionality key k (a constant
    expression; dk_ks_full_after() also takes runtime keys): every key below
    k, PythonDispatcher included, k itself not. What a fallback at k passes
-   to redispatch: dk_ks_and(ks, DK_KS_FULL_AFTER(DK_Tracer)). Any other
-   value gives FULL (never a shift out of range). */
+   to redispatch: dk_ks_and(ks, DK_KS_FULL_AFTER(DK_Tracer)). Undefined
+   gives c10's value (the backend bits below the highest one, plus
+   PythonDispatcher: 0x4000000000007fff in 2.11); any other value gives FULL
+   (never a shift out of range). */
 #define DK_KS_FULL_AFTER(k) \
-    dk_ks_raw(DK__R_FULL_AFTER((unsigned)(k) < (unsigned)DK_EndOfFunctionalityKeys ? (int)(k) : 0))
+    dk_ks_raw((unsigned)(k) < (unsigned)DK_EndOfFunctionalityKeys ? DK__R_FULL_AFTER_C10((unsigned)(k) < (unsigned)DK_EndOfFunctionalityKeys ? (int)(k) : 0) : DK__R_FULL)
 
 /* Note [Runtime slots]. c10's offsetsAndMasks(), generated at compile time:
    for functionality f, the first slot and the backend mask (all backends when
@@ -1439,14 +1455,16 @@ DK_INLINE int dk_key_in_alias(dk_key k, dk_key alias) {
 }
 
 /* c10's DispatchKeySet(FULL_AFTER, k) for any key: a per-backend runtime key
-   counts as its functionality (AutogradCPU as AutogradFunctionality: every
-   backend bit stays). An alias key gives what is below every key it stands
-   for: FULL_AFTER of the lowest functionality in dk_alias_runtime_set
-   (Autograd: DK_KS_AFTER_AUTOGRAD), so a fallback at an alias key that
-   redispatches to dk_ks_and(ks, dk_ks_full_after(alias)) never reaches
-   itself. Undefined and markers have no functionality (nor do values out
-   of range) and give FULL (c10 gives the backend bits below the highest
-   one plus PythonDispatcher for both, which is no use to anyone). */
+   (or its block's StartOf marker) counts as its functionality (AutogradCPU
+   as AutogradFunctionality: every backend bit stays). An alias key gives
+   what is below every key it stands for: FULL_AFTER of the lowest
+   functionality in dk_alias_runtime_set (Autograd: DK_KS_AFTER_AUTOGRAD),
+   so a fallback at an alias key that redispatches to dk_ks_and(ks,
+   dk_ks_full_after(alias)) never reaches itself (c10 gives its value for
+   Undefined, which does). Undefined and values out of range have no
+   functionality and give c10's value for Undefined: the backend bits below
+   the highest one, plus PythonDispatcher (1.13.1: 0x20000000001fff, 2.11:
+   0x4000000000007fff); EndOfFunctionalityKeys gives FULL. */
 DK_API dk_keyset dk_ks_full_after(dk_key k);
 
 /* c10 getAutogradRelatedKeySetFromBackend: ADInplaceOrView + the backend's
@@ -1642,7 +1660,7 @@ typedef struct dk_logger { dk_log_fn func; void *user_data; } dk_logger;
 #define DK__CH_OPEN_BC(name, own_ag, autocast, functional, extra) (
 #define DK__CH_OPEN_FK(name, pb, prefix, roles, extra) (
 #define DK__CH_OPEN_ALIAS(name, set, extra) (
-#define DK__CH_BC(name, own_ag, autocast, functional, extra) * 16777619u + 0x100u + 2u * (own_ag) + (functional))
+#define DK__CH_BC(name, own_ag, autocast, functional, extra) * 16777619u + 0x100u + 4u * (own_ag) + (functional))
 #define DK__CH_FK(name, pb, prefix, roles, extra) * 16777619u + 0x200u + (pb) + 2u * (0u | roles))
 #define DK__CH_ALIAS(name, set, extra) * 16777619u + 0x300u)
 #define DK__CH_STEP(h, v) ((h) * 16777619u + (v))
@@ -1831,14 +1849,18 @@ DK_API void dk_log_stderr(dk_log_level level, dk_log_item item, const char *mess
 /* The detailed message of the last failure on this thread ("" if none). */
 DK_API const char *dk_last_error(void);
 
-/* Names exactly as c10 prints them ("CPU", "AutogradCUDA", "CPUBit");
-   markers too: StartOf<F>Backends (the key of a keyset with F's bit and no
-   backend bit) as <Prefix>Unknown ("Unknown", "AutogradUnknown"),
+/* Names exactly as the preset's c10 prints them ("CPU", "AutogradCUDA",
+   "CPUBit"; 2.x: "MTIA" for MTIABit); markers too: StartOf<F>Backends (the
+   key of a keyset with F's bit and no backend bit) as <Prefix>Unknown
+   ("Unknown", "AutogradUnknown") in 1.13.1 and user lists, as
+   <Prefix>Undefined ("Undefined", "AutogradUndefined") in the 2.x presets,
    EndOfFunctionalityKeys as "UnknownUnknown"; their enumerator names
-   parse. NULL for a value out of range. */
+   parse (StartOfDenseBackends, EndOfFunctionalityKeys; "MTIABit").
+   NULL for a value out of range. */
 DK_API const char *dk_key_name(dk_key k);
 DK_API const char *dk_backend_name(dk_backend b);
-/* Name -> key. Every name dk_key_name returns parses back; unknown names give
+/* Name -> key. Every name dk_key_name returns parses back (2.x's
+   "Undefined" to Undefined, not to StartOfDenseBackends); unknown names give
    DK_ERR_UNKNOWN_KEY ("could not parse dispatch key: X", c10's words) and
    leave *out untouched. */
 DK_API dk_status dk_key_parse(const char *name, dk_key *out);
@@ -1849,10 +1871,10 @@ DK_API dk_status dk_backend_parse(const char *name, dk_backend *out);
    size > 0, nothing when buf is NULL or size is 0, and returns the length
    of the whole text, so a second call with a buffer of that length + 1
    gets all of it.
-   dk_ks_to_string writes "DispatchKeySet(CPU, AutogradCPU)". Bits above
-   the last functionality key's (EndOfFunctionalityKeys's included: no key
-   has them) print last, as "UnknownBits(0x8000000000000000)" (c10 1.13.1
-   drops EndOfFunctionalityKeys's bit and aborts on the others). */
+   dk_ks_to_string writes "DispatchKeySet(CPU, AutogradCPU)". The bit of
+   EndOfFunctionalityKeys (no key's) prints nothing, as in c10 (1.13.1 and
+   2.11: "DispatchKeySet()" for it alone); the bits above it print last, as
+   "UnknownBits(0x8000000000000000)" (c10 aborts on them). */
 DK_API int dk_ks_to_string(dk_keyset ks, char *buf, size_t size);
 /* The runtime key of each slot (c10's runtime-key table). */
 DK_API dk_key dk_slot_key(int slot);
@@ -2028,13 +2050,17 @@ typedef struct dk_library dk_library;
 typedef void (*dk_fn)(void);
 #define DK_FN(f) ((dk_fn)(f))
 
-/* What a boxed value holds: X(TAG, name in messages). */
+/* What a boxed value holds: X(TAG, name in messages). New tags go last:
+   the values are part of the C ABI. COMPLEX: c10's ComplexDouble. */
 #define DK_FORALL_VALUE_TAGS(X)                                                                  \
     X(NONE, "none") X(BOOL, "bool") X(INT, "int") X(DOUBLE, "float") X(STRING, "string")          \
     X(TENSOR, "tensor") X(LIST, "list") X(INT_LIST, "int list") X(DOUBLE_LIST, "float list")      \
-    X(OBJECT, "object")
+    X(OBJECT, "object") X(COMPLEX, "complex")
 #define DK__VALUE_TAG_ENUM(tag, name) DK_VALUE_##tag,
 typedef enum dk_value_tag { DK_FORALL_VALUE_TAGS(DK__VALUE_TAG_ENUM) } dk_value_tag;
+/* A complex double (c10::complex<double>): a schema's "complex", its
+   default ("1j", "1.+2.j") included; dkgen's C type for it. */
+typedef struct dk_complex { double re, im; } dk_complex;
 typedef struct dk_value {
     dk_value_tag tag;
     union {
@@ -2047,6 +2073,7 @@ typedef struct dk_value {
         struct { const int64_t *items; size_t n; } ints;          /* int[] */
         struct { const double *items; size_t n; } doubles;        /* float[] */
         void *object;
+        dk_complex c;                                             /* complex */
     } as;
 } dk_value;
 /* Lists as typed arguments: the caller's arrays, never copied. */
@@ -2077,10 +2104,13 @@ DK_INLINE dk_value dk_stack_pop(dk_stack *s) {
 }
 /* The value `depth` below the top (0 = top). */
 DK_INLINE dk_value *dk_stack_peek(dk_stack *s, size_t depth) { return depth < s->size ? &s->values[s->size - 1 - depth] : NULL; }
-/* Every byte of a value is set: values are copied whole. */
+/* Every byte of a value is set: values are copied whole (the complex's two
+   doubles are the union's widest member where pointers are 4 bytes). */
 DK_INLINE dk_value dk__value(dk_value_tag tag) {
     dk_value v;
     v.tag = tag;
+    v.as.c.re = 0.0;
+    v.as.c.im = 0.0;
     v.as.list.items = NULL;
     v.as.list.n = 0;
     return v;
@@ -2101,6 +2131,13 @@ DK_INLINE dk_value dk_doubles(dk_double_list l) {
     dk_value v; v.tag = DK_VALUE_DOUBLE_LIST; v.as.doubles.items = l.items; v.as.doubles.n = l.n; return v;
 }
 DK_INLINE dk_value dk_object(void *p) { dk_value v = dk__value(DK_VALUE_OBJECT); v.as.object = p; return v; }
+/* A complex value: re + im j (v.as.c). */
+DK_INLINE dk_value dk_complex_double(double re, double im) {
+    dk_value v = dk__value(DK_VALUE_COMPLEX);
+    v.as.c.re = re;
+    v.as.c.im = im;
+    return v;
+}
 
 /* A boxed kernel or backend fallback: the operator (so one fallback can act
    on every operator), the dispatch keyset and the stack. */
@@ -2492,9 +2529,14 @@ typedef struct dk_registry_desc {
        ADInplaceOrView), as libtorch does at load: such a key then only acts
        for operators that register a kernel for it. 1 = start empty. */
     int no_default_fallthroughs;
-    /* 1: a call without a kernel reports c10's message word for word (the
-       conformance tests compare it); 0: a shorter one that says what is
-       registered and the likely cause. */
+    /* 1: c10's words, as the preset's c10 writes them: a call without a
+       kernel reports c10's message word for word (the conformance tests
+       compare it), an executed fallthrough or AutogradOther ambiguity
+       begins with c10's internal-assert line, and the override warning
+       follows c10 (1.13.1: every time; 2.x: once per process for all
+       operators, never for Meta, in 2.11 nor MTIA); 0: a shorter message
+       that says what is registered and the likely cause, and a warning
+       at every override. */
     int c10_messages;
     /* The logger warns once (DK_LOG_RETIRED_MEMORY) when the memory that
        waits for quiescent points passes this many bytes. 0: 64 MiB;
@@ -4149,7 +4191,7 @@ extern "C" {
    state kept OUT of static TLS: a dlopen'ed object may only have a small
    initial-exec block (glibc reserves a few hundred bytes for all of them),
    so the hot keysets and the call-epoch word and record pointer (24 bytes) are initial-exec,
-   and the 4 KB message buffer is allocated on a thread's first error and
+   and the 16 KB message buffer is allocated on a thread's first error and
    freed when the thread exits. */
 #if defined(_WIN32)
 #include <windows.h>
@@ -4175,7 +4217,11 @@ typedef pthread_mutex_t dk__mutex;
 
 static dk__mutex dk__global_lock = DK__MUTEX_INITIALIZER;
 
-enum { DK__MESSAGE_MAX = 4096 };
+/* A thread's message buffer, and the failing call's own (on its stack):
+   16 KB holds c10's missing-kernel message of a registry the size of
+   libtorch 2.11's (39 fallbacks: 5.1 KB) three times over; a longer
+   message ends in a marker that says it was cut (dk__mark_cut). */
+enum { DK__MESSAGE_MAX = 16384 };
 
 /* What a thread owns outside TLS; released by dk__thread_exit. Every live
    state is on one list (under the global lock), so unloading the object
@@ -4338,9 +4384,24 @@ DK__PRIVATE dk__thread_state *dk__thread_state_get(void) {
 
 static const char dk__no_message[] = "(no message: out of memory for this thread's message buffer)";
 
+/* A message is never cut without saying so: when the whole text (len
+   bytes, the NUL not counted) did not fit in buf's size bytes, its end is
+   overwritten with " ... [message cut: N bytes in all]". No allocation
+   (the failing call's path uses it). */
+DK__PRIVATE void dk__mark_cut(char *buf, size_t size, size_t len) {
+    char mark[64];
+    int n;
+    if (len < size || !size) return;
+    n = snprintf(mark, sizeof mark, " ... [message cut: %lu bytes in all]", (unsigned long)len);
+    if (n > 0 && (size_t)n < size) memcpy(buf + size - 1 - (size_t)n, mark, (size_t)n + 1);
+}
+
 DK__PRIVATE void dk__set_message(const char *fmt, va_list ap) {
     dk__thread_state *t = dk__thread_state_get();
-    if (t) vsnprintf(t->message, sizeof t->message, fmt, ap);
+    int n;
+    if (!t) return;
+    n = vsnprintf(t->message, sizeof t->message, fmt, ap);
+    if (n > 0) dk__mark_cut(t->message, sizeof t->message, (size_t)n);
 }
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -5127,13 +5188,21 @@ DK_API dk_status dk_timeline_save(const char *path) {
 /* >>impl-names -------------------------------------------------------------- */
 
 /* Every key value's name, generated from the lists (ORDER KEYS). Markers
-   print as c10 1.13.1 prints them: StartOf<F>Backends (the runtime key of F
-   without a backend, what a keyset with F's bit and no backend bit names)
-   as <Prefix>Unknown, EndOfFunctionalityKeys as UnknownUnknown. */
+   print as the preset's c10 prints them: StartOf<F>Backends (the runtime
+   key of F without a backend, what a keyset with F's bit and no backend bit
+   names) as <Prefix>Undefined in the 2.x presets ("Undefined" for Dense's,
+   which parses as Undefined: its enumerator name parses to it), as
+   <Prefix>Unknown in 1.13.1's and in user lists; EndOfFunctionalityKeys as
+   UnknownUnknown in all. */
+#if DK_C10_VERSION >= 20000
+#define DK__MARKER_WORD "Undefined"
+#else
+#define DK__MARKER_WORD "Unknown"
+#endif
 #define DK__FK_NAME(name, pb, prefix, roles, extra) #name,
 #define DK__RT_NAME(name, own_ag, autocast, functional, prefix) DK__STR(prefix) #name,
 #define DK__FK_BLOCK_NAMES(name, pb, prefix, roles, extra) \
-    DK__PER_BACKEND_##pb(DK__STR(prefix) "Unknown", DK_FORALL_BACKEND_COMPONENTS(DK__RT_NAME, prefix))
+    DK__PER_BACKEND_##pb(DK__STR(prefix) DK__MARKER_WORD, DK_FORALL_BACKEND_COMPONENTS(DK__RT_NAME, prefix))
 #define DK__ALIAS_NAME(name, set, extra) #name,
 static const char *const dk__key_names[DK_NUM_KEYS] = {
     "Undefined",
@@ -5146,6 +5215,7 @@ static const char *const dk__key_names[DK_NUM_KEYS] = {
 #undef DK__RT_NAME
 #undef DK__FK_BLOCK_NAMES
 #undef DK__ALIAS_NAME
+#undef DK__MARKER_WORD
 
 /* The markers' enumerator names, which parse too (earlier versions printed
    them): EndOfFunctionalityKeys, then StartOf<F>Backends per block. */
@@ -5161,11 +5231,19 @@ static const char *const dk__pb_prefixes[DK_NUM_PER_BACKEND_FUNCTIONALITIES + 1]
 };
 #undef DK__FK_PB_PREFIX
 
+/* Backend components: the enumerator names (DK_<Name>Bit without DK_),
+   which always parse, and the names they print (c10 2.x prints MTIA and
+   MAIA without "Bit": Functional 2). */
 #define DK__BC_NAME(name, own_ag, autocast, functional, extra) #name "Bit",
 static const char *const dk__backend_names[DK_NUM_BACKENDS + 1] = {
     "InvalidBit", DK_FORALL_BACKEND_COMPONENTS(DK__BC_NAME, ~)
 };
 #undef DK__BC_NAME
+#define DK__BC_PRINTED(name, own_ag, autocast, functional, extra) ((functional) & 2) ? #name : #name "Bit",
+static const char *const dk__backend_printed[DK_NUM_BACKENDS + 1] = {
+    "InvalidBit", DK_FORALL_BACKEND_COMPONENTS(DK__BC_PRINTED, ~)
+};
+#undef DK__BC_PRINTED
 
 /* Note [Backend names]. dk_backend_rename gives a PrivateUse backend a
    name, process-wide: key values are process-wide and dk_key_name,
@@ -5202,7 +5280,7 @@ DK_API const char *dk_backend_name(dk_backend b) {
     const dk__backend_alias *a;
     if ((unsigned)b > (unsigned)DK_NUM_BACKENDS) return NULL;
     a = DK__LOAD_ACQ(&dk__renamed[b]);
-    return a ? a->bit : dk__backend_names[b];
+    return a ? a->bit : dk__backend_printed[b];
 }
 
 DK__PRIVATE int dk__find_name(const char *const *names, int n, const char *name) {
@@ -5230,11 +5308,11 @@ DK__PRIVATE int dk__key_lookup(const char *name) {
     return i > 0 ? DK_EndOfFunctionalityKeys + 1 + (i - 1) * (DK_NUM_BACKENDS + 1) : -1;
 }
 
-/* The backend component a name denotes ("CPUBit"; a renamed one's "NPUBit"
-   or "npu"), or -1. */
+/* The backend component a name denotes ("CPUBit", "MTIA" or "MTIABit"; a
+   renamed one's "NPUBit" or "npu"), or -1. */
 DK__PRIVATE int dk__backend_lookup(const char *name) {
-    int b = dk__find_name(dk__backend_names, DK_NUM_BACKENDS + 1, name);
-    if (b >= 0) return b;
+    int b = dk__find_name(dk__backend_printed, DK_NUM_BACKENDS + 1, name);
+    if (b >= 0 || (b = dk__find_name(dk__backend_names, DK_NUM_BACKENDS + 1, name)) >= 0) return b;
     for (b = 1; b <= DK_NUM_BACKENDS; b++) {
         const dk__backend_alias *a = DK__LOAD_ACQ(&dk__renamed[b]);
         if (a && (strcmp(a->bit, name) == 0 || strcmp(a->given, name) == 0)) return b;
@@ -5348,16 +5426,20 @@ DK__PRIVATE void dk__append(char *buf, size_t size, size_t *len, const char *tex
 DK__PRIVATE void dk__append_keyset(char *buf, size_t size, size_t *len, dk_keyset ks) {
     dk_key k;
     const char *sep = "";
+    /* EndOfFunctionalityKeys's bit is no key's and c10 prints nothing for
+       it (1.13.1 and 2.11 alike); the bits above it, UnknownBits below */
+    uint64_t unknown = ks.repr & ~DK__R_FULL;
+    if (DK_NUM_KEYSET_BITS < 64) unknown &= ~((uint64_t)1 << (DK_NUM_KEYSET_BITS & 63));
     dk__append(buf, size, len, "DispatchKeySet(");
     DK_KS_FOREACH(k, ks) {
-        if (k == DK_EndOfFunctionalityKeys) break; /* its bit is no key's: UnknownBits below */
+        if (k == DK_EndOfFunctionalityKeys) break;
         dk__append(buf, size, len, sep);
         dk__append(buf, size, len, dk_key_name(k));
         sep = ", ";
     }
-    if (ks.repr & ~DK__R_FULL) { /* bits above every key */
+    if (unknown) { /* bits above every key */
         char hexbits[40];
-        snprintf(hexbits, sizeof hexbits, "UnknownBits(0x%llx)", (unsigned long long)(ks.repr & ~DK__R_FULL));
+        snprintf(hexbits, sizeof hexbits, "UnknownBits(0x%llx)", (unsigned long long)unknown);
         dk__append(buf, size, len, sep);
         dk__append(buf, size, len, hexbits);
     }
@@ -5433,9 +5515,9 @@ DK_API dk_keyset dk_ks_full_after(dk_key k) {
     dk_key f = (unsigned)k >= (unsigned)DK_StartOfAliasKeys ? DK_Undefined : dk_key_functionality(k);
     if (dk_key_is_alias(k)) {   /* below the lowest functionality the alias stands for */
         uint64_t fbits = (dk_alias_runtime_set(k).repr >> DK_NUM_BACKENDS) & DK__FBITS_KEYS;
-        f = (dk_key)(fbits ? dk__lowest_bit(fbits) + 1 : 1);
+        return dk_ks_raw(DK__R_FULL_AFTER((dk_key)(fbits ? dk__lowest_bit(fbits) + 1 : 1)));
     }
-    return dk_ks_raw(DK__R_FULL_AFTER(f));
+    return dk_ks_raw(f == DK_EndOfFunctionalityKeys ? DK__R_FULL : DK__R_FULL_AFTER_C10(f));
 }
 
 DK_API dk_keyset dk_autograd_backend_set(dk_key k) {
@@ -6893,12 +6975,18 @@ DK__PRIVATE dk_status dk__check_kernel_key(const char *what, dk_key key) {
     if (key == DK_Undefined || dk_key_is_alias(key) || dk_key_is_runtime(key)) return DK_OK;
     {   /* suggest a runtime key of this list: key's own on the first backend, else the first runtime key */
         dk_key f = dk_key_functionality(key), eg = (dk_key)(DK_EndOfFunctionalityKeys + 2);
+        /* a marker by its enumerator name too: c10 2.x's name for
+           StartOfDenseBackends is Undefined's */
+        int marker = key == DK_EndOfFunctionalityKeys ? 0
+                   : key > DK_EndOfFunctionalityKeys && key <= DK_EndOfRuntimeBackendKeys &&
+                     dk_key_backend(key) == DK_InvalidBit ? 1 + dk__pb_block(key) : -1;
         if (dk_key_is_per_backend_functionality(f)) eg = dk_key_runtime(f, (dk_backend)1);
         if (DK_NUM_PER_BACKEND_FUNCTIONALITIES == 0) eg = (dk_key)1;
         return dk__fail(DK_ERR_BAD_KEY,
-                        "%s: '%s' is neither a runtime key nor an alias key (per-backend functionality keys and "
+                        "%s: '%s'%s%s%s is neither a runtime key nor an alias key (per-backend functionality keys and "
                         "markers have no slot; register at a runtime key, e.g. '%s')",
-                        what, dk_key_name(key), dk_key_name(eg));
+                        what, dk_key_name(key), marker >= 0 ? " (" : "", marker >= 0 ? dk__marker_names[marker] : "",
+                        marker >= 0 ? ")" : "", dk_key_name(eg));
     }
 }
 
@@ -7027,6 +7115,7 @@ DK__PRIVATE const char *dk__sig_word(const dk_type *t, int is_return) {
             return !optional ? "int" : is_return ? "value" : "int?";
         case DK_TYPE_Float: case DK_TYPE_Number: return !optional ? "float" : is_return ? "value" : "float?";
         case DK_TYPE_Bool: return !optional ? "bool" : is_return ? "value" : "bool?";
+        case DK_TYPE_Complex: return !optional ? "complex" : "value";   /* dk_complex */
         case DK_TYPE_String: case DK_TYPE_DeviceObj: return "str";
         case DK_TYPE_Generator: case DK_TYPE_Storage: case DK_TYPE_StreamObj: case DK_TYPE_Class:
         case DK_TYPE_Capsule: case DK_TYPE_Quantizer: case DK_TYPE_AnyClass: return "object";
@@ -7197,8 +7286,15 @@ DK__PRIVATE dk_value dk__default_value(const dk_arg *a, char **extra) {
     switch (d->kind) {
     case DK_DEFAULT_NONE: break;
     case DK_DEFAULT_BOOL: v = dk_bool(d->b); break;
-    case DK_DEFAULT_INT: v = t && (t->kind == DK_TYPE_Float) ? dk_double((double)d->i) : dk_int(d->i); break;
-    case DK_DEFAULT_DOUBLE: case DK_DEFAULT_COMPLEX: v = dk_double(d->re); break;
+    case DK_DEFAULT_INT:   /* c10's conversions: an int (a dtype name) for a float or a complex */
+        v = t && t->kind == DK_TYPE_Float     ? dk_double((double)d->i)
+          : t && t->kind == DK_TYPE_Complex ? dk_complex_double((double)d->i, 0.0)
+                                            : dk_int(d->i);
+        break;
+    case DK_DEFAULT_DOUBLE:
+        v = t && t->kind == DK_TYPE_Complex ? dk_complex_double(d->re, 0.0) : dk_double(d->re);
+        break;
+    case DK_DEFAULT_COMPLEX: v = dk_complex_double(d->re, d->im); break;
     case DK_DEFAULT_STRING: case DK_DEFAULT_DEVICE: v = dk_string(d->s); break;
     case DK_DEFAULT_LIST: {
         const dk_type *e = t && t->kind == DK_TYPE_List ? t->contained[0] : NULL;
@@ -7222,7 +7318,9 @@ DK__PRIVATE dk_value dk__default_value(const dk_arg *a, char **extra) {
             for (i = 0; i < d->count; i++)
                 items[i] = d->items[i].kind == DK_DEFAULT_BOOL ? dk_bool(d->items[i].b)
                          : d->items[i].kind == DK_DEFAULT_INT ? dk_int(d->items[i].i)
-                         : d->items[i].kind == DK_DEFAULT_DOUBLE ? dk_double(d->items[i].re) : dk_none();
+                         : d->items[i].kind == DK_DEFAULT_DOUBLE ? dk_double(d->items[i].re)
+                         : d->items[i].kind == DK_DEFAULT_COMPLEX ? dk_complex_double(d->items[i].re, d->items[i].im)
+                                                                  : dk_none();
             v = dk_list(items, d->count);
         }
         *extra += dk__default_extra(d);
@@ -7400,14 +7498,34 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
 
 /* ---- impl --------------------------------------------------------------------- */
 
+/* c10 2.x warns once per process for every operator (TORCH_WARN_ONCE),
+   never for Meta (2.11: nor MTIA) and with a first line of its own; 1.13.1
+   at every override. With c10_messages a registry follows its preset's c10;
+   without, it warns at every override (a later override in another library
+   would go unnoticed otherwise). */
+#if defined(DK__TORCH_ROWS) && DK_C10_VERSION >= 20000
+static int dk__override_warned;   /* c10 2.x, c10_messages: the process's one warning is given */
+#endif
+
 DK__PRIVATE void dk__warn_override(dk_registry *r, const dk__op *op, dk_key key, const dk_registration *old,
                                    const char *debug) {
     char msg[2048];
-    snprintf(msg, sizeof msg,
-             "Overriding a previously registered kernel for the same operator and the same dispatch key\n"
-             "  operator: %s\n    %s\n  dispatch key: %s\n  previous kernel: %s\n       new kernel: %s",
-             op->def ? DK__DEF_SCHEMA(op->def) : op->pub.name, op->def ? DK__DEF(op->def)->debug : "no debug info",
-             dk_key_name(key), old->kernel.debug, debug);
+    const char *once = "";
+    int n;
+#if defined(DK__TORCH_ROWS) && DK_C10_VERSION >= 20000
+    if (dk__hooks_of(r)->c10_messages) {
+        int expected = 0;
+        if (key == DK_Meta || (DK_C10_VERSION >= 21100 && key == DK_MTIA)) return;
+        if (!DK__CAS(&dk__override_warned, &expected, 1)) return;
+        once = "Warning only once for all operators,  other operators may also be overridden.\n  ";
+    }
+#endif
+    n = snprintf(msg, sizeof msg,
+                 "%sOverriding a previously registered kernel for the same operator and the same dispatch key\n"
+                 "  operator: %s\n    %s\n  dispatch key: %s\n  previous kernel: %s\n       new kernel: %s", once,
+                 op->def ? DK__DEF_SCHEMA(op->def) : op->pub.name, op->def ? DK__DEF(op->def)->debug : "no debug info",
+                 dk_key_name(key), old->kernel.debug, debug);
+    if (n > 0) dk__mark_cut(msg, sizeof msg, (size_t)n);
     dk__log(r, DK_LOG_KERNEL_OVERRIDDEN, msg);
 }
 
@@ -8682,7 +8800,14 @@ DK_API void dk_call_error_report(const dk_operator *op, dk_keyset ks, dk_status 
                                  void *user_data) {
     dk__thread_state *t = dk__thread_state_get();
     (void)op; (void)ks; (void)user_data;
-    if (t) snprintf(t->message, sizeof t->message, "%s", message);
+    if (t) {
+        size_t n;
+        if (!message) message = "";
+        n = strlen(message);
+        memcpy(t->message, message, n < sizeof t->message ? n + 1 : sizeof t->message - 1);
+        t->message[sizeof t->message - 1] = '\0';
+        dk__mark_cut(t->message, sizeof t->message, n);
+    }
     dk__call_status = status;
 }
 
@@ -8734,6 +8859,7 @@ DK__PRIVATE void dk__c10_missing_message(const dk_operator *op, const dk_op_tabl
     }
     dk__append(buf, size, &len, "].\n\n");
     dk__dump_slots(t, buf, size, &len);
+    dk__mark_cut(buf, size, len);
 }
 
 /* The default message (PyTorch #46885): what was asked, what is there, and
@@ -8805,6 +8931,7 @@ DK__PRIVATE void dk__missing_message(const dk_operator *op, const dk_op_table *t
         dk__append(buf, size, &len, (int)DK__ALIAS_MATH != 0 || (int)DK__ALIAS_BACKEND != 0 ? " kernel or " : "");
         dk__append(buf, size, &len, "backend fallback covers it");
     }
+    dk__mark_cut(buf, size, len);
 }
 
 DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, const dk_op_table *t, dk_keyset ks, const dk_kernel *k,
@@ -8828,6 +8955,20 @@ DK__PRIVATE void dk__table_copy(dk_op_table *dst, const dk_op_table *src) {
     dst->def = dk__op_def(src);
 }
 
+/* c10 raises the executed-fallthrough and ambiguous-AutogradOther errors
+   with TORCH_INTERNAL_ASSERT in KernelFunction.cpp (lines 14 and 23 from
+   1.13.1 to 2.11), whose message begins with the assert's condition and
+   site; with c10_messages, so does ours. The directory is the build's:
+   libtorch 1.13.1 (Debian) prints "./aten/...", as run; the 2.x pip wheels
+   are built in /pytorch. */
+#if DK_C10_VERSION == 11301
+#define DK__C10_ASSERT_AT(line) "0 INTERNAL ASSERT FAILED at \"./aten/src/ATen/core/boxing/KernelFunction.cpp\":" \
+    #line ", please report a bug to PyTorch. "
+#else
+#define DK__C10_ASSERT_AT(line) "0 INTERNAL ASSERT FAILED at \"/pytorch/aten/src/ATen/core/boxing/KernelFunction.cpp\":" \
+    #line ", please report a bug to PyTorch. "
+#endif
+
 /* A call's slow path, inside a read section, with tab the snapshot the
    call read (a boxed call's) or one read for it here (a typed call's). */
 DK__PRIVATE void dk__call_slow_in(const dk_operator *op, const dk_op_table *tab, dk_keyset args_ks, dk_keyset ks,
@@ -8835,6 +8976,7 @@ DK__PRIVATE void dk__call_slow_in(const dk_operator *op, const dk_op_table *tab,
     dk_status status;
     char message[DK__MESSAGE_MAX];
     dk_op_table t;
+    int c10_words, n;
     if (k->kind == DK_KERNEL_MISSING) k = dk__deferred(op, k);
     if (k->boxed && k->kind == DK_KERNEL_FUNCTION) {
         dk__call_boxed_kernel(op, tab, ks, k, args, result, result_size);
@@ -8842,21 +8984,26 @@ DK__PRIVATE void dk__call_slow_in(const dk_operator *op, const dk_op_table *tab,
     }
     message[0] = '\0';
     if (result) memset(result, 0, result_size);
+    c10_words = dk__hooks_of(op->registry)->c10_messages;
     if (k->kind == DK_KERNEL_FALLTHROUGH) {
         status = DK_ERR_FALLTHROUGH_CALLED;
-        snprintf(message, sizeof message, "fallthrough_kernel was executed but it should have been short-circuited by the "
+        snprintf(message, sizeof message, "%sfallthrough_kernel was executed but it should have been short-circuited by the "
                  "dispatcher. This could occur if you registered a fallthrough kernel as a override for a specific "
                  "operator (as opposed to a backend fallback); this is NOT currently supported, and we do not intend "
                  "to add support for it in the near future.  If you do find yourself in need of this, let us know in "
-                 "the bug tracker.");
+                 "the bug tracker.", c10_words ? DK__C10_ASSERT_AT(14) : "");
     } else if (k->kind == DK_KERNEL_AMBIGUOUS) {
         status = DK_ERR_AMBIGUOUS_AUTOGRAD_OTHER;
-        snprintf(message, sizeof message, "%s has kernels registered to both CompositeImplicitAutograd and a backend "
+        /* c10 goes on with an inference-mode hint and the operator's
+           dumpState, which a failing call cannot read without the
+           registry's lock (dk_op_dump_state gives it) */
+        n = snprintf(message, sizeof message, "%s%s has kernels registered to both CompositeImplicitAutograd and a backend "
                  "mapped to AutogradOther. This makes the backend kernel unreachable; the dispatcher will always "
                  "prefer the CompositeImplicitAutograd lowering (see Note [Ambiguity in AutogradOther kernel]). If "
                  "you want to override CompositeImplicitAutograd, please open an issue to request a dedicated "
-                 "Autograd dispatch key for the backend.", op->name);
-    } else if (dk__hooks_of(op->registry)->c10_messages) {
+                 "Autograd dispatch key for the backend.", c10_words ? DK__C10_ASSERT_AT(23) : "", op->name);
+        if (n > 0) dk__mark_cut(message, sizeof message, (size_t)n);   /* an operator name of 16 KB */
+    } else if (c10_words) {
         status = DK_ERR_NO_KERNEL;
         dk__table_copy(&t, tab);
         dk__table_with_fallbacks(op->registry, &t);
@@ -8876,6 +9023,7 @@ DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks
     dk__call_slow_in(op, dk__snapshot(op), args_ks, ks, k, args, result, result_size);
     DK__UNHOLD();
 }
+#undef DK__C10_ASSERT_AT
 
 DK_API void dk_call_fail(const dk_operator *op, const dk_kernel *kernel, dk_keyset ks, dk_status status,
                          const char *fmt, ...) {
@@ -8883,7 +9031,10 @@ DK_API void dk_call_fail(const dk_operator *op, const dk_kernel *kernel, dk_keys
     va_list ap;
     message[0] = '\0';
     va_start(ap, fmt);
-    if (fmt) vsnprintf(message, sizeof message, fmt, ap);
+    if (fmt) {
+        int n = vsnprintf(message, sizeof message, fmt, ap);
+        if (n > 0) dk__mark_cut(message, sizeof message, (size_t)n);
+    }
     va_end(ap);
     if (!op && kernel && !kernel->is_fallback && kernel->kind == DK_KERNEL_FUNCTION)
         op = &((const dk_registration *)(const void *)kernel)->op->pub;
@@ -9001,7 +9152,10 @@ DK__PRIVATE int dk__value_fits(const dk_type *t, const dk_value *v) {
     case DK_TYPE_Tensor: return v->tag == DK_VALUE_TENSOR;
     case DK_TYPE_Int: case DK_TYPE_SymInt: return v->tag == DK_VALUE_INT;
     case DK_TYPE_Float: return v->tag == DK_VALUE_DOUBLE;
-    case DK_TYPE_Number: return v->tag == DK_VALUE_INT || v->tag == DK_VALUE_DOUBLE || v->tag == DK_VALUE_BOOL;
+    case DK_TYPE_Number:
+        return v->tag == DK_VALUE_INT || v->tag == DK_VALUE_DOUBLE || v->tag == DK_VALUE_BOOL ||
+               v->tag == DK_VALUE_COMPLEX;
+    case DK_TYPE_Complex: return v->tag == DK_VALUE_COMPLEX;
     case DK_TYPE_Bool: return v->tag == DK_VALUE_BOOL;
     case DK_TYPE_String: return v->tag == DK_VALUE_STRING;
     case DK_TYPE_None: return v->tag == DK_VALUE_NONE;
@@ -9023,9 +9177,11 @@ DK__PRIVATE dk_status dk__bad_stack(char *msg, size_t size, const char *fmt, ...
     ;
 DK__PRIVATE dk_status dk__bad_stack(char *msg, size_t size, const char *fmt, ...) {
     va_list ap;
+    int n;
     va_start(ap, fmt);
-    vsnprintf(msg, size, fmt, ap);
+    n = vsnprintf(msg, size, fmt, ap);
     va_end(ap);
+    if (n > 0) dk__mark_cut(msg, size, (size_t)n);
     return DK_ERR_BAD_STACK;
 }
 
@@ -10051,7 +10207,10 @@ DK_API void dk_abi_guard_pop(const dk_guard *g) { if (g) dk_guard_pop(*g); }
      annotation right after '?' ("Tensor?(a)[]" from "Tensor(a)?[]"), and one
      on a tuple, Future, RRef or class ("(int)(a)?" from "Union((int), None)(a)");
    - Device defaults print bare as in c10 ("cuda:1") and parse bare too;
-   - complex defaults print as in c10 ("0.+1.j") and "<re>+<im>j" parses;
+   - complex defaults print as in c10 ("0.+1.j") and "<re>+<im>j" parses
+     (c10's quirk stays: a complex default without 'j' loses its last
+     character, read as the 'j': "complex x=2.5" is 0.+2.j, as libtorch
+     1.13.1 parses it; "complex z=1" is an error there and here);
    - the escape "\r" parses (c10 prints it, then rejects it);
    - a dtype, layout, reduction or memory-format name as the default of a
      float or complex argument (an int, as in c10) prints as the name
@@ -10176,9 +10335,11 @@ DK__PRIVATE void dk__sp_excerpt(const dk__sp *p, size_t pos, char *out, size_t s
 DK__PRIVATE DK__SP_NORETURN DK__SP_PRINTF(3, 4) void dk__sp_fail(dk__sp *p, size_t pos, const char *fmt, ...) {
     char what[512], line[256];
     va_list ap;
+    int n;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    n = vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
+    if (n > 0) dk__mark_cut(what, sizeof what, (size_t)n);
     dk__sp_excerpt(p, pos, line, sizeof line);
     dk__fail(DK_ERR_BAD_SCHEMA, "%s at position %lu:\n%s", what, (unsigned long)pos, line);
     longjmp(p->fail, 1);

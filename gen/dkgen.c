@@ -55,7 +55,8 @@
    float and Scalar -> double; bool -> int; str and Device -> const char *;
    Generator, Storage, Stream, custom classes -> void *; optional scalars and
    optional lists -> a pointer (NULL is None); any other type (Any, Dict,
-   tuples, unions, complex...) -> dk_value, passed as it is. A return of an
+   tuples, unions...) -> dk_value, passed as it is; complex -> dk_complex
+   (complex? and complex[]: dk_value, dk_value_list). A return of an
    optional scalar or list is a dk_value. Argument names that C or C++
    reserve, that look like macros or that clash with generated names are
    prefixed "arg_" (parameters carry a trailing '_'). */
@@ -180,7 +181,8 @@ static void ns_free(nameset *set, int owns_keys) {
 
 typedef enum ckind {
     K_TENSOR, K_OPT_TENSOR, K_TENSOR_LIST, K_LIST, K_OPT_LIST, K_INT, K_OPT_INT, K_DOUBLE, K_OPT_DOUBLE,
-    K_BOOL, K_OPT_BOOL, K_STRING, K_OBJECT, K_INT_LIST, K_OPT_INT_LIST, K_DOUBLE_LIST, K_OPT_DOUBLE_LIST, K_VALUE
+    K_BOOL, K_OPT_BOOL, K_STRING, K_OBJECT, K_INT_LIST, K_OPT_INT_LIST, K_DOUBLE_LIST, K_OPT_DOUBLE_LIST, K_COMPLEX,
+    K_VALUE
 } ckind;
 
 /* Per kind: the C type, its word in the C signature, the helper that boxes
@@ -209,6 +211,7 @@ static const struct kind_info {
     /* K_DOUBLE_LIST */     { "dk_double_list", "float[]", "dk_doubles", "dkgen_double_list_of", 0 },
     /* K_OPT_DOUBLE_LIST */ { "const dk_double_list *", "float[]?", "dkgen_box_opt_double_list",
                               "dkgen_opt_double_list_of", 1 },
+    /* K_COMPLEX */         { "dk_complex", "complex", "dkgen_box_complex", "dkgen_complex_of", 0 },
     /* K_VALUE */           { "dk_value", "value", "", "", 0 },
 };
 
@@ -237,6 +240,7 @@ static ckind map_type(const dk_type *t, int is_return) {
     if (t->kind == DK_TYPE_Tensor) return K_TENSOR;
     if (is_int_like(t->kind)) return K_INT;
     if (is_float_like(t->kind)) return K_DOUBLE;
+    if (t->kind == DK_TYPE_Complex) return K_COMPLEX;
     if (t->kind == DK_TYPE_Bool) return K_BOOL;
     if (t->kind == DK_TYPE_String || t->kind == DK_TYPE_DeviceObj) return K_STRING;
     if (is_object(t->kind)) return K_OBJECT;
@@ -390,12 +394,22 @@ static void put_c_string(sbuf *b, const char *s, size_t n) {
     sb_putc(b, '"');
 }
 
-/* A scalar default as a literal of kind K_INT, K_DOUBLE or K_BOOL; 0 when
-   the value has no exact C literal of that kind. The parser refuses a
-   default of a kind the type cannot hold ("int n=True", "bool n=1"); what
-   is left are c10's conversions, which the boxed defaults make too: an
-   integer for a float, an integer or bool for a Scalar (a C double). */
+/* A scalar default as a literal of kind K_INT, K_DOUBLE, K_BOOL or
+   K_COMPLEX (dkgen_complex(re, im)); 0 when the value has no exact C
+   literal of that kind. The parser refuses a default of a kind the type
+   cannot hold ("int n=True", "bool n=1"); what is left are c10's
+   conversions, which the boxed defaults make too: an integer for a float
+   or a complex, an integer or bool for a Scalar (a C double). */
 static int put_scalar(sbuf *b, ckind k, const dk_default *d) {
+    if (k == K_COMPLEX && (d->kind == DK_DEFAULT_COMPLEX || d->kind == DK_DEFAULT_DOUBLE || d->kind == DK_DEFAULT_INT)) {
+        int ok;
+        sb_puts(b, "dkgen_complex(");
+        ok = put_double(b, d->kind == DK_DEFAULT_INT ? (double)d->i : d->re);
+        sb_puts(b, ", ");
+        ok = ok && put_double(b, d->kind == DK_DEFAULT_COMPLEX ? d->im : 0.0);
+        sb_puts(b, ")");
+        return ok;
+    }
     if (k == K_INT && d->kind == DK_DEFAULT_INT) { put_int64(b, d->i); return 1; }
     if (k == K_DOUBLE && d->kind == DK_DEFAULT_DOUBLE) return put_double(b, d->re);
     if (k == K_DOUBLE && d->kind == DK_DEFAULT_INT) return put_double(b, (double)d->i);
@@ -433,7 +447,7 @@ static int default_store(const cvalue *v, int *store) {
     if (!d) return 0;
     if (d->kind == DK_DEFAULT_NONE) return is_pointer_kind(v->kind) || v->kind == K_VALUE;
     switch (v->kind) {
-    case K_INT: case K_DOUBLE: case K_BOOL:
+    case K_INT: case K_DOUBLE: case K_BOOL: case K_COMPLEX:
         ok = put_scalar(&tmp, v->kind, d);
         break;
     case K_OPT_INT: case K_OPT_DOUBLE: case K_OPT_BOOL:
@@ -1214,7 +1228,13 @@ static void emit_prelude(FILE *o) {
           "DK_INLINE dk_double_list dkgen_double_list_of(dk_value v_) {\n"
           "    dk_double_list l_ = { NULL, 0 };\n"
           "    if (v_.tag == DK_VALUE_DOUBLE_LIST) { l_.items = v_.as.doubles.items; l_.n = v_.as.doubles.n; }\n"
-          "    return l_;\n}\n", o);
+          "    return l_;\n}\n"
+          "/* complex: dk_complex both ways (a complex default: dkgen_complex(re, im)) */\n"
+          "DK_INLINE dk_complex dkgen_complex(double re_, double im_) {\n"
+          "    dk_complex c_;\n    c_.re = re_;\n    c_.im = im_;\n    return c_;\n}\n"
+          "DK_INLINE dk_value dkgen_box_complex(dk_complex c_) { return dk_complex_double(c_.re, c_.im); }\n"
+          "DK_INLINE dk_complex dkgen_complex_of(dk_value v_) {\n"
+          "    return v_.tag == DK_VALUE_COMPLEX ? v_.as.c : dkgen_complex(dkgen_double_of(v_), 0.0);\n}\n", o);
     {
         static const char *const opt[][4] = {   /* name, C type, scratch field, converter */
             { "int", "int64_t", "i", "dkgen_int_of" }, { "double", "double", "d", "dkgen_double_of" },

@@ -109,6 +109,17 @@ DK_INLINE dk_double_list dkgen_double_list_of(dk_value v_) {
     if (v_.tag == DK_VALUE_DOUBLE_LIST) { l_.items = v_.as.doubles.items; l_.n = v_.as.doubles.n; }
     return l_;
 }
+/* complex: dk_complex both ways (a complex default: dkgen_complex(re, im)) */
+DK_INLINE dk_complex dkgen_complex(double re_, double im_) {
+    dk_complex c_;
+    c_.re = re_;
+    c_.im = im_;
+    return c_;
+}
+DK_INLINE dk_value dkgen_box_complex(dk_complex c_) { return dk_complex_double(c_.re, c_.im); }
+DK_INLINE dk_complex dkgen_complex_of(dk_value v_) {
+    return v_.tag == DK_VALUE_COMPLEX ? v_.as.c : dkgen_complex(dkgen_double_of(v_), 0.0);
+}
 DK_INLINE const int64_t *dkgen_opt_int_of(dk_value v_, dkgen_scratch *s_) {
     if (v_.tag == DK_VALUE_NONE) return NULL;
     s_->i = dkgen_int_of(v_);
@@ -1558,6 +1569,123 @@ DK_INLINE dk_status sample_available_bind(dk_registry *reg_, const dk_operator *
     return dkgen_bind(reg_, sample_available_NAME, sample_available_SIGNATURE, op_);
 }
 
+/* ---- sample::scale(Tensor self, complex z=0.+1.j, complex w=1.+2.j) -> complex */
+#define sample_scale_SCHEMA "sample::scale(Tensor self, complex z=0.+1.j, complex w=1.+2.j) -> complex"
+#define sample_scale_NAME "sample::scale"
+#define sample_scale_SIGNATURE "(complex) (Tensor, complex, complex)"
+typedef dk_complex (*sample_scale_fn)(const dk_kernel *kernel_, dk_keyset ks_, dkgen_tensor self_, dk_complex z_, dk_complex w_);
+typedef struct sample_scale_args { dkgen_tensor self; dk_complex z; dk_complex w; dk_complex result; } sample_scale_args;
+DK_INLINE dk_keyset sample_scale_keyset(dkgen_tensor self_, dk_complex z_, dk_complex w_) {
+    dk_keyset ks_ = DK_KS_EMPTY;
+    ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(self_));
+    (void)z_;
+    (void)w_;
+    return ks_;
+}
+static dk_complex dkgen_sample_scale_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, dk_complex z_, dk_complex w_) {
+    sample_scale_args pack_;
+    pack_.self = self_;
+    pack_.z = z_;
+    pack_.w = w_;
+    dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    return pack_.result;
+}
+DK_INLINE dk_complex dkgen_sample_scale_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, dk_complex z_, dk_complex w_) {
+    return kernel_->fn ? ((sample_scale_fn)kernel_->fn)(kernel_, ks_, self_, z_, w_) : dkgen_sample_scale_slow(op_, ks_, kernel_, self_, z_, w_);
+}
+DK_INLINE dk_complex sample_scale_call(const dk_operator *op_, dkgen_tensor self_, dk_complex z_, dk_complex w_) {
+    dk_keyset ks_;
+    const dk_kernel *kernel_;
+    dk_complex ret_;
+    dk_call_enter();
+    kernel_ = dk_dispatch_kernel(op_, sample_scale_keyset(self_, z_, w_), &ks_);
+    ret_ = dkgen_sample_scale_invoke(op_, ks_, kernel_, self_, z_, w_);
+    dk_call_exit();
+    return ret_;
+}
+DK_INLINE dk_complex sample_scale_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, dk_complex z_, dk_complex w_) {
+    dk_complex ret_;
+    dk_call_enter();
+    ret_ = dkgen_sample_scale_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), self_, z_, w_);
+    dk_call_exit();
+    return ret_;
+}
+static void sample_scale_box(const void *args_, dk_stack *stack_) {
+    const sample_scale_args *pack_ = (const sample_scale_args *)args_;
+    dk_stack_push(stack_, dkgen_box_tensor(pack_->self));
+    dk_stack_push(stack_, dkgen_box_complex(pack_->z));
+    dk_stack_push(stack_, dkgen_box_complex(pack_->w));
+}
+static void sample_scale_unbox_result(dk_stack *stack_, void *result_) {
+    dk_complex *ret_ = (dk_complex *)result_;
+    *ret_ = dkgen_complex_of(dk_stack_pop(stack_));
+}
+static void sample_scale_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
+    sample_scale_args pack_;
+    dk_complex ret_;
+    (void)op_; (void)stack_;
+    pack_.w = dkgen_complex_of(dk_stack_pop(stack_));
+    pack_.z = dkgen_complex_of(dk_stack_pop(stack_));
+    pack_.self = dkgen_tensor_of(dk_stack_pop(stack_));
+    ret_ = ((sample_scale_fn)kernel_->fn)(kernel_, ks_, pack_.self, pack_.z, pack_.w);
+    dk_stack_push(stack_, dkgen_box_complex(ret_));
+}
+static const dk_op_adapters sample_scale_adapters = { sample_scale_SIGNATURE, 3, 1, sample_scale_box, sample_scale_unbox_result, sample_scale_call_unboxed };
+DK_INLINE dk_status sample_scale_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
+    dk_def_options opts_;
+    opts_.adapters = &sample_scale_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_def_at(reg_, sample_scale_SCHEMA, &opts_, file_, line_, handle_);
+}
+#define sample_scale_def(reg_, handle_) sample_scale_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status sample_scale_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &sample_scale_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, sample_scale_SCHEMA, &opts_);
+}
+DK_INLINE dk_kernel_desc sample_scale_kernel(sample_scale_fn fn_, void *user_data_, const char *fn_name_) {
+    return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_scale_SIGNATURE);
+}
+DK_INLINE dk_status sample_scale_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_desc kernel_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_impl_at(reg_, sample_scale_NAME, key_, kernel_, file_, line_, handle_);
+}
+#define sample_scale_impl(reg_, key_, fn_, user_data_, handle_) \
+    (DK_KERNEL_TYPE_CHECK(sample_scale_fn, fn_, wrong_kernel_type__expected_sample_scale_fn), \
+     sample_scale_impl_at((reg_), (key_), sample_scale_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
+#define sample_scale_library_impl(lib_, key_, fn_, user_data_) \
+    (DK_KERNEL_TYPE_CHECK(sample_scale_fn, fn_, wrong_kernel_type__expected_sample_scale_fn), \
+     dk_library_impl_at((lib_), sample_scale_NAME, (key_), sample_scale_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
+DK_INLINE dk_status sample_scale_bind(dk_registry *reg_, const dk_operator **op_) {
+    return dkgen_bind(reg_, sample_scale_NAME, sample_scale_SIGNATURE, op_);
+}
+typedef struct sample_scale_opts {
+    dk_complex z;   /* = 0.+1.j */
+    dk_complex w;   /* = 1.+2.j */
+} sample_scale_opts;
+DK_INLINE sample_scale_opts sample_scale_defaults(void) {
+    sample_scale_opts opts_;
+    opts_.z = dkgen_complex(0.0, 1.0);
+    opts_.w = dkgen_complex(1.0, 2.0);
+    return opts_;
+}
+DK_INLINE dk_complex sample_scale_call_opts(const dk_operator *op_, dkgen_tensor self_, const sample_scale_opts *opts_) {
+    sample_scale_opts all_ = opts_ ? *opts_ : sample_scale_defaults();
+    return sample_scale_call(op_, self_, all_.z, all_.w);
+}
+#define sample_scale_calld(...) DKGEN_CALLD(sample_scale, DKGEN_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define sample_scale_calld_wrong(n_) sample_scale_calld__takes_2_to_4_arguments__not_##n_
+#define sample_scale_calld_takes_2 ~, 1
+#define sample_scale_calld_2(p0_, p1_) sample_scale_call(p0_, p1_, dkgen_complex(0.0, 1.0), dkgen_complex(1.0, 2.0))
+#define sample_scale_calld_takes_3 ~, 1
+#define sample_scale_calld_3(p0_, p1_, p2_) sample_scale_call(p0_, p1_, p2_, dkgen_complex(1.0, 2.0))
+#define sample_scale_calld_takes_4 ~, 1
+#define sample_scale_calld_4(p0_, p1_, p2_, p3_) sample_scale_call(p0_, p1_, p2_, p3_)
+
 /* X(<op>) for every operator of this header */
 #define DKGEN_FORALL_SAMPLE_OPS(DKGEN_X) \
     DKGEN_X(sample_add_Tensor) \
@@ -1572,6 +1700,7 @@ DK_INLINE dk_status sample_available_bind(dk_registry *reg_, const dk_operator *
     DKGEN_X(sample_sum_dim_IntList) \
     DKGEN_X(sample_pad) \
     DKGEN_X(sample_unbind_int) \
-    DKGEN_X(sample_available)
+    DKGEN_X(sample_available) \
+    DKGEN_X(sample_scale)
 
 #endif /* DKGEN_SAMPLE_OPS_H */

@@ -252,6 +252,108 @@ static void test_default_kinds_agree(void **state) {
     assert_int_equal(refused, 91);
 }
 
+/* Complex values: a default reaches a kernel whole ("1j" is 0+1j,
+   "1.+2.j" 1+2j; c10's quirk kept: "complex q=2.5" reads as 0.+2.j, the
+   last character dropped as a 'j', as libtorch 1.13.1's parser does), from
+   dk_op_default, dk_stack_fill_defaults and dk_call_boxed alike; a float
+   where a complex belongs is refused. */
+static void expect_complex(dk_value v, double re, double im) {
+    assert_int_equal(v.tag, DK_VALUE_COMPLEX);
+    assert_true(v.as.c.re == re);
+    assert_true(v.as.c.im == im);
+}
+static void test_complex_values(void **state) {
+    dk_registration *h = NULL, *k = NULL;
+    const dk_operator *op;
+    dk_value storage[8], v;
+    dk_stack st;
+    tensor a = cpu(1);
+    char text[256];
+    (void)state;
+    assert_int_equal(dk_def(reg, "cx::f(Tensor self, complex z=1j, complex w=1.+2.j, complex q=2.5, "
+                                 "complex[] l=[1j, -2.5], Scalar s=1j, complex n=long) -> Tensor", &h), DK_OK);
+    assert_int_equal(dk_impl(reg, "cx::f", DK_CPU, dk_boxed(record_args, NULL), &k), DK_OK);
+    op = dk_op_lookup(reg, "cx::f");
+    dk_schema_to_string(dk_op_function_schema(op), text, sizeof text);
+    assert_string_equal(text, "cx::f(Tensor self, complex z=0.+1.j, complex w=1.+2.j, complex q=0.+2.j, "
+                              "complex[] l=[0.+1.j, 0.-2.j], Scalar s=0.+1.j, complex n=long) -> Tensor");
+    assert_int_equal(dk_op_default(op, 1, &v), DK_OK);
+    expect_complex(v, 0.0, 1.0);
+    assert_int_equal(dk_op_default(op, 2, &v), DK_OK);
+    expect_complex(v, 1.0, 2.0);
+    assert_int_equal(dk_op_default(op, 3, &v), DK_OK);
+    expect_complex(v, 0.0, 2.0);
+    assert_int_equal(dk_op_default(op, 4, &v), DK_OK);
+    assert_int_equal(v.tag, DK_VALUE_LIST);
+    assert_int_equal(v.as.list.n, 2);
+    expect_complex(v.as.list.items[0], 0.0, 1.0);
+    expect_complex(v.as.list.items[1], 0.0, -2.0);
+    assert_int_equal(dk_op_default(op, 5, &v), DK_OK);
+    expect_complex(v, 0.0, 1.0);
+    assert_int_equal(dk_op_default(op, 6, &v), DK_OK);   /* a dtype name: its int, as a complex */
+    expect_complex(v, 4.0, 0.0);
+    /* filled in */
+    dk_stack_init(&st, storage, 8);
+    dk_stack_push(&st, dk_tensor(&a));
+    assert_int_equal(dk_stack_fill_defaults(op, &st), DK_OK);
+    assert_int_equal(st.size, 7);
+    expect_complex(st.values[1], 0.0, 1.0);
+    expect_complex(st.values[2], 1.0, 2.0);
+    expect_complex(st.values[3], 0.0, 2.0);
+    /* called: the kernel sees them whole, a value given wins */
+    dk_stack_init(&st, storage, 8);
+    dk_stack_push(&st, dk_tensor(&a));
+    dk_stack_push(&st, dk_complex_double(-1.5, 0.25));
+    kernel_runs = 0;
+    last_status = DK_OK;
+    dk_call_boxed(op, &st);
+    assert_int_equal(last_status, DK_OK);
+    assert_int_equal(kernel_runs, 1);
+    assert_int_equal(seen_n, 7);
+    expect_complex(seen[1], -1.5, 0.25);
+    expect_complex(seen[2], 1.0, 2.0);
+    expect_complex(seen[3], 0.0, 2.0);
+    expect_complex(seen[5], 0.0, 1.0);
+    /* a float is no complex: refused, the stack as given */
+    dk_stack_init(&st, storage, 8);
+    dk_stack_push(&st, dk_tensor(&a));
+    dk_stack_push(&st, dk_double(1.0));
+    expect_refused(op, &st, "argument 1 'z' is complex, the stack has a float there");
+    /* pop gives the value back whole */
+    dk_stack_init(&st, storage, 8);
+    dk_stack_push(&st, dk_complex_double(3.0, -4.0));
+    expect_complex(dk_stack_pop(&st), 3.0, -4.0);
+    assert_int_equal(dk_deregister(k), DK_OK);
+    assert_int_equal(dk_deregister(h), DK_OK);
+}
+
+/* A stack-check message that quotes a schema longer than its buffer ends
+   in the cut marker (messages are never cut silently). */
+static void test_long_message_marked(void **state) {
+    char schema[3000], name[64];
+    dk_registration *h = NULL;
+    const dk_operator *op;
+    dk_value storage[48];
+    dk_stack st;
+    size_t len;
+    int i;
+    (void)state;
+    len = (size_t)snprintf(schema, sizeof schema, "cut::f(Tensor self");
+    for (i = 0; i < 40; i++) {
+        snprintf(name, sizeof name, ", int argument_with_a_long_name_%02d=1", i);
+        len += (size_t)snprintf(schema + len, sizeof schema - len, "%s", name);
+    }
+    snprintf(schema + len, sizeof schema - len, ") -> Tensor");
+    assert_int_equal(dk_def(reg, schema, &h), DK_OK);
+    op = dk_op_lookup(reg, "cut::f");
+    dk_stack_init(&st, storage, 48);
+    dk_stack_push(&st, dk_double(1.0));   /* not a tensor */
+    expect_refused(op, &st, "argument 0 'self' is Tensor, the stack has a float there");
+    assert_non_null(strstr(last_message, " ... [message cut: "));
+    assert_string_equal(last_message + strlen(last_message) - strlen(" bytes in all]"), " bytes in all]");
+    assert_int_equal(dk_deregister(h), DK_OK);
+}
+
 static void test_helpers(void **state) {
     const dk_operator *op = dk_op_lookup(reg, "sample::add.Tensor");
     tensor a = cpu(1);
@@ -419,6 +521,8 @@ int main(void) {
         cmocka_unit_test(test_bad_stacks_refused),
         cmocka_unit_test(test_kinds_and_list_defaults),
         cmocka_unit_test(test_default_kinds_agree),
+        cmocka_unit_test(test_complex_values),
+        cmocka_unit_test(test_long_message_marked),
         cmocka_unit_test(test_helpers),
         cmocka_unit_test(test_kernel_fails_call),
         cmocka_unit_test(test_parsed_schema_view),

@@ -280,6 +280,138 @@ static void test_missing_kernel_messages(void **state) {
     assert_non_null(strstr(dk_last_error(), "likely cause: no tensor argument carried a dispatch key"));
 }
 
+/* Messages are never cut without saying so. A registry the size of
+   libtorch 2.11's (its fallbacks, their sites as long as libtorch's) gives
+   c10's missing-kernel message whole (a 2.11 process writes 5,098-5,164
+   characters for it); one that cannot fit ends in a marker. */
+static const char *const torch_fallback_keys[] = {   /* the 2.11 keys; other presets lack a few */
+    "AutogradOther", "AutogradCPU", "AutogradCUDA", "AutogradXLA", "AutogradMPS", "AutogradIPU", "AutogradXPU",
+    "AutogradHPU", "AutogradLazy", "AutogradMTIA", "AutogradMAIA", "AutogradMeta", "Meta", "AutocastCPU",
+    "AutocastMTIA", "AutocastMAIA", "AutocastXPU", "AutocastIPU", "AutocastHPU", "AutocastXLA", "AutocastMPS",
+    "AutocastCUDA", "AutocastPrivateUse1", "Python", "FuncTorchDynamicLayerBackMode", "Functionalize", "Named",
+    "Conjugate", "Negative", "ZeroTensor", "Tracer", "FuncTorchBatched", "FuncTorchVmapMode", "Batched",
+    "VmapMode", "FuncTorchGradWrapper", "PythonTLSSnapshot", "FuncTorchDynamicLayerFrontMode", "PythonDispatcher",
+};
+static void fb_noop(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
+    (void)k; (void)op; (void)ks; (void)s;
+}
+static dk_keyset keyset_of(const void *t, void *ud) { (void)ud; return *(const dk_keyset *)t; }
+/* A registry with c10's messages and a fallback at each of the keys above
+   (sites of `file_len` characters, plus the two default fallthroughs);
+   returns how many it registered, and the message of a call on XLA alone. */
+static int torch_sized_message(size_t file_len, char *msg, size_t size, char *dump, size_t dump_size) {
+    dk_registry *r;
+    dk_registry_desc d;
+    dk_registration *h;
+    dk_value storage[2];
+    dk_stack st;
+    dk_keyset xla = dk_ks_from_key(DK_XLA);
+    char file[1024];
+    size_t i;
+    int n = 0;
+    assert_true(file_len < sizeof file);
+    memset(file, 'x', file_len);
+    memcpy(file, "aten/src/ATen/", 14);
+    file[file_len] = '\0';
+    memset(&d, 0, sizeof d);
+    d.c10_messages = 1;
+    d.tensor_keyset = keyset_of;
+    assert_int_equal(dk_registry_create(&d, &r), DK_OK);
+    for (i = 0; i < sizeof torch_fallback_keys / sizeof torch_fallback_keys[0]; i++) {
+        dk_key k;
+        if (dk_key_parse(torch_fallback_keys[i], &k) != DK_OK) continue;
+        assert_int_equal(dk__fallback(r, k, dk_boxed(fb_noop, NULL), file, 100 + (int)i, &h, DK_CONFIG_SIGNATURE),
+                         DK_OK);
+        n++;
+    }
+    assert_int_equal(dk_def(r, "t::big(Tensor x) -> ()", &h), DK_OK);
+    assert_int_equal(dk_impl(r, "t::big", DK_CPU, dk_boxed(fb_noop, NULL), &h), DK_OK);
+    dk_stack_init(&st, storage, 2);
+    dk_stack_push(&st, dk_tensor(&xla));
+    (void)dk_last_call_status();
+    dk_call_boxed(dk_op_lookup(r, "t::big"), &st);
+    assert_int_equal(dk_last_call_status(), DK_ERR_NO_KERNEL);
+    snprintf(msg, size, "%s", dk_last_error());
+    dk_op_dump_computed_table(dk_op_lookup(r, "t::big"), dump, dump_size);
+    dk_registry_destroy(r);
+    return n;
+}
+static void test_messages_never_cut_silently(void **state) {
+    static char msg[65536], dump[65536];
+    const char *cut;
+    size_t len;
+    int n;
+    (void)state;
+    /* libtorch's sites: "registered at /pytorch/aten/src/ATen/.../VariableFallbackKernel.cpp:NN" */
+    n = torch_sized_message(60, msg, sizeof msg, dump, sizeof dump);
+    len = strlen(msg);
+#ifdef DK_PRESET_TORCH_2_11
+    assert_int_equal(n + 2, 41);   /* with BackendSelect's and ADInplaceOrView's */
+    assert_true(len > 5164);
+#else
+    assert_true(n > 20);
+#endif
+    assert_non_null(strstr(msg, "Could not run 't::big' with arguments from the 'XLA' backend."));
+    assert_null(strstr(msg, "[message cut"));
+    /* whole: it ends with the computed table, all of it */
+    assert_true(len > strlen(dump));
+    assert_string_equal(msg + len - strlen(dump), dump);
+    /* sites ten times as long: cut, and it says so, with the whole length */
+    n = torch_sized_message(600, msg, sizeof msg, dump, sizeof dump);
+    len = strlen(msg);
+    cut = strstr(msg, " ... [message cut: ");
+    assert_non_null(cut);
+    assert_string_equal(cut + strlen(cut) - strlen(" bytes in all]"), " bytes in all]");
+    assert_non_null(strstr(msg, "].\n\n"));   /* the list is whole, the table is cut */
+    assert_int_equal(strtoul(cut + strlen(" ... [message cut: "), NULL, 10),
+                     (size_t)(strstr(msg, "].\n\n") - msg) + 4 + strlen(dump));
+    assert_true(len < strlen(dump));
+}
+
+/* The executed-fallthrough and ambiguous-AutogradOther errors: c10's
+   internal-assert first line with c10's messages (the 2.x site), the
+   sentence alone without. */
+DK_DECLARE_OP(one, int, x.ks, (tensor, x))
+static int one_k(const dk_kernel *k, dk_keyset ks, tensor x) {
+    (void)k; (void)ks; (void)x;
+    return 1;
+}
+static void test_internal_assert_words(void **state) {
+    int c10;
+    (void)state;
+    for (c10 = 0; c10 < 2; c10++) {
+        dk_registry *r;
+        dk_registry_desc d;
+        dk_registration *h;
+        tensor x;
+        const char *at = c10 ? "0 INTERNAL ASSERT FAILED at \"/pytorch/aten/src/ATen/core/boxing/KernelFunction.cpp\":"
+                             : "";
+        char expect[512];
+        memset(&d, 0, sizeof d);
+        d.c10_messages = c10;
+        assert_int_equal(dk_registry_create(&d, &r), DK_OK);
+        x.ks = dk_ks_from_key(DK_CPU);
+        x.value = 0;
+        assert_int_equal(dk_def(r, "t::amb(Tensor a) -> Tensor", &h), DK_OK);
+        assert_int_equal(dk_def(r, "t::ft(Tensor a) -> Tensor", &h), DK_OK);
+        assert_int_equal(DK_IMPL_TYPED(one, r, "t::amb", DK_SparseCPU, one_k, NULL, &h), DK_OK);
+        assert_int_equal(DK_IMPL_TYPED(one, r, "t::amb", DK_CompositeImplicitAutograd, one_k, NULL, &h), DK_OK);
+        assert_int_equal(dk_impl(r, "t::ft", DK_CPU, dk_fallthrough(), &h), DK_OK);
+        (void)dk_last_call_status();
+        assert_int_equal(one_redispatch(dk_op_lookup(r, "t::amb"), dk_ks_from_key(DK_AutogradOther), x), 0);
+        assert_int_equal(dk_last_call_status(), DK_ERR_AMBIGUOUS_AUTOGRAD_OTHER);
+        snprintf(expect, sizeof expect, "%s%st::amb has kernels registered to both CompositeImplicitAutograd and a "
+                 "backend mapped to AutogradOther.", at, c10 ? "23, please report a bug to PyTorch. " : "");
+        assert_memory_equal(dk_last_error(), expect, strlen(expect));
+        assert_int_equal(one_redispatch(dk_op_lookup(r, "t::ft"), dk_ks_from_key(DK_CPU), x), 0);
+        assert_int_equal(dk_last_call_status(), DK_ERR_FALLTHROUGH_CALLED);
+        snprintf(expect, sizeof expect, "%s%sfallthrough_kernel was executed but it should have been "
+                 "short-circuited by the dispatcher.", at, c10 ? "14, please report a bug to PyTorch. " : "");
+        assert_memory_equal(dk_last_error(), expect, strlen(expect));
+        dk_registry_destroy(r);
+    }
+}
+
 static int hook_calls;
 static dk_status hook_status;
 static void my_hook(const dk_operator *op, dk_keyset ks, dk_status s, const char *m, void *ud) {
@@ -697,6 +829,8 @@ int main(void) {
         cmocka_unit_test(test_boxed_fallback_from_unboxed_call),
         cmocka_unit_test(test_fallthrough_masks),
         cmocka_unit_test(test_missing_kernel_messages),
+        cmocka_unit_test(test_messages_never_cut_silently),
+        cmocka_unit_test(test_internal_assert_words),
         cmocka_unit_test(test_error_hooks),
         cmocka_unit_test(test_boxed_kernel_and_void_op),
         cmocka_unit_test(test_explain),

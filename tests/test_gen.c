@@ -360,6 +360,45 @@ static void test_omitted_defaults(void **state) {
     assert_int_equal(dk_deregister(fb), DK_OK);
 }
 
+/* complex is dk_complex in C: its defaults ("1j", "1.+2.j") reach the
+   kernel whole, typed and through a boxed fallback (boxed, unboxed back). */
+static dk_complex scale_cpu(const dk_kernel *k, dk_keyset ks, tensor *self, dk_complex z, dk_complex w) {
+    dk_complex r;
+    (void)k; (void)ks;
+    r.re = self->value * (z.re * w.re - z.im * w.im);   /* self * z * w */
+    r.im = self->value * (z.re * w.im + z.im * w.re);
+    return r;
+}
+static void test_complex_arguments(void **state) {
+    tensor a = cpu(2);
+    dk_registration *h, *fb;
+    const dk_operator *op = NULL;
+    dk_complex r, z;
+    dk_guard g;
+    dk_value v;
+    (void)state;
+    assert_int_equal(sample_scale_def(reg, &h), DK_OK);
+    assert_int_equal(sample_scale_impl(reg, DK_CPU, scale_cpu, NULL, &h), DK_OK);
+    assert_int_equal(sample_scale_bind(reg, &op), DK_OK);
+    assert_non_null(op);
+    r = sample_scale_calld(op, &a);            /* 2 * 1j * (1+2j) = -4 + 2j */
+    assert_true(r.re == -4.0 && r.im == 2.0);
+    z = dkgen_complex(3.0, 0.0);
+    r = sample_scale_calld(op, &a, z);         /* 2 * 3 * (1+2j) */
+    assert_true(r.re == 6.0 && r.im == 12.0);
+    assert_int_equal(dk_op_default(op, 2, &v), DK_OK);
+    assert_int_equal(v.tag, DK_VALUE_COMPLEX);
+    assert_true(v.as.c.re == 1.0 && v.as.c.im == 2.0);
+    assert_int_equal(dk_fallback(reg, DK_Tracer, dk_boxed(tracer, NULL), &fb), DK_OK);
+    g = dk_guard_include(dk_ks_from_key(DK_Tracer));
+    trail[0] = '\0';
+    r = sample_scale_calld(op, &a);
+    assert_true(r.re == -4.0 && r.im == 2.0);
+    assert_string_equal(trail, "trace:sample::scale ");
+    dk_guard_pop(g);
+    assert_int_equal(dk_deregister(fb), DK_OK);
+}
+
 /* Tensor[] returns: a dk_value_list, on every path. */
 static void test_tensor_list_return(void **state) {
     tensor a = cpu(5);
@@ -711,6 +750,7 @@ int main(void) {
         cmocka_unit_test(test_defaults_by_argument),
         cmocka_unit_test(test_named_tuple_results),
         cmocka_unit_test(test_omitted_defaults),
+        cmocka_unit_test(test_complex_arguments),
         cmocka_unit_test(test_tensor_list_return),
         cmocka_unit_test(test_no_arguments),
         cmocka_unit_test(test_generated_tensor_keyset_hook),

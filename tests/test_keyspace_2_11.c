@@ -60,13 +60,16 @@ static void test_backend_components(void **state) {
     assert_int_equal(sizeof facts / sizeof facts[0], DK_NUM_BACKENDS);
     for (i = 0; i < DK_NUM_BACKENDS; i++) {
         char bit_name[32];
+        dk_backend parsed = DK_InvalidBit;
         dk_keyset autocast = dk_backend_autocast_set(facts[i].b);
         assert_int_equal(facts[i].b, i + 1);                                   /* value */
         assert_true(dk_ks_from_backend(facts[i].b).repr == (uint64_t)1 << i); /* bit = priority order */
-        /* c10 prints MTIA and MAIA without "Bit"; here every component ends
-           in Bit ("MTIA" is the Dense key): docs/c10.md, Differences from c10 */
+        /* c10's names, MTIA and MAIA without "Bit"; the enumerator's
+           name (MTIABit) parses too */
+        assert_string_equal(dk_backend_name(facts[i].b), facts[i].name);
         snprintf(bit_name, sizeof bit_name, "%s%s", facts[i].name, strstr(facts[i].name, "Bit") ? "" : "Bit");
-        assert_string_equal(dk_backend_name(facts[i].b), bit_name);
+        assert_int_equal(dk_backend_parse(bit_name, &parsed), DK_OK);
+        assert_int_equal(parsed, facts[i].b);
         assert_string_equal(dk_key_name(dk_backend_autograd_key(facts[i].b)), facts[i].autograd);
         if (facts[i].autocast[0]) {
             assert_int_equal(dk_ks_highest_key(autocast), dk_ks_first(autocast));
@@ -77,9 +80,38 @@ static void test_backend_components(void **state) {
     }
     assert_int_equal(DK_MetaBit, 16);
     assert_int_equal(DK_EndOfBackendKeys, DK_MetaBit);
-    /* MTIA and MAIA have autograd keys of their own, so their keys are not AutogradOther's */
-    assert_true(dk_ks_has(dk_autograd_backend_set(DK_AutogradMTIA), DK_MTIA));
-    assert_true(dk_ks_has(dk_autograd_backend_set(DK_AutogradMAIA), DK_MAIA));
+    /* MTIA and MAIA have autograd keys of their own, but c10 2.11's
+       getBackendKeySetFromAutograd(AutogradMTIA) is empty (no case for it) */
+    assert_true(dk_ks_is_empty(dk_autograd_backend_set(DK_AutogradMTIA)));
+    assert_true(dk_ks_equal(dk_autograd_backend_set(DK_AutogradMAIA), dk_ks_from_key(DK_MAIA)));
+}
+
+/* So with a CompositeImplicitAutograd kernel and an MTIA kernel, 2.11 fills
+   AutogradMTIA with the composite kernel (no backend kernel is seen under
+   it), AutogradMAIA with the autograd fallback when MAIA has a kernel. */
+static void k_plain(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
+    (void)k; (void)op; (void)ks; (void)s;
+}
+static void test_autograd_mtia_sits_on_no_backend(void **state) {
+    dk_registry *r;
+    dk_registration *h;
+    const dk_operator *op;
+    const dk_kernel *cia, *ag_mtia, *ag_maia;
+    (void)state;
+    assert_int_equal(dk_registry_create(NULL, &r), DK_OK);
+    assert_int_equal(dk_def(r, "t::h(Tensor x) -> ()", &h), DK_OK);
+    assert_int_equal(dk_impl(r, "t::h", DK_CompositeImplicitAutograd, dk_boxed(k_plain, NULL), &h), DK_OK);
+    assert_int_equal(dk_impl(r, "t::h", DK_MTIA, dk_boxed(k_plain, NULL), &h), DK_OK);
+    assert_int_equal(dk_impl(r, "t::h", DK_MAIA, dk_boxed(k_plain, NULL), &h), DK_OK);
+    op = dk_op_lookup(r, "t::h");
+    cia = dk_op_slot_kernel(op, dk_key_slot(DK_CUDA));
+    ag_mtia = dk_op_slot_kernel(op, dk_key_slot(DK_AutogradMTIA));
+    ag_maia = dk_op_slot_kernel(op, dk_key_slot(DK_AutogradMAIA));
+    assert_int_equal(cia->key, DK_CompositeImplicitAutograd);
+    assert_int_equal(ag_mtia->kind, DK_KERNEL_FUNCTION);
+    assert_true(ag_mtia == cia);
+    assert_int_equal(ag_maia->kind, DK_KERNEL_MISSING);  /* no autograd fallback in this registry */
+    dk_registry_destroy(r);
 }
 
 /* c10's offsetsAndMasks(): every functionality key's name, first runtime
@@ -228,18 +260,55 @@ static void test_aliases(void **state) {
     assert_false(dk_key_in_alias(DK_XLA, DK_CompositeExplicitAutogradNonFunctional));
     assert_true(dk_key_in_alias(DK_NestedTensorMAIA, DK_CompositeImplicitAutogradNestedTensor));
     assert_true(dk_key_in_alias(DK_FuncTorchBatched, DK_FuncTorchBatchedDecomposition));
+    /* c10 2.11's DispatchKeySet(FULL_AFTER, Undefined) */
+    assert_true(DK_KS_FULL_AFTER(DK_Undefined).repr == 0x4000000000007fffULL);
+    assert_true(dk_ks_full_after(DK_Undefined).repr == 0x4000000000007fffULL);
+    /* c10 2.11's getRuntimeDispatchKeySet(CompositeImplicitAutograd), and
+       isIncludedInAlias(Functionalize, CompositeImplicitAutograd) false */
+    assert_true(dk_alias_runtime_set(DK_CompositeImplicitAutograd).repr == 0x0000007003ffffffULL);
+    assert_true(DK_KS_MATH.repr == 0x0000007003ffffffULL);
+    assert_false(dk_key_in_alias(DK_Functionalize, DK_CompositeImplicitAutograd));
 }
 
-/* Every key and component name parses back; markers print in 1.13.1's
-   words (c10 2.11: Undefined, QuantizedUndefined, ...: docs/c10.md, Differences). */
+/* A CompositeImplicitAutograd kernel leaves the Functionalize slot to the
+   Functionalize fallback (2.11 keeps libtorch's fallback there). */
+static void fb_functionalize(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
+    (void)k; (void)op; (void)ks; (void)s;
+}
+static void k_any(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
+    (void)k; (void)op; (void)ks; (void)s;
+}
+static void test_composite_leaves_functionalize(void **state) {
+    dk_registry *r;
+    dk_registration *h;
+    const dk_operator *op;
+    (void)state;
+    assert_int_equal(dk_registry_create(NULL, &r), DK_OK);
+    assert_int_equal(dk_def(r, "t::g(Tensor x) -> ()", &h), DK_OK);
+    assert_int_equal(dk_impl(r, "t::g", DK_CompositeImplicitAutograd, dk_boxed(k_any, NULL), &h), DK_OK);
+    op = dk_op_lookup(r, "t::g");
+    assert_int_equal(dk_op_slot_kernel(op, dk_key_slot(DK_Functionalize))->kind, DK_KERNEL_MISSING);
+    assert_int_equal(dk_op_slot_kernel(op, dk_key_slot(DK_CPU))->kind, DK_KERNEL_FUNCTION);
+    assert_int_equal(dk_fallback(r, DK_Functionalize, dk_boxed(fb_functionalize, NULL), &h), DK_OK);
+    assert_true(dk_op_slot_kernel(op, dk_key_slot(DK_Functionalize))->is_fallback);
+    dk_registry_destroy(r);
+}
+
+/* Every key and component name parses back (StartOfDenseBackends prints
+   as Undefined, which parses as Undefined: its enumerator name parses to
+   it); markers print in c10 2.11's words. */
 static void test_names(void **state) {
     int k, b;
     (void)state;
+    char text[64];
+    dk_key marker = DK_Undefined;
     for (k = 0; k < DK_NUM_KEYS; k++) {
         dk_key parsed = DK_Undefined;
         assert_int_equal(dk_key_parse(dk_key_name((dk_key)k), &parsed), DK_OK);
-        assert_int_equal(parsed, k);
+        assert_int_equal(parsed, k == DK_StartOfDenseBackends ? DK_Undefined : k);
     }
+    assert_int_equal(dk_key_parse("StartOfDenseBackends", &marker), DK_OK);
+    assert_int_equal(marker, DK_StartOfDenseBackends);
     for (b = 0; b <= DK_NUM_BACKENDS; b++) {
         dk_backend parsed = DK_InvalidBit;
         assert_int_equal(dk_backend_parse(dk_backend_name((dk_backend)b), &parsed), DK_OK);
@@ -249,9 +318,16 @@ static void test_names(void **state) {
     assert_string_equal(dk_key_name(DK_AutogradMAIA), "AutogradMAIA");
     assert_string_equal(dk_key_name(DK_QuantizedMAIA), "QuantizedMAIA");
     assert_string_equal(dk_key_name(DK_AutocastMAIA), "AutocastMAIA");
-    assert_string_equal(dk_key_name(DK_StartOfDenseBackends), "Unknown");
-    assert_string_equal(dk_key_name(DK_StartOfQuantizedBackends), "QuantizedUnknown");
+    assert_string_equal(dk_key_name(DK_StartOfDenseBackends), "Undefined");
+    assert_string_equal(dk_key_name(DK_StartOfQuantizedBackends), "QuantizedUndefined");
+    assert_string_equal(dk_key_name(DK_StartOfSparseBackends), "SparseUndefined");
+    assert_string_equal(dk_key_name(DK_StartOfAutogradFunctionalityBackends), "AutogradUndefined");
     assert_string_equal(dk_key_name(DK_EndOfFunctionalityKeys), "UnknownUnknown");
+    /* the highest key of a keyset with a per-backend bit and no backend bit */
+    assert_string_equal(dk_key_name(dk_ks_highest_key(dk_ks_raw(DK_KS_SPARSE.repr))), "SparseUndefined");
+    /* the keyset holding only EndOfFunctionalityKeys's bit: c10 2.11 prints DispatchKeySet() */
+    dk_ks_to_string(dk_ks_raw(0x8000000000000000ULL), text, sizeof text);
+    assert_string_equal(text, "DispatchKeySet()");
 }
 
 /* A registry and a call in this key space: a MAIA kernel, autograd on top. */
@@ -292,10 +368,12 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_counts_and_markers),
         cmocka_unit_test(test_backend_components),
+        cmocka_unit_test(test_autograd_mtia_sits_on_no_backend),
         cmocka_unit_test(test_offsets_and_masks),
         cmocka_unit_test(test_runtime_table),
         cmocka_unit_test(test_named_keysets),
         cmocka_unit_test(test_aliases),
+        cmocka_unit_test(test_composite_leaves_functionalize),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_call_on_maia),
     };

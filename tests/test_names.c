@@ -118,8 +118,8 @@ static void test_texts_highest_key(void **state) {
     assert_string_equal(dk_key_name(DK_EndOfFunctionalityKeys), "UnknownUnknown");
 }
 
-/* c10 drops EndOfFunctionalityKeys's bit and aborts on higher ones; we print
-   them all as UnknownBits (a documented difference), the rest as c10. */
+/* c10 drops EndOfFunctionalityKeys's bit, as we do, and aborts on higher
+   ones, which we print as UnknownBits (a documented difference). */
 static void test_texts_keysets(void **state) {
     int i, checked = 0;
     (void)state;
@@ -131,13 +131,14 @@ static void test_texts_keysets(void **state) {
         dk_ks_to_string(dk_ks_raw(repr), ours, sizeof ours);
         if (recs[i].text[0] == '(') { /* c10 crashed */
             assert_non_null(strstr(recs[i].text, "killed by signal"));
+            snprintf(want, sizeof want, "DispatchKeySet(UnknownBits(0x%llx))",
+                     (unsigned long long)(repr & ~DK_KS_FULL.repr));
+            assert_string_equal(ours, want);
         } else {
-            /* c10 prints nothing for these: the other bits are no key (a backend bit alone) */
-            assert_int_equal(dk_ks_first(dk_ks_raw(repr & DK_KS_FULL.repr)), DK_Undefined);
-            assert_string_equal(recs[i].text, "DispatchKeySet()");
+            /* only EndOfFunctionalityKeys's bit beyond FULL: c10's text */
+            assert_true((repr & ~DK_KS_FULL.repr) == (uint64_t)1 << DK_NUM_KEYSET_BITS);
+            assert_string_equal(ours, recs[i].text);
         }
-        snprintf(want, sizeof want, "DispatchKeySet(UnknownBits(0x%llx))", (unsigned long long)(repr & ~DK_KS_FULL.repr));
-        assert_string_equal(ours, want);
         checked++;
     }
     assert_int_equal(checked, 4);
@@ -428,9 +429,17 @@ static void test_full_after(void **state) {
     /* c10's named "after" keysets are FULL_AFTER of their keys */
     assert_true(dk_ks_equal(dk_ks_full_after(DK_AutogradOther), DK_KS_AFTER_AUTOGRAD));
     assert_true(dk_ks_equal(dk_ks_full_after(DK_ADInplaceOrView), DK_KS_AFTER_INPLACE_VIEW));
-    /* no functionality: FULL */
-    assert_true(dk_ks_equal(dk_ks_full_after(DK_Undefined), DK_KS_FULL));
-    /* an alias key: below every key it stands for (a fallback there cannot reach itself) */
+    /* no functionality: c10's formula for Undefined (libtorch 1.13.1:
+       DispatchKeySet(FULL_AFTER, k).raw_repr() for Undefined 0x20000000001fff,
+       StartOfDenseBackends 0x20000000003fff, AutogradCPU 0x20001fffffffff) */
+    assert_true(dk_ks_full_after(DK_Undefined).repr == 0x20000000001fffULL);
+    assert_true(dk_ks_full_after(DK_StartOfDenseBackends).repr == 0x20000000003fffULL);
+    assert_true(dk_ks_full_after(DK_AutogradCPU).repr == 0x20001fffffffffULL);
+    assert_true(dk_ks_full_after((dk_key)-1).repr == 0x20000000001fffULL);
+    assert_true(dk_ks_full_after((dk_key)DK_NUM_KEYS).repr == 0x20000000001fffULL);
+    assert_true(dk_ks_equal(dk_ks_full_after(DK_EndOfFunctionalityKeys), DK_KS_FULL));
+    /* an alias key: below every key it stands for (a fallback there cannot
+       reach itself; c10 gives its Undefined value, 0x20000000001fff) */
     assert_true(dk_ks_equal(dk_ks_full_after(DK_Autograd), DK_KS_AFTER_AUTOGRAD));
     {
         int a;
@@ -441,10 +450,8 @@ static void test_full_after(void **state) {
             assert_true(dk_ks_has_all(below, DK_KS_BACKENDS));
         }
     }
-    assert_true(dk_ks_equal(dk_ks_full_after((dk_key)-1), DK_KS_FULL));
-    assert_true(dk_ks_equal(dk_ks_full_after((dk_key)DK_NUM_KEYS), DK_KS_FULL));
     assert_true(dk_ks_equal(DK_KS_FULL_AFTER(DK_AutogradCPU), DK_KS_FULL)); /* the macro: functionality keys only */
-    assert_true(dk_ks_equal(DK_KS_FULL_AFTER(DK_Undefined), DK_KS_FULL));
+    assert_true(DK_KS_FULL_AFTER(DK_Undefined).repr == 0x20000000001fffULL);
     /* the singleton keysets of c10 */
     assert_true(dk_ks_equal(DK_KS_SPARSE, dk_ks_from_key(DK_Sparse)));
     assert_true(dk_ks_equal(DK_KS_SPARSE_CSR, dk_ks_or(dk_ks_from_key(DK_SparseCsrCPU), dk_ks_from_key(DK_SparseCsrCUDA))));
@@ -623,6 +630,113 @@ static void test_rename_races_readers(void **state) {
     assert_string_equal(dk_key_name(DK_AutogradPrivateUse3), "AutogradMYDEV");
 }
 
+/* With c10's messages, the executed-fallthrough and ambiguous-AutogradOther
+   errors begin as c10's internal asserts do, and every override warns
+   (1.13.1's TORCH_WARN): the ASSERT and WARN records, replayed with the
+   generator's names and sites. The ambiguity's text stops at c10's first
+   newline (c10 goes on with an inference-mode hint and dumpState), and the
+   warning's previous kernel is the one shadowed (c10: the one that fixed
+   the C++ signature): both documented differences. */
+static int n_warned;
+static char warned[2048];
+static void capture_warning(dk_log_level level, dk_log_item item, const char *message, void *ud) {
+    (void)level; (void)ud;
+    if (item != DK_LOG_KERNEL_OVERRIDDEN) return;
+    n_warned++;
+    snprintf(warned, sizeof warned, "%s", message);
+}
+static void boxed_noop(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
+    (void)k; (void)op; (void)ks; (void)s;
+}
+#define SITE(file, line) (file), (line), &h, DK_CONFIG_SIGNATURE
+static void test_c10_assert_and_override_words(void **state) {
+    dk_registry *r;
+    dk_registry_desc d;
+    dk_registration *h;
+    dk_value storage[2];
+    dk_stack st;
+    char c10[2048];
+    const char *nl, *prev;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    d.c10_messages = 1;
+    d.logger.func = capture_warning;
+    assert_int_equal(dk_registry_create(&d, &r), DK_OK);
+    assert_int_equal(dk__def(r, "tq::amb(Tensor a) -> Tensor", NULL, SITE("tq.cpp", 1)), DK_OK);
+    assert_int_equal(dk__def(r, "tq::ft(Tensor a) -> Tensor", NULL, SITE("tq.cpp", 1)), DK_OK);
+    assert_int_equal(dk__impl(r, "tq::amb", DK_SparseCPU, dk_boxed(boxed_noop, NULL), SITE("tq.cpp", 2)), DK_OK);
+    assert_int_equal(dk__impl(r, "tq::amb", DK_CompositeImplicitAutograd, dk_boxed(boxed_noop, NULL),
+                              SITE("tq.cpp", 3)), DK_OK);
+    assert_int_equal(dk__impl(r, "tq::ft", DK_CPU, dk_fallthrough(), SITE("tq.cpp", 4)), DK_OK);
+    (void)dk_last_call_status();
+    dk_stack_init(&st, storage, 2);
+    dk_stack_push(&st, dk_tensor(&st));   /* any tensor: redispatch reads no keys */
+    dk_redispatch_boxed(dk_op_lookup(r, "tq::amb"), dk_ks_from_key(DK_AutogradOther), &st);
+    assert_int_equal(dk_last_call_status(), DK_ERR_AMBIGUOUS_AUTOGRAD_OTHER);
+    snprintf(c10, sizeof c10, "%s", find_record("ASSERT", "ambiguous_autogradother")->text);
+    assert_non_null(nl = strchr(c10, '\n'));
+    c10[nl - c10] = '\0';
+    assert_string_equal(dk_last_error(), c10);
+    dk_stack_init(&st, storage, 2);
+    dk_stack_push(&st, dk_tensor(&st));
+    dk_redispatch_boxed(dk_op_lookup(r, "tq::ft"), dk_ks_from_key(DK_CPU), &st);
+    assert_int_equal(dk_last_call_status(), DK_ERR_FALLTHROUGH_CALLED);
+    assert_string_equal(dk_last_error(), find_record("ASSERT", "fallthrough_executed")->text);
+    /* three overrides: CPU of two operators, then Meta; 1.13.1 warns at each */
+    assert_int_equal(dk__def(r, "tw::f(Tensor a) -> Tensor", NULL, SITE("tw.cpp", 1)), DK_OK);
+    assert_int_equal(dk__def(r, "tw::g(Tensor a) -> Tensor", NULL, SITE("tw.cpp", 1)), DK_OK);
+    assert_int_equal(dk__impl(r, "tw::f", DK_CPU, dk_boxed(boxed_noop, NULL), SITE("tw.cpp", 2)), DK_OK);
+    assert_int_equal(dk__impl(r, "tw::g", DK_CPU, dk_boxed(boxed_noop, NULL), SITE("tw.cpp", 2)), DK_OK);
+    assert_int_equal(dk__impl(r, "tw::f", DK_CPU, dk_boxed(boxed_noop, NULL), SITE("tw.cpp", 3)), DK_OK);
+    assert_int_equal(dk__impl(r, "tw::g", DK_CPU, dk_boxed(boxed_noop, NULL), SITE("tw.cpp", 3)), DK_OK);
+    assert_int_equal(dk__impl(r, "tw::f", DK_Meta, dk_boxed(boxed_noop, NULL), SITE("tw.cpp", 4)), DK_OK);
+    assert_int_equal(dk__impl(r, "tw::f", DK_Meta, dk_boxed(boxed_noop, NULL), SITE("tw.cpp", 4)), DK_OK);
+    assert_int_equal(n_warned, atoi(find_record("WARN", "override_count")->text));
+    snprintf(c10, sizeof c10, "%s", find_record("WARN", "override")->text);
+    assert_non_null(prev = strstr(c10, "  previous kernel: registered at tw.cpp:2\n"));
+    memcpy(c10 + (prev - c10) + strlen("  previous kernel: registered at tw.cpp:"), "4", 1);
+    assert_string_equal(warned, c10);
+    dk_registry_destroy(r);
+}
+#undef SITE
+
+/* FULL_AFTER of keys without a functionality (an alias key's is a
+   documented difference, docs/c10.md), and the schema parser's complex defaults ("complex x=2.5" reads as 0.+2.j), as libtorch 1.13.1. */
+static void test_full_after_and_complex_texts(void **state) {
+    int i, checked = 0, aliases = 0;
+    (void)state;
+    for (i = 0; i < n_recs; i++) {
+        const char *slash = strchr(recs[i].what, '/');
+        if (strcmp(recs[i].tag, "FULLAFTER") != 0) continue;
+        assert_non_null(slash);
+        if (dk_key_is_alias((dk_key)atoi(slash + 1))) {   /* a difference: below the keys it stands for */
+            aliases++;
+            continue;
+        }
+        assert_true(dk_ks_full_after((dk_key)atoi(slash + 1)).repr == hex(recs[i].text));
+        checked++;
+    }
+    assert_int_equal(checked, 3);
+    assert_int_equal(aliases, 1);
+    for (i = 0; i < n_recs; i++) {
+        static const char *const schemas[] = { "tc::f(complex x=2.5) -> ()", "tc::f(complex x=1j) -> ()",
+                                               "tc::f(complex x=-2.5) -> ()", "tc::f(complex[] x=[1j, 2.5]) -> ()",
+                                               "tc::f(Scalar x=1j) -> ()" };
+        char text[256];
+        dk_schema *s;
+        int n;
+        if (strcmp(recs[i].tag, "SCHEMA") != 0) continue;
+        n = atoi(recs[i].what + strlen("complex"));
+        assert_true(n >= 0 && n < 5);
+        assert_int_equal(dk_schema_parse(schemas[n], &s), DK_OK);
+        dk_schema_to_string(s, text, sizeof text);
+        assert_string_equal(text, recs[i].text);
+        dk_schema_free(s);
+        checked++;
+    }
+    assert_int_equal(checked, 3 + 5);
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_texts_highest_key),
@@ -634,6 +748,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_def_with_tags),
         cmocka_unit_test(test_def_with_bad_options),
         cmocka_unit_test(test_full_after),
+        cmocka_unit_test(test_c10_assert_and_override_words),
+        cmocka_unit_test(test_full_after_and_complex_texts),
         /* process-wide renames, in this order */
         cmocka_unit_test(test_rename_bad_input),
         cmocka_unit_test(test_rename_names_and_parsing),

@@ -147,6 +147,61 @@ static void test_impl_before_def(void **state) {
     dk_registry_destroy(r); /* frees live handles too */
 }
 
+/* With c10's messages, the override warning follows the preset's c10:
+   2.x warns once per process for all operators, with its own first line,
+   and never for Meta (2.11: nor MTIA); without them, every override warns
+   (test_override_warning_and_restore). */
+static void test_override_warning_c10_words(void **state) {
+    dk_registry *r = NULL;
+    dk_registry_desc desc;
+    dk_registration *h;
+    char expect[1024];
+    int l_def, l_old, l_new, i;
+    (void)state;
+    memset(&desc, 0, sizeof desc);
+    desc.logger.func = capture_log;
+    desc.c10_messages = 1;
+    assert_int_equal(dk_registry_create(&desc, &r), DK_OK);
+    logged[0] = '\0';
+    n_logged = 0;
+    l_def = __LINE__ + 1;
+    assert_int_equal(dk_def(r, "w1::op(Tensor a) -> Tensor", &h), DK_OK);
+    assert_int_equal(dk_def(r, "w2::op(Tensor a) -> Tensor", &h), DK_OK);
+    /* Meta first: c10 2.x never warns for it, so it does not use the process's one warning
+       (c10 2.x: OperatorEntry::registerKernel's TORCH_WARN_ONCE skips Meta, 2.11 MTIA too) */
+    assert_int_equal(dk_impl(r, "w1::op", DK_Meta, dk_unboxed(DK_FN(k_cpu), NULL), &h), DK_OK);
+    assert_int_equal(dk_impl(r, "w1::op", DK_Meta, dk_unboxed(DK_FN(k_other), NULL), &h), DK_OK);
+#if DK_C10_VERSION >= 21100   /* nor, in 2.11, for MTIA (its CPU fallback overrides kernels) */
+    assert_int_equal(dk_impl(r, "w1::op", DK_MTIA, dk_unboxed(DK_FN(k_cpu), NULL), &h), DK_OK);
+    assert_int_equal(dk_impl(r, "w1::op", DK_MTIA, dk_unboxed(DK_FN(k_other), NULL), &h), DK_OK);
+#endif
+#if DK_C10_VERSION >= 20000
+    assert_int_equal(n_logged, 0);
+#endif
+    n_logged = 0;
+    l_old = __LINE__ + 1;
+    assert_int_equal(dk_impl(r, "w1::op", DK_CPU, dk_unboxed(DK_FN(k_cpu), NULL), &h), DK_OK);
+    l_new = __LINE__ + 1;
+    assert_int_equal(dk_impl(r, "w1::op", DK_CPU, dk_unboxed(DK_FN(k_other), NULL), &h), DK_OK);
+    for (i = 0; i < 3; i++) {   /* other operators, other keys, again */
+        assert_int_equal(dk_impl(r, "w2::op", DK_CUDA, dk_unboxed(DK_FN(k_cpu), NULL), &h), DK_OK);
+        assert_int_equal(dk_impl(r, "w1::op", DK_CPU, dk_unboxed(DK_FN(k_cpu), NULL), &h), DK_OK);
+    }
+#if DK_C10_VERSION >= 20000
+    assert_int_equal(n_logged, 1);
+    snprintf(expect, sizeof expect,
+             "Warning only once for all operators,  other operators may also be overridden.\n"
+             "  Overriding a previously registered kernel for the same operator and the same dispatch key\n"
+             "  operator: w1::op(Tensor a) -> Tensor\n    registered at %s:%d\n  dispatch key: CPU\n"
+             "  previous kernel: registered at %s:%d\n       new kernel: registered at %s:%d",
+             __FILE__, l_def, __FILE__, l_old, __FILE__, l_new);
+    assert_string_equal(logged, expect);
+#else
+    assert_int_equal(n_logged, 1 + 2 + 3);
+#endif
+    dk_registry_destroy(r);
+}
+
 static void test_override_warning_and_restore(void **state) {
     dk_registry *r = new_registry();
     dk_registration *d, *first, *second;
@@ -644,7 +699,8 @@ static void test_bad_inputs(void **state) {
           "default is not a legal overload name" },
         { "unknown key", bad_unknown_key, DK_ERR_BAD_KEY, "999 is not a dispatch key" },
         { "functionality key", bad_functionality_key, DK_ERR_BAD_KEY, "'AutogradFunctionality' is neither" },
-        { "marker key", bad_marker_key, DK_ERR_BAD_KEY, "'Unknown'" },
+        { "marker key", bad_marker_key, DK_ERR_BAD_KEY, DK_C10_VERSION >= 20000 ? "'Undefined' (StartOfDenseBackends) is neither"
+                                                                               : "'Unknown' (StartOfDenseBackends) is neither" },
         { "kernel without function", bad_no_function, DK_ERR_BAD_KERNEL, "neither an unboxed nor a boxed" },
         { "fallthrough with function", bad_fallthrough_with_fn, DK_ERR_BAD_KERNEL, "fallthrough kernel has no function" },
         { "fallback at Undefined", bad_fallback_undefined, DK_ERR_BAD_KEY, "Undefined" },
@@ -1005,6 +1061,7 @@ int main(void) {
         cmocka_unit_test(test_def_impl_lookup),
         cmocka_unit_test(test_impl_before_def),
         cmocka_unit_test(test_override_warning_and_restore),
+        cmocka_unit_test(test_override_warning_c10_words),
         cmocka_unit_test(test_default_logger),
         cmocka_unit_test(test_duplicate_def),
         cmocka_unit_test(test_fallbacks),

@@ -109,6 +109,17 @@ DK_INLINE dk_double_list dkgen_double_list_of(dk_value v_) {
     if (v_.tag == DK_VALUE_DOUBLE_LIST) { l_.items = v_.as.doubles.items; l_.n = v_.as.doubles.n; }
     return l_;
 }
+/* complex: dk_complex both ways (a complex default: dkgen_complex(re, im)) */
+DK_INLINE dk_complex dkgen_complex(double re_, double im_) {
+    dk_complex c_;
+    c_.re = re_;
+    c_.im = im_;
+    return c_;
+}
+DK_INLINE dk_value dkgen_box_complex(dk_complex c_) { return dk_complex_double(c_.re, c_.im); }
+DK_INLINE dk_complex dkgen_complex_of(dk_value v_) {
+    return v_.tag == DK_VALUE_COMPLEX ? v_.as.c : dkgen_complex(dkgen_double_of(v_), 0.0);
+}
 DK_INLINE const int64_t *dkgen_opt_int_of(dk_value v_, dkgen_scratch *s_) {
     if (v_.tag == DK_VALUE_NONE) return NULL;
     s_->i = dkgen_int_of(v_);

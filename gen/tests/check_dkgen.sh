@@ -62,13 +62,14 @@ check "the 7 wrong-kind defaults are errors (line, position, reason); c10's conv
   ! grep -q 'kinds.txt:8' '$out/kinds.err' && [ ! -e '$out/kinds.h' ]"
 
 # C type names are type variables in the schema language; a default without a C value: both said
-printf '%s\n' 'c::f(Tensor x, double d, size_t n, complex z=1j) -> double' > "$out/ctypes.txt"
-check "double and size_t are said to be type variables, complex z=1j to have no C value; the header is written" sh -c "
+printf '%s\n' 'c::f(Tensor x, double d, size_t n, complex[] z=[1j], complex w=1.+2.j) -> double' > "$out/ctypes.txt"
+check "double and size_t are said to be type variables, complex[] z=[1j] to have no C value (complex w=1.+2.j has one); the header is written" sh -c "
   '$dkgen' '$out/ctypes.txt' '$out/ctypes.h' 2> '$out/ctypes.err' &&
   grep -q \"ctypes.txt:1: warning: argument d: 'double' is no schema type but a type variable .* the schema type is float\" '$out/ctypes.err' &&
   grep -q \"ctypes.txt:1: warning: argument n: 'size_t' is no schema type .* the schema type is int\" '$out/ctypes.err' &&
   grep -q \"ctypes.txt:1: warning: return (unnamed): 'double'\" '$out/ctypes.err' &&
-  grep -q 'ctypes.txt:1: warning: argument z: the default 0.+1.j has no C value of type dk_value; c_f_calld and c_f_call_opts take the argument as required' '$out/ctypes.err' &&
+  grep -q 'ctypes.txt:1: warning: argument z: the default \\[0.+1.j\\] has no C value of type dk_value_list; c_f_calld and c_f_call_opts take the argument as required' '$out/ctypes.err' &&
+  ! grep -q 'argument w' '$out/ctypes.err' && grep -q 'dkgen_complex(1.0, 2.0)' '$out/ctypes.h' &&
   grep -q 'c_f_def' '$out/ctypes.h'"
 
 # an empty file is an empty header; a missing file is an error

@@ -4,9 +4,12 @@
 // libc10) and records the words c10 uses where dispatch.h prints a text of
 // its own: key names of keysets that have no real key, keysets with bits no
 // key owns, the errors of parseDispatchKey, findSchemaOrThrow and of
-// torch::Library blocks used the wrong way, and dumpState's alias-analysis
-// line for every AliasAnalysisKind. tests/test_names.c compares dispatch.h's
-// texts with these lines. Format: tests/conformance/README.md.
+// torch::Library blocks used the wrong way, dumpState's alias-analysis
+// line for every AliasAnalysisKind, the internal asserts of an executed
+// fallthrough and of the AutogradOther ambiguity, the override warning,
+// FULL_AFTER of keys without a functionality and the schema parser's
+// complex defaults. tests/test_names.c compares dispatch.h's texts with
+// these lines. Format: tests/conformance/README.md.
 //
 // Build and run with `make conformance-vectors` (see conformance.mk).
 // Usage: gen_texts [output-file]    (default: stdout)
@@ -197,6 +200,79 @@ void record_states() {
   }
 }
 
+// ASSERT: what an executed fallthrough kernel and the ambiguous-AutogradOther
+// sentinel raise (redispatched to their slot directly).
+void record_asserts() {
+  torch::Library def(torch::Library::DEF, "tq", c10::nullopt, "tq.cpp", 1);
+  def.def("amb(Tensor a) -> Tensor");
+  def.def("ft(Tensor a) -> Tensor");
+  torch::Library sparse(torch::Library::IMPL, "tq", DispatchKey::SparseCPU, "tq.cpp", 2);
+  sparse.impl("amb", torch::CppFunction::makeFromBoxedFunction<&fallback_body>());
+  torch::Library cia(torch::Library::IMPL, "tq", DispatchKey::CompositeImplicitAutograd, "tq.cpp", 3);
+  cia.impl("amb", torch::CppFunction::makeFromBoxedFunction<&fallback_body>());
+  torch::Library cpu(torch::Library::IMPL, "tq", DispatchKey::CPU, "tq.cpp", 4);
+  cpu.impl("ft", torch::CppFunction::makeFallthrough());
+  auto& d = c10::Dispatcher::singleton();
+  record("ASSERT", "ambiguous_autogradother", error_of([&] {
+           torch::jit::Stack s;
+           d.findSchemaOrThrow("tq::amb", "").redispatchBoxed(DispatchKeySet(DispatchKey::AutogradOther), &s);
+         }));
+  record("ASSERT", "fallthrough_executed", error_of([&] {
+           torch::jit::Stack s;
+           d.findSchemaOrThrow("tq::ft", "").redispatchBoxed(DispatchKeySet(DispatchKey::CPU), &s);
+         }));
+}
+
+// WARN: the override warning's text, and how many of three overrides warn.
+struct CaptureWarnings : c10::WarningHandler {
+  std::string last;
+  int count = 0;
+  void process(const c10::SourceLocation&, const std::string& msg, const bool) override {
+    last = msg;
+    count++;
+  }
+};
+void record_warnings() {
+  CaptureWarnings w;
+  c10::Warning::WarningHandlerGuard guard(&w);
+  torch::Library def(torch::Library::DEF, "tw", c10::nullopt, "tw.cpp", 1);
+  def.def("f(Tensor a) -> Tensor");
+  def.def("g(Tensor a) -> Tensor");
+  torch::Library a(torch::Library::IMPL, "tw", DispatchKey::CPU, "tw.cpp", 2);
+  a.impl("f", identity);
+  a.impl("g", identity);
+  torch::Library b(torch::Library::IMPL, "tw", DispatchKey::CPU, "tw.cpp", 3);
+  b.impl("f", identity);
+  b.impl("g", identity);
+  torch::Library c(torch::Library::IMPL, "tw", DispatchKey::Meta, "tw.cpp", 4);
+  c.impl("f", identity);
+  c.impl("f", identity);
+  record("WARN", "override", w.last);
+  record("WARN", "override_count", std::to_string(w.count));
+}
+
+// FULLAFTER: DispatchKeySet(FULL_AFTER, k) of keys without a functionality.
+void record_full_after() {
+  const DispatchKey keys[] = {DispatchKey::Undefined, DispatchKey::CompositeImplicitAutograd,
+                              DispatchKey::StartOfDenseBackends, DispatchKey::AutogradCPU};
+  for (DispatchKey k : keys)
+    record("FULLAFTER", c10::toString(k) + std::string("/") + std::to_string(static_cast<int>(k)),
+           hex(DispatchKeySet(DispatchKeySet::FULL_AFTER, k)));
+}
+
+// SCHEMA: how the parser reads complex defaults (the text printed, or the error).
+void record_schemas() {
+  const char* const schemas[] = {"tc::f(complex x=2.5) -> ()", "tc::f(complex x=1j) -> ()",
+                                 "tc::f(complex x=-2.5) -> ()", "tc::f(complex[] x=[1j, 2.5]) -> ()",
+                                 "tc::f(Scalar x=1j) -> ()"};
+  int i = 0;
+  for (const char* text : schemas) {
+    std::string printed;
+    std::string err = error_of([&] { printed = c10::toString(torch::jit::parseSchema(text)); });
+    record("SCHEMA", "complex" + std::to_string(i++), printed.empty() ? err : printed);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -208,5 +284,9 @@ int main(int argc, char** argv) {
   record_keysets();
   record_errors();
   record_states();
+  record_asserts();
+  record_warnings();
+  record_full_after();
+  record_schemas();
   return close_output(argv);
 }
