@@ -93,6 +93,8 @@
    keysets DK_KS_* (what a tensor carries and what a kernel redispatches
    to); dk_guard_below_autograd / dk_guard_pop (call below autograd from
    outside a kernel); dk_last_error and dk_status_str (what went wrong).
+   A thread that calls while others register: WHAT A PROGRAM DOES (below);
+   a real-time one (an audio callback): REAL-TIME THREADS, there.
    Everything else is advanced and listed by task under THE API BY TASK.
 
    TABLE OF CONTENTS (grep for the >>tag)
@@ -196,7 +198,8 @@
    MEMORY   Registries allocate through dk_registry_desc.alloc/free; calls
             never allocate, but for a thread's state, malloc'ed once: its
             4 KB message buffer on its first error, and under call epochs
-            its record on its first call (see THREADS). What a change
+            its record on its first call (see THREADS), or both ahead of
+            them at dk_thread_attach (REAL-TIME THREADS). What a change
             unpublishes (old tables, deregistered kernel records, operators
             left with no def and no kernel, old name indexes) is retired
             and freed once no thread can still read it (Note
@@ -226,10 +229,11 @@
             take no lock, do no atomic read-modify-write and write nothing
             shared (call epochs: their own thread-local word), except a
             thread's first call under call epochs and its first failing
-            call (they allocate its state under a lock; attaching adds
-            atomic read-modify-writes) and, under call epochs, a call
-            after the thread's exit destructor ran (a shared counter's
-            atomic add and subtract). A call reads
+            call, unless dk_thread_attach ran before them (they allocate
+            its state under a lock; attaching adds atomic
+            read-modify-writes) and, under call epochs, a call after the
+            thread's exit destructor ran (a shared counter's atomic add
+            and subtract). A call reads
             an operator through one immutable snapshot (dk_op_table: table,
             fallthrough masks, a pointer to what the def says) published
             with one release store, so it runs what the state before or the state after a racing
@@ -264,8 +268,11 @@
        - Every thread that calls while registrations change takes part:
          dk_registry_reclaim(r) between calls (once per request, per
          training step, every ~10,000 calls) is its quiescent point and
-         frees what every thread taking part has passed;
-         dk_thread_offline() before it blocks or idles for long,
+         frees what every thread taking part has passed (it never waits:
+         behind a registration it leaves that to the next reclaim); a
+         thread that must not free calls dk_thread_quiescent() instead
+         (REAL-TIME THREADS); dk_thread_offline() before it blocks or
+         idles for long,
          dk_thread_online() when it calls again (exited threads are
          dropped). A thread that never takes part must be outside every
          call of r whenever any thread reclaims r -- which a
@@ -286,6 +293,23 @@
        declare. Retired memory is freed in batches of 256 KiB,
        one grace period (a membarrier) each; dk_registry_reclaim and
        dk_registry_synchronize wait for the calls in flight.
+     REAL-TIME THREADS (an audio callback, a control loop: a thread that
+     must never block), both modes:
+       - dk_thread_attach() once, before its first call (at thread start,
+         or in the driver's first callback): it allocates everything the
+         thread will need and makes it take part.
+       - Then calls of every kind -- typed, boxed, redispatches, guards,
+         boxed fallbacks, failing calls (their message goes to the
+         thread's buffer, allocated at attach) -- never allocate, lock or
+         make a system call on it (tests/test_realtime.c counts them).
+       - dk_thread_quiescent() between calls (once per block): its
+         quiescent point, one store in the default build, nothing under
+         call epochs; it never blocks, allocates or frees.
+       - Never dk_registry_reclaim nor dk_registry_synchronize on it:
+         another thread (the one that registers, a housekeeping timer)
+         reclaims, and frees there. dk_thread_offline() when it stops
+         (the driver stops its stream), dk_thread_attach() again when it
+         starts.
      Both modes:
        - Unload a plugin with dk_library_unload(dlsym(handle, "a symbol"))
          and then dlclose(handle): the wait happens outside the dynamic
@@ -366,8 +390,9 @@
        dk_registry_set_hooks, dk_registry_set_call_error,
        dk_registry_get_stats, dk_registry_stats, dk_registry_add_listener
    Memory and threads (>>registry, >>call): dk_registry_reclaim,
-       dk_registry_synchronize, dk_thread_online, dk_thread_offline,
-       dk_thread_id, dk_call_enter, dk_call_exit
+       dk_registry_synchronize, dk_thread_attach, dk_thread_quiescent,
+       dk_thread_online, dk_thread_offline, dk_thread_id, dk_call_enter,
+       dk_call_exit
    Defining operators (>>registry): dk_def, dk_def_with, dk_def_options,
        dk_def_at, dk_deregister, dk_tag_name, dk_tag_parse,
        dk_alias_analysis_name, dk_alias_analysis_parse
@@ -2454,15 +2479,19 @@ DK_API dk_status dk_registry_set_hooks(dk_registry *r, const dk_registry_desc *d
    dk_registry_reclaim: the calling thread's quiescent point -- it holds
    nothing of any registry now (it is outside every call, hook and
    lookup) -- then frees what r can free. Without DK_CALL_EPOCHS it never
-   waits: memory is freed once every thread that declares quiescent points
-   has passed one since the memory was retired (a thread takes part from
-   its first reclaim or dk_thread_online until it exits or goes offline;
-   a thread that never takes part must be outside every call of r while
-   any thread reclaims it). With DK_CALL_EPOCHS it waits for the calls in
-   flight and frees everything retired before it. DK_ERR_IN_CALL from
-   inside a boxed call, a hook or (DK_CALL_EPOCHS) any call; a kernel
-   reached by a typed call must not call it without DK_CALL_EPOCHS (the
-   library cannot see that call). */
+   waits, for other threads nor for r's lock: memory is freed once every
+   thread that declares quiescent points has passed one since the memory
+   was retired (a thread takes part from its first reclaim,
+   dk_thread_online, dk_thread_attach or dk_thread_quiescent until it
+   exits or goes offline; a thread that never takes part must be outside
+   every call of r while any thread reclaims it), and while a
+   registration holds r's lock it frees nothing and leaves that to the
+   next reclaim. It calls free(): a real-time thread passes
+   dk_thread_quiescent instead (REAL-TIME THREADS in the manual). With
+   DK_CALL_EPOCHS it waits for the calls in flight and frees everything
+   retired before it. DK_ERR_IN_CALL from inside a boxed call, a hook or
+   (DK_CALL_EPOCHS) any call; a kernel reached by a typed call must not
+   call it without DK_CALL_EPOCHS (the library cannot see that call). */
 DK_API dk_status dk_registry_reclaim(dk_registry *r);
 /* Waits until no thread can still hold anything r retired before this
    call, then frees it: every thread taking part has passed a quiescent
@@ -2482,6 +2511,28 @@ DK_API dk_status dk_registry_synchronize(dk_registry *r);
    point); DK_ERR_IN_CALL inside a call or hook, DK_ERR_NO_MEMORY. */
 DK_API dk_status dk_thread_offline(void);
 DK_API dk_status dk_thread_online(void);
+/* Attaches the calling thread ahead of its first call, in both modes:
+   allocates everything it will ever need (its message buffer, its record
+   in the list writers scan; under DK_CALL_EPOCHS its call word is linked)
+   and makes it take part (default build: a quiescent point, as
+   dk_thread_online). After it, nothing a call does on this thread
+   allocates, locks or makes a system call, the failing call included
+   (REAL-TIME THREADS in the manual). Attaching again is a quiescent point.
+   DK_ERR_IN_CALL inside a call or hook, or after the thread's exit
+   destructor ran (a late call's thread cannot attach); DK_ERR_NO_MEMORY
+   (out of memory, or no thread-exit destructor could be registered). */
+DK_API dk_status dk_thread_attach(void);
+/* The quiescent point of a real-time thread: the calling thread holds
+   nothing of any registry now (it is outside every call, hook and lookup).
+   Default build: one atomic store (the current epoch into the thread's
+   record) on an attached, online thread; it never blocks, allocates or
+   frees -- freeing is dk_registry_reclaim's work, on a thread that may
+   block. On a thread not attached yet it attaches first (dk_thread_attach:
+   its one allocation); on one offline it comes back online (a fence
+   more). Under DK_CALL_EPOCHS there is nothing to declare: it only checks
+   that the thread is outside every call. DK_ERR_IN_CALL inside a call or
+   hook; DK_ERR_NO_MEMORY only while attaching. */
+DK_API dk_status dk_thread_quiescent(void);
 /* The number the statistics and the logger use for the calling thread
    (1, 2, ... in the order threads first took part), 0 before that. */
 DK_API unsigned dk_thread_id(void);
@@ -3823,6 +3874,7 @@ typedef SRWLOCK dk__mutex;
 #define dk__mutex_destroy(m) ((void)(m))
 #define dk__mutex_lock(m) AcquireSRWLockExclusive(m)
 #define dk__mutex_unlock(m) ReleaseSRWLockExclusive(m)
+#define dk__mutex_trylock(m) (TryAcquireSRWLockExclusive(m) != 0)
 #define dk__yield() SwitchToThread()
 #else
 #include <pthread.h>
@@ -3833,7 +3885,7 @@ typedef pthread_mutex_t dk__mutex;
 #define dk__mutex_destroy(m) pthread_mutex_destroy(m)
 #define dk__mutex_lock(m) pthread_mutex_lock(m)
 #define dk__mutex_unlock(m) pthread_mutex_unlock(m)
-#define dk__mutex_trylock(m) (pthread_mutex_trylock(m) == 0)   /* the fork handlers (see "fork", >>impl-registry) */
+#define dk__mutex_trylock(m) (pthread_mutex_trylock(m) == 0)   /* the fork handlers, dk_registry_reclaim */
 #define dk__yield() sched_yield()
 #endif
 
@@ -5077,6 +5129,12 @@ DK__PRIVATE void dk__lock(dk_registry *r) {
     dk__mutex_lock(&r->lock);
     DK__STORE_RLX(&r->owner, (const char *)&dk__me);
 }
+/* dk_registry_reclaim's way in: it never waits for a registration. */
+DK__PRIVATE int dk__trylock(dk_registry *r) {
+    if (!dk__mutex_trylock(&r->lock)) return 0;
+    DK__STORE_RLX(&r->owner, (const char *)&dk__me);
+    return 1;
+}
 DK__PRIVATE void dk__unlock(dk_registry *r) {
     DK__STORE_RLX(&r->owner, (const char *)NULL);
     dk__mutex_unlock(&r->lock);
@@ -5508,7 +5566,8 @@ DK__PRIVATE dk_status dk__reclaim(dk_registry *r, int wait, const char *what) {
 #ifdef DK_CALL_EPOCHS
     wait = 1;
 #endif
-    dk__lock(r);
+    if (wait) dk__lock(r);
+    else if (!dk__trylock(r)) return DK_OK;   /* a registration holds it: the next reclaim frees */
     dk__end_change_as(r, 1);
     g = DK__LOAD_RLX(&dk__epoch);
     if (wait) {
@@ -5550,6 +5609,47 @@ DK_API dk_status dk_thread_online(void) {
     DK__FENCE_SEQ();   /* the record is visible before any table is read (Note [Reclamation]) */
 #endif
     return DK_OK;
+}
+
+/* Everything a thread allocates for its calls, made now: its state (the
+   message buffer), the exit destructor that gives it back (glibc's
+   pthread_setspecific may allocate the first time), its record, and under
+   call epochs its linked word, so that the thread's first call takes the
+   fast way as every later one (DK__CTR_SLOW stays set only without
+   membarrier: those threads fence on every outermost call). */
+DK_API dk_status dk_thread_attach(void) {
+    dk__thread_state *t;
+    if (dk__in_call()) return dk__fail(DK_ERR_IN_CALL, "thread_attach: called from inside a call or hook");
+#ifdef DK_CALL_EPOCHS
+    if (dk__rd.exited)
+        return dk__fail(DK_ERR_IN_CALL, "thread_attach: the thread's exit destructor has run (its calls from "
+                                        "later destructors are late calls, which never attach)");
+#endif
+    if (!(t = dk__thread_state_get()) || (!t->exit_registered && !(t->exit_registered = dk__thread_register(t))))
+        return dk__fail(DK_ERR_NO_MEMORY, "thread_attach: out of memory, or no thread-exit destructor could be "
+                                          "registered (pthread_setspecific / FlsSetValue)");
+    if (!dk__reader_get()) return dk__fail(DK_ERR_NO_MEMORY, "thread_attach: out of memory for the thread's record");
+#ifdef DK_CALL_EPOCHS
+    DK__STORE_RLX(&dk__rd.ctr, DK__LOAD_RLX(&dk__asymmetric) ? (uint64_t)0 : DK__CTR_SLOW);   /* outside calls */
+    return DK_OK;
+#else
+    return dk_thread_online();
+#endif
+}
+
+DK_API dk_status dk_thread_quiescent(void) {
+#ifndef DK_CALL_EPOCHS
+    dk__reader *rec = dk__rd.rec;
+#endif
+    if (dk__in_call()) return dk__fail(DK_ERR_IN_CALL, "thread_quiescent: called from inside a call or hook");
+#ifdef DK_CALL_EPOCHS
+    return dk__rd.rec ? DK_OK : dk_thread_attach();
+#else
+    if (!rec) return dk_thread_attach();
+    if (!DK__LOAD_RLX(&rec->qs)) return dk_thread_online();   /* offline: the way back fences */
+    DK__STORE_REL(&rec->qs, DK__LOAD_ACQ(&dk__epoch));         /* dk__quiescent's store, nothing else */
+    return DK_OK;
+#endif
 }
 
 DK_API unsigned dk_thread_id(void) { return dk__rd.rec ? dk__rd.rec->id : 0; }
