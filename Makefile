@@ -58,7 +58,7 @@ UNIT_TESTS := test_keyspace test_conformance test_custom_config test_config_mism
 UNIT_TESTS += test_names test_debug test_quiescent test_quiescent_epochs test_call_epochs
 TSAN_TESTS := test_threads test_call test_races test_reclaim test_reclaim_epochs test_threads_epochs test_names \
               test_quiescent test_quiescent_epochs test_call_epochs
-UNIT_TESTS += test_abi test_user_lists test_realtime test_realtime_epochs
+UNIT_TESTS += test_abi test_user_lists test_realtime test_realtime_epochs test_memory test_memory_epochs
 TSAN_TESTS += test_realtime test_realtime_epochs
 # the suites that depend on the key space, built again with the 2.11 preset
 # (test_keyspace_2_11: the 2.11 key space against PyTorch 2.11.0's own answers)

@@ -217,7 +217,11 @@
             that way clears the table's one pointer to what the def says
             (schema, defaults, adapters together). An operator's
             table is about 2.4 KB (default lists): per runtime slot 16 bytes
-            (the kernel record and its fn), per backend a 32-byte row.
+            (the kernel record and its fn), per backend a 32-byte row. Every
+            object the API hands out is allocated at least at sizeof its
+            type (a snapshot may be copied as a struct). An allocator hook
+            gives pointers aligned for a pointer and a double (8 bytes:
+            dk_registry_desc.alloc).
             The operators themselves (dk_operator and the registry's two
             pointers beside it: 48 bytes with 64-bit pointers) sit in
             slabs of up to 256 that never move, apart from their names and
@@ -2307,10 +2311,11 @@ DK_STATIC_ASSERT(sizeof(dk_backend_row) == 32, "a backend row is 32 bytes");
 DK_STATIC_ASSERT(DK__REASON_END <= 16, "a slot's reason fits in 4 bits");
 DK_STATIC_ASSERT(sizeof(dk_op_table) < 32768, "entry offsets are signed 16-bit values");
 /* The bytes of an operator's table (its snapshots are allocated and copied
-   at this size): without reasons_rest when the rows' spare bytes hold every
-   slot's reason, whose one byte would cost the struct's padding too. */
-#define DK__TABLE_BYTES \
-    (DK__REASON_REST > 0 ? sizeof(dk_op_table) : offsetof(dk_op_table, reasons_rest))
+   at this size): the whole struct, so that a snapshot copied as C copies a
+   struct (dk_op_table t = *dk_op_table_of(op)) stays inside its block,
+   even where reasons_rest is not used (its byte and the padding: 8 bytes
+   with the default lists). */
+#define DK__TABLE_BYTES sizeof(dk_op_table)
 /* Per functionality f, computed once (the tables below name these short
    constants instead of expanding DK__ENTRY_OFFSET in each of their cells,
    which made every unit preprocess a megabyte): DK__EOF_f, the entry
@@ -2430,7 +2435,14 @@ DK_API dk_alias_analysis dk_op_alias_analysis(const dk_operator *op);
 
 /* Memory and messages. Zero-initialise, set what you need. */
 typedef struct dk_registry_desc {
-    void *(*alloc)(size_t size, void *user_data);   /* both or neither */
+    /* Both or neither (NULL: malloc and free). alloc returns a pointer
+       aligned for a pointer, a double and a uint64_t (8 bytes on the usual
+       targets: an arena's pointers do), or NULL; one aligned as malloc's
+       (16 bytes on x86-64 and AArch64) costs nothing more, a block of one
+       aligned less is allocated again with 15 bytes more.
+       dk_registry_create answers DK_ERR_BAD_ARGUMENT when the registry's
+       own pointer is aligned less than that. */
+    void *(*alloc)(size_t size, void *user_data);
     void (*free)(void *ptr, void *user_data);
     void *alloc_user_data;
     /* warnings and errors that have no caller to return to (DK_FORALL_LOG_ITEMS);
@@ -5167,29 +5179,34 @@ static void dk__default_free(void *p, void *ud) { (void)ud; free(p); }
 
 /* n bytes after a block header; align (a power of two, or 1) is the
    alignment of the bytes, the header's shift how far it is from the
-   allocator's pointer. The allocator's pointers are aligned for the header
-   (DK__MAX_ALIGN, as malloc's), so a larger align asks for align -
-   DK__MAX_ALIGN bytes more; a pointer aligned less (a custom allocator)
-   is given back and the allocation made again with align - 1 more. */
-DK_INLINE void *dk__alloc_aligned(dk_registry *r, size_t n, size_t align) {
-    size_t slack = align > DK__MAX_ALIGN ? align - DK__MAX_ALIGN : 0, total = sizeof(dk__block) + n + slack, shift;
-    char *raw = total <= ((size_t)-1 >> DK__SHIFT_BITS) - align ? (char *)r->desc.alloc(total, r->desc.alloc_user_data)
-                                                                 : NULL;
+   allocator's pointer. The header needs DK__MAX_ALIGN (16 with x86-64's
+   long double), which malloc's pointers have, so a larger align asks for
+   align - DK__MAX_ALIGN bytes more; a pointer aligned less (a custom
+   allocator: an arena's 8-aligned pointers) is given back and the
+   allocation made again with the alignment's bytes - 1 more. NULL when out
+   of memory, without a message (dk__alloc_aligned says it). */
+DK_INLINE void *dk__alloc_quiet(dk_registry *r, size_t n, size_t align) {
+    size_t a = align < DK__MAX_ALIGN ? DK__MAX_ALIGN : align;
+    size_t slack = a - DK__MAX_ALIGN, total = sizeof(dk__block) + n + slack, shift;
+    char *raw = total <= ((size_t)-1 >> DK__SHIFT_BITS) - a ? (char *)r->desc.alloc(total, r->desc.alloc_user_data)
+                                                             : NULL;
     dk__block *b;
-    if (raw && (shift = (0 - (uintptr_t)(raw + sizeof(dk__block))) & (align - 1)) > slack) {
+    if (raw && (shift = (0 - (uintptr_t)(raw + sizeof(dk__block))) & (a - 1)) > slack) {
         r->desc.free(raw, r->desc.alloc_user_data);
-        total = sizeof(dk__block) + n + align - 1;
+        total = sizeof(dk__block) + n + a - 1;
         raw = (char *)r->desc.alloc(total, r->desc.alloc_user_data);
     }
-    if (!raw) {
-        dk__fail(DK_ERR_NO_MEMORY, "out of memory allocating %lu bytes", (unsigned long)n);
-        return NULL;
-    }
-    b = (dk__block *)(void *)(raw + ((0 - (uintptr_t)(raw + sizeof(dk__block))) & (align - 1)));
+    if (!raw) return NULL;
+    b = (dk__block *)(void *)(raw + ((0 - (uintptr_t)(raw + sizeof(dk__block))) & (a - 1)));
     b->h.next = NULL;
     b->h.size_shift = total << DK__SHIFT_BITS | (size_t)((char *)b - raw);
     r->live_bytes += total;
     return b + 1;
+}
+DK_INLINE void *dk__alloc_aligned(dk_registry *r, size_t n, size_t align) {
+    void *p = dk__alloc_quiet(r, n, align);
+    if (!p) dk__fail(DK_ERR_NO_MEMORY, "out of memory allocating %lu bytes", (unsigned long)n);
+    return p;
 }
 DK__PRIVATE void *dk__alloc(dk_registry *r, size_t n) { return dk__alloc_aligned(r, n, 1); }
 /* An operator table, 32-byte aligned: each backend row in one half of a
@@ -5197,7 +5214,7 @@ DK__PRIVATE void *dk__alloc(dk_registry *r, size_t n) { return dk__alloc_aligned
    header goes before it when the allocator's pointer + 16 is so aligned,
    after it when the pointer itself is (then the last spare byte of the
    rows, past every slot's reason, says so: DK__TABLE_AFTER), so that
-   malloc's 16-byte alignment costs no slack (2,376 bytes, not 2,392, with
+   malloc's 16-byte alignment costs no slack (2,384 bytes, not 2,400, with
    the default lists); another pointer is given back for dk__alloc_aligned's
    slack. Only where one of the two places always fits a pointer aligned as
    malloc's (a 16-byte header, 16-byte alignment: x86-64, AArch64; not
@@ -7974,6 +7991,11 @@ DK__PRIVATE dk_status dk__registry_init(dk_registry *r) {
 
 DK__PRIVATE void dk__registry_free(dk_registry *r);
 
+/* What alloc's pointers must be aligned to (dk_registry_desc.alloc): the
+   registry's own struct; blocks take care of their header's alignment. */
+typedef struct dk__registry_align { char c; dk_registry r; } dk__registry_align;
+#define DK__REGISTRY_ALIGN offsetof(dk__registry_align, r)
+
 /* A new registry, not listed yet (dk__registry_list). */
 DK__PRIVATE dk_status dk__registry_new(const dk_registry_desc *desc, dk_registry **out, const char *signature) {
     dk_registry_desc d;
@@ -7988,6 +8010,11 @@ DK__PRIVATE dk_status dk__registry_new(const dk_registry_desc *desc, dk_registry
     if (!d.alloc) { d.alloc = dk__default_alloc; d.free = dk__default_free; }
     r = (dk_registry *)d.alloc(sizeof *r, d.alloc_user_data);
     if (!r) return dk__fail(DK_ERR_NO_MEMORY, "registry_create: out of memory");
+    if ((uintptr_t)r % DK__REGISTRY_ALIGN) {
+        d.free(r, d.alloc_user_data);
+        return dk__fail(DK_ERR_BAD_ARGUMENT, "registry_create: desc.alloc returned %p, aligned to fewer than the "
+                        "%u bytes a registry needs (see dk_registry_desc.alloc)", (void *)r, (unsigned)DK__REGISTRY_ALIGN);
+    }
     memset(r, 0, sizeof *r);
     r->desc = d;
     if ((s = dk__registry_init(r)) != DK_OK) {
