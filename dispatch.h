@@ -205,7 +205,10 @@
             and freed once no thread can still read it (Note
             [Reclamation]); a registry's memory is bounded by what is
             registered now, not by its history, if the program does what
-            its mode asks (WHAT A PROGRAM DOES, below).
+            its mode asks (WHAT A PROGRAM DOES, below): the name index and
+            the id array shrink too, once the operators fill 1/16 and 1/4
+            of them (ids are stable: the array keeps room up to the
+            highest id in use).
             Out of memory during a deregistration, the table is rewritten in
             place: the one case in which a racing call may see a mix of
             slots and masks (never one kernel's fn with another's record:
@@ -249,8 +252,9 @@
             is safe: pthread_atfork handlers (installed with the first
             registry) take every registry's lock and release them after
             it, so the child gets whole, unlocked registries, and no
-            other thread's quiescent state or call epoch is waited for
-            there (only the forking thread exists in the child).
+            other thread's quiescent state, call epoch or late call is
+            waited for there (only the forking thread exists in the
+            child).
             dk_registry_destroy needs the caller to
             guarantee that nothing else uses the registry; destroying the
             default registry makes the next dk_registry_default() create a
@@ -5860,8 +5864,9 @@ DK__PRIVATE void dk__index_remove(dk_registry *r, dk__op *op) {
     DK__STORE_REL(&ix->buckets[i].op, &r->tombstone);
 }
 
-DK__PRIVATE dk__index *dk__index_new(dk_registry *r, size_t nbuckets) {
-    dk__index *ix = (dk__index *)dk__alloc(r, sizeof(dk__index) + 64 + nbuckets * sizeof(dk__bucket));
+DK__PRIVATE dk__index *dk__index_new(dk_registry *r, size_t nbuckets, int quiet) {
+    size_t bytes = sizeof(dk__index) + 64 + nbuckets * sizeof(dk__bucket);
+    dk__index *ix = (dk__index *)(quiet ? dk__alloc_quiet(r, bytes, 1) : dk__alloc(r, bytes));
     if (!ix) return NULL;
     ix->mask = nbuckets - 1;
     ix->used = 0;
@@ -5922,7 +5927,7 @@ DK__PRIVATE dk_status dk__op_prepare(dk_registry *r, const char *name, size_t le
            (amortised O(1)); 4/3 to 4 buckets per operator, 43 to 128 B */
         size_t n = 64;
         while (n < (size_t)(r->live_ops + 1) * 2) n *= 2;
-        if (!(p->grown = dk__index_new(r, n))) goto fail;
+        if (!(p->grown = dk__index_new(r, n, 0))) goto fail;
     }
     if (r->live_ops == r->n_ops && r->n_ops == r->cap_ops) { /* no free id */
         p->grown_cap = r->cap_ops ? r->cap_ops + r->cap_ops / 2 : 64;   /* by half: 8 to 12 B an operator */
@@ -5988,6 +5993,40 @@ DK__PRIVATE void dk__op_commit(dk_registry *r, dk__op_prep *p) {
     }
 }
 
+/* The name index and the id array follow what is registered now (MEMORY
+   in the manual), not the most operators the registry ever held: once the
+   live operators fill at most 1/16 of the index's buckets, it is rebuilt
+   at 2 to 4 buckets per operator (as it grows: 1/4 to 1/2 full, so that
+   neither a rebuild to grow nor another to shrink comes before about as
+   many changes as it moves); once the ids in use (below the highest live
+   one: ids are stable) fill at most 1/4 of the id array, it moves to one
+   of twice their number. Both at least 64. Out of memory, nothing
+   shrinks and nothing fails (no message either: a deregistration's
+   caller sees DK_OK). */
+DK__PRIVATE void dk__op_shrink(dk_registry *r) {
+    dk__index *ix = r->index, *small;
+    size_t cap = ix ? ix->mask + 1 : 0, n = 64, i;
+    if (cap > 64 && (size_t)r->live_ops * 16 <= cap) {
+        while (n < (size_t)(r->live_ops + 1) * 2) n *= 2;
+        if (n < cap && (small = dk__index_new(r, n, 1)) != NULL) {
+            for (i = 0; i <= ix->mask; i++)
+                if (ix->buckets[i].op && ix->buckets[i].op != &r->tombstone) dk__index_move(small, &ix->buckets[i]);
+            DK__STORE_REL(&r->index, small);
+            dk__retire(r, ix);
+        }
+    }
+    if (r->cap_ops > 64 && (size_t)r->n_ops * 4 <= r->cap_ops) {
+        uint32_t c = r->n_ops * 2 > 64 ? r->n_ops * 2 : 64;
+        dk__op **to = (dk__op **)dk__alloc_quiet(r, c * sizeof(dk__op *), 1);
+        if (to) {
+            if (r->n_ops) memcpy(to, r->ops, r->n_ops * sizeof(dk__op *));
+            dk__free(r, r->ops);   /* only ever read under the lock */
+            r->ops = to;
+            r->cap_ops = c;
+        }
+    }
+}
+
 /* An operator with neither a def nor a kernel goes away. */
 DK__PRIVATE void dk__op_remove_if_unused(dk_registry *r, dk__op *op) {
     if (op->def || op->impls) return;
@@ -5999,6 +6038,7 @@ DK__PRIVATE void dk__op_remove_if_unused(dk_registry *r, dk__op *op) {
     dk__retire_table(r, op->pub.table);
     dk__retire(r, op->pub.name);   /* the operator's block; its slot waits as long */
     dk__slot_retire(r, op, op->pub.name);
+    dk__op_shrink(r);
 }
 
 
@@ -7921,7 +7961,8 @@ static void dk__fork_done(void) {
 }
 /* In the child only the forking thread exists: no other thread's record
    holds anything back (a call epoch or a quiescent point it will never
-   pass again). */
+   pass again), nor another thread's late call (call epochs: the shared
+   count keeps only the forking thread's own, if it is inside one). */
 static void dk__fork_child(void) {
     dk__reader *rec;
     for (rec = dk__readers; rec; rec = rec->next)
@@ -7929,6 +7970,9 @@ static void dk__fork_child(void) {
             rec->ctr = NULL;
             dk__reader_release(rec);
         }
+#ifdef DK_CALL_EPOCHS
+    DK__STORE_REL(&dk__late_calls, (uint64_t)(dk__rd.exited && (dk__rd.ctr & DK__CTR_NEST) ? 1 : 0));
+#endif
     dk__fork_done();
 }
 static pthread_once_t dk__fork_once = PTHREAD_ONCE_INIT;

@@ -156,11 +156,106 @@ static void test_pointers_aligned_less_than_8_refused(void **state) {
     assert_int_equal(c.allocs, c.frees);
 }
 
+/* ---- memory follows what is registered now --------------------------------------- */
+
+static dk_registration *peak_defs[PEAK_OPS];
+
+/* PEAK_OPS operators, removed down to the first one and reclaimed: live
+   bytes within 20x of a fresh registry holding that one operator. */
+static void test_memory_after_a_peak(void **state) {
+    counter c, fresh;
+    dk_registry *r, *f;
+    dk_registration *one;
+    dk_registry_stats st;
+    char schema[64];
+    size_t after, alone;
+    int i;
+    (void)state;
+    assert_int_equal(counted_registry(&c, 0, &r), DK_OK);
+    for (i = 0; i < PEAK_OPS; i++) {
+        snprintf(schema, sizeof schema, "mem::p%d(Tensor x) -> Tensor", i);
+        assert_int_equal(dk_def(r, schema, &peak_defs[i]), DK_OK);
+    }
+    for (i = 1; i < PEAK_OPS; i++) assert_int_equal(dk_deregister(peak_defs[i]), DK_OK);
+    assert_int_equal(dk_registry_reclaim(r), DK_OK);
+    dk_registry_get_stats(r, &st);
+    assert_int_equal(st.retired_bytes, 0);
+    assert_int_equal(st.operators, 1);
+    assert_non_null(dk_op_lookup(r, "mem::p0"));
+    after = c.live;
+    assert_int_equal(counted_registry(&fresh, 0, &f), DK_OK);
+    assert_int_equal(dk_def(f, "mem::p0(Tensor x) -> Tensor", &one), DK_OK);
+    alone = fresh.live;
+    printf("  after a peak of %d operators, removed down to one: %lu bytes live (a fresh registry with it: %lu)\n",
+           PEAK_OPS, (unsigned long)after, (unsigned long)alone);
+    assert_true(after <= 20 * alone);
+    /* and it grows again as before */
+    for (i = 1; i < 1000; i++) {
+        snprintf(schema, sizeof schema, "mem::p%d(Tensor x) -> Tensor", i);
+        assert_int_equal(dk_def(r, schema, &peak_defs[i]), DK_OK);
+    }
+    for (i = 0; i < 1000; i++) {
+        snprintf(schema, sizeof schema, "mem::p%d", i);
+        assert_non_null(dk_op_lookup(r, schema));
+    }
+    dk_registry_destroy(r);
+    dk_registry_destroy(f);
+    assert_int_equal(c.live, 0);
+}
+
+/* Hysteresis: def/deregister pairs at the size where the index and the id
+   array shrank do not rebuild them on every change. 1,000 operators are
+   defined, removed down to where the index shrinks, then CYCLES pairs of
+   a def and its deregistration: the index and the id array are replaced
+   a few times (the index's tombstones), never once per pair. */
+#define CYCLES 20000
+static void test_no_thrashing_at_the_boundary(void **state) {
+    counter c;
+    dk_registry *r;
+    dk_registration *d;
+    char schema[64];
+    const void *ix, *ops;
+    long index_changes = 0, ops_changes = 0;
+    int i, live = 1000;
+    (void)state;
+    assert_int_equal(counted_registry(&c, 0, &r), DK_OK);
+    for (i = 0; i < live; i++) {
+        snprintf(schema, sizeof schema, "mem::b%d(Tensor x) -> Tensor", i);
+        assert_int_equal(dk_def(r, schema, &peak_defs[i]), DK_OK);
+    }
+    ix = r->index;
+    while (r->index == ix) assert_int_equal(dk_deregister(peak_defs[--live]), DK_OK);   /* the index shrank */
+    ix = r->index;
+    ops = r->ops;
+    for (i = 0; i < CYCLES; i++) {
+        snprintf(schema, sizeof schema, "mem::c%d(Tensor x) -> Tensor", i);
+        assert_int_equal(dk_def(r, schema, &d), DK_OK);
+        index_changes += r->index != ix;
+        ops_changes += r->ops != ops;
+        ix = r->index;
+        ops = r->ops;
+        assert_int_equal(dk_deregister(d), DK_OK);
+        index_changes += r->index != ix;
+        ops_changes += r->ops != ops;
+        ix = r->index;
+        ops = r->ops;
+        if (i % 1000 == 0) assert_int_equal(dk_registry_reclaim(r), DK_OK);
+    }
+    printf("  %d def/deregister pairs beside %d operators: %ld index rebuilds, %ld id array moves\n", CYCLES, live,
+           index_changes, ops_changes);
+    assert_true(index_changes <= CYCLES / 16);
+    assert_true(ops_changes <= 2);
+    dk_registry_destroy(r);
+    assert_int_equal(c.live, 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table_copied_as_a_struct),
         cmocka_unit_test(test_arena_pointers_aligned_to_8),
         cmocka_unit_test(test_pointers_aligned_less_than_8_refused),
+        cmocka_unit_test(test_memory_after_a_peak),
+        cmocka_unit_test(test_no_thrashing_at_the_boundary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
