@@ -323,7 +323,10 @@
          and then dlclose(handle): the wait happens outside the dynamic
          loader's lock. dlclose alone also closes and waits, but inside
          the loader's lock: that deadlocks if a thread it waits for runs a
-         kernel that calls dlopen, dlsym or dladdr.
+         kernel that calls dlopen, dlsym or dladdr; after about a second
+         of waiting the logger hears DK_LOG_UNLOAD_WAITING (the thread
+         waited for, by dk_thread_id, and the two steps), and the wait
+         goes on.
        - Exit: threads need not be joined. Once exit() begins nothing is
          freed and nothing waits, so a thread still calling reads valid
          memory until the process ends.
@@ -1518,7 +1521,10 @@ typedef enum dk_status { DK_FORALL_STATUS(DK__STATUS_ENUM) DK__STATUS_END } dk_s
                                      "attaching it, no thread-exit destructor, membarrier failing, calls " \
                                      "nested too deep); abort() follows")                                  \
     X(RETIRED_MEMORY,       WARNING, "retired memory passed dk_registry_desc.retired_warn_bytes: threads " \
-                                     "that do not pass quiescent points hold it (once per registry)")
+                                     "that do not pass quiescent points hold it (once per registry)")        \
+    X(UNLOAD_WAITING,       WARNING, "a library block's destructor (inside dlclose) has waited about a "   \
+                                     "second for a thread that may run its kernels; it keeps waiting (once " \
+                                     "per unload; unload in two steps: dk_library_unload, then dlclose)")
 
 typedef enum dk_log_level { DK_LOG_PANIC, DK_LOG_ERROR, DK_LOG_WARNING } dk_log_level;
 #define DK__LOG_ITEM_ENUM(item, level, text) DK_LOG_##item,
@@ -3844,6 +3850,7 @@ DK_INLINE const char *dk_op_schema(const dk_operator *op) {
 #include <stdlib.h>
 #include <string.h>
 #include <stdarg.h>
+#include <time.h>
 
 #ifndef DK_ASSERT
 #include <assert.h>
@@ -4471,12 +4478,51 @@ DK__PRIVATE uint64_t dk__oldest_reader(void) {
     return oldest;
 }
 
+/* The dk_thread_id of a thread that holds back something older than g
+   (0: a late call, under call epochs). */
+DK__PRIVATE unsigned dk__holder(uint64_t g) {
+    const dk__reader *rec;
+    unsigned id = 0;
+    DK__SCAN_LOCK();
+    for (rec = DK__LOAD_ACQ(&dk__readers); rec && !id; rec = rec->next) {
+        uint64_t e = dk__held(rec);
+        if (e && e < g && DK__LOAD_RLX(&rec->in_use)) id = rec->id;
+    }
+    DK__SCAN_UNLOCK();
+    return id;
+}
+
 /* Waits until every record holds back nothing older than g (never called
-   from inside a call: the caller's own record holds nothing). */
-DK__PRIVATE void dk__grace_wait(uint64_t g) {
+   from inside a call: the caller's own record holds nothing). A library
+   block's destructor (warn: its registry's logger, copied under the lock)
+   waits inside dlclose, where a thread that needs the loader's lock never
+   comes back: after about a second (time()'s whole seconds: 1 to 2) it
+   says so, once, and waits on -- the code may not be unmapped before. */
+DK__PRIVATE void dk__grace_wait_in(uint64_t g, const dk_logger *warn) {
     unsigned spins = 0;
-    while (dk__oldest_reader() < g)
-        if (++spins > 64) dk__yield();
+    time_t start = warn ? time(NULL) : (time_t)0;
+    while (dk__oldest_reader() < g) {
+        char whom[64], msg[640];
+        unsigned id;
+        if (++spins <= 64) continue;
+        dk__yield();
+        if (!warn || spins % 64 != 0 || difftime(time(NULL), start) < 2) continue;
+        if ((id = dk__holder(g)) != 0) snprintf(whom, sizeof whom, "thread %u", id);
+        else snprintf(whom, sizeof whom, "a late call (one made after its thread's exit destructor)");
+        snprintf(msg, sizeof msg, "a library block's destructor has waited about a second inside dlclose (thread "
+                 "%u unloads) for %s %s: if that thread waits for the dynamic loader (a kernel calling dlopen, "
+                 "dlsym or dladdr), this never ends. Unload in two steps, the wait outside the loader's lock: "
+                 "dk_library_unload(dlsym(handle, \"a symbol\")), then dlclose(handle). Still waiting.",
+                 dk_thread_id(), whom,
+#ifdef DK_CALL_EPOCHS
+                 "to leave its call"
+#else
+                 "to pass a quiescent point"
+#endif
+                 );
+        dk__log_to(warn, DK_LOG_UNLOAD_WAITING, msg);
+        warn = NULL;
+    }
 }
 
 /* ---- hooks published as one unit -------------------------------------------
@@ -5574,10 +5620,13 @@ DK__PRIVATE dk_status dk__reclaim_check(dk_registry *r, const char *what) {
     return DK_OK;
 }
 
-/* reclaim (wait = 0) and synchronize (wait = 1); see their declarations.
-   Under call epochs both wait: a thread outside calls holds nothing. */
+/* reclaim (wait = 0), synchronize (wait = 1) and a library block's
+   destructor (wait = 2: synchronize, warning after about a second); see
+   their declarations. Under call epochs all wait: a thread outside calls
+   holds nothing. */
 DK__PRIVATE dk_status dk__reclaim(dk_registry *r, int wait, const char *what) {
     dk_status s;
+    dk_logger logger;
     uint64_t g;
     int taking_part = dk__rd.rec && DK__LOAD_RLX(&dk__rd.rec->qs) != 0;
     if ((s = dk__reclaim_check(r, what)) != DK_OK) return s;
@@ -5585,17 +5634,18 @@ DK__PRIVATE dk_status dk__reclaim(dk_registry *r, int wait, const char *what) {
     /* reclaim makes the caller take part; synchronize only waits */
     if ((!wait || taking_part) && (s = dk__quiescent()) != DK_OK) return s;
 #ifdef DK_CALL_EPOCHS
-    wait = 1;
+    if (!wait) wait = 1;
 #endif
     if (wait) dk__lock(r);
     else if (!dk__trylock(r)) return DK_OK;   /* a registration holds it: the next reclaim frees */
     dk__end_change_as(r, 1);
     g = DK__LOAD_RLX(&dk__epoch);
     if (wait) {
+        logger = dk__hooks_of(r)->logger;   /* read under the lock: the record may go meanwhile */
         dk__unlock(r);
         /* waiting, it holds nothing: another waiter does not wait for it */
         if (dk__rd.rec) DK__STORE_REL(&dk__rd.rec->qs, (uint64_t)0);
-        dk__grace_wait(g);
+        dk__grace_wait_in(g, wait == 2 ? &logger : NULL);
         if (taking_part && (s = dk__quiescent()) != DK_OK) return s;
         dk__lock(r);
     }
@@ -7457,7 +7507,7 @@ DK_API void dk__library_static_close(dk_library **slot) {
     dk_registry *r;
     if (!lib || DK__LOAD_ACQ(&dk__exiting)) return;
     r = lib->registry;
-    if (dk_library_close(lib) == DK_OK && !dk__in_call()) dk_registry_synchronize(r);
+    if (dk_library_close(lib) == DK_OK && !dk__in_call()) (void)dk__reclaim(r, 2, "library block destructor");
 }
 
 DK_API dk_status dk_library_unload(const void *address) {
