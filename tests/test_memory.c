@@ -189,6 +189,17 @@ static void test_memory_after_a_peak(void **state) {
     printf("  after a peak of %d operators, removed down to one: %lu bytes live (a fresh registry with it: %lu)\n",
            PEAK_OPS, (unsigned long)after, (unsigned long)alone);
     assert_true(after <= 20 * alone);
+    /* PEAK_OPS def/deregister pairs of fresh names beside it: still so */
+    for (i = 0; i < PEAK_OPS; i++) {
+        dk_registration *d;
+        snprintf(schema, sizeof schema, "mem::q%d(Tensor x) -> Tensor", i);
+        assert_int_equal(dk_def(r, schema, &d), DK_OK);
+        assert_int_equal(dk_deregister(d), DK_OK);
+        if (i % 1000 == 999) assert_int_equal(dk_registry_reclaim(r), DK_OK);
+    }
+    assert_int_equal(dk_registry_reclaim(r), DK_OK);
+    printf("  and after %d def/deregister pairs: %lu bytes live\n", PEAK_OPS, (unsigned long)c.live);
+    assert_true(c.live <= 20 * alone);
     /* and it grows again as before */
     for (i = 1; i < 1000; i++) {
         snprintf(schema, sizeof schema, "mem::p%d(Tensor x) -> Tensor", i);
