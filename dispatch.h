@@ -2530,7 +2530,8 @@ DK_API dk_status dk_registry_synchronize(dk_registry *r);
    a thread that left kernels by longjmp (or an exception) says it is
    outside them again (with DK_CALL_EPOCHS its brackets are reset; it may
    call again at once). Online: the thread takes part again (a quiescent
-   point); DK_ERR_IN_CALL inside a call or hook, DK_ERR_NO_MEMORY. */
+   point; a thread not attached yet is attached, as dk_thread_attach);
+   DK_ERR_IN_CALL inside a call or hook, DK_ERR_NO_MEMORY. */
 DK_API dk_status dk_thread_offline(void);
 DK_API dk_status dk_thread_online(void);
 /* Attaches the calling thread ahead of its first call, in both modes:
@@ -5675,6 +5676,9 @@ DK_API dk_status dk_thread_offline(void) {
 DK_API dk_status dk_thread_online(void) {
     dk_status s;
     if (dk__in_call()) return dk__fail(DK_ERR_IN_CALL, "thread_online: called from inside a call or hook");
+#ifdef DK_CALL_EPOCHS
+    if (!dk__rd.rec && !dk__rd.exited) return dk_thread_attach();   /* taking part: attached ahead of its calls */
+#endif
     if ((s = dk__quiescent()) != DK_OK) return s;
 #ifndef DK_CALL_EPOCHS
     DK__FENCE_SEQ();   /* the record is visible before any table is read (Note [Reclamation]) */
