@@ -60,7 +60,8 @@ UNIT_TESTS += test_names test_debug test_quiescent test_quiescent_epochs test_ca
 TSAN_TESTS := test_threads test_call test_races test_reclaim test_reclaim_epochs test_threads_epochs test_names \
               test_quiescent test_quiescent_epochs test_call_epochs test_timeline
 UNIT_TESTS += test_abi test_abi_epochs test_user_lists test_timeline test_timeline_epochs test_reads test_reads_epochs
-TSAN_TESTS += test_reads test_reads_epochs
+UNIT_TESTS += test_realtime test_realtime_epochs test_memory test_memory_epochs
+TSAN_TESTS += test_reads test_reads_epochs test_realtime test_realtime_epochs
 # the suites that depend on the key space, built again with the 2.11 preset
 # (test_keyspace_2_11: the 2.11 key space against PyTorch 2.11.0's own answers)
 PRESET_2_11_TESTS := test_keyset_bits test_registry test_call test_boxed test_guards test_resolution_property
@@ -133,6 +134,9 @@ FLAGS_test_keyspace_2_11     := -DDK_PRESET_TORCH_2_11
 ARGS_test_names              := tests/conformance/texts-1.13.1.txt
 ARGS_test_abi                := dispatch.h
 ARGS_test_abi_epochs         := dispatch.h
+# the real-time test counts the allocations, locks and yields of its audio thread
+FLAGS_test_realtime          := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free \
+                                -Wl,--wrap=pthread_mutex_lock,--wrap=pthread_mutex_trylock,--wrap=sched_yield
 
 $(BUILD)/test_%: tests/test_%.c dispatch.h tests/custom_config.h tests/user_lists_config.h tests/vectors.h | $(BUILD)
 	$(CC) $(CFLAGS_T) $(EXTRA) $(FLAGS_test_$*) $< -o $@ $(LIBS_T)

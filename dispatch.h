@@ -93,6 +93,8 @@
    keysets DK_KS_* (what a tensor carries and what a kernel redispatches
    to); dk_guard_below_autograd / dk_guard_pop (call below autograd from
    outside a kernel); dk_last_error and dk_status_str (what went wrong).
+   A thread that calls while others register: WHAT A PROGRAM DOES (below);
+   a real-time one (an audio callback): REAL-TIME THREADS, there.
    Everything else is advanced and listed by task under THE API BY TASK.
 
    TABLE OF CONTENTS (grep for the >>tag)
@@ -199,13 +201,17 @@
    MEMORY   Registries allocate through dk_registry_desc.alloc/free; calls
             never allocate, but for a thread's state, malloc'ed once: its
             16 KB message buffer on its first error, and under call epochs
-            its record on its first call (see THREADS). What a change
+            its record on its first call (see THREADS), or both ahead of
+            them at dk_thread_attach (REAL-TIME THREADS). What a change
             unpublishes (old tables, deregistered kernel records, operators
             left with no def and no kernel, old name indexes) is retired
             and freed once no thread can still read it (Note
             [Reclamation]); a registry's memory is bounded by what is
             registered now, not by its history, if the program does what
-            its mode asks (WHAT A PROGRAM DOES, below).
+            its mode asks (WHAT A PROGRAM DOES, below): the name index and
+            the id array shrink too, once the operators fill 1/16 and 1/4
+            of them (ids are stable: the array keeps room up to the
+            highest id in use).
             Out of memory during a deregistration, the table is rewritten in
             place: the one case in which a racing call may see a mix of
             slots and masks (never one kernel's fn with another's record:
@@ -217,7 +223,11 @@
             that way clears the table's one pointer to what the def says
             (schema, defaults, adapters together). An operator's
             table is about 2.4 KB (default lists): per runtime slot 16 bytes
-            (the kernel record and its fn), per backend a 32-byte row.
+            (the kernel record and its fn), per backend a 32-byte row. Every
+            object the API hands out is allocated at least at sizeof its
+            type (a snapshot may be copied as a struct). An allocator hook
+            gives pointers aligned for a pointer and a double (8 bytes:
+            dk_registry_desc.alloc).
             The operators themselves (dk_operator and the registry's two
             pointers beside it: 48 bytes with 64-bit pointers) sit in
             slabs of up to 256 that never move, apart from their names and
@@ -229,10 +239,11 @@
             take no lock, do no atomic read-modify-write and write nothing
             shared (call epochs: their own thread-local word), except a
             thread's first call under call epochs and its first failing
-            call (they allocate its state under a lock; attaching adds
-            atomic read-modify-writes) and, under call epochs, a call
-            after the thread's exit destructor ran (a shared counter's
-            atomic add and subtract). A call reads
+            call, unless dk_thread_attach ran before them (they allocate
+            its state under a lock; attaching adds atomic
+            read-modify-writes) and, under call epochs, a call after the
+            thread's exit destructor ran (a shared counter's atomic add
+            and subtract). A call reads
             an operator through one immutable snapshot (dk_op_table: table,
             fallthrough masks, a pointer to what the def says) published
             with one release store, so it runs what the state before or the state after a racing
@@ -255,8 +266,9 @@
             is safe: pthread_atfork handlers (installed with the first
             registry) take every registry's lock and release them after
             it, so the child gets whole, unlocked registries, and no
-            other thread's quiescent state or call epoch is waited for
-            there (only the forking thread exists in the child).
+            other thread's quiescent state, call epoch or late call is
+            waited for there (only the forking thread exists in the
+            child).
             dk_registry_destroy needs the caller to
             guarantee that nothing else uses the registry; destroying the
             default registry makes the next dk_registry_default() create a
@@ -278,20 +290,24 @@
        - Every thread that calls while registrations change takes part:
          dk_registry_reclaim(r) between calls (once per request, per
          training step, every ~10,000 calls) is its quiescent point and
-         frees what every thread taking part has passed;
-         dk_thread_offline() before it blocks or idles for long,
+         frees what every thread taking part has passed (it never waits:
+         behind a registration it leaves that to the next reclaim); a
+         thread that must not free calls dk_thread_quiescent() instead
+         (REAL-TIME THREADS); dk_thread_offline() before it blocks or
+         idles for long,
          dk_thread_online() when it calls again (exited threads are
          dropped). A thread that never takes part must be outside every
          call of r whenever any thread reclaims r -- which a
          single-threaded program always is. DK_DEBUG_THREADS checks this
          by a rule that needs no timing: once any thread has declared
-         itself (its first dk_thread_online or dk_registry_reclaim), a
-         call from a thread that never has is stopped with a message
-         naming the thread and what to call; a program in which no
-         thread declares itself is never stopped. Turn it on while
-         developing a program whose threads call while others reclaim
-         or unload (an audio driver's callback thread easily is one);
-         such a thread calls dk_thread_online() before its first call.
+         itself (its first dk_thread_attach, dk_thread_online,
+         dk_thread_quiescent or dk_registry_reclaim), a call from a
+         thread that never has is stopped with a message naming the
+         thread and what to call; a program in which no thread declares
+         itself is never stopped. Turn it on while developing a program
+         whose threads call while others reclaim or unload (an audio
+         driver's callback thread easily is one); such a thread calls
+         dk_thread_attach() before its first call.
        - Before freeing what a deregistered kernel used (its user data,
          its code): dk_registry_synchronize(r), which waits for the
          threads taking part. dk_deregister and dk_library_close never
@@ -308,12 +324,32 @@
        declare. Retired memory is freed in batches of 256 KiB,
        one grace period (a membarrier) each; dk_registry_reclaim and
        dk_registry_synchronize wait for the calls in flight.
+     REAL-TIME THREADS (an audio callback, a control loop: a thread that
+     must never block), both modes:
+       - dk_thread_attach() once, before its first call (at thread start,
+         or in the driver's first callback): it allocates everything the
+         thread will need and makes it take part.
+       - Then calls of every kind -- typed, boxed, redispatches, guards,
+         boxed fallbacks, failing calls (their message goes to the
+         thread's buffer, allocated at attach) -- never allocate, lock or
+         make a system call on it (tests/test_realtime.c counts them).
+       - dk_thread_quiescent() between calls (once per block): its
+         quiescent point, one store in the default build, nothing under
+         call epochs; it never blocks, allocates or frees.
+       - Never dk_registry_reclaim nor dk_registry_synchronize on it:
+         another thread (the one that registers, a housekeeping timer)
+         reclaims, and frees there. dk_thread_offline() when it stops
+         (the driver stops its stream), dk_thread_attach() again when it
+         starts.
      Both modes:
        - Unload a plugin with dk_library_unload(dlsym(handle, "a symbol"))
          and then dlclose(handle): the wait happens outside the dynamic
          loader's lock. dlclose alone also closes and waits, but inside
          the loader's lock: that deadlocks if a thread it waits for runs a
-         kernel that calls dlopen, dlsym or dladdr.
+         kernel that calls dlopen, dlsym or dladdr; after about a second
+         of waiting the logger hears DK_LOG_UNLOAD_WAITING (the thread
+         waited for, by dk_thread_id, and the two steps), and the wait
+         goes on.
        - Exit: threads need not be joined. Once exit() begins nothing is
          freed and nothing waits, so a thread still calling reads valid
          memory until the process ends.
@@ -402,8 +438,9 @@
        dk_registry_set_hooks, dk_registry_set_call_error,
        dk_registry_get_stats, dk_registry_stats, dk_registry_add_listener
    Memory and threads (>>registry, >>call): dk_registry_reclaim,
-       dk_registry_synchronize, dk_thread_online, dk_thread_offline,
-       dk_thread_id, dk_call_enter, dk_call_exit
+       dk_registry_synchronize, dk_thread_attach, dk_thread_quiescent,
+       dk_thread_online, dk_thread_offline, dk_thread_id, dk_call_enter,
+       dk_call_exit
    Defining operators (>>registry): dk_def, dk_def_with, dk_def_options,
        dk_def_at, dk_deregister, dk_tag_name, dk_tag_parse,
        dk_alias_analysis_name, dk_alias_analysis_parse
@@ -1558,7 +1595,10 @@ typedef enum dk_status { DK_FORALL_STATUS(DK__STATUS_ENUM) DK__STATUS_END } dk_s
                                      "that do not pass quiescent points hold it (once per registry)")          \
     X(DEBUG_CHECK_FAILED,   PANIC,   "a debug check failed: published state read outside a read section "   \
                                      "(DK_DEBUG_READS), or a call from a thread that never declared itself "  \
-                                     "(DK_DEBUG_THREADS); abort() follows")
+                                     "(DK_DEBUG_THREADS); abort() follows")                                    \
+    X(UNLOAD_WAITING,       WARNING, "a library block's destructor (inside dlclose) has waited about a "   \
+                                     "second for a thread that may run its kernels; it keeps waiting (once " \
+                                     "per unload; unload in two steps: dk_library_unload, then dlclose)")
 
 typedef enum dk_log_level { DK_LOG_PANIC, DK_LOG_ERROR, DK_LOG_WARNING } dk_log_level;
 #define DK__LOG_ITEM_ENUM(item, level, text) DK_LOG_##item,
@@ -2374,10 +2414,11 @@ DK_STATIC_ASSERT(sizeof(dk_backend_row) == 32, "a backend row is 32 bytes");
 DK_STATIC_ASSERT(DK__REASON_END <= 16, "a slot's reason fits in 4 bits");
 DK_STATIC_ASSERT(sizeof(dk_op_table) < 32768, "entry offsets are signed 16-bit values");
 /* The bytes of an operator's table (its snapshots are allocated and copied
-   at this size): without reasons_rest when the rows' spare bytes hold every
-   slot's reason, whose one byte would cost the struct's padding too. */
-#define DK__TABLE_BYTES \
-    (DK__REASON_REST > 0 ? sizeof(dk_op_table) : offsetof(dk_op_table, reasons_rest))
+   at this size): the whole struct, so that a snapshot copied as C copies a
+   struct (dk_op_table t = *dk_op_table_of(op)) stays inside its block,
+   even where reasons_rest is not used (its byte and the padding: 8 bytes
+   with the default lists). */
+#define DK__TABLE_BYTES sizeof(dk_op_table)
 /* Per functionality f, computed once (the tables below name these short
    constants instead of expanding DK__ENTRY_OFFSET in each of their cells,
    which made every unit preprocess a megabyte): DK__EOF_f, the entry
@@ -2515,7 +2556,14 @@ DK_API dk_alias_analysis dk_op_alias_analysis(const dk_operator *op);
 
 /* Memory and messages. Zero-initialise, set what you need. */
 typedef struct dk_registry_desc {
-    void *(*alloc)(size_t size, void *user_data);   /* both or neither */
+    /* Both or neither (NULL: malloc and free). alloc returns a pointer
+       aligned for a pointer, a double and a uint64_t (8 bytes on the usual
+       targets: an arena's pointers do), or NULL; one aligned as malloc's
+       (16 bytes on x86-64 and AArch64) costs nothing more, a block of one
+       aligned less is allocated again with 15 bytes more.
+       dk_registry_create answers DK_ERR_BAD_ARGUMENT when the registry's
+       own pointer is aligned less than that. */
+    void *(*alloc)(size_t size, void *user_data);
     void (*free)(void *ptr, void *user_data);
     void *alloc_user_data;
     /* warnings and errors that have no caller to return to (DK_FORALL_LOG_ITEMS);
@@ -2569,15 +2617,19 @@ DK_API dk_status dk_registry_set_hooks(dk_registry *r, const dk_registry_desc *d
    dk_registry_reclaim: the calling thread's quiescent point -- it holds
    nothing of any registry now (it is outside every call, hook and
    lookup) -- then frees what r can free. Without DK_CALL_EPOCHS it never
-   waits: memory is freed once every thread that declares quiescent points
-   has passed one since the memory was retired (a thread takes part from
-   its first reclaim or dk_thread_online until it exits or goes offline;
-   a thread that never takes part must be outside every call of r while
-   any thread reclaims it). With DK_CALL_EPOCHS it waits for the calls in
-   flight and frees everything retired before it. DK_ERR_IN_CALL from
-   inside a boxed call, a hook or (DK_CALL_EPOCHS) any call; a kernel
-   reached by a typed call must not call it without DK_CALL_EPOCHS (the
-   library cannot see that call). */
+   waits, for other threads nor for r's lock: memory is freed once every
+   thread that declares quiescent points has passed one since the memory
+   was retired (a thread takes part from its first reclaim,
+   dk_thread_online, dk_thread_attach or dk_thread_quiescent until it
+   exits or goes offline; a thread that never takes part must be outside
+   every call of r while any thread reclaims it), and while a
+   registration holds r's lock it frees nothing and leaves that to the
+   next reclaim. It calls free(): a real-time thread passes
+   dk_thread_quiescent instead (REAL-TIME THREADS in the manual). With
+   DK_CALL_EPOCHS it waits for the calls in flight and frees everything
+   retired before it. DK_ERR_IN_CALL from inside a boxed call, a hook or
+   (DK_CALL_EPOCHS) any call; a kernel reached by a typed call must not
+   call it without DK_CALL_EPOCHS (the library cannot see that call). */
 DK_API dk_status dk_registry_reclaim(dk_registry *r);
 /* Waits until no thread can still hold anything r retired before this
    call, then frees it: every thread taking part has passed a quiescent
@@ -2594,9 +2646,32 @@ DK_API dk_status dk_registry_synchronize(dk_registry *r);
    a thread that left kernels by longjmp (or an exception) says it is
    outside them again (with DK_CALL_EPOCHS its brackets are reset; it may
    call again at once). Online: the thread takes part again (a quiescent
-   point); DK_ERR_IN_CALL inside a call or hook, DK_ERR_NO_MEMORY. */
+   point; a thread not attached yet is attached, as dk_thread_attach);
+   DK_ERR_IN_CALL inside a call or hook, DK_ERR_NO_MEMORY. */
 DK_API dk_status dk_thread_offline(void);
 DK_API dk_status dk_thread_online(void);
+/* Attaches the calling thread ahead of its first call, in both modes:
+   allocates everything it will ever need (its message buffer, its record
+   in the list writers scan; under DK_CALL_EPOCHS its call word is linked)
+   and makes it take part (default build: a quiescent point, as
+   dk_thread_online). After it, nothing a call does on this thread
+   allocates, locks or makes a system call, the failing call included
+   (REAL-TIME THREADS in the manual). Attaching again is a quiescent point.
+   DK_ERR_IN_CALL inside a call or hook, or after the thread's exit
+   destructor ran (a late call's thread cannot attach); DK_ERR_NO_MEMORY
+   (out of memory, or no thread-exit destructor could be registered). */
+DK_API dk_status dk_thread_attach(void);
+/* The quiescent point of a real-time thread: the calling thread holds
+   nothing of any registry now (it is outside every call, hook and lookup).
+   Default build: one atomic store (the current epoch into the thread's
+   record) on an attached, online thread; it never blocks, allocates or
+   frees -- freeing is dk_registry_reclaim's work, on a thread that may
+   block. On a thread not attached yet it attaches first (dk_thread_attach:
+   its one allocation); on one offline it comes back online (a fence
+   more). Under DK_CALL_EPOCHS there is nothing to declare: it only checks
+   that the thread is outside every call. DK_ERR_IN_CALL inside a call or
+   hook; DK_ERR_NO_MEMORY only while attaching. */
+DK_API dk_status dk_thread_quiescent(void);
 /* The number the statistics and the logger use for the calling thread
    (1, 2, ... in the order threads first took part), 0 before that. */
 DK_API unsigned dk_thread_id(void);
@@ -4201,6 +4276,7 @@ typedef SRWLOCK dk__mutex;
 #define dk__mutex_destroy(m) ((void)(m))
 #define dk__mutex_lock(m) AcquireSRWLockExclusive(m)
 #define dk__mutex_unlock(m) ReleaseSRWLockExclusive(m)
+#define dk__mutex_trylock(m) (TryAcquireSRWLockExclusive(m) != 0)
 #define dk__yield() SwitchToThread()
 #else
 #include <pthread.h>
@@ -4211,7 +4287,7 @@ typedef pthread_mutex_t dk__mutex;
 #define dk__mutex_destroy(m) pthread_mutex_destroy(m)
 #define dk__mutex_lock(m) pthread_mutex_lock(m)
 #define dk__mutex_unlock(m) pthread_mutex_unlock(m)
-#define dk__mutex_trylock(m) (pthread_mutex_trylock(m) == 0)   /* the fork handlers (see "fork", >>impl-registry) */
+#define dk__mutex_trylock(m) (pthread_mutex_trylock(m) == 0)   /* the fork handlers, dk_registry_reclaim */
 #define dk__yield() sched_yield()
 #endif
 
@@ -4687,11 +4763,12 @@ DK_API void dk__call_enter_slow(void) {
    single-threaded program that never declares is never stopped. */
 DK_API void dk__thread_check(void) {
     char message[512];
-    if (dk__rd.rec || !DK__LOAD_ACQ(&dk__declared_any)) return;
+    /* an exited thread declared itself: its calls from later destructors are late ones (THREADS) */
+    if (dk__rd.rec || dk__rd.exited || !DK__LOAD_ACQ(&dk__declared_any)) return;
     snprintf(message, sizeof message, "thread %lu calls without having declared itself, while other threads "
              "take part in reclamation: it is not waited for, and memory or code it runs could be freed under "
-             "it. Call dk_thread_online() on it before its first call (and dk_registry_reclaim(r) or "
-             "dk_thread_online() between calls; dk_thread_offline() before it idles) (DK_DEBUG_THREADS)",
+             "it. Call dk_thread_attach() on it before its first call (and dk_thread_quiescent() or "
+             "dk_registry_reclaim(r) between calls; dk_thread_offline() before it idles) (DK_DEBUG_THREADS)",
 #if defined(_WIN32)
              (unsigned long)GetCurrentThreadId()
 #else
@@ -4864,12 +4941,51 @@ DK__PRIVATE uint64_t dk__oldest_reader(void) {
     return oldest;
 }
 
+/* The dk_thread_id of a thread that holds back something older than g
+   (0: a late call, under call epochs). */
+DK__PRIVATE unsigned dk__holder(uint64_t g) {
+    const dk__reader *rec;
+    unsigned id = 0;
+    DK__SCAN_LOCK();
+    for (rec = DK__LOAD_ACQ(&dk__readers); rec && !id; rec = rec->next) {
+        uint64_t e = dk__held(rec);
+        if (e && e < g && DK__LOAD_RLX(&rec->in_use)) id = rec->id;
+    }
+    DK__SCAN_UNLOCK();
+    return id;
+}
+
 /* Waits until every record holds back nothing older than g (never called
-   from inside a call: the caller's own record holds nothing). */
-DK__PRIVATE void dk__grace_wait(uint64_t g) {
+   from inside a call: the caller's own record holds nothing). A library
+   block's destructor (warn: its registry's logger, copied under the lock)
+   waits inside dlclose, where a thread that needs the loader's lock never
+   comes back: after about a second (time()'s whole seconds: 1 to 2) it
+   says so, once, and waits on -- the code may not be unmapped before. */
+DK__PRIVATE void dk__grace_wait_in(uint64_t g, const dk_logger *warn) {
     unsigned spins = 0;
-    while (dk__oldest_reader() < g)
-        if (++spins > 64) dk__yield();
+    time_t start = warn ? time(NULL) : (time_t)0;
+    while (dk__oldest_reader() < g) {
+        char whom[64], msg[640];
+        unsigned id;
+        if (++spins <= 64) continue;
+        dk__yield();
+        if (!warn || spins % 64 != 0 || difftime(time(NULL), start) < 2) continue;
+        if ((id = dk__holder(g)) != 0) snprintf(whom, sizeof whom, "thread %u", id);
+        else snprintf(whom, sizeof whom, "a late call (one made after its thread's exit destructor)");
+        snprintf(msg, sizeof msg, "a library block's destructor has waited about a second inside dlclose (thread "
+                 "%u unloads) for %s %s: if that thread waits for the dynamic loader (a kernel calling dlopen, "
+                 "dlsym or dladdr), this never ends. Unload in two steps, the wait outside the loader's lock: "
+                 "dk_library_unload(dlsym(handle, \"a symbol\")), then dlclose(handle). Still waiting.",
+                 dk_thread_id(), whom,
+#ifdef DK_CALL_EPOCHS
+                 "to leave its call"
+#else
+                 "to pass a quiescent point"
+#endif
+                 );
+        dk__log_to(warn, DK_LOG_UNLOAD_WAITING, msg);
+        warn = NULL;
+    }
 }
 
 /* ---- hooks published as one unit -------------------------------------------
@@ -5837,6 +5953,12 @@ DK__PRIVATE void dk__lock(dk_registry *r) {
     dk__mutex_lock(&r->lock);
     DK__STORE_RLX(&r->owner, (const char *)&dk__me);
 }
+/* dk_registry_reclaim's way in: it never waits for a registration. */
+DK__PRIVATE int dk__trylock(dk_registry *r) {
+    if (!dk__mutex_trylock(&r->lock)) return 0;
+    DK__STORE_RLX(&r->owner, (const char *)&dk__me);
+    return 1;
+}
 DK__PRIVATE void dk__unlock(dk_registry *r) {
     DK__STORE_RLX(&r->owner, (const char *)NULL);
     dk__mutex_unlock(&r->lock);
@@ -5869,29 +5991,34 @@ static void dk__default_free(void *p, void *ud) { (void)ud; free(p); }
 
 /* n bytes after a block header; align (a power of two, or 1) is the
    alignment of the bytes, the header's shift how far it is from the
-   allocator's pointer. The allocator's pointers are aligned for the header
-   (DK__MAX_ALIGN, as malloc's), so a larger align asks for align -
-   DK__MAX_ALIGN bytes more; a pointer aligned less (a custom allocator)
-   is given back and the allocation made again with align - 1 more. */
-DK_INLINE void *dk__alloc_aligned(dk_registry *r, size_t n, size_t align) {
-    size_t slack = align > DK__MAX_ALIGN ? align - DK__MAX_ALIGN : 0, total = sizeof(dk__block) + n + slack, shift;
-    char *raw = total <= ((size_t)-1 >> DK__SHIFT_BITS) - align ? (char *)r->desc.alloc(total, r->desc.alloc_user_data)
-                                                                 : NULL;
+   allocator's pointer. The header needs DK__MAX_ALIGN (16 with x86-64's
+   long double), which malloc's pointers have, so a larger align asks for
+   align - DK__MAX_ALIGN bytes more; a pointer aligned less (a custom
+   allocator: an arena's 8-aligned pointers) is given back and the
+   allocation made again with the alignment's bytes - 1 more. NULL when out
+   of memory, without a message (dk__alloc_aligned says it). */
+DK_INLINE void *dk__alloc_quiet(dk_registry *r, size_t n, size_t align) {
+    size_t a = align < DK__MAX_ALIGN ? DK__MAX_ALIGN : align;
+    size_t slack = a - DK__MAX_ALIGN, total = sizeof(dk__block) + n + slack, shift;
+    char *raw = total <= ((size_t)-1 >> DK__SHIFT_BITS) - a ? (char *)r->desc.alloc(total, r->desc.alloc_user_data)
+                                                             : NULL;
     dk__block *b;
-    if (raw && (shift = (0 - (uintptr_t)(raw + sizeof(dk__block))) & (align - 1)) > slack) {
+    if (raw && (shift = (0 - (uintptr_t)(raw + sizeof(dk__block))) & (a - 1)) > slack) {
         r->desc.free(raw, r->desc.alloc_user_data);
-        total = sizeof(dk__block) + n + align - 1;
+        total = sizeof(dk__block) + n + a - 1;
         raw = (char *)r->desc.alloc(total, r->desc.alloc_user_data);
     }
-    if (!raw) {
-        dk__fail(DK_ERR_NO_MEMORY, "out of memory allocating %lu bytes", (unsigned long)n);
-        return NULL;
-    }
-    b = (dk__block *)(void *)(raw + ((0 - (uintptr_t)(raw + sizeof(dk__block))) & (align - 1)));
+    if (!raw) return NULL;
+    b = (dk__block *)(void *)(raw + ((0 - (uintptr_t)(raw + sizeof(dk__block))) & (a - 1)));
     b->h.next = NULL;
     b->h.size_shift = total << DK__SHIFT_BITS | (size_t)((char *)b - raw);
     r->live_bytes += total;
     return b + 1;
+}
+DK_INLINE void *dk__alloc_aligned(dk_registry *r, size_t n, size_t align) {
+    void *p = dk__alloc_quiet(r, n, align);
+    if (!p) dk__fail(DK_ERR_NO_MEMORY, "out of memory allocating %lu bytes", (unsigned long)n);
+    return p;
 }
 DK__PRIVATE void *dk__alloc(dk_registry *r, size_t n) { return dk__alloc_aligned(r, n, 1); }
 /* An operator table, 32-byte aligned: each backend row in one half of a
@@ -5899,7 +6026,7 @@ DK__PRIVATE void *dk__alloc(dk_registry *r, size_t n) { return dk__alloc_aligned
    header goes before it when the allocator's pointer + 16 is so aligned,
    after it when the pointer itself is (then the last spare byte of the
    rows, past every slot's reason, says so: DK__TABLE_AFTER), so that
-   malloc's 16-byte alignment costs no slack (2,376 bytes, not 2,392, with
+   malloc's 16-byte alignment costs no slack (2,384 bytes, not 2,400, with
    the default lists); another pointer is given back for dk__alloc_aligned's
    slack. Only where one of the two places always fits a pointer aligned as
    malloc's (a 16-byte header, 16-byte alignment: x86-64, AArch64; not
@@ -6255,10 +6382,13 @@ DK__PRIVATE dk_status dk__reclaim_check(dk_registry *r, const char *what) {
     return DK_OK;
 }
 
-/* reclaim (wait = 0) and synchronize (wait = 1); see their declarations.
-   Under call epochs both wait: a thread outside calls holds nothing. */
+/* reclaim (wait = 0), synchronize (wait = 1) and a library block's
+   destructor (wait = 2: synchronize, warning after about a second); see
+   their declarations. Under call epochs all wait: a thread outside calls
+   holds nothing. */
 DK__PRIVATE dk_status dk__reclaim(dk_registry *r, int wait, const char *what) {
     dk_status s;
+    dk_logger logger;
     uint64_t g;
     int taking_part = dk__rd.rec && DK__LOAD_RLX(&dk__rd.rec->qs) != 0;
     if ((s = dk__reclaim_check(r, what)) != DK_OK) return s;
@@ -6266,16 +6396,18 @@ DK__PRIVATE dk_status dk__reclaim(dk_registry *r, int wait, const char *what) {
     /* reclaim makes the caller take part; synchronize only waits */
     if ((!wait || taking_part) && (s = dk__quiescent()) != DK_OK) return s;
 #ifdef DK_CALL_EPOCHS
-    wait = 1;
+    if (!wait) wait = 1;
 #endif
-    dk__lock(r);
+    if (wait) dk__lock(r);
+    else if (!dk__trylock(r)) return DK_OK;   /* a registration holds it: the next reclaim frees */
     dk__end_change_as(r, 1);
     g = DK__LOAD_RLX(&dk__epoch);
     if (wait) {
+        logger = dk__hooks_of(r)->logger;   /* read under the lock: the record may go meanwhile */
         dk__unlock(r);
         /* waiting, it holds nothing: another waiter does not wait for it */
         if (dk__rd.rec) DK__STORE_REL(&dk__rd.rec->qs, (uint64_t)0);
-        dk__grace_wait(g);
+        dk__grace_wait_in(g, wait == 2 ? &logger : NULL);
         if (taking_part && (s = dk__quiescent()) != DK_OK) return s;
         dk__lock(r);
     }
@@ -6305,11 +6437,55 @@ DK_API dk_status dk_thread_offline(void) {
 DK_API dk_status dk_thread_online(void) {
     dk_status s;
     if (dk__in_call()) return dk__fail(DK_ERR_IN_CALL, "thread_online: called from inside a call or hook");
+#ifdef DK_CALL_EPOCHS
+    if (!dk__rd.rec && !dk__rd.exited) return dk_thread_attach();   /* taking part: attached ahead of its calls */
+#endif
     if ((s = dk__quiescent()) != DK_OK) return s;
 #ifndef DK_CALL_EPOCHS
     DK__FENCE_SEQ();   /* the record is visible before any table is read (Note [Reclamation]) */
 #endif
     return DK_OK;
+}
+
+/* Everything a thread allocates for its calls, made now: its state (the
+   message buffer), the exit destructor that gives it back (glibc's
+   pthread_setspecific may allocate the first time), its record, and under
+   call epochs its linked word, so that the thread's first call takes the
+   fast way as every later one (DK__CTR_SLOW stays set only without
+   membarrier: those threads fence on every outermost call). */
+DK_API dk_status dk_thread_attach(void) {
+    dk__thread_state *t;
+    if (dk__in_call()) return dk__fail(DK_ERR_IN_CALL, "thread_attach: called from inside a call or hook");
+#ifdef DK_CALL_EPOCHS
+    if (dk__rd.exited)
+        return dk__fail(DK_ERR_IN_CALL, "thread_attach: the thread's exit destructor has run (its calls from "
+                                        "later destructors are late calls, which never attach)");
+#endif
+    if (!(t = dk__thread_state_get()) || (!t->exit_registered && !(t->exit_registered = dk__thread_register(t))))
+        return dk__fail(DK_ERR_NO_MEMORY, "thread_attach: out of memory, or no thread-exit destructor could be "
+                                          "registered (pthread_setspecific / FlsSetValue)");
+    if (!dk__reader_get()) return dk__fail(DK_ERR_NO_MEMORY, "thread_attach: out of memory for the thread's record");
+#ifdef DK_CALL_EPOCHS
+    DK__STORE_RLX(&dk__rd.ctr, DK__LOAD_RLX(&dk__asymmetric) ? (uint64_t)0 : DK__CTR_SLOW);   /* outside calls */
+    return DK_OK;
+#else
+    return dk_thread_online();
+#endif
+}
+
+DK_API dk_status dk_thread_quiescent(void) {
+#ifndef DK_CALL_EPOCHS
+    dk__reader *rec = dk__rd.rec;
+#endif
+    if (dk__in_call()) return dk__fail(DK_ERR_IN_CALL, "thread_quiescent: called from inside a call or hook");
+#ifdef DK_CALL_EPOCHS
+    return dk__rd.rec ? DK_OK : dk_thread_attach();
+#else
+    if (!rec) return dk_thread_attach();
+    if (!DK__LOAD_RLX(&rec->qs)) return dk_thread_online();   /* offline: the way back fences */
+    DK__STORE_REL(&rec->qs, DK__LOAD_ACQ(&dk__epoch));         /* dk__quiescent's store, nothing else */
+    return DK_OK;
+#endif
 }
 
 DK_API unsigned dk_thread_id(void) { return dk__rd.rec ? dk__rd.rec->id : 0; }
@@ -6505,8 +6681,9 @@ DK__PRIVATE void dk__index_remove(dk_registry *r, dk__op *op) {
     DK__STORE_REL(&ix->buckets[i].op, &r->tombstone);
 }
 
-DK__PRIVATE dk__index *dk__index_new(dk_registry *r, size_t nbuckets) {
-    dk__index *ix = (dk__index *)dk__alloc(r, sizeof(dk__index) + 64 + nbuckets * sizeof(dk__bucket));
+DK__PRIVATE dk__index *dk__index_new(dk_registry *r, size_t nbuckets, int quiet) {
+    size_t bytes = sizeof(dk__index) + 64 + nbuckets * sizeof(dk__bucket);
+    dk__index *ix = (dk__index *)(quiet ? dk__alloc_quiet(r, bytes, 1) : dk__alloc(r, bytes));
     if (!ix) return NULL;
     ix->mask = nbuckets - 1;
     ix->used = 0;
@@ -6567,7 +6744,7 @@ DK__PRIVATE dk_status dk__op_prepare(dk_registry *r, const char *name, size_t le
            (amortised O(1)); 4/3 to 4 buckets per operator, 43 to 128 B */
         size_t n = 64;
         while (n < (size_t)(r->live_ops + 1) * 2) n *= 2;
-        if (!(p->grown = dk__index_new(r, n))) goto fail;
+        if (!(p->grown = dk__index_new(r, n, 0))) goto fail;
     }
     if (r->live_ops == r->n_ops && r->n_ops == r->cap_ops) { /* no free id */
         p->grown_cap = r->cap_ops ? r->cap_ops + r->cap_ops / 2 : 64;   /* by half: 8 to 12 B an operator */
@@ -6633,6 +6810,40 @@ DK__PRIVATE void dk__op_commit(dk_registry *r, dk__op_prep *p) {
     }
 }
 
+/* The name index and the id array follow what is registered now (MEMORY
+   in the manual), not the most operators the registry ever held: once the
+   live operators fill at most 1/16 of the index's buckets, it is rebuilt
+   at 2 to 4 buckets per operator (as it grows: 1/4 to 1/2 full, so that
+   neither a rebuild to grow nor another to shrink comes before about as
+   many changes as it moves); once the ids in use (below the highest live
+   one: ids are stable) fill at most 1/4 of the id array, it moves to one
+   of twice their number. Both at least 64. Out of memory, nothing
+   shrinks and nothing fails (no message either: a deregistration's
+   caller sees DK_OK). */
+DK__PRIVATE void dk__op_shrink(dk_registry *r) {
+    dk__index *ix = r->index, *small;
+    size_t cap = ix ? ix->mask + 1 : 0, n = 64, i;
+    if (cap > 64 && (size_t)r->live_ops * 16 <= cap) {
+        while (n < (size_t)(r->live_ops + 1) * 2) n *= 2;
+        if (n < cap && (small = dk__index_new(r, n, 1)) != NULL) {
+            for (i = 0; i <= ix->mask; i++)
+                if (ix->buckets[i].op && ix->buckets[i].op != &r->tombstone) dk__index_move(small, &ix->buckets[i]);
+            DK__STORE_REL(&r->index, small);
+            dk__retire(r, ix);
+        }
+    }
+    if (r->cap_ops > 64 && (size_t)r->n_ops * 4 <= r->cap_ops) {
+        uint32_t c = r->n_ops * 2 > 64 ? r->n_ops * 2 : 64;
+        dk__op **to = (dk__op **)dk__alloc_quiet(r, c * sizeof(dk__op *), 1);
+        if (to) {
+            if (r->n_ops) memcpy(to, r->ops, r->n_ops * sizeof(dk__op *));
+            dk__free(r, r->ops);   /* only ever read under the lock */
+            r->ops = to;
+            r->cap_ops = c;
+        }
+    }
+}
+
 /* An operator with neither a def nor a kernel goes away. */
 DK__PRIVATE void dk__op_remove_if_unused(dk_registry *r, dk__op *op) {
     if (op->def || op->impls) return;
@@ -6644,6 +6855,7 @@ DK__PRIVATE void dk__op_remove_if_unused(dk_registry *r, dk__op *op) {
     dk__retire_table(r, op->pub.table);
     dk__retire(r, op->pub.name);   /* the operator's block; its slot waits as long */
     dk__slot_retire(r, op, op->pub.name);
+    dk__op_shrink(r);
 }
 
 
@@ -8098,7 +8310,7 @@ DK_API void dk__library_static_close(dk_library **slot) {
     dk_registry *r;
     if (!lib || DK__LOAD_ACQ(&dk__exiting)) return;
     r = lib->registry;
-    if (dk_library_close(lib) == DK_OK && !dk__in_call()) dk_registry_synchronize(r);
+    if (dk_library_close(lib) == DK_OK && !dk__in_call()) (void)dk__reclaim(r, 2, "library block destructor");
 }
 
 DK_API dk_status dk_library_unload(const void *address) {
@@ -8609,7 +8821,8 @@ static void dk__fork_done(void) {
 }
 /* In the child only the forking thread exists: no other thread's record
    holds anything back (a call epoch or a quiescent point it will never
-   pass again). */
+   pass again), nor another thread's late call (call epochs: the shared
+   count keeps only the forking thread's own, if it is inside one). */
 static void dk__fork_child(void) {
     dk__reader *rec;
     for (rec = dk__readers; rec; rec = rec->next)
@@ -8617,6 +8830,9 @@ static void dk__fork_child(void) {
             rec->ctr = NULL;
             dk__reader_release(rec);
         }
+#ifdef DK_CALL_EPOCHS
+    DK__STORE_REL(&dk__late_calls, (uint64_t)(dk__rd.exited && (dk__rd.ctr & DK__CTR_NEST) ? 1 : 0));
+#endif
     dk__fork_done();
 }
 static pthread_once_t dk__fork_once = PTHREAD_ONCE_INIT;
@@ -8679,6 +8895,11 @@ DK__PRIVATE dk_status dk__registry_init(dk_registry *r) {
 
 DK__PRIVATE void dk__registry_free(dk_registry *r);
 
+/* What alloc's pointers must be aligned to (dk_registry_desc.alloc): the
+   registry's own struct; blocks take care of their header's alignment. */
+typedef struct dk__registry_align { char c; dk_registry r; } dk__registry_align;
+#define DK__REGISTRY_ALIGN offsetof(dk__registry_align, r)
+
 /* A new registry, not listed yet (dk__registry_list). */
 DK__PRIVATE dk_status dk__registry_new(const dk_registry_desc *desc, dk_registry **out, const char *signature) {
     dk_registry_desc d;
@@ -8693,6 +8914,11 @@ DK__PRIVATE dk_status dk__registry_new(const dk_registry_desc *desc, dk_registry
     if (!d.alloc) { d.alloc = dk__default_alloc; d.free = dk__default_free; }
     r = (dk_registry *)d.alloc(sizeof *r, d.alloc_user_data);
     if (!r) return dk__fail(DK_ERR_NO_MEMORY, "registry_create: out of memory");
+    if ((uintptr_t)r % DK__REGISTRY_ALIGN) {
+        d.free(r, d.alloc_user_data);
+        return dk__fail(DK_ERR_BAD_ARGUMENT, "registry_create: desc.alloc returned %p, aligned to fewer than the "
+                        "%u bytes a registry needs (see dk_registry_desc.alloc)", (void *)r, (unsigned)DK__REGISTRY_ALIGN);
+    }
     memset(r, 0, sizeof *r);
     r->desc = d;
     if ((s = dk__registry_init(r)) != DK_OK) {

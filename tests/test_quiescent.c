@@ -695,6 +695,80 @@ static void test_freed_operator_slots_are_poisoned(void **state) {
     assert_int_equal(c.live, 0);
 }
 
+/* ---- a block destructor that waits says so ------------------------------------------
+   A static library block's destructor (what dlclose runs: called here
+   directly) closes its library and waits for the threads that may run
+   its kernels. A thread is inside the block's kernel, which returns only
+   once the registry's logger has heard DK_LOG_UNLOAD_WAITING: the warning
+   comes (after about a second), names that thread and the two-step
+   unload, and the destructor goes on waiting until the thread is out
+   (then passes its quiescent point). The alarm turns a missing warning
+   (a hang) into a failure. */
+static int unload_warnings, uw_inside;
+static unsigned uw_thread;
+static char unload_text[700];
+static void unload_logger(dk_log_level level, dk_log_item item, const char *m, void *ud) {
+    (void)ud;
+    if (item != DK_LOG_UNLOAD_WAITING) return;
+    assert_int_equal(level, DK_LOG_WARNING);
+    snprintf(unload_text, sizeof unload_text, "%s", m);
+    STORE(&unload_warnings, LOAD(&unload_warnings) + 1);
+}
+static int k_waits_for_warning(const dk_kernel *k, dk_keyset ks, tensor x) {
+    (void)k; (void)ks; (void)x;
+    STORE(&uw_thread, dk_thread_id());
+    STORE(&uw_inside, 1);
+    wait_for(&unload_warnings);
+    return 4;
+}
+static void uw_block(dk_library *m) {
+    assert_int_equal(dk_library_impl(m, "uw::op", DK_Undefined, dk_unboxed(DK_FN(k_waits_for_warning), NULL)),
+                     DK_OK);
+}
+static void *uw_caller(void *arg) {
+    int *result = (int *)arg;
+    assert_int_equal(dk_thread_attach(), DK_OK);
+    *result = unary_call(dk_op_lookup(dk_registry_default(), "uw::op"), cpu(0));
+    assert_int_equal(dk_thread_quiescent(), DK_OK);
+    assert_int_equal(dk_thread_offline(), DK_OK);
+    return NULL;
+}
+static void test_block_destructor_warns_while_it_waits(void **state) {
+    dk_registry_desc d;
+    dk_registration *def;
+    dk_library *blk = NULL;
+    pthread_t t;
+    char thread_name[32];
+    int result = 0;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    d.logger.func = unload_logger;
+    assert_int_equal(dk_registry_default_configure(&d), DK_OK);
+    assert_int_equal(dk_def(dk_registry_default(), "uw::op(Tensor x) -> Tensor", &def), DK_OK);
+    assert_int_equal(dk__library_static(DK_LIBRARY_KIND_IMPL, "uw", DK_CPU, uw_block, __FILE__, __LINE__, &blk,
+                                        DK_CONFIG_SIGNATURE), DK_OK);
+    assert_non_null(blk);
+    assert_int_equal(pthread_create(&t, NULL, uw_caller, &result), 0);
+    wait_for(&uw_inside);
+    alarm(30);
+    dk__library_static_close(&blk);   /* dlclose's part: waits, warns, waits on */
+    alarm(0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_int_equal(result, 4);
+    assert_int_equal(LOAD(&unload_warnings), 1);
+    printf("  %s\n", unload_text);
+    snprintf(thread_name, sizeof thread_name, "for thread %u ", LOAD(&uw_thread));
+    assert_non_null(strstr(unload_text, thread_name));
+    assert_non_null(strstr(unload_text, "dk_library_unload"));
+    assert_non_null(strstr(unload_text, "dlclose"));
+    dk_call_enter();   /* a snapshot is read inside a call (DK_DEBUG_READS) */
+    assert_null(dk_op_table_entry(dk_op_table_of(dk_op_lookup(dk_registry_default(), "uw::op")),
+                                  dk_key_slot(DK_CPU))->fn);   /* the block's kernel is gone */
+    dk_call_exit();
+    assert_int_equal(dk_deregister(def), DK_OK);
+    dk_registry_destroy(dk_registry_default());
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_memory_bounded_while_threads_call),
@@ -711,6 +785,7 @@ int main(void) {
 #endif
         cmocka_unit_test(test_removed_operator_slots_wait_for_their_grace_period),
         cmocka_unit_test(test_freed_operator_slots_are_poisoned),
+        cmocka_unit_test(test_block_destructor_warns_while_it_waits),
     };
 #ifdef DK_CALL_EPOCHS
     return cmocka_run_group_tests_name("quiescent points (call epochs)", tests, NULL, NULL);

@@ -415,7 +415,7 @@ static void test_a_thread_that_never_declared_itself_is_stopped(void **state) {
     for (i = 0; i < 3; i++)   /* the same outcome every time */
         stopped += child_died(undeclared_after_another_declared, "calls without having declared itself", &clean);
     assert_int_equal(stopped, 3);
-    assert_true(child_died(undeclared_after_another_declared, "Call dk_thread_online() on it", &clean));
+    assert_true(child_died(undeclared_after_another_declared, "Call dk_thread_attach() on it", &clean));
     assert_true(child_died(undeclared_boxed, "calls without having declared itself", &clean));
     assert_true(child_died(undeclared_dispatch_kernel, "calls without having declared itself", &clean));
     /* here (this process): the main thread declares; a thread that declares runs */

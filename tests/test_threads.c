@@ -550,6 +550,84 @@ static void test_fork_while_a_thread_holds_the_thread_states(void **state) {
     dk_registry_destroy(tl_reg);
 }
 
+/* ---- fork while another thread is inside a late call ------------------------------
+   A late call: made from a TLS destructor that runs after the library's
+   own (call epochs count it in one shared word, dk__late_calls). The
+   thread below attaches, so the library's exit destructor is registered
+   first; the test's key, created after the library's, runs its destructor
+   later in the same round: it calls, and the kernel waits until the main
+   thread has forked. In the child only the forking thread exists: its
+   synchronize and reclaim must return (the parent's late call never ends
+   there; the alarm turns a hang into a failure). Both modes (without call
+   epochs the call is an ordinary one). */
+static dk_registry *late_reg;
+static const dk_operator *late_op;
+static pthread_key_t late_key;
+static int late_inside, late_forked, late_counted;
+static int late_kernel(const dk_kernel *k, dk_keyset ks, tensor t) {
+    (void)k; (void)ks; (void)t;
+#ifdef DK_CALL_EPOCHS
+    __atomic_store_n(&late_counted, (int)__atomic_load_n(&dk__late_calls, __ATOMIC_SEQ_CST), __ATOMIC_SEQ_CST);
+#endif
+    __atomic_store_n(&late_inside, 1, __ATOMIC_SEQ_CST);
+    while (!__atomic_load_n(&late_forked, __ATOMIC_SEQ_CST)) sched_yield();
+    return 5;
+}
+static void late_destructor(void *p) {
+    tensor t;
+    (void)p;
+    t.ks = dk_ks_from_key(DK_CPU);
+    (void)probe_call(late_op, t);   /* after the library's exit destructor: a late call */
+}
+static void *late_thread(void *arg) {
+    (void)arg;
+    assert_int_equal(dk_thread_attach(), DK_OK);
+    assert_int_equal(pthread_setspecific(late_key, (void *)1), 0);
+    return NULL;
+}
+static void test_fork_while_another_thread_is_in_a_late_call(void **state) {
+    dk_registration *d, *i;
+    pthread_t t;
+    pid_t pid;
+    int status = -1;
+    (void)state;
+    assert_int_equal(dk_thread_attach(), DK_OK);   /* the library's thread key exists before the test's */
+    assert_int_equal(pthread_key_create(&late_key, late_destructor), 0);
+    assert_int_equal(dk_registry_create(NULL, &late_reg), DK_OK);
+    assert_int_equal(dk_def(late_reg, "late::op(Tensor a) -> Tensor", &d), DK_OK);
+    assert_int_equal(dk_impl(late_reg, "late::op", DK_CPU, dk_unboxed(DK_FN(late_kernel), NULL), &i), DK_OK);
+    late_op = dk_op_lookup(late_reg, "late::op");
+    assert_int_equal(pthread_create(&t, NULL, late_thread, NULL), 0);
+    while (!__atomic_load_n(&late_inside, __ATOMIC_SEQ_CST)) sched_yield();
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dk_registration *j;
+        int ok;
+        alarm(10);
+        ok = dk_impl(late_reg, "late::op", DK_CUDA, dk_unboxed(DK_FN(late_kernel), NULL), &j) == DK_OK &&
+             dk_deregister(j) == DK_OK && dk_registry_synchronize(late_reg) == DK_OK &&
+             dk_registry_reclaim(late_reg) == DK_OK;
+        _exit(ok ? 0 : 1);
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    __atomic_store_n(&late_forked, 1, __ATOMIC_SEQ_CST);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    printf("  child forked while another thread was in a late call: %s\n",
+           WIFEXITED(status) ? (WEXITSTATUS(status) == 0 ? "synchronized and reclaimed, exit 0" : "a step failed")
+                             : "killed (waited for the parent's late call)");
+#ifdef DK_CALL_EPOCHS
+    assert_int_equal(late_counted, 1);   /* it was a late call */
+#else
+    assert_int_equal(late_counted, 0);
+#endif
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_equal(dk_registry_synchronize(late_reg), DK_OK);   /* the parent's late call is over */
+    assert_int_equal(pthread_key_delete(late_key), 0);
+    dk_registry_destroy(late_reg);
+}
+
 /* ---- the default registry out of memory ------------------------------------------
    dk_registry_default creates the registry under the global lock; when
    that runs out of memory after the registry itself was allocated, the
@@ -589,6 +667,7 @@ int main(void) {
         cmocka_unit_test(test_stack_keyset_while_hooks_change),
         cmocka_unit_test(test_fork_while_a_registration_holds_the_lock),
         cmocka_unit_test(test_fork_while_a_thread_holds_the_thread_states),
+        cmocka_unit_test(test_fork_while_another_thread_is_in_a_late_call),
         cmocka_unit_test(test_default_registry_out_of_memory),
     };
     return cmocka_run_group_tests_name("threads", tests, NULL, NULL);
