@@ -56,7 +56,7 @@ UNIT_TESTS := test_keyspace test_conformance test_custom_config test_config_mism
               test_registry test_resolution_property test_table_conformance test_call test_threads \
               test_call_conformance test_schema test_gen test_keyset_bits test_keyset_bits_1_13_1 \
               test_guards test_races test_reclaim test_reclaim_epochs test_threads_epochs test_boxed
-UNIT_TESTS += test_names test_debug test_quiescent test_quiescent_epochs test_call_epochs
+UNIT_TESTS += test_names test_diagnostics test_quiescent test_quiescent_epochs test_call_epochs
 TSAN_TESTS := test_threads test_call test_races test_reclaim test_reclaim_epochs test_threads_epochs test_names \
               test_quiescent test_quiescent_epochs test_call_epochs test_timeline
 UNIT_TESTS += test_abi test_abi_epochs test_user_lists test_timeline test_timeline_epochs test_reads test_reads_epochs
@@ -123,7 +123,7 @@ FLAGS_test_call_conformance  := -DDK_PRESET_TORCH_1_13_1
 FLAGS_test_custom_config     := '-DDK_CONFIG_HEADER="custom_config.h"' -Itests
 FLAGS_test_user_lists        := '-DDK_CONFIG_HEADER="user_lists_config.h"' -Itests
 FLAGS_test_gen               := -Igen
-FLAGS_test_debug             := -Igen
+FLAGS_test_diagnostics             := -Igen
 FLAGS_test_timeline          := -Igen
 ARGS_test_schema             := $(SCHEMA_VECTORS)
 ARGS_test_conformance        := $(KEYSPACE_VECTORS)
@@ -141,7 +141,7 @@ FLAGS_test_realtime          := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,-
 $(BUILD)/test_%: tests/test_%.c dispatch.h tests/custom_config.h tests/user_lists_config.h tests/vectors.h | $(BUILD)
 	$(CC) $(CFLAGS_T) $(EXTRA) $(FLAGS_test_$*) $< -o $@ $(LIBS_T)
 $(BUILD)/test_gen: gen/sample_ops.h
-$(BUILD)/test_debug: gen/sample_ops.h
+$(BUILD)/test_diagnostics: gen/sample_ops.h
 $(BUILD)/test_timeline: gen/sample_ops.h
 # the same tests in the call-epochs mode (DK_CALL_EPOCHS)
 $(BUILD)/test_%_epochs: tests/test_%.c dispatch.h | $(BUILD)
