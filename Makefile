@@ -105,6 +105,7 @@ $(BUILD):
 # Every tests/test_NAME.c is a unit test, built as $(BUILD)/test_NAME; what a
 # file needs beyond that it declares in its first lines, "/* make: variants=...
 # tsan=... flags=... args=... */" (tests/README.md says what each word does).
+# A test made of several units (test_config_mismatch) adds its own rule below.
 # TEST_DECLS holds those words as NAME@WORD, read by one awk over every file.
 TEST_NAMES := $(basename $(notdir $(wildcard tests/test_*.c)))
 TEST_DECLS := $(shell awk 'FNR == 1 { n = FILENAME; sub(/.*\//, "", n); sub(/\.c$$/, "", n); head = 1 } \
