@@ -9620,18 +9620,82 @@ DK__PRIVATE void dk__run_boxed_traced(const dk_operator *op, const dk_op_table *
     dk__trace_return(token);
 }
 
-DK_API void dk_call_boxed(const dk_operator *op, dk_stack *stack) {
-    const dk_op_table *t;
+/* A boxed call by the general way: defaults filled, the stack checked with
+   a message, the trace hook told (out of line: the fast way below falls
+   back to it for everything but its common case). */
+DK__PRIVATE DK__NOINLINE void dk__call_boxed_general(const dk_operator *op, const dk_op_table *t, dk_stack *stack) {
     const dk_kernel *k;
     dk_keyset args, ks;
-    DK__THREAD_CHECK();
-    DK__HOLD();
-    t = op ? dk__snapshot(op) : NULL;
     if (!dk__boxed_refused(op, t, stack, 1)) {
         args = dk__stack_keyset(op, t, stack);
         k = dk__dispatch_boxed(op, t, args, &ks, stack, 0);
         if (DK__UNLIKELY(DK__TRACING())) dk__run_boxed_traced(op, t, args, ks, k, stack, 0);
         else dk__run_boxed(op, t, args, ks, k, stack);
+    }
+}
+
+/* Do the n values at v fit schema s's arguments? The general check
+   (dk__value_fits) for all but a Tensor argument holding a tensor. */
+DK_INLINE int dk__boxed_fits(const dk_schema *s, const dk_value *v, size_t n) {
+    const dk_arg *a = s->arguments;
+    size_t j;
+    for (j = 0; j < n; j++) {
+        const dk_type *ty = a[j].fake_type;
+        if (ty->kind == DK_TYPE_Tensor ? v[j].tag != DK_VALUE_TENSOR : !dk__value_fits(ty, &v[j])) return 0;
+    }
+    return 1;
+}
+
+/* Note [Boxed fast way]: the common boxed call -- a def with a schema of
+   fixed arity, exactly its arguments on the stack (no default to fill),
+   values that fit, no trace hook -- makes the general way's checks
+   without its detours: the schema and the hooks are read once, the
+   arguments checked in one loop, the dispatch arguments' keysets read
+   where the schema says they are, and a boxed kernel or the adapters'
+   call_unboxed run directly, with the result count checked as the
+   general way checks it. Anything else -- a bad stack (whose message the
+   general way writes), defaults, no schema, a varargs schema, a trace
+   hook, a missing / fallthrough / ambiguous slot, an unboxed kernel
+   without adapters -- takes the general way, which does all over again
+   from the same snapshot (nothing was changed: the checks only read). */
+DK_API void dk_call_boxed(const dk_operator *op, dk_stack *stack) {
+    const dk_op_table *t;
+    const dk_op_def_info *d;
+    const dk_schema *s;
+    const dk_kernel *k;
+    dk_keyset ks;
+    size_t n;
+    DK__THREAD_CHECK();
+    DK__HOLD();
+    t = op ? dk__snapshot(op) : NULL;
+    d = t ? dk__op_def(t) : NULL;
+    s = d ? d->parsed : NULL;
+    if (DK__LIKELY(s && stack && !s->is_vararg) && (n = (size_t)s->num_arguments) == stack->size &&
+        DK__LIKELY(!DK__TRACING()) && dk__boxed_fits(s, stack->values, n)) {
+        const dk__hooks *h = dk__hooks_of(op->registry);
+        uint64_t bits = s->dispatch_args, args = 0;
+        if (h->tensor_keyset)
+            for (; bits; bits &= bits - 1) {
+                const dk_value *v = &stack->values[n - 1 - (size_t)dk__lowest_bit(bits)];
+                if (v->tag == DK_VALUE_TENSOR) args |= h->tensor_keyset(v->as.tensor, h->tensor_keyset_user_data).repr;
+                else args |= dk__value_keyset(h, v).repr;   /* a list, or None for a Tensor? */
+            }
+        k = dk__entry_kernel(dk__dispatch_in(t, dk_ks_raw(args), &ks));
+        if (k->kind == DK_KERNEL_FUNCTION && k->boxed) {
+            unsigned failures = dk__call_failures;
+            k->boxed(k, op, ks, stack);
+            /* a kernel that did not fail its call left exactly the schema's returns */
+            if (failures != dk__call_failures || stack->size == (size_t)s->num_returns) { DK__UNHOLD(); return; }
+            dk__results_miscounted(op, ks, k, stack->size, s->num_returns, s->text);
+            stack->size = 0;
+        } else {
+            const dk_op_adapters *a = DK__LOAD_ACQ(&d->adapters);
+            if (k->kind == DK_KERNEL_FUNCTION && a && a->call_unboxed) a->call_unboxed(k, op, ks, stack);
+            else dk__run_boxed(op, t, dk_ks_raw(args), ks, k->kind == DK_KERNEL_MISSING ? dk__deferred(op, k) : k,
+                               stack);
+        }
+    } else {
+        dk__call_boxed_general(op, t, stack);
     }
     DK__UNHOLD();
 }
