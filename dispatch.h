@@ -9160,8 +9160,12 @@ DK__PRIVATE void dk__missing_message(const dk_operator *op, const dk_op_table *t
     dk__mark_cut(buf, size, len);
 }
 
+enum { DK__BOX_CAPACITY = 64 };   /* the values of the stack a typed call boxes its arguments on */
 DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, const dk_op_table *t, dk_keyset ks, const dk_kernel *k,
                                        void *args, void *result, size_t result_size);
+DK__PRIVATE DK__NOINLINE void dk__boxed_result_failed(const dk_operator *op, const dk_op_table *t, dk_keyset ks,
+                                                      const dk_kernel *k, size_t left, unsigned failures,
+                                                      void *result, size_t result_size);
 
 /* What the messages read of a live table (its entries, reasons and def
    pointer), copied into dst: field by field, relaxed, as a rewrite in place
@@ -9245,8 +9249,30 @@ DK__PRIVATE void dk__call_slow_in(const dk_operator *op, const dk_op_table *tab,
 
 DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks, const dk_kernel *k, void *args,
                           void *result, size_t result_size) {
+    const dk_op_table *t;
+    const dk_op_def_info *d;
+    const dk_op_adapters *a;
     DK__HOLD();   /* the library sees this part of a typed call: reclaim refuses inside it */
-    dk__call_slow_in(op, dk__snapshot(op), args_ks, ks, k, args, result, result_size);
+    t = dk__snapshot(op);
+    if (k->kind == DK_KERNEL_MISSING) k = dk__deferred(op, k);
+    d = dk__op_def(t);
+    a = d ? DK__LOAD_ACQ(&d->adapters) : NULL;
+    /* The common slow call, a boxed fallback or kernel of an operator with
+       adapters, boxes here, in a small frame; it makes the checks of
+       dk__call_boxed_kernel, which the rest reaches through dk__call_slow_in
+       (with the failure reporting's frame). */
+    if (DK__LIKELY(k->boxed && k->kind == DK_KERNEL_FUNCTION && a && a->box && a->unbox_result && result)) {
+        dk_value storage[DK__BOX_CAPACITY];
+        dk_stack st;
+        unsigned failures = dk__call_failures;
+        dk_stack_init(&st, storage, DK__BOX_CAPACITY);
+        a->box(args, &st);
+        k->boxed(k, op, ks, &st);
+        if (DK__LIKELY(st.size == (size_t)a->num_returns)) a->unbox_result(&st, result);
+        else dk__boxed_result_failed(op, t, ks, k, st.size, failures, result, result_size);
+    } else {
+        dk__call_slow_in(op, t, args_ks, ks, k, args, result, result_size);
+    }
     DK__UNHOLD();
 }
 #undef DK__C10_ASSERT_AT
@@ -9273,8 +9299,6 @@ DK_API void dk_call_fail(const dk_operator *op, const dk_kernel *kernel, dk_keys
 }
 
 /* ---- boxed calls --------------------------------------------------------------- */
-
-enum { DK__BOX_CAPACITY = 64 };
 
 /* What boxed calls read of a snapshot's def (NULL without one): its parsed
    schema (counts, dispatch arguments, text), its adapters (the one field
@@ -9323,6 +9347,20 @@ DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, const dk_op_table 
     st.unboxed_args = args;
     if (result) memset(result, 0, result_size);   /* a fallback that sets no result returns zero */
     k->boxed(k, op, ks, &st);
+}
+
+/* A typed call's boxed kernel left other than the adapters' number of
+   results: the call fails (unless the kernel failed it already) and
+   *result is zero-filled, no garbage (out of dk__call_slow's way). */
+DK__PRIVATE DK__NOINLINE void dk__boxed_result_failed(const dk_operator *op, const dk_op_table *t, dk_keyset ks,
+                                                      const dk_kernel *k, size_t left, unsigned failures,
+                                                      void *result, size_t result_size) {
+    const dk_op_adapters *a = dk__table_adapters(t);
+    if (failures == dk__call_failures) {
+        const dk_schema *sch = dk__table_schema(t);
+        dk__results_miscounted(op, ks, k, left, a->num_returns, sch ? sch->text : NULL);
+    }
+    memset(result, 0, result_size);
 }
 
 /* The keyset of one value of a boxed stack: a tensor's, or the union of a
