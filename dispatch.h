@@ -4830,8 +4830,10 @@ DK__PRIVATE int dk__in_call(void) { return dk__rd.nesting > 0; }
    DK__HOLD() ... DK__UNHOLD(), the call bracket under DK_CALL_EPOCHS (what
    a writer waits for), a nesting count in the default build (what
    dk_registry_reclaim refuses inside). A boxed call reads its snapshot
-   once and passes it down (dk__dispatch_boxed, dk__call_slow_in): its
-   schema, adapters and kernel come from one state. A typed call's slow
+   once and passes it down (its fast way to dk__dispatch_in and
+   dk__run_boxed, the general way to dk__dispatch_boxed and
+   dk__call_slow_in: Note [Boxed fast way]): its schema, adapters and
+   kernel come from one state. A typed call's slow
    path (dk__call_slow) reads a snapshot of its own: handing it the one
    the inline path read costs that path an instruction with GCC
    (bench/shape.sh, 1.13.1 preset), as a fifth argument or folded into the
