@@ -4832,8 +4832,10 @@ DK__PRIVATE int dk__in_call(void) { return dk__rd.nesting > 0; }
    DK__HOLD() ... DK__UNHOLD(), the call bracket under DK_CALL_EPOCHS (what
    a writer waits for), a nesting count in the default build (what
    dk_registry_reclaim refuses inside). A boxed call reads its snapshot
-   once and passes it down (dk__dispatch_boxed, dk__call_slow_in): its
-   schema, adapters and kernel come from one state. A typed call's slow
+   once and passes it down (its fast way to dk__dispatch_in and
+   dk__run_boxed, the general way to dk__dispatch_boxed and
+   dk__call_slow_in: Note [Boxed fast way]): its schema, adapters and
+   kernel come from one state. A typed call's slow
    path (dk__call_slow) reads a snapshot of its own: handing it the one
    the inline path read costs that path an instruction with GCC
    (bench/shape.sh, 1.13.1 preset), as a fifth argument or folded into the
@@ -9162,8 +9164,12 @@ DK__PRIVATE void dk__missing_message(const dk_operator *op, const dk_op_table *t
     dk__mark_cut(buf, size, len);
 }
 
+enum { DK__BOX_CAPACITY = 64 };   /* the values of the stack a typed call boxes its arguments on */
 DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, const dk_op_table *t, dk_keyset ks, const dk_kernel *k,
                                        void *args, void *result, size_t result_size);
+DK__PRIVATE DK__NOINLINE void dk__boxed_result_failed(const dk_operator *op, const dk_op_table *t, dk_keyset ks,
+                                                      const dk_kernel *k, size_t left, unsigned failures,
+                                                      void *result, size_t result_size);
 
 /* What the messages read of a live table (its entries, reasons and def
    pointer), copied into dst: field by field, relaxed, as a rewrite in place
@@ -9247,8 +9253,30 @@ DK__PRIVATE void dk__call_slow_in(const dk_operator *op, const dk_op_table *tab,
 
 DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks, const dk_kernel *k, void *args,
                           void *result, size_t result_size) {
+    const dk_op_table *t;
+    const dk_op_def_info *d;
+    const dk_op_adapters *a;
     DK__HOLD();   /* the library sees this part of a typed call: reclaim refuses inside it */
-    dk__call_slow_in(op, dk__snapshot(op), args_ks, ks, k, args, result, result_size);
+    t = dk__snapshot(op);
+    if (k->kind == DK_KERNEL_MISSING) k = dk__deferred(op, k);
+    d = dk__op_def(t);
+    a = d ? DK__LOAD_ACQ(&d->adapters) : NULL;
+    /* The common slow call, a boxed fallback or kernel of an operator with
+       adapters, boxes here, in a small frame; it makes the checks of
+       dk__call_boxed_kernel, which the rest reaches through dk__call_slow_in
+       (with the failure reporting's frame). */
+    if (DK__LIKELY(k->boxed && k->kind == DK_KERNEL_FUNCTION && a && a->box && a->unbox_result && result)) {
+        dk_value storage[DK__BOX_CAPACITY];
+        dk_stack st;
+        unsigned failures = dk__call_failures;
+        dk_stack_init(&st, storage, DK__BOX_CAPACITY);
+        a->box(args, &st);
+        k->boxed(k, op, ks, &st);
+        if (DK__LIKELY(st.size == (size_t)a->num_returns)) a->unbox_result(&st, result);
+        else dk__boxed_result_failed(op, t, ks, k, st.size, failures, result, result_size);
+    } else {
+        dk__call_slow_in(op, t, args_ks, ks, k, args, result, result_size);
+    }
     DK__UNHOLD();
 }
 #undef DK__C10_ASSERT_AT
@@ -9275,8 +9303,6 @@ DK_API void dk_call_fail(const dk_operator *op, const dk_kernel *kernel, dk_keys
 }
 
 /* ---- boxed calls --------------------------------------------------------------- */
-
-enum { DK__BOX_CAPACITY = 64 };
 
 /* What boxed calls read of a snapshot's def (NULL without one): its parsed
    schema (counts, dispatch arguments, text), its adapters (the one field
@@ -9325,6 +9351,20 @@ DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, const dk_op_table 
     st.unboxed_args = args;
     if (result) memset(result, 0, result_size);   /* a fallback that sets no result returns zero */
     k->boxed(k, op, ks, &st);
+}
+
+/* A typed call's boxed kernel left other than the adapters' number of
+   results: the call fails (unless the kernel failed it already) and
+   *result is zero-filled, no garbage (out of dk__call_slow's way). */
+DK__PRIVATE DK__NOINLINE void dk__boxed_result_failed(const dk_operator *op, const dk_op_table *t, dk_keyset ks,
+                                                      const dk_kernel *k, size_t left, unsigned failures,
+                                                      void *result, size_t result_size) {
+    const dk_op_adapters *a = dk__table_adapters(t);
+    if (failures == dk__call_failures) {
+        const dk_schema *sch = dk__table_schema(t);
+        dk__results_miscounted(op, ks, k, left, a->num_returns, sch ? sch->text : NULL);
+    }
+    memset(result, 0, result_size);
 }
 
 /* The keyset of one value of a boxed stack: a tensor's, or the union of a
@@ -9622,18 +9662,82 @@ DK__PRIVATE void dk__run_boxed_traced(const dk_operator *op, const dk_op_table *
     dk__trace_return(token);
 }
 
-DK_API void dk_call_boxed(const dk_operator *op, dk_stack *stack) {
-    const dk_op_table *t;
+/* A boxed call by the general way: defaults filled, the stack checked with
+   a message, the trace hook told (out of line: the fast way below falls
+   back to it for everything but its common case). */
+DK__PRIVATE DK__NOINLINE void dk__call_boxed_general(const dk_operator *op, const dk_op_table *t, dk_stack *stack) {
     const dk_kernel *k;
     dk_keyset args, ks;
-    DK__THREAD_CHECK();
-    DK__HOLD();
-    t = op ? dk__snapshot(op) : NULL;
     if (!dk__boxed_refused(op, t, stack, 1)) {
         args = dk__stack_keyset(op, t, stack);
         k = dk__dispatch_boxed(op, t, args, &ks, stack, 0);
         if (DK__UNLIKELY(DK__TRACING())) dk__run_boxed_traced(op, t, args, ks, k, stack, 0);
         else dk__run_boxed(op, t, args, ks, k, stack);
+    }
+}
+
+/* Do the n values at v fit schema s's arguments? The general check
+   (dk__value_fits) for all but a Tensor argument holding a tensor. */
+DK_INLINE int dk__boxed_fits(const dk_schema *s, const dk_value *v, size_t n) {
+    const dk_arg *a = s->arguments;
+    size_t j;
+    for (j = 0; j < n; j++) {
+        const dk_type *ty = a[j].fake_type;
+        if (ty->kind == DK_TYPE_Tensor ? v[j].tag != DK_VALUE_TENSOR : !dk__value_fits(ty, &v[j])) return 0;
+    }
+    return 1;
+}
+
+/* Note [Boxed fast way]: the common boxed call -- a def with a schema of
+   fixed arity, exactly its arguments on the stack (no default to fill),
+   values that fit, no trace hook -- makes the general way's checks
+   without its detours: the schema and the hooks are read once, the
+   arguments checked in one loop, the dispatch arguments' keysets read
+   where the schema says they are, and a boxed kernel or the adapters'
+   call_unboxed run directly, with the result count checked as the
+   general way checks it. Anything else -- a bad stack (whose message the
+   general way writes), defaults, no schema, a varargs schema, a trace
+   hook, a missing / fallthrough / ambiguous slot, an unboxed kernel
+   without adapters -- takes the general way, which does all over again
+   from the same snapshot (nothing was changed: the checks only read). */
+DK_API void dk_call_boxed(const dk_operator *op, dk_stack *stack) {
+    const dk_op_table *t;
+    const dk_op_def_info *d;
+    const dk_schema *s;
+    const dk_kernel *k;
+    dk_keyset ks;
+    size_t n;
+    DK__THREAD_CHECK();
+    DK__HOLD();
+    t = op ? dk__snapshot(op) : NULL;
+    d = t ? dk__op_def(t) : NULL;
+    s = d ? d->parsed : NULL;
+    if (DK__LIKELY(s && stack && !s->is_vararg) && (n = (size_t)s->num_arguments) == stack->size &&
+        DK__LIKELY(!DK__TRACING()) && dk__boxed_fits(s, stack->values, n)) {
+        const dk__hooks *h = dk__hooks_of(op->registry);
+        uint64_t bits = s->dispatch_args, args = 0;
+        if (h->tensor_keyset)
+            for (; bits; bits &= bits - 1) {
+                const dk_value *v = &stack->values[n - 1 - (size_t)dk__lowest_bit(bits)];
+                if (v->tag == DK_VALUE_TENSOR) args |= h->tensor_keyset(v->as.tensor, h->tensor_keyset_user_data).repr;
+                else args |= dk__value_keyset(h, v).repr;   /* a list, or None for a Tensor? */
+            }
+        k = dk__entry_kernel(dk__dispatch_in(t, dk_ks_raw(args), &ks));
+        if (k->kind == DK_KERNEL_FUNCTION && k->boxed) {
+            unsigned failures = dk__call_failures;
+            k->boxed(k, op, ks, stack);
+            /* a kernel that did not fail its call left exactly the schema's returns */
+            if (failures != dk__call_failures || stack->size == (size_t)s->num_returns) { DK__UNHOLD(); return; }
+            dk__results_miscounted(op, ks, k, stack->size, s->num_returns, s->text);
+            stack->size = 0;
+        } else {
+            const dk_op_adapters *a = DK__LOAD_ACQ(&d->adapters);
+            if (k->kind == DK_KERNEL_FUNCTION && a && a->call_unboxed) a->call_unboxed(k, op, ks, stack);
+            else dk__run_boxed(op, t, dk_ks_raw(args), ks, k->kind == DK_KERNEL_MISSING ? dk__deferred(op, k) : k,
+                               stack);
+        }
+    } else {
+        dk__call_boxed_general(op, t, stack);
     }
     DK__UNHOLD();
 }

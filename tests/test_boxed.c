@@ -127,6 +127,18 @@ static void test_bad_stacks_refused(void **state) {
     dk_stack_push(&st, dk_tensor(&a));
     dk_stack_push(&st, dk_tensor(&a));
     expect_refused(op, &st, "capacity (2)");
+    /* every argument given (no default to fill: Note [Boxed fast way]),
+       a wrong kind at a Tensor argument, then at the Scalar */
+    dk_stack_init(&st, storage, 8);
+    dk_stack_push(&st, dk_int(7));
+    dk_stack_push(&st, dk_tensor(&a));
+    dk_stack_push(&st, dk_int(1));
+    expect_refused(op, &st, "argument 0 'self' is Tensor, the stack has an int there");
+    st.size = 0;
+    dk_stack_push(&st, dk_tensor(&a));
+    dk_stack_push(&st, dk_tensor(&a));
+    dk_stack_push(&st, dk_string("1"));
+    expect_refused(op, &st, "argument 2 'alpha' is Scalar, the stack has a string there");
     /* NULL operator, NULL stack: a status, no crash */
     (void)dk_last_call_status();
     dk_call_boxed(NULL, &st);
@@ -135,6 +147,78 @@ static void test_bad_stacks_refused(void **state) {
     assert_int_equal(dk_last_call_status(), DK_ERR_NULL);
     dk_redispatch_boxed(NULL, dk_ks_from_key(DK_CPU), NULL);
     assert_int_equal(dk_last_call_status(), DK_ERR_NULL);
+}
+
+/* A boxed kernel per backend: which one ran, and what it was given. */
+static int ran_cpu, ran_cuda;
+static void on_cpu(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
+    ran_cpu++;
+    record_args(k, op, ks, s);
+}
+static void on_cuda(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
+    ran_cuda++;
+    record_args(k, op, ks, s);
+}
+/* returns two values where the schema has one */
+static void two_results(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
+    (void)k; (void)op; (void)ks;
+    s->size = 0;
+    dk_stack_push(s, dk_int(1));
+    dk_stack_push(s, dk_int(2));
+}
+
+/* Every argument on the stack: the dispatch keyset is the union of the
+   dispatch arguments' (a Tensor[]'s tensors, a Tensor?'s None adding
+   nothing), values elsewhere do not count, and a kernel leaving other than
+   the schema's one result fails the call with an empty stack. */
+static void test_all_arguments_given(void **state) {
+    const dk_operator *op;
+    dk_registration *h;
+    tensor c1 = cpu(1), c2 = cpu(2), g = cpu(3);
+    dk_value storage[8], list[2];
+    dk_stack st;
+    (void)state;
+    g.ks = dk_ks_from_key(DK_CUDA);
+    assert_int_equal(dk_def(reg, "sample::pick(Tensor[] ts, Tensor? w, int dim) -> Tensor", &h), DK_OK);
+    assert_int_equal(dk_impl(reg, "sample::pick", DK_CPU, dk_boxed(on_cpu, NULL), &h), DK_OK);
+    assert_int_equal(dk_impl(reg, "sample::pick", DK_CUDA, dk_boxed(on_cuda, NULL), &h), DK_OK);
+    op = dk_op_lookup(reg, "sample::pick");
+    dk_stack_init(&st, storage, 8);
+    list[0] = dk_tensor(&c1);
+    list[1] = dk_tensor(&g);
+    dk_stack_push(&st, dk_list(list, 2));
+    dk_stack_push(&st, dk_none());
+    dk_stack_push(&st, dk_int(0));
+    ran_cpu = ran_cuda = 0;
+    last_status = DK_OK;
+    dk_call_boxed(op, &st);
+    assert_int_equal(last_status, DK_OK);
+    assert_int_equal(ran_cuda, 1);   /* the list's CUDA tensor */
+    assert_int_equal(ran_cpu, 0);
+    assert_int_equal(st.size, 1);
+    st.size = 0;
+    list[1] = dk_tensor(&c2);
+    dk_stack_push(&st, dk_list(list, 2));
+    dk_stack_push(&st, dk_tensor(&g));   /* w, a dispatch argument too */
+    dk_stack_push(&st, dk_int(0));
+    dk_call_boxed(op, &st);
+    assert_int_equal(ran_cuda, 2);
+    st.size = 0;
+    dk_stack_push(&st, dk_list(list, 2));
+    dk_stack_push(&st, dk_none());
+    dk_stack_push(&st, dk_int(0));
+    dk_call_boxed(op, &st);
+    assert_int_equal(ran_cpu, 1);
+    assert_int_equal(last_status, DK_OK);
+    /* a kernel that leaves two results */
+    assert_int_equal(dk_def(reg, "sample::one(Tensor a) -> Tensor", &h), DK_OK);
+    assert_int_equal(dk_impl(reg, "sample::one", DK_CPU, dk_boxed(two_results, NULL), &h), DK_OK);
+    st.size = 0;
+    dk_stack_push(&st, dk_tensor(&c1));
+    dk_call_boxed(dk_op_lookup(reg, "sample::one"), &st);
+    assert_int_equal(last_status, DK_ERR_KERNEL_FAILED);
+    if (!strstr(last_message, "left 2 values")) fail_msg("message %s", last_message);
+    assert_int_equal(st.size, 0);
 }
 
 static void test_kinds_and_list_defaults(void **state) {
@@ -520,6 +604,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trailing_defaults_filled),
         cmocka_unit_test(test_bad_stacks_refused),
+        cmocka_unit_test(test_all_arguments_given),
         cmocka_unit_test(test_kinds_and_list_defaults),
         cmocka_unit_test(test_default_kinds_agree),
         cmocka_unit_test(test_complex_values),
