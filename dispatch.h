@@ -333,6 +333,9 @@
          boxed fallbacks, failing calls (their message goes to the
          thread's buffer, allocated at attach) -- never allocate, lock or
          make a system call on it (tests/test_realtime.c counts them).
+         A failing call builds its message on the stack: about 20 KB
+         while it reports (dk_call_fail, a missing kernel), never while
+         a kernel runs; size a real-time thread's stack for it.
        - dk_thread_quiescent() between calls (once per block): its
          quiescent point, one store in the default build, nothing under
          call epochs; it never blocks, allocates or frees.
@@ -4833,9 +4836,10 @@ DK__PRIVATE int dk__in_call(void) { return dk__rd.nesting > 0; }
    a writer waits for), a nesting count in the default build (what
    dk_registry_reclaim refuses inside). A boxed call reads its snapshot
    once and passes it down (its fast way to dk__dispatch_in and
-   dk__run_boxed, the general way to dk__dispatch_boxed and
-   dk__call_slow_in: Note [Boxed fast way]): its schema, adapters and
-   kernel come from one state. A typed call's slow
+   dk__run_boxed, the general way to dk__dispatch_boxed, dk__run_boxed
+   and, with no kernel to run, dk__call_failed: Note [Boxed fast way]):
+   its schema, adapters and kernel come from one state, and the backend
+   fallback of an empty slot is looked up once. A typed call's slow
    path (dk__call_slow) reads a snapshot of its own: handing it the one
    the inline path read costs that path an instruction with GCC
    (bench/shape.sh, 1.13.1 preset), as a fifth argument or folded into the
@@ -9165,8 +9169,8 @@ DK__PRIVATE void dk__missing_message(const dk_operator *op, const dk_op_table *t
 }
 
 enum { DK__BOX_CAPACITY = 64 };   /* the values of the stack a typed call boxes its arguments on */
-DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, const dk_op_table *t, dk_keyset ks, const dk_kernel *k,
-                                       void *args, void *result, size_t result_size);
+DK__PRIVATE DK__NOINLINE void dk__call_boxed_kernel(const dk_operator *op, const dk_op_table *t, dk_keyset ks,
+                                                    const dk_kernel *k, void *args, void *result, size_t result_size);
 DK__PRIVATE DK__NOINLINE void dk__boxed_result_failed(const dk_operator *op, const dk_op_table *t, dk_keyset ks,
                                                       const dk_kernel *k, size_t left, unsigned failures,
                                                       void *result, size_t result_size);
@@ -9203,19 +9207,18 @@ DK__PRIVATE void dk__table_copy(dk_op_table *dst, const dk_op_table *src) {
     #line ", please report a bug to PyTorch. "
 #endif
 
-/* A call's slow path, inside a read section, with tab the snapshot the
-   call read (a boxed call's) or one read for it here (a typed call's). */
-DK__PRIVATE void dk__call_slow_in(const dk_operator *op, const dk_op_table *tab, dk_keyset args_ks, dk_keyset ks,
-                                  const dk_kernel *k, void *args, void *result, size_t result_size) {
+/* A call that found no kernel to run at its slot (missing, fallthrough,
+   ambiguous; k already resolved through dk__deferred by the caller, which
+   is inside a read section with tab the snapshot the call read): reported,
+   *result zero-filled. Out of line, so that its frame (the message buffer
+   and a table copy, about 19 KB) is on the stack only while a call fails,
+   never under a kernel a slow call runs. */
+DK__PRIVATE DK__NOINLINE void dk__call_failed(const dk_operator *op, const dk_op_table *tab, dk_keyset args_ks,
+                                              dk_keyset ks, const dk_kernel *k, void *result, size_t result_size) {
     dk_status status;
     char message[DK__MESSAGE_MAX];
     dk_op_table t;
     int c10_words, n;
-    if (k->kind == DK_KERNEL_MISSING) k = dk__deferred(op, k);
-    if (k->boxed && k->kind == DK_KERNEL_FUNCTION) {
-        dk__call_boxed_kernel(op, tab, ks, k, args, result, result_size);
-        return;
-    }
     message[0] = '\0';
     if (result) memset(result, 0, result_size);
     c10_words = dk__hooks_of(op->registry)->c10_messages;
@@ -9263,8 +9266,8 @@ DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks
     a = d ? DK__LOAD_ACQ(&d->adapters) : NULL;
     /* The common slow call, a boxed fallback or kernel of an operator with
        adapters, boxes here, in a small frame; it makes the checks of
-       dk__call_boxed_kernel, which the rest reaches through dk__call_slow_in
-       (with the failure reporting's frame). */
+       dk__call_boxed_kernel, which takes the other boxed kernels; a call
+       with no kernel to run is dk__call_failed's. */
     if (DK__LIKELY(k->boxed && k->kind == DK_KERNEL_FUNCTION && a && a->box && a->unbox_result && result)) {
         dk_value storage[DK__BOX_CAPACITY];
         dk_stack st;
@@ -9274,8 +9277,10 @@ DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks
         k->boxed(k, op, ks, &st);
         if (DK__LIKELY(st.size == (size_t)a->num_returns)) a->unbox_result(&st, result);
         else dk__boxed_result_failed(op, t, ks, k, st.size, failures, result, result_size);
+    } else if (k->boxed && k->kind == DK_KERNEL_FUNCTION) {
+        dk__call_boxed_kernel(op, t, ks, k, args, result, result_size);
     } else {
-        dk__call_slow_in(op, t, args_ks, ks, k, args, result, result_size);
+        dk__call_failed(op, t, args_ks, ks, k, result, result_size);
     }
     DK__UNHOLD();
 }
@@ -9321,16 +9326,18 @@ DK__PRIVATE const dk_op_adapters *dk__table_adapters(const dk_op_table *t) {
 DK__PRIVATE void dk__results_miscounted(const dk_operator *op, dk_keyset ks, const dk_kernel *k, size_t left,
                                         int returns, const char *schema) {
     char msg[1024];
-    snprintf(msg, sizeof msg, "%s: the boxed kernel at %s (%s) left %lu values on the stack where the schema has "
-             "%d returns (a kernel that fails calls dk_call_fail)\n  schema: %s", op->name,
-             dk_key_name(dk_ks_highest_key(ks)), k->debug, (unsigned long)left, returns, schema ? schema : "");
+    int n = snprintf(msg, sizeof msg, "%s: the boxed kernel at %s (%s) left %lu values on the stack where the "
+                     "schema has %d returns (a kernel that fails calls dk_call_fail)\n  schema: %s", op->name,
+                     dk_key_name(dk_ks_highest_key(ks)), k->debug, (unsigned long)left, returns, schema ? schema : "");
+    if (n > 0) dk__mark_cut(msg, sizeof msg, (size_t)n);
     dk__call_error(op, ks, DK_ERR_KERNEL_FAILED, msg);
 }
 
 /* A typed call that landed on a boxed kernel: box through the operator's
-   adapters when it has them, else hand over the argument pack. */
-DK__PRIVATE void dk__call_boxed_kernel(const dk_operator *op, const dk_op_table *t, dk_keyset ks, const dk_kernel *k,
-                                       void *args, void *result, size_t result_size) {
+   adapters when it has them, else hand over the argument pack. Out of
+   line: its stack of values stays out of dk__call_slow's frame. */
+DK__PRIVATE DK__NOINLINE void dk__call_boxed_kernel(const dk_operator *op, const dk_op_table *t, dk_keyset ks,
+                                                    const dk_kernel *k, void *args, void *result, size_t result_size) {
     const dk_op_adapters *a = dk__table_adapters(t);
     dk_value storage[DK__BOX_CAPACITY];
     dk_stack st;
@@ -9597,12 +9604,13 @@ DK__PRIVATE void dk__run_boxed(const dk_operator *op, const dk_op_table *t, dk_k
     }
     if (k->kind == DK_KERNEL_FUNCTION && a && a->call_unboxed) { a->call_unboxed(k, op, ks, stack); return; }
     if (k->kind == DK_KERNEL_FUNCTION) {
-        snprintf(msg, sizeof msg, "%s: the kernel at %s (%s) is unboxed and the operator has no boxing adapters "
-                 "(define it through gen/'s <op>_def, or dk_def_with and dk_def_options.adapters)", op->name,
-                 dk_key_name(dk_ks_highest_key(ks)), k->debug);
+        int n = snprintf(msg, sizeof msg, "%s: the kernel at %s (%s) is unboxed and the operator has no boxing "
+                         "adapters (define it through gen/'s <op>_def, or dk_def_with and dk_def_options.adapters)",
+                         op->name, dk_key_name(dk_ks_highest_key(ks)), k->debug);
+        if (n > 0) dk__mark_cut(msg, sizeof msg, (size_t)n);
         dk__call_error(op, ks, DK_ERR_NO_ADAPTER, msg);
-    } else {
-        dk__call_slow_in(op, t, args, ks, k, NULL, NULL, 0);  /* missing, fallthrough, ambiguous: reported */
+    } else {   /* missing, fallthrough, ambiguous (k is resolved: dk__dispatch_boxed): reported */
+        dk__call_failed(op, t, args, ks, k, NULL, 0);
     }
     /* a failed boxed call consumes its arguments and returns nothing */
     stack->size -= nargs < stack->size ? nargs : stack->size;
