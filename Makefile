@@ -273,9 +273,10 @@ bench: $(BUILD)/bench $(BUILD)/bench-epochs $(BUILD)/churn $(BUILD)/churn-epochs
 	@echo; echo "what dispatch.h costs to build, beside stb_image.h's implementation and <stdio.h> (bench/compile_cost.sh):"; \
 	  CC="$(CC)" CLANG="$(CLANG)" CXX="$(CXX)" COMPILE_ICOUNT=0 sh bench/compile_cost.sh $(BUILD)/compile-cost
 $(BUILD)/bench $(BUILD)/bench-epochs $(BUILD)/churn $(BUILD)/churn-epochs: | bench-deps
+# stb_image.h (the compile cost's control): installed as root; otherwise
+# bench/compile_cost.sh says it did not measure
 bench-deps:
 	@$(call need,printf '#include <xxhash.h>\n' | $(CC) -E -x c -,libxxhash-dev)
-	@# stb_image.h: as root installed; otherwise bench/compile_cost.sh says it did not measure
 	@[ "$$(id -u)" != 0 ] || { $(call need,printf '#include <stb/stb_image.h>\n' | $(CC) -E -x c -,libstb-dev); }
 
 bench-full: deps $(BUILD)/bench $(BUILD)/bench-epochs $(BUILD)/bench-1.13.1 $(BUILD)/churn $(BUILD)/churn-epochs ## make bench's rows with 10^6 operators defined, the compile costs, callgrind's counts of both presets and the call-path shapes, every target; then docs/bench.md and README's excerpt from this run (about 4 minutes; BENCH_ICOUNT=0: no callgrind, under a minute)
