@@ -45,12 +45,13 @@ LIBTORCH_PACKAGE := libtorch-dev
 LIBTORCH_CXXFLAGS := -std=c++17 -O1 -pthread
 LIBTORCH_DEB_VERSION = $(shell dpkg-query -W -f='$${Version}' $(LIBTORCH_PACKAGE) 2>/dev/null)
 
-# Debian packages `make test` needs, each as KIND:WHAT:PACKAGE: h = a header
+# Debian packages `make test` needs (libstb-dev: stb_image.h, the control
+# of the implementation's compile cost in make bench), each as KIND:WHAT:PACKAGE: h = a header
 # the C compiler finds, p = a program on PATH, f = a file that exists. libFuzzer's runtime is probed
 # by linking a fuzzer (fuzz-runtime).
 DEPS := h:cmocka.h:libcmocka-dev h:xxhash.h:libxxhash-dev p:$(CLANG):clang p:$(CXX):g++ \
         p:$(CMAKE):cmake p:$(PKGCONF):pkgconf p:python3:python3 \
-        p:chromium:chromium
+        p:chromium:chromium h:stb/stb_image.h:libstb-dev
 
 KEYSPACE_VECTORS := tests/conformance/keyspace-1.13.1.txt
 TABLE_VECTORS    := tests/conformance/tables-1.13.1.txt
@@ -265,17 +266,22 @@ bench_timed = $(BUILD)/bench | tee $(BUILD)/bench.txt; \
 	echo; $(BUILD)/bench --scale $(1) | tee -a $(BUILD)/bench.txt; \
 	$(BUILD)/bench-epochs --calls; \
 	echo; echo "registrations under churn, each reclamation mode (bench/churn.c):"; $(bench_churn)
-bench: $(BUILD)/bench $(BUILD)/bench-epochs $(BUILD)/churn $(BUILD)/churn-epochs ## the timed rows (lookup, calls, fallthrough, two hops, boxed, rotate, threads, 10^5 operators defined) beside their controls, every time / ratio / byte target met or not met, from this run (about a minute, build included; instruction counts: bench-full)
+bench: $(BUILD)/bench $(BUILD)/bench-epochs $(BUILD)/churn $(BUILD)/churn-epochs ## the timed rows (lookup, calls, fallthrough, two hops, boxed, rotate, threads, 10^5 operators defined) beside their controls, every time / ratio / byte target met or not met, then the compile costs beside stb_image.h and <stdio.h>, from this run (about a minute and a half, build included; instruction counts: bench-full)
 	@$(call bench_timed,100000)
 	@echo; sh bench/targets.sh -k ns -n $(BUILD)/bench.txt \
 	  -t "targets (this run; each time target a ratio to a control of the same run; instruction targets: make bench-full or make bench-icount):"
+	@echo; echo "what dispatch.h costs to build, beside stb_image.h's implementation and <stdio.h> (bench/compile_cost.sh):"; \
+	  CC="$(CC)" CLANG="$(CLANG)" CXX="$(CXX)" COMPILE_ICOUNT=0 sh bench/compile_cost.sh $(BUILD)/compile-cost
 $(BUILD)/bench $(BUILD)/bench-epochs $(BUILD)/churn $(BUILD)/churn-epochs: | bench-deps
+# stb_image.h (the compile cost's control): installed as root; otherwise
+# bench/compile_cost.sh says it did not measure
 bench-deps:
 	@$(call need,printf '#include <xxhash.h>\n' | $(CC) -E -x c -,libxxhash-dev)
+	@[ "$$(id -u)" != 0 ] || { $(call need,printf '#include <stb/stb_image.h>\n' | $(CC) -E -x c -,libstb-dev); }
 
 bench-full: deps $(BUILD)/bench $(BUILD)/bench-epochs $(BUILD)/bench-1.13.1 $(BUILD)/churn $(BUILD)/churn-epochs ## make bench's rows with 10^6 operators defined, the compile costs, callgrind's counts of both presets and the call-path shapes, every target; then docs/bench.md and README's excerpt from this run (about 4 minutes; BENCH_ICOUNT=0: no callgrind, under a minute)
 	@$(call bench_timed,1000000)
-	@echo; echo "the cost of including dispatch.h (no implementation) beside <stdio.h> (bench/compile_cost.sh):"; \
+	@echo; echo "what dispatch.h costs to build, beside stb_image.h's implementation and <stdio.h> (bench/compile_cost.sh):"; \
 	  CC="$(CC)" CLANG="$(CLANG)" CXX="$(CXX)" sh bench/compile_cost.sh $(BUILD)/compile-cost
 	@: > $(BUILD)/bench_c10-none.txt
 	@echo; $(bench_counts)

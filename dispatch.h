@@ -4244,6 +4244,25 @@ DK_INLINE const char *dk_op_schema(const dk_operator *op) {
 
 #define DK__PRIVATE static DK__UNUSED
 
+/* Cold code: the text dumps, the HTML table, explanations, the timeline's
+   file, backend renames and keysets as text, run when a person looks, never
+   by a call, a boxed call or a registration. GCC compiles the regions
+   between DK__COLD_BEGIN and DK__COLD_END at -O1 when the unit is optimised
+   for speed, which takes a part of the implementation's compile time
+   (docs/bench.md) and changes no function outside them: no region holds a
+   function the hot code calls, nor calls one with a constant the hot
+   callers share (GCC would stop specialising it: the library blocks and
+   dk__explain_stack_in stay outside for that). Other compilers, -O0 and
+   -Os units compile them as the rest. */
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__INTEL_COMPILER) && defined(__OPTIMIZE__) && \
+    !defined(__OPTIMIZE_SIZE__)
+#define DK__COLD_BEGIN _Pragma("GCC push_options") _Pragma("GCC optimize(\"O1\")")
+#define DK__COLD_END _Pragma("GCC pop_options")
+#else
+#define DK__COLD_BEGIN
+#define DK__COLD_END
+#endif
+
 /* The implementation expands the role lists hundreds of times: here a
    term names the row's roles and bit position as enum constants, shorter
    to expand than the row's columns (>>roles; the same values). */
@@ -5243,6 +5262,7 @@ DK_API void dk_timeline_stop(void) {
     if (DK__LOAD_RLX(&dk__trace_hook) == dk__tl_hook) dk_trace_set(NULL, NULL);
 }
 
+DK__COLD_BEGIN
 /* s as a JSON string's contents */
 DK__PRIVATE void dk__tl_json(FILE *f, const char *s) {
     for (; *s; s++) {
@@ -5308,6 +5328,8 @@ DK_API dk_status dk_timeline_save(const char *path) {
     if (fclose(f) != 0) ok = 0;
     return ok ? DK_OK : dk__fail(DK_ERR_BAD_ARGUMENT, "timeline_save: writing %s failed", path);
 }
+
+DK__COLD_END
 
 /* >>impl-names -------------------------------------------------------------- */
 
@@ -5467,6 +5489,7 @@ DK_API dk_status dk_backend_parse(const char *name, dk_backend *out) {
 DK__PRIVATE int dk__name_taken(const char *name) { return dk__key_lookup(name) >= 0 || dk__backend_lookup(name) >= 0; }
 
 /* A backend name: an identifier of 1 to DK__BACKEND_NAME_MAX characters. */
+DK__COLD_BEGIN
 DK__PRIVATE int dk__backend_name_ok(const char *s) {
     size_t n = 0;
     if (!((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_')) return 0;
@@ -5536,6 +5559,8 @@ DK_API dk_status dk_backend_rename(dk_backend b, const char *name) {
     return s;
 }
 
+DK__COLD_END
+
 /* Appends text at *len, keeping buf NUL-terminated within size. */
 DK__PRIVATE void dk__append(char *buf, size_t size, size_t *len, const char *text) {
     size_t n = strlen(text);
@@ -5547,6 +5572,7 @@ DK__PRIVATE void dk__append(char *buf, size_t size, size_t *len, const char *tex
     *len += n;
 }
 
+DK__COLD_BEGIN
 DK__PRIVATE void dk__append_keyset(char *buf, size_t size, size_t *len, dk_keyset ks) {
     dk_key k;
     const char *sep = "";
@@ -5577,6 +5603,8 @@ DK_API int dk_ks_to_string(dk_keyset ks, char *buf, size_t size) {
     dk__append_keyset(buf, size, &len, ks);
     return (int)len;
 }
+
+DK__COLD_END
 
 /* >>impl-slots --------------------------------------------------------------- */
 
@@ -8467,6 +8495,7 @@ DK_API const dk_kernel *dk_op_compute_slot(const dk_operator *op, int slot, cons
     return k;
 }
 
+DK__COLD_BEGIN
 DK__PRIVATE const char *dk__kernel_state(const dk_kernel *k) {
     if (k->kind == DK_KERNEL_FALLTHROUGH) return "fallthrough boxed ";
     if (k->fn && k->boxed) return "boxed unboxed ";
@@ -8740,6 +8769,8 @@ DK_API int dk_registry_dump_html(dk_registry *r, char *buf, size_t size) {
 /* The i-th operator id for which keep() holds, read under the lock (unless
    held); the callback then runs unlocked, inside a call bracket so that the
    operator stays readable. */
+DK__COLD_END
+
 DK__PRIVATE dk__op *dk__op_at(dk_registry *r, uint32_t i, dk_key k, int any_key, int *past_end) {
     dk__op *op = NULL;
     const dk_registration *g;
@@ -9900,6 +9931,7 @@ DK__PRIVATE void dk__copy_text(char *dst, size_t size, const char *src) {
 /* Explains from table t, read inside the caller's call bracket: the
    keyset, the kernel and the reason all describe one state, and what the
    text needs is copied out of the registry before the bracket closes. */
+DK__COLD_BEGIN
 DK__PRIVATE void dk__explain_table(const dk_operator *op, const dk_op_table *t, dk_keyset args, dk_explanation *out) {
     const dk_kernel *k;
     dk_source_detail why;
@@ -9959,6 +9991,10 @@ DK_API dk_status dk_explain_args(const dk_operator *op, const dk_keyset *arg_key
     return DK_OK;
 }
 
+DK__COLD_END
+
+/* dk__check_stack, which the boxed calls share, keeps its -O2 clone when no
+   cold code calls it */
 /* Inside the bracket dk_explain_stack opens: one table, one hooks record. */
 DK__PRIVATE dk_status dk__explain_stack_in(const dk_operator *op, const dk_op_table *t, const dk_stack *stack,
                                           dk_explanation *out) {
@@ -9999,6 +10035,7 @@ DK_API dk_status dk_explain_stack(const dk_operator *op, const dk_stack *stack, 
     return s;
 }
 
+DK__COLD_BEGIN
 /* "    self (argument 0): DispatchKeySet(CPU)", one line per argument */
 DK__PRIVATE void dk__append_arg_keysets(char *buf, size_t size, size_t *len, const dk_explanation *e) {
     char index[32];
@@ -10042,6 +10079,8 @@ DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, 
     dk__append(buf, size, &len, "]\n");
     return (int)len;
 }
+
+DK__COLD_END
 
 /* >>impl-abi ------------------------------------------------------------------
 

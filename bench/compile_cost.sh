@@ -1,11 +1,15 @@
 #!/bin/sh
-# bench/compile_cost.sh OUTDIR: what including dispatch.h costs a unit that
-# does not define DISPATCH_IMPLEMENTATION, beside a unit that includes
-# <stdio.h> only: the median of 15 compiles (-fsyntax-only) of each, one
-# after the other, with gcc and clang as C and g++ as C++, their ratio, and
-# the preprocessed size.
-# Targets (issue on the 1.0 surface): at most 2x <stdio.h> as C, 3x as C++,
-# at most 150 KB preprocessed. A compile's time is the CPU time (user + sys)
+# bench/compile_cost.sh OUTDIR: what dispatch.h costs to build, each beside a
+# control compiled in the same run, interleaved with it:
+# - the unit that defines DISPATCH_IMPLEMENTATION at -O2 with gcc (-c),
+#   beside stb_image.h's implementation unit (STB_IMAGE_IMPLEMENTATION;
+#   Debian's libstb-dev, which make deps installs): the median of
+#   COMPILE_RUNS (default 5) compiles of each; target at most 1.25x;
+# - a unit that includes the header only (no implementation), beside a unit
+#   that includes <stdio.h> only: the median of 15 compiles (-fsyntax-only)
+#   of each with gcc and clang as C and g++ as C++; targets at most 1.6x as
+#   C, 2.5x as C++, at most 150 KB preprocessed.
+# A compile's time is the CPU time (user + sys)
 # of the compiler's processes, read by bash's `time`: on a shared machine the
 # load of other processes stretches wall time, most for the shortest compile,
 # which made the ratio move by half of itself from one run to the next.
@@ -23,13 +27,36 @@ times_ms() { # compiler flags -> "stdio_ms dispatch_ms": CPU medians of 15 runs 
                                           return a[int((n + 1) / 2)] }
          END { printf "%.1f %.1f", median(s, n), median(d, n) }'
 }
-printf '%-28s %12s %12s %8s %8s  %s\n' compiler "stdio.h ms" "dispatch.h ms" ratio limit ""
-for c in "${CC:-cc}:-std=c99:2" "${CLANG:-clang}:-std=c99:2" "${CXX:-g++}:-x c++:3"; do
+# The implementation's unit beside stb_image.h's, both at -O2 (-c: the whole
+# compile, code generation included): the median CPU time of COMPILE_RUNS
+# compiles of each, interleaved.
+stb=$(printf '#include <stb/stb_image.h>\n' | ${CC:-cc} -E -x c - 2>/dev/null | sed -n 's/^# [0-9]* "\(.*stb_image\.h\)".*/\1/p' | head -n 1)
+if [ -n "$stb" ]; then
+  printf '#define STB_IMAGE_IMPLEMENTATION\n#include <stb/stb_image.h>\n' > "$out/stb_image.c"
+  printf '#define DISPATCH_IMPLEMENTATION\n#include "dispatch.h"\n' > "$out/dispatch_impl.c"
+  # shellcheck disable=SC2016
+  t=$(bash -c 'TIMEFORMAT="%3U %3S"; i=0; while [ $i -lt "$3" ]; do
+             for f in "$4" "$5"; do { time $1 -std=c99 -O2 -I. -c "$f" -o "$2/unit.o" 2>/dev/null; } 2>&1; done
+             i=$((i + 1)); done' sh "${CC:-cc}" "$out" "${COMPILE_RUNS:-5}" "$out/stb_image.c" "$out/dispatch_impl.c" |
+    awk '{ t = ($1 + $2) * 1000; if (NR % 2) s[++n] = t; else d[n] = t }
+         function median(a, n,   i, j, x) { for (i = 2; i <= n; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
+                                          return a[int((n + 1) / 2)] }
+         END { printf "%.0f %.0f", median(s, n), median(d, n) }')
+  rm -f "$out/unit.o"
+  awk -v c="${CC:-cc} -O2" -v s="${t% *}" -v d="${t#* }" -v l=1.25 -v k="${COMPILE_RUNS:-5}" \
+    'BEGIN { r = d / s; printf "%-28s %14s %16s %8s %8s\n", "implementation unit", "stb_image.h ms", "dispatch.h ms", "ratio", "limit"
+             printf "%-28s %14s %16s %7.2fx %7sx  %s (median of %d, interleaved)\n", c, s, d, r, l, r <= l ? "met" : "not met", k }'
+else
+  echo "implementation unit beside stb_image.h: not measured (stb/stb_image.h not found: make deps installs libstb-dev)"
+fi
+echo
+printf '%-28s %12s %12s %8s %8s  %s\n' "include only" "stdio.h ms" "dispatch.h ms" ratio limit ""
+for c in "${CC:-cc}:-std=c99:1.6" "${CLANG:-clang}:-std=c99:1.6" "${CXX:-g++}:-x c++:2.5"; do
   cc=${c%%:*}; rest=${c#*:}; flags=${rest%:*}; limit=${rest##*:}
   command -v "$cc" >/dev/null 2>&1 || continue
   t=$(times_ms "$cc" "$flags"); s=${t% *}; d=${t#* }
   awk -v c="$cc $flags" -v s="$s" -v d="$d" -v l="$limit" \
-    'BEGIN { r = d / s; printf "%-28s %12s %12s %7.1fx %7sx  %s\n", c, s, d, r, l, r <= l ? "met" : "not met" }'
+    'BEGIN { r = d / s; printf "%-28s %12s %12s %7.2fx %7sx  %s\n", c, s, d, r, l, r <= l ? "met" : "not met" }'
 done
 # The exact figure: the instructions of gcc's cc1 (its compiler proper, the
 # command line its driver runs) under callgrind, when valgrind is present.
@@ -43,7 +70,7 @@ cc1_icount() { # file -> instructions of cc1 on it
   eval "valgrind --tool=callgrind --callgrind-out-file=/dev/null $line" 2>&1 |
     sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
 }
-if command -v valgrind >/dev/null 2>&1 && s=$(cc1_icount "$out/stdio.c") && d=$(cc1_icount "$out/dispatch.c") &&
+if [ "${COMPILE_ICOUNT:-1}" != 0 ] && command -v valgrind >/dev/null 2>&1 && s=$(cc1_icount "$out/stdio.c") && d=$(cc1_icount "$out/dispatch.c") &&
    [ -n "$s" ] && [ -n "$d" ]; then
   awk -v c="${CC:-cc}" -v s="$s" -v d="$d" \
     'BEGIN { printf "%s cc1 instructions (callgrind): stdio.h %.1f M, dispatch.h %.1f M, %.2fx (2x in time: about 3.3x)\n", c, s / 1e6, d / 1e6, d / s }'
