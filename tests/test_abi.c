@@ -133,7 +133,7 @@ static void test_guards(void **state) {
 typedef struct tensor { uint64_t ks; double v; } tensor;
 static int twice_tag, hook_tag;
 static void twice(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
-    void *t;
+    void *t = NULL;
     (void)ks;
     assert_ptr_equal(dk_abi_kernel_user_data(k), &twice_tag);
     assert_string_equal(dk_abi_op_name(op), "t::twice");
@@ -411,12 +411,12 @@ static void count_log(dk_log_level level, dk_log_item item, const char *message,
     snprintf(override_message, sizeof override_message, "%s", message);
 }
 static void sum_kernel(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
-    const int64_t *dims;
-    const dk_value *ts;
-    size_t n, nt, i;
+    const int64_t *dims = NULL;
+    const dk_value *ts = NULL;
+    size_t n = 0, nt = 0, i;
     double sum = 0;
-    int keep;
-    double alpha;
+    int keep = 0;
+    double alpha = 0;
     (void)k; (void)op; (void)ks;
     assert_int_equal(dk_abi_pop_bool(s, &keep), DK_OK);
     assert_int_equal(dk_abi_pop_double(s, &alpha), DK_OK);
