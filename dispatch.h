@@ -1032,6 +1032,8 @@ DK_STATIC_ASSERT(DK_NUM_RUNTIME_ENTRIES < 65536, "slot offsets are 16 bits wide"
    THE API: every public function, macro and type, in the order of the
    sections of the private part below. */
 
+/* --- Types ---------------------------------------------------------------- */
+
 enum dk_role {
     DK_R_BACKEND        = 1 << 0,  /* backend key: CompositeExplicitAutograd covers it */
     DK_R_OTHER_BACKEND  = 1 << 1,  /* backend whose autograd layer is AutogradOther */
@@ -1055,6 +1057,689 @@ enum dk_role {
 
 /* A set of dispatch keys: backend bits low, functionality bits above. */
 typedef struct dk_keyset { uint64_t repr; } dk_keyset;
+
+typedef struct dk_offset_mask { uint16_t offset; uint16_t mask; } dk_offset_mask;
+
+#define DK_FORALL_STATUS(X)                                                     \
+    X(OK,                "ok")                                                  \
+    X(ERR_NULL,          "a required pointer argument is NULL")                 \
+    X(ERR_UNKNOWN_KEY,   "no dispatch key or backend component has that name")  \
+    X(ERR_UNKNOWN_TAG,   "no operator tag or alias-analysis kind has that name") \
+    X(ERR_ALREADY_NAMED, "the backend component already has another name")     \
+    X(ERR_BAD_KEY,       "the value is not a valid key for this use")           \
+    X(ERR_CONFIG_MISMATCH, "translation units were compiled in different configurations") \
+    X(ERR_NO_MEMORY,     "out of memory")                                       \
+    X(ERR_BAD_ARGUMENT,  "an argument is out of range")                         \
+    X(ERR_BAD_NAME,      "malformed operator name, schema or namespace")        \
+    X(ERR_BAD_KERNEL,    "the kernel description is not valid here")            \
+    X(ERR_BAD_HANDLE,    "the handle is not a live registration")               \
+    X(ERR_DUPLICATE_DEF, "the operator is already defined")                     \
+    X(ERR_DUPLICATE_LIBRARY, "the namespace already has a DK_LIBRARY block")     \
+    X(ERR_DUPLICATE_FALLBACK, "the key already has a backend fallback")         \
+    X(ERR_WRONG_BLOCK,   "not allowed in this kind of library block")           \
+    X(ERR_NAMESPACE_MISMATCH, "the name's namespace is not the block's")        \
+    X(ERR_KEY_MISMATCH,  "the key is not the block's")                          \
+    X(ERR_NOT_FOUND,     "no such operator")                                    \
+    X(ERR_NO_KERNEL,     "no kernel for this call")                             \
+    X(ERR_FALLTHROUGH_CALLED, "a fallthrough kernel was executed")              \
+    X(ERR_AMBIGUOUS_AUTOGRAD_OTHER, "the AutogradOther slot is ambiguous")      \
+    X(ERR_NO_ADAPTER,    "the operator has no boxing adapters")                 \
+    X(ERR_WRONG_SIGNATURE, "the operator was registered with another C signature") \
+    X(ERR_BAD_SCHEMA,    "malformed function schema")                      \
+    X(ERR_REENTRANT,     "a registration from a listener or the logger of the same registry") \
+    X(ERR_IN_CALL,       "must not be called from inside a call (a kernel or hook)") \
+    X(ERR_BAD_STACK,     "the boxed stack does not match the operator's schema") \
+    X(ERR_KERNEL_FAILED, "a kernel failed the call")                             \
+    X(ERR_DESTROYED,     "the registry was destroyed")
+
+#define DK__STATUS_ENUM(name, text) DK_##name,
+
+typedef enum dk_status { DK_FORALL_STATUS(DK__STATUS_ENUM) DK__STATUS_END } dk_status;
+
+/* What is not a registration's status nor a call's error goes to the
+   registry's logger (dk_registry_desc.logger), one item of this list per
+   message: X(ITEM, level, what it means). The default logger,
+   dk_log_stderr, is the only code of the library that prints. */
+#define DK_FORALL_LOG_ITEMS(X)                                                                         \
+    X(KERNEL_OVERRIDDEN,    WARNING, "a kernel replaced an earlier one of the same operator and key")   \
+    X(LIBRARY_BLOCK_FAILED, ERROR,   "a registration inside a library block failed (it has no caller " \
+                                     "to return a status to)")                                          \
+    X(CALL_ABORTED,         PANIC,   "a call failed under dk_call_error_abort; abort() follows")          \
+    X(CALL_EPOCHS_FAILED,   PANIC,   "a thread cannot take part in call epochs safely (out of memory "    \
+                                     "attaching it, no thread-exit destructor, membarrier failing, calls " \
+                                     "nested too deep); abort() follows")                                  \
+    X(RETIRED_MEMORY,       WARNING, "retired memory passed dk_registry_desc.retired_warn_bytes: threads " \
+                                     "that do not pass quiescent points hold it (once per registry)")          \
+    X(DEBUG_CHECK_FAILED,   PANIC,   "a debug check failed: published state read outside a read section "   \
+                                     "(DK_DEBUG_READS), or a call from a thread that never declared itself "  \
+                                     "(DK_DEBUG_THREADS); abort() follows")                                    \
+    X(UNLOAD_WAITING,       WARNING, "a library block's destructor (inside dlclose) has waited about a "   \
+                                     "second for a thread that may run its kernels; it keeps waiting (once " \
+                                     "per unload; unload in two steps: dk_library_unload, then dlclose)")
+
+typedef enum dk_log_level { DK_LOG_PANIC, DK_LOG_ERROR, DK_LOG_WARNING } dk_log_level;
+
+#define DK__LOG_ITEM_ENUM(item, level, text) DK_LOG_##item,
+
+typedef enum dk_log_item { DK_FORALL_LOG_ITEMS(DK__LOG_ITEM_ENUM) DK__LOG_ITEM_END } dk_log_item;
+
+/* sokol's shape: a function and its user data, passed together. */
+typedef void (*dk_log_fn)(dk_log_level level, dk_log_item item, const char *message, void *user_data);
+
+typedef struct dk_logger { dk_log_fn func; void *user_data; } dk_logger;
+
+#define DK_CONFIG_SIGNATURE                                                                                 \
+    DK__XSTR(DK_FORALL_BACKEND_COMPONENTS(DK__SIG_BC, ~) DK_FORALL_FUNCTIONALITY_KEYS(DK__SIG_FK, ~)         \
+             DK_FORALL_ALIAS_KEYS(DK__SIG_ALIAS, ~))                                                         \
+    " reclamation " DK__SIG_MODE "; DK_EXPLAIN_MAX_ARGS " DK__XSTR(DK_EXPLAIN_MAX_ARGS) "; DK_C10_VERSION "  \
+    DK__XSTR(DK_C10_VERSION) "; " DK__SIG_THREADS
+
+#ifndef DK_EXPLAIN_MAX_ARGS
+#define DK_EXPLAIN_MAX_ARGS 16
+#endif
+
+/* The handle types, declared first: boxed kernels and adapters name them.
+   dk_kernel (the kernel record, >>registry) and dk_operator are defined in
+   this header; a program reads them, never writes them. The others are
+   opaque. */
+typedef struct dk_registry dk_registry;
+
+typedef struct dk_operator dk_operator;
+
+typedef struct dk_kernel dk_kernel;
+
+typedef struct dk_registration dk_registration;
+
+typedef struct dk_library dk_library;
+
+/* Any unboxed kernel: stored as dk_fn, cast back to its real type to call. */
+typedef void (*dk_fn)(void);
+
+/* What a boxed value holds: X(TAG, name in messages). New tags go last:
+   the values are part of the C ABI. COMPLEX: c10's ComplexDouble. */
+#define DK_FORALL_VALUE_TAGS(X)                                                                  \
+    X(NONE, "none") X(BOOL, "bool") X(INT, "int") X(DOUBLE, "float") X(STRING, "string")          \
+    X(TENSOR, "tensor") X(LIST, "list") X(INT_LIST, "int list") X(DOUBLE_LIST, "float list")      \
+    X(OBJECT, "object") X(COMPLEX, "complex")
+
+#define DK__VALUE_TAG_ENUM(tag, name) DK_VALUE_##tag,
+
+typedef enum dk_value_tag { DK_FORALL_VALUE_TAGS(DK__VALUE_TAG_ENUM) } dk_value_tag;
+
+/* A complex double (c10::complex<double>): a schema's "complex", its
+   default ("1j", "1.+2.j") included; dkgen's C type for it. */
+typedef struct dk_complex { double re, im; } dk_complex;
+
+typedef struct dk_value {
+    dk_value_tag tag;
+    union {
+        int b;
+        int64_t i;
+        double d;
+        const char *s;
+        void *tensor;
+        struct { const struct dk_value *items; size_t n; } list;  /* Tensor[], Tensor?[]: tensors and nones */
+        struct { const int64_t *items; size_t n; } ints;          /* int[] */
+        struct { const double *items; size_t n; } doubles;        /* float[] */
+        void *object;
+        dk_complex c;                                             /* complex */
+    } as;
+} dk_value;
+
+/* Lists as typed arguments: the caller's arrays, never copied. */
+typedef struct dk_value_list { const dk_value *items; size_t n; } dk_value_list;
+
+typedef struct dk_int_list { const int64_t *items; size_t n; } dk_int_list;
+
+typedef struct dk_double_list { const double *items; size_t n; } dk_double_list;
+
+typedef struct dk_stack {
+    dk_value *values;         /* caller-owned storage */
+    size_t size, capacity;
+    /* a typed call without boxing adapters passes its argument pack here */
+    void *unboxed_args;
+} dk_stack;
+
+/* A boxed kernel or backend fallback: the operator (so one fallback can act
+   on every operator), the dispatch keyset and the stack. */
+typedef void (*dk_boxed_fn)(const dk_kernel *kernel, const dk_operator *op, dk_keyset ks, dk_stack *stack);
+
+/* How an operator's C signature boxes and unboxes (written by gen/): box
+   puts a typed call's argument pack on a stack; unbox_result takes the
+   returns off it; call_unboxed runs an unboxed kernel from a stack. */
+typedef struct dk_op_adapters {
+    const char *signature;    /* the C signature in schema words, e.g. "(Tensor) (Tensor, Tensor, float)" */
+    int num_arguments, num_returns;
+    void (*box)(const void *args, dk_stack *stack);
+    void (*unbox_result)(dk_stack *stack, void *result);
+    void (*call_unboxed)(const dk_kernel *kernel, const dk_operator *op, dk_keyset ks, dk_stack *stack);
+} dk_op_adapters;
+
+/* Operator tags: c10's at::Tag (aten/src/ATen/native/tags.yaml of PyTorch
+   2.7.1, in torchgen's order: sorted by name). A def carries a set of them;
+   they mean nothing to dispatch and everything to the passes that read
+   them (dk_op_has_tag). */
+#define DK_FORALL_TAGS(X)          \
+    X(core)                        \
+    X(data_dependent_output)       \
+    X(dynamic_output_shape)        \
+    X(flexible_layout)             \
+    X(generated)                   \
+    X(inplace_view)                \
+    X(maybe_aliasing_or_mutating)  \
+    X(needs_fixed_stride_order)    \
+    X(nondeterministic_bitwise)    \
+    X(nondeterministic_seeded)     \
+    X(pointwise)                   \
+    X(pt2_compliant_tag)           \
+    X(view_copy)
+
+#define DK__TAG_ENUM(name) DK_TAG_##name,
+
+typedef enum dk_tag { DK_FORALL_TAGS(DK__TAG_ENUM) DK_NUM_TAGS } dk_tag;
+
+/* c10's AliasAnalysisKind: what the JIT may assume about the operator's
+   aliasing. FROM_SCHEMA (0, what a def without options gets, as
+   torch::Library::def) trusts the schema's annotations; CONSERVATIVE assumes
+   anything; PURE_FUNCTION nothing. INTERNAL_SPECIAL_CASE is c10's own (JIT
+   operators handled case by case): it prints and parses, a def refuses it. */
+#define DK_FORALL_ALIAS_ANALYSIS(X) \
+    X(FROM_SCHEMA)                  \
+    X(CONSERVATIVE)                 \
+    X(PURE_FUNCTION)                \
+    X(INTERNAL_SPECIAL_CASE)
+
+#define DK__AA_ENUM(name) DK_ALIAS_ANALYSIS_##name,
+
+typedef enum dk_alias_analysis { DK_FORALL_ALIAS_ANALYSIS(DK__AA_ENUM) DK__ALIAS_ANALYSIS_END } dk_alias_analysis;
+
+typedef enum dk_kernel_kind {
+    DK_KERNEL_FUNCTION = 0,   /* a real kernel (unboxed, boxed or both) */
+    DK_KERNEL_FALLTHROUGH,    /* skip this key: masked out of the keyset */
+    DK_KERNEL_AMBIGUOUS,      /* c10's ambiguous_autogradother sentinel */
+    DK_KERNEL_MISSING         /* no kernel: calling it reports an error */
+} dk_kernel_kind;
+
+/* An immutable kernel record; dispatch tables point at these. */
+struct dk_kernel {
+    dk_fn fn;                 /* unboxed entry point, or NULL */
+    dk_boxed_fn boxed;        /* boxed entry point, or NULL */
+    void *user_data;          /* given at registration */
+    const char *debug;        /* "registered at file:line" */
+    dk_key key;               /* the key it was registered for (alias keys too) */
+    dk_kernel_kind kind;
+    int is_fallback;          /* 1: a backend fallback */
+    /* the kernel's C type when registered through a typed helper: DK_KERNEL's
+       "float(const dk_kernel *, dk_keyset, tensor)", or gen/'s <op>_impl's in
+       schema words, "(Tensor) (Tensor)"; else NULL. dump_state prints it where
+       c10 prints the inferred schema; registration compares it (see dk_impl). */
+    const char *signature;
+};
+
+/* What to register: build with dk_unboxed(), dk_boxed(), dk_fallthrough(),
+   or typed with DK_KERNEL(op, fn, user_data) (see >>call). name (the
+   kernel's function name, shown after its file:line) and signature (its C
+   type, kept as a pointer: a string literal) are optional. */
+typedef struct dk_kernel_desc {
+    dk_fn fn;
+    dk_boxed_fn boxed;
+    void *user_data;
+    int fallthrough;
+    const char *name;
+    const char *signature;
+} dk_kernel_desc;
+
+/* Why a slot holds its kernel: c10's words (computeDispatchTableEntryWithDebug)
+   and the dk_source they belong to (see dk_explain). */
+#define DK_FORALL_SOURCE_DETAILS(X)                                              \
+    X(KERNEL,         "kernel",                  DK_SOURCE_KERNEL)          \
+    X(NON_FUNCTIONAL, "default backend kernel",  DK_SOURCE_DEFAULT_BACKEND) \
+    X(BACKEND,        "default backend kernel",  DK_SOURCE_DEFAULT_BACKEND) \
+    X(NESTED,         "nested kernel",           DK_SOURCE_MATH)            \
+    X(MATH,           "math kernel",             DK_SOURCE_MATH)            \
+    X(AMBIGUOUS,      "ambiguous autogradother", DK_SOURCE_AMBIGUOUS)       \
+    X(AUTOGRAD,       "autograd kernel",         DK_SOURCE_AUTOGRAD)        \
+    X(BATCHED,        "batched kernel",          DK_SOURCE_BATCHED)         \
+    X(FALLBACK,       "backend fallback",        DK_SOURCE_FALLBACK)        \
+    X(MISSING,        "missing",                 DK_SOURCE_MISSING)
+
+#define DK__REASON_ENUM(name, text, source) DK_SOURCE_DETAIL_##name,
+
+typedef enum dk_source_detail { DK_FORALL_SOURCE_DETAILS(DK__REASON_ENUM) DK__REASON_END } dk_source_detail;
+
+/* One slot of an operator's table: the kernel record, and beside it the
+   record's fn, NULL when a call takes the slow path (a boxed kernel, a
+   fallback, a fallthrough, an ambiguity, a missing kernel). A call reads
+   both from one cache line and never the record itself: the record is
+   only handed to the kernel. Read with dk_op_table_entry(). */
+typedef struct dk_table_entry {
+    dk_fn fn;
+    const dk_kernel *kernel;  /* never NULL */
+} dk_table_entry;
+
+/* Backend b's row of a table: its fallthrough mask and the entry of its
+   slot of the first per-backend functionality (Dense: CPU, CUDA, ...), in
+   one aligned 32 bytes, so that a call ending at a backend kernel reads its
+   mask and its kernel from one cache line. */
+typedef struct dk_backend_row {
+    uint64_t nonfallthrough;  /* keys whose slot is not a fallthrough, for c10 getBackendIndex() == b */
+    dk_table_entry first;
+    /* 32 bytes with 64- and 32-bit pointers: rows in aligned halves of cache
+       lines; the bytes left hold the table's slot reasons (dk__reason_at) */
+    uint8_t spare[32 - sizeof(uint64_t) - sizeof(dk_table_entry)];
+} dk_backend_row;
+
+/* Slots in the rows: the first per-backend functionality's, one per
+   backend (none when the lists have no per-backend functionality). Its
+   first slot is its key value (every row before it has one slot, as
+   Undefined, slot 0 and key 0, has): the implementation checks it. */
+#define DK__FIRST_PB_KEY_OF(name, pb, prefix, roles, extra) pb ? DK_##name :
+
+enum {
+    DK__ROW_SLOTS = DK_NUM_PER_BACKEND_FUNCTIONALITIES > 0 ? DK_NUM_BACKENDS : 0,
+    DK__ROW_FIRST_SLOT = DK_FORALL_FUNCTIONALITY_KEYS(DK__FIRST_PB_KEY_OF, ~) 0
+};
+
+/* Bytes of slot reasons (4 bits a slot) beyond the rows' spare bytes. */
+#define DK__ROW_SPARE ((int)(32 - sizeof(uint64_t) - sizeof(dk_table_entry)))
+
+#define DK__REASON_REST ((DK_NUM_RUNTIME_ENTRIES + 1) / 2 - DK_NUM_BACKENDS * DK__ROW_SPARE)
+
+/* What an operator's def says, as boxed calls and inspection read it (a
+   snapshot's `def`): the parsed schema (read-only; its text is c10's
+   normalised form, its dispatch_args bit j says the j-th value from the top
+   of a boxed call's stack is a dispatch argument: Tensor, Tensor?,
+   Tensor[], Tensor?[]; its num_arguments and num_returns), per argument its
+   default as a value (NONE tag if none), the boxing adapters (or NULL), the
+   tags (bit DK_TAG_x) and the alias-analysis kind. Immutable once
+   published, but for `adapters`, which dk_op_set_adapters may set, or
+   replace with adapters of the same signature (an atomic pointer: read it
+   once, with acquire). */
+typedef struct dk_op_def_info {
+    uint64_t tags;                /* first: with 32-bit pointers, no padding (a def's record keeps this in a kernel's bytes) */
+    const struct dk_schema *parsed;
+    const dk_value *defaults;
+    const dk_op_adapters *adapters;
+    dk_alias_analysis alias_analysis;
+} dk_op_def_info;
+
+/* Everything a call reads of an operator, as one immutable snapshot: the
+   dispatch table, the fallthrough masks and what the def says (a pointer
+   to the def's record of it). A change
+   builds a new snapshot and publishes it with one release store, so a call
+   sees the state before or the state after a registration, never a mix
+   (see THREADS in the manual). The slots live in two places (the backend
+   rows and `entries`); dk_op_table_entry() finds a slot's entry. */
+typedef struct dk_op_table {
+    dk_backend_row rows[DK_NUM_BACKENDS];
+    /* every other slot, in slot order; a slot left to a boxed backend
+       fallback holds the registry's missing record of that slot, which
+       calls and dk_op_slot_kernel resolve (Note [Resolution]) */
+    dk_table_entry entries[DK_NUM_RUNTIME_ENTRIES - DK__ROW_SLOTS];
+    /* what the def says, or NULL without one: a record in the def's
+       registration, which lives as long as any snapshot pointing at it */
+    const dk_op_def_info *def;
+    /* the dk_source_detail of each slot, 4 bits each: in the rows' spare bytes,
+       then here when they do not hold them all (dk__reason_at) */
+    uint8_t reasons_rest[DK__REASON_REST > 0 ? DK__REASON_REST : 1];
+} dk_op_table;
+
+/* An operator: a stable pointer with a dense id, valid while the operator
+   has a def or a kernel (and until its memory is freed: WHAT A PROGRAM
+   DOES; its id may be taken again before). After that the pointer may
+   point at another operator, a new one given the same slot (under
+   AddressSanitizer the slot is poisoned until then). The first field is
+   what the call path reads; operators sit side by side in their
+   registry's slabs (MEMORY). */
+struct dk_operator {
+    const dk_op_table *table;  /* the current snapshot: read with dk_op_table_of() */
+    const char *name;          /* "ns::name" or "ns::name.overload" */
+    uint32_t id;               /* dense: the lowest id no live operator uses */
+    dk_registry *registry;
+};
+
+/* Memory and messages. Zero-initialise, set what you need. */
+typedef struct dk_registry_desc {
+    /* Both or neither (NULL: malloc and free). alloc returns a pointer
+       aligned for a pointer, a double and a uint64_t (8 bytes on the usual
+       targets: an arena's pointers do), or NULL; one aligned as malloc's
+       (16 bytes on x86-64 and AArch64) costs nothing more, a block of one
+       aligned less is allocated again with 15 bytes more.
+       dk_registry_create answers DK_ERR_BAD_ARGUMENT when the registry's
+       own pointer is aligned less than that. */
+    void *(*alloc)(size_t size, void *user_data);
+    void (*free)(void *ptr, void *user_data);
+    void *alloc_user_data;
+    /* warnings and errors that have no caller to return to (DK_FORALL_LOG_ITEMS);
+       func NULL: dk_log_stderr */
+    dk_logger logger;
+    /* The keyset of a tensor handle on a boxed stack (dk_call_boxed). */
+    dk_keyset (*tensor_keyset)(const void *tensor, void *user_data);
+    void *tensor_keyset_user_data;
+    /* A new registry registers a fallthrough fallback for every key that
+       thread-local state includes by default (BackendSelect,
+       ADInplaceOrView), as libtorch does at load: such a key then only acts
+       for operators that register a kernel for it. 1 = start empty. */
+    int no_default_fallthroughs;
+    /* 1: c10's words, as the preset's c10 writes them: a call without a
+       kernel reports c10's message word for word (the conformance tests
+       compare it), an executed fallthrough or AutogradOther ambiguity
+       begins with c10's internal-assert line, and the override warning
+       follows c10 (1.13.1: every time; 2.x: once per process for all
+       operators, never for Meta, in 2.11 nor MTIA); 0: a shorter message
+       that says what is registered and the likely cause, and a warning
+       at every override. */
+    int c10_messages;
+    /* The logger warns once (DK_LOG_RETIRED_MEMORY) when the memory that
+       waits for quiescent points passes this many bytes. 0: 64 MiB;
+       SIZE_MAX: never. */
+    size_t retired_warn_bytes;
+} dk_registry_desc;
+
+/* Bytes the registry holds through desc.alloc, how many of them wait
+   for quiescent points, and the threads they wait for. */
+enum { DK_STATS_MAX_THREADS = 8 };
+
+typedef struct dk_registry_stats {
+    size_t live_bytes, retired_bytes, operators;
+    size_t retired_blocks;          /* retired allocations not yet freed */
+    unsigned threads;               /* threads taking part now (tracked / inside call epochs) */
+    unsigned threads_waited_for;    /* of those, the ones the oldest retired memory waits for */
+    unsigned waited_for[DK_STATS_MAX_THREADS];   /* their dk_thread_id()s (the first ones) */
+} dk_registry_stats;
+
+/* What a def may say besides its schema (torch.library's
+   def(schema, alias_analysis=..., tags=...)). Zero-initialise: no adapters,
+   FROM_SCHEMA, no tags. */
+typedef struct dk_def_options {
+    const dk_op_adapters *adapters;     /* boxing adapters (gen/'s), or NULL */
+    dk_alias_analysis alias_analysis;   /* DK_ALIAS_ANALYSIS_*, 0 = FROM_SCHEMA */
+    const dk_tag *tags;                 /* num_tags tags (repeats allowed), or NULL */
+    size_t num_tags;
+} dk_def_options;
+
+/* Listeners: told when an operator gets its def and when its last def goes.
+   Adding one replays on_registered for every defined operator. */
+typedef void (*dk_op_listener)(const dk_operator *op, void *user_data);
+
+/* Library blocks, as torch/library.h: DEF (one per namespace), FRAGMENT,
+   IMPL (with a key; namespace "_" for fallbacks). Registrations made
+   through a library are undone by dk_library_close(). */
+#define DK__FORALL_LIBRARY_KINDS(X) X(DEF, DK_LIBRARY) X(FRAGMENT, DK_LIBRARY_FRAGMENT) X(IMPL, DK_LIBRARY_IMPL)
+
+#define DK__LIBRARY_KIND_ENUM(kind, block) DK_LIBRARY_KIND_##kind,
+
+typedef enum dk_library_kind { DK__FORALL_LIBRARY_KINDS(DK__LIBRARY_KIND_ENUM) DK__LIB_END } dk_library_kind;
+
+/* Runs block(lib) inside a library opened with the given arguments; the
+   library stays open (its registrations live) until dk_library_close. */
+typedef void (*dk_library_block)(dk_library *lib);
+
+#if defined(__GNUC__) || defined(__clang__)
+#define DK__CONSTRUCTOR(fn) static void fn(void) __attribute__((constructor)); static void fn(void)
+#define DK__DESTRUCTOR(fn) static void fn(void) __attribute__((destructor)); static void fn(void)
+#define DK__LIBRARY_STATIC(kind, ns, key, m, uid)                                                    \
+    static void DK__XCAT(dk__lib_block_, uid)(dk_library *m);                                         \
+    static dk_library *DK__XCAT(dk__lib_, uid);                                                       \
+    DK__CONSTRUCTOR(DK__XCAT(dk__lib_init_, uid)) {                                                  \
+        dk__library_static(kind, #ns, key, DK__XCAT(dk__lib_block_, uid), __FILE__, __LINE__,         \
+                           &DK__XCAT(dk__lib_, uid), DK_CONFIG_SIGNATURE);                            \
+    }                                                                                                \
+    DK__DESTRUCTOR(DK__XCAT(dk__lib_fini_, uid)) { dk__library_static_close(&DK__XCAT(dk__lib_, uid)); } \
+    static void DK__XCAT(dk__lib_block_, uid)(dk_library *m)
+#define DK_LIBRARY(ns, m) DK__LIBRARY_STATIC(DK_LIBRARY_KIND_DEF, ns, DK_Undefined, m, DK__XCAT(ns##_def_, __LINE__))
+#define DK_LIBRARY_FRAGMENT(ns, m) \
+    DK__LIBRARY_STATIC(DK_LIBRARY_KIND_FRAGMENT, ns, DK_Undefined, m, DK__XCAT(ns##_frag_, __LINE__))
+#define DK_LIBRARY_IMPL(ns, key, m) \
+    DK__LIBRARY_STATIC(DK_LIBRARY_KIND_IMPL, ns, DK_##key, m, DK__XCAT(ns##_##key##_impl_, __LINE__))
+#endif
+
+#ifndef DK_THREAD_LOCAL
+#if defined(DK_SINGLE_THREADED)
+#define DK_THREAD_LOCAL /* one thread: plain variables */
+#elif defined(__GNUC__) || defined(__clang__)
+#define DK_THREAD_LOCAL __thread
+#elif defined(__cplusplus) && __cplusplus >= 201103L
+#define DK_THREAD_LOCAL thread_local
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define DK_THREAD_LOCAL _Thread_local
+#elif defined(_MSC_VER)
+#define DK_THREAD_LOCAL __declspec(thread)
+#else
+#error "dispatch.h: no thread-local storage known for this compiler: define DK_THREAD_LOCAL to its keyword, or define DK_SINGLE_THREADED if one thread only uses dispatch.h (tcc has no TLS)"
+#endif
+#endif
+
+typedef struct dk_tls_state { uint64_t included, keep, excluded, included_row; } dk_tls_state;
+
+/* Trace hook: called for every call and redispatch while set (see dk_trace_set). */
+typedef void (*dk_trace_fn)(const dk_operator *op, dk_keyset ks, dk_key key, int is_redispatch, void *user_data);
+
+/* Guards. A push flips bits of this thread's (included, excluded) state and
+   returns exactly which ones, as an XOR delta; dk_guard_pop(g) flips those
+   same bits back. The exact guarantee:
+
+   - Any order. Pops commute: once every guard pushed after some moment has
+     been popped again, in any order and interleaved in any way with other
+     pushes and pops, while every guard that was live at that moment is
+     still live, the state (included and excluded) is bit for bit what it
+     was at that moment. In particular, when all guards are popped the state
+     is the one before the first push. This holds as long as only guards
+     change the state in between: dk_tls_set_included / _excluded are not
+     guards, and pops do not undo them.
+   - Properly nested (each pop undoes the most recent live push), every step
+     is c10's: dk_guard_include adds only the keys not yet included and its
+     pop removes only those (a key that was already included stays
+     included); dk_guard_exclude likewise for the excluded set; dk_guard_force
+     replaces both sets and its pop restores the ones it replaced. (Backend
+     bits count as any other bit: see docs/c10.md.)
+   - Out of order, the state between pops is not c10's (c10's guards leave
+     it wrong for good): popping a guard flips back its own delta even when a
+     later guard (a force, say) has changed those bits since. The state is
+     exact again once the later guards are popped too.
+
+   Pop each guard once, on the thread that pushed it. */
+typedef struct dk_guard { uint64_t included_delta, excluded_delta; } dk_guard;
+
+struct dk_explanation;   /* >>call */
+
+/* Typed registration of an operator declared with DK_DECLARE_OP (or
+   generated by gen/): the kernel must have the operator's type name_fn, or
+   the program does not compile, whatever the warning flags (DK_FN takes any
+   function). The record says where it was registered (the caller's
+   file:line), the function's name and its C type, which dk_op_dump_state
+   prints:
+       DK_IMPL_TYPED(neg, r, "my::neg", DK_CPU, neg_cpu, NULL, &h);
+       DK_LIBRARY_IMPL_TYPED(neg, lib, "neg", DK_CPU, neg_cpu, NULL);  (in a block)
+       dk_fallback / dk_impl(r, ..., DK_KERNEL(neg, neg_cpu, NULL), &h);
+   A kernel of another type is an error that names the type expected:
+       error: negative width in bit-field 'wrong_kernel_type__expected_neg_fn'
+   (C passes a function of another pointer type with only a warning, which
+   gcc before 14 and clang before 16 do not make an error: the registration
+   would compile and the call run the kernel with the wrong arguments). In
+   C++ the conversion itself is the error. At registration the kernel's C
+   type is also compared with the operator's other typed kernels (see
+   dk_impl, DK_ERR_WRONG_SIGNATURE).
+   DK_KERNEL_TYPE_CHECK(T, fn, field): (void)0 if the function fn has type T
+   (a function pointer type), else a compile error naming field (an
+   identifier); the typed registration macros and gen/'s use it. In C++ it
+   is (void)0: the conversion of fn to T that follows is the check. */
+#if defined(__cplusplus)
+#define DK_KERNEL_TYPE_CHECK(T, fn, field) ((void)0)
+#else
+#if defined(__GNUC__) || defined(__clang__)
+#define DK__FN_TYPE_IS(T, fn) __builtin_types_compatible_p(__typeof__(&*(fn)), T)
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define DK__FN_TYPE_IS(T, fn) _Generic(&*(fn), T: 1, default: 0)
+#else
+#define DK__FN_TYPE_IS(T, fn) 1 /* no way to tell: the conversion's warning only */
+#endif
+#define DK_KERNEL_TYPE_CHECK(T, fn, field) ((void)sizeof(struct { int field : DK__FN_TYPE_IS(T, fn) ? 1 : -1; }))
+#endif
+
+/* Errors of calls (no kernel, a fallthrough or the ambiguity executed). */
+typedef void (*dk_call_error_fn)(const dk_operator *op, dk_keyset ks, dk_status status, const char *message,
+                                 void *user_data);
+
+/* An operator without an autograd kernel, called on a tensor whose keyset
+   has an autograd key (AutogradCPU...), finds that slot empty and fails.
+   Two ready answers, registered once for every operator:
+     dk_fallback(r, DK_Autograd, dk_fallthrough(), &h)
+       autograd is skipped: the call runs the backend kernel and its
+       results know nothing of autograd (a later backward silently misses
+       this operator's contribution);
+     dk_fallback(r, DK_Autograd, dk_autograd_not_implemented(&desc), &h)
+       c10's autogradNotImplementedFallback: the call runs below autograd
+       (and ADInplaceOrView) and, when an input requires grad, each result
+       is handed to desc->mark_result, so that the program's autograd can
+       give it a node whose backward fails with "derivative for <op> is not
+       implemented". dispatch.h has no tensors: marking is the program's.
+   The fallback is boxed: it needs the operator's def (to know its returns)
+   and, for typed calls, the def's boxing adapters (gen/'s <op>_def gives
+   them); a typed call of a DK_DECLARE_OP operator without adapters fails
+   with DK_ERR_NO_ADAPTER. desc must outlive the registration. */
+typedef struct dk_autograd_ni_desc {
+    /* each Tensor (or Tensor[] list) result, replaceable in place */
+    void (*mark_result)(dk_value *result, const char *op_name, void *user_data);
+    /* does this Tensor (or Tensor[]) argument require grad? NULL: assume
+       yes. No argument does: the results are left alone. */
+    int (*requires_grad)(const dk_value *arg, void *user_data);
+    void *user_data;
+} dk_autograd_ni_desc;
+
+/* Explain: what a call with these argument keysets would do, on this thread.
+   DK_EXPLAIN_MAX_ARGS (default 16, set in >>api: it sizes dk_explanation,
+   so it is part of the configuration signature). */
+typedef enum dk_source {
+    DK_SOURCE_KERNEL,              /* registered at the key itself */
+    DK_SOURCE_DEFAULT_BACKEND,     /* CompositeExplicitAutograd[NonFunctional] */
+    DK_SOURCE_MATH,                /* CompositeImplicitAutograd[NestedTensor] */
+    DK_SOURCE_AUTOGRAD,            /* the Autograd alias */
+    DK_SOURCE_BATCHED,             /* FuncTorchBatchedDecomposition */
+    DK_SOURCE_FALLBACK,            /* a backend fallback */
+    DK_SOURCE_FALLTHROUGH,         /* a fallthrough (only reachable when every key fell through) */
+    DK_SOURCE_AMBIGUOUS,           /* c10's ambiguous_autogradother */
+    DK_SOURCE_MISSING              /* nothing: the call reports an error */
+} dk_source;
+
+/* An explanation owns what it prints: the operator's name, the kernel's
+   debug text and the arguments' names are copied into it (cut to fit), so
+   dk_explain_to_string reads nothing of the registry, however it changed
+   since (a deregistration, a reclaim, the operator removed). */
+enum { DK_EXPLAIN_NAME_MAX = 256, DK_EXPLAIN_DEBUG_MAX = 512, DK_EXPLAIN_ARG_NAME_MAX = 64 };
+
+typedef struct dk_explanation {
+    dk_keyset args;                /* the argument keyset given */
+    dk_keyset after_tls;           /* (args | included) - excluded */
+    dk_keyset final;               /* after the fallthrough mask: what the kernel receives */
+    int slot;
+    dk_key key;                    /* the runtime key of the slot */
+    /* what runs: a registry record, freed once retired (WHAT A PROGRAM
+       DOES): read it before this thread's next quiescent point, or under
+       DK_CALL_EPOCHS inside a call bracket around the explain;
+       kernel_debug is the explanation's own copy of its text */
+    const dk_kernel *kernel;
+    dk_source source;
+    const char *reason;            /* c10's words: "kernel", "math kernel", ... (static text) */
+    char op_name[DK_EXPLAIN_NAME_MAX];       /* the operator's name */
+    char kernel_debug[DK_EXPLAIN_DEBUG_MAX]; /* kernel->debug: "registered at file:line", or "" */
+    /* Each dispatch argument's keyset (dk_explain_args, dk_explain_stack;
+       dk_explain gives only their union: num_args 0). index: position in
+       the schema's arguments; name: the schema's name, or "" (no def, or
+       more arguments than the schema has). */
+    int num_args;
+    struct dk_explained_arg { int index; char name[DK_EXPLAIN_ARG_NAME_MAX]; dk_keyset ks; } arg[DK_EXPLAIN_MAX_ARGS];
+} dk_explanation;
+
+/* Type kinds, in c10's TypeKind order (Union members are sorted by it).
+   X(Name, text, base): text is c10's name of the type (empty when it is
+   built from its elements); base 1 marks a name the parser reads as a base
+   type, 2 one that is an int in c10's fake type (the dispatcher's view). */
+#define DK_FORALL_TYPE_KINDS(X)                                                                    \
+    X(Any, "Any", 1) X(AnyEnum, "AnyEnumType", 1) X(Tensor, "Tensor", 0) X(Storage, "Storage", 1)   \
+    X(Tuple, "", 0) X(List, "", 0) X(Dict, "", 0) X(Number, "Scalar", 1) X(Float, "float", 1)       \
+    X(Complex, "complex", 1) X(Future, "", 0) X(RRef, "", 0) X(Int, "int", 1)                        \
+    X(None, "NoneType", 0) X(String, "str", 1) X(Generator, "Generator", 1)                          \
+    X(Quantizer, "Quantizer", 1) X(Bool, "bool", 1) X(Optional, "", 0) X(Var, "", 0)                 \
+    X(DeviceObj, "Device", 1) X(StreamObj, "Stream", 1) X(Class, "", 0) X(Capsule, "Capsule", 1)     \
+    X(QScheme, "QScheme", 1) X(ScalarType, "ScalarType", 2) X(Layout, "Layout", 2)                   \
+    X(MemoryFormat, "MemoryFormat", 2) X(AnyClass, "AnyClassType", 1) X(SymInt, "SymInt", 2)         \
+    X(Union, "", 0)
+
+#define DK__TYPE_ENUM(name, text, base) DK_TYPE_##name,
+
+typedef enum dk_type_kind { DK_FORALL_TYPE_KINDS(DK__TYPE_ENUM) DK__TYPE_END } dk_type_kind;
+
+/* A type. Var is a type variable ("t"); Class a custom class
+   ("__torch__.torch.classes.ns.Cls"); Number prints as "Scalar". */
+typedef struct dk_type {
+    dk_type_kind kind;
+    const char *str;                        /* c10's Type::str(): "int[]", "Dict(str, Tensor)" */
+    int num_contained;                      /* List/Optional/Future/RRef 1, Dict 2, Tuple/Union n */
+    const struct dk_type *const *contained;
+} dk_type;
+
+/* An alias annotation: Tensor(a), Tensor(a!), Tensor(a -> *), Tensor(a|b),
+   Tensor! (a fresh set "$0" with an empty after-set). "*" is the wildcard.
+   Sets keep their source order (c10 keeps them in an unordered_set). */
+typedef struct dk_alias_info {
+    int num_before;
+    const char *const *before;
+    int num_after;
+    const char *const *after;
+    int is_write;
+    const struct dk_alias_info *contained;  /* annotation of a list's elements, or NULL */
+} dk_alias_info;
+
+/* A default value, as c10 stores it (an IValue): ints for ScalarType,
+   Layout, MemoryFormat and reduction names; a list for int[N] x=1. */
+#define DK_FORALL_DEFAULT_KINDS(X)                                                              \
+    X(NONE, "None") X(BOOL, "bool") X(INT, "int") X(DOUBLE, "float") X(COMPLEX, "complex")        \
+    X(STRING, "str") X(DEVICE, "Device") X(LIST, "list")
+
+#define DK__DEFAULT_KIND_ENUM(kind, name) DK_DEFAULT_##kind,
+
+typedef enum dk_default_kind { DK_FORALL_DEFAULT_KINDS(DK__DEFAULT_KIND_ENUM) } dk_default_kind;
+
+typedef struct dk_default {
+    dk_default_kind kind;
+    int b;                                  /* BOOL */
+    int64_t i;                              /* INT; DEVICE: index, -1 if none */
+    double re, im;                          /* DOUBLE (re); COMPLEX */
+    const char *s;                          /* STRING bytes (may hold NUL); DEVICE "cuda:1" */
+    size_t len;                             /* bytes of s */
+    const struct dk_default *items;         /* LIST */
+    size_t count;
+} dk_default;
+
+/* An argument or a return. */
+typedef struct dk_arg {
+    const char *name;                       /* "" for an unnamed return */
+    const char *type_text;                  /* as printed: "Tensor(a!)", "int[2]", "Tensor?[]" */
+    const dk_type *type;                    /* as written: ScalarType stays ScalarType */
+    const dk_type *fake_type;               /* c10's fake type: ScalarType/Layout/MemoryFormat/SymInt -> int */
+    const dk_alias_info *alias;             /* NULL without annotation */
+    const dk_default *default_value;        /* NULL without default */
+    const char *default_text;               /* as printed ("1", "[0, 1]", "\"mean\""), or NULL */
+    int list_size;                          /* N of a sized list "int[N]", else -1 (beside the other ints: no padding) */
+    int kwarg_only;                         /* after a lone '*' */
+    int is_out;                             /* keyword-only and written to: c10's is_out() */
+    int is_dispatch;                        /* Tensor, Tensor?, Tensor[] or Tensor?[] (any annotation) */
+} dk_arg;
+
+typedef struct dk_schema {
+    const char *name;                       /* "ns::name" */
+    const char *overload;                   /* "" if none */
+    int name_only;                          /* a bare name: no argument or return list */
+    int num_arguments, num_returns;
+    const dk_arg *arguments, *returns;
+    int is_vararg, is_varret;               /* "..." ends the arguments / the returns */
+    uint64_t dispatch_args;                 /* bit n-1-i: argument i is a dispatch argument */
+    const char *text;                       /* c10's normalised form (dk_schema_to_string) */
+    void *dk__memory;                       /* private */
+} dk_schema;
+
+/* --- Keysets and keys: building, combining, querying, naming -------------- */
 
 DK_INLINE dk_keyset dk_ks_raw(uint64_t repr);
 
@@ -1118,8 +1803,6 @@ DK_INLINE dk_keyset dk_ks_raw(uint64_t repr);
    (never a shift out of range). */
 #define DK_KS_FULL_AFTER(k) \
     dk_ks_raw((unsigned)(k) < (unsigned)DK_EndOfFunctionalityKeys ? DK__R_FULL_AFTER_C10((unsigned)(k) < (unsigned)DK_EndOfFunctionalityKeys ? (int)(k) : 0) : DK__R_FULL)
-
-typedef struct dk_offset_mask { uint16_t offset; uint16_t mask; } dk_offset_mask;
 
 /* c10's offsetsAndMasks()[f]: the first runtime slot of functionality f and
    its backend mask; {0, 0} for anything that is not a functionality key. */
@@ -1243,98 +1926,6 @@ DK_API dk_keyset dk_backend_autocast_set(dk_backend b);
 /* c10 getBackendKeySetFromAutograd: the backend keys an autograd key sits on. */
 DK_API dk_keyset dk_autograd_backend_set(dk_key k);
 
-#define DK_FORALL_STATUS(X)                                                     \
-    X(OK,                "ok")                                                  \
-    X(ERR_NULL,          "a required pointer argument is NULL")                 \
-    X(ERR_UNKNOWN_KEY,   "no dispatch key or backend component has that name")  \
-    X(ERR_UNKNOWN_TAG,   "no operator tag or alias-analysis kind has that name") \
-    X(ERR_ALREADY_NAMED, "the backend component already has another name")     \
-    X(ERR_BAD_KEY,       "the value is not a valid key for this use")           \
-    X(ERR_CONFIG_MISMATCH, "translation units were compiled in different configurations") \
-    X(ERR_NO_MEMORY,     "out of memory")                                       \
-    X(ERR_BAD_ARGUMENT,  "an argument is out of range")                         \
-    X(ERR_BAD_NAME,      "malformed operator name, schema or namespace")        \
-    X(ERR_BAD_KERNEL,    "the kernel description is not valid here")            \
-    X(ERR_BAD_HANDLE,    "the handle is not a live registration")               \
-    X(ERR_DUPLICATE_DEF, "the operator is already defined")                     \
-    X(ERR_DUPLICATE_LIBRARY, "the namespace already has a DK_LIBRARY block")     \
-    X(ERR_DUPLICATE_FALLBACK, "the key already has a backend fallback")         \
-    X(ERR_WRONG_BLOCK,   "not allowed in this kind of library block")           \
-    X(ERR_NAMESPACE_MISMATCH, "the name's namespace is not the block's")        \
-    X(ERR_KEY_MISMATCH,  "the key is not the block's")                          \
-    X(ERR_NOT_FOUND,     "no such operator")                                    \
-    X(ERR_NO_KERNEL,     "no kernel for this call")                             \
-    X(ERR_FALLTHROUGH_CALLED, "a fallthrough kernel was executed")              \
-    X(ERR_AMBIGUOUS_AUTOGRAD_OTHER, "the AutogradOther slot is ambiguous")      \
-    X(ERR_NO_ADAPTER,    "the operator has no boxing adapters")                 \
-    X(ERR_WRONG_SIGNATURE, "the operator was registered with another C signature") \
-    X(ERR_BAD_SCHEMA,    "malformed function schema")                      \
-    X(ERR_REENTRANT,     "a registration from a listener or the logger of the same registry") \
-    X(ERR_IN_CALL,       "must not be called from inside a call (a kernel or hook)") \
-    X(ERR_BAD_STACK,     "the boxed stack does not match the operator's schema") \
-    X(ERR_KERNEL_FAILED, "a kernel failed the call")                             \
-    X(ERR_DESTROYED,     "the registry was destroyed")
-
-#define DK__STATUS_ENUM(name, text) DK_##name,
-
-typedef enum dk_status { DK_FORALL_STATUS(DK__STATUS_ENUM) DK__STATUS_END } dk_status;
-
-/* What is not a registration's status nor a call's error goes to the
-   registry's logger (dk_registry_desc.logger), one item of this list per
-   message: X(ITEM, level, what it means). The default logger,
-   dk_log_stderr, is the only code of the library that prints. */
-#define DK_FORALL_LOG_ITEMS(X)                                                                         \
-    X(KERNEL_OVERRIDDEN,    WARNING, "a kernel replaced an earlier one of the same operator and key")   \
-    X(LIBRARY_BLOCK_FAILED, ERROR,   "a registration inside a library block failed (it has no caller " \
-                                     "to return a status to)")                                          \
-    X(CALL_ABORTED,         PANIC,   "a call failed under dk_call_error_abort; abort() follows")          \
-    X(CALL_EPOCHS_FAILED,   PANIC,   "a thread cannot take part in call epochs safely (out of memory "    \
-                                     "attaching it, no thread-exit destructor, membarrier failing, calls " \
-                                     "nested too deep); abort() follows")                                  \
-    X(RETIRED_MEMORY,       WARNING, "retired memory passed dk_registry_desc.retired_warn_bytes: threads " \
-                                     "that do not pass quiescent points hold it (once per registry)")          \
-    X(DEBUG_CHECK_FAILED,   PANIC,   "a debug check failed: published state read outside a read section "   \
-                                     "(DK_DEBUG_READS), or a call from a thread that never declared itself "  \
-                                     "(DK_DEBUG_THREADS); abort() follows")                                    \
-    X(UNLOAD_WAITING,       WARNING, "a library block's destructor (inside dlclose) has waited about a "   \
-                                     "second for a thread that may run its kernels; it keeps waiting (once " \
-                                     "per unload; unload in two steps: dk_library_unload, then dlclose)")
-
-typedef enum dk_log_level { DK_LOG_PANIC, DK_LOG_ERROR, DK_LOG_WARNING } dk_log_level;
-
-#define DK__LOG_ITEM_ENUM(item, level, text) DK_LOG_##item,
-
-typedef enum dk_log_item { DK_FORALL_LOG_ITEMS(DK__LOG_ITEM_ENUM) DK__LOG_ITEM_END } dk_log_item;
-
-/* sokol's shape: a function and its user data, passed together. */
-typedef void (*dk_log_fn)(dk_log_level level, dk_log_item item, const char *message, void *user_data);
-
-typedef struct dk_logger { dk_log_fn func; void *user_data; } dk_logger;
-
-#define DK_CONFIG_SIGNATURE                                                                                 \
-    DK__XSTR(DK_FORALL_BACKEND_COMPONENTS(DK__SIG_BC, ~) DK_FORALL_FUNCTIONALITY_KEYS(DK__SIG_FK, ~)         \
-             DK_FORALL_ALIAS_KEYS(DK__SIG_ALIAS, ~))                                                         \
-    " reclamation " DK__SIG_MODE "; DK_EXPLAIN_MAX_ARGS " DK__XSTR(DK_EXPLAIN_MAX_ARGS) "; DK_C10_VERSION "  \
-    DK__XSTR(DK_C10_VERSION) "; " DK__SIG_THREADS
-
-#ifndef DK_EXPLAIN_MAX_ARGS
-#define DK_EXPLAIN_MAX_ARGS 16
-#endif
-
-DK_API int dk_version_number(void);
-
-DK_API const char *dk_status_str(dk_status s);
-
-/* "KERNEL_OVERRIDDEN", ...; "UNKNOWN" out of range. */
-DK_API const char *dk_log_item_name(dk_log_item item);
-
-/* The default logger: "Warning: <message>" (c10's words for an override),
-   "dispatch.h error: ..." or "dispatch.h panic: ..." on stderr. */
-DK_API void dk_log_stderr(dk_log_level level, dk_log_item item, const char *message, void *user_data);
-
-/* The detailed message of the last failure on this thread ("" if none). */
-DK_API const char *dk_last_error(void);
-
 /* Names exactly as the preset's c10 prints them ("CPU", "AutogradCUDA",
    "CPUBit"; 2.x: "MTIA" for MTIABit); markers too: StartOf<F>Backends (the
    key of a keyset with F's bit and no backend bit) as <Prefix>Unknown
@@ -1370,75 +1961,253 @@ DK_API int dk_ks_to_string(dk_keyset ks, char *buf, size_t size);
 /* The runtime key of each slot (c10's runtime-key table). */
 DK_API dk_key dk_slot_key(int slot);
 
-#define dk_config_check() dk__config_check(DK_CONFIG_SIGNATURE)
+/* Names a PrivateUse backend component (c10's rename_privateuse1_backend):
+   after dk_backend_rename(DK_PrivateUse1Bit, "npu"), its keys print as
+   NPU, AutogradNPU, SparseNPU, ... (the name upper-cased, as c10 prints it
+   in errors) and the component as NPUBit, everywhere: dk_key_name, keyset
+   texts, errors, dumps, dk_explain. "npu", "NPU", "AutogradNPU", "NPUBit"
+   parse; the PrivateUse1 names still do. The name is process-wide (as
+   keys are: no registry), thread-safe and lock-free for
+   readers, and set once: the same name again is DK_OK, another one
+   DK_ERR_ALREADY_NAMED. DK_ERR_BAD_KEY for a component that is not a
+   PrivateUse one, DK_ERR_BAD_NAME for a name that is not an identifier
+   of 1 to 32 characters or that would make a name some key or component
+   already has (renaming to "cpu" would make "CPU"). */
+DK_API dk_status dk_backend_rename(dk_backend b, const char *name);
 
-/* The implementation's own signature: what a caller without the header's
-   macros (a foreign-function interface) passes as `signature`. */
-DK_API const char *dk_config_signature(void);
+/* --- Registries: creating, configuring, hooks, statistics ----------------- */
 
-/* The handle types, declared first: boxed kernels and adapters name them.
-   dk_kernel (the kernel record, >>registry) and dk_operator are defined in
-   this header; a program reads them, never writes them. The others are
-   opaque. */
-typedef struct dk_registry dk_registry;
+#define dk_registry_create(desc, out) dk__registry_create((desc), (out), DK_CONFIG_SIGNATURE)
 
-typedef struct dk_operator dk_operator;
+/* Frees everything the registry owns, every handle included. The caller
+   guarantees that no call, lookup or registration on it is running or will
+   start. Destroying the default registry is allowed: the next
+   dk_registry_default() creates a fresh one. */
+DK_API void dk_registry_destroy(dk_registry *r);
 
-typedef struct dk_kernel dk_kernel;
+/* The process-wide registry that the DK_LIBRARY macros use, created on
+   first use with the description given to dk_registry_default_configure. */
+DK_API dk_registry *dk_registry_default(void);
 
-typedef struct dk_registration dk_registration;
+/* Sets the hooks of the default registry (logger, tensor_keyset, and the
+   memory functions if it does not exist yet; see dk_registry_set_hooks),
+   whether called before or after the first DK_LIBRARY block ran. */
+DK_API dk_status dk_registry_default_configure(const dk_registry_desc *desc);
 
-typedef struct dk_library dk_library;
+/* Replaces a registry's logger and tensor_keyset hook and its c10_messages
+   choice (desc's other fields are ignored); calls see the old set or the
+   new one, never a mix. */
+DK_API dk_status dk_registry_set_hooks(dk_registry *r, const dk_registry_desc *desc);
 
-/* Any unboxed kernel: stored as dk_fn, cast back to its real type to call. */
-typedef void (*dk_fn)(void);
+DK_API void dk_registry_get_stats(dk_registry *r, dk_registry_stats *out);
+
+DK_API dk_status dk_registry_add_listener(dk_registry *r, dk_op_listener on_registered, dk_op_listener on_deregistered,
+                                 void *user_data, dk_registration **out);
+
+/* A picture of every operator's dispatch table: a self-contained HTML page
+   (no script), one row per operator and one column per runtime key, each
+   cell coloured by what the live table holds there (the classes below),
+   the alias key named in alias-derived cells, the kernel's "registered
+   at" in each cell's tooltip. Columns that do not matter are hidden until
+   "show every runtime key" is ticked: those where every operator's slot is
+   missing, and the per-backend keys (CUDA, AutogradCUDA...) of backends
+   with no kernel and no fallback registered at any of their keys.
+   snprintf-like; a registration between the sizing call and the writing
+   call may change the length. */
+DK_API int dk_registry_dump_html(dk_registry *r, char *buf, size_t size);
+
+/* Operators with a def or a kernel, in id order; calls fn for each, stops when it returns non-zero. */
+DK_API void dk_registry_each_op(dk_registry *r, int (*fn)(dk_operator *op, void *user_data), void *user_data);
+
+/* Operators with a kernel registered directly at key k (c10 getRegistrationsForDispatchKey). */
+DK_API void dk_registry_each_op_for_key(dk_registry *r, dk_key k, int (*fn)(dk_operator *op, void *user_data),
+                                        void *user_data);
+
+/* What the registry does on a failed call: default dk_call_error_report
+   (message in dk_last_error, status in dk_last_call_status); or
+   dk_call_error_abort (print and abort), or a function of your own. */
+DK_API dk_status dk_registry_set_call_error(dk_registry *r, dk_call_error_fn fn, void *user_data);
+
+/* --- Defining operators, finding them, registering kernels ---------------- */
 
 #define DK_FN(f) ((dk_fn)(f))
 
-/* What a boxed value holds: X(TAG, name in messages). New tags go last:
-   the values are part of the C ABI. COMPLEX: c10's ComplexDouble. */
-#define DK_FORALL_VALUE_TAGS(X)                                                                  \
-    X(NONE, "none") X(BOOL, "bool") X(INT, "int") X(DOUBLE, "float") X(STRING, "string")          \
-    X(TENSOR, "tensor") X(LIST, "list") X(INT_LIST, "int list") X(DOUBLE_LIST, "float list")      \
-    X(OBJECT, "object") X(COMPLEX, "complex")
+/* Names as c10 prints them ("pointwise", "CONSERVATIVE"); NULL out of range. */
+DK_API const char *dk_tag_name(dk_tag t);
 
-#define DK__VALUE_TAG_ENUM(tag, name) DK_VALUE_##tag,
+DK_API const char *dk_alias_analysis_name(dk_alias_analysis k);
 
-typedef enum dk_value_tag { DK_FORALL_VALUE_TAGS(DK__VALUE_TAG_ENUM) } dk_value_tag;
+/* Name -> value; DK_ERR_UNKNOWN_TAG for a name that is none (out untouched).
+   "" parses as FROM_SCHEMA, as torch.library's alias_analysis="". */
+DK_API dk_status dk_tag_parse(const char *name, dk_tag *out);
 
-/* A complex double (c10::complex<double>): a schema's "complex", its
-   default ("1j", "1.+2.j") included; dkgen's C type for it. */
-typedef struct dk_complex { double re, im; } dk_complex;
+DK_API dk_status dk_alias_analysis_parse(const char *name, dk_alias_analysis *out);
 
-typedef struct dk_value {
-    dk_value_tag tag;
-    union {
-        int b;
-        int64_t i;
-        double d;
-        const char *s;
-        void *tensor;
-        struct { const struct dk_value *items; size_t n; } list;  /* Tensor[], Tensor?[]: tensors and nones */
-        struct { const int64_t *items; size_t n; } ints;          /* int[] */
-        struct { const double *items; size_t n; } doubles;        /* float[] */
-        void *object;
-        dk_complex c;                                             /* complex */
-    } as;
-} dk_value;
+DK_INLINE dk_kernel_desc dk_unboxed(dk_fn fn, void *user_data);
 
-/* Lists as typed arguments: the caller's arrays, never copied. */
-typedef struct dk_value_list { const dk_value *items; size_t n; } dk_value_list;
+DK_INLINE dk_kernel_desc dk_boxed(dk_boxed_fn fn, void *user_data);
 
-typedef struct dk_int_list { const int64_t *items; size_t n; } dk_int_list;
+DK_INLINE dk_kernel_desc dk_fallthrough(void);
 
-typedef struct dk_double_list { const double *items; size_t n; } dk_double_list;
+/* The same description with the kernel's function name and C type. */
+DK_INLINE dk_kernel_desc dk_kernel_named(dk_kernel_desc d, const char *name, const char *signature);
 
-typedef struct dk_stack {
-    dk_value *values;         /* caller-owned storage */
-    size_t size, capacity;
-    /* a typed call without boxing adapters passes its argument pack here */
-    void *unboxed_args;
-} dk_stack;
+#define dk_def(r, schema, out) dk__def((r), (schema), NULL, __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
+
+#define dk_def_with(r, schema, opts, out) \
+    dk__def_with((r), (schema), (opts), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
+
+#define dk_impl(r, op, key, kernel, out) \
+    dk__impl((r), (op), (key), (kernel), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
+
+#define dk_fallback(r, key, kernel, out) \
+    dk__fallback((r), (key), (kernel), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
+
+/* The same with the site given: helpers that are themselves called from
+   the registering code (gen/'s <op>_def and <op>_impl macros) pass their
+   caller's __FILE__ and __LINE__. */
+#define dk_def_at(r, schema, opts, file, line, out) \
+    dk__def_with((r), (schema), (opts), (file), (line), (out), DK_CONFIG_SIGNATURE)
+
+#define dk_impl_at(r, op, key, kernel, file, line, out) \
+    dk__impl((r), (op), (key), (kernel), (file), (line), (out), DK_CONFIG_SIGNATURE)
+
+/* Removes exactly what the handle registered and returns at once; calls
+   that began before may still run the kernel (dk_registry_synchronize
+   waits for them). The handle is freed with what it retired (WHAT A
+   PROGRAM DOES), so do not use it after. DK_ERR_BAD_HANDLE for NULL, or
+   for a handle deregistered before and not yet freed. */
+DK_API dk_status dk_deregister(dk_registration *h);
+
+/* Introspection. */
+/* The operator named "ns::name[.overload]" if it has a def or a kernel, else NULL. Lock-free. */
+DK_API dk_operator *dk_op_lookup(dk_registry *r, const char *name);
+
+/* As dk_op_lookup, but the operator must be defined (c10 findSchemaOrThrow). */
+DK_API dk_status dk_op_lookup_defined(dk_registry *r, const char *name, dk_operator **out);
+
+/* Argument i's default as a value (what dk_stack_fill_defaults pushes; a
+   string or list in it lives as long as the def): DK_OK; DK_ERR_NOT_FOUND
+   (*out untouched, the message names the argument) without a def or when
+   the argument has no default; DK_ERR_BAD_ARGUMENT when i is not an
+   argument. dk_op_argument_index: the index of the argument named name, or
+   -1 (no def, no such argument): together, a binding's keyword arguments. */
+DK_API dk_status dk_op_default(const dk_operator *op, int i, dk_value *out);
+
+DK_API int dk_op_argument_index(const dk_operator *op, const char *name);
+
+/* c10's typed<>() check: DK_OK when the operator's adapters were
+   registered for this C signature; DK_ERR_WRONG_SIGNATURE (both signatures
+   in the message) when they were registered for another; DK_ERR_NO_ADAPTER
+   when the operator has no def, or was defined without adapters (dk_def /
+   dk_library_def of the schema alone: define it with gen/'s <op>_def or
+   <op>_library_def, the message says). */
+DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signature);
+
+#define DK_KERNEL(op, fn, user_data) \
+    (DK_KERNEL_TYPE_CHECK(op##_fn, fn, wrong_kernel_type__expected_##op##_fn), op##_kernel((fn), (user_data), #fn))
+
+#define DK_IMPL_TYPED(op, r, op_name, key, fn, user_data, out) \
+    dk_impl((r), (op_name), (key), DK_KERNEL(op, fn, user_data), (out))
+
+DK_API dk_kernel_desc dk_autograd_not_implemented(const dk_autograd_ni_desc *desc);
+
+/* --- Calling: typed calls, redispatch, thread-local keysets and guards ---- */
+
+DK_INLINE dk_keyset dk_tls_included(void);
+
+DK_INLINE dk_keyset dk_tls_excluded(void);
+
+DK_INLINE void dk_tls_set_included(dk_keyset ks);
+
+DK_INLINE void dk_tls_set_excluded(dk_keyset ks);
+
+/* This thread's state is c10's defaults (never changed, or every guard
+   popped). A function of the implementation (>>impl-slots): the default
+   sets expand the role lists. */
+DK_API int dk_tls_is_default(void);
+
+DK_INLINE int dk_tls_is_included(dk_key k);
+
+DK_INLINE int dk_tls_is_excluded(dk_key k);
+
+/* c10 IncludeDispatchKeyGuard / ExcludeDispatchKeyGuard. */
+DK_INLINE dk_guard dk_guard_include(dk_keyset ks);
+
+DK_INLINE dk_guard dk_guard_exclude(dk_keyset ks);
+
+/* c10 ForceDispatchKeyGuard: replaces the whole state until popped. */
+DK_INLINE dk_guard dk_guard_force(dk_keyset included, dk_keyset excluded);
+
+DK_INLINE void dk_guard_pop(dk_guard g);
+
+DK_INLINE dk_guard dk_guard_below_autograd(void);
+
+DK_INLINE dk_guard dk_guard_below_inplace_view(void);
+
+DK_INLINE dk_guard dk_guard_skip_functionalize(void);
+
+/* The public primitives: as above, and they report to the trace hook. */
+DK_INLINE const dk_kernel *dk_redispatch_kernel(const dk_operator *op, dk_keyset ks);
+
+DK_INLINE const dk_kernel *dk_dispatch_kernel(const dk_operator *op, dk_keyset args, dk_keyset *out_ks);
+
+/* The same for typed calls written out in full (gen/dkgen's bindings): a
+   kernel record whose fn is NULL gets the argument pack `args` (boxed
+   through the operator's adapters, or handed to a boxed kernel as
+   stack->unboxed_args); a failed call is reported (ks standing for the
+   arguments' keyset in the message) and *result zero-filled. */
+DK_INLINE void dk_call_packed(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args, void *result,
+                            size_t result_size);
+
+/* DK_DECLARE_OP(name, R, keyset_expr, (T1, a1), (T2, a2), ...) declares a
+   typed operator of up to 12 arguments; keyset_expr computes the
+   arguments' keyset from a1, a2, ... It defines, in the user's namespace:
+       name_fn          the kernel's type: R (*)(const dk_kernel *, dk_keyset, T1, T2, ...)
+       name_kernel      dk_kernel_desc name_kernel(name_fn, void *user_data, const char *fn_name)
+       name_args        the argument pack { T1 a1; T2 a2; ...; R result; } a
+                        boxed kernel gets as stack->unboxed_args
+       name_call        R name_call(const dk_operator *, T1, T2, ...): dispatch and call
+       name_redispatch  R name_redispatch(const dk_operator *, dk_keyset ks, T1, ...):
+                        call the kernel of ks as given (no TLS, no mask)
+   and the helpers dk__declared_name_invoke, dk__declared_name_slow,
+   dk__declared_name_traced and dk__declared_name_dispatch.
+   DK_DECLARE_OP_VOID(name, keyset_expr, ...) is the same for void. */
+#define DK_DECLARE_OP(name, R, keyset_expr, ...)                                                     \
+    DK__DECLARE_OP_COMMON(name, R, __VA_ARGS__)                                                      \
+    typedef struct name##_args { DK__MAP(DK__OP_FIELD, __VA_ARGS__) R result; } name##_args;         \
+    DK__DECLARE_OP_BODY(name, R, return, keyset_expr, &dk__a.result, sizeof dk__a.result, __VA_ARGS__)
+
+#define DK_DECLARE_OP_VOID(name, keyset_expr, ...)                                                   \
+    DK__DECLARE_OP_COMMON(name, void, __VA_ARGS__)                                                   \
+    typedef struct name##_args { DK__MAP(DK__OP_FIELD, __VA_ARGS__) } name##_args;                   \
+    DK__DECLARE_OP_BODY(name, void, void, keyset_expr, NULL, 0, __VA_ARGS__)
+
+/* From inside a kernel or fallback: fails the current call (c10's
+   TORCH_CHECK) with a status (e.g. DK_ERR_KERNEL_FAILED) and a printf-style
+   message, through the registry's call-error hook as a missing kernel is;
+   with the default hook the caller finds them in dk_last_call_status() and
+   dk_last_error(). Nothing unwinds: the kernel then returns (a zero result,
+   say). op may be NULL for a kernel registered with dk_impl (found from
+   the kernel); a backend fallback passes the op it received. */
+DK_API void dk_call_fail(const dk_operator *op, const dk_kernel *kernel, dk_keyset ks, dk_status status,
+                         const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+
+/* For a caller that dispatches with dk_dispatch_kernel / dk_redispatch_kernel
+   and calls the kernel itself (gen/'s bindings): dk_kernel_direct_fn(k) is
+   the fn to call directly, NULL while a trace hook is set, and then the
+   caller brackets its call of the kernel (or dk_call_packed) with
+       unsigned t = dk_trace_begin(op, ks, k, is_redispatch); ...; dk_trace_end(t);
+   so a timeline sees the call with its duration. The dispatch primitive
+   already told the trace hook: these two report to a timeline only. Off,
+   dk_trace_begin is a test that returns 0 and dk_trace_end(0) nothing. */
+DK_INLINE dk_fn dk_kernel_direct_fn(const dk_kernel *k);
+
+/* --- Boxed calls and values: stacks, values, adapters --------------------- */
 
 DK_INLINE void dk_stack_init(dk_stack *s, dk_value *storage, size_t capacity);
 
@@ -1473,317 +2242,67 @@ DK_INLINE dk_value dk_object(void *p);
 /* A complex value: re + im j (v.as.c). */
 DK_INLINE dk_value dk_complex_double(double re, double im);
 
-/* A boxed kernel or backend fallback: the operator (so one fallback can act
-   on every operator), the dispatch keyset and the stack. */
-typedef void (*dk_boxed_fn)(const dk_kernel *kernel, const dk_operator *op, dk_keyset ks, dk_stack *stack);
+/* Boxed calls. dk_call_boxed takes the stack's values as the call's
+   arguments, the last one on top: trailing arguments left off get their
+   schema defaults (as dk_stack_fill_defaults), then every value is checked
+   against the def's schema (count and kinds, below); a mismatch is
+   reported through the call-error hook as DK_ERR_BAD_STACK and nothing
+   runs (the stack is left as it was given). What each schema type takes
+   (no value is converted: a kernel reads the value as it was pushed):
+       Tensor                 a tensor (dk_tensor)
+       int, SymInt, and ScalarType, Layout, MemoryFormat (ints to c10)
+                              an int (dk_int); not a bool, not a double
+       float                  a double (dk_double); an int is refused
+       Scalar                 an int, a double or a bool
+       bool                   a bool (dk_bool)
+       str                    a string (dk_string)
+       T?                     none (dk_none), or what T takes
+       int[], SymInt[]        an int list (dk_ints) or a list of ints
+       float[]                a double list (dk_doubles) or a list of doubles
+       other T[]              a list (dk_list) whose items each fit T:
+                              Tensor[] tensors, Tensor?[] tensors or none
+       anything else          any value, unchecked (Device, Generator,
+                              Storage, Stream, classes, complex, Dict,
+                              Tuple, Union, Any, QScheme...)
+   The dispatch
+   keyset comes from the schema's dispatch arguments through the registry's
+   tensor_keyset hook, then TLS and masks as dk_dispatch_kernel. An unboxed kernel
+   is reached through the def's adapters. dk_redispatch_boxed checks the top
+   num_arguments values the same way and fills nothing. A NULL operator or
+   stack: DK_ERR_NULL in dk_last_call_status(), nothing runs. An operator
+   without a def is not checked. On return, a successful call has replaced
+   the arguments by the results; a failed one has consumed its arguments. */
+DK_API dk_keyset dk_stack_dispatch_keyset(const dk_operator *op, const dk_stack *stack);
 
-/* How an operator's C signature boxes and unboxes (written by gen/): box
-   puts a typed call's argument pack on a stack; unbox_result takes the
-   returns off it; call_unboxed runs an unboxed kernel from a stack. */
-typedef struct dk_op_adapters {
-    const char *signature;    /* the C signature in schema words, e.g. "(Tensor) (Tensor, Tensor, float)" */
-    int num_arguments, num_returns;
-    void (*box)(const void *args, dk_stack *stack);
-    void (*unbox_result)(dk_stack *stack, void *result);
-    void (*call_unboxed)(const dk_kernel *kernel, const dk_operator *op, dk_keyset ks, dk_stack *stack);
-} dk_op_adapters;
+DK_API void dk_call_boxed(const dk_operator *op, dk_stack *stack);
 
-/* Operator tags: c10's at::Tag (aten/src/ATen/native/tags.yaml of PyTorch
-   2.7.1, in torchgen's order: sorted by name). A def carries a set of them;
-   they mean nothing to dispatch and everything to the passes that read
-   them (dk_op_has_tag). */
-#define DK_FORALL_TAGS(X)          \
-    X(core)                        \
-    X(data_dependent_output)       \
-    X(dynamic_output_shape)        \
-    X(flexible_layout)             \
-    X(generated)                   \
-    X(inplace_view)                \
-    X(maybe_aliasing_or_mutating)  \
-    X(needs_fixed_stride_order)    \
-    X(nondeterministic_bitwise)    \
-    X(nondeterministic_seeded)     \
-    X(pointwise)                   \
-    X(pt2_compliant_tag)           \
-    X(view_copy)
+DK_API void dk_redispatch_boxed(const dk_operator *op, dk_keyset ks, dk_stack *stack);
 
-#define DK__TAG_ENUM(name) DK_TAG_##name,
+/* Pushes the defaults of the arguments after the stack's values (the stack
+   holding the first arguments of a call of op): DK_ERR_BAD_STACK naming the
+   first argument that has none, or when the stack is full or has more
+   values than the schema has arguments. */
+DK_API dk_status dk_stack_fill_defaults(const dk_operator *op, dk_stack *stack);
 
-typedef enum dk_tag { DK_FORALL_TAGS(DK__TAG_ENUM) DK_NUM_TAGS } dk_tag;
+/* A default at any position (keyword arguments: push each argument given,
+   and the default of each one left out, in the schema's order): pushes the
+   default of the argument after the stack's values (the stack holding the
+   first arguments of a call of op, as dk_stack_fill_defaults). DK_OK, or
+   DK_ERR_BAD_STACK naming the argument when it has no default, the stack
+   is full or holds all the arguments already; DK_ERR_NOT_FOUND without a
+   def. */
+DK_API dk_status dk_stack_push_default(const dk_operator *op, dk_stack *stack);
 
-/* c10's AliasAnalysisKind: what the JIT may assume about the operator's
-   aliasing. FROM_SCHEMA (0, what a def without options gets, as
-   torch::Library::def) trusts the schema's annotations; CONSERVATIVE assumes
-   anything; PURE_FUNCTION nothing. INTERNAL_SPECIAL_CASE is c10's own (JIT
-   operators handled case by case): it prints and parses, a def refuses it. */
-#define DK_FORALL_ALIAS_ANALYSIS(X) \
-    X(FROM_SCHEMA)                  \
-    X(CONSERVATIVE)                 \
-    X(PURE_FUNCTION)                \
-    X(INTERNAL_SPECIAL_CASE)
+/* Checks the top num_arguments values against the def's schema (count and
+   kinds, as dk_call_boxed): DK_OK or DK_ERR_BAD_STACK with the argument in
+   dk_last_error(). */
+DK_API dk_status dk_stack_check(const dk_operator *op, const dk_stack *stack);
 
-#define DK__AA_ENUM(name) DK_ALIAS_ANALYSIS_##name,
+/* Sets the operator's boxing adapters (gen/ does this when it registers).
+   A different signature than the one already set is an error. */
+DK_API dk_status dk_op_set_adapters(dk_operator *op, const dk_op_adapters *adapters);
 
-typedef enum dk_alias_analysis { DK_FORALL_ALIAS_ANALYSIS(DK__AA_ENUM) DK__ALIAS_ANALYSIS_END } dk_alias_analysis;
-
-/* Names as c10 prints them ("pointwise", "CONSERVATIVE"); NULL out of range. */
-DK_API const char *dk_tag_name(dk_tag t);
-
-DK_API const char *dk_alias_analysis_name(dk_alias_analysis k);
-
-/* Name -> value; DK_ERR_UNKNOWN_TAG for a name that is none (out untouched).
-   "" parses as FROM_SCHEMA, as torch.library's alias_analysis="". */
-DK_API dk_status dk_tag_parse(const char *name, dk_tag *out);
-
-DK_API dk_status dk_alias_analysis_parse(const char *name, dk_alias_analysis *out);
-
-typedef enum dk_kernel_kind {
-    DK_KERNEL_FUNCTION = 0,   /* a real kernel (unboxed, boxed or both) */
-    DK_KERNEL_FALLTHROUGH,    /* skip this key: masked out of the keyset */
-    DK_KERNEL_AMBIGUOUS,      /* c10's ambiguous_autogradother sentinel */
-    DK_KERNEL_MISSING         /* no kernel: calling it reports an error */
-} dk_kernel_kind;
-
-/* An immutable kernel record; dispatch tables point at these. */
-struct dk_kernel {
-    dk_fn fn;                 /* unboxed entry point, or NULL */
-    dk_boxed_fn boxed;        /* boxed entry point, or NULL */
-    void *user_data;          /* given at registration */
-    const char *debug;        /* "registered at file:line" */
-    dk_key key;               /* the key it was registered for (alias keys too) */
-    dk_kernel_kind kind;
-    int is_fallback;          /* 1: a backend fallback */
-    /* the kernel's C type when registered through a typed helper: DK_KERNEL's
-       "float(const dk_kernel *, dk_keyset, tensor)", or gen/'s <op>_impl's in
-       schema words, "(Tensor) (Tensor)"; else NULL. dump_state prints it where
-       c10 prints the inferred schema; registration compares it (see dk_impl). */
-    const char *signature;
-};
-
-/* What to register: build with dk_unboxed(), dk_boxed(), dk_fallthrough(),
-   or typed with DK_KERNEL(op, fn, user_data) (see >>call). name (the
-   kernel's function name, shown after its file:line) and signature (its C
-   type, kept as a pointer: a string literal) are optional. */
-typedef struct dk_kernel_desc {
-    dk_fn fn;
-    dk_boxed_fn boxed;
-    void *user_data;
-    int fallthrough;
-    const char *name;
-    const char *signature;
-} dk_kernel_desc;
-
-DK_INLINE dk_kernel_desc dk_unboxed(dk_fn fn, void *user_data);
-
-DK_INLINE dk_kernel_desc dk_boxed(dk_boxed_fn fn, void *user_data);
-
-DK_INLINE dk_kernel_desc dk_fallthrough(void);
-
-/* The same description with the kernel's function name and C type. */
-DK_INLINE dk_kernel_desc dk_kernel_named(dk_kernel_desc d, const char *name, const char *signature);
-
-/* Why a slot holds its kernel: c10's words (computeDispatchTableEntryWithDebug)
-   and the dk_source they belong to (see dk_explain). */
-#define DK_FORALL_SOURCE_DETAILS(X)                                              \
-    X(KERNEL,         "kernel",                  DK_SOURCE_KERNEL)          \
-    X(NON_FUNCTIONAL, "default backend kernel",  DK_SOURCE_DEFAULT_BACKEND) \
-    X(BACKEND,        "default backend kernel",  DK_SOURCE_DEFAULT_BACKEND) \
-    X(NESTED,         "nested kernel",           DK_SOURCE_MATH)            \
-    X(MATH,           "math kernel",             DK_SOURCE_MATH)            \
-    X(AMBIGUOUS,      "ambiguous autogradother", DK_SOURCE_AMBIGUOUS)       \
-    X(AUTOGRAD,       "autograd kernel",         DK_SOURCE_AUTOGRAD)        \
-    X(BATCHED,        "batched kernel",          DK_SOURCE_BATCHED)         \
-    X(FALLBACK,       "backend fallback",        DK_SOURCE_FALLBACK)        \
-    X(MISSING,        "missing",                 DK_SOURCE_MISSING)
-
-#define DK__REASON_ENUM(name, text, source) DK_SOURCE_DETAIL_##name,
-
-typedef enum dk_source_detail { DK_FORALL_SOURCE_DETAILS(DK__REASON_ENUM) DK__REASON_END } dk_source_detail;
-
-/* One slot of an operator's table: the kernel record, and beside it the
-   record's fn, NULL when a call takes the slow path (a boxed kernel, a
-   fallback, a fallthrough, an ambiguity, a missing kernel). A call reads
-   both from one cache line and never the record itself: the record is
-   only handed to the kernel. Read with dk_op_table_entry(). */
-typedef struct dk_table_entry {
-    dk_fn fn;
-    const dk_kernel *kernel;  /* never NULL */
-} dk_table_entry;
-
-/* Backend b's row of a table: its fallthrough mask and the entry of its
-   slot of the first per-backend functionality (Dense: CPU, CUDA, ...), in
-   one aligned 32 bytes, so that a call ending at a backend kernel reads its
-   mask and its kernel from one cache line. */
-typedef struct dk_backend_row {
-    uint64_t nonfallthrough;  /* keys whose slot is not a fallthrough, for c10 getBackendIndex() == b */
-    dk_table_entry first;
-    /* 32 bytes with 64- and 32-bit pointers: rows in aligned halves of cache
-       lines; the bytes left hold the table's slot reasons (dk__reason_at) */
-    uint8_t spare[32 - sizeof(uint64_t) - sizeof(dk_table_entry)];
-} dk_backend_row;
-
-/* Slots in the rows: the first per-backend functionality's, one per
-   backend (none when the lists have no per-backend functionality). Its
-   first slot is its key value (every row before it has one slot, as
-   Undefined, slot 0 and key 0, has): the implementation checks it. */
-#define DK__FIRST_PB_KEY_OF(name, pb, prefix, roles, extra) pb ? DK_##name :
-
-enum {
-    DK__ROW_SLOTS = DK_NUM_PER_BACKEND_FUNCTIONALITIES > 0 ? DK_NUM_BACKENDS : 0,
-    DK__ROW_FIRST_SLOT = DK_FORALL_FUNCTIONALITY_KEYS(DK__FIRST_PB_KEY_OF, ~) 0
-};
-
-/* Bytes of slot reasons (4 bits a slot) beyond the rows' spare bytes. */
-#define DK__ROW_SPARE ((int)(32 - sizeof(uint64_t) - sizeof(dk_table_entry)))
-
-#define DK__REASON_REST ((DK_NUM_RUNTIME_ENTRIES + 1) / 2 - DK_NUM_BACKENDS * DK__ROW_SPARE)
-
-/* What an operator's def says, as boxed calls and inspection read it (a
-   snapshot's `def`): the parsed schema (read-only; its text is c10's
-   normalised form, its dispatch_args bit j says the j-th value from the top
-   of a boxed call's stack is a dispatch argument: Tensor, Tensor?,
-   Tensor[], Tensor?[]; its num_arguments and num_returns), per argument its
-   default as a value (NONE tag if none), the boxing adapters (or NULL), the
-   tags (bit DK_TAG_x) and the alias-analysis kind. Immutable once
-   published, but for `adapters`, which dk_op_set_adapters may set, or
-   replace with adapters of the same signature (an atomic pointer: read it
-   once, with acquire). */
-typedef struct dk_op_def_info {
-    uint64_t tags;                /* first: with 32-bit pointers, no padding (a def's record keeps this in a kernel's bytes) */
-    const struct dk_schema *parsed;
-    const dk_value *defaults;
-    const dk_op_adapters *adapters;
-    dk_alias_analysis alias_analysis;
-} dk_op_def_info;
-
-/* Everything a call reads of an operator, as one immutable snapshot: the
-   dispatch table, the fallthrough masks and what the def says (a pointer
-   to the def's record of it). A change
-   builds a new snapshot and publishes it with one release store, so a call
-   sees the state before or the state after a registration, never a mix
-   (see THREADS in the manual). The slots live in two places (the backend
-   rows and `entries`); dk_op_table_entry() finds a slot's entry. */
-typedef struct dk_op_table {
-    dk_backend_row rows[DK_NUM_BACKENDS];
-    /* every other slot, in slot order; a slot left to a boxed backend
-       fallback holds the registry's missing record of that slot, which
-       calls and dk_op_slot_kernel resolve (Note [Resolution]) */
-    dk_table_entry entries[DK_NUM_RUNTIME_ENTRIES - DK__ROW_SLOTS];
-    /* what the def says, or NULL without one: a record in the def's
-       registration, which lives as long as any snapshot pointing at it */
-    const dk_op_def_info *def;
-    /* the dk_source_detail of each slot, 4 bits each: in the rows' spare bytes,
-       then here when they do not hold them all (dk__reason_at) */
-    uint8_t reasons_rest[DK__REASON_REST > 0 ? DK__REASON_REST : 1];
-} dk_op_table;
-
-/* Slot s's entry, and backend b's fallthrough mask (b < DK_NUM_BACKENDS). */
-DK_INLINE const dk_table_entry *dk_op_table_entry(const dk_op_table *t, int s);
-
-DK_INLINE uint64_t dk_op_table_nonfallthrough(const dk_op_table *t, int b);
-
-/* An operator: a stable pointer with a dense id, valid while the operator
-   has a def or a kernel (and until its memory is freed: WHAT A PROGRAM
-   DOES; its id may be taken again before). After that the pointer may
-   point at another operator, a new one given the same slot (under
-   AddressSanitizer the slot is poisoned until then). The first field is
-   what the call path reads; operators sit side by side in their
-   registry's slabs (MEMORY). */
-struct dk_operator {
-    const dk_op_table *table;  /* the current snapshot: read with dk_op_table_of() */
-    const char *name;          /* "ns::name" or "ns::name.overload" */
-    uint32_t id;               /* dense: the lowest id no live operator uses */
-    dk_registry *registry;
-};
-
-/* The operator's current snapshot; everything in it is complete (acquire). */
-DK_INLINE const dk_op_table *dk_op_table_of(const dk_operator *op);
-
-/* The pointers the three functions below return point into what the
-   registry retires when the def or kernel goes: use them before this
-   thread's next quiescent point (default mode) or, under DK_CALL_EPOCHS,
-   between dk_call_enter() and dk_call_exit() around the call and the use
-   (outside a call, a retired table may be freed at any time; there
-   DK_DEBUG_READS stops a call of them outside a bracket). */
-/* The kernel record a call would run at a slot (dk_ks_slot). */
-DK_INLINE const dk_kernel *dk_op_slot_kernel(const dk_operator *op, int slot);
-
-/* The def's schema in c10's normalised form, or NULL without a def
-   (defined after dk_schema, see >>schema). */
-DK_INLINE const char *dk_op_schema(const dk_operator *op);
-
-/* The def's parsed schema (arguments, types, defaults, alias annotations,
-   return names; see >>schema), or NULL without a def. Read-only. */
-DK_INLINE const struct dk_schema *dk_op_function_schema(const dk_operator *op);
-
-/* The def's tags (torch.Tag), as a mask with bit DK_TAG_x set for each, and
-   one of them; its alias-analysis kind. No def: no tags, FROM_SCHEMA.
-   Values, read inside a call bracket: safe anywhere, in both modes. */
-DK_API uint64_t dk_op_tags(const dk_operator *op);
-
-DK_API int dk_op_has_tag(const dk_operator *op, dk_tag t);
-
-DK_API dk_alias_analysis dk_op_alias_analysis(const dk_operator *op);
-
-/* Memory and messages. Zero-initialise, set what you need. */
-typedef struct dk_registry_desc {
-    /* Both or neither (NULL: malloc and free). alloc returns a pointer
-       aligned for a pointer, a double and a uint64_t (8 bytes on the usual
-       targets: an arena's pointers do), or NULL; one aligned as malloc's
-       (16 bytes on x86-64 and AArch64) costs nothing more, a block of one
-       aligned less is allocated again with 15 bytes more.
-       dk_registry_create answers DK_ERR_BAD_ARGUMENT when the registry's
-       own pointer is aligned less than that. */
-    void *(*alloc)(size_t size, void *user_data);
-    void (*free)(void *ptr, void *user_data);
-    void *alloc_user_data;
-    /* warnings and errors that have no caller to return to (DK_FORALL_LOG_ITEMS);
-       func NULL: dk_log_stderr */
-    dk_logger logger;
-    /* The keyset of a tensor handle on a boxed stack (dk_call_boxed). */
-    dk_keyset (*tensor_keyset)(const void *tensor, void *user_data);
-    void *tensor_keyset_user_data;
-    /* A new registry registers a fallthrough fallback for every key that
-       thread-local state includes by default (BackendSelect,
-       ADInplaceOrView), as libtorch does at load: such a key then only acts
-       for operators that register a kernel for it. 1 = start empty. */
-    int no_default_fallthroughs;
-    /* 1: c10's words, as the preset's c10 writes them: a call without a
-       kernel reports c10's message word for word (the conformance tests
-       compare it), an executed fallthrough or AutogradOther ambiguity
-       begins with c10's internal-assert line, and the override warning
-       follows c10 (1.13.1: every time; 2.x: once per process for all
-       operators, never for Meta, in 2.11 nor MTIA); 0: a shorter message
-       that says what is registered and the likely cause, and a warning
-       at every override. */
-    int c10_messages;
-    /* The logger warns once (DK_LOG_RETIRED_MEMORY) when the memory that
-       waits for quiescent points passes this many bytes. 0: 64 MiB;
-       SIZE_MAX: never. */
-    size_t retired_warn_bytes;
-} dk_registry_desc;
-
-#define dk_registry_create(desc, out) dk__registry_create((desc), (out), DK_CONFIG_SIGNATURE)
-
-/* Frees everything the registry owns, every handle included. The caller
-   guarantees that no call, lookup or registration on it is running or will
-   start. Destroying the default registry is allowed: the next
-   dk_registry_default() creates a fresh one. */
-DK_API void dk_registry_destroy(dk_registry *r);
-
-/* The process-wide registry that the DK_LIBRARY macros use, created on
-   first use with the description given to dk_registry_default_configure. */
-DK_API dk_registry *dk_registry_default(void);
-
-/* Sets the hooks of the default registry (logger, tensor_keyset, and the
-   memory functions if it does not exist yet; see dk_registry_set_hooks),
-   whether called before or after the first DK_LIBRARY block ran. */
-DK_API dk_status dk_registry_default_configure(const dk_registry_desc *desc);
-
-/* Replaces a registry's logger and tensor_keyset hook and its c10_messages
-   choice (desc's other fields are ignored); calls see the old set or the
-   new one, never a mix. */
-DK_API dk_status dk_registry_set_hooks(dk_registry *r, const dk_registry_desc *desc);
+/* --- Threads and memory: attaching threads, quiescent points, reclaiming --- */
 
 /* Quiescent points (MEMORY in the manual, Note [Reclamation]). What a
    change unpublishes (kernel records, old tables, operators without
@@ -1857,86 +2376,11 @@ DK_API dk_status dk_thread_quiescent(void);
    (1, 2, ... in the order threads first took part), 0 before that. */
 DK_API unsigned dk_thread_id(void);
 
-/* Bytes the registry holds through desc.alloc, how many of them wait
-   for quiescent points, and the threads they wait for. */
-enum { DK_STATS_MAX_THREADS = 8 };
+DK_INLINE void dk_call_enter(void);
 
-typedef struct dk_registry_stats {
-    size_t live_bytes, retired_bytes, operators;
-    size_t retired_blocks;          /* retired allocations not yet freed */
-    unsigned threads;               /* threads taking part now (tracked / inside call epochs) */
-    unsigned threads_waited_for;    /* of those, the ones the oldest retired memory waits for */
-    unsigned waited_for[DK_STATS_MAX_THREADS];   /* their dk_thread_id()s (the first ones) */
-} dk_registry_stats;
+DK_INLINE void dk_call_exit(void);
 
-DK_API void dk_registry_get_stats(dk_registry *r, dk_registry_stats *out);
-
-/* Names a PrivateUse backend component (c10's rename_privateuse1_backend):
-   after dk_backend_rename(DK_PrivateUse1Bit, "npu"), its keys print as
-   NPU, AutogradNPU, SparseNPU, ... (the name upper-cased, as c10 prints it
-   in errors) and the component as NPUBit, everywhere: dk_key_name, keyset
-   texts, errors, dumps, dk_explain. "npu", "NPU", "AutogradNPU", "NPUBit"
-   parse; the PrivateUse1 names still do. The name is process-wide (as
-   keys are: no registry), thread-safe and lock-free for
-   readers, and set once: the same name again is DK_OK, another one
-   DK_ERR_ALREADY_NAMED. DK_ERR_BAD_KEY for a component that is not a
-   PrivateUse one, DK_ERR_BAD_NAME for a name that is not an identifier
-   of 1 to 32 characters or that would make a name some key or component
-   already has (renaming to "cpu" would make "CPU"). */
-DK_API dk_status dk_backend_rename(dk_backend b, const char *name);
-
-/* What a def may say besides its schema (torch.library's
-   def(schema, alias_analysis=..., tags=...)). Zero-initialise: no adapters,
-   FROM_SCHEMA, no tags. */
-typedef struct dk_def_options {
-    const dk_op_adapters *adapters;     /* boxing adapters (gen/'s), or NULL */
-    dk_alias_analysis alias_analysis;   /* DK_ALIAS_ANALYSIS_*, 0 = FROM_SCHEMA */
-    const dk_tag *tags;                 /* num_tags tags (repeats allowed), or NULL */
-    size_t num_tags;
-} dk_def_options;
-
-#define dk_def(r, schema, out) dk__def((r), (schema), NULL, __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
-
-#define dk_def_with(r, schema, opts, out) \
-    dk__def_with((r), (schema), (opts), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
-
-#define dk_impl(r, op, key, kernel, out) \
-    dk__impl((r), (op), (key), (kernel), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
-
-#define dk_fallback(r, key, kernel, out) \
-    dk__fallback((r), (key), (kernel), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
-
-/* The same with the site given: helpers that are themselves called from
-   the registering code (gen/'s <op>_def and <op>_impl macros) pass their
-   caller's __FILE__ and __LINE__. */
-#define dk_def_at(r, schema, opts, file, line, out) \
-    dk__def_with((r), (schema), (opts), (file), (line), (out), DK_CONFIG_SIGNATURE)
-
-#define dk_impl_at(r, op, key, kernel, file, line, out) \
-    dk__impl((r), (op), (key), (kernel), (file), (line), (out), DK_CONFIG_SIGNATURE)
-
-/* Removes exactly what the handle registered and returns at once; calls
-   that began before may still run the kernel (dk_registry_synchronize
-   waits for them). The handle is freed with what it retired (WHAT A
-   PROGRAM DOES), so do not use it after. DK_ERR_BAD_HANDLE for NULL, or
-   for a handle deregistered before and not yet freed. */
-DK_API dk_status dk_deregister(dk_registration *h);
-
-/* Listeners: told when an operator gets its def and when its last def goes.
-   Adding one replays on_registered for every defined operator. */
-typedef void (*dk_op_listener)(const dk_operator *op, void *user_data);
-
-DK_API dk_status dk_registry_add_listener(dk_registry *r, dk_op_listener on_registered, dk_op_listener on_deregistered,
-                                 void *user_data, dk_registration **out);
-
-/* Library blocks, as torch/library.h: DEF (one per namespace), FRAGMENT,
-   IMPL (with a key; namespace "_" for fallbacks). Registrations made
-   through a library are undone by dk_library_close(). */
-#define DK__FORALL_LIBRARY_KINDS(X) X(DEF, DK_LIBRARY) X(FRAGMENT, DK_LIBRARY_FRAGMENT) X(IMPL, DK_LIBRARY_IMPL)
-
-#define DK__LIBRARY_KIND_ENUM(kind, block) DK_LIBRARY_KIND_##kind,
-
-typedef enum dk_library_kind { DK__FORALL_LIBRARY_KINDS(DK__LIBRARY_KIND_ENUM) DK__LIB_END } dk_library_kind;
+/* --- Plugins: library blocks that load and unload ------------------------- */
 
 #define dk_library_open(r, kind, ns, key, out) \
     dk__library_open((r), (kind), (ns), (key), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
@@ -1958,10 +2402,6 @@ DK_API dk_status dk_library_impl_at(dk_library *lib, const char *name, dk_key ke
                                  const char *file, int line);
 
 DK_API dk_status dk_library_fallback(dk_library *lib, dk_kernel_desc kernel);
-
-/* Runs block(lib) inside a library opened with the given arguments; the
-   library stays open (its registrations live) until dk_library_close. */
-typedef void (*dk_library_block)(dk_library *lib);
 
 #define dk_library_run(r, kind, ns, key, block, out) \
     dk__library_run((r), (kind), (ns), (key), (block), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
@@ -1995,31 +2435,46 @@ DK_API dk_status dk_library_blocks(dk_registry *r, unsigned long *run, unsigned 
    -ldl). */
 DK_API dk_status dk_library_unload(const void *address);
 
-#if defined(__GNUC__) || defined(__clang__)
-#define DK__CONSTRUCTOR(fn) static void fn(void) __attribute__((constructor)); static void fn(void)
-#define DK__DESTRUCTOR(fn) static void fn(void) __attribute__((destructor)); static void fn(void)
-#define DK__LIBRARY_STATIC(kind, ns, key, m, uid)                                                    \
-    static void DK__XCAT(dk__lib_block_, uid)(dk_library *m);                                         \
-    static dk_library *DK__XCAT(dk__lib_, uid);                                                       \
-    DK__CONSTRUCTOR(DK__XCAT(dk__lib_init_, uid)) {                                                  \
-        dk__library_static(kind, #ns, key, DK__XCAT(dk__lib_block_, uid), __FILE__, __LINE__,         \
-                           &DK__XCAT(dk__lib_, uid), DK_CONFIG_SIGNATURE);                            \
-    }                                                                                                \
-    DK__DESTRUCTOR(DK__XCAT(dk__lib_fini_, uid)) { dk__library_static_close(&DK__XCAT(dk__lib_, uid)); } \
-    static void DK__XCAT(dk__lib_block_, uid)(dk_library *m)
-#define DK_LIBRARY(ns, m) DK__LIBRARY_STATIC(DK_LIBRARY_KIND_DEF, ns, DK_Undefined, m, DK__XCAT(ns##_def_, __LINE__))
-#define DK_LIBRARY_FRAGMENT(ns, m) \
-    DK__LIBRARY_STATIC(DK_LIBRARY_KIND_FRAGMENT, ns, DK_Undefined, m, DK__XCAT(ns##_frag_, __LINE__))
-#define DK_LIBRARY_IMPL(ns, key, m) \
-    DK__LIBRARY_STATIC(DK_LIBRARY_KIND_IMPL, ns, DK_##key, m, DK__XCAT(ns##_##key##_impl_, __LINE__))
-#endif
+#define DK_LIBRARY_IMPL_TYPED(op, lib, name, key, fn, user_data) \
+    dk_library_impl_at((lib), (name), (key), DK_KERNEL(op, fn, user_data), __FILE__, __LINE__)
 
-/* Introspection. */
-/* The operator named "ns::name[.overload]" if it has a def or a kernel, else NULL. Lock-free. */
-DK_API dk_operator *dk_op_lookup(dk_registry *r, const char *name);
+DK_API void dk_plugin_finds_no_dispatch_h_in_its_host__link_the_host_with_rdynamic_or_libdispatch_so(void);
 
-/* As dk_op_lookup, but the operator must be defined (c10 findSchemaOrThrow). */
-DK_API dk_status dk_op_lookup_defined(dk_registry *r, const char *name, dk_operator **out);
+/* --- Inspecting: tables, explanations, traces, the timeline --------------- */
+
+/* Slot s's entry, and backend b's fallthrough mask (b < DK_NUM_BACKENDS). */
+DK_INLINE const dk_table_entry *dk_op_table_entry(const dk_op_table *t, int s);
+
+DK_INLINE uint64_t dk_op_table_nonfallthrough(const dk_op_table *t, int b);
+
+/* The operator's current snapshot; everything in it is complete (acquire). */
+DK_INLINE const dk_op_table *dk_op_table_of(const dk_operator *op);
+
+/* The pointers the three functions below return point into what the
+   registry retires when the def or kernel goes: use them before this
+   thread's next quiescent point (default mode) or, under DK_CALL_EPOCHS,
+   between dk_call_enter() and dk_call_exit() around the call and the use
+   (outside a call, a retired table may be freed at any time; there
+   DK_DEBUG_READS stops a call of them outside a bracket). */
+/* The kernel record a call would run at a slot (dk_ks_slot). */
+DK_INLINE const dk_kernel *dk_op_slot_kernel(const dk_operator *op, int slot);
+
+/* The def's schema in c10's normalised form, or NULL without a def
+   (defined after dk_schema, see >>schema). */
+DK_INLINE const char *dk_op_schema(const dk_operator *op);
+
+/* The def's parsed schema (arguments, types, defaults, alias annotations,
+   return names; see >>schema), or NULL without a def. Read-only. */
+DK_INLINE const struct dk_schema *dk_op_function_schema(const dk_operator *op);
+
+/* The def's tags (torch.Tag), as a mask with bit DK_TAG_x set for each, and
+   one of them; its alias-analysis kind. No def: no tags, FROM_SCHEMA.
+   Values, read inside a call bracket: safe anywhere, in both modes. */
+DK_API uint64_t dk_op_tags(const dk_operator *op);
+
+DK_API int dk_op_has_tag(const dk_operator *op, dk_tag t);
+
+DK_API dk_alias_analysis dk_op_alias_analysis(const dk_operator *op);
 
 /* A kernel registered directly at key k (c10 hasKernelForDispatchKey). */
 DK_API int dk_op_has_kernel_for_key(const dk_operator *op, dk_key k);
@@ -2036,18 +2491,6 @@ DK_API int dk_op_dump_computed_table(const dk_operator *op, char *buf, size_t si
    *reason is "kernel", "default backend kernel", "math kernel", ... "missing". */
 DK_API const dk_kernel *dk_op_compute_slot(const dk_operator *op, int slot, const char **reason);
 
-/* A picture of every operator's dispatch table: a self-contained HTML page
-   (no script), one row per operator and one column per runtime key, each
-   cell coloured by what the live table holds there (the classes below),
-   the alias key named in alias-derived cells, the kernel's "registered
-   at" in each cell's tooltip. Columns that do not matter are hidden until
-   "show every runtime key" is ticked: those where every operator's slot is
-   missing, and the per-backend keys (CUDA, AutogradCUDA...) of backends
-   with no kernel and no fallback registered at any of their keys.
-   snprintf-like; a registration between the sizing call and the writing
-   call may change the length. */
-DK_API int dk_registry_dump_html(dk_registry *r, char *buf, size_t size);
-
 /* The cell classes: X(name, colour, text in the cell, legend) -> CSS class
    dk-<name>; an alias cell's text is the alias key's capitals (CIA). */
 #define DK_FORALL_HTML_CELLS(X)                                                                  \
@@ -2058,92 +2501,157 @@ DK_API int dk_registry_dump_html(dk_registry *r, char *buf, size_t size);
     X(ambiguous,   "#e06666", "?",  "ambiguous (CompositeImplicitAutograd and an AutogradOther backend)") \
     X(missing,     "#ffffff", "",   "missing: a call that lands here fails")
 
-/* Operators with a def or a kernel, in id order; calls fn for each, stops when it returns non-zero. */
-DK_API void dk_registry_each_op(dk_registry *r, int (*fn)(dk_operator *op, void *user_data), void *user_data);
+DK_API dk_status dk_explain(const dk_operator *op, dk_keyset args, dk_explanation *out);
 
-/* Operators with a kernel registered directly at key k (c10 getRegistrationsForDispatchKey). */
-DK_API void dk_registry_each_op_for_key(dk_registry *r, dk_key k, int (*fn)(dk_operator *op, void *user_data),
-                                        void *user_data);
+/* As dk_explain, from the keysets of a typed call's arguments, in order
+   (DK_KS_EMPTY for an argument that is not a tensor): at most
+   DK_EXPLAIN_MAX_ARGS (DK_ERR_BAD_ARGUMENT). */
+DK_API dk_status dk_explain_args(const dk_operator *op, const dk_keyset *arg_keysets, int n, dk_explanation *out);
 
-#ifndef DK_THREAD_LOCAL
-#if defined(DK_SINGLE_THREADED)
-#define DK_THREAD_LOCAL /* one thread: plain variables */
-#elif defined(__GNUC__) || defined(__clang__)
-#define DK_THREAD_LOCAL __thread
-#elif defined(__cplusplus) && __cplusplus >= 201103L
-#define DK_THREAD_LOCAL thread_local
-#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-#define DK_THREAD_LOCAL _Thread_local
-#elif defined(_MSC_VER)
-#define DK_THREAD_LOCAL __declspec(thread)
-#else
-#error "dispatch.h: no thread-local storage known for this compiler: define DK_THREAD_LOCAL to its keyword, or define DK_SINGLE_THREADED if one thread only uses dispatch.h (tcc has no TLS)"
-#endif
-#endif
+/* As dk_explain, for a boxed call of this stack (its top num_arguments
+   values): the schema's dispatch arguments through the registry's
+   tensor_keyset hook, as dk_call_boxed. The operator needs a def
+   (DK_ERR_NOT_FOUND) and the stack must fit it (DK_ERR_BAD_STACK). */
+DK_API dk_status dk_explain_stack(const dk_operator *op, const dk_stack *stack, dk_explanation *out);
 
-typedef struct dk_tls_state { uint64_t included, keep, excluded, included_row; } dk_tls_state;
+/* Text of an explanation; snprintf-like. It reads the explanation alone
+   (its own copies), never the registry: op, the operator explained, is not
+   read (it may have been removed since); NULL op or e gives "". */
+DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, char *buf, size_t size);
 
-/* Trace hook: called for every call and redispatch while set (see dk_trace_set). */
-typedef void (*dk_trace_fn)(const dk_operator *op, dk_keyset ks, dk_key key, int is_redispatch, void *user_data);
+/* Trace every call and redispatch (process-wide); NULL turns it off. */
+DK_API void dk_trace_set(dk_trace_fn fn, void *user_data);
 
-DK_INLINE dk_keyset dk_tls_included(void);
+/* Inside a trace hook: the stack of the boxed call or boxed redispatch being
+   traced on this thread (NULL for a typed call, whose arguments the hook
+   cannot see): dk_explain_stack(op, dk_trace_stack(), &e) then gives each
+   dispatch argument's keyset. Boxed calls record their stack only while a
+   hook is set, so a call racing dk_trace_set may show NULL here. */
+DK_API const dk_stack *dk_trace_stack(void);
 
-DK_INLINE dk_keyset dk_tls_excluded(void);
+DK_INLINE unsigned dk_trace_begin(const dk_operator *op, dk_keyset ks, const dk_kernel *k, int is_redispatch);
 
-DK_INLINE void dk_tls_set_included(dk_keyset ks);
+DK_INLINE void dk_trace_end(unsigned token);
 
-DK_INLINE void dk_tls_set_excluded(dk_keyset ks);
+/* A timeline of dispatches, written as Chrome trace event JSON (the format
+   chrome://tracing and Perfetto open). Opt-in and built on the trace hook:
+   dk_timeline_start sets the hook (replacing one set with dk_trace_set;
+   dk_trace_set while it records stops its events, and dk_timeline_stop
+   then leaves the new hook), so a program that never starts one pays
+   nothing on its calls. While it records, every
+   typed call (DK_DECLARE_OP's, gen/'s), redispatch and boxed call is one
+   complete event: the operator's name, the key of the slot that ran, the
+   kernel's debug text ("registered at file:line"; fallthrough, missing,
+   a fallback's), the thread (numbered 1, 2, ... in the order threads
+   first recorded), begin and duration, nested
+   under the call whose kernel redispatched it (its "parent" and "depth"
+   args, and in time). A call that lands on a boxed kernel or fallback says
+   so ("boxed": 1, "fallback": 1); a failed call (no kernel, ambiguous,
+   fallthrough called, a kernel's dk_call_fail) has "failed": 1 and its
+   status. A call whose dispatch primitive the caller used alone (no
+   dk_trace_begin) is not an event.
+   Each thread records into a buffer of its own, allocated on its first
+   event (no lock on the call path, and calls take a few hundred ns more
+   while recording: the clock twice and the names copied, at most 63 bytes
+   each, a longer one keeping its end after "..."). Memory is bounded: at
+   most events_per_thread events a thread (0: 16,384; 160 bytes each)
+   from its first event on, later ones dropped and counted; the file says
+   the cap and the number dropped ("otherData"). A buffer stays allocated
+   until the process ends (a thread's later recordings reuse its own).
+   dk_timeline_start begins a new recording (the last one's events are
+   forgotten) and returns DK_OK; a thread whose buffer cannot be allocated
+   records nothing. Under -DDK_NO_TRACE nothing is recorded (calls never
+   test the hook). dk_timeline_stop ends it (the hook cleared if it is
+   still the timeline's); dk_timeline_save writes the last recording's events to
+   path, after dk_timeline_stop (DK_ERR_BAD_ARGUMENT while recording; a
+   call still running then has "open": 1 and the duration it had so far);
+   DK_ERR_NULL for a NULL path, DK_ERR_BAD_ARGUMENT if the file cannot be
+   written. */
+DK_API dk_status dk_timeline_start(size_t events_per_thread);
 
-/* This thread's state is c10's defaults (never changed, or every guard
-   popped). A function of the implementation (>>impl-slots): the default
-   sets expand the role lists. */
-DK_API int dk_tls_is_default(void);
+DK_API void dk_timeline_stop(void);
 
-DK_INLINE int dk_tls_is_included(dk_key k);
+DK_API dk_status dk_timeline_save(const char *path);
 
-DK_INLINE int dk_tls_is_excluded(dk_key k);
+/* dk_op_schema (declared with dk_op_function_schema): its def's parsed text. */
+DK_INLINE const char *dk_op_schema(const dk_operator *op);
 
-/* Guards. A push flips bits of this thread's (included, excluded) state and
-   returns exactly which ones, as an XOR delta; dk_guard_pop(g) flips those
-   same bits back. The exact guarantee:
+/* --- Schemas: parsing and printing ---------------------------------------- */
 
-   - Any order. Pops commute: once every guard pushed after some moment has
-     been popped again, in any order and interleaved in any way with other
-     pushes and pops, while every guard that was live at that moment is
-     still live, the state (included and excluded) is bit for bit what it
-     was at that moment. In particular, when all guards are popped the state
-     is the one before the first push. This holds as long as only guards
-     change the state in between: dk_tls_set_included / _excluded are not
-     guards, and pops do not undo them.
-   - Properly nested (each pop undoes the most recent live push), every step
-     is c10's: dk_guard_include adds only the keys not yet included and its
-     pop removes only those (a key that was already included stays
-     included); dk_guard_exclude likewise for the excluded set; dk_guard_force
-     replaces both sets and its pop restores the ones it replaced. (Backend
-     bits count as any other bit: see docs/c10.md.)
-   - Out of order, the state between pops is not c10's (c10's guards leave
-     it wrong for good): popping a guard flips back its own delta even when a
-     later guard (a force, say) has changed those bits since. The state is
-     exact again once the later guards are popped too.
+/* Parses text; on success *out owns a new schema, on failure *out = NULL and
+   DK_ERR_BAD_SCHEMA (or DK_ERR_NO_MEMORY / DK_ERR_NULL) comes back. More than
+   64 arguments is an error, as in c10's DispatchKeyExtractor. */
+DK_API dk_status dk_schema_parse(const char *text, dk_schema **out);
 
-   Pop each guard once, on the thread that pushed it. */
-typedef struct dk_guard { uint64_t included_delta, excluded_delta; } dk_guard;
+/* The same, allocating through desc->alloc / desc->free (a registry's
+   description; NULL or no alloc: the C allocator). dk_schema_free uses
+   the same functions. */
+DK_API dk_status dk_schema_parse_with(const char *text, const dk_registry_desc *desc, dk_schema **out);
 
-/* c10 IncludeDispatchKeyGuard / ExcludeDispatchKeyGuard. */
-DK_INLINE dk_guard dk_guard_include(dk_keyset ks);
+DK_API void dk_schema_free(dk_schema *s);
 
-DK_INLINE dk_guard dk_guard_exclude(dk_keyset ks);
+/* snprintf-like: c10's toString(FunctionSchema), or the operator name of a
+   name_only schema; returns the length the full text needs. */
+DK_API int dk_schema_to_string(const dk_schema *s, char *buf, size_t size);
 
-/* c10 ForceDispatchKeyGuard: replaces the whole state until popped. */
-DK_INLINE dk_guard dk_guard_force(dk_keyset included, dk_keyset excluded);
+/* Names as in DK_FORALL_TYPE_KINDS ("Tensor", "List"); NULL when out of range. */
+DK_API const char *dk_type_kind_name(dk_type_kind k);
 
-DK_INLINE void dk_guard_pop(dk_guard g);
+/* snprintf-like: the C signature in schema words that gen/ binds the schema
+   to, "(returns) (arguments)", e.g. "(Tensor) (Tensor, Tensor, float)" for
+   add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor. A word
+   per C type: Tensor, Tensor?, Tensor[], int, int?, float, float?, bool,
+   bool?, str, object, int[], int[]?, float[], float[]?, list, list?, value
+   (see gen/dkgen.c for the C types). gen/'s kernels and adapters record it,
+   and a typed kernel's is compared with its def's (see dk_impl). -1 (and
+   "") for a schema gen/ binds boxed: a bare name, varargs. */
+DK_API int dk_schema_c_signature(const dk_schema *s, char *buf, size_t size);
 
-DK_INLINE dk_guard dk_guard_below_autograd(void);
+DK_INLINE uint64_t dk_schema_dispatch_args(const dk_schema *s);
 
-DK_INLINE dk_guard dk_guard_below_inplace_view(void);
+/* --- Errors, logging, configuration, version ------------------------------ */
 
-DK_INLINE dk_guard dk_guard_skip_functionalize(void);
+DK_API int dk_version_number(void);
+
+DK_API const char *dk_status_str(dk_status s);
+
+/* "KERNEL_OVERRIDDEN", ...; "UNKNOWN" out of range. */
+DK_API const char *dk_log_item_name(dk_log_item item);
+
+/* The default logger: "Warning: <message>" (c10's words for an override),
+   "dispatch.h error: ..." or "dispatch.h panic: ..." on stderr. */
+DK_API void dk_log_stderr(dk_log_level level, dk_log_item item, const char *message, void *user_data);
+
+/* The detailed message of the last failure on this thread ("" if none). */
+DK_API const char *dk_last_error(void);
+
+#define dk_config_check() dk__config_check(DK_CONFIG_SIGNATURE)
+
+/* The implementation's own signature: what a caller without the header's
+   macros (a foreign-function interface) passes as `signature`. */
+DK_API const char *dk_config_signature(void);
+
+DK_API void dk_call_error_report(const dk_operator *op, dk_keyset ks, dk_status status, const char *message,
+                                 void *user_data);
+
+DK_API void dk_call_error_abort(const dk_operator *op, dk_keyset ks, dk_status status, const char *message,
+                                void *user_data);
+
+/* The status of the last FAILED call on this thread (with the default
+   call-error hook), and resets it to DK_OK: it returns and clears. A call
+   that succeeds does not touch it (that would cost every call a store), so
+   it may hold a failure of an earlier call nobody read. To check one call,
+   clear before and read after; a call whose result cannot say it failed
+   (void, a Scalar) needs exactly this:
+
+       (void)dk_last_call_status();         // clear what an earlier call left
+       my_op_call(op, &t);                  // a void call
+       if (dk_last_call_status() != DK_OK)  // this call failed
+           fprintf(stderr, "%s\n", dk_last_error());
+*/
+DK_API dk_status dk_last_call_status(void);
+
+/* --- The C ABI: the same through plain C types, for foreign callers ------- */
 
 /* The C ABI for foreign callers (Python's ctypes, cffi, other languages'
    FFIs): a real exported function for what C gets as macros or static
@@ -2391,8 +2899,6 @@ DK_API size_t dk_abi_explanation_size(void);
 
 DK_API size_t dk_abi_registry_stats_size(void);
 
-struct dk_explanation;   /* >>call */
-
 DK_API dk_status dk_abi_explain(const dk_operator *op, uint64_t args, struct dk_explanation *out);
 
 DK_API uint64_t dk_abi_explanation_final(const struct dk_explanation *e);
@@ -2491,488 +2997,6 @@ DK_API void dk_abi_skip_functionalize_push(dk_guard *out);
 DK_API int dk_abi_tls_is_default(void);
 
 DK_API void dk_abi_guard_pop(const dk_guard *g);
-
-DK_INLINE void dk_call_enter(void);
-
-DK_INLINE void dk_call_exit(void);
-
-/* The public primitives: as above, and they report to the trace hook. */
-DK_INLINE const dk_kernel *dk_redispatch_kernel(const dk_operator *op, dk_keyset ks);
-
-DK_INLINE const dk_kernel *dk_dispatch_kernel(const dk_operator *op, dk_keyset args, dk_keyset *out_ks);
-
-/* The same for typed calls written out in full (gen/dkgen's bindings): a
-   kernel record whose fn is NULL gets the argument pack `args` (boxed
-   through the operator's adapters, or handed to a boxed kernel as
-   stack->unboxed_args); a failed call is reported (ks standing for the
-   arguments' keyset in the message) and *result zero-filled. */
-DK_INLINE void dk_call_packed(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args, void *result,
-                            size_t result_size);
-
-/* Boxed calls. dk_call_boxed takes the stack's values as the call's
-   arguments, the last one on top: trailing arguments left off get their
-   schema defaults (as dk_stack_fill_defaults), then every value is checked
-   against the def's schema (count and kinds, below); a mismatch is
-   reported through the call-error hook as DK_ERR_BAD_STACK and nothing
-   runs (the stack is left as it was given). What each schema type takes
-   (no value is converted: a kernel reads the value as it was pushed):
-       Tensor                 a tensor (dk_tensor)
-       int, SymInt, and ScalarType, Layout, MemoryFormat (ints to c10)
-                              an int (dk_int); not a bool, not a double
-       float                  a double (dk_double); an int is refused
-       Scalar                 an int, a double or a bool
-       bool                   a bool (dk_bool)
-       str                    a string (dk_string)
-       T?                     none (dk_none), or what T takes
-       int[], SymInt[]        an int list (dk_ints) or a list of ints
-       float[]                a double list (dk_doubles) or a list of doubles
-       other T[]              a list (dk_list) whose items each fit T:
-                              Tensor[] tensors, Tensor?[] tensors or none
-       anything else          any value, unchecked (Device, Generator,
-                              Storage, Stream, classes, complex, Dict,
-                              Tuple, Union, Any, QScheme...)
-   The dispatch
-   keyset comes from the schema's dispatch arguments through the registry's
-   tensor_keyset hook, then TLS and masks as dk_dispatch_kernel. An unboxed kernel
-   is reached through the def's adapters. dk_redispatch_boxed checks the top
-   num_arguments values the same way and fills nothing. A NULL operator or
-   stack: DK_ERR_NULL in dk_last_call_status(), nothing runs. An operator
-   without a def is not checked. On return, a successful call has replaced
-   the arguments by the results; a failed one has consumed its arguments. */
-DK_API dk_keyset dk_stack_dispatch_keyset(const dk_operator *op, const dk_stack *stack);
-
-DK_API void dk_call_boxed(const dk_operator *op, dk_stack *stack);
-
-DK_API void dk_redispatch_boxed(const dk_operator *op, dk_keyset ks, dk_stack *stack);
-
-/* Pushes the defaults of the arguments after the stack's values (the stack
-   holding the first arguments of a call of op): DK_ERR_BAD_STACK naming the
-   first argument that has none, or when the stack is full or has more
-   values than the schema has arguments. */
-DK_API dk_status dk_stack_fill_defaults(const dk_operator *op, dk_stack *stack);
-
-/* A default at any position (keyword arguments: push each argument given,
-   and the default of each one left out, in the schema's order): pushes the
-   default of the argument after the stack's values (the stack holding the
-   first arguments of a call of op, as dk_stack_fill_defaults). DK_OK, or
-   DK_ERR_BAD_STACK naming the argument when it has no default, the stack
-   is full or holds all the arguments already; DK_ERR_NOT_FOUND without a
-   def. */
-DK_API dk_status dk_stack_push_default(const dk_operator *op, dk_stack *stack);
-
-/* Argument i's default as a value (what dk_stack_fill_defaults pushes; a
-   string or list in it lives as long as the def): DK_OK; DK_ERR_NOT_FOUND
-   (*out untouched, the message names the argument) without a def or when
-   the argument has no default; DK_ERR_BAD_ARGUMENT when i is not an
-   argument. dk_op_argument_index: the index of the argument named name, or
-   -1 (no def, no such argument): together, a binding's keyword arguments. */
-DK_API dk_status dk_op_default(const dk_operator *op, int i, dk_value *out);
-
-DK_API int dk_op_argument_index(const dk_operator *op, const char *name);
-
-/* Checks the top num_arguments values against the def's schema (count and
-   kinds, as dk_call_boxed): DK_OK or DK_ERR_BAD_STACK with the argument in
-   dk_last_error(). */
-DK_API dk_status dk_stack_check(const dk_operator *op, const dk_stack *stack);
-
-/* Sets the operator's boxing adapters (gen/ does this when it registers).
-   A different signature than the one already set is an error. */
-DK_API dk_status dk_op_set_adapters(dk_operator *op, const dk_op_adapters *adapters);
-
-/* c10's typed<>() check: DK_OK when the operator's adapters were
-   registered for this C signature; DK_ERR_WRONG_SIGNATURE (both signatures
-   in the message) when they were registered for another; DK_ERR_NO_ADAPTER
-   when the operator has no def, or was defined without adapters (dk_def /
-   dk_library_def of the schema alone: define it with gen/'s <op>_def or
-   <op>_library_def, the message says). */
-DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signature);
-
-/* DK_DECLARE_OP(name, R, keyset_expr, (T1, a1), (T2, a2), ...) declares a
-   typed operator of up to 12 arguments; keyset_expr computes the
-   arguments' keyset from a1, a2, ... It defines, in the user's namespace:
-       name_fn          the kernel's type: R (*)(const dk_kernel *, dk_keyset, T1, T2, ...)
-       name_kernel      dk_kernel_desc name_kernel(name_fn, void *user_data, const char *fn_name)
-       name_args        the argument pack { T1 a1; T2 a2; ...; R result; } a
-                        boxed kernel gets as stack->unboxed_args
-       name_call        R name_call(const dk_operator *, T1, T2, ...): dispatch and call
-       name_redispatch  R name_redispatch(const dk_operator *, dk_keyset ks, T1, ...):
-                        call the kernel of ks as given (no TLS, no mask)
-   and the helpers dk__declared_name_invoke, dk__declared_name_slow,
-   dk__declared_name_traced and dk__declared_name_dispatch.
-   DK_DECLARE_OP_VOID(name, keyset_expr, ...) is the same for void. */
-#define DK_DECLARE_OP(name, R, keyset_expr, ...)                                                     \
-    DK__DECLARE_OP_COMMON(name, R, __VA_ARGS__)                                                      \
-    typedef struct name##_args { DK__MAP(DK__OP_FIELD, __VA_ARGS__) R result; } name##_args;         \
-    DK__DECLARE_OP_BODY(name, R, return, keyset_expr, &dk__a.result, sizeof dk__a.result, __VA_ARGS__)
-
-#define DK_DECLARE_OP_VOID(name, keyset_expr, ...)                                                   \
-    DK__DECLARE_OP_COMMON(name, void, __VA_ARGS__)                                                   \
-    typedef struct name##_args { DK__MAP(DK__OP_FIELD, __VA_ARGS__) } name##_args;                   \
-    DK__DECLARE_OP_BODY(name, void, void, keyset_expr, NULL, 0, __VA_ARGS__)
-
-/* Typed registration of an operator declared with DK_DECLARE_OP (or
-   generated by gen/): the kernel must have the operator's type name_fn, or
-   the program does not compile, whatever the warning flags (DK_FN takes any
-   function). The record says where it was registered (the caller's
-   file:line), the function's name and its C type, which dk_op_dump_state
-   prints:
-       DK_IMPL_TYPED(neg, r, "my::neg", DK_CPU, neg_cpu, NULL, &h);
-       DK_LIBRARY_IMPL_TYPED(neg, lib, "neg", DK_CPU, neg_cpu, NULL);  (in a block)
-       dk_fallback / dk_impl(r, ..., DK_KERNEL(neg, neg_cpu, NULL), &h);
-   A kernel of another type is an error that names the type expected:
-       error: negative width in bit-field 'wrong_kernel_type__expected_neg_fn'
-   (C passes a function of another pointer type with only a warning, which
-   gcc before 14 and clang before 16 do not make an error: the registration
-   would compile and the call run the kernel with the wrong arguments). In
-   C++ the conversion itself is the error. At registration the kernel's C
-   type is also compared with the operator's other typed kernels (see
-   dk_impl, DK_ERR_WRONG_SIGNATURE).
-   DK_KERNEL_TYPE_CHECK(T, fn, field): (void)0 if the function fn has type T
-   (a function pointer type), else a compile error naming field (an
-   identifier); the typed registration macros and gen/'s use it. In C++ it
-   is (void)0: the conversion of fn to T that follows is the check. */
-#if defined(__cplusplus)
-#define DK_KERNEL_TYPE_CHECK(T, fn, field) ((void)0)
-#else
-#if defined(__GNUC__) || defined(__clang__)
-#define DK__FN_TYPE_IS(T, fn) __builtin_types_compatible_p(__typeof__(&*(fn)), T)
-#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-#define DK__FN_TYPE_IS(T, fn) _Generic(&*(fn), T: 1, default: 0)
-#else
-#define DK__FN_TYPE_IS(T, fn) 1 /* no way to tell: the conversion's warning only */
-#endif
-#define DK_KERNEL_TYPE_CHECK(T, fn, field) ((void)sizeof(struct { int field : DK__FN_TYPE_IS(T, fn) ? 1 : -1; }))
-#endif
-
-#define DK_KERNEL(op, fn, user_data) \
-    (DK_KERNEL_TYPE_CHECK(op##_fn, fn, wrong_kernel_type__expected_##op##_fn), op##_kernel((fn), (user_data), #fn))
-
-#define DK_IMPL_TYPED(op, r, op_name, key, fn, user_data, out) \
-    dk_impl((r), (op_name), (key), DK_KERNEL(op, fn, user_data), (out))
-
-#define DK_LIBRARY_IMPL_TYPED(op, lib, name, key, fn, user_data) \
-    dk_library_impl_at((lib), (name), (key), DK_KERNEL(op, fn, user_data), __FILE__, __LINE__)
-
-/* Errors of calls (no kernel, a fallthrough or the ambiguity executed). */
-typedef void (*dk_call_error_fn)(const dk_operator *op, dk_keyset ks, dk_status status, const char *message,
-                                 void *user_data);
-
-/* What the registry does on a failed call: default dk_call_error_report
-   (message in dk_last_error, status in dk_last_call_status); or
-   dk_call_error_abort (print and abort), or a function of your own. */
-DK_API dk_status dk_registry_set_call_error(dk_registry *r, dk_call_error_fn fn, void *user_data);
-
-DK_API void dk_call_error_report(const dk_operator *op, dk_keyset ks, dk_status status, const char *message,
-                                 void *user_data);
-
-DK_API void dk_call_error_abort(const dk_operator *op, dk_keyset ks, dk_status status, const char *message,
-                                void *user_data);
-
-/* The status of the last FAILED call on this thread (with the default
-   call-error hook), and resets it to DK_OK: it returns and clears. A call
-   that succeeds does not touch it (that would cost every call a store), so
-   it may hold a failure of an earlier call nobody read. To check one call,
-   clear before and read after; a call whose result cannot say it failed
-   (void, a Scalar) needs exactly this:
-
-       (void)dk_last_call_status();         // clear what an earlier call left
-       my_op_call(op, &t);                  // a void call
-       if (dk_last_call_status() != DK_OK)  // this call failed
-           fprintf(stderr, "%s\n", dk_last_error());
-*/
-DK_API dk_status dk_last_call_status(void);
-
-/* From inside a kernel or fallback: fails the current call (c10's
-   TORCH_CHECK) with a status (e.g. DK_ERR_KERNEL_FAILED) and a printf-style
-   message, through the registry's call-error hook as a missing kernel is;
-   with the default hook the caller finds them in dk_last_call_status() and
-   dk_last_error(). Nothing unwinds: the kernel then returns (a zero result,
-   say). op may be NULL for a kernel registered with dk_impl (found from
-   the kernel); a backend fallback passes the op it received. */
-DK_API void dk_call_fail(const dk_operator *op, const dk_kernel *kernel, dk_keyset ks, dk_status status,
-                         const char *fmt, ...)
-#if defined(__GNUC__) || defined(__clang__)
-    __attribute__((format(printf, 5, 6)))
-#endif
-    ;
-
-/* An operator without an autograd kernel, called on a tensor whose keyset
-   has an autograd key (AutogradCPU...), finds that slot empty and fails.
-   Two ready answers, registered once for every operator:
-     dk_fallback(r, DK_Autograd, dk_fallthrough(), &h)
-       autograd is skipped: the call runs the backend kernel and its
-       results know nothing of autograd (a later backward silently misses
-       this operator's contribution);
-     dk_fallback(r, DK_Autograd, dk_autograd_not_implemented(&desc), &h)
-       c10's autogradNotImplementedFallback: the call runs below autograd
-       (and ADInplaceOrView) and, when an input requires grad, each result
-       is handed to desc->mark_result, so that the program's autograd can
-       give it a node whose backward fails with "derivative for <op> is not
-       implemented". dispatch.h has no tensors: marking is the program's.
-   The fallback is boxed: it needs the operator's def (to know its returns)
-   and, for typed calls, the def's boxing adapters (gen/'s <op>_def gives
-   them); a typed call of a DK_DECLARE_OP operator without adapters fails
-   with DK_ERR_NO_ADAPTER. desc must outlive the registration. */
-typedef struct dk_autograd_ni_desc {
-    /* each Tensor (or Tensor[] list) result, replaceable in place */
-    void (*mark_result)(dk_value *result, const char *op_name, void *user_data);
-    /* does this Tensor (or Tensor[]) argument require grad? NULL: assume
-       yes. No argument does: the results are left alone. */
-    int (*requires_grad)(const dk_value *arg, void *user_data);
-    void *user_data;
-} dk_autograd_ni_desc;
-
-DK_API dk_kernel_desc dk_autograd_not_implemented(const dk_autograd_ni_desc *desc);
-
-/* Explain: what a call with these argument keysets would do, on this thread.
-   DK_EXPLAIN_MAX_ARGS (default 16, set in >>api: it sizes dk_explanation,
-   so it is part of the configuration signature). */
-typedef enum dk_source {
-    DK_SOURCE_KERNEL,              /* registered at the key itself */
-    DK_SOURCE_DEFAULT_BACKEND,     /* CompositeExplicitAutograd[NonFunctional] */
-    DK_SOURCE_MATH,                /* CompositeImplicitAutograd[NestedTensor] */
-    DK_SOURCE_AUTOGRAD,            /* the Autograd alias */
-    DK_SOURCE_BATCHED,             /* FuncTorchBatchedDecomposition */
-    DK_SOURCE_FALLBACK,            /* a backend fallback */
-    DK_SOURCE_FALLTHROUGH,         /* a fallthrough (only reachable when every key fell through) */
-    DK_SOURCE_AMBIGUOUS,           /* c10's ambiguous_autogradother */
-    DK_SOURCE_MISSING              /* nothing: the call reports an error */
-} dk_source;
-
-/* An explanation owns what it prints: the operator's name, the kernel's
-   debug text and the arguments' names are copied into it (cut to fit), so
-   dk_explain_to_string reads nothing of the registry, however it changed
-   since (a deregistration, a reclaim, the operator removed). */
-enum { DK_EXPLAIN_NAME_MAX = 256, DK_EXPLAIN_DEBUG_MAX = 512, DK_EXPLAIN_ARG_NAME_MAX = 64 };
-
-typedef struct dk_explanation {
-    dk_keyset args;                /* the argument keyset given */
-    dk_keyset after_tls;           /* (args | included) - excluded */
-    dk_keyset final;               /* after the fallthrough mask: what the kernel receives */
-    int slot;
-    dk_key key;                    /* the runtime key of the slot */
-    /* what runs: a registry record, freed once retired (WHAT A PROGRAM
-       DOES): read it before this thread's next quiescent point, or under
-       DK_CALL_EPOCHS inside a call bracket around the explain;
-       kernel_debug is the explanation's own copy of its text */
-    const dk_kernel *kernel;
-    dk_source source;
-    const char *reason;            /* c10's words: "kernel", "math kernel", ... (static text) */
-    char op_name[DK_EXPLAIN_NAME_MAX];       /* the operator's name */
-    char kernel_debug[DK_EXPLAIN_DEBUG_MAX]; /* kernel->debug: "registered at file:line", or "" */
-    /* Each dispatch argument's keyset (dk_explain_args, dk_explain_stack;
-       dk_explain gives only their union: num_args 0). index: position in
-       the schema's arguments; name: the schema's name, or "" (no def, or
-       more arguments than the schema has). */
-    int num_args;
-    struct dk_explained_arg { int index; char name[DK_EXPLAIN_ARG_NAME_MAX]; dk_keyset ks; } arg[DK_EXPLAIN_MAX_ARGS];
-} dk_explanation;
-
-DK_API dk_status dk_explain(const dk_operator *op, dk_keyset args, dk_explanation *out);
-
-/* As dk_explain, from the keysets of a typed call's arguments, in order
-   (DK_KS_EMPTY for an argument that is not a tensor): at most
-   DK_EXPLAIN_MAX_ARGS (DK_ERR_BAD_ARGUMENT). */
-DK_API dk_status dk_explain_args(const dk_operator *op, const dk_keyset *arg_keysets, int n, dk_explanation *out);
-
-/* As dk_explain, for a boxed call of this stack (its top num_arguments
-   values): the schema's dispatch arguments through the registry's
-   tensor_keyset hook, as dk_call_boxed. The operator needs a def
-   (DK_ERR_NOT_FOUND) and the stack must fit it (DK_ERR_BAD_STACK). */
-DK_API dk_status dk_explain_stack(const dk_operator *op, const dk_stack *stack, dk_explanation *out);
-
-/* Text of an explanation; snprintf-like. It reads the explanation alone
-   (its own copies), never the registry: op, the operator explained, is not
-   read (it may have been removed since); NULL op or e gives "". */
-DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, char *buf, size_t size);
-
-/* Trace every call and redispatch (process-wide); NULL turns it off. */
-DK_API void dk_trace_set(dk_trace_fn fn, void *user_data);
-
-/* Inside a trace hook: the stack of the boxed call or boxed redispatch being
-   traced on this thread (NULL for a typed call, whose arguments the hook
-   cannot see): dk_explain_stack(op, dk_trace_stack(), &e) then gives each
-   dispatch argument's keyset. Boxed calls record their stack only while a
-   hook is set, so a call racing dk_trace_set may show NULL here. */
-DK_API const dk_stack *dk_trace_stack(void);
-
-/* For a caller that dispatches with dk_dispatch_kernel / dk_redispatch_kernel
-   and calls the kernel itself (gen/'s bindings): dk_kernel_direct_fn(k) is
-   the fn to call directly, NULL while a trace hook is set, and then the
-   caller brackets its call of the kernel (or dk_call_packed) with
-       unsigned t = dk_trace_begin(op, ks, k, is_redispatch); ...; dk_trace_end(t);
-   so a timeline sees the call with its duration. The dispatch primitive
-   already told the trace hook: these two report to a timeline only. Off,
-   dk_trace_begin is a test that returns 0 and dk_trace_end(0) nothing. */
-DK_INLINE dk_fn dk_kernel_direct_fn(const dk_kernel *k);
-
-DK_INLINE unsigned dk_trace_begin(const dk_operator *op, dk_keyset ks, const dk_kernel *k, int is_redispatch);
-
-DK_INLINE void dk_trace_end(unsigned token);
-
-/* A timeline of dispatches, written as Chrome trace event JSON (the format
-   chrome://tracing and Perfetto open). Opt-in and built on the trace hook:
-   dk_timeline_start sets the hook (replacing one set with dk_trace_set;
-   dk_trace_set while it records stops its events, and dk_timeline_stop
-   then leaves the new hook), so a program that never starts one pays
-   nothing on its calls. While it records, every
-   typed call (DK_DECLARE_OP's, gen/'s), redispatch and boxed call is one
-   complete event: the operator's name, the key of the slot that ran, the
-   kernel's debug text ("registered at file:line"; fallthrough, missing,
-   a fallback's), the thread (numbered 1, 2, ... in the order threads
-   first recorded), begin and duration, nested
-   under the call whose kernel redispatched it (its "parent" and "depth"
-   args, and in time). A call that lands on a boxed kernel or fallback says
-   so ("boxed": 1, "fallback": 1); a failed call (no kernel, ambiguous,
-   fallthrough called, a kernel's dk_call_fail) has "failed": 1 and its
-   status. A call whose dispatch primitive the caller used alone (no
-   dk_trace_begin) is not an event.
-   Each thread records into a buffer of its own, allocated on its first
-   event (no lock on the call path, and calls take a few hundred ns more
-   while recording: the clock twice and the names copied, at most 63 bytes
-   each, a longer one keeping its end after "..."). Memory is bounded: at
-   most events_per_thread events a thread (0: 16,384; 160 bytes each)
-   from its first event on, later ones dropped and counted; the file says
-   the cap and the number dropped ("otherData"). A buffer stays allocated
-   until the process ends (a thread's later recordings reuse its own).
-   dk_timeline_start begins a new recording (the last one's events are
-   forgotten) and returns DK_OK; a thread whose buffer cannot be allocated
-   records nothing. Under -DDK_NO_TRACE nothing is recorded (calls never
-   test the hook). dk_timeline_stop ends it (the hook cleared if it is
-   still the timeline's); dk_timeline_save writes the last recording's events to
-   path, after dk_timeline_stop (DK_ERR_BAD_ARGUMENT while recording; a
-   call still running then has "open": 1 and the duration it had so far);
-   DK_ERR_NULL for a NULL path, DK_ERR_BAD_ARGUMENT if the file cannot be
-   written. */
-DK_API dk_status dk_timeline_start(size_t events_per_thread);
-
-DK_API void dk_timeline_stop(void);
-
-DK_API dk_status dk_timeline_save(const char *path);
-
-DK_API void dk_plugin_finds_no_dispatch_h_in_its_host__link_the_host_with_rdynamic_or_libdispatch_so(void);
-
-/* Type kinds, in c10's TypeKind order (Union members are sorted by it).
-   X(Name, text, base): text is c10's name of the type (empty when it is
-   built from its elements); base 1 marks a name the parser reads as a base
-   type, 2 one that is an int in c10's fake type (the dispatcher's view). */
-#define DK_FORALL_TYPE_KINDS(X)                                                                    \
-    X(Any, "Any", 1) X(AnyEnum, "AnyEnumType", 1) X(Tensor, "Tensor", 0) X(Storage, "Storage", 1)   \
-    X(Tuple, "", 0) X(List, "", 0) X(Dict, "", 0) X(Number, "Scalar", 1) X(Float, "float", 1)       \
-    X(Complex, "complex", 1) X(Future, "", 0) X(RRef, "", 0) X(Int, "int", 1)                        \
-    X(None, "NoneType", 0) X(String, "str", 1) X(Generator, "Generator", 1)                          \
-    X(Quantizer, "Quantizer", 1) X(Bool, "bool", 1) X(Optional, "", 0) X(Var, "", 0)                 \
-    X(DeviceObj, "Device", 1) X(StreamObj, "Stream", 1) X(Class, "", 0) X(Capsule, "Capsule", 1)     \
-    X(QScheme, "QScheme", 1) X(ScalarType, "ScalarType", 2) X(Layout, "Layout", 2)                   \
-    X(MemoryFormat, "MemoryFormat", 2) X(AnyClass, "AnyClassType", 1) X(SymInt, "SymInt", 2)         \
-    X(Union, "", 0)
-
-#define DK__TYPE_ENUM(name, text, base) DK_TYPE_##name,
-
-typedef enum dk_type_kind { DK_FORALL_TYPE_KINDS(DK__TYPE_ENUM) DK__TYPE_END } dk_type_kind;
-
-/* A type. Var is a type variable ("t"); Class a custom class
-   ("__torch__.torch.classes.ns.Cls"); Number prints as "Scalar". */
-typedef struct dk_type {
-    dk_type_kind kind;
-    const char *str;                        /* c10's Type::str(): "int[]", "Dict(str, Tensor)" */
-    int num_contained;                      /* List/Optional/Future/RRef 1, Dict 2, Tuple/Union n */
-    const struct dk_type *const *contained;
-} dk_type;
-
-/* An alias annotation: Tensor(a), Tensor(a!), Tensor(a -> *), Tensor(a|b),
-   Tensor! (a fresh set "$0" with an empty after-set). "*" is the wildcard.
-   Sets keep their source order (c10 keeps them in an unordered_set). */
-typedef struct dk_alias_info {
-    int num_before;
-    const char *const *before;
-    int num_after;
-    const char *const *after;
-    int is_write;
-    const struct dk_alias_info *contained;  /* annotation of a list's elements, or NULL */
-} dk_alias_info;
-
-/* A default value, as c10 stores it (an IValue): ints for ScalarType,
-   Layout, MemoryFormat and reduction names; a list for int[N] x=1. */
-#define DK_FORALL_DEFAULT_KINDS(X)                                                              \
-    X(NONE, "None") X(BOOL, "bool") X(INT, "int") X(DOUBLE, "float") X(COMPLEX, "complex")        \
-    X(STRING, "str") X(DEVICE, "Device") X(LIST, "list")
-
-#define DK__DEFAULT_KIND_ENUM(kind, name) DK_DEFAULT_##kind,
-
-typedef enum dk_default_kind { DK_FORALL_DEFAULT_KINDS(DK__DEFAULT_KIND_ENUM) } dk_default_kind;
-
-typedef struct dk_default {
-    dk_default_kind kind;
-    int b;                                  /* BOOL */
-    int64_t i;                              /* INT; DEVICE: index, -1 if none */
-    double re, im;                          /* DOUBLE (re); COMPLEX */
-    const char *s;                          /* STRING bytes (may hold NUL); DEVICE "cuda:1" */
-    size_t len;                             /* bytes of s */
-    const struct dk_default *items;         /* LIST */
-    size_t count;
-} dk_default;
-
-/* An argument or a return. */
-typedef struct dk_arg {
-    const char *name;                       /* "" for an unnamed return */
-    const char *type_text;                  /* as printed: "Tensor(a!)", "int[2]", "Tensor?[]" */
-    const dk_type *type;                    /* as written: ScalarType stays ScalarType */
-    const dk_type *fake_type;               /* c10's fake type: ScalarType/Layout/MemoryFormat/SymInt -> int */
-    const dk_alias_info *alias;             /* NULL without annotation */
-    const dk_default *default_value;        /* NULL without default */
-    const char *default_text;               /* as printed ("1", "[0, 1]", "\"mean\""), or NULL */
-    int list_size;                          /* N of a sized list "int[N]", else -1 (beside the other ints: no padding) */
-    int kwarg_only;                         /* after a lone '*' */
-    int is_out;                             /* keyword-only and written to: c10's is_out() */
-    int is_dispatch;                        /* Tensor, Tensor?, Tensor[] or Tensor?[] (any annotation) */
-} dk_arg;
-
-typedef struct dk_schema {
-    const char *name;                       /* "ns::name" */
-    const char *overload;                   /* "" if none */
-    int name_only;                          /* a bare name: no argument or return list */
-    int num_arguments, num_returns;
-    const dk_arg *arguments, *returns;
-    int is_vararg, is_varret;               /* "..." ends the arguments / the returns */
-    uint64_t dispatch_args;                 /* bit n-1-i: argument i is a dispatch argument */
-    const char *text;                       /* c10's normalised form (dk_schema_to_string) */
-    void *dk__memory;                       /* private */
-} dk_schema;
-
-/* Parses text; on success *out owns a new schema, on failure *out = NULL and
-   DK_ERR_BAD_SCHEMA (or DK_ERR_NO_MEMORY / DK_ERR_NULL) comes back. More than
-   64 arguments is an error, as in c10's DispatchKeyExtractor. */
-DK_API dk_status dk_schema_parse(const char *text, dk_schema **out);
-
-/* The same, allocating through desc->alloc / desc->free (a registry's
-   description; NULL or no alloc: the C allocator). dk_schema_free uses
-   the same functions. */
-DK_API dk_status dk_schema_parse_with(const char *text, const dk_registry_desc *desc, dk_schema **out);
-
-DK_API void dk_schema_free(dk_schema *s);
-
-/* snprintf-like: c10's toString(FunctionSchema), or the operator name of a
-   name_only schema; returns the length the full text needs. */
-DK_API int dk_schema_to_string(const dk_schema *s, char *buf, size_t size);
-
-/* Names as in DK_FORALL_TYPE_KINDS ("Tensor", "List"); NULL when out of range. */
-DK_API const char *dk_type_kind_name(dk_type_kind k);
-
-/* snprintf-like: the C signature in schema words that gen/ binds the schema
-   to, "(returns) (arguments)", e.g. "(Tensor) (Tensor, Tensor, float)" for
-   add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor. A word
-   per C type: Tensor, Tensor?, Tensor[], int, int?, float, float?, bool,
-   bool?, str, object, int[], int[]?, float[], float[]?, list, list?, value
-   (see gen/dkgen.c for the C types). gen/'s kernels and adapters record it,
-   and a typed kernel's is compared with its def's (see dk_impl). -1 (and
-   "") for a schema gen/ binds boxed: a bare name, varargs. */
-DK_API int dk_schema_c_signature(const dk_schema *s, char *buf, size_t size);
-
-DK_INLINE uint64_t dk_schema_dispatch_args(const dk_schema *s);
-
-/* dk_op_schema (declared with dk_op_function_schema): its def's parsed text. */
-DK_INLINE const char *dk_op_schema(const dk_operator *op);
 
 /* >>private =================================================================
 
