@@ -95,7 +95,7 @@
    outside a kernel); dk_last_error and dk_status_str (what went wrong).
    A thread that calls while others register: WHAT A PROGRAM DOES (below);
    a real-time one (an audio callback): REAL-TIME THREADS, there.
-   Everything else is advanced and listed by task under THE API BY TASK.
+   Everything else is advanced: THE API BY TASK (below) says where it is.
 
    TABLE OF CONTENTS (grep for the >>tag)
 
@@ -210,51 +210,18 @@
             and freed once no thread can still read it (Note
             [Reclamation]); a registry's memory is bounded by what is
             registered now, not by its history, if the program does what
-            its mode asks (WHAT A PROGRAM DOES, below): the name index and
-            the id array shrink too, once the operators fill 1/16 and 1/4
-            of them (ids are stable: the array keeps room up to the
-            highest id in use).
-            Out of memory during a deregistration, the table is rewritten in
-            place: the one case in which a racing call may see a mix of
-            slots and masks (never one kernel's fn with another's record:
-            a rewritten slot goes through the slow path). What the rewrite
-            stores, there and in the registry's template table (rewritten
-            on every fallthrough fallback change), is stored atomically
-            and read so by what may race it (a failing call's message,
-            boxed calls, dk_explain, the dk_op_* accessors); a def removed
-            that way clears the table's one pointer to what the def says
-            (schema, defaults, adapters together). An operator's
-            table is about 2.4 KB (default lists): per runtime slot 16 bytes
-            (the kernel record and its fn), per backend a 32-byte row. Every
-            object the API hands out is allocated at least at sizeof its
-            type (a snapshot may be copied as a struct). An allocator hook
+            its mode asks (WHAT A PROGRAM DOES, below). An allocator hook
             gives pointers aligned for a pointer and a double (8 bytes:
-            dk_registry_desc.alloc).
-            The operators themselves (dk_operator and the registry's two
-            pointers beside it: 48 bytes with 64-bit pointers) sit in
-            slabs of up to 256 that never move, apart from their names and
-            tables: a call's first load reads a few dense MB (4.8 MB for
-            10^5 operators). A removed operator's id is taken again at
-            once; its dk_operator, like the rest of its memory, only once
-            it is freed.
+            dk_registry_desc.alloc). What an operator costs, how the memory
+            shrinks and what happens out of memory:
+            docs/threads-memory-plugins.md.
    THREADS  Registration takes the registry's mutex; calls and name lookups
-            take no lock, do no atomic read-modify-write and write nothing
-            shared (call epochs: their own thread-local word), except a
-            thread's first call under call epochs and its first failing
-            call, unless dk_thread_attach ran before them (they allocate
-            its state under a lock; attaching adds atomic
-            read-modify-writes) and, under call epochs, a call after the
-            thread's exit destructor ran (a shared counter's atomic add
-            and subtract). A call reads
-            an operator through one immutable snapshot (dk_op_table: table,
-            fallthrough masks, a pointer to what the def says) published
-            with one release store, so it runs what the state before or the state after a racing
-            registration would run (boxed backend fallbacks sit beside the
-            tables: see Note [Resolution] for two racing registrations). A
-            boxed call reads that snapshot once: its stack check, adapters
-            and kernel come from one state. (A typed call reads it once on
-            its way to the kernel; one that lands on a boxed kernel, or
-            fails, reads it again for the adapters or the message.) The library's readers
+            take no lock and write nothing shared (the exceptions, and how
+            a call reads: docs/threads-memory-plugins.md). A call runs what
+            the state before or the state after a racing registration
+            would run (Note [Resolution] for two racing registrations); a
+            boxed call's stack check, adapters and kernel come from one
+            state. The library's readers
             (lookups, dumps, explain, boxed calls...) read inside a read
             section of their own (Note [One read primitive]); the inline
             accessors (dk_op_table_of, dk_op_slot_kernel,
@@ -265,12 +232,7 @@
             together. Listeners and the logger run under the mutex: read-only
             introspection and calls work from them; registering from them
             returns DK_ERR_REENTRANT. fork() while other threads register
-            is safe: pthread_atfork handlers (installed with the first
-            registry) take every registry's lock and release them after
-            it, so the child gets whole, unlocked registries, and no
-            other thread's quiescent state, call epoch or late call is
-            waited for there (only the forking thread exists in the
-            child).
+            is safe (Both modes, below).
             dk_registry_destroy needs the caller to
             guarantee that nothing else uses the registry; destroying the
             default registry makes the next dk_registry_default() create a
@@ -318,12 +280,9 @@
          bytes, the threads it waits for, by dk_thread_id), and the logger
          warns once past desc.retired_warn_bytes (64 MiB).
      DK_CALL_EPOCHS: calls bracket themselves (dk_call_enter/exit: one
-       thread-local word; on x86-64 Linux 4.14+ (membarrier) about 5
-       instructions a call in a loop, 8 at a call site, which loses its
-       tail call; make bench counts them; elsewhere -- Windows, macOS,
-       the BSDs, ThreadSanitizer builds, older kernels -- every outermost
-       call takes the out-of-line way with a full fence); nothing to
-       declare. Retired memory is freed in batches of 256 KiB,
+       thread-local word; what that costs a call, and where it takes a
+       full fence: docs/bench.md, docs/threads-memory-plugins.md); nothing
+       to declare. Retired memory is freed in batches of 256 KiB,
        one grace period (a membarrier) each; dk_registry_reclaim and
        dk_registry_synchronize wait for the calls in flight.
      REAL-TIME THREADS (an audio callback, a control loop: a thread that
@@ -432,85 +391,20 @@
        configuration: a unit in another is refused at its first registration
        or does not link (see >>config).
 
-   THE API BY TASK (advanced; macros in capitals; >>tags: where each group
-   is declared)
-
-   Registries (>>registry, >>call): dk_registry_create, dk_registry_destroy,
-       dk_registry_default, dk_registry_default_configure, dk_registry_desc,
-       dk_registry_set_hooks, dk_registry_set_call_error,
-       dk_registry_get_stats, dk_registry_stats, dk_registry_add_listener
-   Memory and threads (>>registry, >>call): dk_registry_reclaim,
-       dk_registry_synchronize, dk_thread_attach, dk_thread_quiescent,
-       dk_thread_online, dk_thread_offline, dk_thread_id, dk_call_enter,
-       dk_call_exit
-   Defining operators (>>registry): dk_def, dk_def_with, dk_def_options,
-       dk_def_at, dk_deregister, dk_tag_name, dk_tag_parse,
-       dk_alias_analysis_name, dk_alias_analysis_parse
-   Registering kernels (>>registry, >>boxed, >>call): dk_impl, dk_impl_at,
-       dk_fallback, dk_unboxed, dk_boxed, dk_fallthrough, dk_kernel_named,
-       dk_kernel_desc, DK_FN, dk_autograd_not_implemented
-   Typed registration (>>call): DK_KERNEL, DK_IMPL_TYPED,
-       DK_LIBRARY_IMPL_TYPED, DK_KERNEL_TYPE_CHECK
-   Library blocks (>>registry): DK_LIBRARY, DK_LIBRARY_FRAGMENT,
-       DK_LIBRARY_IMPL, dk_library_run, dk_library_open, dk_library_close,
-       dk_library_def, dk_library_def_with, dk_library_impl,
-       dk_library_impl_at, dk_library_fallback, dk_library_blocks
-   Calling (>>call): DK_DECLARE_OP, DK_DECLARE_OP_VOID, dk_dispatch_kernel,
-       dk_redispatch_kernel, dk_call_packed, dk_call_fail
-   Boxed calls and values (>>call, >>boxed): dk_call_boxed,
-       dk_redispatch_boxed, dk_stack_dispatch_keyset, dk_stack_init,
-       dk_stack_push, dk_stack_pop, dk_stack_peek, dk_none, dk_bool, dk_int,
-       dk_double, dk_complex_double, dk_complex, dk_string, dk_tensor, dk_list,
-       dk_ints, dk_doubles, dk_object, dk_stack_check, dk_stack_fill_defaults,
-       dk_stack_push_default, dk_op_adapters
-   Operators (>>registry, >>call): dk_op_lookup, dk_op_lookup_defined,
-       dk_op_schema, dk_op_function_schema, dk_op_default,
-       dk_op_argument_index, dk_op_set_adapters, dk_op_check_signature,
-       dk_op_has_tag, dk_op_alias_analysis
-   Guards and thread state (>>tls): dk_guard_include, dk_guard_exclude,
-       dk_guard_force, dk_guard_below_autograd, dk_guard_below_inplace_view,
-       dk_guard_skip_functionalize, dk_guard_pop, dk_tls_included,
-       dk_tls_excluded, dk_tls_set_included, dk_tls_set_excluded,
-       dk_tls_is_included, dk_tls_is_excluded, dk_tls_is_default
-   Keysets (>>keyset, >>keys, >>api): dk_ks_from_key, dk_ks_from_backend,
-       dk_ks_or, dk_ks_and, dk_ks_minus, dk_ks_add, dk_ks_remove, dk_ks_has,
-       dk_ks_highest_key, dk_ks_slot, dk_ks_full_after, dk_ks_first,
-       dk_ks_next, DK_KS_FOREACH, dk_ks_to_string
-   Keys (>>api, >>registry, >>keyset, >>keys): dk_key_name, dk_key_parse,
-       dk_backend_name, dk_backend_parse, dk_backend_rename, dk_key_is_alias,
-       dk_key_is_runtime, dk_key_functionality, dk_key_backend,
-       dk_key_runtime, dk_key_slot, dk_slot_key, dk_key_offset_and_mask,
-       dk_alias_runtime_set, dk_key_in_alias, dk_backend_autograd_key,
-       dk_backend_autocast_set, dk_autograd_backend_set
-   Inspecting (>>registry, >>call): dk_op_slot_kernel, dk_op_table_of,
-       dk_op_table, dk_op_def_info, dk_op_table_entry, dk_backend_row,
-       dk_op_table_nonfallthrough, dk_op_has_kernel_for_key,
-       dk_op_has_computed_kernel_for_key, dk_op_dump_state,
-       dk_op_dump_computed_table, dk_registry_each_op,
-       dk_registry_each_op_for_key, dk_registry_dump_html, dk_explain,
-       dk_explain_args, dk_explain_stack, dk_explain_to_string, dk_source,
-       dk_source_detail, dk_kernel_kind, dk_trace_set, dk_trace_stack,
-       dk_trace_begin, dk_trace_end, dk_kernel_direct_fn
-   Timeline of dispatches (>>call; Chrome trace JSON): dk_timeline_start,
-       dk_timeline_stop, dk_timeline_save
-   Schemas (>>schema): dk_schema_parse, dk_schema_parse_with,
-       dk_schema_to_string, dk_schema_free, dk_type_kind_name,
-       dk_schema_c_signature
-   Errors (>>api, >>call, >>status): dk_status_str, dk_last_error,
-       dk_last_call_status, dk_call_error_report, dk_call_error_abort,
-       dk_log_item_name, dk_log_stderr, DK_FORALL_STATUS, DK_FORALL_LOG_ITEMS
-   Configuration (>>api): dk_config_check, dk_config_signature,
-       DK_CONFIG_SIGNATURE
-   Foreign callers (>>tls): dk_abi_* (dk_abi_registry_create_with,
-       dk_abi_def_at, dk_abi_impl_at, dk_abi_call_boxed, dk_abi_call_fail,
-       dk_abi_op_lookup, dk_abi_op_argument_name, dk_abi_push_ints,
-       dk_abi_ks_named, dk_abi_status_name, dk_abi_explanation_size, ...):
-       the registry, def / impl / fallback, kernel descriptions, failing a
-       call, schemas, keyset algebra and the named keysets, stacks and lists,
-       guards, sizes, the names and numbers of statuses and value tags as
-       real functions of plain C types; which build a foreign host loads and
-       every lifetime, at their declarations (examples/ctypes).
-   Names with dk__ / DK__ are the implementation's. The exported ones
+   THE API BY TASK is the >>public block, after the configuration and the
+   lists: every public function, macro and type, each with its comment (its
+   reference), the types first, then one part per task under a one-line
+   banner: keysets and keys; registries; defining operators and registering
+   kernels; calling (typed calls, redispatch, thread-local keysets and
+   guards); boxed calls and values; threads and memory; plugins (library
+   blocks); inspecting; schemas; errors, logging, configuration, version;
+   the C ABI. The C ABI (dk_abi_*) gives foreign callers the registry, def /
+   impl / fallback, kernel descriptions, failing a call, schemas, keyset
+   algebra and the named keysets, stacks and lists, guards, sizes, the
+   names and numbers of statuses and value tags as real functions of plain
+   C types; which build a foreign host loads and every lifetime, at their
+   declarations (examples/ctypes).
+   Names with dk__ / DK__ are the implementation's (>>private). The exported ones
    (dk__def, dk__impl, dk__library_open, dk__config_check...) are what the
    lowercase macros above expand to, adding the caller's configuration
    signature and site; only tests of that entry (a NULL signature) and of
