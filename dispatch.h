@@ -25,7 +25,7 @@
        typedef struct tensor { dk_keyset ks; float v; } tensor;
 
        // 3. The operator's C type. This defines neg_fn (the kernel type),
-       //    neg_kernel, neg_args, neg_call and neg_redispatch (see >>call).
+       //    neg_kernel, neg_args, neg_call and neg_redispatch (>>public).
        DK_DECLARE_OP(neg, float, x.ks, (tensor, x))
        static const dk_operator *neg_op;
 
@@ -104,25 +104,24 @@
                      Note [Custom key lists] (a program's own keys, worked example)
        >>enums       dk_backend, dk_key, counts, runtime slots, static asserts
        >>public      THE API: every public function, macro and type
-       >>private     the library's own, in the sections below:
-       >>roles       role flags of functionality keys, and the named keysets
-       >>keyset      dk_keyset and its algebra (static inline, but
-                     dk_ks_highest_backend_key); Note [Tables in one unit]
-       >>keys        key queries: alias / runtime / per-backend, conversions
-                     (the ones that expand many roles: functions, defined in
-                     impl-slots)
-       >>status      dk_status (X-macro list), last-error message
-       >>api         names, parsing, printing, configuration check
+       >>private     the library's own (dk__ / DK__) and the bodies of the
+                     public inline functions, by subject:
+       >>roles       role flags of functionality keys, the raw named keysets
+                     (Note [Roles])
+       >>keyset      the keyset algebra's bodies; Note [Tables in one unit],
+                     Note [Runtime slots]
+       >>keys        key queries (the ones that expand many roles are
+                     functions, defined in impl-slots)
+       >>status      the enum helpers' #undefs
+       >>api         the configuration signature and its hash (Note
+                     [Configuration in a symbol name])
        >>aliases     alias keys found by role (Autograd, CompositeImplicitAutograd...)
-       >>boxed       the handle types, dk_value, dk_stack, boxed kernels, adapters
-       >>registry    kernels, operator tables, registries, def / impl / fallback,
-                     libraries, introspection (dumps, the HTML dispatch table)
-       >>tls         thread-local include / exclude sets and guards; the C ABI
-                     for foreign callers (dk_abi_*: real functions, plain types)
-       >>call        dk_dispatch_kernel, dk_redispatch_kernel, DK_DECLARE_OP,
-                     typed registration (DK_IMPL_TYPED), boxed calls, the
-                     autograd-not-implemented fallback, explain, trace
-       >>schema      function schemas: parse, print, dispatch arguments
+       >>boxed       the stack functions' and value makers' bodies
+       >>registry    the table reads, the private def / impl / library entries
+       >>tls         the thread-local state, the read sections, the guards' bodies
+       >>call        the inline call path: dispatch, redispatch, DK_DECLARE_OP's
+                     helpers, the link check
+       >>schema      the schema readers' bodies
        >>impl        implementation (DISPATCH_IMPLEMENTATION only):
                      >>impl-threads, >>impl-errors, >>impl-epochs (Note
                      [Reclamation]), >>impl-names, >>impl-slots (the tables, some
@@ -130,7 +129,7 @@
                      >>impl-registry (Note [Resolution]), >>impl-call, >>impl-abi,
                      >>impl-schema
 
-   KEYS AND KEYSETS (>>lists, >>enums, >>keyset, >>keys)
+   KEYS AND KEYSETS (>>lists, >>enums, >>public)
 
    Dispatch key       one layer of behaviour (CPU, AutogradCUDA, Tracer, ...).
                       Higher value = higher priority. Three kinds: functionality
@@ -156,7 +155,7 @@
    Everything about the key space is generated at compile time from the lists
    in >>lists; nothing is maintained by hand beside them.
 
-   REGISTERING (>>registry, >>call)
+   REGISTERING (>>public)
 
    dk_def gives an operator its schema; dk_impl a kernel for one key of an
    operator, a runtime key or an alias key; dk_fallback a boxed kernel (or a
@@ -167,16 +166,16 @@
    handle that dk_deregister removes exactly. Library blocks (DK_LIBRARY,
    DK_LIBRARY_IMPL...) register at load and deregister at unload.
 
-   CALLING (>>call)
+   CALLING (>>public)
 
    name_call computes c10's dispatch keyset from the arguments' keysets and
-   this thread's included / excluded sets (guards, >>tls), then runs the
+   this thread's included / excluded sets (guards), then runs the
    kernel of its highest key; name_redispatch runs the kernel of a keyset as
    given (no thread state, no mask): what a kernel calls to continue below
    its own layer. A slot without a kernel reports through the registry's
    call-error hook (ERRORS) and the call returns zeroes.
 
-   SCHEMAS AND BOXED CALLS (>>schema, >>boxed)
+   SCHEMAS AND BOXED CALLS (>>public)
 
    A schema is c10's text, parsed in full. A boxed call (dk_call_boxed) runs
    an operator on a stack of dk_value; an unboxed kernel is reached from it,
@@ -491,7 +490,7 @@ extern "C" {
    DK_CONFIG_HEADER_FILE=my_keys.h names the same header without quotes.
    Every translation unit must be compiled in the same configuration: these
    lists and DK_CALL_EPOCHS, DK_EXPLAIN_MAX_ARGS, DK_C10_VERSION,
-   DK_SINGLE_THREADED (DK_CONFIG_SIGNATURE in >>api).
+   DK_SINGLE_THREADED (DK_CONFIG_SIGNATURE in >>public).
    dk_config_check() (called by the registry on every registration) compares
    the caller's signature with the implementation's and reports
    DK_ERR_CONFIG_MISMATCH, naming the first item that differs, instead of
@@ -599,7 +598,7 @@ extern "C" {
    keyset expression, or dkgen's bindings through DKGEN_TENSOR (the handle
    type) and DKGEN_TENSOR_KEYSET(h); boxed calls through the registry's
    tensor_keyset hook (dkgen_tensor_keyset from the same macros).
-   Foreign callers reach the same through the dk_abi_* functions (>>tls).
+   Foreign callers reach the same through the dk_abi_* functions (>>public).
    dk_backend_rename renames only backends whose names begin with
    PrivateUse (c10's rule): name a placeholder backend PrivateUse1.
 
@@ -1033,7 +1032,7 @@ typedef struct dk_logger { dk_log_fn func; void *user_data; } dk_logger;
 #endif
 
 /* The handle types, declared first: boxed kernels and adapters name them.
-   dk_kernel (the kernel record, >>registry) and dk_operator are defined in
+   dk_kernel (the kernel record, below) and dk_operator are defined in
    this header; a program reads them, never writes them. The others are
    opaque. */
 typedef struct dk_registry dk_registry;
@@ -1435,7 +1434,7 @@ typedef void (*dk_trace_fn)(const dk_operator *op, dk_keyset ks, dk_key key, int
    Pop each guard once, on the thread that pushed it. */
 typedef struct dk_guard { uint64_t included_delta, excluded_delta; } dk_guard;
 
-struct dk_explanation;   /* >>call */
+struct dk_explanation;   /* defined below */
 
 /* Typed registration of an operator declared with DK_DECLARE_OP (or
    generated by gen/): the kernel must have the operator's type name_fn, or
@@ -1502,7 +1501,7 @@ typedef struct dk_autograd_ni_desc {
 } dk_autograd_ni_desc;
 
 /* Explain: what a call with these argument keysets would do, on this thread.
-   DK_EXPLAIN_MAX_ARGS (default 16, set in >>api: it sizes dk_explanation,
+   DK_EXPLAIN_MAX_ARGS (default 16, set above: it sizes dk_explanation,
    so it is part of the configuration signature). */
 typedef enum dk_source {
     DK_SOURCE_KERNEL,              /* registered at the key itself */
@@ -2354,11 +2353,11 @@ DK_INLINE const dk_op_table *dk_op_table_of(const dk_operator *op);
 DK_INLINE const dk_kernel *dk_op_slot_kernel(const dk_operator *op, int slot);
 
 /* The def's schema in c10's normalised form, or NULL without a def
-   (defined after dk_schema, see >>schema). */
+   (defined after dk_schema, in >>private). */
 DK_INLINE const char *dk_op_schema(const dk_operator *op);
 
 /* The def's parsed schema (arguments, types, defaults, alias annotations,
-   return names; see >>schema), or NULL without a def. Read-only. */
+   return names; see dk_schema), or NULL without a def. Read-only. */
 DK_INLINE const struct dk_schema *dk_op_function_schema(const dk_operator *op);
 
 /* The def's tags (torch.Tag), as a mask with bit DK_TAG_x set for each, and
@@ -2746,7 +2745,7 @@ DK_API const char *dk_abi_ks_named_name(int i);
 
 DK_API dk_status dk_abi_ks_named(const char *name, uint64_t *out);
 
-/* keyset algebra (the dk_ks_* functions of >>keyset) */
+/* keyset algebra (the dk_ks_* functions above) */
 DK_API uint64_t dk_abi_ks_from_key(int key);
 
 DK_API uint64_t dk_abi_ks_from_backend(int backend);
