@@ -922,11 +922,14 @@ DK_STATIC_ASSERT(DK_NUM_RUNTIME_ENTRIES < 65536, "slot offsets are 16 bits wide"
 
 /* >>public ==================================================================
 
-   THE API: every public function, macro and type, in the order of the
-   sections of the private part below. */
+   THE API: every public function, macro and type a program uses. The
+   types first (and the macros they expand), then one part per task; each
+   declaration's comment is its reference, or points at its Note. The
+   bodies of the inline functions declared here are in >>private. */
 
 /* --- Types ---------------------------------------------------------------- */
 
+/* Role flags of functionality rows (Note [Roles], in >>roles). */
 enum dk_role {
     DK_R_BACKEND        = 1 << 0,  /* backend key: CompositeExplicitAutograd covers it */
     DK_R_OTHER_BACKEND  = 1 << 1,  /* backend whose autograd layer is AutogradOther */
@@ -951,6 +954,7 @@ enum dk_role {
 /* A set of dispatch keys: backend bits low, functionality bits above. */
 typedef struct dk_keyset { uint64_t repr; } dk_keyset;
 
+/* A functionality's first slot and backend mask (Note [Runtime slots]). */
 typedef struct dk_offset_mask { uint16_t offset; uint16_t mask; } dk_offset_mask;
 
 #define DK_FORALL_STATUS(X)                                                     \
@@ -1027,6 +1031,7 @@ typedef struct dk_logger { dk_log_fn func; void *user_data; } dk_logger;
     " reclamation " DK__SIG_MODE "; DK_EXPLAIN_MAX_ARGS " DK__XSTR(DK_EXPLAIN_MAX_ARGS) "; DK_C10_VERSION "  \
     DK__XSTR(DK_C10_VERSION) "; " DK__SIG_THREADS
 
+/* Argument keysets a dk_explanation holds (CONFIGURATION). */
 #ifndef DK_EXPLAIN_MAX_ARGS
 #define DK_EXPLAIN_MAX_ARGS 16
 #endif
