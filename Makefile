@@ -52,20 +52,6 @@ DEPS := h:cmocka.h:libcmocka-dev h:xxhash.h:libxxhash-dev p:$(CLANG):clang p:$(C
         p:$(CMAKE):cmake p:$(PKGCONF):pkgconf p:python3:python3 \
         p:chromium:chromium
 
-UNIT_TESTS := test_keyspace test_conformance test_custom_config test_config_mismatch \
-              test_registry test_resolution_property test_table_conformance test_call test_threads \
-              test_call_conformance test_schema test_gen test_keyset_bits test_keyset_bits_1_13_1 \
-              test_guards test_races test_reclaim test_reclaim_epochs test_threads_epochs test_boxed
-UNIT_TESTS += test_names test_debug test_quiescent test_quiescent_epochs test_call_epochs
-TSAN_TESTS := test_threads test_call test_races test_reclaim test_reclaim_epochs test_threads_epochs test_names \
-              test_quiescent test_quiescent_epochs test_call_epochs test_timeline
-UNIT_TESTS += test_abi test_abi_epochs test_user_lists test_timeline test_timeline_epochs test_reads test_reads_epochs
-UNIT_TESTS += test_realtime test_realtime_epochs test_memory test_memory_epochs
-TSAN_TESTS += test_reads test_reads_epochs test_realtime test_realtime_epochs
-# the suites that depend on the key space, built again with the 2.11 preset
-# (test_keyspace_2_11: the 2.11 key space against PyTorch 2.11.0's own answers)
-PRESET_2_11_TESTS := test_keyset_bits test_registry test_call test_boxed test_guards test_resolution_property
-UNIT_TESTS += test_keyspace_2_11 $(addsuffix _2_11,$(PRESET_2_11_TESTS))
 KEYSPACE_VECTORS := tests/conformance/keyspace-1.13.1.txt
 TABLE_VECTORS    := tests/conformance/tables-1.13.1.txt
 SCHEMA_VECTORS   := tests/conformance/schemas-1.13.1.txt
@@ -116,42 +102,52 @@ $(BUILD):
 	@mkdir -p $(BUILD)
 
 # --- unit tests (cmocka) ------------------------------------------------------
-# Per-test compile flags and command-line arguments.
-FLAGS_test_conformance       := -DDK_PRESET_TORCH_1_13_1
-FLAGS_test_table_conformance := -DDK_PRESET_TORCH_1_13_1
-FLAGS_test_call_conformance  := -DDK_PRESET_TORCH_1_13_1
-FLAGS_test_custom_config     := '-DDK_CONFIG_HEADER="custom_config.h"' -Itests
-FLAGS_test_user_lists        := '-DDK_CONFIG_HEADER="user_lists_config.h"' -Itests
-FLAGS_test_gen               := -Igen
-FLAGS_test_debug             := -Igen
-FLAGS_test_timeline          := -Igen
-ARGS_test_schema             := $(SCHEMA_VECTORS)
-ARGS_test_conformance        := $(KEYSPACE_VECTORS)
-ARGS_test_table_conformance  := $(TABLE_VECTORS)
-ARGS_test_call_conformance   := tests/conformance/calls-1.13.1.txt $(TABLE_VECTORS)
-FLAGS_test_names             := -DDK_PRESET_TORCH_1_13_1
-FLAGS_test_keyspace_2_11     := -DDK_PRESET_TORCH_2_11
-ARGS_test_names              := tests/conformance/texts-1.13.1.txt
-ARGS_test_abi                := dispatch.h
-ARGS_test_abi_epochs         := dispatch.h
-# the real-time test counts the allocations, locks and yields of its audio thread
-FLAGS_test_realtime          := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free \
-                                -Wl,--wrap=pthread_mutex_lock,--wrap=pthread_mutex_trylock,--wrap=sched_yield
+# Every tests/test_NAME.c is a unit test, built as $(BUILD)/test_NAME; what a
+# file needs beyond that it declares in its first lines, "/* make: variants=...
+# tsan=... flags=... args=... */" (tests/README.md says what each word does).
+# A test made of several units (test_config_mismatch) adds its own rule below.
+# TEST_DECLS holds those words as NAME@WORD, read by one awk over every file.
+TEST_NAMES := $(basename $(notdir $(wildcard tests/test_*.c)))
+TEST_DECLS := $(shell awk 'FNR == 1 { n = FILENAME; sub(/.*\//, "", n); sub(/\.c$$/, "", n); head = 1 } \
+  head && /^\/\* make: .* \*\/$$/ { s = $$0; sub(/^\/\* make: /, "", s); sub(/ \*\/$$/, "", s); \
+    k = split(s, w, " "); for (i = 1; i <= k; i++) printf "%s@%s ", n, w[i]; next } { head = 0 }' tests/test_*.c)
+comma := ,
+# $(call test_decl,NAME,KEY): the values of KEY in NAME's declaration
+test_decl = $(subst $(comma), ,$(patsubst $(1)@$(2)=%,%,$(filter $(1)@$(2)=%,$(TEST_DECLS))))
+TEST_VARIANTS := epochs 2_11 1_13_1
+VARIANT_FLAGS_epochs := -DDK_CALL_EPOCHS
+VARIANT_FLAGS_2_11   := -DDK_PRESET_TORCH_2_11
+VARIANT_FLAGS_1_13_1 := -DDK_PRESET_TORCH_1_13_1
+$(foreach t,$(TEST_NAMES),\
+  $(eval FLAGS_$(t) := $(patsubst $(t)@flags=%,%,$(filter $(t)@flags=%,$(TEST_DECLS))))\
+  $(foreach b,$(t) $(addprefix $(t)_,$(call test_decl,$(t),variants)),\
+    $(eval ARGS_$(b) := $(patsubst $(t)@args=%,%,$(filter $(t)@args=%,$(TEST_DECLS)))))\
+  $(foreach v,$(call test_decl,$(t),variants),$(eval VARIANT_TESTS_$(v) += $(t)_$(v))))
+# every binary `make unit` and `make sanitize` run, and the ones `make tsan` runs
+UNIT_TESTS := $(strip $(foreach t,$(TEST_NAMES),$(t) $(addprefix $(t)_,$(call test_decl,$(t),variants))))
+TSAN_TESTS := $(strip $(foreach t,$(TEST_NAMES),$(patsubst %_plain,%,$(addprefix $(t)_,$(call test_decl,$(t),tsan)))))
+ifneq ($(words $(UNIT_TESTS)),$(words $(sort $(UNIT_TESTS))))
+$(error a test variant has the name of another test: $(UNIT_TESTS))
+endif
+ifneq ($(filter-out $(UNIT_TESTS),$(TSAN_TESTS)),)
+$(error tsan= names a binary that is not built: $(filter-out $(UNIT_TESTS),$(TSAN_TESTS)))
+endif
+ifneq ($(filter-out $(TEST_VARIANTS),$(foreach t,$(TEST_NAMES),$(call test_decl,$(t),variants))),)
+$(error unknown test variant (not $(TEST_VARIANTS)): $(filter-out $(TEST_VARIANTS),$(foreach t,$(TEST_NAMES),$(call test_decl,$(t),variants))))
+endif
+ifneq ($(filter-out variants=% tsan=% flags=% args=%,$(foreach d,$(TEST_DECLS),$(word 2,$(subst @, ,$(d))))),)
+$(error unknown word in a test's "/* make: */" line: $(filter-out variants=% tsan=% flags=% args=%,$(foreach d,$(TEST_DECLS),$(word 2,$(subst @, ,$(d))))))
+endif
 
-$(BUILD)/test_%: tests/test_%.c dispatch.h tests/custom_config.h tests/user_lists_config.h tests/vectors.h | $(BUILD)
+TEST_DEPS := dispatch.h $(wildcard tests/*.h gen/*.h)
+$(BUILD)/test_%: tests/test_%.c $(TEST_DEPS) | $(BUILD)
 	$(CC) $(CFLAGS_T) $(EXTRA) $(FLAGS_test_$*) $< -o $@ $(LIBS_T)
-$(BUILD)/test_gen: gen/sample_ops.h
-$(BUILD)/test_debug: gen/sample_ops.h
-$(BUILD)/test_timeline: gen/sample_ops.h
-# the same tests in the call-epochs mode (DK_CALL_EPOCHS)
-$(BUILD)/test_%_epochs: tests/test_%.c dispatch.h | $(BUILD)
-	$(CC) $(CFLAGS_T) $(EXTRA) -DDK_CALL_EPOCHS $(FLAGS_test_$*) $< -o $@ $(LIBS_T)
-# the same source built with the 1.13.1 preset
-$(BUILD)/test_keyset_bits_1_13_1: tests/test_keyset_bits.c dispatch.h | $(BUILD)
-	$(CC) $(CFLAGS_T) $(EXTRA) -DDK_PRESET_TORCH_1_13_1 $< -o $@ $(LIBS_T)
-# the same sources built with the 2.11 preset
-$(addprefix $(BUILD)/,$(addsuffix _2_11,$(PRESET_2_11_TESTS))): $(BUILD)/%_2_11: tests/%.c dispatch.h | $(BUILD)
-	$(CC) $(CFLAGS_T) $(EXTRA) -DDK_PRESET_TORCH_2_11 $(FLAGS_$*) $< -o $@ $(LIBS_T)
+# the variants: the same source built again with the variant's macro
+define test_variant_rule
+$$(addprefix $$(BUILD)/,$$(VARIANT_TESTS_$(1))): $$(BUILD)/%_$(1): tests/%.c $$(TEST_DEPS) | $$(BUILD)
+	$$(CC) $$(CFLAGS_T) $$(EXTRA) $$(VARIANT_FLAGS_$(1)) $$(FLAGS_$$*) $$< -o $$@ $$(LIBS_T)
+endef
+$(foreach v,$(TEST_VARIANTS),$(eval $(call test_variant_rule,$(v))))
 # translation units compiled in different configurations: other key lists,
 # DK_CALL_EPOCHS, another DK_EXPLAIN_MAX_ARGS; a calling unit with other lists
 $(BUILD)/test_config_mismatch: tests/test_config_mismatch.c tests/config_mismatch_other.c tests/config_mismatch_settings.c \
@@ -184,18 +180,22 @@ define run_tests
 	  echo $$? > $(BUILD)/results/$(1)$(t).rc; cat $(BUILD)/results/$(1)$(t).log;)
 endef
 
-unit: $(addprefix $(BUILD)/,$(UNIT_TESTS)) ## build and run the cmocka unit tests
-	$(call run_tests,,$(BUILD)/,$(UNIT_TESTS))
+# TESTS=NAMES (binaries or % patterns: TESTS=test_call%) narrows unit,
+# sanitize and tsan to the binaries of their list that match
+tests_only = $(if $(TESTS),$(or $(filter $(TESTS),$(1)),$(error TESTS=$(TESTS) matches none of: $(1))),$(1))
 
-sanitize: | $(BUILD) ## run the unit tests under AddressSanitizer + UndefinedBehaviorSanitizer
+unit: $(addprefix $(BUILD)/,$(call tests_only,$(UNIT_TESTS))) ## build and run the cmocka unit tests (TESTS=test_x: only those)
+	$(call run_tests,,$(BUILD)/,$(call tests_only,$(UNIT_TESTS)))
+
+sanitize: | $(BUILD) ## run the unit tests under AddressSanitizer + UndefinedBehaviorSanitizer (TESTS=test_x: only those)
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/san EXTRA="$(SAN)" LIBS_T="$(LIBS_T)" \
-	  $(addprefix $(BUILD)/san/,$(UNIT_TESTS)) >/dev/null
-	$(call run_tests,asan-,ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/san/,$(UNIT_TESTS))
+	  $(addprefix $(BUILD)/san/,$(call tests_only,$(UNIT_TESTS))) >/dev/null
+	$(call run_tests,asan-,ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/san/,$(call tests_only,$(UNIT_TESTS)))
 
-tsan: | $(BUILD) ## run the concurrency tests under ThreadSanitizer
+tsan: | $(BUILD) ## run the concurrency tests under ThreadSanitizer (TESTS=test_x: only those)
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan EXTRA="$(TSAN) $(TSAN_SCALE)" LIBS_T="$(LIBS_T)" \
-	  $(addprefix $(BUILD)/tsan/,$(TSAN_TESTS)) >/dev/null
-	$(call run_tests,tsan-,TSAN_OPTIONS=halt_on_error=1 $(BUILD)/tsan/,$(TSAN_TESTS))
+	  $(addprefix $(BUILD)/tsan/,$(call tests_only,$(TSAN_TESTS))) >/dev/null
+	$(call run_tests,tsan-,TSAN_OPTIONS=halt_on_error=1 $(BUILD)/tsan/,$(call tests_only,$(TSAN_TESTS)))
 
 # --- compile matrix: the header as C99/C11 with gcc and clang, and as C++ -------
 MATRIX := "$(CC) -std=c99 $(WARN)" "$(CC) -std=c11 $(WARN)" "$(CLANG) -std=c99 $(WARN)" \

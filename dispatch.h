@@ -1698,7 +1698,9 @@ DK_INLINE dk_keyset dk_ks_raw(uint64_t repr);
    to redispatch: dk_ks_and(ks, DK_KS_FULL_AFTER(DK_Tracer)). Undefined
    gives c10's value (the backend bits below the highest one, plus
    PythonDispatcher: 0x4000000000007fff in 2.11); any other value gives FULL
-   (never a shift out of range). */
+   (never a shift out of range) -- for a runtime or an alias key use
+   dk_ks_full_after(), whose answer for an alias never holds the alias's
+   own keys (FULL would let a fallback there call itself). */
 #define DK_KS_FULL_AFTER(k) \
     dk_ks_raw((unsigned)(k) < (unsigned)DK_EndOfFunctionalityKeys ? DK__R_FULL_AFTER_C10((unsigned)(k) < (unsigned)DK_EndOfFunctionalityKeys ? (int)(k) : 0) : DK__R_FULL)
 

@@ -1582,16 +1582,19 @@ DK_INLINE dk_keyset sample_scale_keyset(dkgen_tensor self_, dk_complex z_, dk_co
     (void)w_;
     return ks_;
 }
-static dk_complex dkgen_sample_scale_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, dk_complex z_, dk_complex w_) {
+static dk_complex dkgen_sample_scale_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, dk_complex z_, dk_complex w_) {
     sample_scale_args pack_;
+    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);
     pack_.self = self_;
     pack_.z = z_;
     pack_.w = w_;
-    dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    kernel_->fn ? (void)(pack_.result = ((sample_scale_fn)kernel_->fn)(kernel_, ks_, self_, z_, w_)) : dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dk_complex dkgen_sample_scale_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, dkgen_tensor self_, dk_complex z_, dk_complex w_) {
-    return kernel_->fn ? ((sample_scale_fn)kernel_->fn)(kernel_, ks_, self_, z_, w_) : dkgen_sample_scale_slow(op_, ks_, kernel_, self_, z_, w_);
+DK_INLINE dk_complex dkgen_sample_scale_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, dk_complex z_, dk_complex w_) {
+    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
+    return fn_ ? ((sample_scale_fn)fn_)(kernel_, ks_, self_, z_, w_) : dkgen_sample_scale_slow(op_, ks_, kernel_, re_, self_, z_, w_);
 }
 DK_INLINE dk_complex sample_scale_call(const dk_operator *op_, dkgen_tensor self_, dk_complex z_, dk_complex w_) {
     dk_keyset ks_;
@@ -1599,14 +1602,14 @@ DK_INLINE dk_complex sample_scale_call(const dk_operator *op_, dkgen_tensor self
     dk_complex ret_;
     dk_call_enter();
     kernel_ = dk_dispatch_kernel(op_, sample_scale_keyset(self_, z_, w_), &ks_);
-    ret_ = dkgen_sample_scale_invoke(op_, ks_, kernel_, self_, z_, w_);
+    ret_ = dkgen_sample_scale_invoke(op_, ks_, kernel_, 0, self_, z_, w_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dk_complex sample_scale_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, dk_complex z_, dk_complex w_) {
     dk_complex ret_;
     dk_call_enter();
-    ret_ = dkgen_sample_scale_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), self_, z_, w_);
+    ret_ = dkgen_sample_scale_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1, self_, z_, w_);
     dk_call_exit();
     return ret_;
 }

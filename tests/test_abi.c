@@ -1,3 +1,4 @@
+/* make: variants=epochs args=dispatch.h */
 /* The C ABI for foreign callers (dk_abi_*): each function gives what the
    inline or macro version gives, bad input gets a status and changes
    nothing, guards act on the calling thread only. */

@@ -1,3 +1,4 @@
+/* make: variants=2_11 */
 /* Boxed calls checked against the schema, kernels that fail a call, the
    parsed schema of an operator, and the text-output convention. */
 #define DISPATCH_IMPLEMENTATION

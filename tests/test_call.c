@@ -1,3 +1,4 @@
+/* make: variants=epochs,2_11 tsan=plain,epochs */
 /* The call path: typed calls and redispatch, thread-local include/exclude
    and guards, fallthrough masks, boxed fallbacks reached from unboxed calls,
    missing-kernel errors with c10's messages, explain and trace. */

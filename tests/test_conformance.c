@@ -1,3 +1,4 @@
+/* make: flags=-DDK_PRESET_TORCH_1_13_1 args=tests/conformance/keyspace-1.13.1.txt */
 /* Key-space conformance with the real c10 of PyTorch 1.13.1.
 
    Built with DK_PRESET_TORCH_1_13_1; reads the vectors that

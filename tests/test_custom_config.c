@@ -1,3 +1,4 @@
+/* make: flags='-DDK_CONFIG_HEADER="custom_config.h"' flags=-Itests */
 /* A user-supplied key space (tests/custom_config.h) compiles and behaves:
    every table is generated from the user's rows, and special rows are found
    by role (the plain-kernel row is called Plain, not Dense). */

@@ -1,3 +1,4 @@
+/* make: variants=2_11 */
 /* Thread-local guards in every order. A push flips bits and a pop flips the
    same bits back, so (the promise of >>tls):
      - whenever every guard pushed after some moment has been popped, in

@@ -1,3 +1,4 @@
+/* make: variants=1_13_1,2_11 */
 /* Every 64-bit keyset, valid or not: iteration, printing, slots, explain and
    calls terminate and give the keys of exactly the bits that are keys. Bits
    above EndOfFunctionalityKeys's bit (bit 63 of the default key space, bits

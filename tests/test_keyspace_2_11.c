@@ -1,3 +1,4 @@
+/* make: flags=-DDK_PRESET_TORCH_2_11 */
 /* The DK_PRESET_TORCH_2_11 key space against what a real PyTorch 2.11.0
    says of itself (pytorch-2.11-facts.md: counts and markers, backend
    components with their autograd and autocast keys, c10's offsetsAndMasks()

@@ -1,3 +1,4 @@
+/* make: flags=-DDK_PRESET_TORCH_1_13_1 args=tests/conformance/texts-1.13.1.txt tsan=plain */
 /* Names and words: backend renaming (c10's rename_privateuse1_backend),
    operator tags and alias-analysis kinds on def (torch.library's
    def(schema, alias_analysis=..., tags=...)), the public FULL_AFTER keysets,

@@ -1,3 +1,4 @@
+/* make: variants=epochs tsan=plain,epochs */
 /* Quiescent points, synchronize, offline threads, and the places where a
    thread must not declare one (Note [Reclamation]). Built by `make test` in
    both modes (default: per-thread quiescent points; -DDK_CALL_EPOCHS), plain,

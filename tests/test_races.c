@@ -1,5 +1,9 @@
-/* Concurrency stress tests: calls and name lookups racing registration,
-   library blocks, other registering threads, and guards on other threads.
+/* make: tsan=plain */
+/* The race suite: calls and name lookups racing registration in seven
+   scenarios, (a) to (g): lookups beside defs, impl swaps at one key and at
+   alias keys, library blocks opened and closed, two registering threads,
+   guards on three threads, a fallthrough toggled. (Single properties of
+   threads beside a registry, and fork: test_threads.c.)
 
    Deterministic: every thread does a fixed amount of work (writers a fixed
    number of rounds of registrations, readers a fixed number of calls); no

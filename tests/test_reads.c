@@ -1,3 +1,4 @@
+/* make: variants=epochs tsan=plain,epochs */
 /* Reads of published state (Note [One read primitive]) and the debug checks
    of the test builds (DK_DEBUG_READS, DK_DEBUG_THREADS): a boxed call reads its
    operator's snapshot once, so schema, adapters and kernel come from one

@@ -1,3 +1,6 @@
+/* make: variants=epochs tsan=plain,epochs */
+/* make: flags=-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free */
+/* make: flags=-Wl,--wrap=pthread_mutex_lock,--wrap=pthread_mutex_trylock,--wrap=sched_yield */
 /* The real-time contract (REAL-TIME THREADS in the manual): once a thread
    has called dk_thread_attach, nothing it does through dispatch.h while
    calling -- typed calls, guards, a boxed fallback that redispatches, a

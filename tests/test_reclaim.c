@@ -1,3 +1,4 @@
+/* make: variants=epochs tsan=plain,epochs */
 /* Memory, hooks and re-entrancy (issue: safe under concurrency and churn).
    Built twice by `make test`: the default mode (memory freed at the
    quiescent points the program declares with dk_registry_reclaim) and

@@ -1,3 +1,4 @@
+/* make: variants=2_11 */
 /* The operator registry: def / impl / fallback / fallthrough, handles,
    library blocks, static registration, listeners, dumps, and bad input:
    every failure returns its status, explains itself, and leaves the registry

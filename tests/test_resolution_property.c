@@ -1,3 +1,4 @@
+/* make: variants=2_11 */
 /* Property test: the live dispatch table always equals a full recomputation.
 
    A model records every live registration (per operator: impls in

@@ -1,3 +1,4 @@
+/* make: args=tests/conformance/schemas-1.13.1.txt */
 /* The function-schema parser: c10 1.13.1's grammar, its printed form, the
    dispatch-argument bitset, the model, every class of error, and no leak
    when an allocation fails. Conformance: every schema libtorch 1.13.1

@@ -1,3 +1,4 @@
+/* make: flags=-DDK_PRESET_TORCH_1_13_1 args=tests/conformance/tables-1.13.1.txt */
 /* Dispatch-table conformance with the real libtorch 1.13.1.
 
    Built with DK_PRESET_TORCH_1_13_1; reads the vectors that

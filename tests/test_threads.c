@@ -1,6 +1,12 @@
-/* Calls and name lookups racing registration: readers take no lock, and
-   every call must run a kernel that was registered at some moment during
-   the call. Run under ThreadSanitizer by `make test` (target tsan). */
+/* make: variants=epochs tsan=plain,epochs */
+/* Threads beside a registry, one property per test (the race suite, with
+   its outcome counts, is test_races.c): each call runs a kernel that was
+   registered at some moment during that call (a logical clock, checked
+   call by call; readers take no lock); an explanation outlives its
+   operator; explain and a boxed call's keyset stay whole while other
+   threads churn; fork while another thread holds a registry's lock or the
+   thread states' lock or is inside a late call; the default registry out
+   of memory. Both modes, and under ThreadSanitizer (make tsan). */
 #define _POSIX_C_SOURCE 200809L
 #define DISPATCH_IMPLEMENTATION
 #include "dispatch.h"

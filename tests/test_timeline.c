@@ -1,3 +1,4 @@
+/* make: variants=epochs tsan=plain flags=-Igen */
 /* The timeline of dispatches (dk_timeline_*, Note [Timeline]): what a
    recording holds, read back from the file it writes. With a path argument
    (make timeline-check) the first recording is written there, with a

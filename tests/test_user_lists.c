@@ -1,3 +1,4 @@
+/* make: flags='-DDK_CONFIG_HEADER="user_lists_config.h"' flags=-Itests */
 /* User key lists (tests/user_lists_config.h): registrations that could never
    run in these lists are refused with a status and change nothing; user
    aliases (KEYS(...)) take one fallback for every key they cover; messages

@@ -1,7 +1,9 @@
-/* What torch.library users expect (issue #15): typed registration that
-   rejects wrong kernels and records where, which function and which C
-   type; per-argument keysets in explain; the autograd-not-implemented
-   fallback; the HTML picture of the dispatch table. */
+/* make: flags=-Igen */
+/* Diagnostics, what a user is told when a kernel or a call is wrong:
+   typed registration that rejects wrong kernels and records where, which
+   function and which C type; per-argument keysets in explain and trace;
+   the autograd-not-implemented fallback; the HTML picture of the dispatch
+   table. */
 #define DISPATCH_IMPLEMENTATION
 #include "dispatch.h"
 
