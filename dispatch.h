@@ -25,7 +25,7 @@
        typedef struct tensor { dk_keyset ks; float v; } tensor;
 
        // 3. The operator's C type. This defines neg_fn (the kernel type),
-       //    neg_kernel, neg_args, neg_call and neg_redispatch (see >>call).
+       //    neg_kernel, neg_args, neg_call and neg_redispatch (>>public).
        DK_DECLARE_OP(neg, float, x.ks, (tensor, x))
        static const dk_operator *neg_op;
 
@@ -95,7 +95,7 @@
    outside a kernel); dk_last_error and dk_status_str (what went wrong).
    A thread that calls while others register: WHAT A PROGRAM DOES (below);
    a real-time one (an audio callback): REAL-TIME THREADS, there.
-   Everything else is advanced and listed by task under THE API BY TASK.
+   Everything else is advanced: THE API BY TASK (below) says where it is.
 
    TABLE OF CONTENTS (grep for the >>tag)
 
@@ -103,24 +103,25 @@
        >>lists       the X-macro lists: backends, functionality keys, alias keys;
                      Note [Custom key lists] (a program's own keys, worked example)
        >>enums       dk_backend, dk_key, counts, runtime slots, static asserts
-       >>roles       role flags of functionality keys, and the named keysets
-       >>keyset      dk_keyset and its algebra (static inline, but
-                     dk_ks_highest_backend_key); Note [Tables in one unit]
-       >>keys        key queries: alias / runtime / per-backend, conversions
-                     (the ones that expand many roles: functions, defined in
-                     impl-slots)
-       >>status      dk_status (X-macro list), last-error message
-       >>api         names, parsing, printing, configuration check
+       >>public      THE API: every public function, macro and type
+       >>private     the library's own (dk__ / DK__) and the bodies of the
+                     public inline functions, by subject:
+       >>roles       role flags of functionality keys, the raw named keysets
+                     (Note [Roles])
+       >>keyset      the keyset algebra's bodies; Note [Tables in one unit],
+                     Note [Runtime slots]
+       >>keys        key queries (the ones that expand many roles are
+                     functions, defined in impl-slots)
+       >>status      the enum helpers' #undefs
+       >>api         the configuration signature and its hash (Note
+                     [Configuration in a symbol name])
        >>aliases     alias keys found by role (Autograd, CompositeImplicitAutograd...)
-       >>boxed       the handle types, dk_value, dk_stack, boxed kernels, adapters
-       >>registry    kernels, operator tables, registries, def / impl / fallback,
-                     libraries, introspection (dumps, the HTML dispatch table)
-       >>tls         thread-local include / exclude sets and guards; the C ABI
-                     for foreign callers (dk_abi_*: real functions, plain types)
-       >>call        dk_dispatch_kernel, dk_redispatch_kernel, DK_DECLARE_OP,
-                     typed registration (DK_IMPL_TYPED), boxed calls, the
-                     autograd-not-implemented fallback, explain, trace
-       >>schema      function schemas: parse, print, dispatch arguments
+       >>boxed       the stack functions' and value makers' bodies
+       >>registry    the table reads, the private def / impl / library entries
+       >>tls         the thread-local state, the read sections, the guards' bodies
+       >>call        the inline call path: dispatch, redispatch, DK_DECLARE_OP's
+                     helpers, the link check
+       >>schema      the schema readers' bodies
        >>impl        implementation (DISPATCH_IMPLEMENTATION only):
                      >>impl-threads, >>impl-errors, >>impl-epochs (Note
                      [Reclamation]), >>impl-names, >>impl-slots (the tables, some
@@ -128,7 +129,7 @@
                      >>impl-registry (Note [Resolution]), >>impl-call, >>impl-abi,
                      >>impl-schema
 
-   KEYS AND KEYSETS (>>lists, >>enums, >>keyset, >>keys)
+   KEYS AND KEYSETS (>>lists, >>enums, >>public)
 
    Dispatch key       one layer of behaviour (CPU, AutogradCUDA, Tracer, ...).
                       Higher value = higher priority. Three kinds: functionality
@@ -154,7 +155,7 @@
    Everything about the key space is generated at compile time from the lists
    in >>lists; nothing is maintained by hand beside them.
 
-   REGISTERING (>>registry, >>call)
+   REGISTERING (>>public)
 
    dk_def gives an operator its schema; dk_impl a kernel for one key of an
    operator, a runtime key or an alias key; dk_fallback a boxed kernel (or a
@@ -165,16 +166,16 @@
    handle that dk_deregister removes exactly. Library blocks (DK_LIBRARY,
    DK_LIBRARY_IMPL...) register at load and deregister at unload.
 
-   CALLING (>>call)
+   CALLING (>>public)
 
    name_call computes c10's dispatch keyset from the arguments' keysets and
-   this thread's included / excluded sets (guards, >>tls), then runs the
+   this thread's included / excluded sets (guards), then runs the
    kernel of its highest key; name_redispatch runs the kernel of a keyset as
    given (no thread state, no mask): what a kernel calls to continue below
    its own layer. A slot without a kernel reports through the registry's
    call-error hook (ERRORS) and the call returns zeroes.
 
-   SCHEMAS AND BOXED CALLS (>>schema, >>boxed)
+   SCHEMAS AND BOXED CALLS (>>public)
 
    A schema is c10's text, parsed in full. A boxed call (dk_call_boxed) runs
    an operator on a stack of dk_value; an unboxed kernel is reached from it,
@@ -208,51 +209,18 @@
             and freed once no thread can still read it (Note
             [Reclamation]); a registry's memory is bounded by what is
             registered now, not by its history, if the program does what
-            its mode asks (WHAT A PROGRAM DOES, below): the name index and
-            the id array shrink too, once the operators fill 1/16 and 1/4
-            of them (ids are stable: the array keeps room up to the
-            highest id in use).
-            Out of memory during a deregistration, the table is rewritten in
-            place: the one case in which a racing call may see a mix of
-            slots and masks (never one kernel's fn with another's record:
-            a rewritten slot goes through the slow path). What the rewrite
-            stores, there and in the registry's template table (rewritten
-            on every fallthrough fallback change), is stored atomically
-            and read so by what may race it (a failing call's message,
-            boxed calls, dk_explain, the dk_op_* accessors); a def removed
-            that way clears the table's one pointer to what the def says
-            (schema, defaults, adapters together). An operator's
-            table is about 2.4 KB (default lists): per runtime slot 16 bytes
-            (the kernel record and its fn), per backend a 32-byte row. Every
-            object the API hands out is allocated at least at sizeof its
-            type (a snapshot may be copied as a struct). An allocator hook
+            its mode asks (WHAT A PROGRAM DOES, below). An allocator hook
             gives pointers aligned for a pointer and a double (8 bytes:
-            dk_registry_desc.alloc).
-            The operators themselves (dk_operator and the registry's two
-            pointers beside it: 48 bytes with 64-bit pointers) sit in
-            slabs of up to 256 that never move, apart from their names and
-            tables: a call's first load reads a few dense MB (4.8 MB for
-            10^5 operators). A removed operator's id is taken again at
-            once; its dk_operator, like the rest of its memory, only once
-            it is freed.
+            dk_registry_desc.alloc). What an operator costs, how the memory
+            shrinks and what happens out of memory:
+            docs/threads-memory-plugins.md.
    THREADS  Registration takes the registry's mutex; calls and name lookups
-            take no lock, do no atomic read-modify-write and write nothing
-            shared (call epochs: their own thread-local word), except a
-            thread's first call under call epochs and its first failing
-            call, unless dk_thread_attach ran before them (they allocate
-            its state under a lock; attaching adds atomic
-            read-modify-writes) and, under call epochs, a call after the
-            thread's exit destructor ran (a shared counter's atomic add
-            and subtract). A call reads
-            an operator through one immutable snapshot (dk_op_table: table,
-            fallthrough masks, a pointer to what the def says) published
-            with one release store, so it runs what the state before or the state after a racing
-            registration would run (boxed backend fallbacks sit beside the
-            tables: see Note [Resolution] for two racing registrations). A
-            boxed call reads that snapshot once: its stack check, adapters
-            and kernel come from one state. (A typed call reads it once on
-            its way to the kernel; one that lands on a boxed kernel, or
-            fails, reads it again for the adapters or the message.) The library's readers
+            take no lock and write nothing shared (the exceptions, and how
+            a call reads: docs/threads-memory-plugins.md). A call runs what
+            the state before or the state after a racing registration
+            would run (Note [Resolution] for two racing registrations); a
+            boxed call's stack check, adapters and kernel come from one
+            state. The library's readers
             (lookups, dumps, explain, boxed calls...) read inside a read
             section of their own (Note [One read primitive]); the inline
             accessors (dk_op_table_of, dk_op_slot_kernel,
@@ -263,12 +231,7 @@
             together. Listeners and the logger run under the mutex: read-only
             introspection and calls work from them; registering from them
             returns DK_ERR_REENTRANT. fork() while other threads register
-            is safe: pthread_atfork handlers (installed with the first
-            registry) take every registry's lock and release them after
-            it, so the child gets whole, unlocked registries, and no
-            other thread's quiescent state, call epoch or late call is
-            waited for there (only the forking thread exists in the
-            child).
+            is safe (Both modes, below).
             dk_registry_destroy needs the caller to
             guarantee that nothing else uses the registry; destroying the
             default registry makes the next dk_registry_default() create a
@@ -316,12 +279,9 @@
          bytes, the threads it waits for, by dk_thread_id), and the logger
          warns once past desc.retired_warn_bytes (64 MiB).
      DK_CALL_EPOCHS: calls bracket themselves (dk_call_enter/exit: one
-       thread-local word; on x86-64 Linux 4.14+ (membarrier) about 5
-       instructions a call in a loop, 8 at a call site, which loses its
-       tail call; make bench counts them; elsewhere -- Windows, macOS,
-       the BSDs, ThreadSanitizer builds, older kernels -- every outermost
-       call takes the out-of-line way with a full fence); nothing to
-       declare. Retired memory is freed in batches of 256 KiB,
+       thread-local word; what that costs a call, and where it takes a
+       full fence: docs/bench.md, docs/threads-memory-plugins.md); nothing
+       to declare. Retired memory is freed in batches of 256 KiB,
        one grace period (a membarrier) each; dk_registry_reclaim and
        dk_registry_synchronize wait for the calls in flight.
      REAL-TIME THREADS (an audio callback, a control loop: a thread that
@@ -433,85 +393,20 @@
        configuration: a unit in another is refused at its first registration
        or does not link (see >>config).
 
-   THE API BY TASK (advanced; macros in capitals; >>tags: where each group
-   is declared)
-
-   Registries (>>registry, >>call): dk_registry_create, dk_registry_destroy,
-       dk_registry_default, dk_registry_default_configure, dk_registry_desc,
-       dk_registry_set_hooks, dk_registry_set_call_error,
-       dk_registry_get_stats, dk_registry_stats, dk_registry_add_listener
-   Memory and threads (>>registry, >>call): dk_registry_reclaim,
-       dk_registry_synchronize, dk_thread_attach, dk_thread_quiescent,
-       dk_thread_online, dk_thread_offline, dk_thread_id, dk_call_enter,
-       dk_call_exit
-   Defining operators (>>registry): dk_def, dk_def_with, dk_def_options,
-       dk_def_at, dk_deregister, dk_tag_name, dk_tag_parse,
-       dk_alias_analysis_name, dk_alias_analysis_parse
-   Registering kernels (>>registry, >>boxed, >>call): dk_impl, dk_impl_at,
-       dk_fallback, dk_unboxed, dk_boxed, dk_fallthrough, dk_kernel_named,
-       dk_kernel_desc, DK_FN, dk_autograd_not_implemented
-   Typed registration (>>call): DK_KERNEL, DK_IMPL_TYPED,
-       DK_LIBRARY_IMPL_TYPED, DK_KERNEL_TYPE_CHECK
-   Library blocks (>>registry): DK_LIBRARY, DK_LIBRARY_FRAGMENT,
-       DK_LIBRARY_IMPL, dk_library_run, dk_library_open, dk_library_close,
-       dk_library_def, dk_library_def_with, dk_library_impl,
-       dk_library_impl_at, dk_library_fallback, dk_library_blocks
-   Calling (>>call): DK_DECLARE_OP, DK_DECLARE_OP_VOID, dk_dispatch_kernel,
-       dk_redispatch_kernel, dk_call_packed, dk_call_fail
-   Boxed calls and values (>>call, >>boxed): dk_call_boxed,
-       dk_redispatch_boxed, dk_stack_dispatch_keyset, dk_stack_init,
-       dk_stack_push, dk_stack_pop, dk_stack_peek, dk_none, dk_bool, dk_int,
-       dk_double, dk_complex_double, dk_complex, dk_string, dk_tensor, dk_list,
-       dk_ints, dk_doubles, dk_object, dk_stack_check, dk_stack_fill_defaults,
-       dk_stack_push_default, dk_op_adapters
-   Operators (>>registry, >>call): dk_op_lookup, dk_op_lookup_defined,
-       dk_op_schema, dk_op_function_schema, dk_op_default,
-       dk_op_argument_index, dk_op_set_adapters, dk_op_check_signature,
-       dk_op_has_tag, dk_op_alias_analysis
-   Guards and thread state (>>tls): dk_guard_include, dk_guard_exclude,
-       dk_guard_force, dk_guard_below_autograd, dk_guard_below_inplace_view,
-       dk_guard_skip_functionalize, dk_guard_pop, dk_tls_included,
-       dk_tls_excluded, dk_tls_set_included, dk_tls_set_excluded,
-       dk_tls_is_included, dk_tls_is_excluded, dk_tls_is_default
-   Keysets (>>keyset, >>keys, >>api): dk_ks_from_key, dk_ks_from_backend,
-       dk_ks_or, dk_ks_and, dk_ks_minus, dk_ks_add, dk_ks_remove, dk_ks_has,
-       dk_ks_highest_key, dk_ks_slot, dk_ks_full_after, dk_ks_first,
-       dk_ks_next, DK_KS_FOREACH, dk_ks_to_string
-   Keys (>>api, >>registry, >>keyset, >>keys): dk_key_name, dk_key_parse,
-       dk_backend_name, dk_backend_parse, dk_backend_rename, dk_key_is_alias,
-       dk_key_is_runtime, dk_key_functionality, dk_key_backend,
-       dk_key_runtime, dk_key_slot, dk_slot_key, dk_key_offset_and_mask,
-       dk_alias_runtime_set, dk_key_in_alias, dk_backend_autograd_key,
-       dk_backend_autocast_set, dk_autograd_backend_set
-   Inspecting (>>registry, >>call): dk_op_slot_kernel, dk_op_table_of,
-       dk_op_table, dk_op_def_info, dk_op_table_entry, dk_backend_row,
-       dk_op_table_nonfallthrough, dk_op_has_kernel_for_key,
-       dk_op_has_computed_kernel_for_key, dk_op_dump_state,
-       dk_op_dump_computed_table, dk_registry_each_op,
-       dk_registry_each_op_for_key, dk_registry_dump_html, dk_explain,
-       dk_explain_args, dk_explain_stack, dk_explain_to_string, dk_source,
-       dk_source_detail, dk_kernel_kind, dk_trace_set, dk_trace_stack,
-       dk_trace_begin, dk_trace_end, dk_kernel_direct_fn
-   Timeline of dispatches (>>call; Chrome trace JSON): dk_timeline_start,
-       dk_timeline_stop, dk_timeline_save
-   Schemas (>>schema): dk_schema_parse, dk_schema_parse_with,
-       dk_schema_to_string, dk_schema_free, dk_type_kind_name,
-       dk_schema_c_signature
-   Errors (>>api, >>call, >>status): dk_status_str, dk_last_error,
-       dk_last_call_status, dk_call_error_report, dk_call_error_abort,
-       dk_log_item_name, dk_log_stderr, DK_FORALL_STATUS, DK_FORALL_LOG_ITEMS
-   Configuration (>>api): dk_config_check, dk_config_signature,
-       DK_CONFIG_SIGNATURE
-   Foreign callers (>>tls): dk_abi_* (dk_abi_registry_create_with,
-       dk_abi_def_at, dk_abi_impl_at, dk_abi_call_boxed, dk_abi_call_fail,
-       dk_abi_op_lookup, dk_abi_op_argument_name, dk_abi_push_ints,
-       dk_abi_ks_named, dk_abi_status_name, dk_abi_explanation_size, ...):
-       the registry, def / impl / fallback, kernel descriptions, failing a
-       call, schemas, keyset algebra and the named keysets, stacks and lists,
-       guards, sizes, the names and numbers of statuses and value tags as
-       real functions of plain C types; which build a foreign host loads and
-       every lifetime, at their declarations (examples/ctypes).
-   Names with dk__ / DK__ are the implementation's. The exported ones
+   THE API BY TASK is the >>public block, after the configuration and the
+   lists: every public function, macro and type, each with its comment (its
+   reference), the types first, then one part per task under a one-line
+   banner: keysets and keys; registries; defining operators and registering
+   kernels; calling (typed calls, redispatch, thread-local keysets and
+   guards); boxed calls and values; threads and memory; plugins (library
+   blocks); inspecting; schemas; errors, logging, configuration, version;
+   the C ABI. The C ABI (dk_abi_*) gives foreign callers the registry, def /
+   impl / fallback, kernel descriptions, failing a call, schemas, keyset
+   algebra and the named keysets, stacks and lists, guards, sizes, the
+   names and numbers of statuses and value tags as real functions of plain
+   C types; which build a foreign host loads and every lifetime, at their
+   declarations (examples/ctypes).
+   Names with dk__ / DK__ are the implementation's (>>private). The exported ones
    (dk__def, dk__impl, dk__library_open, dk__config_check...) are what the
    lowercase macros above expand to, adding the caller's configuration
    signature and site; only tests of that entry (a NULL signature) and of
@@ -598,7 +493,7 @@ extern "C" {
    DK_CONFIG_HEADER_FILE=my_keys.h names the same header without quotes.
    Every translation unit must be compiled in the same configuration: these
    lists and DK_CALL_EPOCHS, DK_EXPLAIN_MAX_ARGS, DK_C10_VERSION,
-   DK_SINGLE_THREADED (DK_CONFIG_SIGNATURE in >>api).
+   DK_SINGLE_THREADED (DK_CONFIG_SIGNATURE in >>public).
    dk_config_check() (called by the registry on every registration) compares
    the caller's signature with the implementation's and reports
    DK_ERR_CONFIG_MISMATCH, naming the first item that differs, instead of
@@ -706,7 +601,7 @@ extern "C" {
    keyset expression, or dkgen's bindings through DKGEN_TENSOR (the handle
    type) and DKGEN_TENSOR_KEYSET(h); boxed calls through the registry's
    tensor_keyset hook (dkgen_tensor_keyset from the same macros).
-   Foreign callers reach the same through the dk_abi_* functions (>>tls).
+   Foreign callers reach the same through the dk_abi_* functions (>>public).
    dk_backend_rename renames only backends whose names begin with
    PrivateUse (c10's rule): name a placeholder backend PrivateUse1.
 
@@ -1028,13 +923,16 @@ DK_STATIC_ASSERT(DK_NUM_BACKENDS <= 16, "backend masks are 16 bits wide");
 DK_STATIC_ASSERT(DK_NUM_KEYSET_BITS <= 64, "backend + functionality bits must fit in 64");
 DK_STATIC_ASSERT(DK_NUM_RUNTIME_ENTRIES < 65536, "slot offsets are 16 bits wide");
 
-/* >>roles -------------------------------------------------------------------
+/* >>public ==================================================================
 
-   Note [Roles]. c10 spells its named keysets out key by key, in several
-   places that drifted apart. Here each functionality row says which named
-   keysets it belongs to, and the keysets are computed from the rows; special
-   keys (AutogradOther, ADInplaceOrView, ...) are found by role too, so a user
-   list may rename or drop them. */
+   THE API: every public function, macro and type a program uses. The
+   types first (and the macros they expand), then one part per task; each
+   declaration's comment is its reference, or points at its Note. The
+   bodies of the inline functions declared here are in >>private. */
+
+/* --- Types ---------------------------------------------------------------- */
+
+/* Role flags of functionality rows (Note [Roles], in >>roles). */
 enum dk_role {
     DK_R_BACKEND        = 1 << 0,  /* backend key: CompositeExplicitAutograd covers it */
     DK_R_OTHER_BACKEND  = 1 << 1,  /* backend whose autograd layer is AutogradOther */
@@ -1056,497 +954,11 @@ enum dk_role {
     DK_R_MKLDNN         = 1 << 17  /* MKL-DNN tensors (c10 mkldnn_ks) */
 };
 
-/* Raw keyset bits of a functionality key value / a backend component. */
-#define DK__FBIT(k) ((uint64_t)1 << (DK_NUM_BACKENDS + (k) - 1))
-#define DK__BBIT(b) ((uint64_t)1 << ((b) - 1))
-#define DK__R_BACKENDS (((uint64_t)1 << DK_NUM_BACKENDS) - 1)
-#define DK__R_FULL ((uint64_t)-1 >> (64 - DK_NUM_KEYSET_BITS))
-
-/* Functionality bits of every row that has `role`; first key that has it.
-   Each term reads the row's own columns: no enum of roles and bit
-   positions per row is declared for them (one, 2 M of gcc's instructions
-   in every unit that includes the header, which names no role). */
-#define DK__ROLE_TERM(name, pb, prefix, roles, role) | (uint64_t)!!((roles) & (role)) << (DK_NUM_BACKENDS + DK_##name - 1)
-#define DK__ROLE_BITS(role) ((uint64_t)0 DK_FORALL_FUNCTIONALITY_KEYS(DK__ROLE_TERM, role))
-#define DK__ROLE_FIRST(name, pb, prefix, roles, role) ((roles) & (role)) ? DK_##name :
-#define DK__ROLE_KEY(role) (DK_FORALL_FUNCTIONALITY_KEYS(DK__ROLE_FIRST, role) DK_Undefined)
-#define DK__PB_ROLE_FIRST(name, pb, prefix, roles, role) (pb && ((roles) & (role))) ? DK_##name :
-#define DK__PB_ROLE_KEY(role) (DK_FORALL_FUNCTIONALITY_KEYS(DK__PB_ROLE_FIRST, role) DK_Undefined)
-/* Backend bits of the components whose autograd key sits on their plain
-   key (OwnAutograd 1), and of the functional ones (Functional's bit 1). */
-#define DK__BC_OWN_AUTOGRAD(name, own_ag, autocast, functional, extra) | ((own_ag) == 1 ? DK__BBIT(DK_##name##Bit) : 0)
-#define DK__BC_FUNCTIONAL(name, own_ag, autocast, functional, extra) | ((functional) & 1 ? DK__BBIT(DK_##name##Bit) : 0)
-
-/* Special keys, found by role (Undefined when a user list has none):
-   constant expressions, expanded where they are used (the implementation,
-   the tables, the named keysets DK_KS_AFTER_*), never in a unit that only
-   includes the header; private: code outside the header names keys as the
-   lists do. */
-#define DK__KEY_AUTOGRAD_OTHER DK__ROLE_KEY(DK_R_AUTOGRAD_OTHER)
-#define DK__KEY_INPLACE_VIEW DK__ROLE_KEY(DK_R_INPLACE_VIEW)
-#define DK__KEY_FUNCTIONALIZE DK__ROLE_KEY(DK_R_FUNCTIONALIZE)
-#define DK__KEY_FIRST_AUTOGRAD DK__ROLE_KEY(DK_R_AUTOGRAD)
-/* the per-backend autograd functionality (AutogradFunctionality) */
-#define DK__KEY_AUTOGRAD_FUNCTIONALITY DK__PB_ROLE_KEY(DK_R_AUTOGRAD)
-/* the plain-kernel row: the first per-backend backend functionality
-   (Dense; a user list may call it anything) */
-#define DK__KEY_PLAIN_BACKEND DK__PB_ROLE_KEY(DK_R_BACKEND_FN)
-
-/* c10's DispatchKeySet(FULL_AFTER, k) for a functionality key k below
-   EndOfFunctionalityKeys: every bit below k's functionality bit, plus the
-   always-after keys; for Undefined (k 0) the backend bits below the highest
-   one plus the always-after keys, as c10's formula gives
-   (DK_KS_FULL_AFTER, dk_ks_full_after). DK__R_FULL_AFTER, for the named
-   keysets of a role key: the full set when a user list has no such key. */
-#define DK__R_FULL_AFTER_C10(k) ((DK__FBIT(k) - 1) | DK__ROLE_BITS(DK_R_ALWAYS_AFTER))
-#define DK__R_FULL_AFTER(k) ((int)(k) != 0 ? DK__R_FULL_AFTER_C10(k) : DK__R_FULL)
-
-/* The raw named keysets (c10 names in comments). */
-#define DK__R_AUTOGRAD        DK__ROLE_BITS(DK_R_AUTOGRAD)                 /* autograd_dispatch_keyset */
-#define DK__R_AUTOGRAD_ALIAS  (DK__R_AUTOGRAD | DK__R_BACKENDS)            /* runtime set of Autograd */
-#define DK__R_AUTOGRAD_WITH_INPLACE_VIEW DK__ROLE_BITS(DK_R_AUTOGRAD | DK_R_INPLACE_VIEW)
-#define DK__R_AUTOCAST        DK__ROLE_BITS(DK_R_AUTOCAST)                 /* autocast_dispatch_keyset */
-#define DK__R_DEFAULT_INCLUDED DK__ROLE_BITS(DK_R_INCLUDED)                /* default_included_set */
-#define DK__R_DEFAULT_EXCLUDED DK__R_AUTOCAST                              /* default_excluded_set */
-#define DK__R_PYTHON          DK__ROLE_BITS(DK_R_PYTHON)                   /* python_ks */
-#define DK__R_FUNCTORCH       DK__ROLE_BITS(DK_R_FUNCTORCH)                /* functorch_transforms_ks */
-#define DK__R_FUNCTORCH_BATCHED DK__ROLE_BITS(DK_R_BATCHED)                /* functorch_batched_ks */
-#define DK__R_OTHER_BACKENDS  (DK__ROLE_BITS(DK_R_OTHER_BACKEND) | DK__R_BACKENDS) /* autogradother_backends */
-#define DK__R_BACKEND_FUNCTIONALITY (DK__ROLE_BITS(DK_R_BACKEND_FN) | DK__R_BACKENDS) /* backend_functionality_keys */
-#define DK__R_BACKEND         (DK__ROLE_BITS(DK_R_BACKEND) | DK__R_BACKENDS) /* backend_dispatch_keyset */
-#define DK__R_NON_FUNCTIONAL_BACKEND                                       /* non_functional_backend_dispatch_keyset */ \
-    (DK__R_BACKEND & ~DK__ROLE_BITS(DK_R_SPARSE) & ~((uint64_t)0 DK_FORALL_BACKEND_COMPONENTS(DK__BC_FUNCTIONAL, ~)))
-#define DK__R_MATH            (DK__ROLE_BITS(DK_R_BACKEND | DK_R_AUTOGRAD | DK_R_MATH) | DK__R_BACKENDS) /* math_dispatch_keyset */
-#define DK__R_NESTED          (DK__ROLE_BITS(DK_R_NESTED) | DK__R_BACKENDS) /* nested_dispatch_keyset */
-#define DK__R_AFTER_AUTOGRAD  DK__R_FULL_AFTER(DK__KEY_FIRST_AUTOGRAD)      /* after_autograd_keyset */
-#define DK__R_AFTER_INPLACE_VIEW DK__R_FULL_AFTER(DK__KEY_INPLACE_VIEW)     /* after_ADInplaceOrView_keyset */
-#define DK__R_AFTER_FUNCTIONALIZE                                          /* after_func_keyset */ \
-    (DK__R_FULL_AFTER(DK__KEY_FUNCTIONALIZE) & ~DK__ROLE_BITS(DK_R_INPLACE_VIEW))
-#define DK__R_SPARSE          DK__ROLE_BITS(DK_R_SPARSE)                   /* sparse_ks */
-#define DK__R_SPARSE_CSR      DK__ROLE_BITS(DK_R_SPARSE_CSR)               /* sparse_csr_ks */
-#define DK__R_MKLDNN          DK__ROLE_BITS(DK_R_MKLDNN)                   /* mkldnn_ks */
-#define DK__R_INPLACE_VIEW    DK__ROLE_BITS(DK_R_INPLACE_VIEW)             /* inplace_or_view_ks */
-/* A user alias row's set: KEYS(k1, ..., k4), up to four functionality keys
-   of the lists, each on every backend when it is per backend (an alias for
-   "Accessibility on every backend"). Such an alias plays no resolution role
-   (DK__SET_KEYS is 0): a fallback at it registers each of its runtime keys,
-   a kernel (dk_impl) goes to the runtime keys themselves. */
-#define DK__R_KEYS(...) (DK__R_BACKENDS | DK__KEYS_N(__VA_ARGS__, DK__KEYS4, DK__KEYS3, DK__KEYS2, DK__KEYS1, ~)(__VA_ARGS__))
-#define DK__KEYS_N(a, b, c, d, n, ...) n
-#define DK__KEYS1(a) DK__FBIT(DK_##a)
-#define DK__KEYS2(a, b) DK__FBIT(DK_##a) | DK__FBIT(DK_##b)
-#define DK__KEYS3(a, b, c) DK__FBIT(DK_##a) | DK__FBIT(DK_##b) | DK__FBIT(DK_##c)
-#define DK__KEYS4(a, b, c, d) DK__FBIT(DK_##a) | DK__FBIT(DK_##b) | DK__FBIT(DK_##c) | DK__FBIT(DK_##d)
-
-/* >>keyset ------------------------------------------------------------------ */
-
 /* A set of dispatch keys: backend bits low, functionality bits above. */
 typedef struct dk_keyset { uint64_t repr; } dk_keyset;
 
-DK_INLINE dk_keyset dk_ks_raw(uint64_t repr) { dk_keyset ks; ks.repr = repr; return ks; }
-
-/* The named keysets, as dk_keyset values. */
-#define DK_KS_EMPTY               dk_ks_raw(0)
-#define DK_KS_FULL                dk_ks_raw(DK__R_FULL)
-#define DK_KS_BACKENDS            dk_ks_raw(DK__R_BACKENDS)             /* backend_bitset_mask */
-#define DK_KS_AUTOGRAD            dk_ks_raw(DK__R_AUTOGRAD)
-#define DK_KS_AUTOGRAD_ALIAS      dk_ks_raw(DK__R_AUTOGRAD_ALIAS)
-#define DK_KS_AUTOGRAD_WITH_INPLACE_VIEW dk_ks_raw(DK__R_AUTOGRAD_WITH_INPLACE_VIEW)
-#define DK_KS_AUTOCAST            dk_ks_raw(DK__R_AUTOCAST)
-#define DK_KS_DEFAULT_INCLUDED    dk_ks_raw(DK__R_DEFAULT_INCLUDED)
-#define DK_KS_DEFAULT_EXCLUDED    dk_ks_raw(DK__R_DEFAULT_EXCLUDED)
-#define DK_KS_PYTHON              dk_ks_raw(DK__R_PYTHON)
-#define DK_KS_FUNCTORCH           dk_ks_raw(DK__R_FUNCTORCH)
-#define DK_KS_FUNCTORCH_BATCHED   dk_ks_raw(DK__R_FUNCTORCH_BATCHED)
-#define DK_KS_OTHER_BACKENDS      dk_ks_raw(DK__R_OTHER_BACKENDS)       /* autogradother_backends */
-#define DK_KS_BACKEND_FUNCTIONALITY dk_ks_raw(DK__R_BACKEND_FUNCTIONALITY)
-#define DK_KS_BACKEND             dk_ks_raw(DK__R_BACKEND)
-#define DK_KS_NON_FUNCTIONAL_BACKEND dk_ks_raw(DK__R_NON_FUNCTIONAL_BACKEND)
-#define DK_KS_MATH                dk_ks_raw(DK__R_MATH)
-#define DK_KS_NESTED              dk_ks_raw(DK__R_NESTED)
-#define DK_KS_AFTER_AUTOGRAD      dk_ks_raw(DK__R_AFTER_AUTOGRAD)
-#define DK_KS_AFTER_INPLACE_VIEW  dk_ks_raw(DK__R_AFTER_INPLACE_VIEW)
-#define DK_KS_AFTER_FUNCTIONALIZE dk_ks_raw(DK__R_AFTER_FUNCTIONALIZE)
-#define DK_KS_SPARSE              dk_ks_raw(DK__R_SPARSE)
-#define DK_KS_SPARSE_CSR          dk_ks_raw(DK__R_SPARSE_CSR)
-#define DK_KS_MKLDNN              dk_ks_raw(DK__R_MKLDNN)
-#define DK_KS_INPLACE_OR_VIEW     dk_ks_raw(DK__R_INPLACE_VIEW)
-/* c10's DispatchKeySet(FULL_AFTER, k) for a functionality key k (a constant
-   expression; dk_ks_full_after() also takes runtime keys): every key below
-   k, PythonDispatcher included, k itself not. What a fallback at k passes
-   to redispatch: dk_ks_and(ks, DK_KS_FULL_AFTER(DK_Tracer)). Undefined
-   gives c10's value (the backend bits below the highest one, plus
-   PythonDispatcher: 0x4000000000007fff in 2.11); any other value gives FULL
-   (never a shift out of range) -- for a runtime or an alias key use
-   dk_ks_full_after(), whose answer for an alias never holds the alias's
-   own keys (FULL would let a fallback there call itself). */
-#define DK_KS_FULL_AFTER(k) \
-    dk_ks_raw((unsigned)(k) < (unsigned)DK_EndOfFunctionalityKeys ? DK__R_FULL_AFTER_C10((unsigned)(k) < (unsigned)DK_EndOfFunctionalityKeys ? (int)(k) : 0) : DK__R_FULL)
-
-/* Note [Runtime slots]. c10's offsetsAndMasks(), generated at compile time:
-   for functionality f, the first slot and the backend mask (all backends when
-   f is per-backend, else 0). Indexed by functionality key value; entries
-   past the last functionality are {0, 0}, so a keyset with bits above FULL
-   lands on the Undefined slot instead of reading out of bounds (c10 does). */
+/* A functionality's first slot and backend mask (Note [Runtime slots]). */
 typedef struct dk_offset_mask { uint16_t offset; uint16_t mask; } dk_offset_mask;
-/* Note [Tables in one unit]. Every generated table the inline functions
-   read is defined once, by the implementation (>>impl-slots), and declared
-   here as a DK_API const array: a unit that only includes the header
-   expands none of them and emits none (at -O0 neither: a compiler keeps an
-   unused static const table there). The call path reads an extern table
-   with the same instructions: a direct address in a program (PIE
-   included), a GOT cell in position-independent code, which holds the
-   address the static table's lea computed before. DISPATCH_STATIC units
-   define them here, static. DK__TABLE(type, name, init) declares (or
-   defines) one; DK__TABLE_DEFINE(type, name, init) is the implementation's
-   definition; init is the name of a function-like macro that expands to the
-   initialiser, so that a declaration never expands it. */
-#ifdef DISPATCH_STATIC
-#define DK__TABLE(type, name, init) static const type name DK__UNUSED = init();
-#else
-#define DK__TABLE(type, name, init) DK_API const type name;
-#endif
-#define DK__FK_OFFSET_MASK(name, pb, prefix, roles, extra) \
-    { (uint16_t)DK__SLOT_##name, (uint16_t)(pb ? DK__R_BACKENDS : 0) },
-#define DK__OFFSETS_AND_MASKS_INIT() { { 0, 0 }, DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_OFFSET_MASK, ~) }
-typedef dk_offset_mask dk__offset_masks[65 - DK_NUM_BACKENDS];
-#ifdef DISPATCH_STATIC
-DK__SLOT_NUMBERS
-#endif
-DK__TABLE(dk__offset_masks, dk__offsets_and_masks, DK__OFFSETS_AND_MASKS_INIT)
-/* The slot itself, by the keyset's highest bit msb(repr | 1) and the backend
-   index b (< 16): offset + (b & mask) of the bit's functionality
-   precomputed (rows of the backend bits and of bits above the last key are
-   slot 0), so that a call pays one load for it instead of two loads, an and
-   and an add. */
-#define DK__SB(o, m, b) (uint16_t)(o + (b & m))
-#define DK__SB_ROW(o, m)                                                                                     \
-    { DK__SB(o, m, 0), DK__SB(o, m, 1), DK__SB(o, m, 2), DK__SB(o, m, 3), DK__SB(o, m, 4), DK__SB(o, m, 5),   \
-      DK__SB(o, m, 6), DK__SB(o, m, 7), DK__SB(o, m, 8), DK__SB(o, m, 9), DK__SB(o, m, 10), DK__SB(o, m, 11), \
-      DK__SB(o, m, 12), DK__SB(o, m, 13), DK__SB(o, m, 14), DK__SB(o, m, 15) },
-/* DK__SBM_f: f's backend mask (every backend bit when f is per backend),
-   short to expand in each cell; the enum goes with the table's definition
-   (DK__SLOT_ENUMS) */
-#define DK__SBM(name, pb, prefix, roles, extra) DK__SBM_##name = (pb) ? (1 << DK_NUM_BACKENDS) - 1 : 0,
-#define DK__SLOT_ENUMS enum { DK_FORALL_FUNCTIONALITY_KEYS(DK__SBM, ~) DK__SBM_END };
-#define DK__BC_NO_SLOT(name, own_ag, autocast, functional, extra) DK__SB_ROW(0, 0)
-#define DK__FK_SLOT_ROW(name, pb, prefix, roles, extra) DK__SB_ROW(DK__SLOT_##name, DK__SBM_##name)
-#define DK__SLOT_BY_BIT_BACKEND_INIT() \
-    { DK_FORALL_BACKEND_COMPONENTS(DK__BC_NO_SLOT, ~) DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_SLOT_ROW, ~) }
-typedef uint16_t dk__slot_cells[64][16];
-#ifdef DISPATCH_STATIC
-DK__SLOT_ENUMS
-#endif
-DK__TABLE(dk__slot_cells, dk__slot_by_bit_backend, DK__SLOT_BY_BIT_BACKEND_INIT)
-
-/* First runtime key (the StartOf marker) of each functionality, 0 if not per-backend. */
-#define DK__FK_START(name, pb, prefix, roles, extra) DK__PER_BACKEND_##pb(DK_StartOf##name##Backends) + 0,
-#define DK__PER_BACKEND_START_INIT() { 0, DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_START, ~) }
-typedef uint16_t dk__pb_starts[DK_NUM_FUNCTIONALITY_KEYS];
-DK__TABLE(dk__pb_starts, dk__per_backend_start, DK__PER_BACKEND_START_INIT)
-
-/* Role flags (Note [Roles]) of each functionality key. */
-#define DK__FK_ROLES(name, pb, prefix, roles, extra) (uint32_t)(roles),
-#define DK__FUNCTIONALITY_ROLES_INIT() { 0, DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_ROLES, ~) }
-typedef uint32_t dk__fk_roles[DK_NUM_FUNCTIONALITY_KEYS];
-DK__TABLE(dk__fk_roles, dk__functionality_roles, DK__FUNCTIONALITY_ROLES_INIT)
-
-/* DK__OPAQUE(x): the compiler forgets how x was computed (GCC, Clang), so
-   it keeps x as it is instead of recomputing a variant of it, or
-   reassociating the operations around it. */
-#if defined(__GNUC__) || defined(__clang__)
-#define DK__OPAQUE(x) __asm__("" : "+r"(x))
-#else
-#define DK__OPAQUE(x) ((void)0)
-#endif
-
-/* Index of the highest set bit of x != 0 (one bsr / lzcnt). Every caller ORs
-   in bit 0, which turns "1-based bit width, 0 for none" into a plain bit
-   scan: width(x) == msb((x << 1) | 1). */
-/* Index of the highest set bit of x (x != 0), as a 64-bit value so that it
-   indexes a table without a zero extension (gcc adds one to its builtin;
-   clang 14 leaves 63 ^ (63 ^ bsr) unfolded in the call path). The operand
-   is "rm" for GCC, "r" for Clang (which takes "rm" as memory: a spill). */
-#if defined(__clang__)
-#define DK__ASM_RM "r"
-#else
-#define DK__ASM_RM "rm"
-#endif
-DK_INLINE size_t dk__msb(uint64_t x) {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    uint64_t r;
-    __asm__("bsrq %1, %0" : "=r"(r) : DK__ASM_RM(x));
-    return (size_t)r;
-#elif defined(__GNUC__) || defined(__clang__)
-    return (size_t)(63u ^ (unsigned)__builtin_clzll(x));
-#else
-    size_t n = 0;
-    while (x >>= 1) n++;
-    return n;
-#endif
-}
-/* Index of the highest set bit of x, 0 for x == 0: dk__msb(x | 1) without
-   the or, and x kept (x86-64: bsr leaves its destination as it was for 0,
-   as AMD documents and Intel's processors do; Linux's fls64 relies on it). */
-DK_INLINE size_t dk__msb0(uint64_t x) {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    uint64_t r = 0;
-    __asm__("bsrq %1, %0" : "+r"(r) : DK__ASM_RM(x));
-    return (size_t)r;
-#else
-    return dk__msb(x | 1);
-#endif
-}
-DK_INLINE int dk__lowest_bit(uint64_t x) {
-#if defined(__GNUC__) || defined(__clang__)
-    return __builtin_ctzll(x);
-#else
-    int n = 0;
-    while (!(x & 1)) { n++; x >>= 1; }
-    return n;
-#endif
-}
-
-/* c10's offsetsAndMasks()[f]: the first runtime slot of functionality f and
-   its backend mask; {0, 0} for anything that is not a functionality key. */
-DK_INLINE dk_offset_mask dk_key_offset_and_mask(dk_key f) {
-    dk_offset_mask none = { 0, 0 };
-    return f > DK_Undefined && f < DK_EndOfFunctionalityKeys ? dk__offsets_and_masks[f] : none;
-}
-
-/* Does functionality key f carry role flag(s) `role` (Note [Roles])? */
-DK_INLINE int dk_key_has_role(dk_key f, int role) {
-    return f > DK_Undefined && f < DK_EndOfFunctionalityKeys && (dk__functionality_roles[f] & (uint32_t)role) != 0;
-}
-
-DK_INLINE int dk_key_is_alias(dk_key k) { return k >= DK_StartOfAliasKeys && k <= DK_EndOfAliasKeys; }
-
-/* dk_key_functionality compares with the per-backend rows instead of
-   reading a table, so that a compiler folds it for a constant key
-   (dk_ks_from_key(DK_CPU) is a constant) while the tables stay in the
-   implementation (Note [Tables in one unit]).
-
-   The functionality of a key (c10 toFunctionalityKey): itself for a
-   functionality key, the per-backend functionality for a runtime key,
-   Undefined for alias keys. */
-#define DK__FK_OF_RUNTIME(name, pb, prefix, roles, extra) DK__PER_BACKEND_##pb(if (k <= DK_EndOf##name##Backends) return DK_##name;)
-DK_INLINE dk_key dk_key_functionality(dk_key k) {
-    if (k <= DK_EndOfFunctionalityKeys) return k;
-    DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_OF_RUNTIME, ~) /* the blocks ascend in list order */
-    return DK_Undefined;
-}
-#undef DK__FK_OF_RUNTIME
-
-/* The backend component of a per-backend runtime key (c10 toBackendComponent);
-   InvalidBit for every other key. */
-DK_INLINE dk_backend dk_key_backend(dk_key k) {
-    if (k <= DK_EndOfFunctionalityKeys || k > DK_EndOfRuntimeBackendKeys) return DK_InvalidBit;
-    return (dk_backend)((k - DK_EndOfFunctionalityKeys - 1) % (DK_NUM_BACKENDS + 1));
-}
-
-/* The runtime key of (per-backend functionality, backend) (c10
-   toRuntimePerBackendFunctionalityKey); f itself when f is not per-backend.
-   It reads the first runtime key of f's block from dk__per_backend_start
-   (a comparison with each per-backend row, folded for a constant f, cost
-   every unit that includes the header 1.8 M of gcc's instructions; no call
-   reads it). */
-DK_INLINE dk_key dk_key_runtime(dk_key f, dk_backend b) {
-    return (unsigned)f < (unsigned)DK_EndOfFunctionalityKeys && dk__per_backend_start[f] != 0
-               ? (dk_key)((int)dk__per_backend_start[f] + (int)b)
-               : f;
-}
-
-/* Per-backend functionality key (Dense, Sparse, AutogradFunctionality, ...). */
-DK_INLINE int dk_key_is_per_backend_functionality(dk_key k) {
-    return (unsigned)k < (unsigned)DK_EndOfFunctionalityKeys && dk__per_backend_start[k] != 0;
-}
-
-/* A key with a slot of its own: Undefined, a functionality key that is not
-   per-backend, or a per-backend runtime key (not a StartOf marker). */
-DK_INLINE int dk_key_is_runtime(dk_key k) {
-    if (k < DK_EndOfFunctionalityKeys) return !dk_key_is_per_backend_functionality(k);
-    return k <= DK_EndOfRuntimeBackendKeys && dk_key_backend(k) != DK_InvalidBit;
-}
-
-DK_INLINE dk_keyset dk_ks_from_backend(dk_backend b) {
-    return dk_ks_raw(b == DK_InvalidBit || b > DK_EndOfBackendKeys ? 0 : DK__BBIT(b));
-}
-
-/* c10 DispatchKeySet(k): a functionality bit, plus a backend bit for a
-   per-backend runtime key. Undefined and alias keys give the empty set. */
-DK_INLINE dk_keyset dk_ks_from_key(dk_key k) {
-    dk_key f = dk_key_functionality(k);
-    if (f == DK_Undefined) return dk_ks_raw(0);
-    return dk_ks_raw(DK__FBIT(f) | dk_ks_from_backend(dk_key_backend(k)).repr);
-}
-
-DK_INLINE dk_keyset dk_ks_or(dk_keyset a, dk_keyset b) { return dk_ks_raw(a.repr | b.repr); }
-DK_INLINE dk_keyset dk_ks_and(dk_keyset a, dk_keyset b) { return dk_ks_raw(a.repr & b.repr); }
-DK_INLINE int dk_ks_equal(dk_keyset a, dk_keyset b) { return a.repr == b.repr; }
-DK_INLINE int dk_ks_is_empty(dk_keyset a) { return a.repr == 0; }
-
-/* c10's operator-: removes b's functionality bits; a's backend bits stay. */
-DK_INLINE dk_keyset dk_ks_minus(dk_keyset a, dk_keyset b) {
-    return dk_ks_raw(a.repr & (DK__R_BACKENDS | ~b.repr));
-}
-DK_INLINE dk_keyset dk_ks_add(dk_keyset a, dk_key k) { return dk_ks_or(a, dk_ks_from_key(k)); }
-/* Clears only k's functionality bit (backend bits may serve other keys). */
-DK_INLINE dk_keyset dk_ks_remove(dk_keyset a, dk_key k) {
-    return dk_ks_raw(a.repr & ~(dk_ks_from_key(k).repr & ~DK__R_BACKENDS));
-}
-DK_INLINE dk_keyset dk_ks_remove_backend(dk_keyset a, dk_backend b) {
-    return dk_ks_raw(a.repr & ~dk_ks_from_backend(b).repr);
-}
-DK_INLINE int dk_ks_has_all(dk_keyset a, dk_keyset b) { return (a.repr & b.repr) == b.repr; }
-DK_INLINE int dk_ks_has_any(dk_keyset a, dk_keyset b) { return (a.repr & b.repr) != 0; }
-/* Every bit of k present. False for Undefined and alias keys (no bits). */
-DK_INLINE int dk_ks_has(dk_keyset a, dk_key k) {
-    dk_keyset s = dk_ks_from_key(k);
-    return s.repr != 0 && dk_ks_has_all(a, s);
-}
-
-DK_INLINE dk_key dk_ks_highest_functionality(dk_keyset a) {
-    size_t f = dk__msb((a.repr >> (DK_NUM_BACKENDS - 1)) | 1);   /* a variable: -Wbad-function-cast */
-    return (dk_key)f;
-}
-DK_INLINE dk_backend dk_ks_highest_backend(dk_keyset a) {
-    size_t b = dk__msb(((a.repr & DK__R_BACKENDS) << 1) | 1);
-    return (dk_backend)b;
-}
-/* c10's getBackendIndex: the highest backend bit's index (0 for CPU or
-   without one). The one formula: the call path, the TLS row and this use it. */
-DK_INLINE size_t dk__backend_index(uint64_t repr) { return dk__msb((repr & DK__R_BACKENDS) | 1); }
-DK_INLINE int dk_ks_backend_index(dk_keyset a) { return (int)dk__backend_index(a.repr); }
-/* c10 highestPriorityTypeId: the key a call with this keyset dispatches to. */
-DK_INLINE dk_key dk_ks_highest_key(dk_keyset a) {
-    return dk_key_runtime(dk_ks_highest_functionality(a), dk_ks_highest_backend(a));
-}
-/* c10 highestPriorityBackendTypeId (a function of the implementation, >>keys). */
-DK_API dk_key dk_ks_highest_backend_key(dk_keyset a);
-
-/* c10 getDispatchTableIndexForDispatchKeySet: the slot of the highest key.
-   Two bit scans and one load: the keyset's highest bit and the backend
-   index b pick the slot in dk__slot_by_bit_backend (the functionality's
-   first slot, plus b when it is per-backend). dk__slot_at takes b computed
-   already (the call path has it). */
-DK_INLINE size_t dk__slot_at(uint64_t repr, size_t b) {
-    return dk__slot_by_bit_backend[dk__msb0(repr)][b];
-}
-DK_INLINE size_t dk__slot(uint64_t repr) { return dk__slot_at(repr, dk__backend_index(repr)); }
-DK_INLINE int dk_ks_slot(dk_keyset a) { return (int)dk__slot(a.repr); }
-
-/* The slot of a key (c10 getDispatchTableIndexForDispatchKey). */
-DK_INLINE int dk_key_slot(dk_key k) { return dk_ks_slot(dk_ks_from_key(k)); }
-
-/* Iteration in c10's order: functionality keys ascending, and for a
-   per-backend functionality one runtime key per backend bit, ascending.
-       for (k = dk_ks_first(ks); k != DK_Undefined; k = dk_ks_next(ks, k))
-   Defined for every 64-bit keyset: the bit just above FULL yields
-   EndOfFunctionalityKeys (as c10's iterator does); bits above that are no
-   key, are never yielded, and cannot make the loop restart (they used to:
-   their "key" looked like a per-backend runtime key). dk_ks_to_string
-   prints all of them, that bit included, as UnknownBits(0x...). */
-#define DK__FBITS_KEYS ((uint64_t)-1 >> (64 - DK_NUM_FUNCTIONALITY_KEYS)) /* keys 1..EndOfFunctionalityKeys */
-DK_INLINE dk_key dk__ks_from_functionality(dk_keyset a, int f) {
-    uint64_t fbits;
-    if (f >= DK_NUM_FUNCTIONALITY_KEYS) return DK_Undefined;
-    fbits = (a.repr >> DK_NUM_BACKENDS) & DK__FBITS_KEYS & ~(((uint64_t)1 << f) - 1);
-    for (; fbits; fbits &= fbits - 1) {
-        dk_key fk = (dk_key)(dk__lowest_bit(fbits) + 1);
-        if (!dk_key_is_per_backend_functionality(fk)) return fk;
-        if (a.repr & DK__R_BACKENDS)
-            return dk_key_runtime(fk, (dk_backend)(dk__lowest_bit(a.repr & DK__R_BACKENDS) + 1));
-    }
-    return DK_Undefined;
-}
-DK_INLINE dk_key dk_ks_first(dk_keyset a) { return dk__ks_from_functionality(a, 0); }
-DK_INLINE dk_key dk_ks_next(dk_keyset a, dk_key k) {
-    dk_key f = dk_key_functionality(k);
-    if (dk_key_is_per_backend_functionality(f)) {
-        dk_backend kb = dk_key_backend(k);
-        uint64_t later = a.repr & DK__R_BACKENDS & ~(((uint64_t)1 << (unsigned)kb) - 1);
-        if (later) return dk_key_runtime(f, (dk_backend)(dk__lowest_bit(later) + 1));
-    }
-    return dk__ks_from_functionality(a, (int)f);
-}
-#define DK_KS_FOREACH(k, ks) for ((k) = dk_ks_first(ks); (k) != DK_Undefined; (k) = dk_ks_next((ks), (k)))
-
-/* >>keys -------------------------------------------------------------------- */
-
-/* The queries below that a named keyset of many roles would expand in
-   every unit (dk_key_is_backend, dk_alias_runtime_set, dk_ks_full_after,
-   dk_autograd_backend_set, dk_ks_highest_backend_key) and the one that
-   expands the backend list (dk_backend_autocast_set) are functions of the
-   implementation (>>impl-slots); none is on the call path. */
-
-/* c10 isBackendDispatchKey: a runtime key covered by CompositeExplicitAutograd. */
-DK_API int dk_key_is_backend(dk_key k);
-
-/* Runtime keyset of an alias key (c10 getRuntimeDispatchKeySet); for a
-   non-alias key, the key's own set. See docs/c10.md, "Differences from c10":
-   FuncTorchBatchedDecomposition maps to {FuncTorchBatched} (c10: empty). */
-DK_API dk_keyset dk_alias_runtime_set(dk_key alias);
-
-/* c10 isIncludedInAlias: runtime key k is covered by alias `alias`; a key
-   that is no alias covers itself alone (c10: isIncludedInAlias(CPU, CPU)),
-   as dk_alias_runtime_set(k) is {k}. Never for Undefined or an alias k. */
-DK_INLINE int dk_key_in_alias(dk_key k, dk_key alias) {
-    if (k == DK_Undefined || dk_key_is_alias(k)) return 0;
-    if (!dk_key_is_alias(alias)) return k == alias;
-    return dk_ks_has(dk_alias_runtime_set(alias), k);
-}
-
-/* c10's DispatchKeySet(FULL_AFTER, k) for any key: a per-backend runtime key
-   (or its block's StartOf marker) counts as its functionality (AutogradCPU
-   as AutogradFunctionality: every backend bit stays). An alias key gives
-   what is below every key it stands for: FULL_AFTER of the lowest
-   functionality in dk_alias_runtime_set (Autograd: DK_KS_AFTER_AUTOGRAD),
-   so a fallback at an alias key that redispatches to dk_ks_and(ks,
-   dk_ks_full_after(alias)) never reaches itself (c10 gives its value for
-   Undefined, which does). Undefined and values out of range have no
-   functionality and give c10's value for Undefined: the backend bits below
-   the highest one, plus PythonDispatcher (1.13.1: 0x20000000001fff, 2.11:
-   0x4000000000007fff); EndOfFunctionalityKeys gives FULL. */
-DK_API dk_keyset dk_ks_full_after(dk_key k);
-
-/* c10 getAutogradRelatedKeySetFromBackend: ADInplaceOrView + the backend's
-   autograd key: Autograd<b> for a backend with OwnAutograd 1 (when the
-   lists have a per-backend autograd row), else AutogradOther; InvalidBit
-   and values out of range take AutogradOther. By backend in
-   dk__autograd_related (Note [Tables in one unit]; its enum names the
-   three keys once). */
-#define DK__AGR_FBIT(k) ((int)(k) != 0 ? DK__FBIT(k) : 0)
-#define DK__AGR(own_ag, b)                                                                              \
-    ((((own_ag) && (int)DK__AGR_FUNCTIONALITY != 0) ? DK__FBIT(DK__AGR_FUNCTIONALITY) | DK__BBIT(b)       \
-                                                   : DK__AGR_FBIT(DK__AGR_OTHER)) | DK__AGR_FBIT(DK__AGR_INPLACE_VIEW))
-#define DK__AGR_ENUMS                                                                                    \
-    enum { DK__AGR_FUNCTIONALITY = DK__KEY_AUTOGRAD_FUNCTIONALITY, DK__AGR_OTHER = DK__KEY_AUTOGRAD_OTHER, \
-           DK__AGR_INPLACE_VIEW = DK__KEY_INPLACE_VIEW };
-#define DK__BC_AGR(name, own_ag, autocast, functional, extra) DK__AGR(own_ag, DK_##name##Bit),
-/* InvalidBit: OwnAutograd 0 (its backend bit, never used, is a valid shift) */
-#define DK__AUTOGRAD_RELATED_INIT() { DK__AGR(0, 1), DK_FORALL_BACKEND_COMPONENTS(DK__BC_AGR, ~) }
-typedef uint64_t dk__backend_keysets[DK_NUM_BACKENDS + 1];
-#ifdef DISPATCH_STATIC
-DK__AGR_ENUMS
-#endif
-DK__TABLE(dk__backend_keysets, dk__autograd_related, DK__AUTOGRAD_RELATED_INIT)
-DK_INLINE dk_keyset dk_backend_autograd_related_set(dk_backend b) {
-    return dk_ks_raw(dk__autograd_related[(unsigned)b <= (unsigned)DK_NUM_BACKENDS ? (int)b : 0]);
-}
-
-/* c10 getAutogradKeyFromBackend: AutogradCPU for CPUBit, AutogradOther for HIPBit. */
-DK_INLINE dk_key dk_backend_autograd_key(dk_backend b) {
-    return dk_ks_highest_key(dk_backend_autograd_related_set(b));
-}
-
-/* c10 getAutocastRelatedKeySetFromBackend (a function of the
-   implementation: it expands the backend list). */
-DK_API dk_keyset dk_backend_autocast_set(dk_backend b);
-
-/* c10 getBackendKeySetFromAutograd: the backend keys an autograd key sits on. */
-DK_API dk_keyset dk_autograd_backend_set(dk_key k);
-
-/* >>status ------------------------------------------------------------------ */
 
 #define DK_FORALL_STATUS(X)                                                     \
     X(OK,                "ok")                                                  \
@@ -1581,8 +993,8 @@ DK_API dk_keyset dk_autograd_backend_set(dk_key k);
     X(ERR_DESTROYED,     "the registry was destroyed")
 
 #define DK__STATUS_ENUM(name, text) DK_##name,
+
 typedef enum dk_status { DK_FORALL_STATUS(DK__STATUS_ENUM) DK__STATUS_END } dk_status;
-#undef DK__STATUS_ENUM
 
 /* What is not a registration's status nor a call's error goes to the
    registry's logger (dk_registry_desc.logger), one item of this list per
@@ -1606,13 +1018,2396 @@ typedef enum dk_status { DK_FORALL_STATUS(DK__STATUS_ENUM) DK__STATUS_END } dk_s
                                      "per unload; unload in two steps: dk_library_unload, then dlclose)")
 
 typedef enum dk_log_level { DK_LOG_PANIC, DK_LOG_ERROR, DK_LOG_WARNING } dk_log_level;
+
 #define DK__LOG_ITEM_ENUM(item, level, text) DK_LOG_##item,
+
 typedef enum dk_log_item { DK_FORALL_LOG_ITEMS(DK__LOG_ITEM_ENUM) DK__LOG_ITEM_END } dk_log_item;
-#undef DK__LOG_ITEM_ENUM
 
 /* sokol's shape: a function and its user data, passed together. */
 typedef void (*dk_log_fn)(dk_log_level level, dk_log_item item, const char *message, void *user_data);
+
 typedef struct dk_logger { dk_log_fn func; void *user_data; } dk_logger;
+
+#define DK_CONFIG_SIGNATURE                                                                                 \
+    DK__XSTR(DK_FORALL_BACKEND_COMPONENTS(DK__SIG_BC, ~) DK_FORALL_FUNCTIONALITY_KEYS(DK__SIG_FK, ~)         \
+             DK_FORALL_ALIAS_KEYS(DK__SIG_ALIAS, ~))                                                         \
+    " reclamation " DK__SIG_MODE "; DK_EXPLAIN_MAX_ARGS " DK__XSTR(DK_EXPLAIN_MAX_ARGS) "; DK_C10_VERSION "  \
+    DK__XSTR(DK_C10_VERSION) "; " DK__SIG_THREADS
+
+/* Argument keysets a dk_explanation holds (CONFIGURATION). */
+#ifndef DK_EXPLAIN_MAX_ARGS
+#define DK_EXPLAIN_MAX_ARGS 16
+#endif
+
+/* The handle types, declared first: boxed kernels and adapters name them.
+   dk_kernel (the kernel record, below) and dk_operator are defined in
+   this header; a program reads them, never writes them. The others are
+   opaque. */
+typedef struct dk_registry dk_registry;
+
+typedef struct dk_operator dk_operator;
+
+typedef struct dk_kernel dk_kernel;
+
+typedef struct dk_registration dk_registration;
+
+typedef struct dk_library dk_library;
+
+/* Any unboxed kernel: stored as dk_fn, cast back to its real type to call. */
+typedef void (*dk_fn)(void);
+
+/* What a boxed value holds: X(TAG, name in messages). New tags go last:
+   the values are part of the C ABI. COMPLEX: c10's ComplexDouble. */
+#define DK_FORALL_VALUE_TAGS(X)                                                                  \
+    X(NONE, "none") X(BOOL, "bool") X(INT, "int") X(DOUBLE, "float") X(STRING, "string")          \
+    X(TENSOR, "tensor") X(LIST, "list") X(INT_LIST, "int list") X(DOUBLE_LIST, "float list")      \
+    X(OBJECT, "object") X(COMPLEX, "complex")
+
+#define DK__VALUE_TAG_ENUM(tag, name) DK_VALUE_##tag,
+
+typedef enum dk_value_tag { DK_FORALL_VALUE_TAGS(DK__VALUE_TAG_ENUM) } dk_value_tag;
+
+/* A complex double (c10::complex<double>): a schema's "complex", its
+   default ("1j", "1.+2.j") included; dkgen's C type for it. */
+typedef struct dk_complex { double re, im; } dk_complex;
+
+typedef struct dk_value {
+    dk_value_tag tag;
+    union {
+        int b;
+        int64_t i;
+        double d;
+        const char *s;
+        void *tensor;
+        struct { const struct dk_value *items; size_t n; } list;  /* Tensor[], Tensor?[]: tensors and nones */
+        struct { const int64_t *items; size_t n; } ints;          /* int[] */
+        struct { const double *items; size_t n; } doubles;        /* float[] */
+        void *object;
+        dk_complex c;                                             /* complex */
+    } as;
+} dk_value;
+
+/* Lists as typed arguments: the caller's arrays, never copied. */
+typedef struct dk_value_list { const dk_value *items; size_t n; } dk_value_list;
+
+typedef struct dk_int_list { const int64_t *items; size_t n; } dk_int_list;
+
+typedef struct dk_double_list { const double *items; size_t n; } dk_double_list;
+
+typedef struct dk_stack {
+    dk_value *values;         /* caller-owned storage */
+    size_t size, capacity;
+    /* a typed call without boxing adapters passes its argument pack here */
+    void *unboxed_args;
+} dk_stack;
+
+/* A boxed kernel or backend fallback: the operator (so one fallback can act
+   on every operator), the dispatch keyset and the stack. */
+typedef void (*dk_boxed_fn)(const dk_kernel *kernel, const dk_operator *op, dk_keyset ks, dk_stack *stack);
+
+/* How an operator's C signature boxes and unboxes (written by gen/): box
+   puts a typed call's argument pack on a stack; unbox_result takes the
+   returns off it; call_unboxed runs an unboxed kernel from a stack. */
+typedef struct dk_op_adapters {
+    const char *signature;    /* the C signature in schema words, e.g. "(Tensor) (Tensor, Tensor, float)" */
+    int num_arguments, num_returns;
+    void (*box)(const void *args, dk_stack *stack);
+    void (*unbox_result)(dk_stack *stack, void *result);
+    void (*call_unboxed)(const dk_kernel *kernel, const dk_operator *op, dk_keyset ks, dk_stack *stack);
+} dk_op_adapters;
+
+/* Operator tags: c10's at::Tag (aten/src/ATen/native/tags.yaml of PyTorch
+   2.7.1, in torchgen's order: sorted by name). A def carries a set of them;
+   they mean nothing to dispatch and everything to the passes that read
+   them (dk_op_has_tag). */
+#define DK_FORALL_TAGS(X)          \
+    X(core)                        \
+    X(data_dependent_output)       \
+    X(dynamic_output_shape)        \
+    X(flexible_layout)             \
+    X(generated)                   \
+    X(inplace_view)                \
+    X(maybe_aliasing_or_mutating)  \
+    X(needs_fixed_stride_order)    \
+    X(nondeterministic_bitwise)    \
+    X(nondeterministic_seeded)     \
+    X(pointwise)                   \
+    X(pt2_compliant_tag)           \
+    X(view_copy)
+
+#define DK__TAG_ENUM(name) DK_TAG_##name,
+
+typedef enum dk_tag { DK_FORALL_TAGS(DK__TAG_ENUM) DK_NUM_TAGS } dk_tag;
+
+/* c10's AliasAnalysisKind: what the JIT may assume about the operator's
+   aliasing. FROM_SCHEMA (0, what a def without options gets, as
+   torch::Library::def) trusts the schema's annotations; CONSERVATIVE assumes
+   anything; PURE_FUNCTION nothing. INTERNAL_SPECIAL_CASE is c10's own (JIT
+   operators handled case by case): it prints and parses, a def refuses it. */
+#define DK_FORALL_ALIAS_ANALYSIS(X) \
+    X(FROM_SCHEMA)                  \
+    X(CONSERVATIVE)                 \
+    X(PURE_FUNCTION)                \
+    X(INTERNAL_SPECIAL_CASE)
+
+#define DK__AA_ENUM(name) DK_ALIAS_ANALYSIS_##name,
+
+typedef enum dk_alias_analysis { DK_FORALL_ALIAS_ANALYSIS(DK__AA_ENUM) DK__ALIAS_ANALYSIS_END } dk_alias_analysis;
+
+typedef enum dk_kernel_kind {
+    DK_KERNEL_FUNCTION = 0,   /* a real kernel (unboxed, boxed or both) */
+    DK_KERNEL_FALLTHROUGH,    /* skip this key: masked out of the keyset */
+    DK_KERNEL_AMBIGUOUS,      /* c10's ambiguous_autogradother sentinel */
+    DK_KERNEL_MISSING         /* no kernel: calling it reports an error */
+} dk_kernel_kind;
+
+/* An immutable kernel record; dispatch tables point at these. */
+struct dk_kernel {
+    dk_fn fn;                 /* unboxed entry point, or NULL */
+    dk_boxed_fn boxed;        /* boxed entry point, or NULL */
+    void *user_data;          /* given at registration */
+    const char *debug;        /* "registered at file:line" */
+    dk_key key;               /* the key it was registered for (alias keys too) */
+    dk_kernel_kind kind;
+    int is_fallback;          /* 1: a backend fallback */
+    /* the kernel's C type when registered through a typed helper: DK_KERNEL's
+       "float(const dk_kernel *, dk_keyset, tensor)", or gen/'s <op>_impl's in
+       schema words, "(Tensor) (Tensor)"; else NULL. dump_state prints it where
+       c10 prints the inferred schema; registration compares it (see dk_impl). */
+    const char *signature;
+};
+
+/* What to register: build with dk_unboxed(), dk_boxed(), dk_fallthrough(),
+   or typed with DK_KERNEL(op, fn, user_data) (see >>call). name (the
+   kernel's function name, shown after its file:line) and signature (its C
+   type, kept as a pointer: a string literal) are optional. */
+typedef struct dk_kernel_desc {
+    dk_fn fn;
+    dk_boxed_fn boxed;
+    void *user_data;
+    int fallthrough;
+    const char *name;
+    const char *signature;
+} dk_kernel_desc;
+
+/* Why a slot holds its kernel: c10's words (computeDispatchTableEntryWithDebug)
+   and the dk_source they belong to (see dk_explain). */
+#define DK_FORALL_SOURCE_DETAILS(X)                                              \
+    X(KERNEL,         "kernel",                  DK_SOURCE_KERNEL)          \
+    X(NON_FUNCTIONAL, "default backend kernel",  DK_SOURCE_DEFAULT_BACKEND) \
+    X(BACKEND,        "default backend kernel",  DK_SOURCE_DEFAULT_BACKEND) \
+    X(NESTED,         "nested kernel",           DK_SOURCE_MATH)            \
+    X(MATH,           "math kernel",             DK_SOURCE_MATH)            \
+    X(AMBIGUOUS,      "ambiguous autogradother", DK_SOURCE_AMBIGUOUS)       \
+    X(AUTOGRAD,       "autograd kernel",         DK_SOURCE_AUTOGRAD)        \
+    X(BATCHED,        "batched kernel",          DK_SOURCE_BATCHED)         \
+    X(FALLBACK,       "backend fallback",        DK_SOURCE_FALLBACK)        \
+    X(MISSING,        "missing",                 DK_SOURCE_MISSING)
+
+#define DK__REASON_ENUM(name, text, source) DK_SOURCE_DETAIL_##name,
+
+typedef enum dk_source_detail { DK_FORALL_SOURCE_DETAILS(DK__REASON_ENUM) DK__REASON_END } dk_source_detail;
+
+/* One slot of an operator's table: the kernel record, and beside it the
+   record's fn, NULL when a call takes the slow path (a boxed kernel, a
+   fallback, a fallthrough, an ambiguity, a missing kernel). A call reads
+   both from one cache line and never the record itself: the record is
+   only handed to the kernel. Read with dk_op_table_entry(). */
+typedef struct dk_table_entry {
+    dk_fn fn;
+    const dk_kernel *kernel;  /* never NULL */
+} dk_table_entry;
+
+/* Backend b's row of a table: its fallthrough mask and the entry of its
+   slot of the first per-backend functionality (Dense: CPU, CUDA, ...), in
+   one aligned 32 bytes, so that a call ending at a backend kernel reads its
+   mask and its kernel from one cache line. */
+typedef struct dk_backend_row {
+    uint64_t nonfallthrough;  /* keys whose slot is not a fallthrough, for c10 getBackendIndex() == b */
+    dk_table_entry first;
+    /* 32 bytes with 64- and 32-bit pointers: rows in aligned halves of cache
+       lines; the bytes left hold the table's slot reasons (dk__reason_at) */
+    uint8_t spare[32 - sizeof(uint64_t) - sizeof(dk_table_entry)];
+} dk_backend_row;
+
+/* Slots in the rows: the first per-backend functionality's, one per
+   backend (none when the lists have no per-backend functionality). Its
+   first slot is its key value (every row before it has one slot, as
+   Undefined, slot 0 and key 0, has): the implementation checks it. */
+#define DK__FIRST_PB_KEY_OF(name, pb, prefix, roles, extra) pb ? DK_##name :
+
+enum {
+    DK__ROW_SLOTS = DK_NUM_PER_BACKEND_FUNCTIONALITIES > 0 ? DK_NUM_BACKENDS : 0,
+    DK__ROW_FIRST_SLOT = DK_FORALL_FUNCTIONALITY_KEYS(DK__FIRST_PB_KEY_OF, ~) 0
+};
+
+/* Bytes of slot reasons (4 bits a slot) beyond the rows' spare bytes. */
+#define DK__ROW_SPARE ((int)(32 - sizeof(uint64_t) - sizeof(dk_table_entry)))
+
+#define DK__REASON_REST ((DK_NUM_RUNTIME_ENTRIES + 1) / 2 - DK_NUM_BACKENDS * DK__ROW_SPARE)
+
+/* What an operator's def says, as boxed calls and inspection read it (a
+   snapshot's `def`): the parsed schema (read-only; its text is c10's
+   normalised form, its dispatch_args bit j says the j-th value from the top
+   of a boxed call's stack is a dispatch argument: Tensor, Tensor?,
+   Tensor[], Tensor?[]; its num_arguments and num_returns), per argument its
+   default as a value (NONE tag if none), the boxing adapters (or NULL), the
+   tags (bit DK_TAG_x) and the alias-analysis kind. Immutable once
+   published, but for `adapters`, which dk_op_set_adapters may set, or
+   replace with adapters of the same signature (an atomic pointer: read it
+   once, with acquire). */
+typedef struct dk_op_def_info {
+    uint64_t tags;                /* first: with 32-bit pointers, no padding (a def's record keeps this in a kernel's bytes) */
+    const struct dk_schema *parsed;
+    const dk_value *defaults;
+    const dk_op_adapters *adapters;
+    dk_alias_analysis alias_analysis;
+} dk_op_def_info;
+
+/* Everything a call reads of an operator, as one immutable snapshot: the
+   dispatch table, the fallthrough masks and what the def says (a pointer
+   to the def's record of it). A change
+   builds a new snapshot and publishes it with one release store, so a call
+   sees the state before or the state after a registration, never a mix
+   (see THREADS in the manual). The slots live in two places (the backend
+   rows and `entries`); dk_op_table_entry() finds a slot's entry. */
+typedef struct dk_op_table {
+    dk_backend_row rows[DK_NUM_BACKENDS];
+    /* every other slot, in slot order; a slot left to a boxed backend
+       fallback holds the registry's missing record of that slot, which
+       calls and dk_op_slot_kernel resolve (Note [Resolution]) */
+    dk_table_entry entries[DK_NUM_RUNTIME_ENTRIES - DK__ROW_SLOTS];
+    /* what the def says, or NULL without one: a record in the def's
+       registration, which lives as long as any snapshot pointing at it */
+    const dk_op_def_info *def;
+    /* the dk_source_detail of each slot, 4 bits each: in the rows' spare bytes,
+       then here when they do not hold them all (dk__reason_at) */
+    uint8_t reasons_rest[DK__REASON_REST > 0 ? DK__REASON_REST : 1];
+} dk_op_table;
+
+/* An operator: a stable pointer with a dense id, valid while the operator
+   has a def or a kernel (and until its memory is freed: WHAT A PROGRAM
+   DOES; its id may be taken again before). After that the pointer may
+   point at another operator, a new one given the same slot (under
+   AddressSanitizer the slot is poisoned until then). The first field is
+   what the call path reads; operators sit side by side in their
+   registry's slabs (MEMORY). */
+struct dk_operator {
+    const dk_op_table *table;  /* the current snapshot: read with dk_op_table_of() */
+    const char *name;          /* "ns::name" or "ns::name.overload" */
+    uint32_t id;               /* dense: the lowest id no live operator uses */
+    dk_registry *registry;
+};
+
+/* Memory and messages. Zero-initialise, set what you need. */
+typedef struct dk_registry_desc {
+    /* Both or neither (NULL: malloc and free). alloc returns a pointer
+       aligned for a pointer, a double and a uint64_t (8 bytes on the usual
+       targets: an arena's pointers do), or NULL; one aligned as malloc's
+       (16 bytes on x86-64 and AArch64) costs nothing more, a block of one
+       aligned less is allocated again with 15 bytes more.
+       dk_registry_create answers DK_ERR_BAD_ARGUMENT when the registry's
+       own pointer is aligned less than that. */
+    void *(*alloc)(size_t size, void *user_data);
+    void (*free)(void *ptr, void *user_data);
+    void *alloc_user_data;
+    /* warnings and errors that have no caller to return to (DK_FORALL_LOG_ITEMS);
+       func NULL: dk_log_stderr */
+    dk_logger logger;
+    /* The keyset of a tensor handle on a boxed stack (dk_call_boxed). */
+    dk_keyset (*tensor_keyset)(const void *tensor, void *user_data);
+    void *tensor_keyset_user_data;
+    /* A new registry registers a fallthrough fallback for every key that
+       thread-local state includes by default (BackendSelect,
+       ADInplaceOrView), as libtorch does at load: such a key then only acts
+       for operators that register a kernel for it. 1 = start empty. */
+    int no_default_fallthroughs;
+    /* 1: c10's words, as the preset's c10 writes them: a call without a
+       kernel reports c10's message word for word (the conformance tests
+       compare it), an executed fallthrough or AutogradOther ambiguity
+       begins with c10's internal-assert line, and the override warning
+       follows c10 (1.13.1: every time; 2.x: once per process for all
+       operators, never for Meta, in 2.11 nor MTIA); 0: a shorter message
+       that says what is registered and the likely cause, and a warning
+       at every override. */
+    int c10_messages;
+    /* The logger warns once (DK_LOG_RETIRED_MEMORY) when the memory that
+       waits for quiescent points passes this many bytes. 0: 64 MiB;
+       SIZE_MAX: never. */
+    size_t retired_warn_bytes;
+} dk_registry_desc;
+
+/* Bytes the registry holds through desc.alloc, how many of them wait
+   for quiescent points, and the threads they wait for. */
+enum { DK_STATS_MAX_THREADS = 8 };
+
+typedef struct dk_registry_stats {
+    size_t live_bytes, retired_bytes, operators;
+    size_t retired_blocks;          /* retired allocations not yet freed */
+    unsigned threads;               /* threads taking part now (tracked / inside call epochs) */
+    unsigned threads_waited_for;    /* of those, the ones the oldest retired memory waits for */
+    unsigned waited_for[DK_STATS_MAX_THREADS];   /* their dk_thread_id()s (the first ones) */
+} dk_registry_stats;
+
+/* What a def may say besides its schema (torch.library's
+   def(schema, alias_analysis=..., tags=...)). Zero-initialise: no adapters,
+   FROM_SCHEMA, no tags. */
+typedef struct dk_def_options {
+    const dk_op_adapters *adapters;     /* boxing adapters (gen/'s), or NULL */
+    dk_alias_analysis alias_analysis;   /* DK_ALIAS_ANALYSIS_*, 0 = FROM_SCHEMA */
+    const dk_tag *tags;                 /* num_tags tags (repeats allowed), or NULL */
+    size_t num_tags;
+} dk_def_options;
+
+/* Listeners: told when an operator gets its def and when its last def goes.
+   Adding one replays on_registered for every defined operator. */
+typedef void (*dk_op_listener)(const dk_operator *op, void *user_data);
+
+/* Library blocks, as torch/library.h: DEF (one per namespace), FRAGMENT,
+   IMPL (with a key; namespace "_" for fallbacks). Registrations made
+   through a library are undone by dk_library_close(). */
+#define DK__FORALL_LIBRARY_KINDS(X) X(DEF, DK_LIBRARY) X(FRAGMENT, DK_LIBRARY_FRAGMENT) X(IMPL, DK_LIBRARY_IMPL)
+
+#define DK__LIBRARY_KIND_ENUM(kind, block) DK_LIBRARY_KIND_##kind,
+
+typedef enum dk_library_kind { DK__FORALL_LIBRARY_KINDS(DK__LIBRARY_KIND_ENUM) DK__LIB_END } dk_library_kind;
+
+/* Runs block(lib) inside a library opened with the given arguments; the
+   library stays open (its registrations live) until dk_library_close. */
+typedef void (*dk_library_block)(dk_library *lib);
+
+#if defined(__GNUC__) || defined(__clang__)
+#define DK__CONSTRUCTOR(fn) static void fn(void) __attribute__((constructor)); static void fn(void)
+#define DK__DESTRUCTOR(fn) static void fn(void) __attribute__((destructor)); static void fn(void)
+#define DK__LIBRARY_STATIC(kind, ns, key, m, uid)                                                    \
+    static void DK__XCAT(dk__lib_block_, uid)(dk_library *m);                                         \
+    static dk_library *DK__XCAT(dk__lib_, uid);                                                       \
+    DK__CONSTRUCTOR(DK__XCAT(dk__lib_init_, uid)) {                                                  \
+        dk__library_static(kind, #ns, key, DK__XCAT(dk__lib_block_, uid), __FILE__, __LINE__,         \
+                           &DK__XCAT(dk__lib_, uid), DK_CONFIG_SIGNATURE);                            \
+    }                                                                                                \
+    DK__DESTRUCTOR(DK__XCAT(dk__lib_fini_, uid)) { dk__library_static_close(&DK__XCAT(dk__lib_, uid)); } \
+    static void DK__XCAT(dk__lib_block_, uid)(dk_library *m)
+#define DK_LIBRARY(ns, m) DK__LIBRARY_STATIC(DK_LIBRARY_KIND_DEF, ns, DK_Undefined, m, DK__XCAT(ns##_def_, __LINE__))
+#define DK_LIBRARY_FRAGMENT(ns, m) \
+    DK__LIBRARY_STATIC(DK_LIBRARY_KIND_FRAGMENT, ns, DK_Undefined, m, DK__XCAT(ns##_frag_, __LINE__))
+#define DK_LIBRARY_IMPL(ns, key, m) \
+    DK__LIBRARY_STATIC(DK_LIBRARY_KIND_IMPL, ns, DK_##key, m, DK__XCAT(ns##_##key##_impl_, __LINE__))
+#endif
+
+#ifndef DK_THREAD_LOCAL
+#if defined(DK_SINGLE_THREADED)
+#define DK_THREAD_LOCAL /* one thread: plain variables */
+#elif defined(__GNUC__) || defined(__clang__)
+#define DK_THREAD_LOCAL __thread
+#elif defined(__cplusplus) && __cplusplus >= 201103L
+#define DK_THREAD_LOCAL thread_local
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define DK_THREAD_LOCAL _Thread_local
+#elif defined(_MSC_VER)
+#define DK_THREAD_LOCAL __declspec(thread)
+#else
+#error "dispatch.h: no thread-local storage known for this compiler: define DK_THREAD_LOCAL to its keyword, or define DK_SINGLE_THREADED if one thread only uses dispatch.h (tcc has no TLS)"
+#endif
+#endif
+
+typedef struct dk_tls_state { uint64_t included, keep, excluded, included_row; } dk_tls_state;
+
+/* Trace hook: called for every call and redispatch while set (see dk_trace_set). */
+typedef void (*dk_trace_fn)(const dk_operator *op, dk_keyset ks, dk_key key, int is_redispatch, void *user_data);
+
+/* Guards. A push flips bits of this thread's (included, excluded) state and
+   returns exactly which ones, as an XOR delta; dk_guard_pop(g) flips those
+   same bits back. The exact guarantee:
+
+   - Any order. Pops commute: once every guard pushed after some moment has
+     been popped again, in any order and interleaved in any way with other
+     pushes and pops, while every guard that was live at that moment is
+     still live, the state (included and excluded) is bit for bit what it
+     was at that moment. In particular, when all guards are popped the state
+     is the one before the first push. This holds as long as only guards
+     change the state in between: dk_tls_set_included / _excluded are not
+     guards, and pops do not undo them.
+   - Properly nested (each pop undoes the most recent live push), every step
+     is c10's: dk_guard_include adds only the keys not yet included and its
+     pop removes only those (a key that was already included stays
+     included); dk_guard_exclude likewise for the excluded set; dk_guard_force
+     replaces both sets and its pop restores the ones it replaced. (Backend
+     bits count as any other bit: see docs/c10.md.)
+   - Out of order, the state between pops is not c10's (c10's guards leave
+     it wrong for good): popping a guard flips back its own delta even when a
+     later guard (a force, say) has changed those bits since. The state is
+     exact again once the later guards are popped too.
+
+   Pop each guard once, on the thread that pushed it. */
+typedef struct dk_guard { uint64_t included_delta, excluded_delta; } dk_guard;
+
+struct dk_explanation;   /* defined below */
+
+/* Typed registration of an operator declared with DK_DECLARE_OP (or
+   generated by gen/): the kernel must have the operator's type name_fn, or
+   the program does not compile, whatever the warning flags (DK_FN takes any
+   function). The record says where it was registered (the caller's
+   file:line), the function's name and its C type, which dk_op_dump_state
+   prints:
+       DK_IMPL_TYPED(neg, r, "my::neg", DK_CPU, neg_cpu, NULL, &h);
+       DK_LIBRARY_IMPL_TYPED(neg, lib, "neg", DK_CPU, neg_cpu, NULL);  (in a block)
+       dk_fallback / dk_impl(r, ..., DK_KERNEL(neg, neg_cpu, NULL), &h);
+   A kernel of another type is an error that names the type expected:
+       error: negative width in bit-field 'wrong_kernel_type__expected_neg_fn'
+   (C passes a function of another pointer type with only a warning, which
+   gcc before 14 and clang before 16 do not make an error: the registration
+   would compile and the call run the kernel with the wrong arguments). In
+   C++ the conversion itself is the error. At registration the kernel's C
+   type is also compared with the operator's other typed kernels (see
+   dk_impl, DK_ERR_WRONG_SIGNATURE).
+   DK_KERNEL_TYPE_CHECK(T, fn, field): (void)0 if the function fn has type T
+   (a function pointer type), else a compile error naming field (an
+   identifier); the typed registration macros and gen/'s use it. In C++ it
+   is (void)0: the conversion of fn to T that follows is the check. */
+#if defined(__cplusplus)
+#define DK_KERNEL_TYPE_CHECK(T, fn, field) ((void)0)
+#else
+#if defined(__GNUC__) || defined(__clang__)
+#define DK__FN_TYPE_IS(T, fn) __builtin_types_compatible_p(__typeof__(&*(fn)), T)
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define DK__FN_TYPE_IS(T, fn) _Generic(&*(fn), T: 1, default: 0)
+#else
+#define DK__FN_TYPE_IS(T, fn) 1 /* no way to tell: the conversion's warning only */
+#endif
+#define DK_KERNEL_TYPE_CHECK(T, fn, field) ((void)sizeof(struct { int field : DK__FN_TYPE_IS(T, fn) ? 1 : -1; }))
+#endif
+
+/* Errors of calls (no kernel, a fallthrough or the ambiguity executed). */
+typedef void (*dk_call_error_fn)(const dk_operator *op, dk_keyset ks, dk_status status, const char *message,
+                                 void *user_data);
+
+/* An operator without an autograd kernel, called on a tensor whose keyset
+   has an autograd key (AutogradCPU...), finds that slot empty and fails.
+   Two ready answers, registered once for every operator:
+     dk_fallback(r, DK_Autograd, dk_fallthrough(), &h)
+       autograd is skipped: the call runs the backend kernel and its
+       results know nothing of autograd (a later backward silently misses
+       this operator's contribution);
+     dk_fallback(r, DK_Autograd, dk_autograd_not_implemented(&desc), &h)
+       c10's autogradNotImplementedFallback: the call runs below autograd
+       (and ADInplaceOrView) and, when an input requires grad, each result
+       is handed to desc->mark_result, so that the program's autograd can
+       give it a node whose backward fails with "derivative for <op> is not
+       implemented". dispatch.h has no tensors: marking is the program's.
+   The fallback is boxed: it needs the operator's def (to know its returns)
+   and, for typed calls, the def's boxing adapters (gen/'s <op>_def gives
+   them); a typed call of a DK_DECLARE_OP operator without adapters fails
+   with DK_ERR_NO_ADAPTER. desc must outlive the registration. */
+typedef struct dk_autograd_ni_desc {
+    /* each Tensor (or Tensor[] list) result, replaceable in place */
+    void (*mark_result)(dk_value *result, const char *op_name, void *user_data);
+    /* does this Tensor (or Tensor[]) argument require grad? NULL: assume
+       yes. No argument does: the results are left alone. */
+    int (*requires_grad)(const dk_value *arg, void *user_data);
+    void *user_data;
+} dk_autograd_ni_desc;
+
+/* Explain: what a call with these argument keysets would do, on this thread.
+   DK_EXPLAIN_MAX_ARGS (default 16, set above: it sizes dk_explanation,
+   so it is part of the configuration signature). */
+typedef enum dk_source {
+    DK_SOURCE_KERNEL,              /* registered at the key itself */
+    DK_SOURCE_DEFAULT_BACKEND,     /* CompositeExplicitAutograd[NonFunctional] */
+    DK_SOURCE_MATH,                /* CompositeImplicitAutograd[NestedTensor] */
+    DK_SOURCE_AUTOGRAD,            /* the Autograd alias */
+    DK_SOURCE_BATCHED,             /* FuncTorchBatchedDecomposition */
+    DK_SOURCE_FALLBACK,            /* a backend fallback */
+    DK_SOURCE_FALLTHROUGH,         /* a fallthrough (only reachable when every key fell through) */
+    DK_SOURCE_AMBIGUOUS,           /* c10's ambiguous_autogradother */
+    DK_SOURCE_MISSING              /* nothing: the call reports an error */
+} dk_source;
+
+/* An explanation owns what it prints: the operator's name, the kernel's
+   debug text and the arguments' names are copied into it (cut to fit), so
+   dk_explain_to_string reads nothing of the registry, however it changed
+   since (a deregistration, a reclaim, the operator removed). */
+enum { DK_EXPLAIN_NAME_MAX = 256, DK_EXPLAIN_DEBUG_MAX = 512, DK_EXPLAIN_ARG_NAME_MAX = 64 };
+
+typedef struct dk_explanation {
+    dk_keyset args;                /* the argument keyset given */
+    dk_keyset after_tls;           /* (args | included) - excluded */
+    dk_keyset final;               /* after the fallthrough mask: what the kernel receives */
+    int slot;
+    dk_key key;                    /* the runtime key of the slot */
+    /* what runs: a registry record, freed once retired (WHAT A PROGRAM
+       DOES): read it before this thread's next quiescent point, or under
+       DK_CALL_EPOCHS inside a call bracket around the explain;
+       kernel_debug is the explanation's own copy of its text */
+    const dk_kernel *kernel;
+    dk_source source;
+    const char *reason;            /* c10's words: "kernel", "math kernel", ... (static text) */
+    char op_name[DK_EXPLAIN_NAME_MAX];       /* the operator's name */
+    char kernel_debug[DK_EXPLAIN_DEBUG_MAX]; /* kernel->debug: "registered at file:line", or "" */
+    /* Each dispatch argument's keyset (dk_explain_args, dk_explain_stack;
+       dk_explain gives only their union: num_args 0). index: position in
+       the schema's arguments; name: the schema's name, or "" (no def, or
+       more arguments than the schema has). */
+    int num_args;
+    struct dk_explained_arg { int index; char name[DK_EXPLAIN_ARG_NAME_MAX]; dk_keyset ks; } arg[DK_EXPLAIN_MAX_ARGS];
+} dk_explanation;
+
+/* Type kinds, in c10's TypeKind order (Union members are sorted by it).
+   X(Name, text, base): text is c10's name of the type (empty when it is
+   built from its elements); base 1 marks a name the parser reads as a base
+   type, 2 one that is an int in c10's fake type (the dispatcher's view). */
+#define DK_FORALL_TYPE_KINDS(X)                                                                    \
+    X(Any, "Any", 1) X(AnyEnum, "AnyEnumType", 1) X(Tensor, "Tensor", 0) X(Storage, "Storage", 1)   \
+    X(Tuple, "", 0) X(List, "", 0) X(Dict, "", 0) X(Number, "Scalar", 1) X(Float, "float", 1)       \
+    X(Complex, "complex", 1) X(Future, "", 0) X(RRef, "", 0) X(Int, "int", 1)                        \
+    X(None, "NoneType", 0) X(String, "str", 1) X(Generator, "Generator", 1)                          \
+    X(Quantizer, "Quantizer", 1) X(Bool, "bool", 1) X(Optional, "", 0) X(Var, "", 0)                 \
+    X(DeviceObj, "Device", 1) X(StreamObj, "Stream", 1) X(Class, "", 0) X(Capsule, "Capsule", 1)     \
+    X(QScheme, "QScheme", 1) X(ScalarType, "ScalarType", 2) X(Layout, "Layout", 2)                   \
+    X(MemoryFormat, "MemoryFormat", 2) X(AnyClass, "AnyClassType", 1) X(SymInt, "SymInt", 2)         \
+    X(Union, "", 0)
+
+#define DK__TYPE_ENUM(name, text, base) DK_TYPE_##name,
+
+typedef enum dk_type_kind { DK_FORALL_TYPE_KINDS(DK__TYPE_ENUM) DK__TYPE_END } dk_type_kind;
+
+/* A type. Var is a type variable ("t"); Class a custom class
+   ("__torch__.torch.classes.ns.Cls"); Number prints as "Scalar". */
+typedef struct dk_type {
+    dk_type_kind kind;
+    const char *str;                        /* c10's Type::str(): "int[]", "Dict(str, Tensor)" */
+    int num_contained;                      /* List/Optional/Future/RRef 1, Dict 2, Tuple/Union n */
+    const struct dk_type *const *contained;
+} dk_type;
+
+/* An alias annotation: Tensor(a), Tensor(a!), Tensor(a -> *), Tensor(a|b),
+   Tensor! (a fresh set "$0" with an empty after-set). "*" is the wildcard.
+   Sets keep their source order (c10 keeps them in an unordered_set). */
+typedef struct dk_alias_info {
+    int num_before;
+    const char *const *before;
+    int num_after;
+    const char *const *after;
+    int is_write;
+    const struct dk_alias_info *contained;  /* annotation of a list's elements, or NULL */
+} dk_alias_info;
+
+/* A default value, as c10 stores it (an IValue): ints for ScalarType,
+   Layout, MemoryFormat and reduction names; a list for int[N] x=1. */
+#define DK_FORALL_DEFAULT_KINDS(X)                                                              \
+    X(NONE, "None") X(BOOL, "bool") X(INT, "int") X(DOUBLE, "float") X(COMPLEX, "complex")        \
+    X(STRING, "str") X(DEVICE, "Device") X(LIST, "list")
+
+#define DK__DEFAULT_KIND_ENUM(kind, name) DK_DEFAULT_##kind,
+
+typedef enum dk_default_kind { DK_FORALL_DEFAULT_KINDS(DK__DEFAULT_KIND_ENUM) } dk_default_kind;
+
+typedef struct dk_default {
+    dk_default_kind kind;
+    int b;                                  /* BOOL */
+    int64_t i;                              /* INT; DEVICE: index, -1 if none */
+    double re, im;                          /* DOUBLE (re); COMPLEX */
+    const char *s;                          /* STRING bytes (may hold NUL); DEVICE "cuda:1" */
+    size_t len;                             /* bytes of s */
+    const struct dk_default *items;         /* LIST */
+    size_t count;
+} dk_default;
+
+/* An argument or a return. */
+typedef struct dk_arg {
+    const char *name;                       /* "" for an unnamed return */
+    const char *type_text;                  /* as printed: "Tensor(a!)", "int[2]", "Tensor?[]" */
+    const dk_type *type;                    /* as written: ScalarType stays ScalarType */
+    const dk_type *fake_type;               /* c10's fake type: ScalarType/Layout/MemoryFormat/SymInt -> int */
+    const dk_alias_info *alias;             /* NULL without annotation */
+    const dk_default *default_value;        /* NULL without default */
+    const char *default_text;               /* as printed ("1", "[0, 1]", "\"mean\""), or NULL */
+    int list_size;                          /* N of a sized list "int[N]", else -1 (beside the other ints: no padding) */
+    int kwarg_only;                         /* after a lone '*' */
+    int is_out;                             /* keyword-only and written to: c10's is_out() */
+    int is_dispatch;                        /* Tensor, Tensor?, Tensor[] or Tensor?[] (any annotation) */
+} dk_arg;
+
+typedef struct dk_schema {
+    const char *name;                       /* "ns::name" */
+    const char *overload;                   /* "" if none */
+    int name_only;                          /* a bare name: no argument or return list */
+    int num_arguments, num_returns;
+    const dk_arg *arguments, *returns;
+    int is_vararg, is_varret;               /* "..." ends the arguments / the returns */
+    uint64_t dispatch_args;                 /* bit n-1-i: argument i is a dispatch argument */
+    const char *text;                       /* c10's normalised form (dk_schema_to_string) */
+    void *dk__memory;                       /* private */
+} dk_schema;
+
+/* --- Keysets and keys: building, combining, querying, naming -------------- */
+
+DK_INLINE dk_keyset dk_ks_raw(uint64_t repr);
+
+/* The named keysets, as dk_keyset values. */
+#define DK_KS_EMPTY               dk_ks_raw(0)
+
+#define DK_KS_FULL                dk_ks_raw(DK__R_FULL)
+
+#define DK_KS_BACKENDS            dk_ks_raw(DK__R_BACKENDS)             /* backend_bitset_mask */
+
+#define DK_KS_AUTOGRAD            dk_ks_raw(DK__R_AUTOGRAD)
+
+#define DK_KS_AUTOGRAD_ALIAS      dk_ks_raw(DK__R_AUTOGRAD_ALIAS)
+
+#define DK_KS_AUTOGRAD_WITH_INPLACE_VIEW dk_ks_raw(DK__R_AUTOGRAD_WITH_INPLACE_VIEW)
+
+#define DK_KS_AUTOCAST            dk_ks_raw(DK__R_AUTOCAST)
+
+#define DK_KS_DEFAULT_INCLUDED    dk_ks_raw(DK__R_DEFAULT_INCLUDED)
+
+#define DK_KS_DEFAULT_EXCLUDED    dk_ks_raw(DK__R_DEFAULT_EXCLUDED)
+
+#define DK_KS_PYTHON              dk_ks_raw(DK__R_PYTHON)
+
+#define DK_KS_FUNCTORCH           dk_ks_raw(DK__R_FUNCTORCH)
+
+#define DK_KS_FUNCTORCH_BATCHED   dk_ks_raw(DK__R_FUNCTORCH_BATCHED)
+
+#define DK_KS_OTHER_BACKENDS      dk_ks_raw(DK__R_OTHER_BACKENDS)       /* autogradother_backends */
+
+#define DK_KS_BACKEND_FUNCTIONALITY dk_ks_raw(DK__R_BACKEND_FUNCTIONALITY)
+
+#define DK_KS_BACKEND             dk_ks_raw(DK__R_BACKEND)
+
+#define DK_KS_NON_FUNCTIONAL_BACKEND dk_ks_raw(DK__R_NON_FUNCTIONAL_BACKEND)
+
+#define DK_KS_MATH                dk_ks_raw(DK__R_MATH)
+
+#define DK_KS_NESTED              dk_ks_raw(DK__R_NESTED)
+
+#define DK_KS_AFTER_AUTOGRAD      dk_ks_raw(DK__R_AFTER_AUTOGRAD)
+
+#define DK_KS_AFTER_INPLACE_VIEW  dk_ks_raw(DK__R_AFTER_INPLACE_VIEW)
+
+#define DK_KS_AFTER_FUNCTIONALIZE dk_ks_raw(DK__R_AFTER_FUNCTIONALIZE)
+
+#define DK_KS_SPARSE              dk_ks_raw(DK__R_SPARSE)
+
+#define DK_KS_SPARSE_CSR          dk_ks_raw(DK__R_SPARSE_CSR)
+
+#define DK_KS_MKLDNN              dk_ks_raw(DK__R_MKLDNN)
+
+#define DK_KS_INPLACE_OR_VIEW     dk_ks_raw(DK__R_INPLACE_VIEW)
+
+/* c10's DispatchKeySet(FULL_AFTER, k) for a functionality key k (a constant
+   expression; dk_ks_full_after() also takes runtime keys): every key below
+   k, PythonDispatcher included, k itself not. What a fallback at k passes
+   to redispatch: dk_ks_and(ks, DK_KS_FULL_AFTER(DK_Tracer)). Undefined
+   gives c10's value (the backend bits below the highest one, plus
+   PythonDispatcher: 0x4000000000007fff in 2.11); any other value gives FULL
+   (never a shift out of range) -- for a runtime or an alias key use
+   dk_ks_full_after(), whose answer for an alias never holds the alias's
+   own keys (FULL would let a fallback there call itself). */
+#define DK_KS_FULL_AFTER(k) \
+    dk_ks_raw((unsigned)(k) < (unsigned)DK_EndOfFunctionalityKeys ? DK__R_FULL_AFTER_C10((unsigned)(k) < (unsigned)DK_EndOfFunctionalityKeys ? (int)(k) : 0) : DK__R_FULL)
+
+/* c10's offsetsAndMasks()[f]: the first runtime slot of functionality f and
+   its backend mask; {0, 0} for anything that is not a functionality key. */
+DK_INLINE dk_offset_mask dk_key_offset_and_mask(dk_key f);
+
+/* Does functionality key f carry role flag(s) `role` (Note [Roles])? */
+DK_INLINE int dk_key_has_role(dk_key f, int role);
+
+DK_INLINE int dk_key_is_alias(dk_key k);
+
+DK_INLINE dk_key dk_key_functionality(dk_key k);
+
+/* The backend component of a per-backend runtime key (c10 toBackendComponent);
+   InvalidBit for every other key. */
+DK_INLINE dk_backend dk_key_backend(dk_key k);
+
+/* The runtime key of (per-backend functionality, backend) (c10
+   toRuntimePerBackendFunctionalityKey); f itself when f is not per-backend.
+   It reads the first runtime key of f's block from dk__per_backend_start
+   (a comparison with each per-backend row, folded for a constant f, cost
+   every unit that includes the header 1.8 M of gcc's instructions; no call
+   reads it). */
+DK_INLINE dk_key dk_key_runtime(dk_key f, dk_backend b);
+
+/* Per-backend functionality key (Dense, Sparse, AutogradFunctionality, ...). */
+DK_INLINE int dk_key_is_per_backend_functionality(dk_key k);
+
+/* A key with a slot of its own: Undefined, a functionality key that is not
+   per-backend, or a per-backend runtime key (not a StartOf marker). */
+DK_INLINE int dk_key_is_runtime(dk_key k);
+
+DK_INLINE dk_keyset dk_ks_from_backend(dk_backend b);
+
+/* c10 DispatchKeySet(k): a functionality bit, plus a backend bit for a
+   per-backend runtime key. Undefined and alias keys give the empty set. */
+DK_INLINE dk_keyset dk_ks_from_key(dk_key k);
+
+DK_INLINE dk_keyset dk_ks_or(dk_keyset a, dk_keyset b);
+
+DK_INLINE dk_keyset dk_ks_and(dk_keyset a, dk_keyset b);
+
+DK_INLINE int dk_ks_equal(dk_keyset a, dk_keyset b);
+
+DK_INLINE int dk_ks_is_empty(dk_keyset a);
+
+/* c10's operator-: removes b's functionality bits; a's backend bits stay. */
+DK_INLINE dk_keyset dk_ks_minus(dk_keyset a, dk_keyset b);
+
+DK_INLINE dk_keyset dk_ks_add(dk_keyset a, dk_key k);
+
+/* Clears only k's functionality bit (backend bits may serve other keys). */
+DK_INLINE dk_keyset dk_ks_remove(dk_keyset a, dk_key k);
+
+DK_INLINE dk_keyset dk_ks_remove_backend(dk_keyset a, dk_backend b);
+
+DK_INLINE int dk_ks_has_all(dk_keyset a, dk_keyset b);
+
+DK_INLINE int dk_ks_has_any(dk_keyset a, dk_keyset b);
+
+/* Every bit of k present. False for Undefined and alias keys (no bits). */
+DK_INLINE int dk_ks_has(dk_keyset a, dk_key k);
+
+DK_INLINE dk_key dk_ks_highest_functionality(dk_keyset a);
+
+DK_INLINE dk_backend dk_ks_highest_backend(dk_keyset a);
+
+DK_INLINE int dk_ks_backend_index(dk_keyset a);
+
+/* c10 highestPriorityTypeId: the key a call with this keyset dispatches to. */
+DK_INLINE dk_key dk_ks_highest_key(dk_keyset a);
+
+/* c10 highestPriorityBackendTypeId (a function of the implementation, >>keys). */
+DK_API dk_key dk_ks_highest_backend_key(dk_keyset a);
+
+DK_INLINE int dk_ks_slot(dk_keyset a);
+
+/* The slot of a key (c10 getDispatchTableIndexForDispatchKey). */
+DK_INLINE int dk_key_slot(dk_key k);
+
+DK_INLINE dk_key dk_ks_first(dk_keyset a);
+
+DK_INLINE dk_key dk_ks_next(dk_keyset a, dk_key k);
+
+#define DK_KS_FOREACH(k, ks) for ((k) = dk_ks_first(ks); (k) != DK_Undefined; (k) = dk_ks_next((ks), (k)))
+
+/* c10 isBackendDispatchKey: a runtime key covered by CompositeExplicitAutograd. */
+DK_API int dk_key_is_backend(dk_key k);
+
+/* Runtime keyset of an alias key (c10 getRuntimeDispatchKeySet); for a
+   non-alias key, the key's own set. See docs/c10.md, "Differences from c10":
+   FuncTorchBatchedDecomposition maps to {FuncTorchBatched} (c10: empty). */
+DK_API dk_keyset dk_alias_runtime_set(dk_key alias);
+
+/* c10 isIncludedInAlias: runtime key k is covered by alias `alias`; a key
+   that is no alias covers itself alone (c10: isIncludedInAlias(CPU, CPU)),
+   as dk_alias_runtime_set(k) is {k}. Never for Undefined or an alias k. */
+DK_INLINE int dk_key_in_alias(dk_key k, dk_key alias);
+
+/* c10's DispatchKeySet(FULL_AFTER, k) for any key: a per-backend runtime key
+   (or its block's StartOf marker) counts as its functionality (AutogradCPU
+   as AutogradFunctionality: every backend bit stays). An alias key gives
+   what is below every key it stands for: FULL_AFTER of the lowest
+   functionality in dk_alias_runtime_set (Autograd: DK_KS_AFTER_AUTOGRAD),
+   so a fallback at an alias key that redispatches to dk_ks_and(ks,
+   dk_ks_full_after(alias)) never reaches itself (c10 gives its value for
+   Undefined, which does). Undefined and values out of range have no
+   functionality and give c10's value for Undefined: the backend bits below
+   the highest one, plus PythonDispatcher (1.13.1: 0x20000000001fff, 2.11:
+   0x4000000000007fff); EndOfFunctionalityKeys gives FULL. */
+DK_API dk_keyset dk_ks_full_after(dk_key k);
+
+DK_INLINE dk_keyset dk_backend_autograd_related_set(dk_backend b);
+
+/* c10 getAutogradKeyFromBackend: AutogradCPU for CPUBit, AutogradOther for HIPBit. */
+DK_INLINE dk_key dk_backend_autograd_key(dk_backend b);
+
+/* c10 getAutocastRelatedKeySetFromBackend (a function of the
+   implementation: it expands the backend list). */
+DK_API dk_keyset dk_backend_autocast_set(dk_backend b);
+
+/* c10 getBackendKeySetFromAutograd: the backend keys an autograd key sits on. */
+DK_API dk_keyset dk_autograd_backend_set(dk_key k);
+
+/* Names exactly as the preset's c10 prints them ("CPU", "AutogradCUDA",
+   "CPUBit"; 2.x: "MTIA" for MTIABit); markers too: StartOf<F>Backends (the
+   key of a keyset with F's bit and no backend bit) as <Prefix>Unknown
+   ("Unknown", "AutogradUnknown") in 1.13.1 and user lists, as
+   <Prefix>Undefined ("Undefined", "AutogradUndefined") in the 2.x presets,
+   EndOfFunctionalityKeys as "UnknownUnknown"; their enumerator names
+   parse (StartOfDenseBackends, EndOfFunctionalityKeys; "MTIABit").
+   NULL for a value out of range. */
+DK_API const char *dk_key_name(dk_key k);
+
+DK_API const char *dk_backend_name(dk_backend b);
+
+/* Name -> key. Every name dk_key_name returns parses back (2.x's
+   "Undefined" to Undefined, not to StartOfDenseBackends); unknown names give
+   DK_ERR_UNKNOWN_KEY ("could not parse dispatch key: X", c10's words) and
+   leave *out untouched. */
+DK_API dk_status dk_key_parse(const char *name, dk_key *out);
+
+DK_API dk_status dk_backend_parse(const char *name, dk_backend *out);
+
+/* Every function that writes text (dk_ks_to_string, dk_op_dump_state,
+   dk_op_dump_computed_table, dk_explain_to_string, dk_schema_to_string)
+   follows snprintf: it writes at most size - 1 characters and a NUL when
+   size > 0, nothing when buf is NULL or size is 0, and returns the length
+   of the whole text, so a second call with a buffer of that length + 1
+   gets all of it.
+   dk_ks_to_string writes "DispatchKeySet(CPU, AutogradCPU)". The bit of
+   EndOfFunctionalityKeys (no key's) prints nothing, as in c10 (1.13.1 and
+   2.11: "DispatchKeySet()" for it alone); the bits above it print last, as
+   "UnknownBits(0x8000000000000000)" (c10 aborts on them). */
+DK_API int dk_ks_to_string(dk_keyset ks, char *buf, size_t size);
+
+/* The runtime key of each slot (c10's runtime-key table). */
+DK_API dk_key dk_slot_key(int slot);
+
+/* Names a PrivateUse backend component (c10's rename_privateuse1_backend):
+   after dk_backend_rename(DK_PrivateUse1Bit, "npu"), its keys print as
+   NPU, AutogradNPU, SparseNPU, ... (the name upper-cased, as c10 prints it
+   in errors) and the component as NPUBit, everywhere: dk_key_name, keyset
+   texts, errors, dumps, dk_explain. "npu", "NPU", "AutogradNPU", "NPUBit"
+   parse; the PrivateUse1 names still do. The name is process-wide (as
+   keys are: no registry), thread-safe and lock-free for
+   readers, and set once: the same name again is DK_OK, another one
+   DK_ERR_ALREADY_NAMED. DK_ERR_BAD_KEY for a component that is not a
+   PrivateUse one, DK_ERR_BAD_NAME for a name that is not an identifier
+   of 1 to 32 characters or that would make a name some key or component
+   already has (renaming to "cpu" would make "CPU"). */
+DK_API dk_status dk_backend_rename(dk_backend b, const char *name);
+
+/* --- Registries: creating, configuring, hooks, statistics ----------------- */
+
+#define dk_registry_create(desc, out) dk__registry_create((desc), (out), DK_CONFIG_SIGNATURE)
+
+/* Frees everything the registry owns, every handle included. The caller
+   guarantees that no call, lookup or registration on it is running or will
+   start. Destroying the default registry is allowed: the next
+   dk_registry_default() creates a fresh one. */
+DK_API void dk_registry_destroy(dk_registry *r);
+
+/* The process-wide registry that the DK_LIBRARY macros use, created on
+   first use with the description given to dk_registry_default_configure. */
+DK_API dk_registry *dk_registry_default(void);
+
+/* Sets the hooks of the default registry (logger, tensor_keyset, and the
+   memory functions if it does not exist yet; see dk_registry_set_hooks),
+   whether called before or after the first DK_LIBRARY block ran. */
+DK_API dk_status dk_registry_default_configure(const dk_registry_desc *desc);
+
+/* Replaces a registry's logger and tensor_keyset hook and its c10_messages
+   choice (desc's other fields are ignored); calls see the old set or the
+   new one, never a mix. */
+DK_API dk_status dk_registry_set_hooks(dk_registry *r, const dk_registry_desc *desc);
+
+DK_API void dk_registry_get_stats(dk_registry *r, dk_registry_stats *out);
+
+DK_API dk_status dk_registry_add_listener(dk_registry *r, dk_op_listener on_registered, dk_op_listener on_deregistered,
+                                 void *user_data, dk_registration **out);
+
+/* A picture of every operator's dispatch table: a self-contained HTML page
+   (no script), one row per operator and one column per runtime key, each
+   cell coloured by what the live table holds there (the classes below),
+   the alias key named in alias-derived cells, the kernel's "registered
+   at" in each cell's tooltip. Columns that do not matter are hidden until
+   "show every runtime key" is ticked: those where every operator's slot is
+   missing, and the per-backend keys (CUDA, AutogradCUDA...) of backends
+   with no kernel and no fallback registered at any of their keys.
+   snprintf-like; a registration between the sizing call and the writing
+   call may change the length. */
+DK_API int dk_registry_dump_html(dk_registry *r, char *buf, size_t size);
+
+/* Operators with a def or a kernel, in id order; calls fn for each, stops when it returns non-zero. */
+DK_API void dk_registry_each_op(dk_registry *r, int (*fn)(dk_operator *op, void *user_data), void *user_data);
+
+/* Operators with a kernel registered directly at key k (c10 getRegistrationsForDispatchKey). */
+DK_API void dk_registry_each_op_for_key(dk_registry *r, dk_key k, int (*fn)(dk_operator *op, void *user_data),
+                                        void *user_data);
+
+/* What the registry does on a failed call: default dk_call_error_report
+   (message in dk_last_error, status in dk_last_call_status); or
+   dk_call_error_abort (print and abort), or a function of your own. */
+DK_API dk_status dk_registry_set_call_error(dk_registry *r, dk_call_error_fn fn, void *user_data);
+
+/* --- Defining operators, finding them, registering kernels ---------------- */
+
+#define DK_FN(f) ((dk_fn)(f))
+
+/* Names as c10 prints them ("pointwise", "CONSERVATIVE"); NULL out of range. */
+DK_API const char *dk_tag_name(dk_tag t);
+
+DK_API const char *dk_alias_analysis_name(dk_alias_analysis k);
+
+/* Name -> value; DK_ERR_UNKNOWN_TAG for a name that is none (out untouched).
+   "" parses as FROM_SCHEMA, as torch.library's alias_analysis="". */
+DK_API dk_status dk_tag_parse(const char *name, dk_tag *out);
+
+DK_API dk_status dk_alias_analysis_parse(const char *name, dk_alias_analysis *out);
+
+DK_INLINE dk_kernel_desc dk_unboxed(dk_fn fn, void *user_data);
+
+DK_INLINE dk_kernel_desc dk_boxed(dk_boxed_fn fn, void *user_data);
+
+DK_INLINE dk_kernel_desc dk_fallthrough(void);
+
+/* The same description with the kernel's function name and C type. */
+DK_INLINE dk_kernel_desc dk_kernel_named(dk_kernel_desc d, const char *name, const char *signature);
+
+#define dk_def(r, schema, out) dk__def((r), (schema), NULL, __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
+
+#define dk_def_with(r, schema, opts, out) \
+    dk__def_with((r), (schema), (opts), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
+
+#define dk_impl(r, op, key, kernel, out) \
+    dk__impl((r), (op), (key), (kernel), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
+
+#define dk_fallback(r, key, kernel, out) \
+    dk__fallback((r), (key), (kernel), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
+
+/* The same with the site given: helpers that are themselves called from
+   the registering code (gen/'s <op>_def and <op>_impl macros) pass their
+   caller's __FILE__ and __LINE__. */
+#define dk_def_at(r, schema, opts, file, line, out) \
+    dk__def_with((r), (schema), (opts), (file), (line), (out), DK_CONFIG_SIGNATURE)
+
+#define dk_impl_at(r, op, key, kernel, file, line, out) \
+    dk__impl((r), (op), (key), (kernel), (file), (line), (out), DK_CONFIG_SIGNATURE)
+
+/* Removes exactly what the handle registered and returns at once; calls
+   that began before may still run the kernel (dk_registry_synchronize
+   waits for them). The handle is freed with what it retired (WHAT A
+   PROGRAM DOES), so do not use it after. DK_ERR_BAD_HANDLE for NULL, or
+   for a handle deregistered before and not yet freed. */
+DK_API dk_status dk_deregister(dk_registration *h);
+
+/* Introspection. */
+/* The operator named "ns::name[.overload]" if it has a def or a kernel, else NULL. Lock-free. */
+DK_API dk_operator *dk_op_lookup(dk_registry *r, const char *name);
+
+/* As dk_op_lookup, but the operator must be defined (c10 findSchemaOrThrow). */
+DK_API dk_status dk_op_lookup_defined(dk_registry *r, const char *name, dk_operator **out);
+
+/* Argument i's default as a value (what dk_stack_fill_defaults pushes; a
+   string or list in it lives as long as the def): DK_OK; DK_ERR_NOT_FOUND
+   (*out untouched, the message names the argument) without a def or when
+   the argument has no default; DK_ERR_BAD_ARGUMENT when i is not an
+   argument. dk_op_argument_index: the index of the argument named name, or
+   -1 (no def, no such argument): together, a binding's keyword arguments. */
+DK_API dk_status dk_op_default(const dk_operator *op, int i, dk_value *out);
+
+DK_API int dk_op_argument_index(const dk_operator *op, const char *name);
+
+/* c10's typed<>() check: DK_OK when the operator's adapters were
+   registered for this C signature; DK_ERR_WRONG_SIGNATURE (both signatures
+   in the message) when they were registered for another; DK_ERR_NO_ADAPTER
+   when the operator has no def, or was defined without adapters (dk_def /
+   dk_library_def of the schema alone: define it with gen/'s <op>_def or
+   <op>_library_def, the message says). */
+DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signature);
+
+#define DK_KERNEL(op, fn, user_data) \
+    (DK_KERNEL_TYPE_CHECK(op##_fn, fn, wrong_kernel_type__expected_##op##_fn), op##_kernel((fn), (user_data), #fn))
+
+#define DK_IMPL_TYPED(op, r, op_name, key, fn, user_data, out) \
+    dk_impl((r), (op_name), (key), DK_KERNEL(op, fn, user_data), (out))
+
+DK_API dk_kernel_desc dk_autograd_not_implemented(const dk_autograd_ni_desc *desc);
+
+/* --- Calling: typed calls, redispatch, thread-local keysets and guards ---- */
+
+DK_INLINE dk_keyset dk_tls_included(void);
+
+DK_INLINE dk_keyset dk_tls_excluded(void);
+
+DK_INLINE void dk_tls_set_included(dk_keyset ks);
+
+DK_INLINE void dk_tls_set_excluded(dk_keyset ks);
+
+/* This thread's state is c10's defaults (never changed, or every guard
+   popped). A function of the implementation (>>impl-slots): the default
+   sets expand the role lists. */
+DK_API int dk_tls_is_default(void);
+
+DK_INLINE int dk_tls_is_included(dk_key k);
+
+DK_INLINE int dk_tls_is_excluded(dk_key k);
+
+/* c10 IncludeDispatchKeyGuard / ExcludeDispatchKeyGuard. */
+DK_INLINE dk_guard dk_guard_include(dk_keyset ks);
+
+DK_INLINE dk_guard dk_guard_exclude(dk_keyset ks);
+
+/* c10 ForceDispatchKeyGuard: replaces the whole state until popped. */
+DK_INLINE dk_guard dk_guard_force(dk_keyset included, dk_keyset excluded);
+
+DK_INLINE void dk_guard_pop(dk_guard g);
+
+DK_INLINE dk_guard dk_guard_below_autograd(void);
+
+DK_INLINE dk_guard dk_guard_below_inplace_view(void);
+
+DK_INLINE dk_guard dk_guard_skip_functionalize(void);
+
+/* The public primitives: as above, and they report to the trace hook. */
+DK_INLINE const dk_kernel *dk_redispatch_kernel(const dk_operator *op, dk_keyset ks);
+
+DK_INLINE const dk_kernel *dk_dispatch_kernel(const dk_operator *op, dk_keyset args, dk_keyset *out_ks);
+
+/* The same for typed calls written out in full (gen/dkgen's bindings): a
+   kernel record whose fn is NULL gets the argument pack `args` (boxed
+   through the operator's adapters, or handed to a boxed kernel as
+   stack->unboxed_args); a failed call is reported (ks standing for the
+   arguments' keyset in the message) and *result zero-filled. */
+DK_INLINE void dk_call_packed(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args, void *result,
+                            size_t result_size);
+
+/* DK_DECLARE_OP(name, R, keyset_expr, (T1, a1), (T2, a2), ...) declares a
+   typed operator of up to 12 arguments; keyset_expr computes the
+   arguments' keyset from a1, a2, ... It defines, in the user's namespace:
+       name_fn          the kernel's type: R (*)(const dk_kernel *, dk_keyset, T1, T2, ...)
+       name_kernel      dk_kernel_desc name_kernel(name_fn, void *user_data, const char *fn_name)
+       name_args        the argument pack { T1 a1; T2 a2; ...; R result; } a
+                        boxed kernel gets as stack->unboxed_args
+       name_call        R name_call(const dk_operator *, T1, T2, ...): dispatch and call
+       name_redispatch  R name_redispatch(const dk_operator *, dk_keyset ks, T1, ...):
+                        call the kernel of ks as given (no TLS, no mask)
+   and the helpers dk__declared_name_invoke, dk__declared_name_slow,
+   dk__declared_name_traced and dk__declared_name_dispatch.
+   DK_DECLARE_OP_VOID(name, keyset_expr, ...) is the same for void. */
+#define DK_DECLARE_OP(name, R, keyset_expr, ...)                                                     \
+    DK__DECLARE_OP_COMMON(name, R, __VA_ARGS__)                                                      \
+    typedef struct name##_args { DK__MAP(DK__OP_FIELD, __VA_ARGS__) R result; } name##_args;         \
+    DK__DECLARE_OP_BODY(name, R, return, keyset_expr, &dk__a.result, sizeof dk__a.result, __VA_ARGS__)
+
+#define DK_DECLARE_OP_VOID(name, keyset_expr, ...)                                                   \
+    DK__DECLARE_OP_COMMON(name, void, __VA_ARGS__)                                                   \
+    typedef struct name##_args { DK__MAP(DK__OP_FIELD, __VA_ARGS__) } name##_args;                   \
+    DK__DECLARE_OP_BODY(name, void, void, keyset_expr, NULL, 0, __VA_ARGS__)
+
+/* From inside a kernel or fallback: fails the current call (c10's
+   TORCH_CHECK) with a status (e.g. DK_ERR_KERNEL_FAILED) and a printf-style
+   message, through the registry's call-error hook as a missing kernel is;
+   with the default hook the caller finds them in dk_last_call_status() and
+   dk_last_error(). Nothing unwinds: the kernel then returns (a zero result,
+   say). op may be NULL for a kernel registered with dk_impl (found from
+   the kernel); a backend fallback passes the op it received. */
+DK_API void dk_call_fail(const dk_operator *op, const dk_kernel *kernel, dk_keyset ks, dk_status status,
+                         const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+
+/* For a caller that dispatches with dk_dispatch_kernel / dk_redispatch_kernel
+   and calls the kernel itself (gen/'s bindings): dk_kernel_direct_fn(k) is
+   the fn to call directly, NULL while a trace hook is set, and then the
+   caller brackets its call of the kernel (or dk_call_packed) with
+       unsigned t = dk_trace_begin(op, ks, k, is_redispatch); ...; dk_trace_end(t);
+   so a timeline sees the call with its duration. The dispatch primitive
+   already told the trace hook: these two report to a timeline only. Off,
+   dk_trace_begin is a test that returns 0 and dk_trace_end(0) nothing. */
+DK_INLINE dk_fn dk_kernel_direct_fn(const dk_kernel *k);
+
+/* --- Boxed calls and values: stacks, values, adapters --------------------- */
+
+DK_INLINE void dk_stack_init(dk_stack *s, dk_value *storage, size_t capacity);
+
+/* Push returns 0 when the stack is full (nothing pushed). */
+DK_INLINE int dk_stack_push(dk_stack *s, dk_value v);
+
+DK_INLINE dk_value dk_stack_pop(dk_stack *s);
+
+/* The value `depth` below the top (0 = top). */
+DK_INLINE dk_value *dk_stack_peek(dk_stack *s, size_t depth);
+
+DK_INLINE dk_value dk_none(void);
+
+DK_INLINE dk_value dk_bool(int b);
+
+DK_INLINE dk_value dk_int(int64_t i);
+
+DK_INLINE dk_value dk_double(double d);
+
+DK_INLINE dk_value dk_string(const char *s);
+
+DK_INLINE dk_value dk_tensor(void *t);
+
+DK_INLINE dk_value dk_list(const dk_value *items, size_t n);
+
+DK_INLINE dk_value dk_ints(dk_int_list l);
+
+DK_INLINE dk_value dk_doubles(dk_double_list l);
+
+DK_INLINE dk_value dk_object(void *p);
+
+/* A complex value: re + im j (v.as.c). */
+DK_INLINE dk_value dk_complex_double(double re, double im);
+
+/* Boxed calls. dk_call_boxed takes the stack's values as the call's
+   arguments, the last one on top: trailing arguments left off get their
+   schema defaults (as dk_stack_fill_defaults), then every value is checked
+   against the def's schema (count and kinds, below); a mismatch is
+   reported through the call-error hook as DK_ERR_BAD_STACK and nothing
+   runs (the stack is left as it was given). What each schema type takes
+   (no value is converted: a kernel reads the value as it was pushed):
+       Tensor                 a tensor (dk_tensor)
+       int, SymInt, and ScalarType, Layout, MemoryFormat (ints to c10)
+                              an int (dk_int); not a bool, not a double
+       float                  a double (dk_double); an int is refused
+       Scalar                 an int, a double or a bool
+       bool                   a bool (dk_bool)
+       str                    a string (dk_string)
+       T?                     none (dk_none), or what T takes
+       int[], SymInt[]        an int list (dk_ints) or a list of ints
+       float[]                a double list (dk_doubles) or a list of doubles
+       other T[]              a list (dk_list) whose items each fit T:
+                              Tensor[] tensors, Tensor?[] tensors or none
+       anything else          any value, unchecked (Device, Generator,
+                              Storage, Stream, classes, complex, Dict,
+                              Tuple, Union, Any, QScheme...)
+   The dispatch
+   keyset comes from the schema's dispatch arguments through the registry's
+   tensor_keyset hook, then TLS and masks as dk_dispatch_kernel. An unboxed kernel
+   is reached through the def's adapters. dk_redispatch_boxed checks the top
+   num_arguments values the same way and fills nothing. A NULL operator or
+   stack: DK_ERR_NULL in dk_last_call_status(), nothing runs. An operator
+   without a def is not checked. On return, a successful call has replaced
+   the arguments by the results; a failed one has consumed its arguments. */
+DK_API dk_keyset dk_stack_dispatch_keyset(const dk_operator *op, const dk_stack *stack);
+
+DK_API void dk_call_boxed(const dk_operator *op, dk_stack *stack);
+
+DK_API void dk_redispatch_boxed(const dk_operator *op, dk_keyset ks, dk_stack *stack);
+
+/* Pushes the defaults of the arguments after the stack's values (the stack
+   holding the first arguments of a call of op): DK_ERR_BAD_STACK naming the
+   first argument that has none, or when the stack is full or has more
+   values than the schema has arguments. */
+DK_API dk_status dk_stack_fill_defaults(const dk_operator *op, dk_stack *stack);
+
+/* A default at any position (keyword arguments: push each argument given,
+   and the default of each one left out, in the schema's order): pushes the
+   default of the argument after the stack's values (the stack holding the
+   first arguments of a call of op, as dk_stack_fill_defaults). DK_OK, or
+   DK_ERR_BAD_STACK naming the argument when it has no default, the stack
+   is full or holds all the arguments already; DK_ERR_NOT_FOUND without a
+   def. */
+DK_API dk_status dk_stack_push_default(const dk_operator *op, dk_stack *stack);
+
+/* Checks the top num_arguments values against the def's schema (count and
+   kinds, as dk_call_boxed): DK_OK or DK_ERR_BAD_STACK with the argument in
+   dk_last_error(). */
+DK_API dk_status dk_stack_check(const dk_operator *op, const dk_stack *stack);
+
+/* Sets the operator's boxing adapters (gen/ does this when it registers).
+   A different signature than the one already set is an error. */
+DK_API dk_status dk_op_set_adapters(dk_operator *op, const dk_op_adapters *adapters);
+
+/* --- Threads and memory: attaching threads, quiescent points, reclaiming --- */
+
+/* Quiescent points (MEMORY in the manual, Note [Reclamation]). What a
+   change unpublishes (kernel records, old tables, operators without
+   registrations) is retired and freed once no thread can still hold it.
+
+   dk_registry_reclaim: the calling thread's quiescent point -- it holds
+   nothing of any registry now (it is outside every call, hook and
+   lookup) -- then frees what r can free. Without DK_CALL_EPOCHS it never
+   waits, for other threads nor for r's lock: memory is freed once every
+   thread that declares quiescent points has passed one since the memory
+   was retired (a thread takes part from its first reclaim,
+   dk_thread_online, dk_thread_attach or dk_thread_quiescent until it
+   exits or goes offline; a thread that never takes part must be outside
+   every call of r while any thread reclaims it), and while a
+   registration holds r's lock it frees nothing and leaves that to the
+   next reclaim. It calls free(): a real-time thread passes
+   dk_thread_quiescent instead (REAL-TIME THREADS in the manual). With
+   DK_CALL_EPOCHS it waits for the calls in flight and frees everything
+   retired before it. DK_ERR_IN_CALL from inside a boxed call, a hook or
+   (DK_CALL_EPOCHS) any call; a kernel reached by a typed call must not
+   call it without DK_CALL_EPOCHS (the library cannot see that call). */
+DK_API dk_status dk_registry_reclaim(dk_registry *r);
+
+/* Waits until no thread can still hold anything r retired before this
+   call, then frees it: every thread taking part has passed a quiescent
+   point (call epochs: has left the calls it was in). The caller passes a
+   quiescent point itself if it takes part (synchronize does not make it
+   take part). Call it before freeing what a deregistered
+   kernel used (its user data, its code: dk_library_unload does it for a
+   plugin); dk_deregister and dk_library_close never wait. Same errors as
+   dk_registry_reclaim. */
+DK_API dk_status dk_registry_synchronize(dk_registry *r);
+
+/* Offline: the calling thread holds nothing of any registry and will not
+   call until dk_thread_online (it blocks, sleeps, waits for work); nobody
+   waits for it meanwhile. Call it only outside every call: it is also how
+   a thread that left kernels by longjmp (or an exception) says it is
+   outside them again (with DK_CALL_EPOCHS its brackets are reset; it may
+   call again at once). Online: the thread takes part again (a quiescent
+   point; a thread not attached yet is attached, as dk_thread_attach);
+   DK_ERR_IN_CALL inside a call or hook, DK_ERR_NO_MEMORY. */
+DK_API dk_status dk_thread_offline(void);
+
+DK_API dk_status dk_thread_online(void);
+
+/* Attaches the calling thread ahead of its first call, in both modes:
+   allocates everything it will ever need (its message buffer, its record
+   in the list writers scan; under DK_CALL_EPOCHS its call word is linked)
+   and makes it take part (default build: a quiescent point, as
+   dk_thread_online). After it, nothing a call does on this thread
+   allocates, locks or makes a system call, the failing call included
+   (REAL-TIME THREADS in the manual). Attaching again is a quiescent point.
+   DK_ERR_IN_CALL inside a call or hook, or after the thread's exit
+   destructor ran (a late call's thread cannot attach); DK_ERR_NO_MEMORY
+   (out of memory, or no thread-exit destructor could be registered). */
+DK_API dk_status dk_thread_attach(void);
+
+/* The quiescent point of a real-time thread: the calling thread holds
+   nothing of any registry now (it is outside every call, hook and lookup).
+   Default build: one atomic store (the current epoch into the thread's
+   record) on an attached, online thread; it never blocks, allocates or
+   frees -- freeing is dk_registry_reclaim's work, on a thread that may
+   block. On a thread not attached yet it attaches first (dk_thread_attach:
+   its one allocation); on one offline it comes back online (a fence
+   more). Under DK_CALL_EPOCHS there is nothing to declare: it only checks
+   that the thread is outside every call. DK_ERR_IN_CALL inside a call or
+   hook; DK_ERR_NO_MEMORY only while attaching. */
+DK_API dk_status dk_thread_quiescent(void);
+
+/* The number the statistics and the logger use for the calling thread
+   (1, 2, ... in the order threads first took part), 0 before that. */
+DK_API unsigned dk_thread_id(void);
+
+DK_INLINE void dk_call_enter(void);
+
+DK_INLINE void dk_call_exit(void);
+
+/* --- Plugins: library blocks that load and unload ------------------------- */
+
+#define dk_library_open(r, kind, ns, key, out) \
+    dk__library_open((r), (kind), (ns), (key), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
+
+DK_API dk_status dk_library_close(dk_library *lib);
+
+/* Inside a block: def ("name(args) -> ret" or "ns::name..." with the block's
+   ns), impl ("name" or "ns::name"; DK_Undefined = the block's key, or
+   catch-all in DEF/FRAGMENT blocks), fallback (IMPL blocks of namespace _). */
+DK_API dk_status dk_library_def(dk_library *lib, const char *schema);
+
+DK_API dk_status dk_library_def_with(dk_library *lib, const char *schema, const dk_def_options *opts);
+
+DK_API dk_status dk_library_impl(dk_library *lib, const char *name, dk_key key, dk_kernel_desc kernel);
+
+/* dk_library_impl recording the given file:line instead of the block's
+   (DK_LIBRARY_IMPL_TYPED and gen/'s <op>_library_impl pass their caller's). */
+DK_API dk_status dk_library_impl_at(dk_library *lib, const char *name, dk_key key, dk_kernel_desc kernel,
+                                 const char *file, int line);
+
+DK_API dk_status dk_library_fallback(dk_library *lib, dk_kernel_desc kernel);
+
+#define dk_library_run(r, kind, ns, key, block, out) \
+    dk__library_run((r), (kind), (ns), (key), (block), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
+
+/* Library blocks run in r (dk_library_run and the static blocks below)
+   and how many of them failed: could not open (another configuration,
+   a second DK_LIBRARY of a namespace...) or had a registration fail. Both
+   counts only grow; a failure's message went to the registry's logger
+   (DK_LOG_LIBRARY_BLOCK_FAILED) and is in dk_last_error() of the thread
+   that ran the block. A plugin host reads them around dlopen:
+       unsigned long run0, failed0, run, failed;
+       dk_library_blocks(dk_registry_default(), &run0, &failed0);
+       void *so = dlopen(path, RTLD_NOW);
+       dk_library_blocks(dk_registry_default(), &run, &failed);
+       if (so && failed != failed0) { dlclose(so); ... refuse it: dk_last_error() says why }
+   (run - run0: the plugin's blocks; 0 when a static block was dropped). */
+DK_API dk_status dk_library_blocks(dk_registry *r, unsigned long *run, unsigned long *failed);
+
+/* Unloading a plugin: closes every static block (DK_LIBRARY*) of the
+   default registry that the loaded object holding `address` ran (pass any
+   address inside the plugin: dlsym(handle, "a_symbol_of_it")), then waits
+   as dk_registry_synchronize until no thread can still run their kernels.
+   Call it before dlclose(handle): the blocks' destructors then find
+   nothing to close or wait for. Without it they wait inside dlclose, under
+   the dynamic loader's lock -- which deadlocks if a thread that must pass
+   a quiescent point (or leave a call) first needs that lock itself (a
+   kernel calling dlopen, dlsym or dladdr). DK_ERR_NOT_FOUND when no open
+   block belongs to that object; DK_ERR_BAD_ARGUMENT where the platform
+   cannot tell the object (no dladdr, no GetModuleHandleEx); DK_ERR_IN_CALL
+   from inside a call. Linking: dladdr is in libc from glibc 2.34 (older:
+   -ldl). */
+DK_API dk_status dk_library_unload(const void *address);
+
+#define DK_LIBRARY_IMPL_TYPED(op, lib, name, key, fn, user_data) \
+    dk_library_impl_at((lib), (name), (key), DK_KERNEL(op, fn, user_data), __FILE__, __LINE__)
+
+DK_API void dk_plugin_finds_no_dispatch_h_in_its_host__link_the_host_with_rdynamic_or_libdispatch_so(void);
+
+/* --- Inspecting: tables, explanations, traces, the timeline --------------- */
+
+/* Slot s's entry, and backend b's fallthrough mask (b < DK_NUM_BACKENDS). */
+DK_INLINE const dk_table_entry *dk_op_table_entry(const dk_op_table *t, int s);
+
+DK_INLINE uint64_t dk_op_table_nonfallthrough(const dk_op_table *t, int b);
+
+/* The operator's current snapshot; everything in it is complete (acquire). */
+DK_INLINE const dk_op_table *dk_op_table_of(const dk_operator *op);
+
+/* The pointers the three functions below return point into what the
+   registry retires when the def or kernel goes: use them before this
+   thread's next quiescent point (default mode) or, under DK_CALL_EPOCHS,
+   between dk_call_enter() and dk_call_exit() around the call and the use
+   (outside a call, a retired table may be freed at any time; there
+   DK_DEBUG_READS stops a call of them outside a bracket). */
+/* The kernel record a call would run at a slot (dk_ks_slot). */
+DK_INLINE const dk_kernel *dk_op_slot_kernel(const dk_operator *op, int slot);
+
+/* The def's schema in c10's normalised form, or NULL without a def
+   (defined after dk_schema, in >>private). */
+DK_INLINE const char *dk_op_schema(const dk_operator *op);
+
+/* The def's parsed schema (arguments, types, defaults, alias annotations,
+   return names; see dk_schema), or NULL without a def. Read-only. */
+DK_INLINE const struct dk_schema *dk_op_function_schema(const dk_operator *op);
+
+/* The def's tags (torch.Tag), as a mask with bit DK_TAG_x set for each, and
+   one of them; its alias-analysis kind. No def: no tags, FROM_SCHEMA.
+   Values, read inside a call bracket: safe anywhere, in both modes. */
+DK_API uint64_t dk_op_tags(const dk_operator *op);
+
+DK_API int dk_op_has_tag(const dk_operator *op, dk_tag t);
+
+DK_API dk_alias_analysis dk_op_alias_analysis(const dk_operator *op);
+
+/* A kernel registered directly at key k (c10 hasKernelForDispatchKey). */
+DK_API int dk_op_has_kernel_for_key(const dk_operator *op, dk_key k);
+
+/* The slot of runtime key k holds a kernel (fallthrough included). */
+DK_API int dk_op_has_computed_kernel_for_key(const dk_operator *op, dk_key k);
+
+/* c10 formats; snprintf-like (return the length the whole text needs). */
+DK_API int dk_op_dump_state(const dk_operator *op, char *buf, size_t size);
+
+DK_API int dk_op_dump_computed_table(const dk_operator *op, char *buf, size_t size);
+
+/* Resolution of one slot and why (c10 computeDispatchTableEntryWithDebug):
+   *reason is "kernel", "default backend kernel", "math kernel", ... "missing". */
+DK_API const dk_kernel *dk_op_compute_slot(const dk_operator *op, int slot, const char **reason);
+
+/* The cell classes: X(name, colour, text in the cell, legend) -> CSS class
+   dk-<name>; an alias cell's text is the alias key's capitals (CIA). */
+#define DK_FORALL_HTML_CELLS(X)                                                                  \
+    X(kernel,      "#3fa34d", "K",  "kernel registered at this key")                            \
+    X(alias,       "#6fa8dc", "",   "from an alias key's kernel (named in the cell)")           \
+    X(fallback,    "#f6b26b", "FB", "the key's backend fallback")                               \
+    X(fallthrough, "#d9d9d9", "FT", "fallthrough: the key is skipped")                          \
+    X(ambiguous,   "#e06666", "?",  "ambiguous (CompositeImplicitAutograd and an AutogradOther backend)") \
+    X(missing,     "#ffffff", "",   "missing: a call that lands here fails")
+
+DK_API dk_status dk_explain(const dk_operator *op, dk_keyset args, dk_explanation *out);
+
+/* As dk_explain, from the keysets of a typed call's arguments, in order
+   (DK_KS_EMPTY for an argument that is not a tensor): at most
+   DK_EXPLAIN_MAX_ARGS (DK_ERR_BAD_ARGUMENT). */
+DK_API dk_status dk_explain_args(const dk_operator *op, const dk_keyset *arg_keysets, int n, dk_explanation *out);
+
+/* As dk_explain, for a boxed call of this stack (its top num_arguments
+   values): the schema's dispatch arguments through the registry's
+   tensor_keyset hook, as dk_call_boxed. The operator needs a def
+   (DK_ERR_NOT_FOUND) and the stack must fit it (DK_ERR_BAD_STACK). */
+DK_API dk_status dk_explain_stack(const dk_operator *op, const dk_stack *stack, dk_explanation *out);
+
+/* Text of an explanation; snprintf-like. It reads the explanation alone
+   (its own copies), never the registry: op, the operator explained, is not
+   read (it may have been removed since); NULL op or e gives "". */
+DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, char *buf, size_t size);
+
+/* Trace every call and redispatch (process-wide); NULL turns it off. */
+DK_API void dk_trace_set(dk_trace_fn fn, void *user_data);
+
+/* Inside a trace hook: the stack of the boxed call or boxed redispatch being
+   traced on this thread (NULL for a typed call, whose arguments the hook
+   cannot see): dk_explain_stack(op, dk_trace_stack(), &e) then gives each
+   dispatch argument's keyset. Boxed calls record their stack only while a
+   hook is set, so a call racing dk_trace_set may show NULL here. */
+DK_API const dk_stack *dk_trace_stack(void);
+
+DK_INLINE unsigned dk_trace_begin(const dk_operator *op, dk_keyset ks, const dk_kernel *k, int is_redispatch);
+
+DK_INLINE void dk_trace_end(unsigned token);
+
+/* A timeline of dispatches, written as Chrome trace event JSON (the format
+   chrome://tracing and Perfetto open). Opt-in and built on the trace hook:
+   dk_timeline_start sets the hook (replacing one set with dk_trace_set;
+   dk_trace_set while it records stops its events, and dk_timeline_stop
+   then leaves the new hook), so a program that never starts one pays
+   nothing on its calls. While it records, every
+   typed call (DK_DECLARE_OP's, gen/'s), redispatch and boxed call is one
+   complete event: the operator's name, the key of the slot that ran, the
+   kernel's debug text ("registered at file:line"; fallthrough, missing,
+   a fallback's), the thread (numbered 1, 2, ... in the order threads
+   first recorded), begin and duration, nested
+   under the call whose kernel redispatched it (its "parent" and "depth"
+   args, and in time). A call that lands on a boxed kernel or fallback says
+   so ("boxed": 1, "fallback": 1); a failed call (no kernel, ambiguous,
+   fallthrough called, a kernel's dk_call_fail) has "failed": 1 and its
+   status. A call whose dispatch primitive the caller used alone (no
+   dk_trace_begin) is not an event.
+   Each thread records into a buffer of its own, allocated on its first
+   event (no lock on the call path, and calls take a few hundred ns more
+   while recording: the clock twice and the names copied, at most 63 bytes
+   each, a longer one keeping its end after "..."). Memory is bounded: at
+   most events_per_thread events a thread (0: 16,384; 160 bytes each)
+   from its first event on, later ones dropped and counted; the file says
+   the cap and the number dropped ("otherData"). A buffer stays allocated
+   until the process ends (a thread's later recordings reuse its own).
+   dk_timeline_start begins a new recording (the last one's events are
+   forgotten) and returns DK_OK; a thread whose buffer cannot be allocated
+   records nothing. Under -DDK_NO_TRACE nothing is recorded (calls never
+   test the hook). dk_timeline_stop ends it (the hook cleared if it is
+   still the timeline's); dk_timeline_save writes the last recording's events to
+   path, after dk_timeline_stop (DK_ERR_BAD_ARGUMENT while recording; a
+   call still running then has "open": 1 and the duration it had so far);
+   DK_ERR_NULL for a NULL path, DK_ERR_BAD_ARGUMENT if the file cannot be
+   written. */
+DK_API dk_status dk_timeline_start(size_t events_per_thread);
+
+DK_API void dk_timeline_stop(void);
+
+DK_API dk_status dk_timeline_save(const char *path);
+
+/* dk_op_schema (declared with dk_op_function_schema): its def's parsed text. */
+DK_INLINE const char *dk_op_schema(const dk_operator *op);
+
+/* --- Schemas: parsing and printing ---------------------------------------- */
+
+/* Parses text; on success *out owns a new schema, on failure *out = NULL and
+   DK_ERR_BAD_SCHEMA (or DK_ERR_NO_MEMORY / DK_ERR_NULL) comes back. More than
+   64 arguments is an error, as in c10's DispatchKeyExtractor. */
+DK_API dk_status dk_schema_parse(const char *text, dk_schema **out);
+
+/* The same, allocating through desc->alloc / desc->free (a registry's
+   description; NULL or no alloc: the C allocator). dk_schema_free uses
+   the same functions. */
+DK_API dk_status dk_schema_parse_with(const char *text, const dk_registry_desc *desc, dk_schema **out);
+
+DK_API void dk_schema_free(dk_schema *s);
+
+/* snprintf-like: c10's toString(FunctionSchema), or the operator name of a
+   name_only schema; returns the length the full text needs. */
+DK_API int dk_schema_to_string(const dk_schema *s, char *buf, size_t size);
+
+/* Names as in DK_FORALL_TYPE_KINDS ("Tensor", "List"); NULL when out of range. */
+DK_API const char *dk_type_kind_name(dk_type_kind k);
+
+/* snprintf-like: the C signature in schema words that gen/ binds the schema
+   to, "(returns) (arguments)", e.g. "(Tensor) (Tensor, Tensor, float)" for
+   add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor. A word
+   per C type: Tensor, Tensor?, Tensor[], int, int?, float, float?, bool,
+   bool?, str, object, int[], int[]?, float[], float[]?, list, list?, value
+   (see gen/dkgen.c for the C types). gen/'s kernels and adapters record it,
+   and a typed kernel's is compared with its def's (see dk_impl). -1 (and
+   "") for a schema gen/ binds boxed: a bare name, varargs. */
+DK_API int dk_schema_c_signature(const dk_schema *s, char *buf, size_t size);
+
+DK_INLINE uint64_t dk_schema_dispatch_args(const dk_schema *s);
+
+/* --- Errors, logging, configuration, version ------------------------------ */
+
+DK_API int dk_version_number(void);
+
+DK_API const char *dk_status_str(dk_status s);
+
+/* "KERNEL_OVERRIDDEN", ...; "UNKNOWN" out of range. */
+DK_API const char *dk_log_item_name(dk_log_item item);
+
+/* The default logger: "Warning: <message>" (c10's words for an override),
+   "dispatch.h error: ..." or "dispatch.h panic: ..." on stderr. */
+DK_API void dk_log_stderr(dk_log_level level, dk_log_item item, const char *message, void *user_data);
+
+/* The detailed message of the last failure on this thread ("" if none). */
+DK_API const char *dk_last_error(void);
+
+#define dk_config_check() dk__config_check(DK_CONFIG_SIGNATURE)
+
+/* The implementation's own signature: what a caller without the header's
+   macros (a foreign-function interface) passes as `signature`. */
+DK_API const char *dk_config_signature(void);
+
+DK_API void dk_call_error_report(const dk_operator *op, dk_keyset ks, dk_status status, const char *message,
+                                 void *user_data);
+
+DK_API void dk_call_error_abort(const dk_operator *op, dk_keyset ks, dk_status status, const char *message,
+                                void *user_data);
+
+/* The status of the last FAILED call on this thread (with the default
+   call-error hook), and resets it to DK_OK: it returns and clears. A call
+   that succeeds does not touch it (that would cost every call a store), so
+   it may hold a failure of an earlier call nobody read. To check one call,
+   clear before and read after; a call whose result cannot say it failed
+   (void, a Scalar) needs exactly this:
+
+       (void)dk_last_call_status();         // clear what an earlier call left
+       my_op_call(op, &t);                  // a void call
+       if (dk_last_call_status() != DK_OK)  // this call failed
+           fprintf(stderr, "%s\n", dk_last_error());
+*/
+DK_API dk_status dk_last_call_status(void);
+
+/* --- The C ABI: the same through plain C types, for foreign callers ------- */
+
+/* The C ABI for foreign callers (Python's ctypes, cffi, other languages'
+   FFIs): a real exported function for what C gets as macros or static
+   inline functions, with plain C types only. Keysets are uint64_t (the
+   repr), keys, backends, statuses and value tags int, guards are written
+   to a caller's buffer of dk_abi_guard_size() bytes (two uint64_t), a
+   kernel description is an opaque buffer of dk_abi_kernel_desc_size()
+   bytes, stacks are made and freed here; every other struct a caller
+   meets has its size here and accessors for what it needs of it. The
+   inline versions stay what C uses. Registration checks nothing against
+   a caller's lists: a foreign caller uses the library's own
+   (dk_abi_num_backends, dk_key_name, dk_key_parse tell them). A boxed
+   kernel receives its dk_keyset, a struct of one uint64_t, passed as a
+   uint64_t is by every ABI dispatch.h runs on. The real functions of the
+   C API (dk_key_parse, dk_deregister, dk_registry_reclaim,
+   dk_thread_offline, dk_last_error, dk_status_str, dk_explain_to_string,
+   dk_stack_push_default...) are part of the ABI as they are.
+
+   Which library to load. A host whose threads may sit idle outside the
+   library without saying so (Python: a thread blocked in queue.get(),
+   input() or a sleep) loads the call-epochs build (make lib CONFIG=epochs:
+   libdispatch-epochs.so): calls bracket themselves, and memory is freed
+   and dk_registry_synchronize returns once the calls in flight end. In
+   the default build (libdispatch.so, quiescent points) every thread that
+   calls while registrations change takes part (from its first
+   dk_registry_reclaim or dk_thread_online until it exits or goes
+   offline), and dk_registry_synchronize waits for each to pass its next
+   quiescent point: it blocks for as long as one idles without
+   dk_thread_offline() -- forever behind a Python thread waiting in
+   queue.get() -- and retired memory grows meanwhile (WHAT A PROGRAM
+   DOES). The default build suits a host that declares its threads'
+   quiescent points and offline spells.
+
+   Lifetimes, once:
+     callbacks   a kernel, fallback, keyset_of or logger function and its
+                 user data live as long as they are registered (the
+                 registry, for keyset_of and the logger) and, after
+                 dk_deregister, until dk_registry_synchronize returns
+                 (calls in flight may still run them). A ctypes callback
+                 object must be kept referenced: one the garbage collector
+                 freed crashes the next call.
+     strings     what the ABI takes to register (schemas, operator names,
+                 sites, kernel names) and the message of dk_abi_call_fail
+                 are copied: a name given to dk_abi_kernel_named lives
+                 until the registration that takes the description
+                 returns, the others until the function returns. What
+                 is pushed (strings, and the arrays of
+                 dk_abi_push_ints / _doubles / _list) is not: it lives
+                 until the call that consumes it returns, or until popped;
+                 a string or array popped is the pushed one. Texts the
+                 ABI returns: dk_abi_op_name lives as long as the
+                 operator; dk_last_error until this thread's next failure;
+                 the dk_abi_*_name functions return static text; the
+                 schema functions copy into the caller's buffer.
+     tensors     the library keeps no tensor pointer: one pushed lives
+                 until the call that consumes it returns (keyset_of and the
+                 kernels read it during the call), or until popped.
+     stacks      dk_abi_stack_new to dk_abi_stack_free, one thread at a
+                 time; a stack a kernel receives is the call's, for the
+                 kernel's duration.
+     registries  dk_abi_registry_create to dk_abi_registry_destroy; every
+                 handle it gave (registrations, operators) dies with it.
+                 The ABI's functions that take a registry recognise a
+                 destroyed one and refuse it with DK_ERR_DESTROYED (Note
+                 [Destroyed registries]: the lookup costs registrations
+                 and lookups a list walk, calls nothing); the C API's
+                 functions do not. A destroy from inside a call or hook on
+                 its thread (a finalizer the garbage collector ran in a
+                 kernel) is refused with DK_ERR_IN_CALL; one racing calls
+                 on other threads is the caller's to prevent. */
+/* registries: tensor handles' keysets come from keyset_of(tensor,
+   user_data) or, when keyset_of is NULL, from the handle's first 8 bytes
+   (a uint64_t: a struct whose first member is the keyset). _with: the
+   registry's logger (what has no caller to return to: an overridden
+   kernel, say; NULL: dk_log_stderr). destroy: DK_OK, DK_ERR_DESTROYED
+   (destroyed before), DK_ERR_IN_CALL, DK_ERR_REENTRANT (from its own
+   logger or listener), DK_ERR_NULL; it takes a dk_registry_create
+   registry too. op_lookup: as dk_op_lookup, DK_ERR_NOT_FOUND without
+   such an operator. */
+DK_API dk_status dk_abi_registry_create(uint64_t (*keyset_of)(const void *tensor, void *user_data), void *user_data,
+                                        dk_registry **out);
+
+DK_API dk_status dk_abi_registry_create_with(uint64_t (*keyset_of)(const void *tensor, void *user_data),
+                                             void *user_data, dk_log_fn log, void *log_user_data,
+                                             dk_registry **out);
+
+DK_API dk_status dk_abi_registry_destroy(dk_registry *r);
+
+DK_API dk_status dk_abi_op_lookup(dk_registry *r, const char *name, const dk_operator **out);
+
+/* registration, as dk_def / dk_impl / dk_fallback; kernel: a buffer filled
+   by dk_abi_boxed, dk_abi_unboxed or dk_abi_fallthrough, and optionally
+   named after its function (dk_abi_kernel_named: dumps and messages show
+   "registered at site:line (name)"). The _at versions take the site the
+   caller names (its file, or its function's name, and a line); the others
+   record "<foreign caller>:0". */
+DK_API size_t dk_abi_kernel_desc_size(void);
+
+DK_API void dk_abi_boxed(void *kernel, dk_boxed_fn fn, void *user_data);
+
+DK_API void dk_abi_unboxed(void *kernel, dk_fn fn, void *user_data);
+
+DK_API void dk_abi_fallthrough(void *kernel);
+
+DK_API void dk_abi_kernel_named(void *kernel, const char *name);
+
+DK_API dk_status dk_abi_def(dk_registry *r, const char *schema, dk_registration **out);
+
+DK_API dk_status dk_abi_impl(dk_registry *r, const char *op_name, int key, const void *kernel, dk_registration **out);
+
+DK_API dk_status dk_abi_fallback(dk_registry *r, int key, const void *kernel, dk_registration **out);
+
+DK_API dk_status dk_abi_def_at(dk_registry *r, const char *schema, const char *site, int line,
+                               dk_registration **out);
+
+DK_API dk_status dk_abi_impl_at(dk_registry *r, const char *op_name, int key, const void *kernel, const char *site,
+                                int line, dk_registration **out);
+
+DK_API dk_status dk_abi_fallback_at(dk_registry *r, int key, const void *kernel, const char *site, int line,
+                                    dk_registration **out);
+
+/* boxed calls, as dk_call_boxed / dk_redispatch_boxed, returning this
+   call's status (what dk_last_call_status() would give after it: DK_OK
+   with a registry whose call-error hook is the program's own). Outside
+   every call they consume the thread's failed-call status; inside one (a
+   kernel or fallback calling on, in a call the library sees: a boxed
+   call, a typed call's boxed part, any call under call epochs) they leave
+   a failure set, so that it reaches the outer call's status whatever the
+   kernel does with the returned one (a fallback that recovers clears it:
+   dk_last_call_status). */
+DK_API dk_status dk_abi_call_boxed(const dk_operator *op, dk_stack *stack);
+
+DK_API dk_status dk_abi_redispatch_boxed(const dk_operator *op, uint64_t ks, dk_stack *stack);
+
+/* From inside a kernel or fallback: fails the current call, as
+   dk_call_fail with the message as it is (no format); status is a
+   dk_status, DK_ERR_KERNEL_FAILED for a kernel's own failure. */
+DK_API void dk_abi_call_fail(const dk_operator *op, const dk_kernel *kernel, uint64_t ks, int status,
+                             const char *message);
+
+/* what a boxed kernel receives: its user_data, the operator's name */
+DK_API void *dk_abi_kernel_user_data(const dk_kernel *kernel);
+
+DK_API const char *dk_abi_op_name(const dk_operator *op);
+
+/* The def's schema (dk_op_function_schema), copied into buf, snprintf-like
+   (the length the whole text needs); -1 and "" without a def or for an
+   argument or return i that is not there. _schema: c10's normalised text;
+   _num_arguments / _num_returns: -1 without a def; an argument's name,
+   type as written ("int[1]", "Tensor(a!)", "Scalar?") and default as
+   written ("1", "[0, 1]", "None"; -1 without a default); kwarg_only: 1
+   after a lone '*', 0 before, -1 for no such argument. A return's name
+   is "" when it has none. */
+DK_API int dk_abi_op_schema(const dk_operator *op, char *buf, size_t size);
+
+DK_API int dk_abi_op_num_arguments(const dk_operator *op);
+
+DK_API int dk_abi_op_num_returns(const dk_operator *op);
+
+DK_API int dk_abi_op_argument_name(const dk_operator *op, int i, char *buf, size_t size);
+
+DK_API int dk_abi_op_argument_type(const dk_operator *op, int i, char *buf, size_t size);
+
+DK_API int dk_abi_op_argument_default(const dk_operator *op, int i, char *buf, size_t size);
+
+DK_API int dk_abi_op_argument_kwarg_only(const dk_operator *op, int i);
+
+DK_API int dk_abi_op_return_name(const dk_operator *op, int i, char *buf, size_t size);
+
+DK_API int dk_abi_op_return_type(const dk_operator *op, int i, char *buf, size_t size);
+
+/* the key space */
+DK_API int dk_abi_num_backends(void);
+
+DK_API int dk_abi_num_functionality_keys(void);
+
+DK_API int dk_abi_num_keys(void);
+
+DK_API int dk_abi_num_runtime_entries(void);
+
+/* Names and numbers of what C has as enums and macros. Statuses and value
+   tags are numbered 0 .. count-1: _name(i) is the C name ("DK_ERR_NO_KERNEL",
+   "DK_VALUE_INT"; dk_status_str gives a status's text), NULL out of range.
+   The named keysets (DK_KS_AFTER_AUTOGRAD...): ks_named_name(i) their C
+   names, ks_named(name, &ks) one by its C name (DK_ERR_NOT_FOUND for
+   another name). */
+DK_API int dk_abi_num_statuses(void);
+
+DK_API const char *dk_abi_status_name(int status);
+
+DK_API int dk_abi_num_value_tags(void);
+
+DK_API const char *dk_abi_value_tag_name(int tag);
+
+DK_API int dk_abi_num_named_keysets(void);
+
+DK_API const char *dk_abi_ks_named_name(int i);
+
+DK_API dk_status dk_abi_ks_named(const char *name, uint64_t *out);
+
+/* keyset algebra (the dk_ks_* functions above) */
+DK_API uint64_t dk_abi_ks_from_key(int key);
+
+DK_API uint64_t dk_abi_ks_from_backend(int backend);
+
+DK_API uint64_t dk_abi_ks_or(uint64_t a, uint64_t b);
+
+DK_API uint64_t dk_abi_ks_and(uint64_t a, uint64_t b);
+
+DK_API uint64_t dk_abi_ks_minus(uint64_t a, uint64_t b);
+
+DK_API uint64_t dk_abi_ks_add(uint64_t a, int key);
+
+DK_API uint64_t dk_abi_ks_remove(uint64_t a, int key);
+
+DK_API int dk_abi_ks_has(uint64_t a, int key);
+
+DK_API int dk_abi_ks_highest_key(uint64_t a);
+
+DK_API int dk_abi_ks_table_index(uint64_t a);
+
+DK_API uint64_t dk_abi_ks_full_after(int key);
+
+DK_API uint64_t dk_abi_ks_full(void);
+
+DK_API uint64_t dk_abi_alias_runtime_set(int alias);
+
+DK_API int dk_abi_ks_first(uint64_t a);
+
+DK_API int dk_abi_ks_next(uint64_t a, int key);
+
+DK_API int dk_abi_ks_to_string(uint64_t a, char *buf, size_t size);
+
+DK_API int dk_abi_key_runtime(int functionality, int backend);
+
+/* Sizes of the structs a caller passes to the C API's real functions
+   (dk_registry_get_stats, dk_explain_to_string, dk_op_default...), and an
+   explanation's fields: dk_abi_explain is dk_explain with the keyset as a
+   uint64_t, into a buffer of dk_abi_explanation_size() bytes. */
+DK_API size_t dk_abi_guard_size(void);
+
+DK_API size_t dk_abi_value_size(void);
+
+DK_API size_t dk_abi_explanation_size(void);
+
+DK_API size_t dk_abi_registry_stats_size(void);
+
+DK_API dk_status dk_abi_explain(const dk_operator *op, uint64_t args, struct dk_explanation *out);
+
+DK_API uint64_t dk_abi_explanation_final(const struct dk_explanation *e);
+
+DK_API int dk_abi_explanation_key(const struct dk_explanation *e);
+
+DK_API int dk_abi_explanation_slot(const struct dk_explanation *e);
+
+/* stacks: dk_abi_stack_new(capacity) (NULL out of memory), pushes return 1
+   or 0 when full; a pop of the wrong tag (or of an empty stack) returns
+   DK_ERR_BAD_STACK and leaves the stack as it was. Lists: int[] and
+   float[] as the caller's arrays (push_ints / push_doubles, not copied);
+   other lists (Tensor[], Tensor?[]) as an array of n values, n *
+   dk_abi_value_size() bytes, filled with dk_abi_value_set_tensor /
+   _set_none and read with dk_abi_value_tag / _tensor (NULL for a value
+   that is no tensor). */
+DK_API dk_stack *dk_abi_stack_new(size_t capacity);
+
+DK_API void dk_abi_stack_free(dk_stack *s);
+
+DK_API size_t dk_abi_stack_size(const dk_stack *s);
+
+DK_API void dk_abi_stack_clear(dk_stack *s);
+
+DK_API int dk_abi_peek_tag(const dk_stack *s, size_t depth);   /* a dk_value_tag, -1 past the bottom */
+
+DK_API int dk_abi_push_none(dk_stack *s);
+
+DK_API int dk_abi_push_bool(dk_stack *s, int b);
+
+DK_API int dk_abi_push_int(dk_stack *s, int64_t i);
+
+DK_API int dk_abi_push_double(dk_stack *s, double d);
+
+DK_API int dk_abi_push_string(dk_stack *s, const char *str);
+
+DK_API int dk_abi_push_tensor(dk_stack *s, void *tensor);
+
+DK_API int dk_abi_push_object(dk_stack *s, void *object);
+
+DK_API int dk_abi_push_ints(dk_stack *s, const int64_t *items, size_t n);
+
+DK_API int dk_abi_push_doubles(dk_stack *s, const double *items, size_t n);
+
+DK_API int dk_abi_push_list(dk_stack *s, const dk_value *items, size_t n);
+
+DK_API dk_status dk_abi_pop_bool(dk_stack *s, int *out);
+
+DK_API dk_status dk_abi_pop_int(dk_stack *s, int64_t *out);
+
+DK_API dk_status dk_abi_pop_double(dk_stack *s, double *out);
+
+DK_API dk_status dk_abi_pop_string(dk_stack *s, const char **out);
+
+DK_API dk_status dk_abi_pop_tensor(dk_stack *s, void **out);
+
+DK_API dk_status dk_abi_pop_object(dk_stack *s, void **out);
+
+DK_API dk_status dk_abi_pop_none(dk_stack *s);
+
+DK_API dk_status dk_abi_pop_ints(dk_stack *s, const int64_t **items, size_t *n);
+
+DK_API dk_status dk_abi_pop_doubles(dk_stack *s, const double **items, size_t *n);
+
+DK_API dk_status dk_abi_pop_list(dk_stack *s, const dk_value **items, size_t *n);
+
+DK_API int dk_abi_value_tag(const dk_value *items, size_t i);
+
+DK_API void *dk_abi_value_tensor(const dk_value *items, size_t i);
+
+DK_API void dk_abi_value_set_tensor(dk_value *items, size_t i, void *tensor);
+
+DK_API void dk_abi_value_set_none(dk_value *items, size_t i);
+
+/* this thread's state and guards (out: the guard to pop, on this thread) */
+DK_API uint64_t dk_abi_tls_included(void);
+
+DK_API uint64_t dk_abi_tls_excluded(void);
+
+DK_API void dk_abi_tls_set_included(uint64_t ks);
+
+DK_API void dk_abi_tls_set_excluded(uint64_t ks);
+
+DK_API void dk_abi_include_push(uint64_t ks, dk_guard *out);
+
+DK_API void dk_abi_exclude_push(uint64_t ks, dk_guard *out);
+
+DK_API void dk_abi_force_push(uint64_t included, uint64_t excluded, dk_guard *out);
+
+DK_API void dk_abi_below_autograd_push(dk_guard *out);
+
+DK_API void dk_abi_below_inplace_view_push(dk_guard *out);
+
+DK_API void dk_abi_skip_functionalize_push(dk_guard *out);
+
+DK_API int dk_abi_tls_is_default(void);
+
+DK_API void dk_abi_guard_pop(const dk_guard *g);
+
+/* >>private =================================================================
+
+   Everything below up to the end of the declarations is the library's own:
+   names with dk__ / DK__, the tables and variables the inline call path
+   reads, and the bodies of the inline functions declared above. */
+
+/* >>roles -------------------------------------------------------------------
+
+   Note [Roles]. c10 spells its named keysets out key by key, in several
+   places that drifted apart. Here each functionality row says which named
+   keysets it belongs to, and the keysets are computed from the rows; special
+   keys (AutogradOther, ADInplaceOrView, ...) are found by role too, so a user
+   list may rename or drop them. */
+
+/* Raw keyset bits of a functionality key value / a backend component. */
+#define DK__FBIT(k) ((uint64_t)1 << (DK_NUM_BACKENDS + (k) - 1))
+
+#define DK__BBIT(b) ((uint64_t)1 << ((b) - 1))
+
+#define DK__R_BACKENDS (((uint64_t)1 << DK_NUM_BACKENDS) - 1)
+
+#define DK__R_FULL ((uint64_t)-1 >> (64 - DK_NUM_KEYSET_BITS))
+
+/* Functionality bits of every row that has `role`; first key that has it.
+   Each term reads the row's own columns: no enum of roles and bit
+   positions per row is declared for them (one, 2 M of gcc's instructions
+   in every unit that includes the header, which names no role). */
+#define DK__ROLE_TERM(name, pb, prefix, roles, role) | (uint64_t)!!((roles) & (role)) << (DK_NUM_BACKENDS + DK_##name - 1)
+
+#define DK__ROLE_BITS(role) ((uint64_t)0 DK_FORALL_FUNCTIONALITY_KEYS(DK__ROLE_TERM, role))
+
+#define DK__ROLE_FIRST(name, pb, prefix, roles, role) ((roles) & (role)) ? DK_##name :
+
+#define DK__ROLE_KEY(role) (DK_FORALL_FUNCTIONALITY_KEYS(DK__ROLE_FIRST, role) DK_Undefined)
+
+#define DK__PB_ROLE_FIRST(name, pb, prefix, roles, role) (pb && ((roles) & (role))) ? DK_##name :
+
+#define DK__PB_ROLE_KEY(role) (DK_FORALL_FUNCTIONALITY_KEYS(DK__PB_ROLE_FIRST, role) DK_Undefined)
+
+/* Backend bits of the components whose autograd key sits on their plain
+   key (OwnAutograd 1), and of the functional ones (Functional's bit 1). */
+#define DK__BC_OWN_AUTOGRAD(name, own_ag, autocast, functional, extra) | ((own_ag) == 1 ? DK__BBIT(DK_##name##Bit) : 0)
+
+#define DK__BC_FUNCTIONAL(name, own_ag, autocast, functional, extra) | ((functional) & 1 ? DK__BBIT(DK_##name##Bit) : 0)
+
+/* Special keys, found by role (Undefined when a user list has none):
+   constant expressions, expanded where they are used (the implementation,
+   the tables, the named keysets DK_KS_AFTER_*), never in a unit that only
+   includes the header; private: code outside the header names keys as the
+   lists do. */
+#define DK__KEY_AUTOGRAD_OTHER DK__ROLE_KEY(DK_R_AUTOGRAD_OTHER)
+
+#define DK__KEY_INPLACE_VIEW DK__ROLE_KEY(DK_R_INPLACE_VIEW)
+
+#define DK__KEY_FUNCTIONALIZE DK__ROLE_KEY(DK_R_FUNCTIONALIZE)
+
+#define DK__KEY_FIRST_AUTOGRAD DK__ROLE_KEY(DK_R_AUTOGRAD)
+
+/* the per-backend autograd functionality (AutogradFunctionality) */
+#define DK__KEY_AUTOGRAD_FUNCTIONALITY DK__PB_ROLE_KEY(DK_R_AUTOGRAD)
+
+/* the plain-kernel row: the first per-backend backend functionality
+   (Dense; a user list may call it anything) */
+#define DK__KEY_PLAIN_BACKEND DK__PB_ROLE_KEY(DK_R_BACKEND_FN)
+
+/* c10's DispatchKeySet(FULL_AFTER, k) for a functionality key k below
+   EndOfFunctionalityKeys: every bit below k's functionality bit, plus the
+   always-after keys; for Undefined (k 0) the backend bits below the highest
+   one plus the always-after keys, as c10's formula gives
+   (DK_KS_FULL_AFTER, dk_ks_full_after). DK__R_FULL_AFTER, for the named
+   keysets of a role key: the full set when a user list has no such key. */
+#define DK__R_FULL_AFTER_C10(k) ((DK__FBIT(k) - 1) | DK__ROLE_BITS(DK_R_ALWAYS_AFTER))
+
+#define DK__R_FULL_AFTER(k) ((int)(k) != 0 ? DK__R_FULL_AFTER_C10(k) : DK__R_FULL)
+
+/* The raw named keysets (c10 names in comments). */
+#define DK__R_AUTOGRAD        DK__ROLE_BITS(DK_R_AUTOGRAD)                 /* autograd_dispatch_keyset */
+
+#define DK__R_AUTOGRAD_ALIAS  (DK__R_AUTOGRAD | DK__R_BACKENDS)            /* runtime set of Autograd */
+
+#define DK__R_AUTOGRAD_WITH_INPLACE_VIEW DK__ROLE_BITS(DK_R_AUTOGRAD | DK_R_INPLACE_VIEW)
+
+#define DK__R_AUTOCAST        DK__ROLE_BITS(DK_R_AUTOCAST)                 /* autocast_dispatch_keyset */
+
+#define DK__R_DEFAULT_INCLUDED DK__ROLE_BITS(DK_R_INCLUDED)                /* default_included_set */
+
+#define DK__R_DEFAULT_EXCLUDED DK__R_AUTOCAST                              /* default_excluded_set */
+
+#define DK__R_PYTHON          DK__ROLE_BITS(DK_R_PYTHON)                   /* python_ks */
+
+#define DK__R_FUNCTORCH       DK__ROLE_BITS(DK_R_FUNCTORCH)                /* functorch_transforms_ks */
+
+#define DK__R_FUNCTORCH_BATCHED DK__ROLE_BITS(DK_R_BATCHED)                /* functorch_batched_ks */
+
+#define DK__R_OTHER_BACKENDS  (DK__ROLE_BITS(DK_R_OTHER_BACKEND) | DK__R_BACKENDS) /* autogradother_backends */
+
+#define DK__R_BACKEND_FUNCTIONALITY (DK__ROLE_BITS(DK_R_BACKEND_FN) | DK__R_BACKENDS) /* backend_functionality_keys */
+
+#define DK__R_BACKEND         (DK__ROLE_BITS(DK_R_BACKEND) | DK__R_BACKENDS) /* backend_dispatch_keyset */
+
+#define DK__R_NON_FUNCTIONAL_BACKEND                                       /* non_functional_backend_dispatch_keyset */ \
+    (DK__R_BACKEND & ~DK__ROLE_BITS(DK_R_SPARSE) & ~((uint64_t)0 DK_FORALL_BACKEND_COMPONENTS(DK__BC_FUNCTIONAL, ~)))
+
+#define DK__R_MATH            (DK__ROLE_BITS(DK_R_BACKEND | DK_R_AUTOGRAD | DK_R_MATH) | DK__R_BACKENDS) /* math_dispatch_keyset */
+
+#define DK__R_NESTED          (DK__ROLE_BITS(DK_R_NESTED) | DK__R_BACKENDS) /* nested_dispatch_keyset */
+
+#define DK__R_AFTER_AUTOGRAD  DK__R_FULL_AFTER(DK__KEY_FIRST_AUTOGRAD)      /* after_autograd_keyset */
+
+#define DK__R_AFTER_INPLACE_VIEW DK__R_FULL_AFTER(DK__KEY_INPLACE_VIEW)     /* after_ADInplaceOrView_keyset */
+
+#define DK__R_AFTER_FUNCTIONALIZE                                          /* after_func_keyset */ \
+    (DK__R_FULL_AFTER(DK__KEY_FUNCTIONALIZE) & ~DK__ROLE_BITS(DK_R_INPLACE_VIEW))
+
+#define DK__R_SPARSE          DK__ROLE_BITS(DK_R_SPARSE)                   /* sparse_ks */
+
+#define DK__R_SPARSE_CSR      DK__ROLE_BITS(DK_R_SPARSE_CSR)               /* sparse_csr_ks */
+
+#define DK__R_MKLDNN          DK__ROLE_BITS(DK_R_MKLDNN)                   /* mkldnn_ks */
+
+#define DK__R_INPLACE_VIEW    DK__ROLE_BITS(DK_R_INPLACE_VIEW)             /* inplace_or_view_ks */
+
+/* A user alias row's set: KEYS(k1, ..., k4), up to four functionality keys
+   of the lists, each on every backend when it is per backend (an alias for
+   "Accessibility on every backend"). Such an alias plays no resolution role
+   (DK__SET_KEYS is 0): a fallback at it registers each of its runtime keys,
+   a kernel (dk_impl) goes to the runtime keys themselves. */
+#define DK__R_KEYS(...) (DK__R_BACKENDS | DK__KEYS_N(__VA_ARGS__, DK__KEYS4, DK__KEYS3, DK__KEYS2, DK__KEYS1, ~)(__VA_ARGS__))
+
+#define DK__KEYS_N(a, b, c, d, n, ...) n
+
+#define DK__KEYS1(a) DK__FBIT(DK_##a)
+
+#define DK__KEYS2(a, b) DK__FBIT(DK_##a) | DK__FBIT(DK_##b)
+
+#define DK__KEYS3(a, b, c) DK__FBIT(DK_##a) | DK__FBIT(DK_##b) | DK__FBIT(DK_##c)
+
+#define DK__KEYS4(a, b, c, d) DK__FBIT(DK_##a) | DK__FBIT(DK_##b) | DK__FBIT(DK_##c) | DK__FBIT(DK_##d)
+
+/* >>keyset ------------------------------------------------------------------ */
+
+DK_INLINE dk_keyset dk_ks_raw(uint64_t repr) { dk_keyset ks; ks.repr = repr; return ks; }
+
+/* Note [Runtime slots]. c10's offsetsAndMasks(), generated at compile time:
+   for functionality f, the first slot and the backend mask (all backends when
+   f is per-backend, else 0). Indexed by functionality key value; entries
+   past the last functionality are {0, 0}, so a keyset with bits above FULL
+   lands on the Undefined slot instead of reading out of bounds (c10 does). */
+
+/* Note [Tables in one unit]. Every generated table the inline functions
+   read is defined once, by the implementation (>>impl-slots), and declared
+   here as a DK_API const array: a unit that only includes the header
+   expands none of them and emits none (at -O0 neither: a compiler keeps an
+   unused static const table there). The call path reads an extern table
+   with the same instructions: a direct address in a program (PIE
+   included), a GOT cell in position-independent code, which holds the
+   address the static table's lea computed before. DISPATCH_STATIC units
+   define them here, static. DK__TABLE(type, name, init) declares (or
+   defines) one; DK__TABLE_DEFINE(type, name, init) is the implementation's
+   definition; init is the name of a function-like macro that expands to the
+   initialiser, so that a declaration never expands it. */
+#ifdef DISPATCH_STATIC
+#define DK__TABLE(type, name, init) static const type name DK__UNUSED = init();
+#else
+#define DK__TABLE(type, name, init) DK_API const type name;
+#endif
+
+#define DK__FK_OFFSET_MASK(name, pb, prefix, roles, extra) \
+    { (uint16_t)DK__SLOT_##name, (uint16_t)(pb ? DK__R_BACKENDS : 0) },
+
+#define DK__OFFSETS_AND_MASKS_INIT() { { 0, 0 }, DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_OFFSET_MASK, ~) }
+
+typedef dk_offset_mask dk__offset_masks[65 - DK_NUM_BACKENDS];
+
+#ifdef DISPATCH_STATIC
+DK__SLOT_NUMBERS
+#endif
+
+DK__TABLE(dk__offset_masks, dk__offsets_and_masks, DK__OFFSETS_AND_MASKS_INIT)
+
+/* The slot itself, by the keyset's highest bit msb(repr | 1) and the backend
+   index b (< 16): offset + (b & mask) of the bit's functionality
+   precomputed (rows of the backend bits and of bits above the last key are
+   slot 0), so that a call pays one load for it instead of two loads, an and
+   and an add. */
+#define DK__SB(o, m, b) (uint16_t)(o + (b & m))
+
+#define DK__SB_ROW(o, m)                                                                                     \
+    { DK__SB(o, m, 0), DK__SB(o, m, 1), DK__SB(o, m, 2), DK__SB(o, m, 3), DK__SB(o, m, 4), DK__SB(o, m, 5),   \
+      DK__SB(o, m, 6), DK__SB(o, m, 7), DK__SB(o, m, 8), DK__SB(o, m, 9), DK__SB(o, m, 10), DK__SB(o, m, 11), \
+      DK__SB(o, m, 12), DK__SB(o, m, 13), DK__SB(o, m, 14), DK__SB(o, m, 15) },
+
+/* DK__SBM_f: f's backend mask (every backend bit when f is per backend),
+   short to expand in each cell; the enum goes with the table's definition
+   (DK__SLOT_ENUMS) */
+#define DK__SBM(name, pb, prefix, roles, extra) DK__SBM_##name = (pb) ? (1 << DK_NUM_BACKENDS) - 1 : 0,
+
+#define DK__SLOT_ENUMS enum { DK_FORALL_FUNCTIONALITY_KEYS(DK__SBM, ~) DK__SBM_END };
+
+#define DK__BC_NO_SLOT(name, own_ag, autocast, functional, extra) DK__SB_ROW(0, 0)
+
+#define DK__FK_SLOT_ROW(name, pb, prefix, roles, extra) DK__SB_ROW(DK__SLOT_##name, DK__SBM_##name)
+
+#define DK__SLOT_BY_BIT_BACKEND_INIT() \
+    { DK_FORALL_BACKEND_COMPONENTS(DK__BC_NO_SLOT, ~) DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_SLOT_ROW, ~) }
+
+typedef uint16_t dk__slot_cells[64][16];
+
+#ifdef DISPATCH_STATIC
+DK__SLOT_ENUMS
+#endif
+
+DK__TABLE(dk__slot_cells, dk__slot_by_bit_backend, DK__SLOT_BY_BIT_BACKEND_INIT)
+
+/* First runtime key (the StartOf marker) of each functionality, 0 if not per-backend. */
+#define DK__FK_START(name, pb, prefix, roles, extra) DK__PER_BACKEND_##pb(DK_StartOf##name##Backends) + 0,
+
+#define DK__PER_BACKEND_START_INIT() { 0, DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_START, ~) }
+
+typedef uint16_t dk__pb_starts[DK_NUM_FUNCTIONALITY_KEYS];
+
+DK__TABLE(dk__pb_starts, dk__per_backend_start, DK__PER_BACKEND_START_INIT)
+
+/* Role flags (Note [Roles]) of each functionality key. */
+#define DK__FK_ROLES(name, pb, prefix, roles, extra) (uint32_t)(roles),
+
+#define DK__FUNCTIONALITY_ROLES_INIT() { 0, DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_ROLES, ~) }
+
+typedef uint32_t dk__fk_roles[DK_NUM_FUNCTIONALITY_KEYS];
+
+DK__TABLE(dk__fk_roles, dk__functionality_roles, DK__FUNCTIONALITY_ROLES_INIT)
+
+/* DK__OPAQUE(x): the compiler forgets how x was computed (GCC, Clang), so
+   it keeps x as it is instead of recomputing a variant of it, or
+   reassociating the operations around it. */
+#if defined(__GNUC__) || defined(__clang__)
+#define DK__OPAQUE(x) __asm__("" : "+r"(x))
+#else
+#define DK__OPAQUE(x) ((void)0)
+#endif
+
+/* Index of the highest set bit of x != 0 (one bsr / lzcnt). Every caller ORs
+   in bit 0, which turns "1-based bit width, 0 for none" into a plain bit
+   scan: width(x) == msb((x << 1) | 1). */
+/* Index of the highest set bit of x (x != 0), as a 64-bit value so that it
+   indexes a table without a zero extension (gcc adds one to its builtin;
+   clang 14 leaves 63 ^ (63 ^ bsr) unfolded in the call path). The operand
+   is "rm" for GCC, "r" for Clang (which takes "rm" as memory: a spill). */
+#if defined(__clang__)
+#define DK__ASM_RM "r"
+#else
+#define DK__ASM_RM "rm"
+#endif
+
+DK_INLINE size_t dk__msb(uint64_t x) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    uint64_t r;
+    __asm__("bsrq %1, %0" : "=r"(r) : DK__ASM_RM(x));
+    return (size_t)r;
+#elif defined(__GNUC__) || defined(__clang__)
+    return (size_t)(63u ^ (unsigned)__builtin_clzll(x));
+#else
+    size_t n = 0;
+    while (x >>= 1) n++;
+    return n;
+#endif
+}
+
+/* Index of the highest set bit of x, 0 for x == 0: dk__msb(x | 1) without
+   the or, and x kept (x86-64: bsr leaves its destination as it was for 0,
+   as AMD documents and Intel's processors do; Linux's fls64 relies on it). */
+DK_INLINE size_t dk__msb0(uint64_t x) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    uint64_t r = 0;
+    __asm__("bsrq %1, %0" : "+r"(r) : DK__ASM_RM(x));
+    return (size_t)r;
+#else
+    return dk__msb(x | 1);
+#endif
+}
+
+DK_INLINE int dk__lowest_bit(uint64_t x) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_ctzll(x);
+#else
+    int n = 0;
+    while (!(x & 1)) { n++; x >>= 1; }
+    return n;
+#endif
+}
+
+DK_INLINE dk_offset_mask dk_key_offset_and_mask(dk_key f) {
+    dk_offset_mask none = { 0, 0 };
+    return f > DK_Undefined && f < DK_EndOfFunctionalityKeys ? dk__offsets_and_masks[f] : none;
+}
+
+DK_INLINE int dk_key_has_role(dk_key f, int role) {
+    return f > DK_Undefined && f < DK_EndOfFunctionalityKeys && (dk__functionality_roles[f] & (uint32_t)role) != 0;
+}
+
+DK_INLINE int dk_key_is_alias(dk_key k) { return k >= DK_StartOfAliasKeys && k <= DK_EndOfAliasKeys; }
+
+/* dk_key_functionality compares with the per-backend rows instead of
+   reading a table, so that a compiler folds it for a constant key
+   (dk_ks_from_key(DK_CPU) is a constant) while the tables stay in the
+   implementation (Note [Tables in one unit]).
+
+   The functionality of a key (c10 toFunctionalityKey): itself for a
+   functionality key, the per-backend functionality for a runtime key,
+   Undefined for alias keys. */
+#define DK__FK_OF_RUNTIME(name, pb, prefix, roles, extra) DK__PER_BACKEND_##pb(if (k <= DK_EndOf##name##Backends) return DK_##name;)
+
+DK_INLINE dk_key dk_key_functionality(dk_key k) {
+    if (k <= DK_EndOfFunctionalityKeys) return k;
+    DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_OF_RUNTIME, ~) /* the blocks ascend in list order */
+    return DK_Undefined;
+}
+
+#undef DK__FK_OF_RUNTIME
+
+DK_INLINE dk_backend dk_key_backend(dk_key k) {
+    if (k <= DK_EndOfFunctionalityKeys || k > DK_EndOfRuntimeBackendKeys) return DK_InvalidBit;
+    return (dk_backend)((k - DK_EndOfFunctionalityKeys - 1) % (DK_NUM_BACKENDS + 1));
+}
+
+DK_INLINE dk_key dk_key_runtime(dk_key f, dk_backend b) {
+    return (unsigned)f < (unsigned)DK_EndOfFunctionalityKeys && dk__per_backend_start[f] != 0
+               ? (dk_key)((int)dk__per_backend_start[f] + (int)b)
+               : f;
+}
+
+DK_INLINE int dk_key_is_per_backend_functionality(dk_key k) {
+    return (unsigned)k < (unsigned)DK_EndOfFunctionalityKeys && dk__per_backend_start[k] != 0;
+}
+
+DK_INLINE int dk_key_is_runtime(dk_key k) {
+    if (k < DK_EndOfFunctionalityKeys) return !dk_key_is_per_backend_functionality(k);
+    return k <= DK_EndOfRuntimeBackendKeys && dk_key_backend(k) != DK_InvalidBit;
+}
+
+DK_INLINE dk_keyset dk_ks_from_backend(dk_backend b) {
+    return dk_ks_raw(b == DK_InvalidBit || b > DK_EndOfBackendKeys ? 0 : DK__BBIT(b));
+}
+
+DK_INLINE dk_keyset dk_ks_from_key(dk_key k) {
+    dk_key f = dk_key_functionality(k);
+    if (f == DK_Undefined) return dk_ks_raw(0);
+    return dk_ks_raw(DK__FBIT(f) | dk_ks_from_backend(dk_key_backend(k)).repr);
+}
+
+DK_INLINE dk_keyset dk_ks_or(dk_keyset a, dk_keyset b) { return dk_ks_raw(a.repr | b.repr); }
+
+DK_INLINE dk_keyset dk_ks_and(dk_keyset a, dk_keyset b) { return dk_ks_raw(a.repr & b.repr); }
+
+DK_INLINE int dk_ks_equal(dk_keyset a, dk_keyset b) { return a.repr == b.repr; }
+
+DK_INLINE int dk_ks_is_empty(dk_keyset a) { return a.repr == 0; }
+
+DK_INLINE dk_keyset dk_ks_minus(dk_keyset a, dk_keyset b) {
+    return dk_ks_raw(a.repr & (DK__R_BACKENDS | ~b.repr));
+}
+
+DK_INLINE dk_keyset dk_ks_add(dk_keyset a, dk_key k) { return dk_ks_or(a, dk_ks_from_key(k)); }
+
+DK_INLINE dk_keyset dk_ks_remove(dk_keyset a, dk_key k) {
+    return dk_ks_raw(a.repr & ~(dk_ks_from_key(k).repr & ~DK__R_BACKENDS));
+}
+
+DK_INLINE dk_keyset dk_ks_remove_backend(dk_keyset a, dk_backend b) {
+    return dk_ks_raw(a.repr & ~dk_ks_from_backend(b).repr);
+}
+
+DK_INLINE int dk_ks_has_all(dk_keyset a, dk_keyset b) { return (a.repr & b.repr) == b.repr; }
+
+DK_INLINE int dk_ks_has_any(dk_keyset a, dk_keyset b) { return (a.repr & b.repr) != 0; }
+
+DK_INLINE int dk_ks_has(dk_keyset a, dk_key k) {
+    dk_keyset s = dk_ks_from_key(k);
+    return s.repr != 0 && dk_ks_has_all(a, s);
+}
+
+DK_INLINE dk_key dk_ks_highest_functionality(dk_keyset a) {
+    size_t f = dk__msb((a.repr >> (DK_NUM_BACKENDS - 1)) | 1);   /* a variable: -Wbad-function-cast */
+    return (dk_key)f;
+}
+
+DK_INLINE dk_backend dk_ks_highest_backend(dk_keyset a) {
+    size_t b = dk__msb(((a.repr & DK__R_BACKENDS) << 1) | 1);
+    return (dk_backend)b;
+}
+
+/* c10's getBackendIndex: the highest backend bit's index (0 for CPU or
+   without one). The one formula: the call path, the TLS row and this use it. */
+DK_INLINE size_t dk__backend_index(uint64_t repr) { return dk__msb((repr & DK__R_BACKENDS) | 1); }
+
+DK_INLINE int dk_ks_backend_index(dk_keyset a) { return (int)dk__backend_index(a.repr); }
+
+DK_INLINE dk_key dk_ks_highest_key(dk_keyset a) {
+    return dk_key_runtime(dk_ks_highest_functionality(a), dk_ks_highest_backend(a));
+}
+
+/* c10 getDispatchTableIndexForDispatchKeySet: the slot of the highest key.
+   Two bit scans and one load: the keyset's highest bit and the backend
+   index b pick the slot in dk__slot_by_bit_backend (the functionality's
+   first slot, plus b when it is per-backend). dk__slot_at takes b computed
+   already (the call path has it). */
+DK_INLINE size_t dk__slot_at(uint64_t repr, size_t b) {
+    return dk__slot_by_bit_backend[dk__msb0(repr)][b];
+}
+
+DK_INLINE size_t dk__slot(uint64_t repr) { return dk__slot_at(repr, dk__backend_index(repr)); }
+
+DK_INLINE int dk_ks_slot(dk_keyset a) { return (int)dk__slot(a.repr); }
+
+DK_INLINE int dk_key_slot(dk_key k) { return dk_ks_slot(dk_ks_from_key(k)); }
+
+/* Iteration in c10's order: functionality keys ascending, and for a
+   per-backend functionality one runtime key per backend bit, ascending.
+       for (k = dk_ks_first(ks); k != DK_Undefined; k = dk_ks_next(ks, k))
+   Defined for every 64-bit keyset: the bit just above FULL yields
+   EndOfFunctionalityKeys (as c10's iterator does); bits above that are no
+   key, are never yielded, and cannot make the loop restart (they used to:
+   their "key" looked like a per-backend runtime key). dk_ks_to_string
+   prints all of them, that bit included, as UnknownBits(0x...). */
+#define DK__FBITS_KEYS ((uint64_t)-1 >> (64 - DK_NUM_FUNCTIONALITY_KEYS)) /* keys 1..EndOfFunctionalityKeys */
+
+DK_INLINE dk_key dk__ks_from_functionality(dk_keyset a, int f) {
+    uint64_t fbits;
+    if (f >= DK_NUM_FUNCTIONALITY_KEYS) return DK_Undefined;
+    fbits = (a.repr >> DK_NUM_BACKENDS) & DK__FBITS_KEYS & ~(((uint64_t)1 << f) - 1);
+    for (; fbits; fbits &= fbits - 1) {
+        dk_key fk = (dk_key)(dk__lowest_bit(fbits) + 1);
+        if (!dk_key_is_per_backend_functionality(fk)) return fk;
+        if (a.repr & DK__R_BACKENDS)
+            return dk_key_runtime(fk, (dk_backend)(dk__lowest_bit(a.repr & DK__R_BACKENDS) + 1));
+    }
+    return DK_Undefined;
+}
+
+DK_INLINE dk_key dk_ks_first(dk_keyset a) { return dk__ks_from_functionality(a, 0); }
+
+DK_INLINE dk_key dk_ks_next(dk_keyset a, dk_key k) {
+    dk_key f = dk_key_functionality(k);
+    if (dk_key_is_per_backend_functionality(f)) {
+        dk_backend kb = dk_key_backend(k);
+        uint64_t later = a.repr & DK__R_BACKENDS & ~(((uint64_t)1 << (unsigned)kb) - 1);
+        if (later) return dk_key_runtime(f, (dk_backend)(dk__lowest_bit(later) + 1));
+    }
+    return dk__ks_from_functionality(a, (int)f);
+}
+
+/* >>keys -------------------------------------------------------------------- */
+
+/* The queries below that a named keyset of many roles would expand in
+   every unit (dk_key_is_backend, dk_alias_runtime_set, dk_ks_full_after,
+   dk_autograd_backend_set, dk_ks_highest_backend_key) and the one that
+   expands the backend list (dk_backend_autocast_set) are functions of the
+   implementation (>>impl-slots); none is on the call path. */
+
+DK_INLINE int dk_key_in_alias(dk_key k, dk_key alias) {
+    if (k == DK_Undefined || dk_key_is_alias(k)) return 0;
+    if (!dk_key_is_alias(alias)) return k == alias;
+    return dk_ks_has(dk_alias_runtime_set(alias), k);
+}
+
+/* c10 getAutogradRelatedKeySetFromBackend: ADInplaceOrView + the backend's
+   autograd key: Autograd<b> for a backend with OwnAutograd 1 (when the
+   lists have a per-backend autograd row), else AutogradOther; InvalidBit
+   and values out of range take AutogradOther. By backend in
+   dk__autograd_related (Note [Tables in one unit]; its enum names the
+   three keys once). */
+#define DK__AGR_FBIT(k) ((int)(k) != 0 ? DK__FBIT(k) : 0)
+
+#define DK__AGR(own_ag, b)                                                                              \
+    ((((own_ag) && (int)DK__AGR_FUNCTIONALITY != 0) ? DK__FBIT(DK__AGR_FUNCTIONALITY) | DK__BBIT(b)       \
+                                                   : DK__AGR_FBIT(DK__AGR_OTHER)) | DK__AGR_FBIT(DK__AGR_INPLACE_VIEW))
+
+#define DK__AGR_ENUMS                                                                                    \
+    enum { DK__AGR_FUNCTIONALITY = DK__KEY_AUTOGRAD_FUNCTIONALITY, DK__AGR_OTHER = DK__KEY_AUTOGRAD_OTHER, \
+           DK__AGR_INPLACE_VIEW = DK__KEY_INPLACE_VIEW };
+
+#define DK__BC_AGR(name, own_ag, autocast, functional, extra) DK__AGR(own_ag, DK_##name##Bit),
+
+/* InvalidBit: OwnAutograd 0 (its backend bit, never used, is a valid shift) */
+#define DK__AUTOGRAD_RELATED_INIT() { DK__AGR(0, 1), DK_FORALL_BACKEND_COMPONENTS(DK__BC_AGR, ~) }
+
+typedef uint64_t dk__backend_keysets[DK_NUM_BACKENDS + 1];
+
+#ifdef DISPATCH_STATIC
+DK__AGR_ENUMS
+#endif
+
+DK__TABLE(dk__backend_keysets, dk__autograd_related, DK__AUTOGRAD_RELATED_INIT)
+
+DK_INLINE dk_keyset dk_backend_autograd_related_set(dk_backend b) {
+    return dk_ks_raw(dk__autograd_related[(unsigned)b <= (unsigned)DK_NUM_BACKENDS ? (int)b : 0]);
+}
+
+DK_INLINE dk_key dk_backend_autograd_key(dk_backend b) {
+    return dk_ks_highest_key(dk_backend_autograd_related_set(b));
+}
+
+/* >>status ------------------------------------------------------------------ */
+
+#undef DK__STATUS_ENUM
+
+#undef DK__LOG_ITEM_ENUM
 
 /* >>api --------------------------------------------------------------------- */
 
@@ -1624,23 +3419,22 @@ typedef struct dk_logger { dk_log_fn func; void *user_data; } dk_logger;
    that differs. Per-unit choices (DK_NO_TRACE, DK_TLS_MODEL, DK_API,
    DISPATCH_STATIC) are not in it. */
 #define DK__SIG_BC(name, own_ag, autocast, functional, extra) backend name own_ag autocast functional;
+
 #define DK__SIG_FK(name, pb, prefix, roles, extra) key name pb prefix roles;
+
 #define DK__SIG_ALIAS(name, set, extra) alias name set;
+
 #ifdef DK_CALL_EPOCHS
 #define DK__SIG_MODE "call epochs"
 #else
 #define DK__SIG_MODE "quiescent reclaim"
 #endif
+
 #ifdef DK_SINGLE_THREADED
 #define DK__SIG_THREADS "one thread"
 #else
 #define DK__SIG_THREADS "threads"
 #endif
-#define DK_CONFIG_SIGNATURE                                                                                 \
-    DK__XSTR(DK_FORALL_BACKEND_COMPONENTS(DK__SIG_BC, ~) DK_FORALL_FUNCTIONALITY_KEYS(DK__SIG_FK, ~)         \
-             DK_FORALL_ALIAS_KEYS(DK__SIG_ALIAS, ~))                                                         \
-    " reclamation " DK__SIG_MODE "; DK_EXPLAIN_MAX_ARGS " DK__XSTR(DK_EXPLAIN_MAX_ARGS) "; DK_C10_VERSION "  \
-    DK__XSTR(DK_C10_VERSION) "; " DK__SIG_THREADS
 
 /* Note [Configuration in a symbol name]. A unit that only calls never
    passes its signature anywhere, so the check above cannot see it. Instead
@@ -1667,48 +3461,73 @@ typedef struct dk_logger { dk_log_fn func; void *user_data; } dk_logger;
    every unit 10 ms of preprocessing (a preset unit and a unit with lists of
    its own never link together, even with the same rows: the configuration
    header must be the same in every unit). */
-#ifndef DK_EXPLAIN_MAX_ARGS
-#define DK_EXPLAIN_MAX_ARGS 16
-#endif
+
 #ifdef DK_CALL_EPOCHS
 #define DK__CH_EPOCHS 1u
 #else
 #define DK__CH_EPOCHS 0u
 #endif
+
 #ifdef DK_SINGLE_THREADED
 #define DK__CH_SINGLE 1u
 #else
 #define DK__CH_SINGLE 0u
 #endif
+
 #define DK_R_BACKEND (1u << 0)
+
 #define DK_R_OTHER_BACKEND (1u << 1)
+
 #define DK_R_BACKEND_FN (1u << 2)
+
 #define DK_R_SPARSE (1u << 3)
+
 #define DK_R_AUTOGRAD (1u << 4)
+
 #define DK_R_MATH (1u << 5)
+
 #define DK_R_NESTED (1u << 6)
+
 #define DK_R_AUTOCAST (1u << 7)
+
 #define DK_R_INCLUDED (1u << 8)
+
 #define DK_R_PYTHON (1u << 9)
+
 #define DK_R_FUNCTORCH (1u << 10)
+
 #define DK_R_BATCHED (1u << 11)
+
 #define DK_R_AUTOGRAD_OTHER (1u << 12)
+
 #define DK_R_INPLACE_VIEW (1u << 13)
+
 #define DK_R_FUNCTIONALIZE (1u << 14)
+
 #define DK_R_ALWAYS_AFTER (1u << 15)
+
 #define DK_R_SPARSE_CSR (1u << 16)
+
 #define DK_R_MKLDNN (1u << 17)
+
 /* Unsigned arithmetic, no shift by 32 or more and no division: #if
    computes in 64 bits (C99) or in unsigned int (tcc), and the low 32 bits
    are the same either way, so the hash is masked once, at the end. A row
    opens a parenthesis; its term closes it. */
 #define DK__CH_OPEN_BC(name, own_ag, autocast, functional, extra) (
+
 #define DK__CH_OPEN_FK(name, pb, prefix, roles, extra) (
+
 #define DK__CH_OPEN_ALIAS(name, set, extra) (
+
 #define DK__CH_BC(name, own_ag, autocast, functional, extra) * 16777619u + 0x100u + 4u * (own_ag) + (functional))
+
 #define DK__CH_FK(name, pb, prefix, roles, extra) * 16777619u + 0x200u + (pb) + 2u * (0u | roles))
+
 #define DK__CH_ALIAS(name, set, extra) * 16777619u + 0x300u)
+
 #define DK__CH_STEP(h, v) ((h) * 16777619u + (v))
+
 #ifdef DK__TORCH_ROWS
 /* a preset: the header's version and DK_C10_VERSION name its rows; the
    steps written out (the value of the nested DK__CH_STEP below, a third of
@@ -1726,151 +3545,212 @@ typedef struct dk_logger { dk_log_fn func; void *user_data; } dk_logger;
     DK__CH_STEP(DK__CH_STEP(DK__CH_STEP(DK__CH_STEP(DK__CH_LISTS, DK_EXPLAIN_MAX_ARGS), DK_C10_VERSION),      \
                             DK__CH_EPOCHS), DK__CH_SINGLE)
 #endif
+
 /* 20 bits of it, mixed (the high bits of a multiplicative hash) */
 #define DK__CH (((((DK__CH_ALL) & 0xffffffffu) * 0x45d9f3bu) & 0xffffffffu) >> 12)
+
 #if (DK__CH >> 0) & 1
 #define DK__CB0 1
 #else
 #define DK__CB0 0
 #endif
+
 #if (DK__CH >> 1) & 1
 #define DK__CB1 1
 #else
 #define DK__CB1 0
 #endif
+
 #if (DK__CH >> 2) & 1
 #define DK__CB2 1
 #else
 #define DK__CB2 0
 #endif
+
 #if (DK__CH >> 3) & 1
 #define DK__CB3 1
 #else
 #define DK__CB3 0
 #endif
+
 #if (DK__CH >> 4) & 1
 #define DK__CB4 1
 #else
 #define DK__CB4 0
 #endif
+
 #if (DK__CH >> 5) & 1
 #define DK__CB5 1
 #else
 #define DK__CB5 0
 #endif
+
 #if (DK__CH >> 6) & 1
 #define DK__CB6 1
 #else
 #define DK__CB6 0
 #endif
+
 #if (DK__CH >> 7) & 1
 #define DK__CB7 1
 #else
 #define DK__CB7 0
 #endif
+
 #if (DK__CH >> 8) & 1
 #define DK__CB8 1
 #else
 #define DK__CB8 0
 #endif
+
 #if (DK__CH >> 9) & 1
 #define DK__CB9 1
 #else
 #define DK__CB9 0
 #endif
+
 #if (DK__CH >> 10) & 1
 #define DK__CB10 1
 #else
 #define DK__CB10 0
 #endif
+
 #if (DK__CH >> 11) & 1
 #define DK__CB11 1
 #else
 #define DK__CB11 0
 #endif
+
 #if (DK__CH >> 12) & 1
 #define DK__CB12 1
 #else
 #define DK__CB12 0
 #endif
+
 #if (DK__CH >> 13) & 1
 #define DK__CB13 1
 #else
 #define DK__CB13 0
 #endif
+
 #if (DK__CH >> 14) & 1
 #define DK__CB14 1
 #else
 #define DK__CB14 0
 #endif
+
 #if (DK__CH >> 15) & 1
 #define DK__CB15 1
 #else
 #define DK__CB15 0
 #endif
+
 #if (DK__CH >> 16) & 1
 #define DK__CB16 1
 #else
 #define DK__CB16 0
 #endif
+
 #if (DK__CH >> 17) & 1
 #define DK__CB17 1
 #else
 #define DK__CB17 0
 #endif
+
 #if (DK__CH >> 18) & 1
 #define DK__CB18 1
 #else
 #define DK__CB18 0
 #endif
+
 #if (DK__CH >> 19) & 1
 #define DK__CB19 1
 #else
 #define DK__CB19 0
 #endif
+
 #undef DK_R_BACKEND
+
 #undef DK_R_OTHER_BACKEND
+
 #undef DK_R_BACKEND_FN
+
 #undef DK_R_SPARSE
+
 #undef DK_R_AUTOGRAD
+
 #undef DK_R_MATH
+
 #undef DK_R_NESTED
+
 #undef DK_R_AUTOCAST
+
 #undef DK_R_INCLUDED
+
 #undef DK_R_PYTHON
+
 #undef DK_R_FUNCTORCH
+
 #undef DK_R_BATCHED
+
 #undef DK_R_AUTOGRAD_OTHER
+
 #undef DK_R_INPLACE_VIEW
+
 #undef DK_R_FUNCTIONALIZE
+
 #undef DK_R_ALWAYS_AFTER
+
 #undef DK_R_SPARSE_CSR
+
 #undef DK_R_MKLDNN
+
 #define DK__HX_0000 0
+
 #define DK__HX_0001 1
+
 #define DK__HX_0010 2
+
 #define DK__HX_0011 3
+
 #define DK__HX_0100 4
+
 #define DK__HX_0101 5
+
 #define DK__HX_0110 6
+
 #define DK__HX_0111 7
+
 #define DK__HX_1000 8
+
 #define DK__HX_1001 9
+
 #define DK__HX_1010 a
+
 #define DK__HX_1011 b
+
 #define DK__HX_1100 c
+
 #define DK__HX_1101 d
+
 #define DK__HX_1110 e
+
 #define DK__HX_1111 f
+
 #define DK__HX(a, b, c, d) DK__HX_##a##b##c##d
+
 #define DK__XHX(a, b, c, d) DK__HX(a, b, c, d)
+
 #define DK__CID(name, h4, h3, h2, h1, h0) name##_c##h4##h3##h2##h1##h0
+
 #define DK__XCID(name, h4, h3, h2, h1, h0) DK__CID(name, h4, h3, h2, h1, h0)
+
 /* name_cXXXXX: the name with this configuration's hash */
 #define DK__CONFIG_NAME(name)                                                                               \
     DK__XCID(name, DK__XHX(DK__CB19, DK__CB18, DK__CB17, DK__CB16), DK__XHX(DK__CB15, DK__CB14, DK__CB13, DK__CB12), \
              DK__XHX(DK__CB11, DK__CB10, DK__CB9, DK__CB8), DK__XHX(DK__CB7, DK__CB6, DK__CB5, DK__CB4),             \
              DK__XHX(DK__CB3, DK__CB2, DK__CB1, DK__CB0))
+
 /* GCC and Clang (outside Windows) keep the C names dk__tls and
    dk__trace_hook and give their symbols the hashed names with an asm label
    on the declarations (>>tls): a use expands no macro (each expansion of
@@ -1884,55 +3764,11 @@ typedef struct dk_logger { dk_log_fn func; void *user_data; } dk_logger;
 #define dk__trace_hook DK__CONFIG_NAME(dk__trace_hook)
 #endif
 
-DK_API int dk_version_number(void);
-DK_API const char *dk_status_str(dk_status s);
-/* "KERNEL_OVERRIDDEN", ...; "UNKNOWN" out of range. */
-DK_API const char *dk_log_item_name(dk_log_item item);
-/* The default logger: "Warning: <message>" (c10's words for an override),
-   "dispatch.h error: ..." or "dispatch.h panic: ..." on stderr. */
-DK_API void dk_log_stderr(dk_log_level level, dk_log_item item, const char *message, void *user_data);
-/* The detailed message of the last failure on this thread ("" if none). */
-DK_API const char *dk_last_error(void);
-
-/* Names exactly as the preset's c10 prints them ("CPU", "AutogradCUDA",
-   "CPUBit"; 2.x: "MTIA" for MTIABit); markers too: StartOf<F>Backends (the
-   key of a keyset with F's bit and no backend bit) as <Prefix>Unknown
-   ("Unknown", "AutogradUnknown") in 1.13.1 and user lists, as
-   <Prefix>Undefined ("Undefined", "AutogradUndefined") in the 2.x presets,
-   EndOfFunctionalityKeys as "UnknownUnknown"; their enumerator names
-   parse (StartOfDenseBackends, EndOfFunctionalityKeys; "MTIABit").
-   NULL for a value out of range. */
-DK_API const char *dk_key_name(dk_key k);
-DK_API const char *dk_backend_name(dk_backend b);
-/* Name -> key. Every name dk_key_name returns parses back (2.x's
-   "Undefined" to Undefined, not to StartOfDenseBackends); unknown names give
-   DK_ERR_UNKNOWN_KEY ("could not parse dispatch key: X", c10's words) and
-   leave *out untouched. */
-DK_API dk_status dk_key_parse(const char *name, dk_key *out);
-DK_API dk_status dk_backend_parse(const char *name, dk_backend *out);
-/* Every function that writes text (dk_ks_to_string, dk_op_dump_state,
-   dk_op_dump_computed_table, dk_explain_to_string, dk_schema_to_string)
-   follows snprintf: it writes at most size - 1 characters and a NUL when
-   size > 0, nothing when buf is NULL or size is 0, and returns the length
-   of the whole text, so a second call with a buffer of that length + 1
-   gets all of it.
-   dk_ks_to_string writes "DispatchKeySet(CPU, AutogradCPU)". The bit of
-   EndOfFunctionalityKeys (no key's) prints nothing, as in c10 (1.13.1 and
-   2.11: "DispatchKeySet()" for it alone); the bits above it print last, as
-   "UnknownBits(0x8000000000000000)" (c10 aborts on them). */
-DK_API int dk_ks_to_string(dk_keyset ks, char *buf, size_t size);
-/* The runtime key of each slot (c10's runtime-key table). */
-DK_API dk_key dk_slot_key(int slot);
-
 /* Compares a signature's text with the implementation's (never only its
    address: a plugin loaded where another was, or a reused buffer, is
    compared again); DK_ERR_CONFIG_MISMATCH when they differ, dk_last_error
    naming the first item that differs and its two values. */
 DK_API dk_status dk__config_check(const char *caller_signature);
-#define dk_config_check() dk__config_check(DK_CONFIG_SIGNATURE)
-/* The implementation's own signature: what a caller without the header's
-   macros (a foreign-function interface) passes as `signature`. */
-DK_API const char *dk_config_signature(void);
 
 /* Publication of tables and pointers to lock-free readers. Three
    implementations, chosen by the preprocessor:
@@ -2058,13 +3894,21 @@ static int dk__tsan_fence_word DK__UNUSED;
     X(MATH,                   MATH,           MATH)                     \
     X(AUTOGRAD_ALIAS,         AUTOGRAD,       AUTOGRAD)                 \
     X(FUNCTORCH_BATCHED,      BATCHED,        BATCHED)
+
 #define DK__ROLE_NUMBER(set, alias, reason) DK__SET_##set,
+
 enum { DK__SET_NONE_ = 0, DK__FORALL_ALIAS_ROLES(DK__ROLE_NUMBER) DK__NUM_ROLES_PLUS_1 };
+
 #undef DK__ROLE_NUMBER
+
 #define DK__SET_KEYS(...) 0 /* a user alias's KEYS(...) set: no role */
+
 #define DK__NUM_ROLES (DK__NUM_ROLES_PLUS_1 - 1)
+
 #define DK__ALIAS_FIRST(name, set, want) (DK__SET_##set == (want)) ? DK_##name :
+
 #define DK__ALIAS_KEY(want) (DK_FORALL_ALIAS_KEYS(DK__ALIAS_FIRST, want) DK_Undefined)
+
 /* DK__ALIAS_AUTOGRAD (Autograd), DK__ALIAS_MATH (CompositeImplicitAutograd, the
    catch-all), DK__ALIAS_NESTED, DK__ALIAS_BACKEND (CompositeExplicitAutograd),
    DK__ALIAS_NON_FUNCTIONAL (...NonFunctional), DK__ALIAS_BATCHED
@@ -2081,74 +3925,25 @@ enum { DK__SET_NONE_ = 0, DK__FORALL_ALIAS_ROLES(DK__ROLE_NUMBER) DK__NUM_ROLES_
    its returns, as c10's boxed calling convention. Tensors are the caller's
    own handles (void *); the registry's tensor_keyset hook tells their keys. */
 
-/* The handle types, declared first: boxed kernels and adapters name them.
-   dk_kernel (the kernel record, >>registry) and dk_operator are defined in
-   this header; a program reads them, never writes them. The others are
-   opaque. */
-typedef struct dk_registry dk_registry;
-typedef struct dk_operator dk_operator;
-typedef struct dk_kernel dk_kernel;
-typedef struct dk_registration dk_registration;
-typedef struct dk_library dk_library;
-
-/* Any unboxed kernel: stored as dk_fn, cast back to its real type to call. */
-typedef void (*dk_fn)(void);
-#define DK_FN(f) ((dk_fn)(f))
-
-/* What a boxed value holds: X(TAG, name in messages). New tags go last:
-   the values are part of the C ABI. COMPLEX: c10's ComplexDouble. */
-#define DK_FORALL_VALUE_TAGS(X)                                                                  \
-    X(NONE, "none") X(BOOL, "bool") X(INT, "int") X(DOUBLE, "float") X(STRING, "string")          \
-    X(TENSOR, "tensor") X(LIST, "list") X(INT_LIST, "int list") X(DOUBLE_LIST, "float list")      \
-    X(OBJECT, "object") X(COMPLEX, "complex")
-#define DK__VALUE_TAG_ENUM(tag, name) DK_VALUE_##tag,
-typedef enum dk_value_tag { DK_FORALL_VALUE_TAGS(DK__VALUE_TAG_ENUM) } dk_value_tag;
-/* A complex double (c10::complex<double>): a schema's "complex", its
-   default ("1j", "1.+2.j") included; dkgen's C type for it. */
-typedef struct dk_complex { double re, im; } dk_complex;
-typedef struct dk_value {
-    dk_value_tag tag;
-    union {
-        int b;
-        int64_t i;
-        double d;
-        const char *s;
-        void *tensor;
-        struct { const struct dk_value *items; size_t n; } list;  /* Tensor[], Tensor?[]: tensors and nones */
-        struct { const int64_t *items; size_t n; } ints;          /* int[] */
-        struct { const double *items; size_t n; } doubles;        /* float[] */
-        void *object;
-        dk_complex c;                                             /* complex */
-    } as;
-} dk_value;
-/* Lists as typed arguments: the caller's arrays, never copied. */
-typedef struct dk_value_list { const dk_value *items; size_t n; } dk_value_list;
-typedef struct dk_int_list { const int64_t *items; size_t n; } dk_int_list;
-typedef struct dk_double_list { const double *items; size_t n; } dk_double_list;
-typedef struct dk_stack {
-    dk_value *values;         /* caller-owned storage */
-    size_t size, capacity;
-    /* a typed call without boxing adapters passes its argument pack here */
-    void *unboxed_args;
-} dk_stack;
-
 DK_INLINE void dk_stack_init(dk_stack *s, dk_value *storage, size_t capacity) {
     s->values = storage; s->size = 0; s->capacity = capacity; s->unboxed_args = NULL;
 }
-/* Push returns 0 when the stack is full (nothing pushed). */
+
 DK_INLINE int dk_stack_push(dk_stack *s, dk_value v) {
     if (s->size >= s->capacity) return 0;
     s->values[s->size++] = v;
     return 1;
 }
+
 DK_INLINE dk_value dk_stack_pop(dk_stack *s) {
     dk_value none;
     if (s->size) return s->values[--s->size];
     none.tag = DK_VALUE_NONE; none.as.i = 0;
     return none;
 }
-/* The value `depth` below the top (0 = top). */
+
 DK_INLINE dk_value *dk_stack_peek(dk_stack *s, size_t depth) { return depth < s->size ? &s->values[s->size - 1 - depth] : NULL; }
+
 /* Every byte of a value is set: values are copied whole (the complex's two
    doubles are the union's widest member where pointers are 4 bytes). */
 DK_INLINE dk_value dk__value(dk_value_tag tag) {
@@ -2160,44 +3955,39 @@ DK_INLINE dk_value dk__value(dk_value_tag tag) {
     v.as.list.n = 0;
     return v;
 }
+
 DK_INLINE dk_value dk_none(void) { return dk__value(DK_VALUE_NONE); }
+
 DK_INLINE dk_value dk_bool(int b) { dk_value v = dk__value(DK_VALUE_BOOL); v.as.b = b != 0; return v; }
+
 DK_INLINE dk_value dk_int(int64_t i) { dk_value v = dk__value(DK_VALUE_INT); v.as.i = i; return v; }
+
 DK_INLINE dk_value dk_double(double d) { dk_value v = dk__value(DK_VALUE_DOUBLE); v.as.d = d; return v; }
+
 DK_INLINE dk_value dk_string(const char *s) { dk_value v = dk__value(DK_VALUE_STRING); v.as.s = s; return v; }
+
 DK_INLINE dk_value dk_tensor(void *t) { dk_value v = dk__value(DK_VALUE_TENSOR); v.as.tensor = t; return v; }
+
 DK_INLINE dk_value dk_list(const dk_value *items, size_t n) {
     dk_value v; v.tag = DK_VALUE_LIST; v.as.list.items = items; v.as.list.n = n; return v;
 }
+
 DK_INLINE dk_value dk_ints(dk_int_list l) {
     dk_value v; v.tag = DK_VALUE_INT_LIST; v.as.ints.items = l.items; v.as.ints.n = l.n; return v;
 }
+
 DK_INLINE dk_value dk_doubles(dk_double_list l) {
     dk_value v; v.tag = DK_VALUE_DOUBLE_LIST; v.as.doubles.items = l.items; v.as.doubles.n = l.n; return v;
 }
+
 DK_INLINE dk_value dk_object(void *p) { dk_value v = dk__value(DK_VALUE_OBJECT); v.as.object = p; return v; }
-/* A complex value: re + im j (v.as.c). */
+
 DK_INLINE dk_value dk_complex_double(double re, double im) {
     dk_value v = dk__value(DK_VALUE_COMPLEX);
     v.as.c.re = re;
     v.as.c.im = im;
     return v;
 }
-
-/* A boxed kernel or backend fallback: the operator (so one fallback can act
-   on every operator), the dispatch keyset and the stack. */
-typedef void (*dk_boxed_fn)(const dk_kernel *kernel, const dk_operator *op, dk_keyset ks, dk_stack *stack);
-
-/* How an operator's C signature boxes and unboxes (written by gen/): box
-   puts a typed call's argument pack on a stack; unbox_result takes the
-   returns off it; call_unboxed runs an unboxed kernel from a stack. */
-typedef struct dk_op_adapters {
-    const char *signature;    /* the C signature in schema words, e.g. "(Tensor) (Tensor, Tensor, float)" */
-    int num_arguments, num_returns;
-    void (*box)(const void *args, dk_stack *stack);
-    void (*unbox_result)(dk_stack *stack, void *result);
-    void (*call_unboxed)(const dk_kernel *kernel, const dk_operator *op, dk_keyset ks, dk_stack *stack);
-} dk_op_adapters;
 
 /* >>registry ----------------------------------------------------------------
 
@@ -2210,86 +4000,11 @@ typedef struct dk_op_adapters {
    registrations (see Note [Resolution]: boxed backend fallbacks are read
    from the registry, not stored in the tables). */
 
-/* Operator tags: c10's at::Tag (aten/src/ATen/native/tags.yaml of PyTorch
-   2.7.1, in torchgen's order: sorted by name). A def carries a set of them;
-   they mean nothing to dispatch and everything to the passes that read
-   them (dk_op_has_tag). */
-#define DK_FORALL_TAGS(X)          \
-    X(core)                        \
-    X(data_dependent_output)       \
-    X(dynamic_output_shape)        \
-    X(flexible_layout)             \
-    X(generated)                   \
-    X(inplace_view)                \
-    X(maybe_aliasing_or_mutating)  \
-    X(needs_fixed_stride_order)    \
-    X(nondeterministic_bitwise)    \
-    X(nondeterministic_seeded)     \
-    X(pointwise)                   \
-    X(pt2_compliant_tag)           \
-    X(view_copy)
-#define DK__TAG_ENUM(name) DK_TAG_##name,
-typedef enum dk_tag { DK_FORALL_TAGS(DK__TAG_ENUM) DK_NUM_TAGS } dk_tag;
 #undef DK__TAG_ENUM
+
 DK_STATIC_ASSERT(DK_NUM_TAGS <= 64, "a def keeps its tags in one 64-bit mask");
 
-/* c10's AliasAnalysisKind: what the JIT may assume about the operator's
-   aliasing. FROM_SCHEMA (0, what a def without options gets, as
-   torch::Library::def) trusts the schema's annotations; CONSERVATIVE assumes
-   anything; PURE_FUNCTION nothing. INTERNAL_SPECIAL_CASE is c10's own (JIT
-   operators handled case by case): it prints and parses, a def refuses it. */
-#define DK_FORALL_ALIAS_ANALYSIS(X) \
-    X(FROM_SCHEMA)                  \
-    X(CONSERVATIVE)                 \
-    X(PURE_FUNCTION)                \
-    X(INTERNAL_SPECIAL_CASE)
-#define DK__AA_ENUM(name) DK_ALIAS_ANALYSIS_##name,
-typedef enum dk_alias_analysis { DK_FORALL_ALIAS_ANALYSIS(DK__AA_ENUM) DK__ALIAS_ANALYSIS_END } dk_alias_analysis;
 #undef DK__AA_ENUM
-
-/* Names as c10 prints them ("pointwise", "CONSERVATIVE"); NULL out of range. */
-DK_API const char *dk_tag_name(dk_tag t);
-DK_API const char *dk_alias_analysis_name(dk_alias_analysis k);
-/* Name -> value; DK_ERR_UNKNOWN_TAG for a name that is none (out untouched).
-   "" parses as FROM_SCHEMA, as torch.library's alias_analysis="". */
-DK_API dk_status dk_tag_parse(const char *name, dk_tag *out);
-DK_API dk_status dk_alias_analysis_parse(const char *name, dk_alias_analysis *out);
-
-typedef enum dk_kernel_kind {
-    DK_KERNEL_FUNCTION = 0,   /* a real kernel (unboxed, boxed or both) */
-    DK_KERNEL_FALLTHROUGH,    /* skip this key: masked out of the keyset */
-    DK_KERNEL_AMBIGUOUS,      /* c10's ambiguous_autogradother sentinel */
-    DK_KERNEL_MISSING         /* no kernel: calling it reports an error */
-} dk_kernel_kind;
-
-/* An immutable kernel record; dispatch tables point at these. */
-struct dk_kernel {
-    dk_fn fn;                 /* unboxed entry point, or NULL */
-    dk_boxed_fn boxed;        /* boxed entry point, or NULL */
-    void *user_data;          /* given at registration */
-    const char *debug;        /* "registered at file:line" */
-    dk_key key;               /* the key it was registered for (alias keys too) */
-    dk_kernel_kind kind;
-    int is_fallback;          /* 1: a backend fallback */
-    /* the kernel's C type when registered through a typed helper: DK_KERNEL's
-       "float(const dk_kernel *, dk_keyset, tensor)", or gen/'s <op>_impl's in
-       schema words, "(Tensor) (Tensor)"; else NULL. dump_state prints it where
-       c10 prints the inferred schema; registration compares it (see dk_impl). */
-    const char *signature;
-};
-
-/* What to register: build with dk_unboxed(), dk_boxed(), dk_fallthrough(),
-   or typed with DK_KERNEL(op, fn, user_data) (see >>call). name (the
-   kernel's function name, shown after its file:line) and signature (its C
-   type, kept as a pointer: a string literal) are optional. */
-typedef struct dk_kernel_desc {
-    dk_fn fn;
-    dk_boxed_fn boxed;
-    void *user_data;
-    int fallthrough;
-    const char *name;
-    const char *signature;
-} dk_kernel_desc;
 
 DK_INLINE dk_kernel_desc dk__kernel_desc(dk_fn fn, dk_boxed_fn boxed, void *user_data, int fallthrough) {
     dk_kernel_desc d;
@@ -2297,106 +4012,20 @@ DK_INLINE dk_kernel_desc dk__kernel_desc(dk_fn fn, dk_boxed_fn boxed, void *user
     d.name = NULL; d.signature = NULL;
     return d;
 }
+
 DK_INLINE dk_kernel_desc dk_unboxed(dk_fn fn, void *user_data) { return dk__kernel_desc(fn, NULL, user_data, 0); }
+
 DK_INLINE dk_kernel_desc dk_boxed(dk_boxed_fn fn, void *user_data) { return dk__kernel_desc(NULL, fn, user_data, 0); }
+
 DK_INLINE dk_kernel_desc dk_fallthrough(void) { return dk__kernel_desc(NULL, NULL, NULL, 1); }
-/* The same description with the kernel's function name and C type. */
+
 DK_INLINE dk_kernel_desc dk_kernel_named(dk_kernel_desc d, const char *name, const char *signature) {
     d.name = name; d.signature = signature; return d;
 }
 
-/* Why a slot holds its kernel: c10's words (computeDispatchTableEntryWithDebug)
-   and the dk_source they belong to (see dk_explain). */
-#define DK_FORALL_SOURCE_DETAILS(X)                                              \
-    X(KERNEL,         "kernel",                  DK_SOURCE_KERNEL)          \
-    X(NON_FUNCTIONAL, "default backend kernel",  DK_SOURCE_DEFAULT_BACKEND) \
-    X(BACKEND,        "default backend kernel",  DK_SOURCE_DEFAULT_BACKEND) \
-    X(NESTED,         "nested kernel",           DK_SOURCE_MATH)            \
-    X(MATH,           "math kernel",             DK_SOURCE_MATH)            \
-    X(AMBIGUOUS,      "ambiguous autogradother", DK_SOURCE_AMBIGUOUS)       \
-    X(AUTOGRAD,       "autograd kernel",         DK_SOURCE_AUTOGRAD)        \
-    X(BATCHED,        "batched kernel",          DK_SOURCE_BATCHED)         \
-    X(FALLBACK,       "backend fallback",        DK_SOURCE_FALLBACK)        \
-    X(MISSING,        "missing",                 DK_SOURCE_MISSING)
-#define DK__REASON_ENUM(name, text, source) DK_SOURCE_DETAIL_##name,
-typedef enum dk_source_detail { DK_FORALL_SOURCE_DETAILS(DK__REASON_ENUM) DK__REASON_END } dk_source_detail;
 #undef DK__REASON_ENUM
 
-/* One slot of an operator's table: the kernel record, and beside it the
-   record's fn, NULL when a call takes the slow path (a boxed kernel, a
-   fallback, a fallthrough, an ambiguity, a missing kernel). A call reads
-   both from one cache line and never the record itself: the record is
-   only handed to the kernel. Read with dk_op_table_entry(). */
-typedef struct dk_table_entry {
-    dk_fn fn;
-    const dk_kernel *kernel;  /* never NULL */
-} dk_table_entry;
-
-/* Backend b's row of a table: its fallthrough mask and the entry of its
-   slot of the first per-backend functionality (Dense: CPU, CUDA, ...), in
-   one aligned 32 bytes, so that a call ending at a backend kernel reads its
-   mask and its kernel from one cache line. */
-typedef struct dk_backend_row {
-    uint64_t nonfallthrough;  /* keys whose slot is not a fallthrough, for c10 getBackendIndex() == b */
-    dk_table_entry first;
-    /* 32 bytes with 64- and 32-bit pointers: rows in aligned halves of cache
-       lines; the bytes left hold the table's slot reasons (dk__reason_at) */
-    uint8_t spare[32 - sizeof(uint64_t) - sizeof(dk_table_entry)];
-} dk_backend_row;
-
-/* Slots in the rows: the first per-backend functionality's, one per
-   backend (none when the lists have no per-backend functionality). Its
-   first slot is its key value (every row before it has one slot, as
-   Undefined, slot 0 and key 0, has): the implementation checks it. */
-#define DK__FIRST_PB_KEY_OF(name, pb, prefix, roles, extra) pb ? DK_##name :
-enum {
-    DK__ROW_SLOTS = DK_NUM_PER_BACKEND_FUNCTIONALITIES > 0 ? DK_NUM_BACKENDS : 0,
-    DK__ROW_FIRST_SLOT = DK_FORALL_FUNCTIONALITY_KEYS(DK__FIRST_PB_KEY_OF, ~) 0
-};
 #undef DK__FIRST_PB_KEY_OF
-
-/* Bytes of slot reasons (4 bits a slot) beyond the rows' spare bytes. */
-#define DK__ROW_SPARE ((int)(32 - sizeof(uint64_t) - sizeof(dk_table_entry)))
-#define DK__REASON_REST ((DK_NUM_RUNTIME_ENTRIES + 1) / 2 - DK_NUM_BACKENDS * DK__ROW_SPARE)
-
-/* What an operator's def says, as boxed calls and inspection read it (a
-   snapshot's `def`): the parsed schema (read-only; its text is c10's
-   normalised form, its dispatch_args bit j says the j-th value from the top
-   of a boxed call's stack is a dispatch argument: Tensor, Tensor?,
-   Tensor[], Tensor?[]; its num_arguments and num_returns), per argument its
-   default as a value (NONE tag if none), the boxing adapters (or NULL), the
-   tags (bit DK_TAG_x) and the alias-analysis kind. Immutable once
-   published, but for `adapters`, which dk_op_set_adapters may set, or
-   replace with adapters of the same signature (an atomic pointer: read it
-   once, with acquire). */
-typedef struct dk_op_def_info {
-    uint64_t tags;                /* first: with 32-bit pointers, no padding (a def's record keeps this in a kernel's bytes) */
-    const struct dk_schema *parsed;
-    const dk_value *defaults;
-    const dk_op_adapters *adapters;
-    dk_alias_analysis alias_analysis;
-} dk_op_def_info;
-
-/* Everything a call reads of an operator, as one immutable snapshot: the
-   dispatch table, the fallthrough masks and what the def says (a pointer
-   to the def's record of it). A change
-   builds a new snapshot and publishes it with one release store, so a call
-   sees the state before or the state after a registration, never a mix
-   (see THREADS in the manual). The slots live in two places (the backend
-   rows and `entries`); dk_op_table_entry() finds a slot's entry. */
-typedef struct dk_op_table {
-    dk_backend_row rows[DK_NUM_BACKENDS];
-    /* every other slot, in slot order; a slot left to a boxed backend
-       fallback holds the registry's missing record of that slot, which
-       calls and dk_op_slot_kernel resolve (Note [Resolution]) */
-    dk_table_entry entries[DK_NUM_RUNTIME_ENTRIES - DK__ROW_SLOTS];
-    /* what the def says, or NULL without one: a record in the def's
-       registration, which lives as long as any snapshot pointing at it */
-    const dk_op_def_info *def;
-    /* the dk_source_detail of each slot, 4 bits each: in the rows' spare bytes,
-       then here when they do not hold them all (dk__reason_at) */
-    uint8_t reasons_rest[DK__REASON_REST > 0 ? DK__REASON_REST : 1];
-} dk_op_table;
 
 /* Where slot s's entry is, in bytes from the start of the table; the
    generated tables hold it minus slot 0's (a signed 16-bit value, 0 for
@@ -2407,23 +4036,31 @@ enum {
     DK__EA_ROW_SIZE = (int)sizeof(dk_backend_row),
     DK__EA_ENTRY_SIZE = (int)sizeof(dk_table_entry)
 };
+
 #define DK__ENTRY_AT(s)                                                                                 \
     ((size_t)((unsigned)(s) - (unsigned)DK__ROW_FIRST_SLOT < (unsigned)DK__ROW_SLOTS                      \
          ? (unsigned)DK__EA_ROWS + ((unsigned)(s) - (unsigned)DK__ROW_FIRST_SLOT) * (unsigned)DK__EA_ROW_SIZE \
          : (unsigned)DK__EA_ENTRIES +                                                                      \
                ((unsigned)(s) - ((unsigned)(s) > (unsigned)DK__ROW_FIRST_SLOT ? (unsigned)DK__ROW_SLOTS : 0u)) * \
                    (unsigned)DK__EA_ENTRY_SIZE))
+
 enum { DK__EA_ZERO = (int)DK__ENTRY_AT(0) };
+
 #define DK__ENTRY_OFFSET(s) ((int16_t)((long)DK__ENTRY_AT(s) - (long)DK__EA_ZERO))
+
 DK_STATIC_ASSERT(sizeof(dk_backend_row) == 32, "a backend row is 32 bytes");
+
 DK_STATIC_ASSERT(DK__REASON_END <= 16, "a slot's reason fits in 4 bits");
+
 DK_STATIC_ASSERT(sizeof(dk_op_table) < 32768, "entry offsets are signed 16-bit values");
+
 /* The bytes of an operator's table (its snapshots are allocated and copied
    at this size): the whole struct, so that a snapshot copied as C copies a
    struct (dk_op_table t = *dk_op_table_of(op)) stays inside its block,
    even where reasons_rest is not used (its byte and the padding: 8 bytes
    with the default lists). */
 #define DK__TABLE_BYTES sizeof(dk_op_table)
+
 /* Per functionality f, computed once (the tables below name these short
    constants instead of expanding DK__ENTRY_OFFSET in each of their cells,
    which made every unit preprocess a megabyte): DK__EOF_f, the entry
@@ -2436,7 +4073,9 @@ DK_STATIC_ASSERT(sizeof(dk_op_table) < 32768, "entry offsets are signed 16-bit v
 #define DK__EO_CONST(name, pb, prefix, roles, extra)                                                  \
     DK__EOF_##name = DK__ENTRY_OFFSET(DK__SLOT_##name),                                                 \
     DK__ESF_##name = !(pb) ? 0 : (int)DK__SLOT_##name == (int)DK__ROW_FIRST_SLOT ? (int)DK__EA_ROW_SIZE : (int)DK__EA_ENTRY_SIZE,
+
 #define DK__EO_B(b) DK__EOB_##b = (b) < DK_NUM_BACKENDS ? (b) : 0
+
 #define DK__ENTRY_ENUMS                                                                                        \
     enum {                                                                                                     \
         DK_FORALL_FUNCTIONALITY_KEYS(DK__EO_CONST, ~)                                                         \
@@ -2452,33 +4091,46 @@ DK_STATIC_ASSERT(sizeof(dk_op_table) < 32768, "entry offsets are signed 16-bit v
    that b * 32, a backend row's byte offset in a table, also finds b's row
    here (see dk__entry_at). */
 #define DK__EO_BC(name, own_ag, autocast, functional, b) 0,
+
 #define DK__EO_FK(name, pb, prefix, roles, b) (int16_t)(DK__EOF_##name + DK__EOB_##b * DK__ESF_##name),
+
 #define DK__EO_ROW(b) { DK_FORALL_BACKEND_COMPONENTS(DK__EO_BC, b) DK_FORALL_FUNCTIONALITY_KEYS(DK__EO_FK, b) }
+
 #define DK__ENTRY_BY_BACKEND_BIT_INIT()                                                                        \
     { DK__EO_ROW(0), DK__EO_ROW(1), DK__EO_ROW(2), DK__EO_ROW(3), DK__EO_ROW(4), DK__EO_ROW(5), DK__EO_ROW(6), \
       DK__EO_ROW(7), DK__EO_ROW(8), DK__EO_ROW(9), DK__EO_ROW(10), DK__EO_ROW(11), DK__EO_ROW(12), DK__EO_ROW(13), \
       DK__EO_ROW(14), DK__EO_ROW(15) }
+
 typedef int16_t dk__entry_cells[16][64];
+
 #ifdef DISPATCH_STATIC
 DK__ENTRY_ENUMS
 #endif
+
 DK__TABLE(dk__entry_cells, dk__entry_by_backend_bit, DK__ENTRY_BY_BACKEND_BIT_INIT)
+
 /* By slot. */
 #define DK__BC_SLOT_OFFSET(name, own_ag, autocast, functional, f) (int16_t)(DK__EOF_##f + (DK_##name##Bit - 1) * DK__ESF_##f),
+
 #define DK__FK_SLOT_OFFSETS(name, pb, prefix, roles, extra)                     \
     DK__PER_BACKEND_##pb(DK_FORALL_BACKEND_COMPONENTS(DK__BC_SLOT_OFFSET, name)) \
     DK__NOT_PER_BACKEND_##pb((int16_t)DK__EOF_##name,)
+
 #define DK__ENTRY_BY_SLOT_INIT() { 0, DK_FORALL_FUNCTIONALITY_KEYS(DK__FK_SLOT_OFFSETS, ~) }
+
 typedef int16_t dk__slot_entry_offsets[DK_NUM_RUNTIME_ENTRIES];
+
 DK__TABLE(dk__slot_entry_offsets, dk__entry_by_slot, DK__ENTRY_BY_SLOT_INIT)
 
-/* Slot s's entry, and backend b's fallthrough mask (b < DK_NUM_BACKENDS). */
 DK_INLINE const dk_table_entry *dk_op_table_entry(const dk_op_table *t, int s) {
     return (const dk_table_entry *)(const void *)((const char *)t + DK__ENTRY_AT(0) + dk__entry_by_slot[s]);
 }
+
 DK_INLINE uint64_t dk_op_table_nonfallthrough(const dk_op_table *t, int b) { return t->rows[b].nonfallthrough; }
+
 /* An entry's kernel record (read with acquire: see dk__entry_set). */
 #define DK__ENTRY_KERNEL(e) DK__LOAD_ACQ(&(e)->kernel)
+
 /* The byte that holds slot s's reason (low 4 bits: even s, high: odd s),
    and the reason itself, read relaxed: a table rewritten in place (out of
    memory) changes its reasons with relaxed stores (dk__reason_set). */
@@ -2488,233 +4140,52 @@ DK_INLINE const uint8_t *dk__reason_byte(const dk_op_table *t, int s) {
         return &t->rows[i / DK__ROW_SPARE].spare[i % DK__ROW_SPARE];
     return &t->reasons_rest[i - DK_NUM_BACKENDS * DK__ROW_SPARE];
 }
+
 DK_INLINE int dk__reason_at(const dk_op_table *t, int s) {
     return (DK__LOAD_RLX(dk__reason_byte(t, s)) >> ((s & 1) * 4)) & 15;
 }
-
-/* An operator: a stable pointer with a dense id, valid while the operator
-   has a def or a kernel (and until its memory is freed: WHAT A PROGRAM
-   DOES; its id may be taken again before). After that the pointer may
-   point at another operator, a new one given the same slot (under
-   AddressSanitizer the slot is poisoned until then). The first field is
-   what the call path reads; operators sit side by side in their
-   registry's slabs (MEMORY). */
-struct dk_operator {
-    const dk_op_table *table;  /* the current snapshot: read with dk_op_table_of() */
-    const char *name;          /* "ns::name" or "ns::name.overload" */
-    uint32_t id;               /* dense: the lowest id no live operator uses */
-    dk_registry *registry;
-};
 
 /* DK_DEBUG_READS (Note [One read primitive]): stops the program, naming
    fn, unless this thread is inside a read section. Under DK_CALL_EPOCHS
    the public accessors below check that their caller brackets them (in
    the default build they may be used anywhere between quiescent points). */
 DK_API void dk__read_check(const char *fn);
+
 #if defined(DK_DEBUG_READS) && defined(DK_CALL_EPOCHS)
 #define DK__CALLER_READ_CHECK(fn) dk__read_check(fn)
 #else
 #define DK__CALLER_READ_CHECK(fn) ((void)0)
 #endif
-/* The operator's current snapshot; everything in it is complete (acquire). */
+
 DK_INLINE const dk_op_table *dk_op_table_of(const dk_operator *op) {
     DK__CALLER_READ_CHECK("dk_op_table_of");
     return DK__LOAD_ACQ(&op->table);
 }
+
 /* A table slot without an operator-level kernel holds its registry's
    missing record of that slot; a boxed backend fallback registered at the
    slot is read from the registry (Note [Resolution]). dk__deferred gives
    what such a record stands for now: the fallback, or k itself. */
 DK_API const dk_kernel *dk__deferred(const dk_operator *op, const dk_kernel *k);
-/* The pointers the three functions below return point into what the
-   registry retires when the def or kernel goes: use them before this
-   thread's next quiescent point (default mode) or, under DK_CALL_EPOCHS,
-   between dk_call_enter() and dk_call_exit() around the call and the use
-   (outside a call, a retired table may be freed at any time; there
-   DK_DEBUG_READS stops a call of them outside a bracket). */
-/* The kernel record a call would run at a slot (dk_ks_slot). */
+
 DK_INLINE const dk_kernel *dk_op_slot_kernel(const dk_operator *op, int slot) {
     const dk_kernel *k;
     DK__CALLER_READ_CHECK("dk_op_slot_kernel");
     k = DK__ENTRY_KERNEL(dk_op_table_entry(dk_op_table_of(op), slot));
     return k->kind == DK_KERNEL_MISSING ? dk__deferred(op, k) : k;
 }
+
 /* What the def says (dk_op_def_info), or NULL without a def. */
 DK_INLINE const dk_op_def_info *dk__op_def(const dk_op_table *t) { return DK__LOAD_ACQ(&t->def); }
-/* The def's schema in c10's normalised form, or NULL without a def
-   (defined after dk_schema, see >>schema). */
-DK_INLINE const char *dk_op_schema(const dk_operator *op);
-/* The def's parsed schema (arguments, types, defaults, alias annotations,
-   return names; see >>schema), or NULL without a def. Read-only. */
+
 DK_INLINE const struct dk_schema *dk_op_function_schema(const dk_operator *op) {
     const dk_op_def_info *d;
     DK__CALLER_READ_CHECK("dk_op_function_schema");
     d = dk__op_def(dk_op_table_of(op));
     return d ? d->parsed : NULL;
 }
-/* The def's tags (torch.Tag), as a mask with bit DK_TAG_x set for each, and
-   one of them; its alias-analysis kind. No def: no tags, FROM_SCHEMA.
-   Values, read inside a call bracket: safe anywhere, in both modes. */
-DK_API uint64_t dk_op_tags(const dk_operator *op);
-DK_API int dk_op_has_tag(const dk_operator *op, dk_tag t);
-DK_API dk_alias_analysis dk_op_alias_analysis(const dk_operator *op);
-
-/* Memory and messages. Zero-initialise, set what you need. */
-typedef struct dk_registry_desc {
-    /* Both or neither (NULL: malloc and free). alloc returns a pointer
-       aligned for a pointer, a double and a uint64_t (8 bytes on the usual
-       targets: an arena's pointers do), or NULL; one aligned as malloc's
-       (16 bytes on x86-64 and AArch64) costs nothing more, a block of one
-       aligned less is allocated again with 15 bytes more.
-       dk_registry_create answers DK_ERR_BAD_ARGUMENT when the registry's
-       own pointer is aligned less than that. */
-    void *(*alloc)(size_t size, void *user_data);
-    void (*free)(void *ptr, void *user_data);
-    void *alloc_user_data;
-    /* warnings and errors that have no caller to return to (DK_FORALL_LOG_ITEMS);
-       func NULL: dk_log_stderr */
-    dk_logger logger;
-    /* The keyset of a tensor handle on a boxed stack (dk_call_boxed). */
-    dk_keyset (*tensor_keyset)(const void *tensor, void *user_data);
-    void *tensor_keyset_user_data;
-    /* A new registry registers a fallthrough fallback for every key that
-       thread-local state includes by default (BackendSelect,
-       ADInplaceOrView), as libtorch does at load: such a key then only acts
-       for operators that register a kernel for it. 1 = start empty. */
-    int no_default_fallthroughs;
-    /* 1: c10's words, as the preset's c10 writes them: a call without a
-       kernel reports c10's message word for word (the conformance tests
-       compare it), an executed fallthrough or AutogradOther ambiguity
-       begins with c10's internal-assert line, and the override warning
-       follows c10 (1.13.1: every time; 2.x: once per process for all
-       operators, never for Meta, in 2.11 nor MTIA); 0: a shorter message
-       that says what is registered and the likely cause, and a warning
-       at every override. */
-    int c10_messages;
-    /* The logger warns once (DK_LOG_RETIRED_MEMORY) when the memory that
-       waits for quiescent points passes this many bytes. 0: 64 MiB;
-       SIZE_MAX: never. */
-    size_t retired_warn_bytes;
-} dk_registry_desc;
 
 DK_API dk_status dk__registry_create(const dk_registry_desc *desc, dk_registry **out, const char *signature);
-#define dk_registry_create(desc, out) dk__registry_create((desc), (out), DK_CONFIG_SIGNATURE)
-/* Frees everything the registry owns, every handle included. The caller
-   guarantees that no call, lookup or registration on it is running or will
-   start. Destroying the default registry is allowed: the next
-   dk_registry_default() creates a fresh one. */
-DK_API void dk_registry_destroy(dk_registry *r);
-/* The process-wide registry that the DK_LIBRARY macros use, created on
-   first use with the description given to dk_registry_default_configure. */
-DK_API dk_registry *dk_registry_default(void);
-/* Sets the hooks of the default registry (logger, tensor_keyset, and the
-   memory functions if it does not exist yet; see dk_registry_set_hooks),
-   whether called before or after the first DK_LIBRARY block ran. */
-DK_API dk_status dk_registry_default_configure(const dk_registry_desc *desc);
-/* Replaces a registry's logger and tensor_keyset hook and its c10_messages
-   choice (desc's other fields are ignored); calls see the old set or the
-   new one, never a mix. */
-DK_API dk_status dk_registry_set_hooks(dk_registry *r, const dk_registry_desc *desc);
-/* Quiescent points (MEMORY in the manual, Note [Reclamation]). What a
-   change unpublishes (kernel records, old tables, operators without
-   registrations) is retired and freed once no thread can still hold it.
-
-   dk_registry_reclaim: the calling thread's quiescent point -- it holds
-   nothing of any registry now (it is outside every call, hook and
-   lookup) -- then frees what r can free. Without DK_CALL_EPOCHS it never
-   waits, for other threads nor for r's lock: memory is freed once every
-   thread that declares quiescent points has passed one since the memory
-   was retired (a thread takes part from its first reclaim,
-   dk_thread_online, dk_thread_attach or dk_thread_quiescent until it
-   exits or goes offline; a thread that never takes part must be outside
-   every call of r while any thread reclaims it), and while a
-   registration holds r's lock it frees nothing and leaves that to the
-   next reclaim. It calls free(): a real-time thread passes
-   dk_thread_quiescent instead (REAL-TIME THREADS in the manual). With
-   DK_CALL_EPOCHS it waits for the calls in flight and frees everything
-   retired before it. DK_ERR_IN_CALL from inside a boxed call, a hook or
-   (DK_CALL_EPOCHS) any call; a kernel reached by a typed call must not
-   call it without DK_CALL_EPOCHS (the library cannot see that call). */
-DK_API dk_status dk_registry_reclaim(dk_registry *r);
-/* Waits until no thread can still hold anything r retired before this
-   call, then frees it: every thread taking part has passed a quiescent
-   point (call epochs: has left the calls it was in). The caller passes a
-   quiescent point itself if it takes part (synchronize does not make it
-   take part). Call it before freeing what a deregistered
-   kernel used (its user data, its code: dk_library_unload does it for a
-   plugin); dk_deregister and dk_library_close never wait. Same errors as
-   dk_registry_reclaim. */
-DK_API dk_status dk_registry_synchronize(dk_registry *r);
-/* Offline: the calling thread holds nothing of any registry and will not
-   call until dk_thread_online (it blocks, sleeps, waits for work); nobody
-   waits for it meanwhile. Call it only outside every call: it is also how
-   a thread that left kernels by longjmp (or an exception) says it is
-   outside them again (with DK_CALL_EPOCHS its brackets are reset; it may
-   call again at once). Online: the thread takes part again (a quiescent
-   point; a thread not attached yet is attached, as dk_thread_attach);
-   DK_ERR_IN_CALL inside a call or hook, DK_ERR_NO_MEMORY. */
-DK_API dk_status dk_thread_offline(void);
-DK_API dk_status dk_thread_online(void);
-/* Attaches the calling thread ahead of its first call, in both modes:
-   allocates everything it will ever need (its message buffer, its record
-   in the list writers scan; under DK_CALL_EPOCHS its call word is linked)
-   and makes it take part (default build: a quiescent point, as
-   dk_thread_online). After it, nothing a call does on this thread
-   allocates, locks or makes a system call, the failing call included
-   (REAL-TIME THREADS in the manual). Attaching again is a quiescent point.
-   DK_ERR_IN_CALL inside a call or hook, or after the thread's exit
-   destructor ran (a late call's thread cannot attach); DK_ERR_NO_MEMORY
-   (out of memory, or no thread-exit destructor could be registered). */
-DK_API dk_status dk_thread_attach(void);
-/* The quiescent point of a real-time thread: the calling thread holds
-   nothing of any registry now (it is outside every call, hook and lookup).
-   Default build: one atomic store (the current epoch into the thread's
-   record) on an attached, online thread; it never blocks, allocates or
-   frees -- freeing is dk_registry_reclaim's work, on a thread that may
-   block. On a thread not attached yet it attaches first (dk_thread_attach:
-   its one allocation); on one offline it comes back online (a fence
-   more). Under DK_CALL_EPOCHS there is nothing to declare: it only checks
-   that the thread is outside every call. DK_ERR_IN_CALL inside a call or
-   hook; DK_ERR_NO_MEMORY only while attaching. */
-DK_API dk_status dk_thread_quiescent(void);
-/* The number the statistics and the logger use for the calling thread
-   (1, 2, ... in the order threads first took part), 0 before that. */
-DK_API unsigned dk_thread_id(void);
-/* Bytes the registry holds through desc.alloc, how many of them wait
-   for quiescent points, and the threads they wait for. */
-enum { DK_STATS_MAX_THREADS = 8 };
-typedef struct dk_registry_stats {
-    size_t live_bytes, retired_bytes, operators;
-    size_t retired_blocks;          /* retired allocations not yet freed */
-    unsigned threads;               /* threads taking part now (tracked / inside call epochs) */
-    unsigned threads_waited_for;    /* of those, the ones the oldest retired memory waits for */
-    unsigned waited_for[DK_STATS_MAX_THREADS];   /* their dk_thread_id()s (the first ones) */
-} dk_registry_stats;
-DK_API void dk_registry_get_stats(dk_registry *r, dk_registry_stats *out);
-
-/* Names a PrivateUse backend component (c10's rename_privateuse1_backend):
-   after dk_backend_rename(DK_PrivateUse1Bit, "npu"), its keys print as
-   NPU, AutogradNPU, SparseNPU, ... (the name upper-cased, as c10 prints it
-   in errors) and the component as NPUBit, everywhere: dk_key_name, keyset
-   texts, errors, dumps, dk_explain. "npu", "NPU", "AutogradNPU", "NPUBit"
-   parse; the PrivateUse1 names still do. The name is process-wide (as
-   keys are: no registry), thread-safe and lock-free for
-   readers, and set once: the same name again is DK_OK, another one
-   DK_ERR_ALREADY_NAMED. DK_ERR_BAD_KEY for a component that is not a
-   PrivateUse one, DK_ERR_BAD_NAME for a name that is not an identifier
-   of 1 to 32 characters or that would make a name some key or component
-   already has (renaming to "cpu" would make "CPU"). */
-DK_API dk_status dk_backend_rename(dk_backend b, const char *name);
-
-/* What a def may say besides its schema (torch.library's
-   def(schema, alias_analysis=..., tags=...)). Zero-initialise: no adapters,
-   FROM_SCHEMA, no tags. */
-typedef struct dk_def_options {
-    const dk_op_adapters *adapters;     /* boxing adapters (gen/'s), or NULL */
-    dk_alias_analysis alias_analysis;   /* DK_ALIAS_ANALYSIS_*, 0 = FROM_SCHEMA */
-    const dk_tag *tags;                 /* num_tags tags (repeats allowed), or NULL */
-    size_t num_tags;
-} dk_def_options;
 
 /* def: an operator schema "ns::name.overload(args) -> returns". dk_def_with
    also takes the options above (NULL = none): boxing adapters (gen/ passes
@@ -2722,6 +4193,7 @@ typedef struct dk_def_options {
    analysis; a bad tag or alias-analysis value is DK_ERR_BAD_ARGUMENT. */
 DK_API dk_status dk__def(dk_registry *r, const char *schema, const dk_op_adapters *adapters, const char *file,
                          int line, dk_registration **out, const char *signature);
+
 /* impl: a kernel for one key of an operator (runtime or alias key;
    DK_CatchAll, the value of DK_Undefined: the catch-all, registered as
    CompositeImplicitAutograd; in a DK_LIBRARY_IMPL block, no key given
@@ -2734,83 +4206,21 @@ DK_API dk_status dk__def(dk_registry *r, const char *schema, const dk_op_adapter
    kernels registered before it. */
 DK_API dk_status dk__impl(dk_registry *r, const char *op_name, dk_key key, dk_kernel_desc kernel,
                           const char *file, int line, dk_registration **out, const char *signature);
+
 /* fallback: a boxed kernel (or a fallthrough) for every operator at one key;
    an alias key registers every runtime key of the alias. */
 DK_API dk_status dk__fallback(dk_registry *r, dk_key key, dk_kernel_desc kernel,
                               const char *file, int line, dk_registration **out, const char *signature);
-#define dk_def(r, schema, out) dk__def((r), (schema), NULL, __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
+
 DK_API dk_status dk__def_with(dk_registry *r, const char *schema, const dk_def_options *opts, const char *file,
                               int line, dk_registration **out, const char *signature);
-#define dk_def_with(r, schema, opts, out) \
-    dk__def_with((r), (schema), (opts), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
-#define dk_impl(r, op, key, kernel, out) \
-    dk__impl((r), (op), (key), (kernel), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
-#define dk_fallback(r, key, kernel, out) \
-    dk__fallback((r), (key), (kernel), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
-/* The same with the site given: helpers that are themselves called from
-   the registering code (gen/'s <op>_def and <op>_impl macros) pass their
-   caller's __FILE__ and __LINE__. */
-#define dk_def_at(r, schema, opts, file, line, out) \
-    dk__def_with((r), (schema), (opts), (file), (line), (out), DK_CONFIG_SIGNATURE)
-#define dk_impl_at(r, op, key, kernel, file, line, out) \
-    dk__impl((r), (op), (key), (kernel), (file), (line), (out), DK_CONFIG_SIGNATURE)
-/* Removes exactly what the handle registered and returns at once; calls
-   that began before may still run the kernel (dk_registry_synchronize
-   waits for them). The handle is freed with what it retired (WHAT A
-   PROGRAM DOES), so do not use it after. DK_ERR_BAD_HANDLE for NULL, or
-   for a handle deregistered before and not yet freed. */
-DK_API dk_status dk_deregister(dk_registration *h);
 
-/* Listeners: told when an operator gets its def and when its last def goes.
-   Adding one replays on_registered for every defined operator. */
-typedef void (*dk_op_listener)(const dk_operator *op, void *user_data);
-DK_API dk_status dk_registry_add_listener(dk_registry *r, dk_op_listener on_registered, dk_op_listener on_deregistered,
-                                 void *user_data, dk_registration **out);
-
-/* Library blocks, as torch/library.h: DEF (one per namespace), FRAGMENT,
-   IMPL (with a key; namespace "_" for fallbacks). Registrations made
-   through a library are undone by dk_library_close(). */
-#define DK__FORALL_LIBRARY_KINDS(X) X(DEF, DK_LIBRARY) X(FRAGMENT, DK_LIBRARY_FRAGMENT) X(IMPL, DK_LIBRARY_IMPL)
-#define DK__LIBRARY_KIND_ENUM(kind, block) DK_LIBRARY_KIND_##kind,
-typedef enum dk_library_kind { DK__FORALL_LIBRARY_KINDS(DK__LIBRARY_KIND_ENUM) DK__LIB_END } dk_library_kind;
 DK_API dk_status dk__library_open(dk_registry *r, dk_library_kind kind, const char *ns, dk_key key,
                                   const char *file, int line, dk_library **out, const char *signature);
-#define dk_library_open(r, kind, ns, key, out) \
-    dk__library_open((r), (kind), (ns), (key), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
-DK_API dk_status dk_library_close(dk_library *lib);
-/* Inside a block: def ("name(args) -> ret" or "ns::name..." with the block's
-   ns), impl ("name" or "ns::name"; DK_Undefined = the block's key, or
-   catch-all in DEF/FRAGMENT blocks), fallback (IMPL blocks of namespace _). */
-DK_API dk_status dk_library_def(dk_library *lib, const char *schema);
-DK_API dk_status dk_library_def_with(dk_library *lib, const char *schema, const dk_def_options *opts);
-DK_API dk_status dk_library_impl(dk_library *lib, const char *name, dk_key key, dk_kernel_desc kernel);
-/* dk_library_impl recording the given file:line instead of the block's
-   (DK_LIBRARY_IMPL_TYPED and gen/'s <op>_library_impl pass their caller's). */
-DK_API dk_status dk_library_impl_at(dk_library *lib, const char *name, dk_key key, dk_kernel_desc kernel,
-                                 const char *file, int line);
-DK_API dk_status dk_library_fallback(dk_library *lib, dk_kernel_desc kernel);
-/* Runs block(lib) inside a library opened with the given arguments; the
-   library stays open (its registrations live) until dk_library_close. */
-typedef void (*dk_library_block)(dk_library *lib);
+
 DK_API dk_status dk__library_run(dk_registry *r, dk_library_kind kind, const char *ns, dk_key key,
                                  dk_library_block block, const char *file, int line, dk_library **out,
                                  const char *signature);
-#define dk_library_run(r, kind, ns, key, block, out) \
-    dk__library_run((r), (kind), (ns), (key), (block), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
-
-/* Library blocks run in r (dk_library_run and the static blocks below)
-   and how many of them failed: could not open (another configuration,
-   a second DK_LIBRARY of a namespace...) or had a registration fail. Both
-   counts only grow; a failure's message went to the registry's logger
-   (DK_LOG_LIBRARY_BLOCK_FAILED) and is in dk_last_error() of the thread
-   that ran the block. A plugin host reads them around dlopen:
-       unsigned long run0, failed0, run, failed;
-       dk_library_blocks(dk_registry_default(), &run0, &failed0);
-       void *so = dlopen(path, RTLD_NOW);
-       dk_library_blocks(dk_registry_default(), &run, &failed);
-       if (so && failed != failed0) { dlclose(so); ... refuse it: dk_last_error() says why }
-   (run - run0: the plugin's blocks; 0 when a static block was dropped). */
-DK_API dk_status dk_library_blocks(dk_registry *r, unsigned long *run, unsigned long *failed);
 
 /* Static registration before main (GCC / Clang constructors):
        DK_LIBRARY(myops, m) { dk_library_def(m, "add(Tensor a, Tensor b) -> Tensor"); }
@@ -2825,84 +4235,11 @@ DK_API dk_status dk_library_blocks(dk_registry *r, unsigned long *run, unsigned 
    function and call dk_library_run() / dk_library_close() yourself. */
 DK_API dk_status dk__library_static(dk_library_kind kind, const char *ns, dk_key key, dk_library_block block,
                                     const char *file, int line, dk_library **slot, const char *signature);
-/* Unloading a plugin: closes every static block (DK_LIBRARY*) of the
-   default registry that the loaded object holding `address` ran (pass any
-   address inside the plugin: dlsym(handle, "a_symbol_of_it")), then waits
-   as dk_registry_synchronize until no thread can still run their kernels.
-   Call it before dlclose(handle): the blocks' destructors then find
-   nothing to close or wait for. Without it they wait inside dlclose, under
-   the dynamic loader's lock -- which deadlocks if a thread that must pass
-   a quiescent point (or leave a call) first needs that lock itself (a
-   kernel calling dlopen, dlsym or dladdr). DK_ERR_NOT_FOUND when no open
-   block belongs to that object; DK_ERR_BAD_ARGUMENT where the platform
-   cannot tell the object (no dladdr, no GetModuleHandleEx); DK_ERR_IN_CALL
-   from inside a call. Linking: dladdr is in libc from glibc 2.34 (older:
-   -ldl). */
-DK_API dk_status dk_library_unload(const void *address);
+
 /* A static block's destructor: closes its library and waits (as
    dk_registry_synchronize) for the threads that may still run its kernels;
    at process exit it does nothing (threads may still be calling). */
 DK_API void dk__library_static_close(dk_library **slot);
-#if defined(__GNUC__) || defined(__clang__)
-#define DK__CONSTRUCTOR(fn) static void fn(void) __attribute__((constructor)); static void fn(void)
-#define DK__DESTRUCTOR(fn) static void fn(void) __attribute__((destructor)); static void fn(void)
-#define DK__LIBRARY_STATIC(kind, ns, key, m, uid)                                                    \
-    static void DK__XCAT(dk__lib_block_, uid)(dk_library *m);                                         \
-    static dk_library *DK__XCAT(dk__lib_, uid);                                                       \
-    DK__CONSTRUCTOR(DK__XCAT(dk__lib_init_, uid)) {                                                  \
-        dk__library_static(kind, #ns, key, DK__XCAT(dk__lib_block_, uid), __FILE__, __LINE__,         \
-                           &DK__XCAT(dk__lib_, uid), DK_CONFIG_SIGNATURE);                            \
-    }                                                                                                \
-    DK__DESTRUCTOR(DK__XCAT(dk__lib_fini_, uid)) { dk__library_static_close(&DK__XCAT(dk__lib_, uid)); } \
-    static void DK__XCAT(dk__lib_block_, uid)(dk_library *m)
-#define DK_LIBRARY(ns, m) DK__LIBRARY_STATIC(DK_LIBRARY_KIND_DEF, ns, DK_Undefined, m, DK__XCAT(ns##_def_, __LINE__))
-#define DK_LIBRARY_FRAGMENT(ns, m) \
-    DK__LIBRARY_STATIC(DK_LIBRARY_KIND_FRAGMENT, ns, DK_Undefined, m, DK__XCAT(ns##_frag_, __LINE__))
-#define DK_LIBRARY_IMPL(ns, key, m) \
-    DK__LIBRARY_STATIC(DK_LIBRARY_KIND_IMPL, ns, DK_##key, m, DK__XCAT(ns##_##key##_impl_, __LINE__))
-#endif
-
-/* Introspection. */
-/* The operator named "ns::name[.overload]" if it has a def or a kernel, else NULL. Lock-free. */
-DK_API dk_operator *dk_op_lookup(dk_registry *r, const char *name);
-/* As dk_op_lookup, but the operator must be defined (c10 findSchemaOrThrow). */
-DK_API dk_status dk_op_lookup_defined(dk_registry *r, const char *name, dk_operator **out);
-/* A kernel registered directly at key k (c10 hasKernelForDispatchKey). */
-DK_API int dk_op_has_kernel_for_key(const dk_operator *op, dk_key k);
-/* The slot of runtime key k holds a kernel (fallthrough included). */
-DK_API int dk_op_has_computed_kernel_for_key(const dk_operator *op, dk_key k);
-/* c10 formats; snprintf-like (return the length the whole text needs). */
-DK_API int dk_op_dump_state(const dk_operator *op, char *buf, size_t size);
-DK_API int dk_op_dump_computed_table(const dk_operator *op, char *buf, size_t size);
-/* Resolution of one slot and why (c10 computeDispatchTableEntryWithDebug):
-   *reason is "kernel", "default backend kernel", "math kernel", ... "missing". */
-DK_API const dk_kernel *dk_op_compute_slot(const dk_operator *op, int slot, const char **reason);
-/* A picture of every operator's dispatch table: a self-contained HTML page
-   (no script), one row per operator and one column per runtime key, each
-   cell coloured by what the live table holds there (the classes below),
-   the alias key named in alias-derived cells, the kernel's "registered
-   at" in each cell's tooltip. Columns that do not matter are hidden until
-   "show every runtime key" is ticked: those where every operator's slot is
-   missing, and the per-backend keys (CUDA, AutogradCUDA...) of backends
-   with no kernel and no fallback registered at any of their keys.
-   snprintf-like; a registration between the sizing call and the writing
-   call may change the length. */
-DK_API int dk_registry_dump_html(dk_registry *r, char *buf, size_t size);
-/* The cell classes: X(name, colour, text in the cell, legend) -> CSS class
-   dk-<name>; an alias cell's text is the alias key's capitals (CIA). */
-#define DK_FORALL_HTML_CELLS(X)                                                                  \
-    X(kernel,      "#3fa34d", "K",  "kernel registered at this key")                            \
-    X(alias,       "#6fa8dc", "",   "from an alias key's kernel (named in the cell)")           \
-    X(fallback,    "#f6b26b", "FB", "the key's backend fallback")                               \
-    X(fallthrough, "#d9d9d9", "FT", "fallthrough: the key is skipped")                          \
-    X(ambiguous,   "#e06666", "?",  "ambiguous (CompositeImplicitAutograd and an AutogradOther backend)") \
-    X(missing,     "#ffffff", "",   "missing: a call that lands here fails")
-
-/* Operators with a def or a kernel, in id order; calls fn for each, stops when it returns non-zero. */
-DK_API void dk_registry_each_op(dk_registry *r, int (*fn)(dk_operator *op, void *user_data), void *user_data);
-/* Operators with a kernel registered directly at key k (c10 getRegistrationsForDispatchKey). */
-DK_API void dk_registry_each_op_for_key(dk_registry *r, dk_key k, int (*fn)(dk_operator *op, void *user_data),
-                                        void *user_data);
 
 /* >>tls ---------------------------------------------------------------------
 
@@ -2916,21 +4253,7 @@ DK_API void dk_registry_each_op_for_key(dk_registry *r, dk_key k, int (*fn)(dk_o
    backend bit (0 without one): the 1.13.1 preset's slot backend is the
    higher of the arguments' and this one. Initial-exec TLS where the platform
    has it (no __tls_get_addr call when dispatch.h is in a shared library). */
-#ifndef DK_THREAD_LOCAL
-#if defined(DK_SINGLE_THREADED)
-#define DK_THREAD_LOCAL /* one thread: plain variables */
-#elif defined(__GNUC__) || defined(__clang__)
-#define DK_THREAD_LOCAL __thread
-#elif defined(__cplusplus) && __cplusplus >= 201103L
-#define DK_THREAD_LOCAL thread_local
-#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-#define DK_THREAD_LOCAL _Thread_local
-#elif defined(_MSC_VER)
-#define DK_THREAD_LOCAL __declspec(thread)
-#else
-#error "dispatch.h: no thread-local storage known for this compiler: define DK_THREAD_LOCAL to its keyword, or define DK_SINGLE_THREADED if one thread only uses dispatch.h (tcc has no TLS)"
-#endif
-#endif
+
 /* initial-exec on ELF systems whose dlopen takes it (glibc keeps static TLS
    for late-loaded objects; musl refuses to load them, so Linux without
    glibc gets the compiler's default model), in code built for a shared
@@ -2947,10 +4270,7 @@ DK_API void dk_registry_each_op_for_key(dk_registry *r, dk_key k, int (*fn)(dk_o
 #endif
 #endif
 
-typedef struct dk_tls_state { uint64_t included, keep, excluded, included_row; } dk_tls_state;
 #define DK__TLS_DEFAULTS { DK__R_DEFAULT_INCLUDED, DK__R_BACKENDS | ~DK__R_DEFAULT_EXCLUDED, DK__R_DEFAULT_EXCLUDED, 0 }
-/* Trace hook: called for every call and redispatch while set (see dk_trace_set). */
-typedef void (*dk_trace_fn)(const dk_operator *op, dk_keyset ks, dk_key key, int is_redispatch, void *user_data);
 
 /* A thread's record in the list writers scan (Note [Reclamation]): under
    call epochs where its thread's call word is, otherwise the epoch of its
@@ -2962,6 +4282,7 @@ typedef struct dk__reader {
     int in_use;
     unsigned id;                  /* dk_thread_id() */
 } dk__reader;
+
 /* A thread's side. ctr, the call word (call epochs): bits 0-22 count the
    calls the thread is inside, bit 23 (DK__CTR_SLOW) says its next
    outermost call takes the out-of-line way (not attached yet, or no
@@ -2973,10 +4294,15 @@ typedef struct dk__reader {
    dk__late_calls; DK__CTR_SLOW stays set). rec: its record, once
    attached. */
 typedef struct dk__reader_tls { uint64_t ctr; unsigned nesting; int exited; dk__reader *rec; } dk__reader_tls;
+
 #define DK__CTR_NEST ((uint64_t)0x7fffff)
+
 #define DK__CTR_SLOW ((uint64_t)0x800000)
+
 #define DK__CTR_LOW ((uint64_t)0xffffff)
+
 #define DK__CTR_SHIFT 24
+
 #define DK__READER_TLS_INIT { DK__CTR_SLOW, 0, 0, NULL }
 
 #ifdef DISPATCH_STATIC
@@ -2998,47 +4324,23 @@ DK_API int dk__asymmetric;
 #endif
 
 DK_INLINE dk_keyset dk_tls_included(void) { return dk_ks_raw(dk__tls.included); }
+
 DK_INLINE dk_keyset dk_tls_excluded(void) { return dk_ks_raw(dk__tls.excluded); }
+
 DK_INLINE void dk_tls_set_included(dk_keyset ks) {
     dk__tls.included = ks.repr;
     dk__tls.included_row = dk__backend_index(ks.repr) * sizeof(dk_backend_row);
 }
+
 DK_INLINE void dk_tls_set_excluded(dk_keyset ks) {
     dk__tls.excluded = ks.repr;
     dk__tls.keep = DK__R_BACKENDS | ~ks.repr;
 }
-/* This thread's state is c10's defaults (never changed, or every guard
-   popped). A function of the implementation (>>impl-slots): the default
-   sets expand the role lists. */
-DK_API int dk_tls_is_default(void);
+
 DK_INLINE int dk_tls_is_included(dk_key k) { return dk_ks_has(dk_tls_included(), k); }
+
 DK_INLINE int dk_tls_is_excluded(dk_key k) { return dk_ks_has(dk_tls_excluded(), k); }
 
-/* Guards. A push flips bits of this thread's (included, excluded) state and
-   returns exactly which ones, as an XOR delta; dk_guard_pop(g) flips those
-   same bits back. The exact guarantee:
-
-   - Any order. Pops commute: once every guard pushed after some moment has
-     been popped again, in any order and interleaved in any way with other
-     pushes and pops, while every guard that was live at that moment is
-     still live, the state (included and excluded) is bit for bit what it
-     was at that moment. In particular, when all guards are popped the state
-     is the one before the first push. This holds as long as only guards
-     change the state in between: dk_tls_set_included / _excluded are not
-     guards, and pops do not undo them.
-   - Properly nested (each pop undoes the most recent live push), every step
-     is c10's: dk_guard_include adds only the keys not yet included and its
-     pop removes only those (a key that was already included stays
-     included); dk_guard_exclude likewise for the excluded set; dk_guard_force
-     replaces both sets and its pop restores the ones it replaced. (Backend
-     bits count as any other bit: see docs/c10.md.)
-   - Out of order, the state between pops is not c10's (c10's guards leave
-     it wrong for good): popping a guard flips back its own delta even when a
-     later guard (a force, say) has changed those bits since. The state is
-     exact again once the later guards are popped too.
-
-   Pop each guard once, on the thread that pushed it. */
-typedef struct dk_guard { uint64_t included_delta, excluded_delta; } dk_guard;
 DK_INLINE dk_guard dk__guard(uint64_t included_delta, uint64_t excluded_delta) {
     dk_guard g;
     g.included_delta = included_delta;
@@ -3047,17 +4349,20 @@ DK_INLINE dk_guard dk__guard(uint64_t included_delta, uint64_t excluded_delta) {
     dk_tls_set_excluded(dk_ks_raw(dk__tls.excluded ^ excluded_delta));
     return g;
 }
-/* c10 IncludeDispatchKeyGuard / ExcludeDispatchKeyGuard. */
+
 DK_INLINE dk_guard dk_guard_include(dk_keyset ks) { return dk__guard(ks.repr & ~dk_tls_included().repr, 0); }
+
 DK_INLINE dk_guard dk_guard_exclude(dk_keyset ks) { return dk__guard(0, ks.repr & ~dk_tls_excluded().repr); }
-/* c10 ForceDispatchKeyGuard: replaces the whole state until popped. */
+
 DK_INLINE dk_guard dk_guard_force(dk_keyset included, dk_keyset excluded) {
     return dk__guard(included.repr ^ dk_tls_included().repr, excluded.repr ^ dk_tls_excluded().repr);
 }
+
 DK_INLINE void dk_guard_pop(dk_guard g) {
     dk_tls_set_included(dk_ks_raw(dk__tls.included ^ g.included_delta));
     dk_tls_set_excluded(dk_ks_raw(dk__tls.excluded ^ g.excluded_delta));
 }
+
 /* c10 at::AutoDispatchBelowAutograd, AutoDispatchBelowADInplaceOrView,
    AutoDispatchSkipFunctionalize. The two keysets are read from a table
    (Note [Tables in one unit]): an immediate operand becomes a load of the
@@ -3065,253 +4370,16 @@ DK_INLINE void dk_guard_pop(dk_guard g) {
    role lists (a C++ compiler took 3 ms for each). */
 #define DK__GUARD_SETS_INIT() \
     { DK__R_AUTOGRAD, DK__R_AUTOGRAD_WITH_INPLACE_VIEW, DK__AGR_FBIT(DK__KEY_FUNCTIONALIZE) }
+
 typedef uint64_t dk__guard_keysets[3];
+
 DK__TABLE(dk__guard_keysets, dk__guard_sets, DK__GUARD_SETS_INIT)
+
 DK_INLINE dk_guard dk_guard_below_autograd(void) { return dk_guard_exclude(dk_ks_raw(dk__guard_sets[0])); }
+
 DK_INLINE dk_guard dk_guard_below_inplace_view(void) { return dk_guard_exclude(dk_ks_raw(dk__guard_sets[1])); }
+
 DK_INLINE dk_guard dk_guard_skip_functionalize(void) { return dk_guard_exclude(dk_ks_raw(dk__guard_sets[2])); }
-
-
-/* The C ABI for foreign callers (Python's ctypes, cffi, other languages'
-   FFIs): a real exported function for what C gets as macros or static
-   inline functions, with plain C types only. Keysets are uint64_t (the
-   repr), keys, backends, statuses and value tags int, guards are written
-   to a caller's buffer of dk_abi_guard_size() bytes (two uint64_t), a
-   kernel description is an opaque buffer of dk_abi_kernel_desc_size()
-   bytes, stacks are made and freed here; every other struct a caller
-   meets has its size here and accessors for what it needs of it. The
-   inline versions stay what C uses. Registration checks nothing against
-   a caller's lists: a foreign caller uses the library's own
-   (dk_abi_num_backends, dk_key_name, dk_key_parse tell them). A boxed
-   kernel receives its dk_keyset, a struct of one uint64_t, passed as a
-   uint64_t is by every ABI dispatch.h runs on. The real functions of the
-   C API (dk_key_parse, dk_deregister, dk_registry_reclaim,
-   dk_thread_offline, dk_last_error, dk_status_str, dk_explain_to_string,
-   dk_stack_push_default...) are part of the ABI as they are.
-
-   Which library to load. A host whose threads may sit idle outside the
-   library without saying so (Python: a thread blocked in queue.get(),
-   input() or a sleep) loads the call-epochs build (make lib CONFIG=epochs:
-   libdispatch-epochs.so): calls bracket themselves, and memory is freed
-   and dk_registry_synchronize returns once the calls in flight end. In
-   the default build (libdispatch.so, quiescent points) every thread that
-   calls while registrations change takes part (from its first
-   dk_registry_reclaim or dk_thread_online until it exits or goes
-   offline), and dk_registry_synchronize waits for each to pass its next
-   quiescent point: it blocks for as long as one idles without
-   dk_thread_offline() -- forever behind a Python thread waiting in
-   queue.get() -- and retired memory grows meanwhile (WHAT A PROGRAM
-   DOES). The default build suits a host that declares its threads'
-   quiescent points and offline spells.
-
-   Lifetimes, once:
-     callbacks   a kernel, fallback, keyset_of or logger function and its
-                 user data live as long as they are registered (the
-                 registry, for keyset_of and the logger) and, after
-                 dk_deregister, until dk_registry_synchronize returns
-                 (calls in flight may still run them). A ctypes callback
-                 object must be kept referenced: one the garbage collector
-                 freed crashes the next call.
-     strings     what the ABI takes to register (schemas, operator names,
-                 sites, kernel names) and the message of dk_abi_call_fail
-                 are copied: a name given to dk_abi_kernel_named lives
-                 until the registration that takes the description
-                 returns, the others until the function returns. What
-                 is pushed (strings, and the arrays of
-                 dk_abi_push_ints / _doubles / _list) is not: it lives
-                 until the call that consumes it returns, or until popped;
-                 a string or array popped is the pushed one. Texts the
-                 ABI returns: dk_abi_op_name lives as long as the
-                 operator; dk_last_error until this thread's next failure;
-                 the dk_abi_*_name functions return static text; the
-                 schema functions copy into the caller's buffer.
-     tensors     the library keeps no tensor pointer: one pushed lives
-                 until the call that consumes it returns (keyset_of and the
-                 kernels read it during the call), or until popped.
-     stacks      dk_abi_stack_new to dk_abi_stack_free, one thread at a
-                 time; a stack a kernel receives is the call's, for the
-                 kernel's duration.
-     registries  dk_abi_registry_create to dk_abi_registry_destroy; every
-                 handle it gave (registrations, operators) dies with it.
-                 The ABI's functions that take a registry recognise a
-                 destroyed one and refuse it with DK_ERR_DESTROYED (Note
-                 [Destroyed registries]: the lookup costs registrations
-                 and lookups a list walk, calls nothing); the C API's
-                 functions do not. A destroy from inside a call or hook on
-                 its thread (a finalizer the garbage collector ran in a
-                 kernel) is refused with DK_ERR_IN_CALL; one racing calls
-                 on other threads is the caller's to prevent. */
-/* registries: tensor handles' keysets come from keyset_of(tensor,
-   user_data) or, when keyset_of is NULL, from the handle's first 8 bytes
-   (a uint64_t: a struct whose first member is the keyset). _with: the
-   registry's logger (what has no caller to return to: an overridden
-   kernel, say; NULL: dk_log_stderr). destroy: DK_OK, DK_ERR_DESTROYED
-   (destroyed before), DK_ERR_IN_CALL, DK_ERR_REENTRANT (from its own
-   logger or listener), DK_ERR_NULL; it takes a dk_registry_create
-   registry too. op_lookup: as dk_op_lookup, DK_ERR_NOT_FOUND without
-   such an operator. */
-DK_API dk_status dk_abi_registry_create(uint64_t (*keyset_of)(const void *tensor, void *user_data), void *user_data,
-                                        dk_registry **out);
-DK_API dk_status dk_abi_registry_create_with(uint64_t (*keyset_of)(const void *tensor, void *user_data),
-                                             void *user_data, dk_log_fn log, void *log_user_data,
-                                             dk_registry **out);
-DK_API dk_status dk_abi_registry_destroy(dk_registry *r);
-DK_API dk_status dk_abi_op_lookup(dk_registry *r, const char *name, const dk_operator **out);
-/* registration, as dk_def / dk_impl / dk_fallback; kernel: a buffer filled
-   by dk_abi_boxed, dk_abi_unboxed or dk_abi_fallthrough, and optionally
-   named after its function (dk_abi_kernel_named: dumps and messages show
-   "registered at site:line (name)"). The _at versions take the site the
-   caller names (its file, or its function's name, and a line); the others
-   record "<foreign caller>:0". */
-DK_API size_t dk_abi_kernel_desc_size(void);
-DK_API void dk_abi_boxed(void *kernel, dk_boxed_fn fn, void *user_data);
-DK_API void dk_abi_unboxed(void *kernel, dk_fn fn, void *user_data);
-DK_API void dk_abi_fallthrough(void *kernel);
-DK_API void dk_abi_kernel_named(void *kernel, const char *name);
-DK_API dk_status dk_abi_def(dk_registry *r, const char *schema, dk_registration **out);
-DK_API dk_status dk_abi_impl(dk_registry *r, const char *op_name, int key, const void *kernel, dk_registration **out);
-DK_API dk_status dk_abi_fallback(dk_registry *r, int key, const void *kernel, dk_registration **out);
-DK_API dk_status dk_abi_def_at(dk_registry *r, const char *schema, const char *site, int line,
-                               dk_registration **out);
-DK_API dk_status dk_abi_impl_at(dk_registry *r, const char *op_name, int key, const void *kernel, const char *site,
-                                int line, dk_registration **out);
-DK_API dk_status dk_abi_fallback_at(dk_registry *r, int key, const void *kernel, const char *site, int line,
-                                    dk_registration **out);
-/* boxed calls, as dk_call_boxed / dk_redispatch_boxed, returning this
-   call's status (what dk_last_call_status() would give after it: DK_OK
-   with a registry whose call-error hook is the program's own). Outside
-   every call they consume the thread's failed-call status; inside one (a
-   kernel or fallback calling on, in a call the library sees: a boxed
-   call, a typed call's boxed part, any call under call epochs) they leave
-   a failure set, so that it reaches the outer call's status whatever the
-   kernel does with the returned one (a fallback that recovers clears it:
-   dk_last_call_status). */
-DK_API dk_status dk_abi_call_boxed(const dk_operator *op, dk_stack *stack);
-DK_API dk_status dk_abi_redispatch_boxed(const dk_operator *op, uint64_t ks, dk_stack *stack);
-/* From inside a kernel or fallback: fails the current call, as
-   dk_call_fail with the message as it is (no format); status is a
-   dk_status, DK_ERR_KERNEL_FAILED for a kernel's own failure. */
-DK_API void dk_abi_call_fail(const dk_operator *op, const dk_kernel *kernel, uint64_t ks, int status,
-                             const char *message);
-/* what a boxed kernel receives: its user_data, the operator's name */
-DK_API void *dk_abi_kernel_user_data(const dk_kernel *kernel);
-DK_API const char *dk_abi_op_name(const dk_operator *op);
-/* The def's schema (dk_op_function_schema), copied into buf, snprintf-like
-   (the length the whole text needs); -1 and "" without a def or for an
-   argument or return i that is not there. _schema: c10's normalised text;
-   _num_arguments / _num_returns: -1 without a def; an argument's name,
-   type as written ("int[1]", "Tensor(a!)", "Scalar?") and default as
-   written ("1", "[0, 1]", "None"; -1 without a default); kwarg_only: 1
-   after a lone '*', 0 before, -1 for no such argument. A return's name
-   is "" when it has none. */
-DK_API int dk_abi_op_schema(const dk_operator *op, char *buf, size_t size);
-DK_API int dk_abi_op_num_arguments(const dk_operator *op);
-DK_API int dk_abi_op_num_returns(const dk_operator *op);
-DK_API int dk_abi_op_argument_name(const dk_operator *op, int i, char *buf, size_t size);
-DK_API int dk_abi_op_argument_type(const dk_operator *op, int i, char *buf, size_t size);
-DK_API int dk_abi_op_argument_default(const dk_operator *op, int i, char *buf, size_t size);
-DK_API int dk_abi_op_argument_kwarg_only(const dk_operator *op, int i);
-DK_API int dk_abi_op_return_name(const dk_operator *op, int i, char *buf, size_t size);
-DK_API int dk_abi_op_return_type(const dk_operator *op, int i, char *buf, size_t size);
-/* the key space */
-DK_API int dk_abi_num_backends(void);
-DK_API int dk_abi_num_functionality_keys(void);
-DK_API int dk_abi_num_keys(void);
-DK_API int dk_abi_num_runtime_entries(void);
-/* Names and numbers of what C has as enums and macros. Statuses and value
-   tags are numbered 0 .. count-1: _name(i) is the C name ("DK_ERR_NO_KERNEL",
-   "DK_VALUE_INT"; dk_status_str gives a status's text), NULL out of range.
-   The named keysets (DK_KS_AFTER_AUTOGRAD...): ks_named_name(i) their C
-   names, ks_named(name, &ks) one by its C name (DK_ERR_NOT_FOUND for
-   another name). */
-DK_API int dk_abi_num_statuses(void);
-DK_API const char *dk_abi_status_name(int status);
-DK_API int dk_abi_num_value_tags(void);
-DK_API const char *dk_abi_value_tag_name(int tag);
-DK_API int dk_abi_num_named_keysets(void);
-DK_API const char *dk_abi_ks_named_name(int i);
-DK_API dk_status dk_abi_ks_named(const char *name, uint64_t *out);
-/* keyset algebra (the dk_ks_* functions of >>keyset) */
-DK_API uint64_t dk_abi_ks_from_key(int key);
-DK_API uint64_t dk_abi_ks_from_backend(int backend);
-DK_API uint64_t dk_abi_ks_or(uint64_t a, uint64_t b);
-DK_API uint64_t dk_abi_ks_and(uint64_t a, uint64_t b);
-DK_API uint64_t dk_abi_ks_minus(uint64_t a, uint64_t b);
-DK_API uint64_t dk_abi_ks_add(uint64_t a, int key);
-DK_API uint64_t dk_abi_ks_remove(uint64_t a, int key);
-DK_API int dk_abi_ks_has(uint64_t a, int key);
-DK_API int dk_abi_ks_highest_key(uint64_t a);
-DK_API int dk_abi_ks_table_index(uint64_t a);
-DK_API uint64_t dk_abi_ks_full_after(int key);
-DK_API uint64_t dk_abi_ks_full(void);
-DK_API uint64_t dk_abi_alias_runtime_set(int alias);
-DK_API int dk_abi_ks_first(uint64_t a);
-DK_API int dk_abi_ks_next(uint64_t a, int key);
-DK_API int dk_abi_ks_to_string(uint64_t a, char *buf, size_t size);
-DK_API int dk_abi_key_runtime(int functionality, int backend);
-/* Sizes of the structs a caller passes to the C API's real functions
-   (dk_registry_get_stats, dk_explain_to_string, dk_op_default...), and an
-   explanation's fields: dk_abi_explain is dk_explain with the keyset as a
-   uint64_t, into a buffer of dk_abi_explanation_size() bytes. */
-DK_API size_t dk_abi_guard_size(void);
-DK_API size_t dk_abi_value_size(void);
-DK_API size_t dk_abi_explanation_size(void);
-DK_API size_t dk_abi_registry_stats_size(void);
-struct dk_explanation;   /* >>call */
-DK_API dk_status dk_abi_explain(const dk_operator *op, uint64_t args, struct dk_explanation *out);
-DK_API uint64_t dk_abi_explanation_final(const struct dk_explanation *e);
-DK_API int dk_abi_explanation_key(const struct dk_explanation *e);
-DK_API int dk_abi_explanation_slot(const struct dk_explanation *e);
-/* stacks: dk_abi_stack_new(capacity) (NULL out of memory), pushes return 1
-   or 0 when full; a pop of the wrong tag (or of an empty stack) returns
-   DK_ERR_BAD_STACK and leaves the stack as it was. Lists: int[] and
-   float[] as the caller's arrays (push_ints / push_doubles, not copied);
-   other lists (Tensor[], Tensor?[]) as an array of n values, n *
-   dk_abi_value_size() bytes, filled with dk_abi_value_set_tensor /
-   _set_none and read with dk_abi_value_tag / _tensor (NULL for a value
-   that is no tensor). */
-DK_API dk_stack *dk_abi_stack_new(size_t capacity);
-DK_API void dk_abi_stack_free(dk_stack *s);
-DK_API size_t dk_abi_stack_size(const dk_stack *s);
-DK_API void dk_abi_stack_clear(dk_stack *s);
-DK_API int dk_abi_peek_tag(const dk_stack *s, size_t depth);   /* a dk_value_tag, -1 past the bottom */
-DK_API int dk_abi_push_none(dk_stack *s);
-DK_API int dk_abi_push_bool(dk_stack *s, int b);
-DK_API int dk_abi_push_int(dk_stack *s, int64_t i);
-DK_API int dk_abi_push_double(dk_stack *s, double d);
-DK_API int dk_abi_push_string(dk_stack *s, const char *str);
-DK_API int dk_abi_push_tensor(dk_stack *s, void *tensor);
-DK_API int dk_abi_push_object(dk_stack *s, void *object);
-DK_API int dk_abi_push_ints(dk_stack *s, const int64_t *items, size_t n);
-DK_API int dk_abi_push_doubles(dk_stack *s, const double *items, size_t n);
-DK_API int dk_abi_push_list(dk_stack *s, const dk_value *items, size_t n);
-DK_API dk_status dk_abi_pop_bool(dk_stack *s, int *out);
-DK_API dk_status dk_abi_pop_int(dk_stack *s, int64_t *out);
-DK_API dk_status dk_abi_pop_double(dk_stack *s, double *out);
-DK_API dk_status dk_abi_pop_string(dk_stack *s, const char **out);
-DK_API dk_status dk_abi_pop_tensor(dk_stack *s, void **out);
-DK_API dk_status dk_abi_pop_object(dk_stack *s, void **out);
-DK_API dk_status dk_abi_pop_none(dk_stack *s);
-DK_API dk_status dk_abi_pop_ints(dk_stack *s, const int64_t **items, size_t *n);
-DK_API dk_status dk_abi_pop_doubles(dk_stack *s, const double **items, size_t *n);
-DK_API dk_status dk_abi_pop_list(dk_stack *s, const dk_value **items, size_t *n);
-DK_API int dk_abi_value_tag(const dk_value *items, size_t i);
-DK_API void *dk_abi_value_tensor(const dk_value *items, size_t i);
-DK_API void dk_abi_value_set_tensor(dk_value *items, size_t i, void *tensor);
-DK_API void dk_abi_value_set_none(dk_value *items, size_t i);
-/* this thread's state and guards (out: the guard to pop, on this thread) */
-DK_API uint64_t dk_abi_tls_included(void);
-DK_API uint64_t dk_abi_tls_excluded(void);
-DK_API void dk_abi_tls_set_included(uint64_t ks);
-DK_API void dk_abi_tls_set_excluded(uint64_t ks);
-DK_API void dk_abi_include_push(uint64_t ks, dk_guard *out);
-DK_API void dk_abi_exclude_push(uint64_t ks, dk_guard *out);
-DK_API void dk_abi_force_push(uint64_t included, uint64_t excluded, dk_guard *out);
-DK_API void dk_abi_below_autograd_push(dk_guard *out);
-DK_API void dk_abi_below_inplace_view_push(dk_guard *out);
-DK_API void dk_abi_skip_functionalize_push(dk_guard *out);
-DK_API int dk_abi_tls_is_default(void);
-DK_API void dk_abi_guard_pop(const dk_guard *g);
 
 /* >>call ---------------------------------------------------------------------
 
@@ -3332,21 +4400,30 @@ DK_API void dk_abi_guard_pop(const dk_guard *g);
 #endif
 
 DK_API void dk__trace(const dk_operator *op, dk_keyset ks, int is_redispatch);
+
 /* A traced kernel call (a typed call's _traced, dk_trace_begin, a boxed
    call): dk__trace_call reports it to the hook (unless DK__TRACE_TOLD: the
    dispatch primitive did) or, while a timeline records, opens its event
    and returns a token for dk__trace_return, which closes it (0: nothing
    open). flags: 1 a redispatch, DK__TRACE_BOXED, DK__TRACE_TOLD. */
 #define DK__TRACE_BOXED 2
+
 #define DK__TRACE_TOLD 4
+
 DK_API unsigned dk__trace_call(const dk_operator *op, dk_keyset ks, const dk_kernel *k, int flags);
+
 DK_API void dk__trace_return(unsigned token);
+
 DK_API void dk__reader_attach(void);
+
 DK_API void dk__call_enter_slow(void);
+
 DK_API void dk__call_exit_late(void);
+
 /* DK_DEBUG_THREADS, default build: stops a call from a thread that has
    not declared itself (no quiescent record) once some thread has (THREADS). */
 DK_API void dk__thread_check(void);
+
 #if defined(DK_DEBUG_THREADS) && !defined(DK_CALL_EPOCHS)
 #define DK__THREAD_CHECK() dk__thread_check()
 #else
@@ -3383,6 +4460,7 @@ DK_INLINE int dk__call_enter_outermost(void) {
     return 1;
 }
 #endif
+
 DK_INLINE void dk_call_enter(void) {
 #ifdef DK_CALL_EPOCHS
     uint64_t c = dk__rd.ctr;
@@ -3396,6 +4474,7 @@ DK_INLINE void dk_call_enter(void) {
     }
 #endif
 }
+
 #ifdef DK_CALL_EPOCHS
 /* The exit of a call that is not a late one. */
 DK_INLINE void dk__call_exit_attached(void) {
@@ -3408,6 +4487,7 @@ DK_INLINE void dk__call_exit_attached(void) {
 #endif
 }
 #endif
+
 DK_INLINE void dk_call_exit(void) {
 #ifdef DK_CALL_EPOCHS
     if (DK__UNLIKELY(dk__rd.exited)) dk__call_exit_late();
@@ -3419,10 +4499,13 @@ DK_INLINE void dk_call_exit(void) {
    arguments with the thread's included keys, minus its excluded ones
    (backend bits are never excluded), ... */
 DK_INLINE uint64_t dk__call_keyset_after_tls(uint64_t args) { return (args | dk__tls.included) & dk__tls.keep; }
+
 /* ... then the operator's fallthrough mask of the highest backend, b (the
    masks leave backend bits alone, so b is also the slot's backend). */
 DK_INLINE uint64_t dk__row_mask(const dk_op_table *tab, size_t row);
+
 DK_INLINE size_t dk__row(size_t b);
+
 DK_INLINE uint64_t dk__call_keyset_masked(const dk_op_table *tab, uint64_t args, uint64_t ks, size_t row) {
 #if DK_C10_VERSION == 11301 /* 1.13.1 picks the per-backend mask by the arguments' backend */
     (void)row;
@@ -3442,6 +4525,7 @@ DK_INLINE size_t dk__row(size_t b) {
     DK__OPAQUE(row); /* or gcc computes b * 64 for the cell apart: one instruction more */
     return row;
 }
+
 DK_INLINE uint64_t dk__row_mask(const dk_op_table *tab, size_t row) {
     const uint64_t *mask = (const uint64_t *)(const void *)((const char *)tab + offsetof(dk_op_table, rows) + row);
 #ifdef DK__TSAN /* a table rewritten in place (out of memory) changes its masks with relaxed stores */
@@ -3453,6 +4537,7 @@ DK_INLINE uint64_t dk__row_mask(const dk_op_table *tab, size_t row) {
 
 /* Where a call's entry is: its table and the entry's DK__ENTRY_OFFSET. */
 typedef struct dk__entry_ref { const dk_op_table *tab; ptrdiff_t off; } dk__entry_ref;
+
 /* The entry of the slot of keyset ks, whose backend's row is row. */
 DK_INLINE dk__entry_ref dk__entry_at(const dk_op_table *tab, uint64_t ks, size_t row) {
     dk__entry_ref e;
@@ -3460,6 +4545,7 @@ DK_INLINE dk__entry_ref dk__entry_at(const dk_op_table *tab, uint64_t ks, size_t
     e.off = (&dk__entry_by_backend_bit[0][0])[row * 2 + dk__msb0(ks)];
     return e;
 }
+
 /* The entry's record, then its fn, in this order: a table rewritten in
    place (out of memory, see dk__entry_set) clears an fn before it changes
    the record, so a call that sees a new record sees no fn and takes the
@@ -3478,6 +4564,7 @@ DK_INLINE void dk__entry_load(dk__entry_ref e, const dk_kernel **k, dk_fn *fn) {
     *fn = DK__LOAD_RLX(&p->fn);
 #endif
 }
+
 DK_INLINE const dk_kernel *dk__entry_kernel(dk__entry_ref e) {
     const dk_kernel *k;
     dk_fn fn;
@@ -3491,9 +4578,11 @@ DK_INLINE const dk_kernel *dk__entry_kernel(dk__entry_ref e) {
 DK_INLINE dk__entry_ref dk__lookup_in(const dk_op_table *tab, dk_keyset ks) {
     return dk__entry_at(tab, ks.repr, dk__row(dk__backend_index(ks.repr)));
 }
+
 DK_INLINE dk__entry_ref dk__lookup(const dk_operator *op, dk_keyset ks) {
     return dk__lookup_in(DK__LOAD_ACQ(&op->table), ks);
 }
+
 /* In snapshot tab (one snapshot: mask and slot agree); boxed calls pass
    the snapshot their schema and adapters came from. */
 DK_INLINE dk__entry_ref dk__dispatch_in(const dk_op_table *tab, dk_keyset args, dk_keyset *out_ks) {
@@ -3511,9 +4600,11 @@ DK_INLINE dk__entry_ref dk__dispatch_in(const dk_op_table *tab, dk_keyset args, 
     out_ks->repr = ks;
     return dk__entry_at(tab, ks, row);
 }
+
 DK_INLINE dk__entry_ref dk__dispatch(const dk_operator *op, dk_keyset args, dk_keyset *out_ks) {
     return dk__dispatch_in(DK__LOAD_ACQ(&op->table), args, out_ks);
 }
+
 /* Is a trace hook set? Calls test it beside the kernel's fn, in one branch. */
 #if defined(DK_NO_TRACE)
 #define DK__TRACING() 0
@@ -3525,6 +4616,7 @@ DK_INLINE dk__entry_ref dk__dispatch(const dk_operator *op, dk_keyset args, dk_k
    a call site than the atomic load, which it never folds). */
 #define DK__TRACING() (dk__trace_hook != NULL)
 #endif
+
 /* The fn a typed call runs directly: the entry's fn, or NULL (the slow
    path) when it has none or while a trace hook is set (dk_trace_set clears
    dk__fn_mask): one and with memory and one branch at a call site. */
@@ -3536,7 +4628,6 @@ DK_INLINE dk__entry_ref dk__dispatch(const dk_operator *op, dk_keyset args, dk_k
 #define DK__DIRECT_FN(fn) ((dk_fn)((uintptr_t)(fn) & dk__fn_mask))
 #endif
 
-/* The public primitives: as above, and they report to the trace hook. */
 DK_INLINE const dk_kernel *dk_redispatch_kernel(const dk_operator *op, dk_keyset ks) {
     const dk_kernel *k;
     DK__CALLER_READ_CHECK("dk_redispatch_kernel");
@@ -3545,6 +4636,7 @@ DK_INLINE const dk_kernel *dk_redispatch_kernel(const dk_operator *op, dk_keyset
     k = dk__entry_kernel(dk__lookup(op, ks));
     return DK__UNLIKELY(k->kind == DK_KERNEL_MISSING) ? dk__deferred(op, k) : k;
 }
+
 DK_INLINE const dk_kernel *dk_dispatch_kernel(const dk_operator *op, dk_keyset args, dk_keyset *out_ks) {
     const dk_kernel *k;
     DK__CALLER_READ_CHECK("dk_dispatch_kernel");
@@ -3559,84 +4651,11 @@ DK_INLINE const dk_kernel *dk_dispatch_kernel(const dk_operator *op, dk_keyset a
    result is zero-filled. */
 DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks, const dk_kernel *k, void *args,
                           void *result, size_t result_size);
-/* The same for typed calls written out in full (gen/dkgen's bindings): a
-   kernel record whose fn is NULL gets the argument pack `args` (boxed
-   through the operator's adapters, or handed to a boxed kernel as
-   stack->unboxed_args); a failed call is reported (ks standing for the
-   arguments' keyset in the message) and *result zero-filled. */
+
 DK_INLINE void dk_call_packed(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args, void *result,
                             size_t result_size) {
     dk__call_slow(op, ks, ks, k, args, result, result_size);
 }
-
-/* Boxed calls. dk_call_boxed takes the stack's values as the call's
-   arguments, the last one on top: trailing arguments left off get their
-   schema defaults (as dk_stack_fill_defaults), then every value is checked
-   against the def's schema (count and kinds, below); a mismatch is
-   reported through the call-error hook as DK_ERR_BAD_STACK and nothing
-   runs (the stack is left as it was given). What each schema type takes
-   (no value is converted: a kernel reads the value as it was pushed):
-       Tensor                 a tensor (dk_tensor)
-       int, SymInt, and ScalarType, Layout, MemoryFormat (ints to c10)
-                              an int (dk_int); not a bool, not a double
-       float                  a double (dk_double); an int is refused
-       Scalar                 an int, a double or a bool
-       bool                   a bool (dk_bool)
-       str                    a string (dk_string)
-       T?                     none (dk_none), or what T takes
-       int[], SymInt[]        an int list (dk_ints) or a list of ints
-       float[]                a double list (dk_doubles) or a list of doubles
-       other T[]              a list (dk_list) whose items each fit T:
-                              Tensor[] tensors, Tensor?[] tensors or none
-       anything else          any value, unchecked (Device, Generator,
-                              Storage, Stream, classes, complex, Dict,
-                              Tuple, Union, Any, QScheme...)
-   The dispatch
-   keyset comes from the schema's dispatch arguments through the registry's
-   tensor_keyset hook, then TLS and masks as dk_dispatch_kernel. An unboxed kernel
-   is reached through the def's adapters. dk_redispatch_boxed checks the top
-   num_arguments values the same way and fills nothing. A NULL operator or
-   stack: DK_ERR_NULL in dk_last_call_status(), nothing runs. An operator
-   without a def is not checked. On return, a successful call has replaced
-   the arguments by the results; a failed one has consumed its arguments. */
-DK_API dk_keyset dk_stack_dispatch_keyset(const dk_operator *op, const dk_stack *stack);
-DK_API void dk_call_boxed(const dk_operator *op, dk_stack *stack);
-DK_API void dk_redispatch_boxed(const dk_operator *op, dk_keyset ks, dk_stack *stack);
-/* Pushes the defaults of the arguments after the stack's values (the stack
-   holding the first arguments of a call of op): DK_ERR_BAD_STACK naming the
-   first argument that has none, or when the stack is full or has more
-   values than the schema has arguments. */
-DK_API dk_status dk_stack_fill_defaults(const dk_operator *op, dk_stack *stack);
-/* A default at any position (keyword arguments: push each argument given,
-   and the default of each one left out, in the schema's order): pushes the
-   default of the argument after the stack's values (the stack holding the
-   first arguments of a call of op, as dk_stack_fill_defaults). DK_OK, or
-   DK_ERR_BAD_STACK naming the argument when it has no default, the stack
-   is full or holds all the arguments already; DK_ERR_NOT_FOUND without a
-   def. */
-DK_API dk_status dk_stack_push_default(const dk_operator *op, dk_stack *stack);
-/* Argument i's default as a value (what dk_stack_fill_defaults pushes; a
-   string or list in it lives as long as the def): DK_OK; DK_ERR_NOT_FOUND
-   (*out untouched, the message names the argument) without a def or when
-   the argument has no default; DK_ERR_BAD_ARGUMENT when i is not an
-   argument. dk_op_argument_index: the index of the argument named name, or
-   -1 (no def, no such argument): together, a binding's keyword arguments. */
-DK_API dk_status dk_op_default(const dk_operator *op, int i, dk_value *out);
-DK_API int dk_op_argument_index(const dk_operator *op, const char *name);
-/* Checks the top num_arguments values against the def's schema (count and
-   kinds, as dk_call_boxed): DK_OK or DK_ERR_BAD_STACK with the argument in
-   dk_last_error(). */
-DK_API dk_status dk_stack_check(const dk_operator *op, const dk_stack *stack);
-/* Sets the operator's boxing adapters (gen/ does this when it registers).
-   A different signature than the one already set is an error. */
-DK_API dk_status dk_op_set_adapters(dk_operator *op, const dk_op_adapters *adapters);
-/* c10's typed<>() check: DK_OK when the operator's adapters were
-   registered for this C signature; DK_ERR_WRONG_SIGNATURE (both signatures
-   in the message) when they were registered for another; DK_ERR_NO_ADAPTER
-   when the operator has no def, or was defined without adapters (dk_def /
-   dk_library_def of the schema alone: define it with gen/'s <op>_def or
-   <op>_library_def, the message says). */
-DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signature);
 
 /* DK_DECLARE_OP(name, R, keyset_expr, (T1, a1), (T2, a2), ...) defines
      typedef R (*name_fn)(const dk_kernel *, dk_keyset, T1 a1, T2 a2, ...);
@@ -3649,23 +4668,41 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
    DK_DECLARE_OP_VOID is the same for functions returning nothing. Up to 12
    arguments; a type with a comma in it needs a typedef. */
 #define DK__NARGS(...) DK__NARGS_(__VA_ARGS__, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+
 #define DK__NARGS_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, n, ...) n
+
 #define DK__MAP(f, ...) DK__XCAT(DK__MAP_, DK__NARGS(__VA_ARGS__))(f, __VA_ARGS__)
+
 #define DK__MAP_1(f, x) f x
+
 #define DK__MAP_2(f, x, ...) f x DK__MAP_1(f, __VA_ARGS__)
+
 #define DK__MAP_3(f, x, ...) f x DK__MAP_2(f, __VA_ARGS__)
+
 #define DK__MAP_4(f, x, ...) f x DK__MAP_3(f, __VA_ARGS__)
+
 #define DK__MAP_5(f, x, ...) f x DK__MAP_4(f, __VA_ARGS__)
+
 #define DK__MAP_6(f, x, ...) f x DK__MAP_5(f, __VA_ARGS__)
+
 #define DK__MAP_7(f, x, ...) f x DK__MAP_6(f, __VA_ARGS__)
+
 #define DK__MAP_8(f, x, ...) f x DK__MAP_7(f, __VA_ARGS__)
+
 #define DK__MAP_9(f, x, ...) f x DK__MAP_8(f, __VA_ARGS__)
+
 #define DK__MAP_10(f, x, ...) f x DK__MAP_9(f, __VA_ARGS__)
+
 #define DK__MAP_11(f, x, ...) f x DK__MAP_10(f, __VA_ARGS__)
+
 #define DK__MAP_12(f, x, ...) f x DK__MAP_11(f, __VA_ARGS__)
+
 #define DK__OP_PARAM(T, n) , T n
+
 #define DK__OP_ARG(T, n) , n
+
 #define DK__OP_FIELD(T, n) T n;
+
 #define DK__OP_PACK(T, n) dk__a.n = n;
 
 #define DK__OP_SIGTYPE(T, n) ", " #T
@@ -3685,6 +4722,7 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
 #else
 #define DK__NOINLINE
 #endif
+
 /* An operator's _slow keeps its shape in every unit: in one that never
    redispatches the operator, every call passes dk__re = 0, and GCC would
    clone _slow with that argument propagated (and dropped), so that its
@@ -3751,32 +4789,12 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
     DK__DECLARE_OP_ENTRIES(name, R, ret, keyset_expr, __VA_ARGS__)
 
 #define DK__OP_RESULT_return return dk__a.result;
+
 #define DK__OP_RESULT_void
+
 #define DK__OP_KEEP_return(call) dk__a.result = call;
+
 #define DK__OP_KEEP_void(call) call;
-
-/* DK_DECLARE_OP(name, R, keyset_expr, (T1, a1), (T2, a2), ...) declares a
-   typed operator of up to 12 arguments; keyset_expr computes the
-   arguments' keyset from a1, a2, ... It defines, in the user's namespace:
-       name_fn          the kernel's type: R (*)(const dk_kernel *, dk_keyset, T1, T2, ...)
-       name_kernel      dk_kernel_desc name_kernel(name_fn, void *user_data, const char *fn_name)
-       name_args        the argument pack { T1 a1; T2 a2; ...; R result; } a
-                        boxed kernel gets as stack->unboxed_args
-       name_call        R name_call(const dk_operator *, T1, T2, ...): dispatch and call
-       name_redispatch  R name_redispatch(const dk_operator *, dk_keyset ks, T1, ...):
-                        call the kernel of ks as given (no TLS, no mask)
-   and the helpers dk__declared_name_invoke, dk__declared_name_slow,
-   dk__declared_name_traced and dk__declared_name_dispatch.
-   DK_DECLARE_OP_VOID(name, keyset_expr, ...) is the same for void. */
-#define DK_DECLARE_OP(name, R, keyset_expr, ...)                                                     \
-    DK__DECLARE_OP_COMMON(name, R, __VA_ARGS__)                                                      \
-    typedef struct name##_args { DK__MAP(DK__OP_FIELD, __VA_ARGS__) R result; } name##_args;         \
-    DK__DECLARE_OP_BODY(name, R, return, keyset_expr, &dk__a.result, sizeof dk__a.result, __VA_ARGS__)
-
-#define DK_DECLARE_OP_VOID(name, keyset_expr, ...)                                                   \
-    DK__DECLARE_OP_COMMON(name, void, __VA_ARGS__)                                                   \
-    typedef struct name##_args { DK__MAP(DK__OP_FIELD, __VA_ARGS__) } name##_args;                   \
-    DK__DECLARE_OP_BODY(name, void, void, keyset_expr, NULL, 0, __VA_ARGS__)
 
 /* DK__OP_BODY_<ret>(R, call, other): the body of an entry; under
    DK_CALL_EPOCHS the call runs between an enter and dk_call_exit. The
@@ -3787,7 +4805,9 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
    across a call to the slow way, so the call site saves no register for
    it (DK__OP_BRACKETED). */
 #define DK__OP_TAIL_return(R, call) return call;
+
 #define DK__OP_TAIL_void(R, call) { call; return; }
+
 #ifdef DK_CALL_EPOCHS
 #define DK__OP_BODY_return(R, call, other) \
     R dk__r; if (!dk__call_enter_outermost()) return other; dk__r = call; dk__call_exit_attached(); return dk__r;
@@ -3811,6 +4831,7 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
 #define DK__OP_BODY_void(R, call, other) { DK__THREAD_CHECK(); call; return; }
 #define DK__OP_BRACKETED(name, R, ret, ...)
 #endif
+
 #define DK__DECLARE_OP_ENTRIES(name, R, ret, keyset_expr, ...)                                       \
     DK_INLINE DK__UNUSED R dk__declared_##name##_dispatch(const dk_operator *dk__o DK__MAP(DK__OP_PARAM, __VA_ARGS__)) { \
         dk_keyset dk__ks;                                                                            \
@@ -3829,227 +4850,15 @@ DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signat
                           dk__declared_##name##_redispatch_any(dk__o, dk__ks DK__MAP(DK__OP_ARG, __VA_ARGS__))) \
     }
 
-/* Typed registration of an operator declared with DK_DECLARE_OP (or
-   generated by gen/): the kernel must have the operator's type name_fn, or
-   the program does not compile, whatever the warning flags (DK_FN takes any
-   function). The record says where it was registered (the caller's
-   file:line), the function's name and its C type, which dk_op_dump_state
-   prints:
-       DK_IMPL_TYPED(neg, r, "my::neg", DK_CPU, neg_cpu, NULL, &h);
-       DK_LIBRARY_IMPL_TYPED(neg, lib, "neg", DK_CPU, neg_cpu, NULL);  (in a block)
-       dk_fallback / dk_impl(r, ..., DK_KERNEL(neg, neg_cpu, NULL), &h);
-   A kernel of another type is an error that names the type expected:
-       error: negative width in bit-field 'wrong_kernel_type__expected_neg_fn'
-   (C passes a function of another pointer type with only a warning, which
-   gcc before 14 and clang before 16 do not make an error: the registration
-   would compile and the call run the kernel with the wrong arguments). In
-   C++ the conversion itself is the error. At registration the kernel's C
-   type is also compared with the operator's other typed kernels (see
-   dk_impl, DK_ERR_WRONG_SIGNATURE).
-   DK_KERNEL_TYPE_CHECK(T, fn, field): (void)0 if the function fn has type T
-   (a function pointer type), else a compile error naming field (an
-   identifier); the typed registration macros and gen/'s use it. In C++ it
-   is (void)0: the conversion of fn to T that follows is the check. */
-#if defined(__cplusplus)
-#define DK_KERNEL_TYPE_CHECK(T, fn, field) ((void)0)
-#else
-#if defined(__GNUC__) || defined(__clang__)
-#define DK__FN_TYPE_IS(T, fn) __builtin_types_compatible_p(__typeof__(&*(fn)), T)
-#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-#define DK__FN_TYPE_IS(T, fn) _Generic(&*(fn), T: 1, default: 0)
-#else
-#define DK__FN_TYPE_IS(T, fn) 1 /* no way to tell: the conversion's warning only */
-#endif
-#define DK_KERNEL_TYPE_CHECK(T, fn, field) ((void)sizeof(struct { int field : DK__FN_TYPE_IS(T, fn) ? 1 : -1; }))
-#endif
-#define DK_KERNEL(op, fn, user_data) \
-    (DK_KERNEL_TYPE_CHECK(op##_fn, fn, wrong_kernel_type__expected_##op##_fn), op##_kernel((fn), (user_data), #fn))
-#define DK_IMPL_TYPED(op, r, op_name, key, fn, user_data, out) \
-    dk_impl((r), (op_name), (key), DK_KERNEL(op, fn, user_data), (out))
-#define DK_LIBRARY_IMPL_TYPED(op, lib, name, key, fn, user_data) \
-    dk_library_impl_at((lib), (name), (key), DK_KERNEL(op, fn, user_data), __FILE__, __LINE__)
-
-/* Errors of calls (no kernel, a fallthrough or the ambiguity executed). */
-typedef void (*dk_call_error_fn)(const dk_operator *op, dk_keyset ks, dk_status status, const char *message,
-                                 void *user_data);
-/* What the registry does on a failed call: default dk_call_error_report
-   (message in dk_last_error, status in dk_last_call_status); or
-   dk_call_error_abort (print and abort), or a function of your own. */
-DK_API dk_status dk_registry_set_call_error(dk_registry *r, dk_call_error_fn fn, void *user_data);
-DK_API void dk_call_error_report(const dk_operator *op, dk_keyset ks, dk_status status, const char *message,
-                                 void *user_data);
-DK_API void dk_call_error_abort(const dk_operator *op, dk_keyset ks, dk_status status, const char *message,
-                                void *user_data);
-/* The status of the last FAILED call on this thread (with the default
-   call-error hook), and resets it to DK_OK: it returns and clears. A call
-   that succeeds does not touch it (that would cost every call a store), so
-   it may hold a failure of an earlier call nobody read. To check one call,
-   clear before and read after; a call whose result cannot say it failed
-   (void, a Scalar) needs exactly this:
-
-       (void)dk_last_call_status();         // clear what an earlier call left
-       my_op_call(op, &t);                  // a void call
-       if (dk_last_call_status() != DK_OK)  // this call failed
-           fprintf(stderr, "%s\n", dk_last_error());
-*/
-DK_API dk_status dk_last_call_status(void);
-/* From inside a kernel or fallback: fails the current call (c10's
-   TORCH_CHECK) with a status (e.g. DK_ERR_KERNEL_FAILED) and a printf-style
-   message, through the registry's call-error hook as a missing kernel is;
-   with the default hook the caller finds them in dk_last_call_status() and
-   dk_last_error(). Nothing unwinds: the kernel then returns (a zero result,
-   say). op may be NULL for a kernel registered with dk_impl (found from
-   the kernel); a backend fallback passes the op it received. */
-DK_API void dk_call_fail(const dk_operator *op, const dk_kernel *kernel, dk_keyset ks, dk_status status,
-                         const char *fmt, ...)
-#if defined(__GNUC__) || defined(__clang__)
-    __attribute__((format(printf, 5, 6)))
-#endif
-    ;
-
-/* An operator without an autograd kernel, called on a tensor whose keyset
-   has an autograd key (AutogradCPU...), finds that slot empty and fails.
-   Two ready answers, registered once for every operator:
-     dk_fallback(r, DK_Autograd, dk_fallthrough(), &h)
-       autograd is skipped: the call runs the backend kernel and its
-       results know nothing of autograd (a later backward silently misses
-       this operator's contribution);
-     dk_fallback(r, DK_Autograd, dk_autograd_not_implemented(&desc), &h)
-       c10's autogradNotImplementedFallback: the call runs below autograd
-       (and ADInplaceOrView) and, when an input requires grad, each result
-       is handed to desc->mark_result, so that the program's autograd can
-       give it a node whose backward fails with "derivative for <op> is not
-       implemented". dispatch.h has no tensors: marking is the program's.
-   The fallback is boxed: it needs the operator's def (to know its returns)
-   and, for typed calls, the def's boxing adapters (gen/'s <op>_def gives
-   them); a typed call of a DK_DECLARE_OP operator without adapters fails
-   with DK_ERR_NO_ADAPTER. desc must outlive the registration. */
-typedef struct dk_autograd_ni_desc {
-    /* each Tensor (or Tensor[] list) result, replaceable in place */
-    void (*mark_result)(dk_value *result, const char *op_name, void *user_data);
-    /* does this Tensor (or Tensor[]) argument require grad? NULL: assume
-       yes. No argument does: the results are left alone. */
-    int (*requires_grad)(const dk_value *arg, void *user_data);
-    void *user_data;
-} dk_autograd_ni_desc;
-DK_API dk_kernel_desc dk_autograd_not_implemented(const dk_autograd_ni_desc *desc);
-
-/* Explain: what a call with these argument keysets would do, on this thread.
-   DK_EXPLAIN_MAX_ARGS (default 16, set in >>api: it sizes dk_explanation,
-   so it is part of the configuration signature). */
-typedef enum dk_source {
-    DK_SOURCE_KERNEL,              /* registered at the key itself */
-    DK_SOURCE_DEFAULT_BACKEND,     /* CompositeExplicitAutograd[NonFunctional] */
-    DK_SOURCE_MATH,                /* CompositeImplicitAutograd[NestedTensor] */
-    DK_SOURCE_AUTOGRAD,            /* the Autograd alias */
-    DK_SOURCE_BATCHED,             /* FuncTorchBatchedDecomposition */
-    DK_SOURCE_FALLBACK,            /* a backend fallback */
-    DK_SOURCE_FALLTHROUGH,         /* a fallthrough (only reachable when every key fell through) */
-    DK_SOURCE_AMBIGUOUS,           /* c10's ambiguous_autogradother */
-    DK_SOURCE_MISSING              /* nothing: the call reports an error */
-} dk_source;
-/* An explanation owns what it prints: the operator's name, the kernel's
-   debug text and the arguments' names are copied into it (cut to fit), so
-   dk_explain_to_string reads nothing of the registry, however it changed
-   since (a deregistration, a reclaim, the operator removed). */
-enum { DK_EXPLAIN_NAME_MAX = 256, DK_EXPLAIN_DEBUG_MAX = 512, DK_EXPLAIN_ARG_NAME_MAX = 64 };
-typedef struct dk_explanation {
-    dk_keyset args;                /* the argument keyset given */
-    dk_keyset after_tls;           /* (args | included) - excluded */
-    dk_keyset final;               /* after the fallthrough mask: what the kernel receives */
-    int slot;
-    dk_key key;                    /* the runtime key of the slot */
-    /* what runs: a registry record, freed once retired (WHAT A PROGRAM
-       DOES): read it before this thread's next quiescent point, or under
-       DK_CALL_EPOCHS inside a call bracket around the explain;
-       kernel_debug is the explanation's own copy of its text */
-    const dk_kernel *kernel;
-    dk_source source;
-    const char *reason;            /* c10's words: "kernel", "math kernel", ... (static text) */
-    char op_name[DK_EXPLAIN_NAME_MAX];       /* the operator's name */
-    char kernel_debug[DK_EXPLAIN_DEBUG_MAX]; /* kernel->debug: "registered at file:line", or "" */
-    /* Each dispatch argument's keyset (dk_explain_args, dk_explain_stack;
-       dk_explain gives only their union: num_args 0). index: position in
-       the schema's arguments; name: the schema's name, or "" (no def, or
-       more arguments than the schema has). */
-    int num_args;
-    struct dk_explained_arg { int index; char name[DK_EXPLAIN_ARG_NAME_MAX]; dk_keyset ks; } arg[DK_EXPLAIN_MAX_ARGS];
-} dk_explanation;
-DK_API dk_status dk_explain(const dk_operator *op, dk_keyset args, dk_explanation *out);
-/* As dk_explain, from the keysets of a typed call's arguments, in order
-   (DK_KS_EMPTY for an argument that is not a tensor): at most
-   DK_EXPLAIN_MAX_ARGS (DK_ERR_BAD_ARGUMENT). */
-DK_API dk_status dk_explain_args(const dk_operator *op, const dk_keyset *arg_keysets, int n, dk_explanation *out);
-/* As dk_explain, for a boxed call of this stack (its top num_arguments
-   values): the schema's dispatch arguments through the registry's
-   tensor_keyset hook, as dk_call_boxed. The operator needs a def
-   (DK_ERR_NOT_FOUND) and the stack must fit it (DK_ERR_BAD_STACK). */
-DK_API dk_status dk_explain_stack(const dk_operator *op, const dk_stack *stack, dk_explanation *out);
-/* Text of an explanation; snprintf-like. It reads the explanation alone
-   (its own copies), never the registry: op, the operator explained, is not
-   read (it may have been removed since); NULL op or e gives "". */
-DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, char *buf, size_t size);
-/* Trace every call and redispatch (process-wide); NULL turns it off. */
-DK_API void dk_trace_set(dk_trace_fn fn, void *user_data);
-/* Inside a trace hook: the stack of the boxed call or boxed redispatch being
-   traced on this thread (NULL for a typed call, whose arguments the hook
-   cannot see): dk_explain_stack(op, dk_trace_stack(), &e) then gives each
-   dispatch argument's keyset. Boxed calls record their stack only while a
-   hook is set, so a call racing dk_trace_set may show NULL here. */
-DK_API const dk_stack *dk_trace_stack(void);
-/* For a caller that dispatches with dk_dispatch_kernel / dk_redispatch_kernel
-   and calls the kernel itself (gen/'s bindings): dk_kernel_direct_fn(k) is
-   the fn to call directly, NULL while a trace hook is set, and then the
-   caller brackets its call of the kernel (or dk_call_packed) with
-       unsigned t = dk_trace_begin(op, ks, k, is_redispatch); ...; dk_trace_end(t);
-   so a timeline sees the call with its duration. The dispatch primitive
-   already told the trace hook: these two report to a timeline only. Off,
-   dk_trace_begin is a test that returns 0 and dk_trace_end(0) nothing. */
 DK_INLINE dk_fn dk_kernel_direct_fn(const dk_kernel *k) { return DK__DIRECT_FN(k->fn); }
+
 DK_INLINE unsigned dk_trace_begin(const dk_operator *op, dk_keyset ks, const dk_kernel *k, int is_redispatch) {
     return DK__UNLIKELY(DK__TRACING()) ? dk__trace_call(op, ks, k, (is_redispatch ? 1 : 0) | DK__TRACE_TOLD) : 0u;
 }
+
 DK_INLINE void dk_trace_end(unsigned token) {
     if (DK__UNLIKELY(token != 0)) dk__trace_return(token);
 }
-
-/* A timeline of dispatches, written as Chrome trace event JSON (the format
-   chrome://tracing and Perfetto open). Opt-in and built on the trace hook:
-   dk_timeline_start sets the hook (replacing one set with dk_trace_set;
-   dk_trace_set while it records stops its events, and dk_timeline_stop
-   then leaves the new hook), so a program that never starts one pays
-   nothing on its calls. While it records, every
-   typed call (DK_DECLARE_OP's, gen/'s), redispatch and boxed call is one
-   complete event: the operator's name, the key of the slot that ran, the
-   kernel's debug text ("registered at file:line"; fallthrough, missing,
-   a fallback's), the thread (numbered 1, 2, ... in the order threads
-   first recorded), begin and duration, nested
-   under the call whose kernel redispatched it (its "parent" and "depth"
-   args, and in time). A call that lands on a boxed kernel or fallback says
-   so ("boxed": 1, "fallback": 1); a failed call (no kernel, ambiguous,
-   fallthrough called, a kernel's dk_call_fail) has "failed": 1 and its
-   status. A call whose dispatch primitive the caller used alone (no
-   dk_trace_begin) is not an event.
-   Each thread records into a buffer of its own, allocated on its first
-   event (no lock on the call path, and calls take a few hundred ns more
-   while recording: the clock twice and the names copied, at most 63 bytes
-   each, a longer one keeping its end after "..."). Memory is bounded: at
-   most events_per_thread events a thread (0: 16,384; 160 bytes each)
-   from its first event on, later ones dropped and counted; the file says
-   the cap and the number dropped ("otherData"). A buffer stays allocated
-   until the process ends (a thread's later recordings reuse its own).
-   dk_timeline_start begins a new recording (the last one's events are
-   forgotten) and returns DK_OK; a thread whose buffer cannot be allocated
-   records nothing. Under -DDK_NO_TRACE nothing is recorded (calls never
-   test the hook). dk_timeline_stop ends it (the hook cleared if it is
-   still the timeline's); dk_timeline_save writes the last recording's events to
-   path, after dk_timeline_stop (DK_ERR_BAD_ARGUMENT while recording; a
-   call still running then has "open": 1 and the duration it had so far);
-   DK_ERR_NULL for a NULL path, DK_ERR_BAD_ARGUMENT if the file cannot be
-   written. */
-DK_API dk_status dk_timeline_start(size_t events_per_thread);
-DK_API void dk_timeline_stop(void);
-DK_API dk_status dk_timeline_save(const char *path);
 
 /* A program whose files all include dispatch.h without one of them defining
    DISPATCH_IMPLEMENTATION first fails to link; among the undefined symbols
@@ -4070,7 +4879,7 @@ DK_API dk_status dk_timeline_save(const char *path);
    in the plugin gives it a private registry that the host never sees):
    link the host with -rdynamic, or link both with libdispatch.so. */
 DK_API void dk_no_file_defines_DISPATCH_IMPLEMENTATION_before_including_dispatch_h(void);
-DK_API void dk_plugin_finds_no_dispatch_h_in_its_host__link_the_host_with_rdynamic_or_libdispatch_so(void);
+
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(DISPATCH_STATIC) && !defined(_WIN32) && \
     !defined(__CYGWIN__) && !defined(DK_NO_LINK_CHECK)
 #if defined(__PIC__) && !defined(__PIE__)
@@ -4102,128 +4911,24 @@ static void (*const dk__link_check)(void) __attribute__((used)) =
    Errors: DK_ERR_BAD_SCHEMA; dk_last_error() tells the 0-based byte position,
    what was expected, and shows the line with a caret under the position. */
 
-/* Type kinds, in c10's TypeKind order (Union members are sorted by it).
-   X(Name, text, base): text is c10's name of the type (empty when it is
-   built from its elements); base 1 marks a name the parser reads as a base
-   type, 2 one that is an int in c10's fake type (the dispatcher's view). */
-#define DK_FORALL_TYPE_KINDS(X)                                                                    \
-    X(Any, "Any", 1) X(AnyEnum, "AnyEnumType", 1) X(Tensor, "Tensor", 0) X(Storage, "Storage", 1)   \
-    X(Tuple, "", 0) X(List, "", 0) X(Dict, "", 0) X(Number, "Scalar", 1) X(Float, "float", 1)       \
-    X(Complex, "complex", 1) X(Future, "", 0) X(RRef, "", 0) X(Int, "int", 1)                        \
-    X(None, "NoneType", 0) X(String, "str", 1) X(Generator, "Generator", 1)                          \
-    X(Quantizer, "Quantizer", 1) X(Bool, "bool", 1) X(Optional, "", 0) X(Var, "", 0)                 \
-    X(DeviceObj, "Device", 1) X(StreamObj, "Stream", 1) X(Class, "", 0) X(Capsule, "Capsule", 1)     \
-    X(QScheme, "QScheme", 1) X(ScalarType, "ScalarType", 2) X(Layout, "Layout", 2)                   \
-    X(MemoryFormat, "MemoryFormat", 2) X(AnyClass, "AnyClassType", 1) X(SymInt, "SymInt", 2)         \
-    X(Union, "", 0)
-
-#define DK__TYPE_ENUM(name, text, base) DK_TYPE_##name,
-typedef enum dk_type_kind { DK_FORALL_TYPE_KINDS(DK__TYPE_ENUM) DK__TYPE_END } dk_type_kind;
 #undef DK__TYPE_ENUM
 
-/* A type. Var is a type variable ("t"); Class a custom class
-   ("__torch__.torch.classes.ns.Cls"); Number prints as "Scalar". */
-typedef struct dk_type {
-    dk_type_kind kind;
-    const char *str;                        /* c10's Type::str(): "int[]", "Dict(str, Tensor)" */
-    int num_contained;                      /* List/Optional/Future/RRef 1, Dict 2, Tuple/Union n */
-    const struct dk_type *const *contained;
-} dk_type;
-
-/* An alias annotation: Tensor(a), Tensor(a!), Tensor(a -> *), Tensor(a|b),
-   Tensor! (a fresh set "$0" with an empty after-set). "*" is the wildcard.
-   Sets keep their source order (c10 keeps them in an unordered_set). */
-typedef struct dk_alias_info {
-    int num_before;
-    const char *const *before;
-    int num_after;
-    const char *const *after;
-    int is_write;
-    const struct dk_alias_info *contained;  /* annotation of a list's elements, or NULL */
-} dk_alias_info;
-
-/* A default value, as c10 stores it (an IValue): ints for ScalarType,
-   Layout, MemoryFormat and reduction names; a list for int[N] x=1. */
-#define DK_FORALL_DEFAULT_KINDS(X)                                                              \
-    X(NONE, "None") X(BOOL, "bool") X(INT, "int") X(DOUBLE, "float") X(COMPLEX, "complex")        \
-    X(STRING, "str") X(DEVICE, "Device") X(LIST, "list")
-#define DK__DEFAULT_KIND_ENUM(kind, name) DK_DEFAULT_##kind,
-typedef enum dk_default_kind { DK_FORALL_DEFAULT_KINDS(DK__DEFAULT_KIND_ENUM) } dk_default_kind;
-typedef struct dk_default {
-    dk_default_kind kind;
-    int b;                                  /* BOOL */
-    int64_t i;                              /* INT; DEVICE: index, -1 if none */
-    double re, im;                          /* DOUBLE (re); COMPLEX */
-    const char *s;                          /* STRING bytes (may hold NUL); DEVICE "cuda:1" */
-    size_t len;                             /* bytes of s */
-    const struct dk_default *items;         /* LIST */
-    size_t count;
-} dk_default;
-
-/* An argument or a return. */
-typedef struct dk_arg {
-    const char *name;                       /* "" for an unnamed return */
-    const char *type_text;                  /* as printed: "Tensor(a!)", "int[2]", "Tensor?[]" */
-    const dk_type *type;                    /* as written: ScalarType stays ScalarType */
-    const dk_type *fake_type;               /* c10's fake type: ScalarType/Layout/MemoryFormat/SymInt -> int */
-    const dk_alias_info *alias;             /* NULL without annotation */
-    const dk_default *default_value;        /* NULL without default */
-    const char *default_text;               /* as printed ("1", "[0, 1]", "\"mean\""), or NULL */
-    int list_size;                          /* N of a sized list "int[N]", else -1 (beside the other ints: no padding) */
-    int kwarg_only;                         /* after a lone '*' */
-    int is_out;                             /* keyword-only and written to: c10's is_out() */
-    int is_dispatch;                        /* Tensor, Tensor?, Tensor[] or Tensor?[] (any annotation) */
-} dk_arg;
-
-typedef struct dk_schema {
-    const char *name;                       /* "ns::name" */
-    const char *overload;                   /* "" if none */
-    int name_only;                          /* a bare name: no argument or return list */
-    int num_arguments, num_returns;
-    const dk_arg *arguments, *returns;
-    int is_vararg, is_varret;               /* "..." ends the arguments / the returns */
-    uint64_t dispatch_args;                 /* bit n-1-i: argument i is a dispatch argument */
-    const char *text;                       /* c10's normalised form (dk_schema_to_string) */
-    void *dk__memory;                       /* private */
-} dk_schema;
-
-/* Parses text; on success *out owns a new schema, on failure *out = NULL and
-   DK_ERR_BAD_SCHEMA (or DK_ERR_NO_MEMORY / DK_ERR_NULL) comes back. More than
-   64 arguments is an error, as in c10's DispatchKeyExtractor. */
-DK_API dk_status dk_schema_parse(const char *text, dk_schema **out);
-/* The same, allocating through desc->alloc / desc->free (a registry's
-   description; NULL or no alloc: the C allocator). dk_schema_free uses
-   the same functions. */
-DK_API dk_status dk_schema_parse_with(const char *text, const dk_registry_desc *desc, dk_schema **out);
-DK_API void dk_schema_free(dk_schema *s);
-/* snprintf-like: c10's toString(FunctionSchema), or the operator name of a
-   name_only schema; returns the length the full text needs. */
-DK_API int dk_schema_to_string(const dk_schema *s, char *buf, size_t size);
-/* Names as in DK_FORALL_TYPE_KINDS ("Tensor", "List"); NULL when out of range. */
-DK_API const char *dk_type_kind_name(dk_type_kind k);
-/* snprintf-like: the C signature in schema words that gen/ binds the schema
-   to, "(returns) (arguments)", e.g. "(Tensor) (Tensor, Tensor, float)" for
-   add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor. A word
-   per C type: Tensor, Tensor?, Tensor[], int, int?, float, float?, bool,
-   bool?, str, object, int[], int[]?, float[], float[]?, list, list?, value
-   (see gen/dkgen.c for the C types). gen/'s kernels and adapters record it,
-   and a typed kernel's is compared with its def's (see dk_impl). -1 (and
-   "") for a schema gen/ binds boxed: a bare name, varargs. */
-DK_API int dk_schema_c_signature(const dk_schema *s, char *buf, size_t size);
-
 DK_INLINE uint64_t dk_schema_dispatch_args(const dk_schema *s) { return s->dispatch_args; }
-/* dk_op_schema (declared with dk_op_function_schema): its def's parsed text. */
+
 DK_INLINE const char *dk_op_schema(const dk_operator *op) {
     const dk_schema *s = dk_op_function_schema(op);
     return s ? s->text : NULL;
 }
+
 /* <<schema */
 
 #ifdef __cplusplus
 }
 #endif
 
+
 #endif /* DISPATCH_H */
+
 
 /* >>impl ==================================================================== */
 

@@ -113,7 +113,7 @@ check "every name the manual mentions exists in the header" sh -c '
   missing=""
   for n in $names; do grep -q "\<$n\>" "$out/body.txt" || missing="$missing $n"; done
   [ -z "$missing" ] || { echo "named in the manual, not in the header:$missing"; exit 1; }' sh "$manual_end" "$out"
-check "the manual's API BY TASK names, for each group, the >>tags where its names are declared" \
+check "every public function, macro and type is declared in the >>public block" \
   python3 tools/where-declared.py dispatch.h --check
 # Note [One read primitive]: the implementation reads an operator's snapshot
 # and the name index only through dk__snapshot and dk__index_of (which the
