@@ -145,8 +145,12 @@ def main(argv):
     check = argv[1] == '--check'
     changed = 0
     for path in argv[2:] if check else argv[1:]:
-        with open(path, encoding='utf-8', newline='') as f:
-            text = f.read()
+        try:
+            with open(path, encoding='utf-8', newline='') as f:
+                text = f.read()
+        except UnicodeDecodeError:
+            print('%s: not UTF-8 text, left as it is' % path, file=sys.stderr)
+            continue
         new = rewrite(text)
         if new != text:
             changed += 1
