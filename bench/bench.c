@@ -803,7 +803,7 @@ static void print_memory_rows(void) {
     r = once(memory_per_aten_op());
     if (r.med >= 0)
         print_row("memory_aten", "the same, aten's 3,199 schemas (average)", r, "target 3.5 KB");
-    r = once((double)(sizeof(((dk_op_table *)0)->rows) + sizeof(((dk_op_table *)0)->entries)) / DK_NUM_RUNTIME_ENTRIES);
+    r = once((double)(sizeof(((dk_op_table *)0)->rows) + sizeof(((dk_op_table *)0)->entries)) / DK_NUM_SLOTS);
     print_row("memory_per_slot", "table bytes per runtime slot: entry + masks (struct size)", r, "");
 }
 
@@ -856,7 +856,7 @@ int main(int argc, char **argv) {
     }
     printf("dispatch.h bench (%s preset, %d runtime slots); ns/op: median (min-max) of %d runs (%d for "
            "registration rows); instructions/op from hardware counters (%s)\n\n",
-           DK_C10_VERSION == 11301 ? "PyTorch 1.13.1" : "PyTorch 2.7.1", DK_NUM_RUNTIME_ENTRIES, REPS, 5,
+           DK_C10_VERSION == 11301 ? "PyTorch 1.13.1" : "PyTorch 2.7.1", DK_NUM_SLOTS, REPS, 5,
            perf_fd >= 0 ? "available" : "not available here: see make bench-icount");
     bench_print_heading();
     print_row("loop_baseline", "loop over rotating keysets, no work", measure(row_loop_baseline, N), "");

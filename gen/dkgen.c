@@ -1451,7 +1451,7 @@ static void print_keys(void) {
         printf("| `%s` | %d | %d |\n", dk_key_name((dk_key)k), k, count);
     }
     printf("\n%d backends, %d functionality keys (with Undefined), %d per backend, %d runtime slots.\n",
-           DK_NUM_BACKENDS, DK_NUM_FUNCTIONALITY_KEYS, DK_NUM_PER_BACKEND_FUNCTIONALITIES, DK_NUM_RUNTIME_ENTRIES);
+           DK_NUM_BACKENDS, DK_NUM_FUNCTIONALITY_KEYS, DK_NUM_PER_BACKEND_FUNCTIONALITIES, DK_NUM_SLOTS);
 }
 
 int main(int argc, char **argv) {

@@ -17,12 +17,12 @@
        flag, entry points, debug string), the same fallthrough masks
        (dk_dispatch_kernel under a forced-empty TLS with every functionality bit plus
        one backend bit: final keysets and kernels), and byte-identical
-       dk_op_dump_state / dk_op_dump_computed_table. An operator without def
+       dk_op_state_to_string / dk_op_computed_table_to_string. An operator without def
        or registrations may be absent or present-but-empty, in either. (The
        fresh registry is rebuilt from nothing after any removal; a new
        registration, being the newest, is appended to it.)
    (b) a step that fails (bad input, dead handle, or the injected allocation
-       failure) leaves dk_op_dump_state, dk_op_dump_computed_table, the live
+       failure) leaves dk_op_state_to_string, dk_op_computed_table_to_string, the live
        tables and masks of every operator, the operators dk_op_lookup finds
        and the dk_registry_each_op list byte-identical to before the step.
    Besides, every status must be the one the model expects (DK_ERR_NO_MEMORY
@@ -297,7 +297,7 @@ static int fallback_slots(dk_key key, int *slots) {
 
 /* A fallback is registered at a slot: a default fallthrough or a live one. */
 static int slot_taken(int slot) {
-    int i, j, n, slots[DK_NUM_RUNTIME_ENTRIES];
+    int i, j, n, slots[DK_NUM_SLOTS];
     dk_key k;
     if (!S.no_default_fallthroughs) {
         DK_KS_FOREACH(k, DK_KS_DEFAULT_INCLUDED)
@@ -372,7 +372,7 @@ static void replay_one(int i) {
     } else {
         mlib *l = &S.libs[g->lib];
         if (!l->fresh && (st = h_lib_open(S.fresh, l, &l->fresh)) != DK_OK)
-            violation("replay: opening library L%d in the fresh registry: %s (%s)", g->lib, dk_status_str(st),
+            violation("replay: opening library L%d in the fresh registry: %s (%s)", g->lib, dk_status_message(st),
                       dk_last_error());
         if (g->type == T_DEF) st = dk_library_def(l->fresh, g->text);
         else if (g->type == T_IMPL) st = dk_library_impl(l->fresh, g->text, g->key, d);
@@ -380,7 +380,7 @@ static void replay_one(int i) {
     }
     if (st != DK_OK)
         violation("replay of surviving registration #%d (%s) in a fresh registry failed: %s (%s)", i,
-                  type_names[g->type], dk_status_str(st), dk_last_error());
+                  type_names[g->type], dk_status_message(st), dk_last_error());
 }
 
 static void rebuild_fresh(void) {
@@ -435,7 +435,7 @@ static size_t buf_dump(buf *b, int (*fn)(const dk_operator *, char *, size_t), c
 typedef struct opview {
     const dk_operator *op;                        /* dk_op_lookup, or NULL */
     size_t state, table;                          /* offsets of the two dumps in the view's text */
-    const dk_kernel *slot[DK_NUM_RUNTIME_ENTRIES]; /* dk_redispatch_kernel of each slot's key */
+    const dk_kernel *slot[DK_NUM_SLOTS]; /* dk_redispatch_kernel of each slot's key */
     uint64_t mask_ks[DK_NUM_BACKENDS + 1];        /* dk_dispatch_kernel: final keyset per backend (0: none) */
     const dk_kernel *mask_k[DK_NUM_BACKENDS + 1]; /* ... and its kernel */
 } opview;
@@ -473,9 +473,9 @@ static void take_view(dk_registry *r, view *v) {
         opview *o = &v->ops[i];
         o->op = dk_op_lookup(r, name_of(i));
         if (!o->op) continue;
-        o->state = buf_dump(&text, dk_op_dump_state, o->op);
-        o->table = buf_dump(&text, dk_op_dump_computed_table, o->op);
-        for (slot = 0; slot < DK_NUM_RUNTIME_ENTRIES; slot++)
+        o->state = buf_dump(&text, dk_op_state_to_string, o->op);
+        o->table = buf_dump(&text, dk_op_computed_table_to_string, o->op);
+        for (slot = 0; slot < DK_NUM_SLOTS; slot++)
             o->slot[slot] = dk_redispatch_kernel(o->op, dk_ks_from_key(dk_slot_key(slot)));
         g = dk_guard_force(DK_KS_EMPTY, DK_KS_EMPTY);
         for (bk = 0; bk <= DK_NUM_BACKENDS; bk++) {
@@ -507,10 +507,10 @@ static void check_unchanged(const view *before, const view *after) {
         const opview *a = &before->ops[i], *b = &after->ops[i];
         const char *what = NULL;
         if (a->op != b->op) what = "dk_op_lookup";
-        else if (a->op && strcmp(before->text.p + a->state, after->text.p + b->state) != 0) what = "dk_op_dump_state";
+        else if (a->op && strcmp(before->text.p + a->state, after->text.p + b->state) != 0) what = "dk_op_state_to_string";
         else if (a->op && strcmp(before->text.p + a->table, after->text.p + b->table) != 0)
-            what = "dk_op_dump_computed_table";
-        for (slot = 0; !what && slot < DK_NUM_RUNTIME_ENTRIES; slot++)
+            what = "dk_op_computed_table_to_string";
+        for (slot = 0; !what && slot < DK_NUM_SLOTS; slot++)
             if (a->slot[slot] != b->slot[slot]) what = "the live table (dk_redispatch_kernel)";
         for (bk = 0; !what && bk <= DK_NUM_BACKENDS; bk++)
             if (a->mask_ks[bk] != b->mask_ks[bk] || a->mask_k[bk] != b->mask_k[bk])
@@ -596,7 +596,7 @@ static void check_against_fresh(void) {
         if (op_has_def(i) != (dk_op_schema(l->op) != NULL))
             violation("%s: the model says def=%d, the operator's schema is %s", name, op_has_def(i),
                       dk_op_schema(l->op) ? dk_op_schema(l->op) : "NULL");
-        for (slot = 0; slot < DK_NUM_RUNTIME_ENTRIES; slot++)
+        for (slot = 0; slot < DK_NUM_SLOTS; slot++)
             if (!same_kernel(l->slot[slot], f->slot[slot])) {
                 char where[96];
                 snprintf(where, sizeof where, "slot %d (%s)", slot, key_name(dk_slot_key(slot)));
@@ -621,12 +621,12 @@ static void check_against_fresh(void) {
         lt = live_now.text.p + l->state;
         ft = fresh_view.text.p + f->state;
         if (strcmp(lt, ft) != 0)
-            violation("dk_op_dump_state of %s differs from a fresh registry's:\n--- live:\n%s--- fresh:\n%s---", name,
+            violation("dk_op_state_to_string of %s differs from a fresh registry's:\n--- live:\n%s--- fresh:\n%s---", name,
                       lt, ft);
         lt = live_now.text.p + l->table;
         ft = fresh_view.text.p + f->table;
         if (strcmp(lt, ft) != 0)
-            violation("dk_op_dump_computed_table of %s differs from a fresh registry's:\n--- live:\n%s--- fresh:\n%s---",
+            violation("dk_op_computed_table_to_string of %s differs from a fresh registry's:\n--- live:\n%s--- fresh:\n%s---",
                       name, lt, ft);
     }
 }
@@ -648,8 +648,8 @@ static void check_status(dk_status st, unsigned allowed, int fired) {
         int s;
         exp[0] = '\0';
         for (s = 0; s < 32; s++)
-            if (allowed & BIT(s)) n += (size_t)snprintf(exp + n, sizeof exp - n, "%s%s", n ? " or " : "", dk_status_str((dk_status)s));
-        violation("status %s (%s), expected %s%s", dk_status_str(st), dk_last_error(), exp,
+            if (allowed & BIT(s)) n += (size_t)snprintf(exp + n, sizeof exp - n, "%s%s", n ? " or " : "", dk_status_message((dk_status)s));
+        violation("status %s (%s), expected %s%s", dk_status_message(st), dk_last_error(), exp,
                   fired ? " (an allocation failure was injected)" : "");
     }
 }
@@ -697,7 +697,7 @@ static unsigned def_errors(int o, int variant) {
 /* A key byte: the pool, or from 0xC0 on any runtime key (every slot's). */
 static dk_key key_from_byte(unsigned b) {
     if (b < 0xC0) return keys[b % NKEYS].key;
-    return dk_slot_key(1 + (int)((b - 0xC0) % (DK_NUM_RUNTIME_ENTRIES - 1)));
+    return dk_slot_key(1 + (int)((b - 0xC0) % (DK_NUM_SLOTS - 1)));
 }
 
 /* A valid key for a kernel (runtime, alias, or Undefined = catch-all). */
@@ -717,7 +717,7 @@ static unsigned impl_errors(dk_key key, int kd) {
 
 static unsigned fallback_errors(dk_key key, int kd) {
     unsigned e = 0;
-    int slots[DK_NUM_RUNTIME_ENTRIES], n, i;
+    int slots[DK_NUM_SLOTS], n, i;
     if (!key_ok(key) || key == DK_Undefined) e |= BIT(DK_ERR_BAD_KEY);
     if (!kd_ok_fallback(kd)) e |= BIT(DK_ERR_BAD_KERNEL);
     if (e & BIT(DK_ERR_BAD_KEY)) return e;
@@ -732,7 +732,7 @@ static unsigned fallback_errors(dk_key key, int kd) {
 static void registration_result(dk_status st, unsigned errors, int fired, int id, dk_registration *h, int direct) {
     check_status(st, errors ? errors : BIT(DK_OK), fired);
     if (st != DK_OK) {
-        if (direct && h) violation("a failed registration (%s) set its handle", dk_status_str(st));
+        if (direct && h) violation("a failed registration (%s) set its handle", dk_status_message(st));
         return;
     }
     if (direct && !h) violation("DK_OK without a handle");
@@ -743,7 +743,7 @@ static int pick_open_lib(unsigned byte) {
     return S.nopen ? S.open[byte % (unsigned)S.nopen] : -1;
 }
 
-static const char *status_name(dk_status st) { return st == DK_OK ? "OK" : dk_status_str(st); }
+static const char *status_name(dk_status st) { return st == DK_OK ? "OK" : dk_status_message(st); }
 
 /* Runs one step; returns 1 when the step failed on purpose or by injection
    (the registry must then be unchanged), 0 otherwise. */
@@ -831,7 +831,7 @@ static int run_step(reader *in, int fired_out[1]) {
             log_add("deregister dead #%d (%s) -> %s\n", id, type_names[S.regs[id].type], status_name(st));
         }
         if (st != DK_ERR_BAD_HANDLE) violation("deregistering a dead handle: %s, expected %s", status_name(st),
-                                               dk_status_str(DK_ERR_BAD_HANDLE));
+                                               dk_status_message(DK_ERR_BAD_HANDLE));
         break;
     }
     case S_LIB_OPEN: {
@@ -960,7 +960,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         trace = t && *t && strcmp(t, "0") != 0;
         for (o = 0; o < NOPS; o++)
             snprintf(op_names[o], sizeof op_names[o], "%s::%s", ns_names[o / NSHORT], short_names[o % NSHORT]);
-        for (o = 0; o < DK_NUM_RUNTIME_ENTRIES; o++)
+        for (o = 0; o < DK_NUM_SLOTS; o++)
             if (dk_ks_slot(dk_ks_from_key(dk_slot_key(o))) != o) {
                 fprintf(stderr, "fuzz_registry: slot %d does not round-trip through its key\n", o);
                 abort();
@@ -1003,7 +1003,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         for (i = 0; i < S.nlibs; i++)
             if (S.libs[i].open) {
                 dk_status st = dk_library_close(S.libs[i].live);
-                if (st != DK_OK) violation("closing L%d at the end: %s", i, dk_status_str(st));
+                if (st != DK_OK) violation("closing L%d at the end: %s", i, dk_status_message(st));
                 S.libs[i].open = 0;
             }
         for (i = 0; i < S.nregs; i++) {
@@ -1012,7 +1012,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             S.regs[i].live = 0;
             if (S.regs[i].lib >= 0) continue;
             if ((st = dk_deregister(S.regs[i].h)) != DK_OK)
-                violation("deregistering #%d at the end: %s", i, dk_status_str(st));
+                violation("deregistering #%d at the end: %s", i, dk_status_message(st));
         }
         S.version++;
         take_view(S.live, &live_now);

@@ -1,4 +1,4 @@
-# tests/html.mk - dk_registry_dump_html's page rendered by headless chromium
+# tests/html.mk - dk_registry_html_to_string's page rendered by headless chromium
 # (tests/html_render.sh), and the picture of minitensor's dispatch tables in
 # docs/. Included from the top-level Makefile after minitensor.mk.
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Renders the page of dk_registry_dump_html in headless chromium: the DOM it
+# Renders the page of dk_registry_html_to_string in headless chromium: the DOM it
 # builds has the table (one row per operator, one cell per runtime key),
 # and a screenshot is a PNG of the window's size with more than a blank
 # page in it. Prints one line per check, writes "<passed> <failed>" to

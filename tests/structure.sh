@@ -130,7 +130,7 @@ check "tests/test_reads.c calls every public function that reads an operator or 
   # not readers: dk_op_set_adapters writes under the lock; dk_call_error_abort ends the program
   [ $(echo "$readers" | wc -l) -ge 30 ] || { echo "found only: $readers"; exit 1; }
   missing=""
-  for f in $readers dk_registry_dump_html; do
+  for f in $readers dk_registry_html_to_string; do
     case $f in dk_op_set_adapters|dk_call_error_abort) continue;; esac
     grep -q "\<$f(" tests/test_reads.c || missing="$missing $f"
   done

@@ -20,7 +20,7 @@ static void test_keyset_algebra_matches_inline(void **state) {
     assert_int_equal(dk_abi_num_backends(), DK_NUM_BACKENDS);
     assert_int_equal(dk_abi_num_keys(), DK_NUM_KEYS);
     assert_int_equal(dk_abi_num_functionality_keys(), DK_NUM_FUNCTIONALITY_KEYS);
-    assert_int_equal(dk_abi_num_runtime_entries(), DK_NUM_RUNTIME_ENTRIES);
+    assert_int_equal(dk_abi_num_slots(), DK_NUM_SLOTS);
     assert_true(dk_abi_ks_full() == DK_KS_FULL.repr);
     for (k = 0; k < DK_NUM_KEYS; k++) {
         dk_keyset ks = dk_ks_from_key((dk_key)k);
@@ -28,7 +28,7 @@ static void test_keyset_algebra_matches_inline(void **state) {
         assert_true(dk_abi_ks_full_after(k) == dk_ks_full_after((dk_key)k).repr);
         assert_true(dk_abi_alias_runtime_set(k) == dk_alias_runtime_set((dk_key)k).repr);
         assert_int_equal(dk_abi_ks_highest_key(ks.repr), dk_ks_highest_key(ks));
-        assert_int_equal(dk_abi_ks_table_index(ks.repr), dk_ks_slot(ks));
+        assert_int_equal(dk_abi_ks_slot(ks.repr), dk_ks_slot(ks));
         for (j = 0; j < DK_NUM_KEYS; j += 7) {
             dk_keyset b = dk_ks_from_key((dk_key)j);
             assert_true(dk_abi_ks_or(ks.repr, b.repr) == dk_ks_or(ks, b).repr);
@@ -61,35 +61,35 @@ static void test_keyset_algebra_matches_inline(void **state) {
 }
 
 static void test_stack(void **state) {
-    dk_stack *s = dk_abi_stack_new(3);
+    dk_stack *s = dk_abi_stack_create(3);
     int64_t i;
     double d;
     void *t;
     (void)state;
     assert_non_null(s);
-    assert_int_equal(dk_abi_push_int(s, 7), 1);
-    assert_int_equal(dk_abi_push_double(s, 2.5), 1);
-    assert_int_equal(dk_abi_push_tensor(s, &i), 1);
-    assert_int_equal(dk_abi_push_none(s), 0); /* full: nothing pushed */
+    assert_int_equal(dk_abi_stack_push_int(s, 7), 1);
+    assert_int_equal(dk_abi_stack_push_double(s, 2.5), 1);
+    assert_int_equal(dk_abi_stack_push_tensor(s, &i), 1);
+    assert_int_equal(dk_abi_stack_push_none(s), 0); /* full: nothing pushed */
     assert_int_equal(dk_abi_stack_size(s), 3);
-    assert_int_equal(dk_abi_peek_tag(s, 0), DK_VALUE_TENSOR);
-    assert_int_equal(dk_abi_peek_tag(s, 2), DK_VALUE_INT);
-    assert_int_equal(dk_abi_peek_tag(s, 3), -1);
+    assert_int_equal(dk_abi_stack_peek_tag(s, 0), DK_VALUE_TENSOR);
+    assert_int_equal(dk_abi_stack_peek_tag(s, 2), DK_VALUE_INT);
+    assert_int_equal(dk_abi_stack_peek_tag(s, 3), -1);
     /* the wrong tag: a status, a message, the stack as it was */
-    assert_int_equal(dk_abi_pop_int(s, &i), DK_ERR_BAD_STACK);
+    assert_int_equal(dk_abi_stack_pop_int(s, &i), DK_ERR_BAD_STACK);
     assert_non_null(strstr(dk_last_error(), "the top of the stack is a tensor, not a int"));
     assert_int_equal(dk_abi_stack_size(s), 3);
-    assert_int_equal(dk_abi_pop_tensor(s, &t), DK_OK);
+    assert_int_equal(dk_abi_stack_pop_tensor(s, &t), DK_OK);
     assert_ptr_equal(t, &i);
-    assert_int_equal(dk_abi_pop_double(s, &d), DK_OK);
+    assert_int_equal(dk_abi_stack_pop_double(s, &d), DK_OK);
     assert_true(d == 2.5);
-    assert_int_equal(dk_abi_pop_int(s, &i), DK_OK);
+    assert_int_equal(dk_abi_stack_pop_int(s, &i), DK_OK);
     assert_int_equal(i, 7);
-    assert_int_equal(dk_abi_pop_none(s), DK_ERR_BAD_STACK);
+    assert_int_equal(dk_abi_stack_pop_none(s), DK_ERR_BAD_STACK);
     assert_non_null(strstr(dk_last_error(), "empty"));
-    assert_int_equal(dk_abi_pop_int(NULL, &i), DK_ERR_NULL);
-    assert_int_equal(dk_abi_pop_int(s, NULL), DK_ERR_NULL);
-    dk_abi_stack_free(s);
+    assert_int_equal(dk_abi_stack_pop_int(NULL, &i), DK_ERR_NULL);
+    assert_int_equal(dk_abi_stack_pop_int(s, NULL), DK_ERR_NULL);
+    dk_abi_stack_destroy(s);
 }
 
 static void *other_thread(void *arg) {
@@ -103,28 +103,28 @@ static void test_guards(void **state) {
     pthread_t th;
     (void)state;
     assert_true(dk_tls_is_default());
-    dk_abi_include_push(dk_abi_ks_from_key(DK_Tracer), &g);
+    dk_abi_guard_include(dk_abi_ks_from_key(DK_Tracer), &g);
     assert_true(dk_tls_is_included(DK_Tracer));
     assert_true(dk_abi_tls_included() == dk_tls_included().repr);
     assert_int_equal(pthread_create(&th, NULL, other_thread, &seen), 0);
     assert_int_equal(pthread_join(th, NULL), 0);
     assert_true(seen == DK_KS_DEFAULT_INCLUDED.repr); /* another thread's state is its own */
-    dk_abi_below_autograd_push(&h);
+    dk_abi_guard_below_autograd(&h);
     assert_true(dk_tls_is_excluded(DK_AutogradFunctionality));
     dk_abi_guard_pop(&h);
-    dk_abi_below_inplace_view_push(&h);
+    dk_abi_guard_below_inplace_view(&h);
     assert_true(dk_tls_is_excluded(DK_ADInplaceOrView) && dk_tls_is_excluded(DK_AutogradFunctionality));
     dk_abi_guard_pop(&h);
-    dk_abi_skip_functionalize_push(&h);
+    dk_abi_guard_skip_functionalize(&h);
     assert_true(dk_tls_is_excluded(DK_Functionalize));
     dk_abi_guard_pop(&h);
     assert_false(dk_abi_tls_is_default());
     dk_abi_guard_pop(&g);
     assert_true(dk_abi_tls_is_default());
-    dk_abi_force_push(0, DK_KS_FULL.repr, &g);
+    dk_abi_guard_force(0, DK_KS_FULL.repr, &g);
     assert_true(dk_abi_tls_included() == 0 && dk_abi_tls_excluded() == DK_KS_FULL.repr);
     dk_abi_guard_pop(&g);
-    dk_abi_exclude_push(dk_abi_ks_from_key(DK_CPU), &g);
+    dk_abi_guard_exclude(dk_abi_ks_from_key(DK_CPU), &g);
     assert_true(dk_tls_is_excluded(DK_CPU));
     dk_abi_guard_pop(&g);
     assert_true(dk_tls_is_default());
@@ -137,8 +137,8 @@ static void twice(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_st
     (void)ks;
     assert_ptr_equal(dk_abi_kernel_user_data(k), &twice_tag);
     assert_string_equal(dk_abi_op_name(op), "t::twice");
-    assert_int_equal(dk_abi_pop_tensor(s, &t), DK_OK);
-    dk_abi_push_double(s, 2 * ((tensor *)t)->v);
+    assert_int_equal(dk_abi_stack_pop_tensor(s, &t), DK_OK);
+    dk_abi_stack_push_double(s, 2 * ((tensor *)t)->v);
 }
 static uint64_t keyset_of(const void *t, void *user_data) {
     assert_ptr_equal(user_data, &hook_tag);
@@ -149,7 +149,7 @@ static void test_registration(void **state) {
     dk_registry *r, *r2;
     dk_registration *h;
     char kernel[256], dump[2048];
-    dk_stack *s = dk_abi_stack_new(2);
+    dk_stack *s = dk_abi_stack_create(2);
     tensor x;
     double d;
     int i;
@@ -162,29 +162,29 @@ static void test_registration(void **state) {
         dk_abi_boxed(kernel, twice, &twice_tag);
         assert_int_equal(dk_abi_impl(r, "t::twice", DK_CPU, kernel, &h), DK_OK);
         /* bad input: a status, a message, the registry as it was */
-        dk_op_dump_state(dk_op_lookup(r, "t::twice"), dump, sizeof dump);
+        dk_op_state_to_string(dk_op_lookup(r, "t::twice"), dump, sizeof dump);
         assert_int_equal(dk_abi_impl(r, "t::twice", -3, kernel, &h), DK_ERR_BAD_KEY);
         assert_int_equal(dk_abi_impl(r, "t::twice", DK_CUDA, NULL, &h), DK_ERR_NULL);
         assert_int_equal(dk_abi_fallback(r, DK_Tracer, NULL, &h), DK_ERR_NULL);
         {
             char after[2048];
-            dk_op_dump_state(dk_op_lookup(r, "t::twice"), after, sizeof after);
+            dk_op_state_to_string(dk_op_lookup(r, "t::twice"), after, sizeof after);
             assert_string_equal(dump, after);
         }
         dk_abi_fallthrough(kernel);
         assert_int_equal(dk_abi_fallback(r, DK_Tracer, kernel, &h), DK_OK);
         x.ks = dk_abi_ks_or(dk_abi_ks_from_key(DK_CPU), dk_abi_ks_from_key(DK_Tracer));
         x.v = 1.25;
-        dk_abi_push_tensor(s, &x);
+        dk_abi_stack_push_tensor(s, &x);
         assert_int_equal(dk_abi_call_boxed(dk_op_lookup(r, "t::twice"), s), DK_OK);   /* Tracer falls through */
-        assert_int_equal(dk_abi_pop_double(s, &d), DK_OK);
+        assert_int_equal(dk_abi_stack_pop_double(s, &d), DK_OK);
         assert_true(d == 2.5);
-        dk_abi_push_tensor(s, &x);   /* below Tracer, given as a uint64_t */
+        dk_abi_stack_push_tensor(s, &x);   /* below Tracer, given as a uint64_t */
         assert_int_equal(dk_abi_redispatch_boxed(dk_op_lookup(r, "t::twice"), dk_abi_ks_from_key(DK_CPU), s), DK_OK);
-        assert_int_equal(dk_abi_pop_double(s, &d), DK_OK);
+        assert_int_equal(dk_abi_stack_pop_double(s, &d), DK_OK);
         assert_true(d == 2.5);
         x.ks = dk_abi_ks_from_key(DK_CUDA);   /* no kernel: the status, the arguments consumed */
-        dk_abi_push_tensor(s, &x);
+        dk_abi_stack_push_tensor(s, &x);
         assert_int_equal(dk_abi_call_boxed(dk_op_lookup(r, "t::twice"), s), DK_ERR_NO_KERNEL);
         assert_int_equal(dk_abi_stack_size(s), 0);
         assert_int_equal(dk_abi_call_boxed(NULL, s), DK_ERR_NULL);
@@ -194,7 +194,7 @@ static void test_registration(void **state) {
     assert_int_equal(dk_registry_create(NULL, &r2), DK_OK);
     dk_abi_registry_destroy(r2);
     assert_int_equal(dk_abi_registry_create(NULL, NULL, NULL), DK_ERR_NULL);
-    dk_abi_stack_free(s);
+    dk_abi_stack_destroy(s);
 }
 
 /* ---- no lost error: a failure below a fallback reaches the outer call ---- */
@@ -203,10 +203,10 @@ static dk_status below_status;  /* what the fallback's redispatch returned */
 static int fallback_recovers;
 static void cpu_kernel(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
     void *t;
-    assert_int_equal(dk_abi_pop_tensor(s, &t), DK_OK);
+    assert_int_equal(dk_abi_stack_pop_tensor(s, &t), DK_OK);
     if (cpu_mode == 0) { dk_abi_call_fail(op, k, ks.repr, DK_ERR_KERNEL_FAILED, "cpu kernel: 100% failed"); return; }
-    if (cpu_mode >= 1 && cpu_mode != 2) dk_abi_push_double(s, 1.0);
-    if (cpu_mode == 3) dk_abi_push_double(s, 2.0);
+    if (cpu_mode >= 1 && cpu_mode != 2) dk_abi_stack_push_double(s, 1.0);
+    if (cpu_mode == 3) dk_abi_stack_push_double(s, 2.0);
 }
 /* a foreign fallback at Tracer: redispatches below itself and, as a binding
    that forgets to check, ignores what the redispatch returned */
@@ -215,7 +215,7 @@ static void abi_tracer(const dk_kernel *k, const dk_operator *op, dk_keyset ks, 
     below_status = dk_abi_redispatch_boxed(op, dk_abi_ks_and(ks.repr, dk_abi_ks_full_after(DK_Tracer)), s);
     if (fallback_recovers && below_status != DK_OK) {
         assert_int_equal(dk_last_call_status(), below_status);   /* it takes the failure: recovered */
-        dk_abi_push_double(s, -1.0);
+        dk_abi_stack_push_double(s, -1.0);
     }
 }
 /* the same in C, through dk_redispatch_boxed */
@@ -228,7 +228,7 @@ static void test_no_lost_error(void **state) {
     dk_registry *r;
     dk_registration *h, *fb;
     char kernel[256];
-    dk_stack *s = dk_abi_stack_new(4);
+    dk_stack *s = dk_abi_stack_create(4);
     const dk_operator *op;
     tensor x;
     dk_guard g;
@@ -242,22 +242,22 @@ static void test_no_lost_error(void **state) {
     op = dk_op_lookup(r, "t::f");
     x.ks = dk_abi_ks_from_key(DK_CPU);
     x.v = 0;
-    dk_abi_include_push(dk_abi_ks_from_key(DK_Tracer), &g);
+    dk_abi_guard_include(dk_abi_ks_from_key(DK_Tracer), &g);
     for (c = 0; c < 2; c++) {   /* a foreign fallback, then a C one */
         dk_abi_boxed(kernel, c ? c_tracer : abi_tracer, NULL);
         assert_int_equal(dk_abi_fallback(r, DK_Tracer, kernel, &fb), DK_OK);
         cpu_mode = 0;
         below_status = DK_OK;
-        dk_abi_push_tensor(s, &x);
+        dk_abi_stack_push_tensor(s, &x);
         assert_int_equal(dk_abi_call_boxed(op, s), DK_ERR_KERNEL_FAILED);
         assert_string_equal(dk_last_error(), "cpu kernel: 100% failed");   /* no format: % as it is */
         assert_int_equal(dk_abi_stack_size(s), 0);
         assert_int_equal(dk_last_call_status(), DK_OK);   /* the outer call consumed it */
         if (!c) assert_int_equal(below_status, DK_ERR_KERNEL_FAILED);
         cpu_mode = 1;   /* the same path succeeding: DK_OK, nothing left over */
-        dk_abi_push_tensor(s, &x);
+        dk_abi_stack_push_tensor(s, &x);
         assert_int_equal(dk_abi_call_boxed(op, s), DK_OK);
-        assert_int_equal(dk_abi_pop_double(s, &d), DK_OK);
+        assert_int_equal(dk_abi_stack_pop_double(s, &d), DK_OK);
         assert_true(d == 1.0);
         assert_int_equal(dk_deregister(fb), DK_OK);
     }
@@ -266,16 +266,16 @@ static void test_no_lost_error(void **state) {
     assert_int_equal(dk_abi_fallback(r, DK_Tracer, kernel, &fb), DK_OK);
     cpu_mode = 0;
     fallback_recovers = 1;
-    dk_abi_push_tensor(s, &x);
+    dk_abi_stack_push_tensor(s, &x);
     assert_int_equal(dk_abi_call_boxed(op, s), DK_OK);
-    assert_int_equal(dk_abi_pop_double(s, &d), DK_OK);
+    assert_int_equal(dk_abi_stack_pop_double(s, &d), DK_OK);
     assert_true(d == -1.0);
     fallback_recovers = 0;
     /* a boxed kernel that leaves the wrong number of results fails the call
        (below the fallback too), naming the operator and the counts */
     for (cpu_mode = 2; cpu_mode <= 3; cpu_mode++) {
         char want[128];
-        dk_abi_push_tensor(s, &x);
+        dk_abi_stack_push_tensor(s, &x);
         assert_int_equal(dk_abi_call_boxed(op, s), DK_ERR_KERNEL_FAILED);
         snprintf(want, sizeof want, "t::f: the boxed kernel at CPU (registered at <foreign caller>:0) left %d values "
                  "on the stack where the schema has 1 returns", cpu_mode == 2 ? 0 : 2);
@@ -284,11 +284,11 @@ static void test_no_lost_error(void **state) {
     }
     dk_abi_guard_pop(&g);
     cpu_mode = 2;   /* and without the fallback: the same */
-    dk_abi_push_tensor(s, &x);
+    dk_abi_stack_push_tensor(s, &x);
     assert_int_equal(dk_abi_call_boxed(op, s), DK_ERR_KERNEL_FAILED);
     assert_non_null(strstr(dk_last_error(), "left 0 values on the stack where the schema has 1 returns"));
     dk_abi_registry_destroy(r);
-    dk_abi_stack_free(s);
+    dk_abi_stack_destroy(s);
 }
 
 /* ---- footguns: below an alias key, a kernel without a def ----------------- */
@@ -304,7 +304,7 @@ static void test_footguns(void **state) {
     dk_registry *r;
     dk_registration *h;
     char kernel[256];
-    dk_stack *s = dk_abi_stack_new(2);
+    dk_stack *s = dk_abi_stack_create(2);
     tensor x;
     double d;
     int a;
@@ -325,20 +325,20 @@ static void test_footguns(void **state) {
     x.ks = dk_abi_ks_or(dk_abi_ks_from_key(DK_CPU), dk_abi_ks_from_key(DK_AutogradCPU));
     x.v = 0;
     cpu_mode = 1;
-    dk_abi_push_tensor(s, &x);
+    dk_abi_stack_push_tensor(s, &x);
     assert_int_equal(dk_abi_call_boxed(dk_op_lookup(r, "t::f"), s), DK_OK);
-    assert_int_equal(dk_abi_pop_double(s, &d), DK_OK);
+    assert_int_equal(dk_abi_stack_pop_double(s, &d), DK_OK);
     assert_true(d == 1.0);
     /* kernels under a name without a def (a typo): the message names the missing def */
     dk_abi_boxed(kernel, cpu_kernel, NULL);
     assert_int_equal(dk_abi_impl(r, "t::g", DK_CPU, kernel, &h), DK_OK);
     x.ks = dk_abi_ks_from_key(DK_CPU);
-    dk_abi_push_tensor(s, &x);
+    dk_abi_stack_push_tensor(s, &x);
     assert_int_equal(dk_abi_call_boxed(dk_op_lookup(r, "t::g"), s), DK_ERR_NO_KERNEL);
     assert_non_null(strstr(dk_last_error(), "the operator has kernels but no def"));
     assert_null(strstr(dk_last_error(), "no tensor argument carried"));
     dk_abi_registry_destroy(r);
-    dk_abi_stack_free(s);
+    dk_abi_stack_destroy(s);
 }
 
 /* ---- a destroyed registry is recognised; a destroy inside a call refused ---- */
@@ -348,8 +348,8 @@ static void destroying_kernel(const dk_kernel *k, const dk_operator *op, dk_keys
     void *t;
     (void)k; (void)op; (void)ks;
     destroy_seen = dk_abi_registry_destroy(destroy_target);   /* a finalizer run inside a kernel */
-    dk_abi_pop_tensor(s, &t);
-    dk_abi_push_double(s, 3.0);
+    dk_abi_stack_pop_tensor(s, &t);
+    dk_abi_stack_push_double(s, 3.0);
 }
 
 static void test_destroyed_registry(void **state) {
@@ -357,7 +357,7 @@ static void test_destroyed_registry(void **state) {
     dk_registration *h;
     const dk_operator *op;
     char kernel[256];
-    dk_stack *s = dk_abi_stack_new(2);
+    dk_stack *s = dk_abi_stack_create(2);
     tensor x;
     double d;
     (void)state;
@@ -391,14 +391,14 @@ static void test_destroyed_registry(void **state) {
     assert_int_equal(dk_abi_op_lookup(r2, "t::f", &op), DK_OK);
     destroy_target = r2;
     x.ks = dk_abi_ks_from_key(DK_CPU);
-    dk_abi_push_tensor(s, &x);
+    dk_abi_stack_push_tensor(s, &x);
     assert_int_equal(dk_abi_call_boxed(op, s), DK_OK);
     assert_int_equal(destroy_seen, DK_ERR_IN_CALL);
-    assert_int_equal(dk_abi_pop_double(s, &d), DK_OK);
+    assert_int_equal(dk_abi_stack_pop_double(s, &d), DK_OK);
     assert_true(d == 3.0);
     assert_ptr_equal(dk_op_lookup(r2, "t::f"), op);
     assert_int_equal(dk_abi_registry_destroy(r2), DK_OK);
-    dk_abi_stack_free(s);
+    dk_abi_stack_destroy(s);
 }
 
 /* ---- what a binding needs: schemas, names, sizes, lists, sites, a logger ---- */
@@ -418,15 +418,15 @@ static void sum_kernel(const dk_kernel *k, const dk_operator *op, dk_keyset ks, 
     int keep = 0;
     double alpha = 0;
     (void)k; (void)op; (void)ks;
-    assert_int_equal(dk_abi_pop_bool(s, &keep), DK_OK);
-    assert_int_equal(dk_abi_pop_double(s, &alpha), DK_OK);
-    assert_int_equal(dk_abi_pop_ints(s, &dims, &n), DK_OK);
-    assert_int_equal(dk_abi_pop_list(s, &ts, &nt), DK_OK);
+    assert_int_equal(dk_abi_stack_pop_bool(s, &keep), DK_OK);
+    assert_int_equal(dk_abi_stack_pop_double(s, &alpha), DK_OK);
+    assert_int_equal(dk_abi_stack_pop_ints(s, &dims, &n), DK_OK);
+    assert_int_equal(dk_abi_stack_pop_list(s, &ts, &nt), DK_OK);
     for (i = 0; i < nt; i++)
         if (dk_abi_value_tag(ts, i) == DK_VALUE_TENSOR) sum += ((tensor *)dk_abi_value_tensor(ts, i))->v;
     for (i = 0; i < n; i++) sum += (double)dims[i];
-    dk_abi_push_double(s, sum + alpha + keep);
-    dk_abi_push_tensor(s, dk_abi_value_tensor(ts, 0));
+    dk_abi_stack_push_double(s, sum + alpha + keep);
+    dk_abi_stack_push_tensor(s, dk_abi_value_tensor(ts, 0));
 }
 static const char *header_path = "dispatch.h";
 
@@ -435,7 +435,7 @@ static void test_binding_surface(void **state) {
     dk_registration *h;
     const dk_operator *op;
     char kernel[256], buf[512], small[4];
-    dk_stack *s = dk_abi_stack_new(4);
+    dk_stack *s = dk_abi_stack_create(4);
     tensor a, b;
     int64_t dims[2] = { 10, 20 };
     const int64_t *got;
@@ -492,27 +492,27 @@ static void test_binding_surface(void **state) {
     dk_abi_value_set_tensor((dk_value *)values, 0, &a);
     dk_abi_value_set_none((dk_value *)values, 1);
     dk_abi_value_set_tensor((dk_value *)values, 2, &b);
-    assert_int_equal(dk_abi_push_list(s, (const dk_value *)values, 3), 1);
-    assert_int_equal(dk_abi_push_ints(s, dims, 2), 1);
+    assert_int_equal(dk_abi_stack_push_list(s, (const dk_value *)values, 3), 1);
+    assert_int_equal(dk_abi_stack_push_ints(s, dims, 2), 1);
     /* the dispatch key comes from the tensors in the list; the two defaults are pushed */
     assert_int_equal(dk_stack_push_default(op, s), DK_OK);
     assert_int_equal(dk_stack_push_default(op, s), DK_OK);
     assert_int_equal(dk_abi_call_boxed(op, s), DK_OK);
-    assert_int_equal(dk_abi_pop_tensor(s, &values_out), DK_OK);
+    assert_int_equal(dk_abi_stack_pop_tensor(s, &values_out), DK_OK);
     assert_ptr_equal(values_out, &a);
-    assert_int_equal(dk_abi_pop_double(s, &d), DK_OK);
+    assert_int_equal(dk_abi_stack_pop_double(s, &d), DK_OK);
     assert_true(d == 1 + 2 + 10 + 20 + 1.5);
     free(values);
-    assert_int_equal(dk_abi_push_doubles(s, ds, 3), 1);
-    assert_int_equal(dk_abi_pop_ints(s, &got, &n), DK_ERR_BAD_STACK);
+    assert_int_equal(dk_abi_stack_push_doubles(s, ds, 3), 1);
+    assert_int_equal(dk_abi_stack_pop_ints(s, &got, &n), DK_ERR_BAD_STACK);
     assert_non_null(strstr(dk_last_error(), "the top of the stack is a float list, not a int list"));
-    assert_int_equal(dk_abi_pop_doubles(s, &gotd, &n), DK_OK);
+    assert_int_equal(dk_abi_stack_pop_doubles(s, &gotd, &n), DK_OK);
     assert_true(gotd == ds && n == 3);
-    assert_int_equal(dk_abi_push_ints(s, NULL, 0), 1);   /* an empty list */
-    assert_int_equal(dk_abi_pop_ints(s, &got, &n), DK_OK);
+    assert_int_equal(dk_abi_stack_push_ints(s, NULL, 0), 1);   /* an empty list */
+    assert_int_equal(dk_abi_stack_pop_ints(s, &got, &n), DK_OK);
     assert_true(n == 0);
-    assert_int_equal(dk_abi_push_ints(s, NULL, 2), 0);   /* no array: nothing pushed */
-    assert_int_equal(dk_abi_pop_list(s, NULL, &n), DK_ERR_NULL);
+    assert_int_equal(dk_abi_stack_push_ints(s, NULL, 2), 0);   /* no array: nothing pushed */
+    assert_int_equal(dk_abi_stack_pop_list(s, NULL, &n), DK_ERR_NULL);
     /* statuses, value tags, named keysets: names and numbers from the lists */
     assert_int_equal(dk_abi_num_statuses(), DK__STATUS_END);
     assert_string_equal(dk_abi_status_name(DK_OK), "DK_OK");
@@ -557,7 +557,7 @@ static void test_binding_surface(void **state) {
         free(e);
     }
     dk_abi_registry_destroy(r);
-    dk_abi_stack_free(s);
+    dk_abi_stack_destroy(s);
 }
 
 int main(int argc, char **argv) {

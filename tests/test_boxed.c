@@ -562,8 +562,8 @@ typedef int (*text_fn)(const void *subject, char *buf, size_t size);
 static const dk_operator *text_op;
 static dk_explanation text_expl;
 static int ks_text(const void *x, char *b, size_t n) { (void)x; return dk_ks_to_string(dk_ks_raw(~(uint64_t)0), b, n); }
-static int state_text(const void *x, char *b, size_t n) { (void)x; return dk_op_dump_state(text_op, b, n); }
-static int table_text(const void *x, char *b, size_t n) { (void)x; return dk_op_dump_computed_table(text_op, b, n); }
+static int state_text(const void *x, char *b, size_t n) { (void)x; return dk_op_state_to_string(text_op, b, n); }
+static int table_text(const void *x, char *b, size_t n) { (void)x; return dk_op_computed_table_to_string(text_op, b, n); }
 static int explain_text(const void *x, char *b, size_t n) { (void)x; return dk_explain_to_string(text_op, &text_expl, b, n); }
 static int schema_text(const void *x, char *b, size_t n) { (void)x; return dk_schema_to_string(dk_op_function_schema(text_op), b, n); }
 
@@ -593,8 +593,8 @@ static void test_text_convention(void **state) {
     text_op = dk_op_lookup(reg, "sample::many");
     assert_int_equal(dk_explain(text_op, dk_ks_raw(~(uint64_t)0), &text_expl), DK_OK);
     check_convention("dk_ks_to_string", ks_text);
-    check_convention("dk_op_dump_state", state_text);
-    check_convention("dk_op_dump_computed_table", table_text);
+    check_convention("dk_op_state_to_string", state_text);
+    check_convention("dk_op_computed_table_to_string", table_text);
     check_convention("dk_explain_to_string", explain_text);  /* keysets longer than 1 KB, whole */
     check_convention("dk_schema_to_string", schema_text);
     assert_true(explain_text(NULL, NULL, 0) > 1024);

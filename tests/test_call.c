@@ -333,7 +333,7 @@ static int torch_sized_message(size_t file_len, char *msg, size_t size, char *du
     dk_call_boxed(dk_op_lookup(r, "t::big"), &st);
     assert_int_equal(dk_last_call_status(), DK_ERR_NO_KERNEL);
     snprintf(msg, size, "%s", dk_last_error());
-    dk_op_dump_computed_table(dk_op_lookup(r, "t::big"), dump, dump_size);
+    dk_op_computed_table_to_string(dk_op_lookup(r, "t::big"), dump, dump_size);
     dk_registry_destroy(r);
     return n;
 }
@@ -583,7 +583,7 @@ static void *rewrite_call_loop(void *arg) {
 /* every entry: its fn is its record's, or none (the slow path) */
 static int entries_consistent(const dk_operator *op) {
     int s;
-    for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
+    for (s = 0; s < DK_NUM_SLOTS; s++) {
         const dk_table_entry *e = dk_op_table_entry(dk_op_table_of(op), s);
         if (e->fn && e->fn != e->kernel->fn) return 0;
     }

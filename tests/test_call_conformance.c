@@ -386,7 +386,7 @@ static int compare_outcome(const call_line *l, const our_call *o, outcome_class 
         int want = atoi(l->outcome);
         if (o->errors) {
             mismatch("%s: c10 ran registration %d, dispatch.h failed: %s (%s...)", where(l), want,
-                     dk_status_str(o->status), o->message);
+                     dk_status_message(o->status), o->message);
             return 0;
         }
         if (o->ran != 1 || o->result != want) {
@@ -408,7 +408,7 @@ static int compare_outcome(const call_line *l, const our_call *o, outcome_class 
     }
     if (o->status != want_status[cls]) {
         mismatch("%s: c10 failed with %s, dispatch.h status %s, expected %s", where(l), l->outcome,
-                 dk_status_str(o->status), dk_status_str(want_status[cls]));
+                 dk_status_message(o->status), dk_status_message(want_status[cls]));
         return 0;
     }
     if (strcmp(o->message, after(l->outcome, "error:")) != 0) {

@@ -37,7 +37,7 @@ static void test_other_lists_detected(void **state) {
     assert_non_null(strstr(dk_last_error(),
                            "item 1 differs: caller 'backend CPU 1 Undefined 0', "
                            "implementation 'backend CPU 1 AutocastCPU 0'"));
-    assert_non_null(strstr(dk_status_str(DK_ERR_CONFIG_MISMATCH), "configuration"));
+    assert_non_null(strstr(dk_status_message(DK_ERR_CONFIG_MISMATCH), "configuration"));
 }
 
 /* The same lists in another reclamation mode: the last items differ, and

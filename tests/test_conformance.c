@@ -85,7 +85,7 @@ static int check_N(char **f, int n, const char *rest) {
     assert_int_equal(n, 8);
     if (num(f[0]) != DK_NUM_BACKENDS) mismatch("num_backends %s vs %d", f[0], DK_NUM_BACKENDS);
     if (num(f[1]) != DK_NUM_FUNCTIONALITY_KEYS) mismatch("num_functionality_keys %s", f[1]);
-    if (num(f[2]) != DK_NUM_RUNTIME_ENTRIES) mismatch("num_runtime_entries %s vs %d", f[2], DK_NUM_RUNTIME_ENTRIES);
+    if (num(f[2]) != DK_NUM_SLOTS) mismatch("num_runtime_entries %s vs %d", f[2], DK_NUM_SLOTS);
     if (hex(f[3]) != DK_KS_FULL.repr) mismatch("FULL %s", f[3]);
     if (num(f[4]) != DK_EndOfFunctionalityKeys) mismatch("EndOfFunctionalityKeys %s", f[4]);
     if (num(f[5]) != DK_EndOfRuntimeBackendKeys) mismatch("EndOfRuntimeBackendKeys %s", f[5]);
@@ -238,8 +238,8 @@ static int check_HA(char **f, int n, const char *rest) {
     dk_key k = (dk_key)num(f[0]);
     (void)rest;
     assert_int_equal(n, 2);
-    if (dk_autograd_backend_set(k).repr != hex(f[1]))
-        mismatch("key %s: backend set of autograd %llx vs %s", dk_key_name(k), (unsigned long long)dk_autograd_backend_set(k).repr, f[1]);
+    if (dk_autograd_key_backend_set(k).repr != hex(f[1]))
+        mismatch("key %s: backend set of autograd %llx vs %s", dk_key_name(k), (unsigned long long)dk_autograd_key_backend_set(k).repr, f[1]);
     return 1;
 }
 

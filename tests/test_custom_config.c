@@ -15,7 +15,7 @@ static void test_generated_sizes(void **state) {
     (void)state;
     assert_int_equal(DK_NUM_BACKENDS, 2);
     assert_int_equal(DK_NUM_FUNCTIONALITY_KEYS, 4); /* Undefined, Plain, AutogradFunctionality, Tracing */
-    assert_int_equal(DK_NUM_RUNTIME_ENTRIES, 6);
+    assert_int_equal(DK_NUM_SLOTS, 6);
     assert_int_equal(DK_C10_VERSION, 0);
     assert_int_equal(DK_GPUBit, 2);
     assert_int_equal(DK_CPU, DK_StartOfPlainBackends + 1);
@@ -28,7 +28,7 @@ static void test_slots(void **state) {
     static const dk_key by_slot[] = { DK_Undefined, DK_CPU, DK_GPU, DK_AutogradCPU, DK_AutogradGPU, DK_Tracing };
     int slot;
     (void)state;
-    for (slot = 0; slot < DK_NUM_RUNTIME_ENTRIES; slot++) {
+    for (slot = 0; slot < DK_NUM_SLOTS; slot++) {
         assert_int_equal(dk_slot_key(slot), by_slot[slot]);
         assert_int_equal(dk_key_slot(by_slot[slot]), slot);
     }
@@ -57,7 +57,7 @@ static void test_aliases_from_roles(void **state) {
     assert_true(dk_ks_is_empty(dk_ks_and(dk_alias_runtime_set(DK_CompositeImplicitAutogradNestedTensor),
                                          dk_ks_raw(~DK_KS_BACKENDS.repr))));
     assert_int_equal(dk_backend_autograd_key(DK_GPUBit), DK_AutogradGPU);
-    assert_true(dk_ks_equal(dk_autograd_backend_set(DK_AutogradGPU), dk_ks_from_key(DK_GPU)));
+    assert_true(dk_ks_equal(dk_autograd_key_backend_set(DK_AutogradGPU), dk_ks_from_key(DK_GPU)));
     /* no autocast, no default-included keys in this configuration */
     assert_true(dk_ks_is_empty(DK_KS_DEFAULT_INCLUDED));
     assert_true(dk_ks_is_empty(DK_KS_DEFAULT_EXCLUDED));
@@ -79,10 +79,10 @@ static void test_names(void **state) {
    whatever the list calls it: c10's getBackendKeySetFromAutograd. */
 static void test_plain_row_by_role(void **state) {
     (void)state;
-    assert_true(dk_ks_equal(dk_autograd_backend_set(DK_AutogradCPU), dk_ks_from_key(DK_CPU)));
-    assert_true(dk_ks_equal(dk_autograd_backend_set(DK_AutogradGPU), dk_ks_from_key(DK_GPU)));
-    assert_true(dk_ks_is_empty(dk_autograd_backend_set(DK_Tracing)));
-    assert_true(dk_ks_is_empty(dk_autograd_backend_set(DK_GPU)));
+    assert_true(dk_ks_equal(dk_autograd_key_backend_set(DK_AutogradCPU), dk_ks_from_key(DK_CPU)));
+    assert_true(dk_ks_equal(dk_autograd_key_backend_set(DK_AutogradGPU), dk_ks_from_key(DK_GPU)));
+    assert_true(dk_ks_is_empty(dk_autograd_key_backend_set(DK_Tracing)));
+    assert_true(dk_ks_is_empty(dk_autograd_key_backend_set(DK_GPU)));
 }
 
 /* A message that suggests a key names one of this list's keys. */

@@ -58,14 +58,14 @@ static void test_typed_impl_dump_state(void **state) {
     site_line = __LINE__ + 1;
     assert_int_equal(DK_IMPL_TYPED(neg, r, "my::neg", DK_CPU, neg_cpu, NULL, &h), DK_OK);
     assert_true(neg_call(dk_op_lookup(r, "my::neg"), cpu(2)) == -2.0f);
-    dk_op_dump_state(dk_op_lookup(r, "my::neg"), text, sizeof text);
+    dk_op_state_to_string(dk_op_lookup(r, "my::neg"), text, sizeof text);
     snprintf(want, sizeof want, "CPU: registered at %s:%d (neg_cpu) :: float(const dk_kernel *, dk_keyset, tensor) "
              "[ unboxed ]\n", __FILE__, site_line);
     assert_non_null(strstr(text, want));
     assert_string_equal(h->kernel.signature, "float(const dk_kernel *, dk_keyset, tensor)");
     /* an untyped registration still says (none) */
     assert_int_equal(dk_impl(r, "my::neg", DK_CUDA, dk_unboxed(DK_FN(neg_cpu), NULL), &h), DK_OK);
-    dk_op_dump_state(dk_op_lookup(r, "my::neg"), text, sizeof text);
+    dk_op_state_to_string(dk_op_lookup(r, "my::neg"), text, sizeof text);
     assert_non_null(strstr(text, "CUDA: registered at "));
     assert_non_null(strstr(strstr(text, "CUDA: registered at "), " :: (none) [ unboxed ]"));
     dk_registry_destroy(r);
@@ -95,7 +95,7 @@ static void test_typed_library_impl(void **state) {
     assert_int_equal(dk_def(r, "my::neg(Tensor x) -> Tensor", &h), DK_OK);
     assert_int_equal(dk_library_run(r, DK_LIBRARY_KIND_IMPL, "my", DK_CPU, typed_block, &lib), DK_OK);
     assert_true(neg_call(dk_op_lookup(r, "my::neg"), cpu(3)) == -3.0f);
-    dk_op_dump_state(dk_op_lookup(r, "my::neg"), text, sizeof text);
+    dk_op_state_to_string(dk_op_lookup(r, "my::neg"), text, sizeof text);
     snprintf(want, sizeof want, "CPU: registered at %s:%d (neg_cpu) :: float(", __FILE__, site_line);
     assert_non_null(strstr(text, want));
     assert_int_equal(dk_library_close(lib), DK_OK);
@@ -116,7 +116,7 @@ static void test_typed_lib_impl_errors(void **state) {
     assert_int_equal(DK_LIBRARY_IMPL_TYPED(neg, lib, "neg", DK_CUDA, neg_cpu, NULL), DK_ERR_KEY_MISMATCH);
     assert_non_null(strstr(dk_last_error(), "inconsistent with the dispatch key"));
     assert_int_equal(DK_IMPL_TYPED(neg, r, "bad name", DK_CPU, neg_cpu, NULL, &h), DK_ERR_BAD_NAME);
-    dk_op_dump_state(dk_op_lookup(r, "my::neg"), text, sizeof text);
+    dk_op_state_to_string(dk_op_lookup(r, "my::neg"), text, sizeof text);
     assert_null(strstr(text, "neg_cpu"));
     assert_int_equal(dk_library_close(lib), DK_OK);
     dk_registry_destroy(r);
@@ -142,7 +142,7 @@ static void test_gen_impl_records_caller(void **state) {
     assert_int_equal(sample_neg_impl(r, DK_CPU, gneg_cpu, NULL, &h), DK_OK);
     assert_int_equal(sample_neg_bind(r, &op), DK_OK);
     assert_true(sample_neg_call(op, &x)->v == -4.0f);
-    dk_op_dump_state(op, text, sizeof text);
+    dk_op_state_to_string(op, text, sizeof text);
     snprintf(want, sizeof want, "CPU: registered at %s:%d (gneg_cpu) :: (Tensor) (Tensor) [ unboxed ]\n", __FILE__,
              site_line);
     assert_non_null(strstr(text, want));
@@ -163,7 +163,7 @@ static void test_gen_library_impl(void **state) {
     (void)state;
     assert_int_equal(sample_neg_def(r, &h), DK_OK);
     assert_int_equal(dk_library_run(r, DK_LIBRARY_KIND_IMPL, "sample", DK_CUDA, gen_block, &lib), DK_OK);
-    dk_op_dump_state(dk_op_lookup(r, "sample::neg"), text, sizeof text);
+    dk_op_state_to_string(dk_op_lookup(r, "sample::neg"), text, sizeof text);
     snprintf(want, sizeof want, "CUDA: registered at %s:%d (gneg_cpu) :: (Tensor) (Tensor) [ unboxed ]\n", __FILE__,
              site_line);
     assert_non_null(strstr(text, want));
@@ -384,7 +384,7 @@ static void test_autograd_not_implemented(void **state) {
     assert_null(out->grad_fn);
     assert_int_equal(backward(out, msg, sizeof msg), 0);
     /* dump_state and the computed table show where the fallback came from */
-    dk_op_dump_computed_table(op, text, sizeof text);
+    dk_op_computed_table_to_string(op, text, sizeof text);
     assert_non_null(strstr(text, "AutogradCPU: registered at "));
     assert_non_null(strstr(text, "(autograd_not_implemented) [backend fallback]"));
     dk_registry_destroy(r);
@@ -458,14 +458,14 @@ static int check_rows(dk_registry *r, const char *html, int counts[6]) {
         while ((cell = strstr(cell, "<td class=\"dk-")) != NULL && cell < end) {
             assert_int_equal(sscanf(cell, "<td class=\"dk-%31[a-z]", cls), 1);
             assert_int_equal(sscanf(strstr(cell, "data-key=\""), "data-key=\"%63[^\"]\"", key), 1);
-            assert_true(slot < DK_NUM_RUNTIME_ENTRIES);
+            assert_true(slot < DK_NUM_SLOTS);
             assert_string_equal(key, dk_key_name(dk_slot_key(slot)));
             assert_string_equal(cls, expected_class(op, slot));
             for (i = 0; i < 6; i++) counts[i] += strcmp(cls, names[i]) == 0;
             slot++;
             cell++;
         }
-        assert_int_equal(slot, DK_NUM_RUNTIME_ENTRIES);
+        assert_int_equal(slot, DK_NUM_SLOTS);
         rows++;
         row = end;
     }
@@ -486,10 +486,10 @@ static void test_html_cells(void **state) {
     assert_int_equal(DK_IMPL_TYPED(mix, r, "my::mix", DK_Autograd, mix_cpu, NULL, &h), DK_OK);
     assert_int_equal(dk_impl(r, "my::mix", DK_Tracer, dk_fallthrough(), &h), DK_OK);
     assert_int_equal(dk_fallback(r, DK_PrivateUse1, dk_boxed(boxed_noop, NULL), &h), DK_OK);
-    n = dk_registry_dump_html(r, NULL, 0);
+    n = dk_registry_html_to_string(r, NULL, 0);
     assert_true(n > 1000);
     html = (char *)malloc((size_t)n + 1);
-    assert_int_equal(dk_registry_dump_html(r, html, (size_t)n + 1), n);
+    assert_int_equal(dk_registry_html_to_string(r, html, (size_t)n + 1), n);
     assert_int_equal((int)strlen(html), n);
     assert_int_equal(check_rows(r, html, counts), 2);
     for (i = 0; i < 6; i++) assert_true(counts[i] > 0);   /* every class occurs */
@@ -506,10 +506,10 @@ static void test_html_cells(void **state) {
     assert_non_null(strstr(html, "<th>AutogradPrivateUse1</th>"));
     assert_non_null(strstr(html, "<th class=\"dk-quiet\">AutogradCUDA</th>"));
     /* truncation keeps the snprintf convention */
-    assert_int_equal(dk_registry_dump_html(r, html, 10), n);
+    assert_int_equal(dk_registry_html_to_string(r, html, 10), n);
     assert_int_equal((int)strlen(html), 9);
     free(html);
-    assert_int_equal(dk_registry_dump_html(NULL, text, sizeof text), 0);
+    assert_int_equal(dk_registry_html_to_string(NULL, text, sizeof text), 0);
     assert_string_equal(text, "");
     dk_registry_destroy(r);
 }

@@ -490,7 +490,7 @@ static void test_signature_checks(void **state) {
     assert_non_null(strstr(dk_last_error(), "sample::neg was defined without boxing adapters"));
     assert_non_null(strstr(dk_last_error(), "(the schema's own is the same)"));
     assert_non_null(strstr(dk_last_error(), "<op>_library_def(lib) in a DK_LIBRARY block"));
-    assert_string_equal(dk_status_str(DK_ERR_NO_ADAPTER), "the operator has no boxing adapters");
+    assert_string_equal(dk_status_message(DK_ERR_NO_ADAPTER), "the operator has no boxing adapters");
     assert_int_equal(dk_deregister(h), DK_OK);
     /* an operator with kernels and no def: no def to bind */
     assert_int_equal(sample_neg_impl(reg, DK_CPU, neg_cpu, NULL, &h), DK_OK);
@@ -557,7 +557,7 @@ static void test_library_def(void **state) {
 static void dump(dk_registry *r, const char *name, char *buf, size_t size) {
     const dk_operator *op = dk_op_lookup(r, name);
     buf[0] = '\0';
-    if (op) dk_op_dump_state(op, buf, size);
+    if (op) dk_op_state_to_string(op, buf, size);
 }
 static void test_typed_registration_checks(void **state) {
     dk_registry *r;

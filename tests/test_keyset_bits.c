@@ -128,7 +128,7 @@ static void check_keyset(dk_keyset ks, int call) {
     if (ks.repr >> END_BIT) assert_int_equal(dk_ks_slot(ks), 0);
     else if (n && dk_key_functionality(got[n - 1]) == dk_ks_highest_functionality(ks))
         assert_int_equal(dk_ks_slot(ks), dk_key_slot(got[n - 1]));
-    assert_true(dk_ks_slot(ks) >= 0 && dk_ks_slot(ks) < DK_NUM_RUNTIME_ENTRIES);
+    assert_true(dk_ks_slot(ks) >= 0 && dk_ks_slot(ks) < DK_NUM_SLOTS);
     assert_non_null(dk_key_name(dk_ks_highest_key(ks)));
     assert_non_null(dk_key_name(dk_ks_highest_backend_key(ks)));
 

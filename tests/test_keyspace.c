@@ -22,7 +22,7 @@ static void test_sizes(void **state) {
     assert_int_equal(DK_NUM_BACKENDS, 15);
     assert_int_equal(DK_NUM_FUNCTIONALITY_KEYS, 48);
     assert_int_equal(DK_NUM_PER_BACKEND_FUNCTIONALITIES, 6);
-    assert_int_equal(DK_NUM_RUNTIME_ENTRIES, 132);
+    assert_int_equal(DK_NUM_SLOTS, 132);
     assert_int_equal(DK_NUM_ALIAS_KEYS, 6);
     assert_true(DK_KS_FULL.repr == 0x3fffffffffffffffULL);
     assert_true(DK_KS_BACKENDS.repr == 0x7fff);
@@ -99,15 +99,15 @@ static void test_offsets(void **state) {
 static void test_runtime_table(void **state) {
     int slot, k, runtime = 0;
     (void)state;
-    for (slot = 0; slot < DK_NUM_RUNTIME_ENTRIES; slot++) {
+    for (slot = 0; slot < DK_NUM_SLOTS; slot++) {
         dk_key key = dk_slot_key(slot);
         assert_true(dk_key_is_runtime(key));
         assert_int_equal(dk_key_slot(key), slot);
     }
     for (k = 0; k < DK_NUM_KEYS; k++) runtime += dk_key_is_runtime((dk_key)k);
-    assert_int_equal(runtime, DK_NUM_RUNTIME_ENTRIES);
+    assert_int_equal(runtime, DK_NUM_SLOTS);
     assert_int_equal(dk_slot_key(-1), DK_Undefined);
-    assert_int_equal(dk_slot_key(DK_NUM_RUNTIME_ENTRIES), DK_Undefined);
+    assert_int_equal(dk_slot_key(DK_NUM_SLOTS), DK_Undefined);
 }
 
 /* Property: the slot of a keyset is the slot of its highest key. */
@@ -207,8 +207,8 @@ static void test_parse_errors(void **state) {
     assert_int_equal(k, DK_Tracer);
     assert_int_equal(dk_backend_parse("CPU", &b), DK_ERR_UNKNOWN_KEY); /* backends end in Bit */
     assert_int_equal(b, DK_CPUBit);
-    assert_string_equal(dk_status_str(DK_ERR_UNKNOWN_KEY), "no dispatch key or backend component has that name");
-    assert_string_equal(dk_status_str((dk_status)999), "unknown status");
+    assert_string_equal(dk_status_message(DK_ERR_UNKNOWN_KEY), "no dispatch key or backend component has that name");
+    assert_string_equal(dk_status_message((dk_status)999), "unknown status");
 }
 
 static void test_printing(void **state) {
@@ -394,11 +394,11 @@ static void test_helper_mappings_2_7_1(void **state) {
     assert_true(dk_ks_equal(dk_backend_autocast_set(DK_MTIABit), dk_ks_from_key(DK_AutocastMTIA)));
     assert_true(dk_ks_equal(dk_backend_autocast_set(DK_XLABit), dk_ks_from_key(DK_AutocastXLA)));
     assert_true(dk_ks_is_empty(dk_backend_autocast_set(DK_MetaBit)));
-    assert_true(dk_ks_equal(dk_autograd_backend_set(DK_AutogradMeta), dk_ks_from_key(DK_Meta)));
-    assert_true(dk_ks_is_empty(dk_autograd_backend_set(DK_AutogradMTIA)));
-    assert_true(dk_ks_equal(dk_autograd_backend_set(DK_AutogradOther), DK_KS_OTHER_BACKENDS));
-    assert_true(dk_ks_has(dk_autograd_backend_set(DK_AutogradNestedTensor), DK_NestedTensorMeta));
-    assert_true(dk_ks_is_empty(dk_autograd_backend_set(DK_CPU)));
+    assert_true(dk_ks_equal(dk_autograd_key_backend_set(DK_AutogradMeta), dk_ks_from_key(DK_Meta)));
+    assert_true(dk_ks_is_empty(dk_autograd_key_backend_set(DK_AutogradMTIA)));
+    assert_true(dk_ks_equal(dk_autograd_key_backend_set(DK_AutogradOther), DK_KS_OTHER_BACKENDS));
+    assert_true(dk_ks_has(dk_autograd_key_backend_set(DK_AutogradNestedTensor), DK_NestedTensorMeta));
+    assert_true(dk_ks_is_empty(dk_autograd_key_backend_set(DK_CPU)));
 }
 
 static void test_config_check_same_lists(void **state) {

@@ -23,7 +23,7 @@ static void test_counts_and_markers(void **state) {
     assert_int_equal(DK_C10_VERSION, 21100);
     assert_int_equal(DK_NUM_BACKENDS, 16);                      /* num_backends */
     assert_int_equal(DK_NUM_FUNCTIONALITY_KEYS, 48);            /* num_functionality_keys */
-    assert_int_equal(DK_NUM_RUNTIME_ENTRIES, 138);              /* num_runtime_entries */
+    assert_int_equal(DK_NUM_SLOTS, 138);              /* num_runtime_entries */
     assert_int_equal(DK_NUM_PER_BACKEND_FUNCTIONALITIES, 6);    /* numPerBackendFunctionalityKeys */
     assert_true(DK_KS_BACKENDS.repr == 0xffffULL);              /* full_backend_mask */
     assert_true(DK_KS_FULL.repr == 0x7fffffffffffffffULL);      /* FULL */
@@ -83,8 +83,8 @@ static void test_backend_components(void **state) {
     assert_int_equal(DK_EndOfBackendKeys, DK_MetaBit);
     /* MTIA and MAIA have autograd keys of their own, but c10 2.11's
        getBackendKeySetFromAutograd(AutogradMTIA) is empty (no case for it) */
-    assert_true(dk_ks_is_empty(dk_autograd_backend_set(DK_AutogradMTIA)));
-    assert_true(dk_ks_equal(dk_autograd_backend_set(DK_AutogradMAIA), dk_ks_from_key(DK_MAIA)));
+    assert_true(dk_ks_is_empty(dk_autograd_key_backend_set(DK_AutogradMTIA)));
+    assert_true(dk_ks_equal(dk_autograd_key_backend_set(DK_AutogradMAIA), dk_ks_from_key(DK_MAIA)));
 }
 
 /* So with a CompositeImplicitAutograd kernel and an MTIA kernel, 2.11 fills
@@ -165,12 +165,12 @@ static void test_offsets_and_masks(void **state) {
 static void test_runtime_table(void **state) {
     int slot, k, runtime = 0;
     (void)state;
-    for (slot = 0; slot < DK_NUM_RUNTIME_ENTRIES; slot++) {
+    for (slot = 0; slot < DK_NUM_SLOTS; slot++) {
         assert_true(dk_key_is_runtime(dk_slot_key(slot)));
         assert_int_equal(dk_key_slot(dk_slot_key(slot)), slot);
     }
     for (k = 0; k < DK_NUM_KEYS; k++) runtime += dk_key_is_runtime((dk_key)k);
-    assert_int_equal(runtime, DK_NUM_RUNTIME_ENTRIES);
+    assert_int_equal(runtime, DK_NUM_SLOTS);
     /* Meta is bit 15: a Meta key wins over every other backend */
     assert_int_equal(dk_ks_highest_key(dk_ks_or(dk_ks_from_key(DK_MAIA), dk_ks_from_key(DK_Meta))), DK_Meta);
     assert_int_equal(dk_ks_highest_key(dk_ks_or(dk_ks_from_key(DK_MAIA), dk_ks_from_key(DK_PrivateUse1))),

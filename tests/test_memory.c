@@ -181,7 +181,7 @@ static void test_memory_after_a_peak(void **state) {
     }
     for (i = 1; i < PEAK_OPS; i++) assert_int_equal(dk_deregister(peak_defs[i]), DK_OK);
     assert_int_equal(dk_registry_reclaim(r), DK_OK);
-    dk_registry_get_stats(r, &st);
+    dk_registry_read_stats(r, &st);
     assert_int_equal(st.retired_bytes, 0);
     assert_int_equal(st.operators, 1);
     assert_non_null(dk_op_lookup(r, "mem::p0"));

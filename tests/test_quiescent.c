@@ -198,7 +198,7 @@ static void test_offline_and_exited_threads_not_waited_for(void **state) {
     alarm(0);
     {
         dk_registry_stats st;
-        dk_registry_get_stats(r, &st);
+        dk_registry_read_stats(r, &st);
         assert_int_equal(st.retired_bytes, 0);
         assert_int_equal(st.threads_waited_for, 0);
     }
@@ -407,7 +407,7 @@ static void release_holder_and_reclaim(dk_registry *r, pthread_t t, dk_registry_
     STORE(&holder_release, 1);
     pthread_join(t, NULL);
     assert_int_equal(dk_registry_reclaim(r), DK_OK);
-    dk_registry_get_stats(r, st);
+    dk_registry_read_stats(r, st);
     assert_int_equal(st->retired_bytes, 0);
 }
 
@@ -436,7 +436,7 @@ static void test_stats_name_the_thread_and_warn_once(void **state) {
         if (i % 100 == 0) assert_int_equal(dk_registry_reclaim(r), DK_OK);
 #endif
     }
-    dk_registry_get_stats(r, &st);
+    dk_registry_read_stats(r, &st);
     printf("  retired %lu bytes in %lu blocks, %u threads, %u waited for (first: %u); warning: %s\n",
            (unsigned long)st.retired_bytes, (unsigned long)st.retired_blocks, st.threads, st.threads_waited_for,
            st.waited_for[0], warning_text);
@@ -472,7 +472,7 @@ static void test_warning_when_no_thread_holds_it(void **state) {
         assert_int_equal(dk_impl(r, "q::alone", DK_CPU, dk_unboxed(DK_FN(k_value), (void *)&value_cpu), &h), DK_OK);
         assert_int_equal(dk_deregister(h), DK_OK);
     }
-    dk_registry_get_stats(r, &st);
+    dk_registry_read_stats(r, &st);
     assert_true(st.retired_bytes > 64 * 1024);
     assert_int_equal(st.threads_waited_for, 0);
     assert_int_equal(warnings, 1);
@@ -481,7 +481,7 @@ static void test_warning_when_no_thread_holds_it(void **state) {
     assert_non_null(strstr(warning_text, "dk_registry_reclaim"));
     assert_null(strstr(warning_text, "0 of 0"));
     assert_int_equal(dk_registry_reclaim(r), DK_OK);
-    dk_registry_get_stats(r, &st);
+    dk_registry_read_stats(r, &st);
     assert_int_equal(st.retired_bytes, 0);
     assert_int_equal(dk_thread_offline(), DK_OK);
     dk_registry_destroy(r);
@@ -494,7 +494,7 @@ static void test_warning_when_no_thread_holds_it(void **state) {
    reclaim; once it passes one, what was retired before that point is
    freed and what was retired after it still waits. The pacer thread is
    parked between steps (it reads nothing), so every count is fixed: the
-   retired bytes (dk_registry_get_stats) and, independently, the registry's
+   retired bytes (dk_registry_read_stats) and, independently, the registry's
    live bytes counted through its allocator hooks. */
 #ifndef DK_CALL_EPOCHS
 static int pacer_step, pacer_done;
@@ -523,7 +523,7 @@ static void reclaim_and_expect(dk_registry *r, const counter *c, size_t retired,
     int i;
     for (i = 0; i < 3; i++) {   /* however often: the same */
         assert_int_equal(dk_registry_reclaim(r), DK_OK);
-        dk_registry_get_stats(r, &st);
+        dk_registry_read_stats(r, &st);
         assert_int_equal(st.retired_bytes, retired);
         assert_int_equal(LOAD(&c->live), live);
     }
@@ -539,7 +539,7 @@ static void test_retired_memory_waits_for_each_thread_that_takes_part(void **sta
     assert_int_equal(dk_thread_online(), DK_OK);
     assert_int_equal(dk_def(r, "q::paced(Tensor x) -> Tensor", &def), DK_OK);
     assert_int_equal(dk_registry_reclaim(r), DK_OK);
-    dk_registry_get_stats(r, &st);
+    dk_registry_read_stats(r, &st);
     assert_int_equal(st.retired_bytes, 0);
     base = LOAD(&c.live);
     STORE(&pacer_step, 1);
@@ -548,7 +548,7 @@ static void test_retired_memory_waits_for_each_thread_that_takes_part(void **sta
     while (LOAD(&pacer_done) < 1) sched_yield();
     /* A: retired after the pacer's last quiescent point: held */
     retire_some(r);
-    dk_registry_get_stats(r, &st);
+    dk_registry_read_stats(r, &st);
     retired_a = st.retired_bytes;
     live_a = LOAD(&c.live);
     assert_true(retired_a > 0);
@@ -558,7 +558,7 @@ static void test_retired_memory_waits_for_each_thread_that_takes_part(void **sta
     STORE(&pacer_step, 2);
     while (LOAD(&pacer_done) < 2) sched_yield();
     retire_some(r);
-    dk_registry_get_stats(r, &st);
+    dk_registry_read_stats(r, &st);
     retired_b = st.retired_bytes - retired_a;
     live_ab = LOAD(&c.live);
     assert_int_equal(live_ab, live_a + retired_b);
@@ -601,7 +601,7 @@ static void test_removed_operator_slots_wait_for_their_grace_period(void **state
                              dk_unboxed(DK_FN(k_holds_or_value), (void *)&value_math), &math), DK_OK);
     holder_op = dk_op_lookup(r, "q::keep");
     assert_int_equal(dk_registry_reclaim(r), DK_OK);
-    dk_registry_get_stats(r, &st);
+    dk_registry_read_stats(r, &st);
     base = st.live_bytes;
     for (round = 0; round < 3; round++) {
         STORE(&holder_ready, 0);
@@ -640,7 +640,7 @@ static void test_removed_operator_slots_wait_for_their_grace_period(void **state
 #endif
         assert_int_equal(dk_deregister(h), DK_OK);
         assert_int_equal(dk_registry_reclaim(r), DK_OK);
-        dk_registry_get_stats(r, &st);
+        dk_registry_read_stats(r, &st);
         assert_int_equal(st.live_bytes, base);
     }
     assert_int_equal(dk_thread_offline(), DK_OK);

@@ -217,7 +217,7 @@ static void report(const char *what, const outcomes *o) {
     if (o->errors) {
         printf(", %ld errors:", o->errors);
         for (s = 0; s < DK__STATUS_END; s++)
-            if (o->by_status[s]) printf(" %ld %s", o->by_status[s], dk_status_str((dk_status)s));
+            if (o->by_status[s]) printf(" %ld %s", o->by_status[s], dk_status_message((dk_status)s));
     }
     printf("\n");
 }

@@ -199,9 +199,9 @@ static void test_every_public_reader_in_a_read_section(void **state) {
     assert_int_equal(dk_op_has_computed_kernel_for_key(op, DK_CPU), 1);
     assert_int_equal(dk_op_has_computed_kernel_for_key(op, DK_XLA), 0);
     assert_non_null(dk_op_compute_slot(op, dk_key_slot(DK_CPU), &reason));
-    assert_true(dk_op_dump_state(op, buf, sizeof buf) > 0);
-    assert_true(dk_op_dump_computed_table(op, buf, sizeof buf) > 0);
-    assert_true(dk_registry_dump_html(reg, NULL, 0) > 0);
+    assert_true(dk_op_state_to_string(op, buf, sizeof buf) > 0);
+    assert_true(dk_op_computed_table_to_string(op, buf, sizeof buf) > 0);
+    assert_true(dk_registry_html_to_string(reg, NULL, 0) > 0);
     dk_registry_each_op(reg, count_op, &n);
     dk_registry_each_op_for_key(reg, DK_CPU, count_op, &n);
     assert_int_equal(n, 2);

@@ -368,10 +368,10 @@ static void test_reclaim_behind_a_registration_returns(void **state) {
     STORE(&release_holder, 1);
     pthread_join(t, NULL);
     STORE(&armed, 0);
-    dk_registry_get_stats(reg, &st);                      /* (it locks: after the holder) */
+    dk_registry_read_stats(reg, &st);                      /* (it locks: after the holder) */
     assert_true(st.retired_blocks > 0);
     assert_int_equal(dk_registry_reclaim(reg), DK_OK);   /* the lock is free: it frees */
-    dk_registry_get_stats(reg, &st);
+    dk_registry_read_stats(reg, &st);
     assert_int_equal(st.retired_blocks, 0);
     assert_int_equal(dk_thread_offline(), DK_OK);
     alarm(0);

@@ -90,7 +90,7 @@ static void quiesce(dk_registry *r) { assert_int_equal(dk_registry_reclaim(r), D
    everything but the registry object itself. */
 static size_t unaccounted(dk_registry *r, const counter *c) {
     dk_registry_stats st;
-    dk_registry_get_stats(r, &st);
+    dk_registry_read_stats(r, &st);
     return c->live - st.live_bytes;
 }
 
@@ -116,7 +116,7 @@ static void test_impl_cycles_bounded(void **state) {
         }
     }
     quiesce(r);
-    dk_registry_get_stats(r, &st);
+    dk_registry_read_stats(r, &st);
     printf("  %d impl/deregister cycles: %lu bytes after 1,000, %lu at the end, peak %lu; %ld allocations\n",
            CYCLES_IMPL, (unsigned long)after_warmup, (unsigned long)c.live, (unsigned long)c.peak, c.allocs);
     assert_true(c.live <= 2 * after_warmup);
@@ -146,7 +146,7 @@ static void test_fresh_name_cycles_bounded(void **state) {
         }
     }
     quiesce(r);
-    dk_registry_get_stats(r, &st);
+    dk_registry_read_stats(r, &st);
     printf("  %d fresh-name def/deregister cycles: %lu bytes after 1,000, %lu at the end, peak %lu\n", CYCLES_DEF,
            (unsigned long)after_warmup, (unsigned long)c.live, (unsigned long)c.peak);
     assert_true(c.live <= 2 * after_warmup);
@@ -233,8 +233,8 @@ static void introspect(const dk_operator *op) {
     assert_int_equal(dk_op_lookup_defined(hook_reg, op->name, &found), DK_OK);
     assert_ptr_equal(found, op);
     (void)dk_op_has_kernel_for_key(op, DK_CPU);
-    assert_true(dk_op_dump_state(op, buf, sizeof buf) > 0);
-    (void)dk_op_dump_computed_table(op, buf, sizeof buf);
+    assert_true(dk_op_state_to_string(op, buf, sizeof buf) > 0);
+    (void)dk_op_computed_table_to_string(op, buf, sizeof buf);
     assert_non_null(dk_op_compute_slot(op, 0, NULL));
     assert_int_equal(dk_explain(op, dk_ks_from_key(DK_CUDA), &e), DK_OK);
     assert_true(dk_explain_to_string(op, &e, buf, sizeof buf) > 0);
@@ -369,11 +369,11 @@ static void test_adapters_belong_to_def(void **state) {
     IN_READ_SECTION(assert_ptr_equal(dk_op_table_of(op)->def->adapters, &adapters_a));
     assert_int_equal(dk_op_check_signature(op, adapters_a.signature), DK_OK);
     /* a second def fails and leaves everything as it was */
-    dk_op_dump_state(op, before, sizeof before);
+    dk_op_state_to_string(op, before, sizeof before);
     assert_int_equal(dk_def_with(r, "ad::op(Tensor x, int n) -> Tensor", &adapters_b_opts, &dup),
                      DK_ERR_DUPLICATE_DEF);
     assert_null(dup);
-    dk_op_dump_state(op, after, sizeof after);
+    dk_op_state_to_string(op, after, sizeof after);
     assert_string_equal(before, after);
     IN_READ_SECTION(assert_ptr_equal(dk_op_table_of(op)->def->adapters, &adapters_a));
     /* the def goes: the operator lives on (its kernel), without adapters */
@@ -598,7 +598,7 @@ static void test_synchronize_waits_for_calls(void **state) {
     assert_int_equal(dk_deregister(h), DK_OK);    /* returns at once */
     assert_int_equal(dk_registry_synchronize(r), DK_OK);
     assert_int_equal(__atomic_load_n(&kernel_done, __ATOMIC_SEQ_CST), 1); /* returned only after the kernel */
-    dk_registry_get_stats(r, &st);
+    dk_registry_read_stats(r, &st);
     assert_int_equal(st.retired_bytes, 0);  /* and freed what it retired */
     pthread_join(t, NULL);
     dk_registry_destroy(r);
@@ -622,10 +622,10 @@ static void test_deregister_from_inside_a_call(void **state) {
     assert_int_equal(dk_impl(self_reg, "self::op", DK_CPU, dk_unboxed(DK_FN(self_kernel), NULL), &self_handle),
                      DK_OK);
     assert_int_equal(unary_call(dk_op_lookup(self_reg, "self::op"), cpu_tensor()), 4);
-    dk_registry_get_stats(self_reg, &st);
+    dk_registry_read_stats(self_reg, &st);
     assert_true(st.retired_bytes > 0);  /* still held: the call was running */
     assert_int_equal(dk_registry_reclaim(self_reg), DK_OK);
-    dk_registry_get_stats(self_reg, &st);
+    dk_registry_read_stats(self_reg, &st);
     assert_int_equal(st.retired_bytes, 0);
     dk_registry_destroy(self_reg);
 }

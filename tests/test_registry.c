@@ -40,7 +40,7 @@ static void snap_dump(snap *s, dump_fn dump, const dk_operator *op) {
 static int dump_live(const dk_operator *op, char *buf, size_t size) {
     size_t len = 0;
     int slot, b;
-    for (slot = 0; slot < DK_NUM_RUNTIME_ENTRIES; slot++)
+    for (slot = 0; slot < DK_NUM_SLOTS; slot++)
         len += (size_t)snprintf(buf + (len < size ? len : size), len < size ? size - len : 0, "%d:%s|", slot,
                                 dk_op_slot_kernel(op, slot)->debug);
     for (b = 0; b < DK_NUM_BACKENDS; b++)
@@ -49,8 +49,8 @@ static int dump_live(const dk_operator *op, char *buf, size_t size) {
     return (int)len;
 }
 static int snap_op(dk_operator *op, void *ud) {
-    snap_dump((snap *)ud, dk_op_dump_state, op);
-    snap_dump((snap *)ud, dk_op_dump_computed_table, op);
+    snap_dump((snap *)ud, dk_op_state_to_string, op);
+    snap_dump((snap *)ud, dk_op_computed_table_to_string, op);
     snap_dump((snap *)ud, dump_live, op);
     return 0;
 }
@@ -226,7 +226,7 @@ static void test_override_warning_and_restore(void **state) {
     assert_int_equal(logged_item, DK_LOG_KERNEL_OVERRIDDEN);
     op = dk_op_lookup(r, "w::op");
     assert_ptr_equal(dk_op_slot_kernel(op, dk_key_slot(DK_CPU))->fn, DK_FN(k_other));
-    dk_op_dump_state(op, dump, sizeof dump);
+    dk_op_state_to_string(op, dump, sizeof dump);
     snprintf(expect, sizeof expect,
              "name: w::op\nschema: w::op(Tensor a) -> Tensor\ndebug: registered at %s:%d\n"
              "alias analysis kind: FROM_SCHEMA\n"
@@ -346,7 +346,7 @@ static void test_resolution_example(void **state) {
     assert_int_equal(dk_op_slot_kernel(op, dk_key_slot(DK_AutogradOther))->kind, DK_KERNEL_AMBIGUOUS);
     assert_string_equal(dk_op_slot_kernel(op, dk_key_slot(DK_AutogradOther))->debug, "ambiguous_autogradother");
     assert_null(dk_op_compute_slot(op, -1, &reason));
-    assert_null(dk_op_compute_slot(op, DK_NUM_RUNTIME_ENTRIES, &reason));
+    assert_null(dk_op_compute_slot(op, DK_NUM_SLOTS, &reason));
     dk_registry_destroy(r);
 }
 
@@ -736,7 +736,7 @@ static void test_bad_inputs(void **state) {
         dk_status s = cases[i].call();
         after = snapshot(bad_r);
         if (s != cases[i].expect || !strstr(dk_last_error(), cases[i].message_part) || strcmp(before, after) != 0)
-            printf("case '%s': status %d (%s), message '%s'\n", cases[i].what, (int)s, dk_status_str(s),
+            printf("case '%s': status %d (%s), message '%s'\n", cases[i].what, (int)s, dk_status_message(s),
                    dk_last_error());
         assert_int_equal(s, cases[i].expect);
         assert_non_null(strstr(dk_last_error(), cases[i].message_part));
@@ -871,7 +871,7 @@ static void test_out_of_memory_everywhere(void **state) {
 static size_t live_after_reclaim(dk_registry *r) {
     dk_registry_stats st;
     assert_int_equal(dk_registry_reclaim(r), DK_OK);
-    dk_registry_get_stats(r, &st);
+    dk_registry_read_stats(r, &st);
     assert_int_equal(st.retired_bytes, 0);
     return st.live_bytes;
 }
@@ -934,17 +934,17 @@ static void test_reasons_packed(void **state) {
     int s, v, round;
     (void)state;
     memset(&t, 0xA5, sizeof t);
-    for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) dk__reason_set(&t, s, DK_SOURCE_DETAIL_KERNEL);
+    for (s = 0; s < DK_NUM_SLOTS; s++) dk__reason_set(&t, s, DK_SOURCE_DETAIL_KERNEL);
     for (round = 0; round < 16; round++) {
-        for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
-            int i = round & 1 ? DK_NUM_RUNTIME_ENTRIES - 1 - s : s;
+        for (s = 0; s < DK_NUM_SLOTS; s++) {
+            int i = round & 1 ? DK_NUM_SLOTS - 1 - s : s;
             dk__reason_set(&t, i, (dk_source_detail)((i * 7 + round) & 15));
         }
-        for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) assert_int_equal(dk__reason_at(&t, s), (s * 7 + round) & 15);
+        for (s = 0; s < DK_NUM_SLOTS; s++) assert_int_equal(dk__reason_at(&t, s), (s * 7 + round) & 15);
     }
     memcpy(&before, &t, sizeof t);
     for (v = 0; v < 16; v++)
-        for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) {
+        for (s = 0; s < DK_NUM_SLOTS; s++) {
             int b;
             dk__reason_set(&t, s, (dk_source_detail)v);
             assert_int_equal(dk__reason_at(&t, s), v);

@@ -13,7 +13,7 @@
    after everything has been deregistered (end of every random run).
 
    Only public keyset helpers of dispatch.h are used for the reference
-   (dk_key_in_alias, dk_alias_runtime_set, dk_autograd_backend_set, dk_ks_has,
+   (dk_key_in_alias, dk_alias_runtime_set, dk_autograd_key_backend_set, dk_ks_has,
    dk_slot_key, dk_key_slot, DK_KS_FOREACH), never its resolution code.
    A registration is identified by its user_data: the address of tags[id]. */
 #define DISPATCH_IMPLEMENTATION
@@ -66,7 +66,7 @@ static char tags[MAX_REGS];
 static mreg regs[MAX_REGS];
 static int nregs;
 static mop ops[NOPS];
-static int fb[DK_NUM_RUNTIME_ENTRIES]; /* fallback id per slot, -1 */
+static int fb[DK_NUM_SLOTS]; /* fallback id per slot, -1 */
 static int live_ids[MAX_LIVE], nlive;
 static int dead_ids[MAX_REGS], ndead;
 
@@ -107,7 +107,7 @@ static void model_reset(void) {
     int i;
     nregs = 0; nlive = 0; ndead = 0;
     for (i = 0; i < NOPS; i++) { ops[i].n = 0; ops[i].def_id = -1; }
-    for (i = 0; i < DK_NUM_RUNTIME_ENTRIES; i++) fb[i] = -1;
+    for (i = 0; i < DK_NUM_SLOTS; i++) fb[i] = -1;
 }
 
 /* ---- the reference resolver (from the spec, simple and slow) ---------------- */
@@ -168,7 +168,7 @@ static answer resolve(const mop *m, const front_t newest, int slot) {
         return found(id, W_DEFAULT_BACKEND);
     if ((und || in_alias(k, DK__ALIAS_BACKEND)) && (id = newest[DK__ALIAS_BACKEND]) >= 0)
         return found(id, W_DEFAULT_BACKEND);
-    has_backend_kernel = newest[DK__ALIAS_BACKEND] >= 0 || has_kernel_in(m, dk_autograd_backend_set(k));
+    has_backend_kernel = newest[DK__ALIAS_BACKEND] >= 0 || has_kernel_in(m, dk_autograd_key_backend_set(k));
     /* 2.3a: CompositeImplicitAutogradNestedTensor (not Undefined) */
     if (!und && in_alias(k, DK__ALIAS_NESTED) && (id = newest[DK__ALIAS_NESTED]) >= 0)
         return found(id, W_NESTED);
@@ -237,7 +237,7 @@ static void dump_model(int o) {
         print_error(" #%d %s%s", ops[o].impls[i], dk_key_name(g->key), g->ft ? "(fallthrough)" : "");
     }
     print_error("\n  def: %s; fallbacks:", ops[o].def_id >= 0 ? "yes" : "no");
-    for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++)
+    for (s = 0; s < DK_NUM_SLOTS; s++)
         if (fb[s] >= 0 && (s == 0 || fb[s - 1] != fb[s]))
             print_error(" #%d at %s%s (from slot %d)", fb[s], dk_key_name(regs[fb[s]].key),
                         regs[fb[s]].ft ? "(fallthrough)" : "", s);
@@ -270,7 +270,7 @@ static void check_op(int o, int thorough) {
     if (!op) return;
     newest_per_key(m, newest);
     for (b = 0; b < DK_NUM_BACKENDS; b++) masks[b] = DK_KS_FULL.repr;
-    for (slot = 0; slot < DK_NUM_RUNTIME_ENTRIES; slot++) {
+    for (slot = 0; slot < DK_NUM_SLOTS; slot++) {
         answer want = resolve(m, newest, slot);
         const dk_kernel *k = dk_op_slot_kernel(op, slot);
         const dk_table_entry *e = dk_op_table_entry(dk_op_table_of(op), slot);
@@ -373,7 +373,7 @@ static int fallback_slots(dk_key key, int *slots) {
 
 /* Returns 1 if registered, 0 if the model expected (and got) a duplicate. */
 static int do_fallback(dk_key key, int ft) {
-    int slots[DK_NUM_RUNTIME_ENTRIES], n, i, taken = 0, id;
+    int slots[DK_NUM_SLOTS], n, i, taken = 0, id;
     dk_registration *h = NULL;
     dk_status st;
     if (key == DK_Undefined) {
@@ -390,7 +390,7 @@ static int do_fallback(dk_key key, int ft) {
     if (taken) {
         if (st != DK_ERR_DUPLICATE_FALLBACK) {
             print_error("%s step %ld: fallback at %s: status %s, expected duplicate\n", phase, step_no,
-                        dk_key_name(key), dk_status_str(st));
+                        dk_key_name(key), dk_status_message(st));
             fail();
         }
         assert_null(h);
@@ -431,7 +431,7 @@ static int do_deregister(int li) {
         ops[o].n--;
         return o;
     default:
-        for (i = 0; i < DK_NUM_RUNTIME_ENTRIES; i++)
+        for (i = 0; i < DK_NUM_SLOTS; i++)
             if (fb[i] == id) fb[i] = -1;
         return -1;
     }
@@ -439,7 +439,7 @@ static int do_deregister(int li) {
 
 typedef struct snapshot {
     dk_operator *op[NOPS];
-    const dk_kernel *table[NOPS][DK_NUM_RUNTIME_ENTRIES];
+    const dk_kernel *table[NOPS][DK_NUM_SLOTS];
     uint64_t masks[NOPS][DK_NUM_BACKENDS];
 } snapshot;
 static snapshot snap_before, snap_after;
@@ -452,7 +452,7 @@ static void take_snapshot(snapshot *s) {
         if (!s->op[o]) continue;
         const dk_op_table *t = dk_op_table_of(s->op[o]);
         int slot, b;
-        for (slot = 0; slot < DK_NUM_RUNTIME_ENTRIES; slot++) s->table[o][slot] = dk_op_table_entry(t, slot)->kernel;
+        for (slot = 0; slot < DK_NUM_SLOTS; slot++) s->table[o][slot] = dk_op_table_entry(t, slot)->kernel;
         for (b = 0; b < DK_NUM_BACKENDS; b++) s->masks[o][b] = dk_op_table_nonfallthrough(t, b);
     }
 }
@@ -487,7 +487,7 @@ static const dk_key key_pool[] = {
 };
 #define KEY_POOL_N ((int)(sizeof key_pool / sizeof key_pool[0]))
 
-static dk_key any_runtime_key(void) { return dk_slot_key(1 + rnd(DK_NUM_RUNTIME_ENTRIES - 1)); }
+static dk_key any_runtime_key(void) { return dk_slot_key(1 + rnd(DK_NUM_SLOTS - 1)); }
 
 static dk_key pick_impl_key(void) {
     if (rnd(6) == 0) return any_runtime_key();
@@ -525,7 +525,7 @@ static void deregister_everything_and_compare_with_fresh(void) {
         else check_all(0);
     }
     for (o = 0; o < NOPS; o++) assert_true(ops[o].n == 0 && ops[o].def_id < 0);
-    for (slot = 0; slot < DK_NUM_RUNTIME_ENTRIES; slot++) assert_int_equal(fb[slot], -1);
+    for (slot = 0; slot < DK_NUM_SLOTS; slot++) assert_int_equal(fb[slot], -1);
     check_all(1); /* every operator invisible again */
 
     /* A fresh registry's operator after a def is the "never had anything" table. */
@@ -539,7 +539,7 @@ static void deregister_everything_and_compare_with_fresh(void) {
         assert_int_equal(dk_def(reg, op_schemas[o], &hs[o]), DK_OK);
         op = dk_op_lookup(reg, op_names[o]);
         assert_non_null(op);
-        for (slot = 0; slot < DK_NUM_RUNTIME_ENTRIES; slot++) {
+        for (slot = 0; slot < DK_NUM_SLOTS; slot++) {
             const dk_kernel *a = dk_op_slot_kernel(op, slot), *f = dk_op_slot_kernel(fop, slot);
             if (a->kind != DK_KERNEL_MISSING || a->kind != f->kind || a->user_data != f->user_data ||
                 a->is_fallback != f->is_fallback) {
@@ -642,7 +642,7 @@ static int next_permutation(int *a, int n) {
     return 1;
 }
 
-static answer first_answers[DK_NUM_RUNTIME_ENTRIES];
+static answer first_answers[DK_NUM_SLOTS];
 static uint64_t first_masks[DK_NUM_BACKENDS];
 
 static void run_permutations(const fixed_reg *set, const char *name, long *perms) {
@@ -670,7 +670,7 @@ static void run_permutations(const fixed_reg *set, const char *name, long *perms
             int id = perm[i];
             dk_registration *h = NULL;
             if (set[id].fallback) {
-                int slots[DK_NUM_RUNTIME_ENTRIES], n = fallback_slots(set[id].key, slots), j;
+                int slots[DK_NUM_SLOTS], n = fallback_slots(set[id].key, slots), j;
                 assert_int_equal(dk_fallback(reg, set[id].key, desc_for(id, 1), &h), DK_OK);
                 for (j = 0; j < n; j++) fb[slots[j]] = id;
             } else {
@@ -682,7 +682,7 @@ static void run_permutations(const fixed_reg *set, const char *name, long *perms
         }
         check_op(0, 1);
         op = dk_op_lookup(reg, op_names[0]);
-        for (slot = 0; slot < DK_NUM_RUNTIME_ENTRIES; slot++) {
+        for (slot = 0; slot < DK_NUM_SLOTS; slot++) {
             answer a = decode(dk_op_slot_kernel(op, slot));
             if (first) {
                 first_answers[slot] = a;

@@ -647,7 +647,7 @@ static void test_error_message_shape(void **state) {
     (void)state;
     assert_int_equal(dk_schema_parse("x::y(Tensor) -> ()", &s), DK_ERR_BAD_SCHEMA);
     assert_string_equal(dk_last_error(), "expected ident but found ')' at position 11:\nx::y(Tensor) -> ()\n           ^");
-    assert_string_equal(dk_status_str(DK_ERR_BAD_SCHEMA), "malformed function schema");
+    assert_string_equal(dk_status_message(DK_ERR_BAD_SCHEMA), "malformed function schema");
 }
 
 /* ---- API ------------------------------------------------------------------------------------- */

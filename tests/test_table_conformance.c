@@ -9,10 +9,10 @@
    strings, replays the combination's registrations with the debug strings
    "registered at combo.cpp:<N>", and compares:
 
-     test_computed_tables  dk_op_dump_computed_table with the "| " lines, byte
+     test_computed_tables  dk_op_computed_table_to_string with the "| " lines, byte
                            for byte (and the BASE| block with an operator that
                            has no kernels);
-     test_dump_state       dk_op_dump_state with the "S| " lines; only the text
+     test_dump_state       dk_op_state_to_string with the "S| " lines; only the text
                            after " :: " on kernel lines is normalised (c10
                            prints the inferred C++ schema and "[ boxed unboxed ]",
                            dispatch.h ":: (none)" and its own kernel record);

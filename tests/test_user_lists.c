@@ -53,7 +53,7 @@ static void test_defaults(void **state) {
     assert_true(dk_ks_is_empty(dk_tls_excluded()));
     assert_true(dk_tls_is_default());
     /* no autograd layer: c10's autograd queries give nothing */
-    assert_true(dk_ks_is_empty(dk_autograd_backend_set(DK_Paper)));
+    assert_true(dk_ks_is_empty(dk_autograd_key_backend_set(DK_Paper)));
     assert_int_equal(dk_backend_autograd_key(DK_PaperBit), DK_Undefined);
     assert_true(dk_ks_is_empty(dk_ks_and(dk_alias_runtime_set(DK_Autograd), dk_ks_raw(~DK_KS_BACKENDS.repr))));
 }
@@ -65,7 +65,7 @@ static void test_alias_without_keys_refused(void **state) {
     dk_registration *h = NULL;
     char before[4096], after[4096];
     (void)state;
-    dk_op_dump_state(dk_op_lookup(r, "t::f"), before, sizeof before);
+    dk_op_state_to_string(dk_op_lookup(r, "t::f"), before, sizeof before);
     assert_int_equal(dk_impl(r, "t::f", DK_Autograd, dk_boxed(mark, (void *)2), &h), DK_ERR_BAD_KEY);
     assert_non_null(strstr(dk_last_error(), "'Autograd' covers no runtime key of this key list"));
     assert_null(h);
@@ -73,7 +73,7 @@ static void test_alias_without_keys_refused(void **state) {
     assert_null(h);
     assert_int_equal(dk_impl(r, "t::new_op", DK_Autograd, dk_boxed(mark, (void *)2), &h), DK_ERR_BAD_KEY);
     assert_null(dk_op_lookup(r, "t::new_op"));
-    dk_op_dump_state(dk_op_lookup(r, "t::f"), after, sizeof after);
+    dk_op_state_to_string(dk_op_lookup(r, "t::f"), after, sizeof after);
     assert_string_equal(before, after);
     assert_int_equal(call(r, "t::f", dk_ks_from_key(DK_Paper).repr), 1);
     dk_registry_destroy(r);
@@ -86,12 +86,12 @@ static void test_roleless_alias_kernel_refused(void **state) {
     dk_registration *h = NULL;
     char before[4096], after[4096];
     (void)state;
-    dk_op_dump_state(dk_op_lookup(r, "t::f"), before, sizeof before);
+    dk_op_state_to_string(dk_op_lookup(r, "t::f"), before, sizeof before);
     assert_int_equal(dk_impl(r, "t::f", DK_AlsoEverywhere, dk_boxed(mark, (void *)3), &h), DK_ERR_BAD_KEY);
     assert_non_null(strstr(dk_last_error(), "plays no resolution role"));
     assert_int_equal(dk_impl(r, "t::f", DK_AllGlow, dk_boxed(mark, (void *)3), &h), DK_ERR_BAD_KEY);
     assert_null(h);
-    dk_op_dump_state(dk_op_lookup(r, "t::f"), after, sizeof after);
+    dk_op_state_to_string(dk_op_lookup(r, "t::f"), after, sizeof after);
     assert_string_equal(before, after);
     assert_int_equal(dk_impl(r, "t::f", DK_Everywhere, dk_boxed(mark, (void *)4), &h), DK_OK);
     assert_int_equal(call(r, "t::f", dk_ks_from_key(DK_Screen).repr), 4);

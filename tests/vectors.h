@@ -325,7 +325,7 @@ static inline dk_key key_of(const char *name) {
     return k;
 }
 
-/* A dump (dk_op_dump_computed_table or dk_op_dump_state) in a new buffer. */
+/* A dump (dk_op_computed_table_to_string or dk_op_state_to_string) in a new buffer. */
 static inline char *dump(int (*fn)(const dk_operator *op, char *buf, size_t size), const dk_operator *op) {
     int n = fn(op, NULL, 0);
     char *b = (char *)malloc((size_t)n + 1);
@@ -333,8 +333,8 @@ static inline char *dump(int (*fn)(const dk_operator *op, char *buf, size_t size
     assert_int_equal(fn(op, b, (size_t)n + 1), n);
     return b;
 }
-static inline char *dump_table(const dk_operator *op) { return dump(dk_op_dump_computed_table, op); }
-static inline char *dump_state(const dk_operator *op) { return dump(dk_op_dump_state, op); }
+static inline char *dump_table(const dk_operator *op) { return dump(dk_op_computed_table_to_string, op); }
+static inline char *dump_state(const dk_operator *op) { return dump(dk_op_state_to_string, op); }
 
 /* "Key: [fallthrough ]registered at <file>:<line> [backend fallback]" */
 static inline void register_base(dk_registry *r) {
@@ -451,7 +451,7 @@ static inline dk_operator *replay(dk_registry *r, combo *c) {
             char *t1, *s1;
             if (st != DK_ERR_DUPLICATE_FALLBACK)
                 mismatch("combo %d: %s gave %s, expected DK_ERR_DUPLICATE_FALLBACK", c->id, g->token,
-                         dk_status_str(st));
+                         dk_status_message(st));
             if (g->error && after(g->error, "Tried to register multiple backend fallbacks") &&
                 strcmp(dk_last_error(), g->error) != 0)
                 mismatch("combo %d: %s message\n  c10:        %s\n  dispatch.h: %s", c->id, g->token, g->error,

@@ -76,27 +76,27 @@ class Library:
         sig("dk_abi_ks_to_string", I, Keyset, P, Z)
         sig("dk_abi_guard_size", Z)
         sig("dk_abi_value_size", Z)
-        sig("dk_abi_stack_new", P, Z)
-        sig("dk_abi_stack_free", None, P)
+        sig("dk_abi_stack_create", P, Z)
+        sig("dk_abi_stack_destroy", None, P)
         sig("dk_abi_stack_size", Z, P)
         sig("dk_abi_stack_clear", None, P)
         for name, t in (("none", None), ("bool", I), ("int", C.c_int64), ("double", D), ("string", B), ("tensor", P)):
             sig("dk_abi_push_" + name, I, P, *([t] if t else []))
             sig("dk_abi_pop_" + name, I, P, *([C.POINTER(t if t is not B else C.c_char_p)] if t else []))
-        sig("dk_abi_push_ints", I, P, P, Z)
-        sig("dk_abi_push_doubles", I, P, P, Z)
-        sig("dk_abi_push_list", I, P, P, Z)
-        sig("dk_abi_pop_ints", I, P, C.POINTER(C.POINTER(C.c_int64)), C.POINTER(Z))
-        sig("dk_abi_pop_doubles", I, P, C.POINTER(C.POINTER(D)), C.POINTER(Z))
-        sig("dk_abi_pop_list", I, P, C.POINTER(P), C.POINTER(Z))
+        sig("dk_abi_stack_push_ints", I, P, P, Z)
+        sig("dk_abi_stack_push_doubles", I, P, P, Z)
+        sig("dk_abi_stack_push_list", I, P, P, Z)
+        sig("dk_abi_stack_pop_ints", I, P, C.POINTER(C.POINTER(C.c_int64)), C.POINTER(Z))
+        sig("dk_abi_stack_pop_doubles", I, P, C.POINTER(C.POINTER(D)), C.POINTER(Z))
+        sig("dk_abi_stack_pop_list", I, P, C.POINTER(P), C.POINTER(Z))
         sig("dk_abi_value_tag", I, P, Z)
         sig("dk_abi_value_tensor", P, P, Z)
         sig("dk_abi_value_set_tensor", None, P, Z, P)
         sig("dk_abi_value_set_none", None, P, Z)
-        sig("dk_abi_include_push", None, Keyset, P)
-        sig("dk_abi_exclude_push", None, Keyset, P)
+        sig("dk_abi_guard_include", None, Keyset, P)
+        sig("dk_abi_guard_exclude", None, Keyset, P)
         sig("dk_abi_guard_pop", None, P)
-        sig("dk_abi_peek_tag", I, P, Z)
+        sig("dk_abi_stack_peek_tag", I, P, Z)
         sig("dk_stack_push_default", I, P, P)
         sig("dk_deregister", I, P)
         sig("dk_key_parse", I, S, C.POINTER(I))
@@ -150,10 +150,10 @@ class Library:
         return Guard()
 
     def include(self, ks):
-        return self.guard(self.c.dk_abi_include_push, ks)
+        return self.guard(self.c.dk_abi_guard_include, ks)
 
     def exclude(self, ks):
-        return self.guard(self.c.dk_abi_exclude_push, ks)
+        return self.guard(self.c.dk_abi_guard_exclude, ks)
 
 
 def _text(fn, *args):  # an snprintf-like ABI function: the whole text, or None
@@ -188,18 +188,18 @@ class Op:
     def _push(self, stack, t, v, keep):
         c = self.lib.c
         if v is None and t.endswith("?"):
-            return c.dk_abi_push_none(stack)
+            return c.dk_abi_stack_push_none(stack)
         t = t.rstrip("?") if not t.endswith("[]") else t
         if t.endswith("[]"):
             elem = t[:-2].rstrip("?")
             if elem in ("int", "SymInt"):
                 arr = (C.c_int64 * len(v))(*v)
                 keep.append(arr)
-                return c.dk_abi_push_ints(stack, arr, len(v))
+                return c.dk_abi_stack_push_ints(stack, arr, len(v))
             if elem == "float":
                 arr = (C.c_double * len(v))(*v)
                 keep.append(arr)
-                return c.dk_abi_push_doubles(stack, arr, len(v))
+                return c.dk_abi_stack_push_doubles(stack, arr, len(v))
             vals = C.create_string_buffer(max(len(v), 1) * c.dk_abi_value_size())
             keep.append(vals)
             for i, x in enumerate(v):
@@ -207,25 +207,25 @@ class Op:
                     c.dk_abi_value_set_none(vals, i)
                 else:
                     c.dk_abi_value_set_tensor(vals, i, C.addressof(x))
-            return c.dk_abi_push_list(stack, vals, len(v))
+            return c.dk_abi_stack_push_list(stack, vals, len(v))
         if t == "Tensor":
-            return c.dk_abi_push_tensor(stack, C.addressof(v))
+            return c.dk_abi_stack_push_tensor(stack, C.addressof(v))
         if t == "int":
-            return c.dk_abi_push_int(stack, v)
+            return c.dk_abi_stack_push_int(stack, v)
         if t == "float":
-            return c.dk_abi_push_double(stack, float(v))
+            return c.dk_abi_stack_push_double(stack, float(v))
         if t == "bool":
-            return c.dk_abi_push_bool(stack, 1 if v else 0)
+            return c.dk_abi_stack_push_bool(stack, 1 if v else 0)
         if t == "str":
             b = v.encode()
             keep.append(b)
-            return c.dk_abi_push_string(stack, b)
+            return c.dk_abi_stack_push_string(stack, b)
         raise TypeError("%s: no boxing for %s in this binding" % (self.name, t))
 
     def _pop(self, stack, t):
         c = self.lib.c
-        if t.endswith("?") and c.dk_abi_peek_tag(stack, 0) == 0:  # DK_VALUE_NONE
-            self.lib.check(c.dk_abi_pop_none(stack), self.name)
+        if t.endswith("?") and c.dk_abi_stack_peek_tag(stack, 0) == 0:  # DK_VALUE_NONE
+            self.lib.check(c.dk_abi_stack_pop_none(stack), self.name)
             return None
         t = t.rstrip("?") if not t.endswith("[]") else t
         n = C.c_size_t()
@@ -233,18 +233,18 @@ class Op:
             elem = t[:-2].rstrip("?")
             if elem in ("int", "SymInt", "float"):
                 p = C.POINTER(C.c_int64 if elem != "float" else C.c_double)()
-                pop = c.dk_abi_pop_ints if elem != "float" else c.dk_abi_pop_doubles
+                pop = c.dk_abi_stack_pop_ints if elem != "float" else c.dk_abi_stack_pop_doubles
                 self.lib.check(pop(stack, C.byref(p), C.byref(n)), self.name)
                 return [p[i] for i in range(n.value)]
             items = C.c_void_p()
-            self.lib.check(c.dk_abi_pop_list(stack, C.byref(items), C.byref(n)), self.name)
+            self.lib.check(c.dk_abi_stack_pop_list(stack, C.byref(items), C.byref(n)), self.name)
             return [Tensor.live.get(c.dk_abi_value_tensor(items, i)) for i in range(n.value)]
         if t == "Tensor":
             p = C.c_void_p()
-            self.lib.check(c.dk_abi_pop_tensor(stack, C.byref(p)), self.name)
+            self.lib.check(c.dk_abi_stack_pop_tensor(stack, C.byref(p)), self.name)
             return Tensor.live[p.value]
-        ctype, pop = {"int": (C.c_int64, c.dk_abi_pop_int), "float": (C.c_double, c.dk_abi_pop_double),
-                      "bool": (C.c_int, c.dk_abi_pop_bool), "str": (C.c_char_p, c.dk_abi_pop_string)}[t]
+        ctype, pop = {"int": (C.c_int64, c.dk_abi_stack_pop_int), "float": (C.c_double, c.dk_abi_stack_pop_double),
+                      "bool": (C.c_int, c.dk_abi_stack_pop_bool), "str": (C.c_char_p, c.dk_abi_stack_pop_string)}[t]
         out = ctype()
         self.lib.check(pop(stack, C.byref(out)), self.name)
         return out.value.decode() if t == "str" else bool(out.value) if t == "bool" else out.value
@@ -266,13 +266,13 @@ class Op:
         return out[0] if len(out) == 1 else tuple(out) if out else None
 
     def _run(self, call, args, kwargs):
-        keep, stack = [], self.lib.c.dk_abi_stack_new(len(self.args) + len(self.returns) + 1)
+        keep, stack = [], self.lib.c.dk_abi_stack_create(len(self.args) + len(self.returns) + 1)
         try:
             self._box(stack, args, kwargs, keep)
             self.lib.check(call(stack), self.name)
             return self._unbox(stack)
         finally:
-            self.lib.c.dk_abi_stack_free(stack)
+            self.lib.c.dk_abi_stack_destroy(stack)
 
     def __call__(self, *args, **kwargs):
         return self._run(lambda s: self.lib.c.dk_abi_call_boxed(self.h, s), args, kwargs)

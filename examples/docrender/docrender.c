@@ -108,7 +108,7 @@ int main(void) {
     doc report = { { 0 }, "report", 3 }, poster = { { 0 }, "poster", 1 }, notes = { { 0 }, "notes", 2 };
 
     printf("key space: %d backends, %d functionality keys, %d key values, %d runtime slots\n", DK_NUM_BACKENDS,
-           DK_NUM_FUNCTIONALITY_KEYS - 1, DK_NUM_KEYS, DK_NUM_RUNTIME_ENTRIES);
+           DK_NUM_FUNCTIONALITY_KEYS - 1, DK_NUM_KEYS, DK_NUM_SLOTS);
     printf("thread-local defaults: included %s, excluded %s (no layer is on by default)\n",
            dk_ks_is_empty(dk_tls_included()) ? "empty" : "not empty",
            dk_ks_is_empty(dk_tls_excluded()) ? "empty" : "not empty");
@@ -151,13 +151,13 @@ int main(void) {
     printf("    = %lld words\n", (long long)dk_stack_pop(&stack).as.i);
     dk_stack_push(&stack, dk_tensor(&report));
     dk_call_boxed(dk_op_lookup(r, "doc::word_count"), &stack);
-    printf("on the report (Vector): %s\n    %s\n", dk_status_str(dk_last_call_status()), dk_last_error());
+    printf("on the report (Vector): %s\n    %s\n", dk_status_message(dk_last_call_status()), dk_last_error());
 
     /* registrations this list cannot run are refused, and change nothing */
     s = dk_impl(r, "doc::render", DK_AllAccessible, dk_boxed(accessible, NULL), &h);
-    printf("a kernel at AllAccessible: %s\n    %s\n", dk_status_str(s), dk_last_error());
+    printf("a kernel at AllAccessible: %s\n    %s\n", dk_status_message(s), dk_last_error());
     s = dk_impl(r, "doc::render", DK_Accessibility, dk_boxed(accessible, NULL), &h);
-    printf("a kernel at Accessibility itself: %s\n    %s\n", dk_status_str(s), dk_last_error());
+    printf("a kernel at Accessibility itself: %s\n    %s\n", dk_status_message(s), dk_last_error());
 
     dk_registry_destroy(r);
     return 0;

@@ -61,13 +61,13 @@ static int same_values(const mt_tensor *a, const mt_tensor *b) {
     return a && b && mt_same_shape(a, b) && memcmp(a->data, b->data, (size_t)mt_numel(a) * sizeof(float)) == 0;
 }
 
-/* The picture of every dispatch table (dk_registry_dump_html), written to a file. */
+/* The picture of every dispatch table (dk_registry_html_to_string), written to a file. */
 static int write_html(const char *path) {
-    int n = dk_registry_dump_html(dk_registry_default(), NULL, 0);
+    int n = dk_registry_html_to_string(dk_registry_default(), NULL, 0);
     char *html = (char *)malloc((size_t)n + 1);
     FILE *f = fopen(path, "w");
     int ok = html && f;
-    if (ok) dk_registry_dump_html(dk_registry_default(), html, (size_t)n + 1);
+    if (ok) dk_registry_html_to_string(dk_registry_default(), html, (size_t)n + 1);
     if (ok) ok = fputs(html, f) >= 0;
     if (f && fclose(f) != 0) ok = 0;
     free(html);
@@ -89,14 +89,14 @@ static void dump_tables(char *buf, size_t size) {
     static const char *const names[] = { "mt::add", "mt::mul", "mt::sum", "mt::relu", "mt::matmul" };
     size_t i, len = 0;
     for (i = 0; i < sizeof names / sizeof names[0] && len < size; i++)
-        len += (size_t)dk_op_dump_computed_table(dk_op_lookup(dk_registry_default(), names[i]), buf + len, size - len);
+        len += (size_t)dk_op_computed_table_to_string(dk_op_lookup(dk_registry_default(), names[i]), buf + len, size - len);
 }
 
 /* add and relu on a PrivateUse1 tensor: what the plugin changes. */
 static void use_private_backend(mt_tensor *a) {
     mt_tensor *s = mt_add(a, a);
     if (s) mt_print("  add(a, a)", s);
-    else printf("  add(a, a) returned NULL; dk_last_call_status(): %s\n", dk_status_str(dk_last_call_status()));
+    else printf("  add(a, a) returned NULL; dk_last_call_status(): %s\n", dk_status_message(dk_last_call_status()));
     mt_print("  relu(a)", mt_relu(a));
 }
 

@@ -39,7 +39,7 @@ $(BUILD)/examples/minitensor/minitensor_plugin.so: $(MT_DIR)/plugin.c $(MT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(MT_CFLAGS) $(EXTRA) -fPIC -shared $(MT_DIR)/plugin.c -o $@
 
-# The picture of minitensor's dispatch tables (dk_registry_dump_html), and its
+# The picture of minitensor's dispatch tables (dk_registry_html_to_string), and its
 # screenshot for README when chromium is installed.
 docs/dispatch-table.html: examples
 	$(MT_OUT)/minitensor $(MT_OUT)/minitensor_plugin.so $@ > /dev/null

@@ -68,11 +68,11 @@ int main(int argc, char **argv) {
     x.v = 3;
     printf("scale on npu: %g\n", arr_scale_call(scale, x));   /* the plugin's kernel: 30 */
 
-    printf("unload: %s\n", dk_status_str(dk_library_unload(dlsym(so, "npu_plugin_version"))));
+    printf("unload: %s\n", dk_status_message(dk_library_unload(dlsym(so, "npu_plugin_version"))));
     dlclose(so);
     (void)dk_last_call_status();
     y = arr_scale_call(scale, x);
-    printf("scale on npu after unloading: %g, %s\n", y, dk_status_str(dk_last_call_status()));
+    printf("scale on npu after unloading: %g, %s\n", y, dk_status_message(dk_last_call_status()));
 
     __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
     pthread_join(t, NULL);

@@ -82,7 +82,7 @@ static void test_hashes(void) {
 static void test_keysets(void) {
     char text[1024];
     int slot, i, bad_round_trip = 0;
-    for (slot = 0; slot < DK_NUM_RUNTIME_ENTRIES; slot++) {
+    for (slot = 0; slot < DK_NUM_SLOTS; slot++) {
         dk_key k = dk_slot_key(slot);
         dk_key back;
         dk_keyset ks = dk_ks_from_key(k);
@@ -145,7 +145,7 @@ static void test_registry(void) {
     s = dk_last_call_status();
     CHECK(s == DK_ERR_NO_KERNEL && y == 0.0f);
     CHECK(strstr(dk_last_error(), "Could not run 'my::neg' with arguments from the 'CUDA' backend") != NULL);
-    printf("call CUDA: %s\n", dk_status_str(s));
+    printf("call CUDA: %s\n", dk_status_message(s));
     printf("%s\n", dk_last_error());
 
     CHECK(dk_impl(r, "my::neg", DK_Autograd, dk_unboxed(DK_FN(neg_autograd), NULL), &ag) == DK_OK);
@@ -154,10 +154,10 @@ static void test_registry(void) {
     CHECK(dk_last_call_status() == DK_OK && y == 8.0f);
     printf("call CPU+AutogradCPU: %g\n", (double)y);
 
-    CHECK(dk_op_dump_computed_table(op, text, sizeof text) < (int)sizeof text);
+    CHECK(dk_op_computed_table_to_string(op, text, sizeof text) < (int)sizeof text);
     printf("computed table:\n%s", text);
     CHECK(strstr(text, "CPU: fn ") != NULL || strstr(text, "CPU:") != NULL);
-    CHECK(dk_op_dump_state(op, text, sizeof text) < (int)sizeof text);
+    CHECK(dk_op_state_to_string(op, text, sizeof text) < (int)sizeof text);
     printf("state:\n%s", text);
     CHECK(dk_deregister(ag) == DK_OK);
     CHECK(dk_deregister(cpu) == DK_OK);
@@ -301,7 +301,7 @@ static void test_stress(void) {
     if (live) CHECK(dk_deregister(live) == DK_OK);
     CHECK(dk_deregister(def) == DK_OK);
     CHECK(dk_registry_reclaim(r) == DK_OK);
-    dk_registry_get_stats(r, &st);
+    dk_registry_read_stats(r, &st);
     fprintf(stderr, "stress: %ld calls; kernel 1 ran %ld times, kernel 2 %ld times, clean error %ld times\n",
             calls_made, outcome[1], outcome[2], outcome[0]);
     printf("stress: %d registrations and deregistrations racing calls (at least %d), %ld wrong outcomes, "
@@ -453,7 +453,7 @@ static void test_library_explicit(void) {
     v = plug_add_call(op, a);
     s = dk_last_call_status();
     CHECK(s == DK_OK && v == 42);
-    printf("library block run explicitly: explicit::twice(21) = %d (%s)\n", v, dk_status_str(s));
+    printf("library block run explicitly: explicit::twice(21) = %d (%s)\n", v, dk_status_message(s));
     CHECK(dk_library_close(lib) == DK_OK);
     CHECK(dk_registry_reclaim(r) == DK_OK);
     CHECK(dk_op_lookup(r, "explicit::twice") == NULL);
@@ -516,11 +516,11 @@ static void test_plugin(const char *path) {
 #endif
         CHECK(dk_registry_reclaim(r) == DK_OK);
         if (i == 0) {
-            dk_registry_get_stats(r, &st);
+            dk_registry_read_stats(r, &st);
             live_after_first = st.live_bytes;
         }
     }
-    dk_registry_get_stats(r, &st);
+    dk_registry_read_stats(r, &st);
     CHECK(loaded == PLUGIN_LOADS);
     CHECK(ran == PLUGIN_LOADS);
     CHECK(clean_after_unload == PLUGIN_LOADS);

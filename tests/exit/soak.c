@@ -199,7 +199,7 @@ static void *reader(void *arg) {
         dk_call_exit();
         bad += CHECK(8, t != 0 && t != tag_mask(DK_TAG_core) && t != tag_mask(DK_TAG_pointwise));
         if (n % 16 == 0) {   /* a dump (it takes the registry's lock) */
-            bad += CHECK(9, dk_op_dump_state(op_main, text, sizeof text) <= 0 || strstr(text, "soak::op") == NULL);
+            bad += CHECK(9, dk_op_state_to_string(op_main, text, sizeof text) <= 0 || strstr(text, "soak::op") == NULL);
             ADD(&dumped, 1);
         }
         n += 8;
@@ -249,7 +249,7 @@ int main(void) {
         total += reader_ops[i];
     }
     if (dk_registry_reclaim(reg) != DK_OK) return 2;
-    dk_registry_get_stats(reg, &st);
+    dk_registry_read_stats(reg, &st);
     for (i = 0; i < 16; i++) if (LOAD(&wrong_at[i])) fprintf(stderr, "wrong at check %d: %ld\n", i, LOAD(&wrong_at[i]));
     printf("soak (%s): %d writer steps beside %d readers: %ld reader operations (%ld explanations printed, %ld dumps, "
            "%ld library calls), %ld wrong results; registry bytes %lu at the start, peak %lu, %lu at the end "

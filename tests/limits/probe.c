@@ -27,7 +27,7 @@ static void kernel(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_s
 }
 
 int main(void) {
-    static int slot_seen[DK_NUM_RUNTIME_ENTRIES];
+    static int slot_seen[DK_NUM_SLOTS];
     char buf[4096];
     int k, runtime = 0, highest = 0, s;
     for (k = 0; k < DK_NUM_KEYS; k++) {
@@ -38,7 +38,7 @@ int main(void) {
         runtime++;
         if (dk_key_backend(key) != DK_InvalidBit)
             CHECK(dk_key_runtime(dk_key_functionality(key), dk_key_backend(key)) == key);
-        CHECK(dk_key_slot(key) >= 0 && dk_key_slot(key) < DK_NUM_RUNTIME_ENTRIES);
+        CHECK(dk_key_slot(key) >= 0 && dk_key_slot(key) < DK_NUM_SLOTS);
         slot_seen[dk_key_slot(key)]++;
         CHECK(dk_slot_key(dk_key_slot(key)) == key);
         if (key != DK_Undefined) {
@@ -47,8 +47,8 @@ int main(void) {
             highest = k;
         }
     }
-    CHECK(runtime == DK_NUM_RUNTIME_ENTRIES);
-    for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) CHECK(slot_seen[s] == 1);
+    CHECK(runtime == DK_NUM_SLOTS);
+    for (s = 0; s < DK_NUM_SLOTS; s++) CHECK(slot_seen[s] == 1);
     CHECK(dk_ks_to_string(DK_KS_FULL, buf, sizeof buf) > 0);
     {   /* every slot's reason (4 bits) round-trips, in the rows' spare bytes
            and, past them (1 backend, 64 slots), in the table's own bytes */
@@ -56,8 +56,8 @@ int main(void) {
         int b, v;
         memset(&t, 0x5A, sizeof t);
         for (v = 0; v < 16; v++) {
-            for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) dk__reason_set(&t, s, (dk_source_detail)((s * 7 + v) & 15));
-            for (s = 0; s < DK_NUM_RUNTIME_ENTRIES; s++) CHECK(dk__reason_at(&t, s) == ((s * 7 + v) & 15));
+            for (s = 0; s < DK_NUM_SLOTS; s++) dk__reason_set(&t, s, (dk_source_detail)((s * 7 + v) & 15));
+            for (s = 0; s < DK_NUM_SLOTS; s++) CHECK(dk__reason_at(&t, s) == ((s * 7 + v) & 15));
         }
         for (b = 0; b < DK_NUM_BACKENDS; b++) CHECK(t.rows[b].nonfallthrough == 0x5A5A5A5A5A5A5A5Aull);
     }
@@ -82,6 +82,6 @@ int main(void) {
     }
     printf("%s: %d backends, %d functionality keys (%d per backend), %d keys, %d runtime slots, highest key %s\n",
            failures ? "FAIL" : "ok", DK_NUM_BACKENDS, DK_NUM_FUNCTIONALITY_KEYS - 1,
-           DK_NUM_PER_BACKEND_FUNCTIONALITIES, DK_NUM_KEYS, DK_NUM_RUNTIME_ENTRIES, dk_key_name((dk_key)highest));
+           DK_NUM_PER_BACKEND_FUNCTIONALITIES, DK_NUM_KEYS, DK_NUM_SLOTS, dk_key_name((dk_key)highest));
     return failures != 0;
 }

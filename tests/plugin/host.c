@@ -111,13 +111,13 @@ int main(int argc, char **argv) {
         CHECK(call_once() == 0);
         CHECK(dk_registry_reclaim(r) == DK_OK); /* the main thread's quiescent point */
         if (i == 0) {
-            dk_registry_get_stats(r, &st);
+            dk_registry_read_stats(r, &st);
             live_after_first = st.live_bytes;
         }
     }
     __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
     pthread_join(t, NULL);
-    dk_registry_get_stats(r, &st);
+    dk_registry_read_stats(r, &st);
     printf("%s: %d loads and unloads; the caller thread ran the plugin's kernel %ld times and got the clean error %ld "
            "times, %ld other outcomes; registry: %lu live bytes, %lu waiting for a reclaim\n",
 #ifdef DK_CALL_EPOCHS
@@ -130,7 +130,7 @@ int main(int argc, char **argv) {
     CHECK(st.retired_bytes == 0);                      /* every unload freed what it removed */
     CHECK(st.live_bytes <= 2 * live_after_first);
     CHECK(dk_registry_reclaim(r) == DK_OK);            /* no call runs now: a quiescent point */
-    dk_registry_get_stats(r, &st);
+    dk_registry_read_stats(r, &st);
     CHECK(st.retired_bytes == 0);
     return 0;
 }

@@ -13,7 +13,7 @@ status = lib.dk_abi_registry_create(None, None, ctypes.byref(reg))   # the C ABI
 assert status == 0, status
 lib.dk_abi_registry_destroy(reg)
 lib.dk_config_signature.restype = ctypes.c_char_p
-lib.dk_status_str.restype = ctypes.c_char_p
+lib.dk_status_message.restype = ctypes.c_char_p
 lib.dk_last_error.restype = ctypes.c_char_p
 sig = lib.dk_config_signature()
 buf = ctypes.create_string_buffer(sig)  # one buffer, reused below
@@ -24,7 +24,7 @@ lib.dk_registry_destroy(reg)
 buf.value = sig.replace(b"reclamation quiescent reclaim", b"reclamation call epochs")
 assert buf.value != sig
 status = lib.dk__registry_create(None, ctypes.byref(reg), buf)
-assert b"configuration" in lib.dk_status_str(status), lib.dk_status_str(status)
+assert b"configuration" in lib.dk_status_message(status), lib.dk_status_message(status)
 assert b"caller 'reclamation call epochs'" in lib.dk_last_error(), lib.dk_last_error()
 print("ctypes loaded the implementation (version %d), made a registry, and was refused one with a wrong "
       "signature in the same buffer" % lib.dk_version_number())
