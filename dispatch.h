@@ -932,26 +932,33 @@ DK_STATIC_ASSERT(DK_NUM_SLOTS < 65536, "slot offsets are 16 bits wide");
 
 /* --- Types ---------------------------------------------------------------- */
 
-/* Role flags of functionality rows (Note [Roles], in >>roles). */
+/* Role flags of functionality rows (Note [Roles], in >>roles), from one
+   list: enum dk_role is made from it, and the DK_R_* macros of the
+   configuration hash (>>hash) are checked against it there. */
+#define DK__FORALL_ROLES(X)                                                                      \
+    X(BACKEND,         0) /* backend key: CompositeExplicitAutograd covers it */                 \
+    X(OTHER_BACKEND,   1) /* backend whose autograd layer is AutogradOther */                    \
+    X(BACKEND_FN,      2) /* backend functionality (highestPriorityBackendTypeId) */             \
+    X(SPARSE,          3) /* outside CompositeExplicitAutogradNonFunctional */                   \
+    X(AUTOGRAD,        4) /* autograd layer */                                                   \
+    X(MATH,            5) /* CompositeImplicitAutograd covers it (besides backends, autograd) */ \
+    X(NESTED,          6) /* CompositeImplicitAutogradNestedTensor covers it */                  \
+    X(AUTOCAST,        7) /* autocast layer: excluded by default */                              \
+    X(INCLUDED,        8) /* included by default in thread-local state */                        \
+    X(PYTHON,          9) /* python layer */                                                     \
+    X(FUNCTORCH,      10) /* functorch transform */                                              \
+    X(BATCHED,        11) /* FuncTorchBatchedDecomposition covers it */                          \
+    X(AUTOGRAD_OTHER, 12) /* the autograd key of backends without their own */                   \
+    X(INPLACE_VIEW,   13) /* ADInplaceOrView */                                                  \
+    X(FUNCTIONALIZE,  14) /* Functionalize */                                                    \
+    X(ALWAYS_AFTER,   15) /* kept in every "after X" keyset (PythonDispatcher) */                \
+    X(SPARSE_CSR,     16) /* sparse compressed layouts (c10 sparse_csr_ks) */                    \
+    X(MKLDNN,         17) /* MKL-DNN tensors (c10 mkldnn_ks) */
 enum dk_role {
-    DK_R_BACKEND        = 1 << 0,  /* backend key: CompositeExplicitAutograd covers it */
-    DK_R_OTHER_BACKEND  = 1 << 1,  /* backend whose autograd layer is AutogradOther */
-    DK_R_BACKEND_FN     = 1 << 2,  /* backend functionality (highestPriorityBackendTypeId) */
-    DK_R_SPARSE         = 1 << 3,  /* outside CompositeExplicitAutogradNonFunctional */
-    DK_R_AUTOGRAD       = 1 << 4,  /* autograd layer */
-    DK_R_MATH           = 1 << 5,  /* CompositeImplicitAutograd covers it (besides backends, autograd) */
-    DK_R_NESTED         = 1 << 6,  /* CompositeImplicitAutogradNestedTensor covers it */
-    DK_R_AUTOCAST       = 1 << 7,  /* autocast layer: excluded by default */
-    DK_R_INCLUDED       = 1 << 8,  /* included by default in thread-local state */
-    DK_R_PYTHON         = 1 << 9,  /* python layer */
-    DK_R_FUNCTORCH      = 1 << 10, /* functorch transform */
-    DK_R_BATCHED        = 1 << 11, /* FuncTorchBatchedDecomposition covers it */
-    DK_R_AUTOGRAD_OTHER = 1 << 12, /* the autograd key of backends without their own */
-    DK_R_INPLACE_VIEW   = 1 << 13, /* ADInplaceOrView */
-    DK_R_FUNCTIONALIZE  = 1 << 14, /* Functionalize */
-    DK_R_ALWAYS_AFTER   = 1 << 15, /* kept in every "after X" keyset (PythonDispatcher) */
-    DK_R_SPARSE_CSR     = 1 << 16, /* sparse compressed layouts (c10 sparse_csr_ks) */
-    DK_R_MKLDNN         = 1 << 17  /* MKL-DNN tensors (c10 mkldnn_ks) */
+#define DK__ROLE_ENUMERATOR(name, bit) DK_R_##name = 1 << (bit),
+    DK__FORALL_ROLES(DK__ROLE_ENUMERATOR)
+#undef DK__ROLE_ENUMERATOR
+    DK__ROLE_END /* not a role */
 };
 
 /* A set of dispatch keys: backend bits low, functionality bits above. */
@@ -3453,8 +3460,8 @@ DK_INLINE dk_key dk_backend_autograd_key(dk_backend b) {
    not numbers to it: two lists that differ only in names (or in a
    backend's AutocastKey, or an alias's keyset) link, and are told apart
    by the signature at the first registration. The role flags are macros
-   here only while the hash is computed, with enum dk_role's values (a role
-   missing here would count as 0). With a preset (no lists of the
+   here only while the hash is computed, with enum dk_role's values (checked
+   against DK__FORALL_ROLES right after them: a role missing would count as 0). With a preset (no lists of the
    program's own) the rows are those of DK_C10_VERSION in this version of
    the header, so the hash reads DK_VERSION_NUMBER and DK_C10_VERSION instead
    of the rows: each #if below expands the three lists otherwise, which cost
@@ -3509,7 +3516,11 @@ DK_INLINE dk_key dk_backend_autograd_key(dk_backend b) {
 #define DK_R_SPARSE_CSR (1u << 16)
 
 #define DK_R_MKLDNN (1u << 17)
-
+#define DK__ROLE_MACRO_DIFFERS(name, bit) (DK_R_##name + 0 != (1u << (bit))) ||
+#if DK__FORALL_ROLES(DK__ROLE_MACRO_DIFFERS) 0
+#error "a DK_R_* macro of the configuration hash is not the value DK__FORALL_ROLES gives enum dk_role"
+#endif
+#undef DK__ROLE_MACRO_DIFFERS
 /* Unsigned arithmetic, no shift by 32 or more and no division: #if
    computes in 64 bits (C99) or in unsigned int (tcc), and the low 32 bits
    are the same either way, so the hash is masked once, at the end. A row
