@@ -2523,9 +2523,10 @@ DK_INLINE uint64_t dk_schema_dispatch_args(const dk_schema *s);
 
 DK_API int dk_version_number(void);
 
+/* A status's description ("out of memory", ...); NULL out of range. */
 DK_API const char *dk_status_message(dk_status s);
 
-/* "KERNEL_OVERRIDDEN", ...; "UNKNOWN" out of range. */
+/* "KERNEL_OVERRIDDEN", ...; NULL out of range, as every name function. */
 DK_API const char *dk_log_item_name(dk_log_item item);
 
 /* The default logger: "Warning: <message>" (c10's words for an override),
@@ -5240,7 +5241,7 @@ DK_API const char *dk_status_message(dk_status s) {
 #define DK__STATUS_TEXT(name, text) text,
     static const char *const texts[] = { DK_FORALL_STATUS(DK__STATUS_TEXT) };
 #undef DK__STATUS_TEXT
-    return (unsigned)s < (unsigned)DK__STATUS_END ? texts[s] : "unknown status";
+    return (unsigned)s < (unsigned)DK__STATUS_END ? texts[s] : NULL;
 }
 
 DK_API const char *dk_last_error(void) {
@@ -5256,7 +5257,7 @@ DK_API const char *dk_log_item_name(dk_log_item item) {
         DK_FORALL_LOG_ITEMS(DK__LOG_ITEM_NAME)
 #undef DK__LOG_ITEM_NAME
     };
-    return (unsigned)item < (unsigned)DK__LOG_ITEM_END ? names[item] : "UNKNOWN";
+    return (unsigned)item < (unsigned)DK__LOG_ITEM_END ? names[item] : NULL;
 }
 
 DK_API void dk_log_stderr(dk_log_level level, dk_log_item item, const char *message, void *user_data) {
@@ -6031,7 +6032,8 @@ DK_API dk_status dk_timeline_save(const char *path) {
                     e->flags & 1 ? 1 : 0, e->flags & DK__TRACE_BOXED ? 1 : 0, e->flags & DK__TL_BOXED_KERNEL ? 1 : 0,
                     e->flags & DK__TL_FALLBACK ? 1 : 0);
             if (e->flags & DK__TL_FAILED)
-                fprintf(f, ", \"failed\": 1, \"status\": \"%s\"", dk_status_message((dk_status)e->status));
+                fprintf(f, ", \"failed\": 1, \"status\": \"%s\"",
+                        dk_status_message((dk_status)e->status) ? dk_status_message((dk_status)e->status) : "?");
             if (open) fputs(", \"open\": 1", f);
             fputs("}}", f);
         }
