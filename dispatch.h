@@ -1,4 +1,4 @@
-/* dispatch.h - v0.1.0 - PyTorch's c10 dispatcher for C99, in one header.
+/* dispatch.h - v1.0.0 - PyTorch's c10 dispatcher for C99, in one header.
 
    LICENSE: MIT, see the end of this file.
 
@@ -416,11 +416,11 @@
 #ifndef DISPATCH_H
 #define DISPATCH_H
 
-#define DK_VERSION_MAJOR 0
-#define DK_VERSION_MINOR 1
+#define DK_VERSION_MAJOR 1
+#define DK_VERSION_MINOR 0
 #define DK_VERSION_PATCH 0
 #define DK_VERSION_NUMBER (DK_VERSION_MAJOR * 10000 + DK_VERSION_MINOR * 100 + DK_VERSION_PATCH)
-#define DK_VERSION_STRING "0.1.0"
+#define DK_VERSION_STRING "1.0.0"
 
 #include <stddef.h>
 #include <stdint.h>
