@@ -14,6 +14,8 @@ dk_rename_backend's old registry argument (dk_rename_backend(r, b, "x") ->
 dk_backend_rename(b, "x")) and renames dk_op_table's field reasons
 (->reasons, .reasons) to source_details.
 
+A name a program builds from pieces is no whole word and stays: look for
+"dk_abi_push_" + kind, "dk_abi_pop_" + ... (a ctypes binding) by hand.
 What a rename cannot do is left to the compiler, which points at it: the
 changed calls are listed in CHANGELOG.md's 1.0.0 section (dk_def_with_adapters
 is gone: dk_def_with with dk_def_options.adapters; dk_def_at takes a

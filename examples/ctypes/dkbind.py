@@ -81,8 +81,8 @@ class Library:
         sig("dk_abi_stack_size", Z, P)
         sig("dk_abi_stack_clear", None, P)
         for name, t in (("none", None), ("bool", I), ("int", C.c_int64), ("double", D), ("string", B), ("tensor", P)):
-            sig("dk_abi_push_" + name, I, P, *([t] if t else []))
-            sig("dk_abi_pop_" + name, I, P, *([C.POINTER(t if t is not B else C.c_char_p)] if t else []))
+            sig("dk_abi_stack_push_" + name, I, P, *([t] if t else []))
+            sig("dk_abi_stack_pop_" + name, I, P, *([C.POINTER(t if t is not B else C.c_char_p)] if t else []))
         sig("dk_abi_stack_push_ints", I, P, P, Z)
         sig("dk_abi_stack_push_doubles", I, P, P, Z)
         sig("dk_abi_stack_push_list", I, P, P, Z)
