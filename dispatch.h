@@ -986,7 +986,7 @@ typedef struct dk_offset_mask { uint16_t offset; uint16_t mask; } dk_offset_mask
     X(ERR_WRONG_BLOCK,   "not allowed in this kind of library block")           \
     X(ERR_NAMESPACE_MISMATCH, "the name's namespace is not the block's")        \
     X(ERR_KEY_MISMATCH,  "the key is not the block's")                          \
-    X(ERR_NOT_FOUND,     "what was asked for does not exist (an operator, def, default, block)") \
+    X(ERR_NOT_FOUND,     "what was asked for does not exist")                   \
     X(ERR_NO_KERNEL,     "no kernel for this call")                             \
     X(ERR_FALLTHROUGH_CALLED, "a fallthrough kernel was executed")              \
     X(ERR_AMBIGUOUS_AUTOGRAD_OTHER, "the AutogradOther slot is ambiguous")      \
