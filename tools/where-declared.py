@@ -11,10 +11,20 @@ import re, sys
 src = open(sys.argv[1] if len(sys.argv) > 1 else 'dispatch.h').read().split('\n')
 end = next(i for i, l in enumerate(src) if l.startswith('*/'))
 tag, where = None, {}
+# Enumerators an X-macro list generates (enum dk_role from DK__FORALL_ROLES):
+# each row X(NAME, ...) declares prefix + NAME where the list is.
+generated = {'DK__FORALL_ROLES': 'DK_R_'}
+in_list = None
 for i, l in enumerate(src[end + 1:], end + 1):
     m = re.match(r'/\* (>>[a-z-]+)', l)
     if m: tag = m.group(1)
     if tag is None: continue
+    m = re.match(r'#define (DK__FORALL_[A-Z_]+)\(X\)', l)
+    if m: in_list = generated.get(m.group(1))
+    if in_list:
+        for m in re.finditer(r'\bX\(([A-Z][A-Z0-9_]*)\s*,', l):
+            where.setdefault(in_list + m.group(1), tag)
+        if not l.rstrip().endswith('\\'): in_list = None
     for m in re.finditer(r'#define ([A-Za-z_][A-Za-z0-9_]*)', l):
         where.setdefault(m.group(1), tag)
     if re.match(r'\s*(DK_API|DK_INLINE)\b', l):
