@@ -1722,7 +1722,6 @@ DK_INLINE dk_offset_mask dk_key_offset_and_mask(dk_key f);
 DK_INLINE int dk_key_has_role(dk_key f, int role);
 
 DK_INLINE int dk_key_is_alias(dk_key k);
-
 DK_INLINE dk_key dk_key_functionality(dk_key k);
 
 /* The backend component of a per-backend runtime key (c10 toBackendComponent);
@@ -1751,11 +1750,8 @@ DK_INLINE dk_keyset dk_ks_from_backend(dk_backend b);
 DK_INLINE dk_keyset dk_ks_from_key(dk_key k);
 
 DK_INLINE dk_keyset dk_ks_or(dk_keyset a, dk_keyset b);
-
 DK_INLINE dk_keyset dk_ks_and(dk_keyset a, dk_keyset b);
-
 DK_INLINE int dk_ks_equal(dk_keyset a, dk_keyset b);
-
 DK_INLINE int dk_ks_is_empty(dk_keyset a);
 
 /* c10's operator-: removes b's functionality bits; a's backend bits stay. */
@@ -1767,18 +1763,14 @@ DK_INLINE dk_keyset dk_ks_add(dk_keyset a, dk_key k);
 DK_INLINE dk_keyset dk_ks_remove(dk_keyset a, dk_key k);
 
 DK_INLINE dk_keyset dk_ks_remove_backend(dk_keyset a, dk_backend b);
-
 DK_INLINE int dk_ks_has_all(dk_keyset a, dk_keyset b);
-
 DK_INLINE int dk_ks_has_any(dk_keyset a, dk_keyset b);
 
 /* Every bit of k present. False for Undefined and alias keys (no bits). */
 DK_INLINE int dk_ks_has(dk_keyset a, dk_key k);
 
 DK_INLINE dk_key dk_ks_highest_functionality(dk_keyset a);
-
 DK_INLINE dk_backend dk_ks_highest_backend(dk_keyset a);
-
 DK_INLINE int dk_ks_backend_index(dk_keyset a);
 
 /* c10 highestPriorityTypeId: the key a call with this keyset dispatches to. */
@@ -1793,7 +1785,6 @@ DK_INLINE int dk_ks_slot(dk_keyset a);
 DK_INLINE int dk_key_slot(dk_key k);
 
 DK_INLINE dk_key dk_ks_first(dk_keyset a);
-
 DK_INLINE dk_key dk_ks_next(dk_keyset a, dk_key k);
 
 #define DK_KS_FOREACH(k, ks) for ((k) = dk_ks_first(ks); (k) != DK_Undefined; (k) = dk_ks_next((ks), (k)))
@@ -1910,7 +1901,6 @@ DK_API dk_status dk_registry_default_configure(const dk_registry_desc *desc);
 DK_API dk_status dk_registry_set_hooks(dk_registry *r, const dk_registry_desc *desc);
 
 DK_API void dk_registry_read_stats(dk_registry *r, dk_registry_stats *out);
-
 DK_API dk_status dk_registry_add_listener(dk_registry *r, dk_op_listener on_registered, dk_op_listener on_deregistered,
                                  void *user_data, dk_registration **out);
 
@@ -1952,11 +1942,8 @@ DK_API const char *dk_alias_analysis_name(dk_alias_analysis k);
 DK_API dk_status dk_tag_parse(const char *name, dk_tag *out);
 
 DK_API dk_status dk_alias_analysis_parse(const char *name, dk_alias_analysis *out);
-
 DK_INLINE dk_kernel_desc dk_unboxed(dk_fn fn, void *user_data);
-
 DK_INLINE dk_kernel_desc dk_boxed(dk_boxed_fn fn, void *user_data);
-
 DK_INLINE dk_kernel_desc dk_fallthrough(void);
 
 /* The same description with the kernel's function name and C type. */
@@ -2025,11 +2012,8 @@ DK_API dk_kernel_desc dk_autograd_not_implemented(const dk_autograd_ni_desc *des
 /* --- Calling: typed calls, redispatch, thread-local keysets and guards ---- */
 
 DK_INLINE dk_keyset dk_tls_included(void);
-
 DK_INLINE dk_keyset dk_tls_excluded(void);
-
 DK_INLINE void dk_tls_set_included(dk_keyset ks);
-
 DK_INLINE void dk_tls_set_excluded(dk_keyset ks);
 
 /* This thread's state is c10's defaults (never changed, or every guard
@@ -2038,7 +2022,6 @@ DK_INLINE void dk_tls_set_excluded(dk_keyset ks);
 DK_API int dk_tls_is_default(void);
 
 DK_INLINE int dk_tls_is_included(dk_key k);
-
 DK_INLINE int dk_tls_is_excluded(dk_key k);
 
 /* c10 IncludeDispatchKeyGuard / ExcludeDispatchKeyGuard. */
@@ -2050,11 +2033,8 @@ DK_INLINE dk_guard dk_guard_exclude(dk_keyset ks);
 DK_INLINE dk_guard dk_guard_force(dk_keyset included, dk_keyset excluded);
 
 DK_INLINE void dk_guard_pop(dk_guard g);
-
 DK_INLINE dk_guard dk_guard_below_autograd(void);
-
 DK_INLINE dk_guard dk_guard_below_inplace_view(void);
-
 DK_INLINE dk_guard dk_guard_skip_functionalize(void);
 
 /* The public primitives: as above, and they report to the trace hook. */
@@ -2130,23 +2110,14 @@ DK_INLINE dk_value dk_stack_pop(dk_stack *s);
 DK_INLINE dk_value *dk_stack_peek(dk_stack *s, size_t depth);
 
 DK_INLINE dk_value dk_none(void);
-
 DK_INLINE dk_value dk_bool(int b);
-
 DK_INLINE dk_value dk_int(int64_t i);
-
 DK_INLINE dk_value dk_double(double d);
-
 DK_INLINE dk_value dk_string(const char *s);
-
 DK_INLINE dk_value dk_tensor(void *t);
-
 DK_INLINE dk_value dk_list(const dk_value *items, size_t n);
-
 DK_INLINE dk_value dk_ints(dk_int_list l);
-
 DK_INLINE dk_value dk_doubles(dk_double_list l);
-
 DK_INLINE dk_value dk_object(void *p);
 
 /* A complex value: re + im j (v.as.c). */
@@ -2185,7 +2156,6 @@ DK_INLINE dk_value dk_complex_double(double re, double im);
 DK_API dk_keyset dk_stack_dispatch_keyset(const dk_operator *op, const dk_stack *stack);
 
 DK_API void dk_call_boxed(const dk_operator *op, dk_stack *stack);
-
 DK_API void dk_redispatch_boxed(const dk_operator *op, dk_keyset ks, dk_stack *stack);
 
 /* Pushes the defaults of the arguments after the stack's values (the stack
@@ -2287,7 +2257,6 @@ DK_API dk_status dk_thread_quiescent(void);
 DK_API unsigned dk_thread_id(void);
 
 DK_INLINE void dk_call_enter(void);
-
 DK_INLINE void dk_call_exit(void);
 
 /* --- Plugins: library blocks that load and unload ------------------------- */
@@ -2303,7 +2272,6 @@ DK_API dk_status dk_library_close(dk_library *lib);
 DK_API dk_status dk_library_def(dk_library *lib, const char *schema);
 
 DK_API dk_status dk_library_def_with(dk_library *lib, const char *schema, const dk_def_options *opts);
-
 DK_API dk_status dk_library_impl(dk_library *lib, const char *name, dk_key key, dk_kernel_desc kernel);
 
 /* dk_library_impl recording the given file:line instead of the block's
@@ -2383,7 +2351,6 @@ DK_INLINE const struct dk_schema *dk_op_function_schema(const dk_operator *op);
 DK_API uint64_t dk_op_tags(const dk_operator *op);
 
 DK_API int dk_op_has_tag(const dk_operator *op, dk_tag t);
-
 DK_API dk_alias_analysis dk_op_alias_analysis(const dk_operator *op);
 
 /* A kernel registered directly at key k (c10 hasKernelForDispatchKey). */
@@ -2440,7 +2407,6 @@ DK_API void dk_trace_set(dk_trace_fn fn, void *user_data);
 DK_API const dk_stack *dk_trace_stack(void);
 
 DK_INLINE unsigned dk_trace_begin(const dk_operator *op, dk_keyset ks, const dk_kernel *k, int is_redispatch);
-
 DK_INLINE void dk_trace_end(unsigned token);
 
 /* A timeline of dispatches, written as Chrome trace event JSON (the format
@@ -2480,7 +2446,6 @@ DK_INLINE void dk_trace_end(unsigned token);
 DK_API dk_status dk_timeline_start(size_t events_per_thread);
 
 DK_API void dk_timeline_stop(void);
-
 DK_API dk_status dk_timeline_save(const char *path);
 
 /* dk_op_schema (declared with dk_op_function_schema): its def's parsed text. */
@@ -2650,7 +2615,6 @@ DK_API dk_status dk_abi_registry_create_with(uint64_t (*keyset_of)(const void *t
                                              dk_registry **out);
 
 DK_API dk_status dk_abi_registry_destroy(dk_registry *r);
-
 DK_API dk_status dk_abi_op_lookup(dk_registry *r, const char *name, const dk_operator **out);
 
 /* registration, as dk_def / dk_impl / dk_fallback; kernel: a buffer filled
@@ -2662,19 +2626,12 @@ DK_API dk_status dk_abi_op_lookup(dk_registry *r, const char *name, const dk_ope
 DK_API size_t dk_abi_kernel_desc_size(void);
 
 DK_API void dk_abi_boxed(void *kernel, dk_boxed_fn fn, void *user_data);
-
 DK_API void dk_abi_unboxed(void *kernel, dk_fn fn, void *user_data);
-
 DK_API void dk_abi_fallthrough(void *kernel);
-
 DK_API void dk_abi_kernel_named(void *kernel, const char *name);
-
 DK_API dk_status dk_abi_def(dk_registry *r, const char *schema, dk_registration **out);
-
 DK_API dk_status dk_abi_impl(dk_registry *r, const char *op_name, int key, const void *kernel, dk_registration **out);
-
 DK_API dk_status dk_abi_fallback(dk_registry *r, int key, const void *kernel, dk_registration **out);
-
 DK_API dk_status dk_abi_def_at(dk_registry *r, const char *schema, const char *site, int line,
                                dk_registration **out);
 
@@ -2719,28 +2676,19 @@ DK_API const char *dk_abi_op_name(const dk_operator *op);
 DK_API int dk_abi_op_schema(const dk_operator *op, char *buf, size_t size);
 
 DK_API int dk_abi_op_num_arguments(const dk_operator *op);
-
 DK_API int dk_abi_op_num_returns(const dk_operator *op);
-
 DK_API int dk_abi_op_argument_name(const dk_operator *op, int i, char *buf, size_t size);
-
 DK_API int dk_abi_op_argument_type(const dk_operator *op, int i, char *buf, size_t size);
-
 DK_API int dk_abi_op_argument_default(const dk_operator *op, int i, char *buf, size_t size);
-
 DK_API int dk_abi_op_argument_kwarg_only(const dk_operator *op, int i);
-
 DK_API int dk_abi_op_return_name(const dk_operator *op, int i, char *buf, size_t size);
-
 DK_API int dk_abi_op_return_type(const dk_operator *op, int i, char *buf, size_t size);
 
 /* the key space */
 DK_API int dk_abi_num_backends(void);
 
 DK_API int dk_abi_num_functionality_keys(void);
-
 DK_API int dk_abi_num_keys(void);
-
 DK_API int dk_abi_num_slots(void);
 
 /* Names and numbers of what C has as enums and macros. Statuses and value
@@ -2752,50 +2700,30 @@ DK_API int dk_abi_num_slots(void);
 DK_API int dk_abi_num_statuses(void);
 
 DK_API const char *dk_abi_status_name(int status);
-
 DK_API int dk_abi_num_value_tags(void);
-
 DK_API const char *dk_abi_value_tag_name(int tag);
-
 DK_API int dk_abi_num_named_keysets(void);
-
 DK_API const char *dk_abi_ks_named_name(int i);
-
 DK_API dk_status dk_abi_ks_named(const char *name, uint64_t *out);
 
 /* keyset algebra (the dk_ks_* functions above) */
 DK_API uint64_t dk_abi_ks_from_key(int key);
 
 DK_API uint64_t dk_abi_ks_from_backend(int backend);
-
 DK_API uint64_t dk_abi_ks_or(uint64_t a, uint64_t b);
-
 DK_API uint64_t dk_abi_ks_and(uint64_t a, uint64_t b);
-
 DK_API uint64_t dk_abi_ks_minus(uint64_t a, uint64_t b);
-
 DK_API uint64_t dk_abi_ks_add(uint64_t a, int key);
-
 DK_API uint64_t dk_abi_ks_remove(uint64_t a, int key);
-
 DK_API int dk_abi_ks_has(uint64_t a, int key);
-
 DK_API int dk_abi_ks_highest_key(uint64_t a);
-
 DK_API int dk_abi_ks_slot(uint64_t a);
-
 DK_API uint64_t dk_abi_ks_full_after(int key);
-
 DK_API uint64_t dk_abi_ks_full(void);
-
 DK_API uint64_t dk_abi_alias_runtime_set(int alias);
-
 DK_API int dk_abi_ks_first(uint64_t a);
-
 DK_API int dk_abi_ks_next(uint64_t a, int key);
-
 DK_API int dk_abi_ks_to_string(uint64_t a, char *buf, size_t size);
-
 DK_API int dk_abi_key_runtime(int functionality, int backend);
 
 /* Sizes of the structs a caller passes to the C API's real functions
@@ -2805,17 +2733,11 @@ DK_API int dk_abi_key_runtime(int functionality, int backend);
 DK_API size_t dk_abi_guard_size(void);
 
 DK_API size_t dk_abi_value_size(void);
-
 DK_API size_t dk_abi_explanation_size(void);
-
 DK_API size_t dk_abi_registry_stats_size(void);
-
 DK_API dk_status dk_abi_explain(const dk_operator *op, uint64_t args, struct dk_explanation *out);
-
 DK_API uint64_t dk_abi_explanation_final(const struct dk_explanation *e);
-
 DK_API int dk_abi_explanation_key(const struct dk_explanation *e);
-
 DK_API int dk_abi_explanation_slot(const struct dk_explanation *e);
 
 /* stacks: dk_abi_stack_create(capacity) (NULL out of memory), pushes return 1
@@ -2829,84 +2751,48 @@ DK_API int dk_abi_explanation_slot(const struct dk_explanation *e);
 DK_API dk_stack *dk_abi_stack_create(size_t capacity);
 
 DK_API void dk_abi_stack_destroy(dk_stack *s);
-
 DK_API size_t dk_abi_stack_size(const dk_stack *s);
-
 DK_API void dk_abi_stack_clear(dk_stack *s);
-
 DK_API int dk_abi_stack_peek_tag(const dk_stack *s, size_t depth);   /* a dk_value_tag, -1 past the bottom */
 
 DK_API int dk_abi_stack_push_none(dk_stack *s);
-
 DK_API int dk_abi_stack_push_bool(dk_stack *s, int b);
-
 DK_API int dk_abi_stack_push_int(dk_stack *s, int64_t i);
-
 DK_API int dk_abi_stack_push_double(dk_stack *s, double d);
-
 DK_API int dk_abi_stack_push_string(dk_stack *s, const char *str);
-
 DK_API int dk_abi_stack_push_tensor(dk_stack *s, void *tensor);
-
 DK_API int dk_abi_stack_push_object(dk_stack *s, void *object);
-
 DK_API int dk_abi_stack_push_ints(dk_stack *s, const int64_t *items, size_t n);
-
 DK_API int dk_abi_stack_push_doubles(dk_stack *s, const double *items, size_t n);
-
 DK_API int dk_abi_stack_push_list(dk_stack *s, const dk_value *items, size_t n);
-
 DK_API dk_status dk_abi_stack_pop_bool(dk_stack *s, int *out);
-
 DK_API dk_status dk_abi_stack_pop_int(dk_stack *s, int64_t *out);
-
 DK_API dk_status dk_abi_stack_pop_double(dk_stack *s, double *out);
-
 DK_API dk_status dk_abi_stack_pop_string(dk_stack *s, const char **out);
-
 DK_API dk_status dk_abi_stack_pop_tensor(dk_stack *s, void **out);
-
 DK_API dk_status dk_abi_stack_pop_object(dk_stack *s, void **out);
-
 DK_API dk_status dk_abi_stack_pop_none(dk_stack *s);
-
 DK_API dk_status dk_abi_stack_pop_ints(dk_stack *s, const int64_t **items, size_t *n);
-
 DK_API dk_status dk_abi_stack_pop_doubles(dk_stack *s, const double **items, size_t *n);
-
 DK_API dk_status dk_abi_stack_pop_list(dk_stack *s, const dk_value **items, size_t *n);
-
 DK_API int dk_abi_value_tag(const dk_value *items, size_t i);
-
 DK_API void *dk_abi_value_tensor(const dk_value *items, size_t i);
-
 DK_API void dk_abi_value_set_tensor(dk_value *items, size_t i, void *tensor);
-
 DK_API void dk_abi_value_set_none(dk_value *items, size_t i);
 
 /* this thread's state and guards (out: the guard to pop, on this thread) */
 DK_API uint64_t dk_abi_tls_included(void);
 
 DK_API uint64_t dk_abi_tls_excluded(void);
-
 DK_API void dk_abi_tls_set_included(uint64_t ks);
-
 DK_API void dk_abi_tls_set_excluded(uint64_t ks);
-
 DK_API void dk_abi_guard_include(uint64_t ks, dk_guard *out);
-
 DK_API void dk_abi_guard_exclude(uint64_t ks, dk_guard *out);
-
 DK_API void dk_abi_guard_force(uint64_t included, uint64_t excluded, dk_guard *out);
-
 DK_API void dk_abi_guard_below_autograd(dk_guard *out);
-
 DK_API void dk_abi_guard_below_inplace_view(dk_guard *out);
-
 DK_API void dk_abi_guard_skip_functionalize(dk_guard *out);
-
 DK_API int dk_abi_tls_is_default(void);
-
 DK_API void dk_abi_guard_pop(const dk_guard *g);
 
 /* >>private =================================================================
