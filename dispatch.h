@@ -94,7 +94,7 @@
    to); dk_guard_below_autograd / dk_guard_pop (call below autograd from
    outside a kernel); dk_last_error and dk_status_message (what went wrong).
    A thread that calls while others register: WHAT A PROGRAM DOES (below);
-   a real-time one (an audio callback): REAL-TIME THREADS, there.
+   a real-time one (an audio callback): REAL-TIME THREADS, after it.
    Everything else is advanced: THE API BY TASK (below) says where it is.
 
    TABLE OF CONTENTS (grep for the >>tag)
@@ -129,197 +129,194 @@
                      >>impl-registry (Note [Resolution]), >>impl-call, >>impl-abi,
                      >>impl-schema
 
-   KEYS AND KEYSETS (>>lists, >>enums, >>public)
+   KEYS AND KEYSETS (>>public: "Keysets and keys"; docs/keys.md)
 
-   Dispatch key       one layer of behaviour (CPU, AutogradCUDA, Tracer, ...).
-                      Higher value = higher priority. Three kinds: functionality
-                      keys (one bit each), per-backend runtime keys (a
-                      per-backend functionality x a backend component, e.g.
-                      AutogradCPU = AutogradFunctionality x CPUBit) and alias
-                      keys (CompositeImplicitAutograd, Autograd, ...) that stand
-                      for a set of runtime keys at registration time.
-   Keyset             64 bits: backend components in the low bits, functionality
-                      keys above them. The highest functionality bit, combined
-                      with the highest backend bit when it is per-backend, is the
-                      key a call dispatches to.
-   Slot               every runtime key has one slot in an operator's dispatch
-                      table; dk_ks_slot() maps a keyset to its slot with two bit
-                      scans and one table load, never a loop (dk_key_slot: a
-                      key's slot, dk_slot_key: a slot's key).
-   What a slot holds  a kernel record (dk_kernel) of one dk_kernel_kind: a
-                      function, a fallthrough, the ambiguous-autogradother
-                      sentinel or missing; where it comes from is its dk_source
-                      (the key itself, an alias, a backend fallback...), and
-                      c10's words for that its dk_source_detail.
+   A dispatch key is one layer of behaviour (CPU, AutogradCUDA, Tracer...);
+   a higher value is a higher priority. Functionality keys have one bit
+   each; a per-backend runtime key is a per-backend functionality x a
+   backend component (AutogradCPU = AutogradFunctionality x CPUBit); an
+   alias key (Autograd, CompositeImplicitAutograd...) stands for a set of
+   runtime keys when registering. A dk_keyset is 64 bits, backend components
+   low, functionality keys above: a call dispatches to its highest
+   functionality, with its highest backend when that one is per-backend.
+   Build keysets with dk_ks_from_key, dk_ks_or, dk_ks_and, dk_ks_remove and
+   c10's named keysets DK_KS_*; print them with dk_ks_to_string. Each
+   runtime key has one slot in an operator's table (dk_ks_slot: a keyset's,
+   dk_key_slot: a key's, dk_slot_key: a slot's key). A program's own keys:
+   Note [Custom key lists]; PyTorch 1.13.1's or 2.11's: CONFIGURATION.
 
-   Everything about the key space is generated at compile time from the lists
-   in >>lists; nothing is maintained by hand beside them.
+   DEFINING OPERATORS AND REGISTERING KERNELS (>>public: "Defining
+   operators", "Plugins"; docs/registering.md)
 
-   REGISTERING (>>public)
+   dk_def gives an operator its schema (dk_def_with: adapters, alias
+   analysis, tags). dk_impl registers a kernel for one key of an operator,
+   a runtime key or an alias key; DK_IMPL_TYPED one of the type
+   DK_DECLARE_OP declared (any other type does not compile); DK_CatchAll
+   (c10's CatchAll, the value of DK_Undefined) the catch-all kernel, which
+   fills CompositeImplicitAutograd's slots. dk_fallback registers a boxed
+   kernel, or dk_fallthrough(), for every operator at one key. A kernel is
+   described by dk_unboxed(DK_FN(fn), user_data), dk_boxed(fn, user_data)
+   or dk_fallthrough(). Each registration returns a handle that
+   dk_deregister removes exactly, restoring what it shadowed. Library
+   blocks (DK_LIBRARY, DK_LIBRARY_FRAGMENT, DK_LIBRARY_IMPL; dk_library_run
+   where there are no constructors) register at load and deregister when
+   their library is closed or their object unloaded; inside a
+   DK_LIBRARY_IMPL block no key (DK_Undefined) means the block's key.
 
-   dk_def gives an operator its schema; dk_impl a kernel for one key of an
-   operator, a runtime key or an alias key; dk_fallback a boxed kernel (or a
-   fallthrough) for every operator at one key. DK_CatchAll (c10's CatchAll,
-   the value of DK_Undefined) registers the catch-all kernel, which fills
-   CompositeImplicitAutograd's slots; inside a DK_LIBRARY_IMPL block no key
-   (DK_Undefined) means the block's key instead. Each registration returns a
-   handle that dk_deregister removes exactly. Library blocks (DK_LIBRARY,
-   DK_LIBRARY_IMPL...) register at load and deregister at unload.
+   CALLING AND REDISPATCHING (>>public: "Calling"; docs/calling.md)
 
-   CALLING (>>public)
+   DK_DECLARE_OP(name, R, keyset_expr, (T1, a1), ...) (DK_DECLARE_OP_VOID
+   for void) declares name_call(op, a1, ...): it computes c10's dispatch
+   keyset from the arguments' keysets and this thread's included /
+   excluded sets, then runs the kernel of its highest key; and
+   name_redispatch(op, ks, a1, ...), which runs the kernel of ks as given
+   (no thread state, no mask): what a kernel calls to continue below its
+   own layer, with dk_ks_and(ks, DK_KS_AFTER_AUTOGRAD) or, from a fallback
+   at key K, dk_ks_full_after(K). Guards change this thread's sets until
+   dk_guard_pop: dk_guard_include, dk_guard_exclude,
+   dk_guard_below_autograd... A kernel fails its own call with
+   dk_call_fail; a slot without a kernel reports through the registry's
+   call-error hook (ERRORS), and the call returns zeroes.
 
-   name_call computes c10's dispatch keyset from the arguments' keysets and
-   this thread's included / excluded sets (guards), then runs the
-   kernel of its highest key; name_redispatch runs the kernel of a keyset as
-   given (no thread state, no mask): what a kernel calls to continue below
-   its own layer. A slot without a kernel reports through the registry's
-   call-error hook (ERRORS) and the call returns zeroes.
+   BOXED CALLS AND SCHEMAS (>>public: "Boxed calls and values", "Schemas";
+   docs/calling.md, docs/schemas-and-gen.md)
 
-   SCHEMAS AND BOXED CALLS (>>public)
+   A schema is c10's text, parsed in full (dk_schema_parse;
+   dk_op_function_schema: an operator's). dk_call_boxed runs an operator
+   on a dk_stack of dk_value (dk_stack_init, dk_stack_push, dk_stack_pop),
+   checked against the schema first; a boxed kernel continues below its
+   layer with dk_redispatch_boxed. An unboxed kernel is reached from a
+   boxed call, and a boxed kernel or fallback from a typed call, through
+   the def's adapters, which gen/'s bindings (dkgen) generate from the
+   schemas.
 
-   A schema is c10's text, parsed in full. A boxed call (dk_call_boxed) runs
-   an operator on a stack of dk_value; an unboxed kernel is reached from it,
-   and a boxed kernel or fallback from a typed call, through the def's
-   adapters, which gen/'s bindings generate from the schemas.
+   ERRORS (>>public: "Errors, logging, configuration, version")
 
-   THREADS, MEMORY, PLUGINS AND ERRORS
+   Three channels, one per kind of caller:
+     - A function that can fail returns a dk_status (DK_OK == 0;
+       dk_status_message describes it) and dk_last_error() gives this
+       thread's detailed message; a failed registration changes nothing.
+     - A failed call goes to the registry's call-error hook
+       (dk_registry_set_call_error; default: dk_last_error and
+       dk_last_call_status, which returns the last FAILED call's status and
+       clears it: a call that succeeds leaves it alone, so clear it before
+       a call you check; example at its declaration).
+     - What has no caller to return to (an overridden kernel, a failure
+       inside a library block, a panic before abort) goes to the registry's
+       logger (dk_registry_desc.logger), one DK_FORALL_LOG_ITEMS item per
+       message; the default logger, dk_log_stderr, is the only code that
+       prints.
+   A misuse the debug checks find (DK_DEBUG_READS, DK_DEBUG_THREADS:
+   CONFIGURATION) goes to dk_log_stderr as DEBUG_CHECK_FAILED, naming the
+   function or the thread, and abort() follows. Listeners and the logger
+   run under the registry's mutex: calls and read-only introspection work
+   from them; registering from them returns DK_ERR_REENTRANT.
 
-   ERRORS   Three channels, one per kind of caller. Fallible functions
-            return dk_status (DK_OK == 0) and dk_last_error() gives a
-            per-thread message with the details; a failed registration
-            changes nothing. Failed calls go to the registry's call-error
-            hook (default: dk_last_error / dk_last_call_status, which
-            returns the last FAILED call's status and clears it: a call
-            that succeeds leaves it alone, so clear it before a call you
-            check; example at its declaration). What has
-            no caller to return to (an overridden kernel, a failure inside
-            a library block, a panic before abort) goes to the registry's
-            logger, one DK_FORALL_LOG_ITEMS item per message; the default
-            logger, dk_log_stderr, is the only code that prints. A misuse
-            the debug checks find (DK_DEBUG_READS, DK_DEBUG_THREADS:
-            CONFIGURATION) goes to dk_log_stderr as DEBUG_CHECK_FAILED,
-            naming the function or the thread, and abort() follows.
-   MEMORY   Registries allocate through dk_registry_desc.alloc/free; calls
-            never allocate, but for a thread's state, malloc'ed once: its
-            16 KB message buffer on its first error, and under call epochs
-            its record on its first call (see THREADS), or both ahead of
-            them at dk_thread_attach (REAL-TIME THREADS). What a change
-            unpublishes (old tables, deregistered kernel records, operators
-            left with no def and no kernel, old name indexes) is retired
-            and freed once no thread can still read it (Note
-            [Reclamation]); a registry's memory is bounded by what is
-            registered now, not by its history, if the program does what
-            its mode asks (WHAT A PROGRAM DOES, below). An allocator hook
-            gives pointers aligned for a pointer and a double (8 bytes:
-            dk_registry_desc.alloc). What an operator costs, how the memory
-            shrinks and what happens out of memory:
-            docs/threads-memory-plugins.md.
-   THREADS  Registration takes the registry's mutex; calls and name lookups
-            take no lock and write nothing shared (the exceptions, and how
-            a call reads: docs/threads-memory-plugins.md). A call runs what
-            the state before or the state after a racing registration
-            would run (Note [Resolution] for two racing registrations); a
-            boxed call's stack check, adapters and kernel come from one
-            state. The library's readers
-            (lookups, dumps, explain, boxed calls...) read inside a read
-            section of their own (Note [One read primitive]); the inline
-            accessors (dk_op_table_of, dk_op_slot_kernel,
-            dk_op_function_schema, dk_op_schema, dk_dispatch_kernel,
-            dk_redispatch_kernel) leave it to their caller: inside a call,
-            or, under DK_CALL_EPOCHS, between dk_call_enter and
-            dk_call_exit (DK_DEBUG_READS checks it). Hooks and their user data are published
-            together. Listeners and the logger run under the mutex: read-only
-            introspection and calls work from them; registering from them
-            returns DK_ERR_REENTRANT. fork() while other threads register
-            is safe (Both modes, below).
-            dk_registry_destroy needs the caller to
-            guarantee that nothing else uses the registry; destroying the
-            default registry makes the next dk_registry_default() create a
-            fresh one.
-   PLUGINS  DK_LIBRARY* blocks close their library when their object is
-            unloaded, and the unload waits until no thread can be running
-            the object's kernels (both modes). A plugin is compiled in the
-            host's configuration: one that calls in another does not load
-            (Note [Configuration in a symbol name]); one that only
-            registers loads with its blocks refused, which the host reads
-            with dk_library_blocks around dlopen. A host and a plugin, with
-            the commands that build them: examples/plugin-host (recipe in
-            docs/threads-memory-plugins.md, run by make test).
+   INSPECTING (>>public: "Inspecting"; docs/calling.md, docs/registering.md)
+
+   A slot holds a kernel record (dk_kernel) of one dk_kernel_kind: a
+   function, a fallthrough, the ambiguous-autogradother sentinel or
+   missing; where it comes from (the key itself, an alias, a backend
+   fallback...) is its dk_source, and c10's words for that its
+   dk_source_detail. dk_explain says what a call would do and why
+   (dk_explain_args: which argument brought which key);
+   dk_op_state_to_string prints an operator's registrations and table;
+   dk_registry_html_to_string draws every table; dk_trace_set reports every
+   call; dk_timeline_start records a timeline that chrome://tracing opens.
+   The library's readers read inside a read section of their own (Note
+   [One read primitive]); the inline accessors (dk_op_table_of,
+   dk_op_slot_kernel, dk_op_function_schema, dk_op_schema,
+   dk_dispatch_kernel, dk_redispatch_kernel) leave it to their caller:
+   inside a call, or, under DK_CALL_EPOCHS, between dk_call_enter and
+   dk_call_exit (DK_DEBUG_READS checks it; how long what they return
+   lives: at their declarations).
 
    WHAT A PROGRAM DOES (threads, memory, plugins, exit), in each mode
-     Default build: nothing is added to the call path, so the program says
-     when a thread holds nothing (liburcu's QSBR, per thread: no moment at
-     which every thread is idle is needed).
+   (>>public: "Threads and memory", "Plugins";
+   docs/threads-memory-plugins.md)
+
+   Registration takes the registry's mutex; calls and name lookups take no
+   lock and write nothing shared, and a call racing a registration runs
+   what the state before or the state after it would run. What a change
+   unpublishes (old tables, deregistered kernel records, operators left
+   with no def and no kernel, old name indexes) is freed once no thread
+   can still read it (Note [Reclamation]), so a registry's memory is
+   bounded by what is registered now, not by its history -- if the program
+   does what its mode asks:
+     Default build (nothing is added to the call path; the program says
+     when a thread holds nothing, per thread):
        - Every thread that calls while registrations change takes part:
          dk_registry_reclaim(r) between calls (once per request, per
          training step, every ~10,000 calls) is its quiescent point and
-         frees what every thread taking part has passed (it never waits:
-         behind a registration it leaves that to the next reclaim); a
-         thread that must not free calls dk_thread_quiescent() instead
-         (REAL-TIME THREADS); dk_thread_offline() before it blocks or
-         idles for long,
+         frees what every thread taking part has passed; a thread that
+         must not free calls dk_thread_quiescent() instead (REAL-TIME
+         THREADS); dk_thread_offline() before it blocks or idles for long,
          dk_thread_online() when it calls again (exited threads are
          dropped). A thread that never takes part must be outside every
          call of r whenever any thread reclaims r -- which a
-         single-threaded program always is. DK_DEBUG_THREADS checks this
-         by a rule that needs no timing: once any thread has declared
-         itself (its first dk_thread_attach, dk_thread_online,
-         dk_thread_quiescent or dk_registry_reclaim), a call from a
-         thread that never has is stopped with a message naming the
-         thread and what to call; a program in which no thread declares
-         itself is never stopped. Turn it on while developing a program
-         whose threads call while others reclaim or unload (an audio
-         driver's callback thread easily is one); such a thread calls
-         dk_thread_attach() before its first call.
+         single-threaded program always is (DK_DEBUG_THREADS checks it).
        - Before freeing what a deregistered kernel used (its user data,
          its code): dk_registry_synchronize(r), which waits for the
          threads taking part. dk_deregister and dk_library_close never
          wait.
-       - Memory that waits is visible: dk_registry_read_stats (retired
-         bytes, the threads it waits for, by dk_thread_id), and the logger
-         warns once past desc.retired_warn_bytes (64 MiB).
-     DK_CALL_EPOCHS: calls bracket themselves (dk_call_enter/exit: one
-       thread-local word; what that costs a call, and where it takes a
-       full fence: docs/bench.md, docs/threads-memory-plugins.md); nothing
-       to declare. Retired memory is freed in batches of 256 KiB,
-       one grace period (a membarrier) each; dk_registry_reclaim and
-       dk_registry_synchronize wait for the calls in flight.
-     REAL-TIME THREADS (an audio callback, a control loop: a thread that
-     must never block), both modes:
-       - dk_thread_attach() once, before its first call (at thread start,
-         or in the driver's first callback): it allocates everything the
-         thread will need and makes it take part.
-       - Then calls of every kind -- typed, boxed, redispatches, guards,
-         boxed fallbacks, failing calls (their message goes to the
-         thread's buffer, allocated at attach) -- never allocate, lock or
-         make a system call on it (tests/test_realtime.c counts them).
-         A failing call builds its message on the stack: about 20 KB
-         while it reports (dk_call_fail, a missing kernel), never while
-         a kernel runs; size a real-time thread's stack for it.
-       - dk_thread_quiescent() between calls (once per block): its
-         quiescent point, one store in the default build, nothing under
-         call epochs; it never blocks, allocates or frees.
-       - Never dk_registry_reclaim nor dk_registry_synchronize on it:
-         another thread (the one that registers, a housekeeping timer)
-         reclaims, and frees there. dk_thread_offline() when it stops
-         (the driver stops its stream), dk_thread_attach() again when it
-         starts.
+     DK_CALL_EPOCHS: calls bracket themselves (dk_call_enter/exit, one
+       thread-local word; what a call pays: docs/bench.md); nothing to
+       declare.
+       dk_registry_reclaim and dk_registry_synchronize wait for the calls
+       in flight.
      Both modes:
-       - Unload a plugin with dk_library_unload(dlsym(handle, "a symbol"))
-         and then dlclose(handle): the wait happens outside the dynamic
-         loader's lock. dlclose alone also closes and waits, but inside
-         the loader's lock: that deadlocks if a thread it waits for runs a
-         kernel that calls dlopen, dlsym or dladdr; after about a second
-         of waiting the logger hears DK_LOG_UNLOAD_WAITING (the thread
-         waited for, by dk_thread_id, and the two steps), and the wait
-         goes on.
+       - Memory: registries allocate through dk_registry_desc.alloc/free.
+         Calls never allocate but for a thread's own state, malloc'ed
+         once: its 16 KB message buffer at its first error and, under call
+         epochs, its record at its first call, or both ahead of them at
+         dk_thread_attach (REAL-TIME THREADS). Memory that waits is
+         visible in dk_registry_read_stats (retired bytes, the threads it
+         waits for, by dk_thread_id); the logger warns once past
+         desc.retired_warn_bytes (64 MiB).
+       - Plugins: DK_LIBRARY* blocks close when their object is unloaded,
+         and the unload waits until no thread can be running its kernels.
+         A plugin is compiled in the host's configuration; the host reads
+         dk_library_blocks around dlopen to see whether its blocks ran
+         (examples/plugin-host). Unload with
+         dk_library_unload(dlsym(handle, "a symbol")), then dlclose(handle):
+         the wait then happens outside the dynamic loader's lock (why, at
+         dk_library_unload).
        - Exit: threads need not be joined. Once exit() begins nothing is
          freed and nothing waits, so a thread still calling reads valid
          memory until the process ends.
        - A kernel left by longjmp (or an exception): dk_thread_offline()
          at the landing point, outside every call.
-       - fork(): the child's registries are whole and unlocked, and no
-         thread of the parent is waited for in it.
+       - fork() while other threads register is safe: the child's
+         registries are whole and unlocked.
+
+   REAL-TIME THREADS (an audio callback, a control loop: a thread that must
+   never block), both modes:
+     - dk_thread_attach() once, before its first call (at thread start, or
+       in the driver's first callback): it allocates everything the thread
+       will need and makes it take part.
+     - Then calls of every kind -- typed, boxed, redispatches, guards,
+       boxed fallbacks, failing calls (their message goes to the thread's
+       buffer, allocated at attach) -- never allocate, lock or make a
+       system call on it. A failing call builds its message on the stack:
+       about 20 KB while it reports (dk_call_fail, a missing kernel), never
+       while a kernel runs; size a real-time thread's stack for it.
+     - dk_thread_quiescent() between calls (once per block): its quiescent
+       point; it never blocks, allocates or frees.
+     - Never dk_registry_reclaim nor dk_registry_synchronize on it: another
+       thread (the one that registers, a housekeeping timer) reclaims, and
+       frees there. dk_thread_offline() when it stops (the driver stops its
+       stream), dk_thread_attach() again when it starts.
+
+   FOREIGN CALLERS (>>public: "The C ABI"; docs/threads-memory-plugins.md,
+   "Other languages"; examples/ctypes)
+
+   The C ABI (dk_abi_*) gives foreign callers (Python's ctypes, cffi...)
+   the registry, def / impl / fallback, kernel descriptions, failing a
+   call, schemas, keyset algebra and the named keysets, stacks and lists,
+   guards, sizes, the names and numbers of statuses and value tags as real
+   functions of plain C types. Which build a foreign host loads (a Python
+   host: the call-epochs one) and every lifetime are at the head of that
+   part.
 
    CONFIGURATION (>>config)
 
@@ -327,11 +324,8 @@
        DISPATCH_STATIC          make every function static (implementation and
                                 all users in the same translation unit)
        DK_SHARED                the implementation lives in a shared library:
-                                define it in every unit; the unit with
-                                DISPATCH_IMPLEMENTATION exports (default
-                                visibility, or dllexport), the others import
-                                (dllimport on Windows). Build the library with
-                                -fvisibility=hidden: only dk_ symbols leave it.
+                                define it in every unit (what it exports and
+                                imports: docs/building.md)
        DK_API                   linkage of every public function (default:
                                 extern, or as set by DISPATCH_STATIC /
                                 DK_SHARED); define it to take over
@@ -378,17 +372,21 @@
        DK_DEBUG_READS           debug check (per unit; on in the test
                                 builds): a read of an operator's snapshot,
                                 a kernel record, a def's record or the name
-                                index outside a read section stops the
-                                program naming the function (ERRORS); under
-                                DK_CALL_EPOCHS this includes the inline
-                                accessors used outside dk_call_enter /
-                                dk_call_exit (THREADS)
+                                index outside a read section (INSPECTING)
+                                stops the program naming the function
        DK_DEBUG_THREADS         debug check (per unit; on in the test
-                                builds), default build: a call from a thread
-                                that never declared itself, once another
-                                has, stops the program naming the thread
-                                (WHAT A PROGRAM DOES). Neither check changes
-                                a release build's call path.
+                                builds), default build: once a thread has
+                                taken part (its first dk_thread_attach,
+                                dk_thread_online, dk_thread_quiescent or
+                                dk_registry_reclaim), a call from a thread
+                                that never has stops the program, naming
+                                the thread and what to call; without one,
+                                nothing is stopped. Turn it on while
+                                developing a program whose threads call
+                                while others reclaim or unload (an audio
+                                driver's callback thread easily is one).
+                                Neither check changes a release build's
+                                call path.
        The MUSTs (with DK_C10_VERSION, which the presets set) make the
        configuration: a unit in another is refused at its first registration
        or does not link (see >>config).
@@ -400,12 +398,7 @@
    kernels; calling (typed calls, redispatch, thread-local keysets and
    guards); boxed calls and values; threads and memory; plugins (library
    blocks); inspecting; schemas; errors, logging, configuration, version;
-   the C ABI. The C ABI (dk_abi_*) gives foreign callers the registry, def /
-   impl / fallback, kernel descriptions, failing a call, schemas, keyset
-   algebra and the named keysets, stacks and lists, guards, sizes, the
-   names and numbers of statuses and value tags as real functions of plain
-   C types; which build a foreign host loads and every lifetime, at their
-   declarations (examples/ctypes).
+   the C ABI (FOREIGN CALLERS).
    Names with dk__ / DK__ are the implementation's (>>private). The exported ones
    (dk__def, dk__impl, dk__library_open, dk__config_check...) are what the
    lowercase macros above expand to, adding the caller's configuration
@@ -815,8 +808,8 @@ extern "C" {
    operator's table stays below 32 KB (the static assertions below restate
    what the limits imply).
    tests/limits/limits.sh builds lists at each limit and one past it. The
-   presets' lists are within them (their units skip the four #if: each
-   expands the lists, 1.7 M of gcc's instructions in every unit). */
+   presets' lists are within them (their units skip the four #if, each of
+   which expands the lists: what that costs, docs/bench.md). */
 #ifndef DK__TORCH_ROWS
 #define DK__PP_ROW_BC(name, own_ag, autocast, functional, extra) + 1
 #define DK__PP_ROW_FK(name, pb, prefix, roles, extra) + 1
@@ -1298,7 +1291,7 @@ typedef struct dk_op_table {
    point at another operator, a new one given the same slot (under
    AddressSanitizer the slot is poisoned until then). The first field is
    what the call path reads; operators sit side by side in their
-   registry's slabs (MEMORY). */
+   registry's slabs (docs/threads-memory-plugins.md, "Memory"). */
 struct dk_operator {
     const dk_op_table *table;  /* the current snapshot: read with dk_op_table_of() */
     const char *name;          /* "ns::name" or "ns::name.overload" */
@@ -1731,9 +1724,9 @@ DK_INLINE dk_backend dk_key_backend(dk_key k);
 /* The runtime key of (per-backend functionality, backend) (c10
    toRuntimePerBackendFunctionalityKey); f itself when f is not per-backend.
    It reads the first runtime key of f's block from dk__per_backend_start
-   (a comparison with each per-backend row, folded for a constant f, cost
-   every unit that includes the header 1.8 M of gcc's instructions; no call
-   reads it). */
+   (a comparison with each per-backend row, folded for a constant f, costs
+   every unit that includes the header compile time, docs/bench.md; no
+   call reads it). */
 DK_INLINE dk_key dk_key_runtime(dk_key f, dk_backend b);
 
 /* Per-backend functionality key (Dense, Sparse, AutogradFunctionality, ...). */
@@ -2184,7 +2177,7 @@ DK_API dk_status dk_op_set_adapters(dk_operator *op, const dk_op_adapters *adapt
 
 /* --- Threads and memory: attaching threads, quiescent points, reclaiming --- */
 
-/* Quiescent points (MEMORY in the manual, Note [Reclamation]). What a
+/* Quiescent points (WHAT A PROGRAM DOES in the manual, Note [Reclamation]). What a
    change unpublishes (kernel records, old tables, operators without
    registrations) is retired and freed once no thread can still hold it.
 
@@ -2820,8 +2813,8 @@ DK_API void dk_abi_guard_pop(const dk_guard *g);
 
 /* Functionality bits of every row that has `role`; first key that has it.
    Each term reads the row's own columns: no enum of roles and bit
-   positions per row is declared for them (one, 2 M of gcc's instructions
-   in every unit that includes the header, which names no role). */
+   positions per row is declared for them (one would cost compile time in
+   every unit that includes the header, which names no role: docs/bench.md). */
 #define DK__ROLE_TERM(name, pb, prefix, roles, role) | (uint64_t)!!((roles) & (role)) << (DK_NUM_BACKENDS + DK_##name - 1)
 
 #define DK__ROLE_BITS(role) ((uint64_t)0 DK_FORALL_FUNCTIONALITY_KEYS(DK__ROLE_TERM, role))
@@ -3351,8 +3344,8 @@ DK_INLINE dk_key dk_backend_autograd_key(dk_backend b) {
    against DK__FORALL_ROLES right after them: a role missing would count as 0). With a preset (no lists of the
    program's own) the rows are those of DK_C10_VERSION in this version of
    the header, so the hash reads DK_VERSION_NUMBER and DK_C10_VERSION instead
-   of the rows: each #if below expands the three lists otherwise, which cost
-   every unit 10 ms of preprocessing (a preset unit and a unit with lists of
+   of the rows: each #if below expands the three lists otherwise, which costs
+   every unit preprocessing time (docs/bench.md; a preset unit and a unit with lists of
    its own never link together, even with the same rows: the configuration
    header must be the same in every unit). */
 
@@ -3651,9 +3644,9 @@ DK_INLINE dk_key dk_backend_autograd_key(dk_backend b) {
 
 /* GCC and Clang (outside Windows) keep the C names dk__tls and
    dk__trace_hook and give their symbols the hashed names with an asm label
-   on the declarations (>>tls): a use expands no macro (each expansion of
-   DK__CONFIG_NAME cost gcc 0.25 M instructions, 14 of them in the inline
-   functions of every unit); elsewhere the names are macros. */
+   on the declarations (>>tls): a use expands no macro (DK__CONFIG_NAME is
+   costly to expand, and the inline functions of every unit use the names
+   14 times: docs/bench.md); elsewhere the names are macros. */
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(_WIN32) && !defined(__CYGWIN__)
 #define DK__CONFIG_LABEL(name) __asm__(DK__XSTR(__USER_LABEL_PREFIX__) DK__XSTR(DK__CONFIG_NAME(name)))
 #else
@@ -3961,7 +3954,7 @@ DK_STATIC_ASSERT(sizeof(dk_op_table) < 32768, "entry offsets are signed 16-bit v
 
 /* Per functionality f, computed once (the tables below name these short
    constants instead of expanding DK__ENTRY_OFFSET in each of their cells,
-   which made every unit preprocess a megabyte): DK__EOF_f, the entry
+   which made every unit's preprocessed text large: docs/bench.md): DK__EOF_f, the entry
    offset of f's first slot, and DK__ESF_f, the step between the entries of
    f's backends (a backend row for the functionality whose slots live in
    the rows, one entry for the other per-backend ones, 0 when f is not per
@@ -4265,7 +4258,7 @@ DK_INLINE void dk_guard_pop(dk_guard g) {
    AutoDispatchSkipFunctionalize. The two keysets are read from a table
    (Note [Tables in one unit]): an immediate operand becomes a load of the
    same length, and a unit that includes the header does not expand the
-   role lists (a C++ compiler took 3 ms for each). */
+   role lists (what each costs a C++ compiler: docs/bench.md). */
 #define DK__GUARD_SETS_INIT() \
     { DK__R_AUTOGRAD, DK__R_AUTOGRAD_WITH_INPLACE_VIEW, DK__AGR_FBIT(DK__KEY_FUNCTIONALIZE) }
 
@@ -4319,7 +4312,8 @@ DK_API void dk__call_enter_slow(void);
 DK_API void dk__call_exit_late(void);
 
 /* DK_DEBUG_THREADS, default build: stops a call from a thread that has
-   not declared itself (no quiescent record) once some thread has (THREADS). */
+   not declared itself (no quiescent record) once some thread has
+   (DK_DEBUG_THREADS in the manual's CONFIGURATION). */
 DK_API void dk__thread_check(void);
 
 #if defined(DK_DEBUG_THREADS) && !defined(DK_CALL_EPOCHS)
@@ -4625,7 +4619,7 @@ DK_INLINE void dk_call_packed(const dk_operator *op, dk_keyset ks, const dk_kern
    redispatches the operator, every call passes dk__re = 0, and GCC would
    clone _slow with that argument propagated (and dropped), so that its
    callers no longer find the kernel's arguments in the registers they came
-   in and gain moves (21 instructions in the bench's loop instead of 17).
+   in and gain moves (docs/bench.md counts them).
    noclone keeps the one out-of-line function; Clang does not clone it. */
 #if defined(__GNUC__) && !defined(__clang__) && !defined(__INTEL_COMPILER)
 #define DK__SLOW_PATH __attribute__((noinline, noclone))
@@ -5203,9 +5197,8 @@ DK__PRIVATE void dk__log_to(const dk_logger *l, dk_log_item item, const char *me
      set while the thread is outside calls and not attached yet or without
      membarrier, sends the outermost enter the slow way
      (dk__call_enter_slow) through the test that also finds a nested call;
-     a typed call then tail-calls an out-of-line copy of itself. On
-     x86-64 Linux with membarrier: 5 instructions a call in a loop, 8 at
-     a call site over the default build (make bench-icount); without it
+     a typed call then tail-calls an out-of-line copy of itself. What
+     the bracket costs a call: docs/bench.md. Without membarrier
      (Windows, macOS, the BSDs, ThreadSanitizer builds, kernels before
      4.14, qemu-user) every outermost call takes the out-of-line way and
      a full fence.
@@ -5384,13 +5377,13 @@ DK_API void dk__call_enter_slow(void) {
 #endif
 }
 
-/* The rule is deterministic (THREADS): a call is stopped when its thread
+/* The rule is deterministic (DK_DEBUG_THREADS): a call is stopped when its thread
    has no record and another thread has one, i.e. someone may reclaim
    while this thread is inside a call it is not waited for. A
    single-threaded program that never declares is never stopped. */
 DK_API void dk__thread_check(void) {
     char message[512];
-    /* an exited thread declared itself: its calls from later destructors are late ones (THREADS) */
+    /* an exited thread declared itself: its calls from later destructors are late ones (WHAT A PROGRAM DOES) */
     if (dk__rd.rec || dk__rd.exited || !DK__LOAD_ACQ(&dk__declared_any)) return;
     snprintf(message, sizeof message, "thread %lu calls without having declared itself, while other threads "
              "take part in reclamation: it is not waited for, and memory or code it runs could be freed under "
@@ -7450,8 +7443,8 @@ DK__PRIVATE void dk__op_commit(dk_registry *r, dk__op_prep *p) {
     }
 }
 
-/* The name index and the id array follow what is registered now (MEMORY
-   in the manual), not the most operators the registry ever held: once the
+/* The name index and the id array follow what is registered now (WHAT A
+   PROGRAM DOES in the manual), not the most operators the registry ever held: once the
    live operators fill at most 1/16 of the index's buckets, it is rebuilt
    at 2 to 4 buckets per operator (as it grows: 1/4 to 1/2 full, so that
    neither a rebuild to grow nor another to shrink comes before about as
@@ -7763,7 +7756,7 @@ DK__PRIVATE void dk__op_publish(dk_registry *r, dk__op *op, dk_op_table *t, cons
 /* A change that cannot fail (a deregistration): a new snapshot if memory
    allows; otherwise the live table is rewritten in place (dk__entry_set,
    dk__table_masks), and only then can a call racing it see a mix of the
-   two states (see MEMORY). */
+   two states (docs/threads-memory-plugins.md). */
 DK__PRIVATE void dk__op_update(dk_registry *r, dk__op *op, const int *slots, int n) {
     dk_op_table *t;
     if (op->pub.table == &r->empty || !(t = dk__alloc_table(r))) {
