@@ -261,9 +261,8 @@
          wait.
      DK_CALL_EPOCHS: calls bracket themselves (dk_call_enter/exit, one
        thread-local word; what a call pays: docs/bench.md); nothing to
-       declare.
-       dk_registry_reclaim and dk_registry_synchronize wait for the calls
-       in flight.
+       declare. dk_registry_reclaim and dk_registry_synchronize wait for
+       the calls in flight.
      Both modes:
        - Memory: registries allocate through dk_registry_desc.alloc/free.
          Calls never allocate but for a thread's own state, malloc'ed
@@ -376,17 +375,14 @@
                                 stops the program naming the function
        DK_DEBUG_THREADS         debug check (per unit; on in the test
                                 builds), default build: once a thread has
-                                taken part (its first dk_thread_attach,
-                                dk_thread_online, dk_thread_quiescent or
-                                dk_registry_reclaim), a call from a thread
-                                that never has stops the program, naming
-                                the thread and what to call; without one,
-                                nothing is stopped. Turn it on while
-                                developing a program whose threads call
-                                while others reclaim or unload (an audio
-                                driver's callback thread easily is one).
-                                Neither check changes a release build's
-                                call path.
+                                taken part (WHAT A PROGRAM DOES), a call
+                                from one that never has stops the program,
+                                naming the thread and what to call. Turn
+                                it on while developing a program whose
+                                threads call while others reclaim or
+                                unload (an audio driver's callback thread
+                                easily is one). Neither check changes a
+                                release build's call path.
        The MUSTs (with DK_C10_VERSION, which the presets set) make the
        configuration: a unit in another is refused at its first registration
        or does not link (see >>config).

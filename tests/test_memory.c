@@ -1,5 +1,5 @@
 /* make: variants=epochs */
-/* What a registry's memory is made of (MEMORY in the manual): it follows
+/* What a registry's memory is made of (WHAT A PROGRAM DOES in the manual): it follows
    what is registered now, not the most it ever held (the id array and the
    name index shrink, with hysteresis); every object the API hands out is
    at least sizeof its type; an allocator hook's pointers need only a
