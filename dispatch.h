@@ -867,10 +867,11 @@ enum {
 
 /* Runtime keys of one per-backend functionality: DK_<prefix><backend>. */
 #define DK__RT_KEY(name, own_ag, autocast, functional, prefix) DK_##prefix##name,
-#define DK__FK_BLOCK(name, pb, prefix, roles, extra)                       \
-    DK__PER_BACKEND_##pb(DK_StartOf##name##Backends,                       \
-        DK_FORALL_BACKEND_COMPONENTS(DK__RT_KEY, prefix)                   \
-        DK_EndOf##name##Backends = DK_StartOf##name##Backends + DK_NUM_BACKENDS,)
+#define DK__FK_BLOCK(name, pb, prefix, roles, extra) DK__FK_BLOCK_##pb(name, prefix)
+#define DK__FK_BLOCK_0(name, prefix)
+#define DK__FK_BLOCK_1(name, prefix)                                       \
+    DK_StartOf##name##Backends, DK_FORALL_BACKEND_COMPONENTS(DK__RT_KEY, prefix) \
+    DK_EndOf##name##Backends = DK_StartOf##name##Backends + DK_NUM_BACKENDS,
 #define DK__FK_ENUM(name, pb, prefix, roles, extra) DK_##name,
 #define DK__ALIAS_ENUM(name, set, extra) DK_##name,
 typedef enum dk_key {
