@@ -865,7 +865,11 @@ enum {
     DK_NUM_BACKENDS = DK__BACKEND_END - 1
 };
 
-/* Runtime keys of one per-backend functionality: DK_<prefix><backend>. */
+/* Runtime keys of one per-backend functionality: DK_<prefix><backend>. The
+   row's block is a macro of its own, chosen by PerBackend, so that the
+   backend list is expanded once, where the block is emitted (passed through
+   DK__PER_BACKEND_1's arguments it was expanded there and rescanned again,
+   in every unit). */
 #define DK__RT_KEY(name, own_ag, autocast, functional, prefix) DK_##prefix##name,
 #define DK__FK_BLOCK(name, pb, prefix, roles, extra) DK__FK_BLOCK_##pb(name, prefix)
 #define DK__FK_BLOCK_0(name, prefix)
@@ -890,6 +894,8 @@ typedef enum dk_key {
 } dk_key;
 #undef DK__RT_KEY
 #undef DK__FK_BLOCK
+#undef DK__FK_BLOCK_0
+#undef DK__FK_BLOCK_1
 #undef DK__FK_ENUM
 #undef DK__ALIAS_ENUM
 
