@@ -3112,7 +3112,9 @@ DK_INLINE int dk_key_is_alias(dk_key k) { return k >= DK_StartOfAliasKeys && k <
    The functionality of a key (c10 toFunctionalityKey): itself for a
    functionality key, the per-backend functionality for a runtime key,
    Undefined for alias keys. */
-#define DK__FK_OF_RUNTIME(name, pb, prefix, roles, extra) DK__PER_BACKEND_##pb(if (k <= DK_EndOf##name##Backends) return DK_##name;)
+#define DK__FK_OF_RUNTIME(name, pb, prefix, roles, extra) DK__FK_OF_RUNTIME_##pb(name)
+#define DK__FK_OF_RUNTIME_0(name)
+#define DK__FK_OF_RUNTIME_1(name) if (k <= DK_EndOf##name##Backends) return DK_##name;
 
 DK_INLINE dk_key dk_key_functionality(dk_key k) {
     if (k <= DK_EndOfFunctionalityKeys) return k;
@@ -3121,6 +3123,8 @@ DK_INLINE dk_key dk_key_functionality(dk_key k) {
 }
 
 #undef DK__FK_OF_RUNTIME
+#undef DK__FK_OF_RUNTIME_0
+#undef DK__FK_OF_RUNTIME_1
 
 DK_INLINE dk_backend dk_key_backend(dk_key k) {
     if (k <= DK_EndOfFunctionalityKeys || k > DK_EndOfRuntimeBackendKeys) return DK_InvalidBit;
