@@ -854,12 +854,17 @@ enum {
     DK_NUM_BACKENDS = DK__BACKEND_END - 1
 };
 
-/* Runtime keys of one per-backend functionality: DK_<prefix><backend>. */
+/* Runtime keys of one per-backend functionality: DK_<prefix><backend>. The
+   row's block is a macro of its own, chosen by PerBackend, so that the
+   backend list is expanded once, where the block is emitted (passed through
+   DK__PER_BACKEND_1's arguments it was expanded there and rescanned again,
+   in every unit). */
 #define DK__RT_KEY(name, own_ag, autocast, functional, prefix) DK_##prefix##name,
-#define DK__FK_BLOCK(name, pb, prefix, roles, extra)                       \
-    DK__PER_BACKEND_##pb(DK_StartOf##name##Backends,                       \
-        DK_FORALL_BACKEND_COMPONENTS(DK__RT_KEY, prefix)                   \
-        DK_EndOf##name##Backends = DK_StartOf##name##Backends + DK_NUM_BACKENDS,)
+#define DK__FK_BLOCK(name, pb, prefix, roles, extra) DK__FK_BLOCK_##pb(name, prefix)
+#define DK__FK_BLOCK_0(name, prefix)
+#define DK__FK_BLOCK_1(name, prefix)                                       \
+    DK_StartOf##name##Backends, DK_FORALL_BACKEND_COMPONENTS(DK__RT_KEY, prefix) \
+    DK_EndOf##name##Backends = DK_StartOf##name##Backends + DK_NUM_BACKENDS,
 #define DK__FK_ENUM(name, pb, prefix, roles, extra) DK_##name,
 #define DK__ALIAS_ENUM(name, set, extra) DK_##name,
 typedef enum dk_key {
@@ -878,6 +883,8 @@ typedef enum dk_key {
 } dk_key;
 #undef DK__RT_KEY
 #undef DK__FK_BLOCK
+#undef DK__FK_BLOCK_0
+#undef DK__FK_BLOCK_1
 #undef DK__FK_ENUM
 #undef DK__ALIAS_ENUM
 
@@ -3094,7 +3101,9 @@ DK_INLINE int dk_key_is_alias(dk_key k) { return k >= DK_StartOfAliasKeys && k <
    The functionality of a key (c10 toFunctionalityKey): itself for a
    functionality key, the per-backend functionality for a runtime key,
    Undefined for alias keys. */
-#define DK__FK_OF_RUNTIME(name, pb, prefix, roles, extra) DK__PER_BACKEND_##pb(if (k <= DK_EndOf##name##Backends) return DK_##name;)
+#define DK__FK_OF_RUNTIME(name, pb, prefix, roles, extra) DK__FK_OF_RUNTIME_##pb(name)
+#define DK__FK_OF_RUNTIME_0(name)
+#define DK__FK_OF_RUNTIME_1(name) if (k <= DK_EndOf##name##Backends) return DK_##name;
 
 DK_INLINE dk_key dk_key_functionality(dk_key k) {
     if (k <= DK_EndOfFunctionalityKeys) return k;
@@ -3103,6 +3112,8 @@ DK_INLINE dk_key dk_key_functionality(dk_key k) {
 }
 
 #undef DK__FK_OF_RUNTIME
+#undef DK__FK_OF_RUNTIME_0
+#undef DK__FK_OF_RUNTIME_1
 
 DK_INLINE dk_backend dk_key_backend(dk_key k) {
     if (k <= DK_EndOfFunctionalityKeys || k > DK_EndOfRuntimeBackendKeys) return DK_InvalidBit;
