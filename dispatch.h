@@ -4469,16 +4469,16 @@ DK_INLINE void dk__entry_load(dk__entry_ref e, const dk_kernel **k, dk_fn *fn) {
 }
 
 /* The same for a typed call, whose kernel and slow path both take the
-   record as their first argument. With the 1.13.1 preset on x86-64 it is
-   loaded into that register (rdi): GCC otherwise loads it elsewhere and
-   moves it, once the slow path is handed the snapshot too (one
-   instruction more in bench/shape.sh's loop). The 2.7.1 preset keeps the
-   free choice: forced there, GCC's default build saves an instruction
-   its call-epochs build does not, which bench/shape.sh would report as a
-   bracket one instruction over its target. */
+   record as their first argument. With the 1.13.1 preset or call epochs
+   on x86-64 it is loaded into that register (rdi): GCC otherwise loads it
+   elsewhere and moves it, once the slow path is handed the snapshot too
+   (one instruction more in bench/shape.sh's loops). The default build of
+   the 2.7.1 preset keeps the free choice: forced there, GCC saves an
+   instruction its call-epochs build does not, and bench/shape.sh reports
+   the bracket one over its target. */
 DK_INLINE void dk__entry_load_arg0(dk__entry_ref e, const dk_kernel **k, dk_fn *fn) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(DK__TSAN) && !defined(_WIN32) && \
-    DK_C10_VERSION == 11301
+    (DK_C10_VERSION == 11301 || defined(DK_CALL_EPOCHS))
     __asm__("movq %c[ko](%[t],%[o]), %[k]\n\tmovq %c[fo](%[t],%[o]), %[f]"
             : [k] "=&D"(*k), [f] "=r"(*fn)
             : [t] "r"(e.tab), [o] "r"(e.off), [ko] "i"(DK__ENTRY_AT(0) + offsetof(dk_table_entry, kernel)),
@@ -5507,7 +5507,7 @@ DK__PRIVATE int dk__in_call(void) { return dk__rd.nesting > 0; }
    dk__call_slow_in), so a boxed kernel or fallback gets the argument pack
    boxed by the adapters of the def the caller's state had, and a failed
    call's message speaks of that state (bench/shape.sh's counts stay as
-   they were: dk__entry_load_arg0). dk_call_packed (gen/'s bindings) is
+   they were, gcc's 1.13.1 call site one shorter: dk__entry_load_arg0). dk_call_packed (gen/'s bindings) is
    handed only a kernel record, by dk_dispatch_kernel, so dk__call_slow
    reads a snapshot of its own there: a def replaced between the two
    reads can pair the new def's adapters with the old pack. Under DK_DEBUG_READS both
