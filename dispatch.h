@@ -2042,7 +2042,10 @@ DK_INLINE const dk_kernel *dk_dispatch_kernel(const dk_operator *op, dk_keyset a
    kernel record whose fn is NULL gets the argument pack `args` (boxed
    through the operator's adapters, or handed to a boxed kernel as
    stack->unboxed_args); a failed call is reported (ks standing for the
-   arguments' keyset in the message) and *result zero-filled. */
+   arguments' keyset in the message) and *result zero-filled. The adapters
+   come from the operator's state as it reads it, which a racing
+   registration may have changed since k was read (DK_DECLARE_OP's calls
+   take both from one state: Note [One read primitive]). */
 DK_INLINE void dk_call_packed(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args, void *result,
                             size_t result_size);
 
@@ -4464,6 +4467,26 @@ DK_INLINE void dk__entry_load(dk__entry_ref e, const dk_kernel **k, dk_fn *fn) {
 #endif
 }
 
+/* The same for a typed call, whose kernel and slow path both take the
+   record as their first argument. With the 1.13.1 preset or call epochs
+   on x86-64 it is loaded into that register (rdi): GCC otherwise loads it
+   elsewhere and moves it, once the slow path is handed the snapshot too
+   (one instruction more in bench/shape.sh's loops). The default build of
+   the 2.7.1 preset keeps the free choice: forced there, GCC saves an
+   instruction its call-epochs build does not, and bench/shape.sh reports
+   the bracket one over its target. */
+DK_INLINE void dk__entry_load_arg0(dk__entry_ref e, const dk_kernel **k, dk_fn *fn) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(DK__TSAN) && !defined(_WIN32) && \
+    (DK_C10_VERSION == 11301 || defined(DK_CALL_EPOCHS))
+    __asm__("movq %c[ko](%[t],%[o]), %[k]\n\tmovq %c[fo](%[t],%[o]), %[f]"
+            : [k] "=&D"(*k), [f] "=r"(*fn)
+            : [t] "r"(e.tab), [o] "r"(e.off), [ko] "i"(DK__ENTRY_AT(0) + offsetof(dk_table_entry, kernel)),
+              [fo] "i"(DK__ENTRY_AT(0) + offsetof(dk_table_entry, fn)), "m"(*e.tab));
+#else
+    dk__entry_load(e, k, fn);
+#endif
+}
+
 DK_INLINE const dk_kernel *dk__entry_kernel(dk__entry_ref e) {
     const dk_kernel *k;
     dk_fn fn;
@@ -4547,7 +4570,11 @@ DK_INLINE const dk_kernel *dk_dispatch_kernel(const dk_operator *op, dk_keyset a
 
 /* The slow path: a boxed kernel or fallback gets (kernel, op, ks, args);
    anything else is reported through the registry's error hook and the
-   result is zero-filled. */
+   result is zero-filled. dk__call_slow_in takes the snapshot t that k was
+   read from (a typed call's: Note [One read primitive]); dk__call_slow
+   reads one (dk_call_packed, given only the record). */
+DK_API void dk__call_slow_in(const dk_operator *op, const dk_op_table *t, dk_keyset args_ks, dk_keyset ks,
+                             const dk_kernel *k, void *args, void *result, size_t result_size);
 DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks, const dk_kernel *k, void *args,
                           void *result, size_t result_size);
 
@@ -4636,19 +4663,38 @@ DK_INLINE void dk_call_packed(const dk_operator *op, dk_keyset ks, const dk_kern
 
 /* Each operator gets helpers named dk__declared_<name>_..., out of the way
    of any kernel's name and of the header's own: _invoke, which calls an unboxed kernel directly unless
-   tracing is on, and otherwise tail-calls _slow (so a call site needs no
+   tracing is on, and otherwise tail-calls _slow0 or _slow1 (a call's or a
+   redispatch's: so a call site needs no
    stack frame of its own; _slow takes the kernel's first two arguments, so
-   both calls find them in the same registers); _slow, out of line, which
+   both calls find them in the same registers, then the snapshot the record
+   came from, Note [One read primitive]); _slow, out of line, which
    hands a call to _traced while a trace hook is set, then calls the
    record's fn or, for a record
    without one (boxed kernel, fallback, fallthrough, ambiguity, missing),
-   packs the arguments for dk__call_slow; _traced, the same between
+   packs the arguments for dk__call_slow_in; _traced, the same between
    dk__trace_call and dk__trace_return (the hook's report, a timeline's
    event with its end: no tail call); _dispatch, a call's dispatch
    step; and the entries <name>_call and <name>_redispatch. */
+/* _slow<re>: re (0 a call, 1 a redispatch) is in its name, so that the
+   entry the inline path read takes the argument register the flag took */
+#define DK__OP_SLOW(name, R, ret, keyset_expr, result_ptr, result_size, re, ...)                             \
+    static DK__SLOW_PATH DK__UNUSED R dk__declared_##name##_slow##re(const dk_kernel *dk__k, dk_keyset dk__ks,          \
+                                                 const dk_op_table *dk__tab, const dk_operator *dk__o         \
+                                                 DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {                        \
+        name##_args dk__a;                                                                                    \
+        if (DK__TRACING())                                                                                    \
+            DK__OP_TAIL_##ret(R, dk__declared_##name##_traced(dk__k, dk__ks, dk__o, re, dk__tab DK__MAP(DK__OP_ARG, __VA_ARGS__))) \
+        if (dk__k->fn) {                                                                                      \
+            DK__OP_TAIL_##ret(R, ((name##_fn)dk__k->fn)(dk__k, dk__ks DK__MAP(DK__OP_ARG, __VA_ARGS__)))       \
+        }                                                                                                     \
+        DK__MAP(DK__OP_PACK, __VA_ARGS__)                                                                     \
+        dk__call_slow_in(dk__o, dk__tab, (keyset_expr), dk__ks, dk__k, &dk__a, result_ptr, result_size);       \
+        DK__OP_RESULT_##ret                                                                                   \
+    }
+
 #define DK__DECLARE_OP_BODY(name, R, ret, keyset_expr, result_ptr, result_size, ...)                      \
     static DK__NOINLINE DK__UNUSED R dk__declared_##name##_traced(const dk_kernel *dk__k, dk_keyset dk__ks,              \
-                                                 const dk_operator *dk__o, int dk__re                         \
+                                                 const dk_operator *dk__o, int dk__re, const dk_op_table *dk__tab \
                                                  DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {                        \
         name##_args dk__a;                                                                                    \
         unsigned dk__t = dk__trace_call(dk__o, dk__ks, dk__k, dk__re);                                        \
@@ -4656,34 +4702,25 @@ DK_INLINE void dk_call_packed(const dk_operator *op, dk_keyset ks, const dk_kern
             DK__OP_KEEP_##ret(((name##_fn)dk__k->fn)(dk__k, dk__ks DK__MAP(DK__OP_ARG, __VA_ARGS__)))          \
         } else {                                                                                              \
             DK__MAP(DK__OP_PACK, __VA_ARGS__)                                                                 \
-            dk__call_slow(dk__o, (keyset_expr), dk__ks, dk__k, &dk__a, result_ptr, result_size);             \
+            dk__call_slow_in(dk__o, dk__tab, (keyset_expr), dk__ks, dk__k, &dk__a, result_ptr, result_size);   \
         }                                                                                                     \
         dk__trace_return(dk__t);                                                                              \
         DK__OP_RESULT_##ret                                                                                   \
     }                                                                                                         \
-    static DK__SLOW_PATH DK__UNUSED R dk__declared_##name##_slow(const dk_kernel *dk__k, dk_keyset dk__ks,                  \
-                                                 const dk_operator *dk__o, int dk__re                         \
-                                                 DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {                        \
-        name##_args dk__a;                                                                                    \
-        if (DK__TRACING())                                                                                    \
-            DK__OP_TAIL_##ret(R, dk__declared_##name##_traced(dk__k, dk__ks, dk__o, dk__re DK__MAP(DK__OP_ARG, __VA_ARGS__))) \
-        if (dk__k->fn) {                                                                                      \
-            DK__OP_TAIL_##ret(R, ((name##_fn)dk__k->fn)(dk__k, dk__ks DK__MAP(DK__OP_ARG, __VA_ARGS__)))       \
-        }                                                                                                     \
-        DK__MAP(DK__OP_PACK, __VA_ARGS__)                                                                     \
-        dk__call_slow(dk__o, (keyset_expr), dk__ks, dk__k, &dk__a, result_ptr, result_size);                 \
-        DK__OP_RESULT_##ret                                                                                   \
-    }                                                                                                         \
+    DK__OP_SLOW(name, R, ret, keyset_expr, result_ptr, result_size, 0, __VA_ARGS__)                           \
+    DK__OP_SLOW(name, R, ret, keyset_expr, result_ptr, result_size, 1, __VA_ARGS__)                           \
     DK_INLINE DK__UNUSED R dk__declared_##name##_invoke(const dk_operator *dk__o, dk_keyset dk__ks, dk__entry_ref dk__e,     \
                                          int dk__re DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {                     \
         const dk_kernel *dk__k;                                                                               \
         dk_fn dk__raw;                                                                                        \
         name##_fn dk__f;                                                                                      \
-        dk__entry_load(dk__e, &dk__k, &dk__raw);                                                              \
+        dk__entry_load_arg0(dk__e, &dk__k, &dk__raw);                                                         \
         dk__f = (name##_fn)DK__DIRECT_FN(dk__raw);                                                            \
         if (DK__LIKELY(dk__f != NULL))                                                                        \
             DK__OP_TAIL_##ret(R, dk__f(dk__k, dk__ks DK__MAP(DK__OP_ARG, __VA_ARGS__)))                       \
-        DK__OP_TAIL_##ret(R, dk__declared_##name##_slow(dk__k, dk__ks, dk__o, dk__re DK__MAP(DK__OP_ARG, __VA_ARGS__)))       \
+        if (dk__re)                                                                                           \
+            DK__OP_TAIL_##ret(R, dk__declared_##name##_slow1(dk__k, dk__ks, dk__e.tab, dk__o DK__MAP(DK__OP_ARG, __VA_ARGS__))) \
+        DK__OP_TAIL_##ret(R, dk__declared_##name##_slow0(dk__k, dk__ks, dk__e.tab, dk__o DK__MAP(DK__OP_ARG, __VA_ARGS__))) \
     }                                                                                                         \
     DK__DECLARE_OP_ENTRIES(name, R, ret, keyset_expr, __VA_ARGS__)
 
@@ -5461,11 +5498,17 @@ DK__PRIVATE int dk__in_call(void) { return dk__rd.nesting > 0; }
    dk__run_boxed, the general way to dk__dispatch_boxed, dk__run_boxed
    and, with no kernel to run, dk__call_failed: Note [Boxed fast way]):
    its schema, adapters and kernel come from one state, and the backend
-   fallback of an empty slot is looked up once. A typed call's slow
-   path (dk__call_slow) reads a snapshot of its own: handing it the one
-   the inline path read costs that path an instruction with GCC
-   (bench/shape.sh, 1.13.1 preset), as a fifth argument or folded into the
-   redispatch flag. Under DK_DEBUG_READS both
+   fallback of an empty slot is looked up once. A typed call (DK_DECLARE_OP)
+   does too: its inline path hands the snapshot it read its kernel record
+   from to its slow path (_slow0 / _slow1, the redispatch flag in the name
+   so that the snapshot takes the flag's argument register, then
+   dk__call_slow_in), so a boxed kernel or fallback gets the argument pack
+   boxed by the adapters of the def the caller's state had, and a failed
+   call's message speaks of that state (bench/shape.sh's counts stay as
+   they were, gcc's 1.13.1 call site one shorter: dk__entry_load_arg0). dk_call_packed (gen/'s bindings) is
+   handed only a kernel record, by dk_dispatch_kernel, so dk__call_slow
+   reads a snapshot of its own there: a def replaced between the two
+   reads can pair the new def's adapters with the old pack. Under DK_DEBUG_READS both
    readers stop the program, naming the function, outside a read section,
    so a function that forgot its bracket fails the first test that calls
    it, single-threaded, in either mode; tests/structure.sh refuses any
@@ -9889,13 +9932,11 @@ DK__PRIVATE DK__NOINLINE void dk__call_failed(const dk_operator *op, const dk_op
     dk__call_error(op, ks, status, message);
 }
 
-DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks, const dk_kernel *k, void *args,
-                          void *result, size_t result_size) {
-    const dk_op_table *t;
+DK_API void dk__call_slow_in(const dk_operator *op, const dk_op_table *t, dk_keyset args_ks, dk_keyset ks,
+                             const dk_kernel *k, void *args, void *result, size_t result_size) {
     const dk_op_def_info *d;
     const dk_op_adapters *a;
     DK__HOLD();   /* the library sees this part of a typed call: reclaim refuses inside it */
-    t = dk__snapshot(op);
     if (k->kind == DK_KERNEL_MISSING) k = dk__deferred(op, k);
     d = dk__op_def(t);
     a = d ? DK__LOAD_ACQ(&d->adapters) : NULL;
@@ -9917,6 +9958,15 @@ DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks
     } else {
         dk__call_failed(op, t, args_ks, ks, k, result, result_size);
     }
+    DK__UNHOLD();
+}
+
+/* dk_call_packed's: the record came from the caller, so a snapshot is read
+   here (a second read; Note [One read primitive]). */
+DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks, const dk_kernel *k, void *args,
+                          void *result, size_t result_size) {
+    DK__HOLD();
+    dk__call_slow_in(op, dk__snapshot(op), args_ks, ks, k, args, result, result_size);
     DK__UNHOLD();
 }
 #undef DK__C10_ASSERT_AT

@@ -2,7 +2,9 @@
 /* Reads of published state (Note [One read primitive]) and the debug checks
    of the test builds (DK_DEBUG_READS, DK_DEBUG_THREADS): a boxed call reads its
    operator's snapshot once, so schema, adapters and kernel come from one
-   state even when a def and its kernel are replaced during the call; every
+   state even when a def and its kernel are replaced during the call, and
+   so does a typed call's slow path (DK_DECLARE_OP, boxed kernel or
+   fallback); every
    public reader runs inside a read section (the checks stop the program
    otherwise, and this file calls each of them); a read outside one, and in
    the default build a call from a thread that never declared itself, stop
@@ -151,6 +153,105 @@ static void test_boxed_redispatch_reads_one_snapshot(void **state) {
     dk_registry_destroy(reg);
 }
 
+/* ---- a typed call's slow path: the snapshot its inline path read -------------
+   rd_f1 is version 1's typed signature. Each version's CPU kernel is boxed
+   here, so a typed call of version 1 takes the slow path, which boxes the
+   caller's argument pack through a def's adapters: the one whose pack it
+   is (version 1's, from the snapshot the inline path read) or, if it read
+   the operator again after the trace hook replaced the version, version
+   2's box adapter on version 1's pack. box_1 and box_2 record which def
+   boxed, the boxed kernel records (def, its tag): one state gives (1, 1);
+   (2, 1) is the new def's adapters boxing the old call. The trace hook
+   runs between the inline read and the slow path (dk__trace_call, in the
+   out-of-line _traced). With a backend fallback in the slot instead (no
+   kernel of the operator at CPU), the same. */
+static dk_keyset plain_keyset(const void *t, void *ud) { (void)ud; return ((const tensor *)t)->ks; }
+DK_DECLARE_OP(rd_f1, int64_t, ((const tensor *)a)->ks, (const void *, a))
+static int boxed_by;
+static void box_1(const void *args, dk_stack *s) {
+    boxed_by = 1;
+    dk_stack_push(s, dk_tensor((void *)(uintptr_t)((const rd_f1_args *)args)->a));
+}
+static void box_2(const void *args, dk_stack *s) {   /* reads no field version 1's pack lacks */
+    boxed_by = 2;
+    dk_stack_push(s, dk_tensor((void *)(uintptr_t)((const rd_f1_args *)args)->a));
+    dk_stack_push(s, dk_int(5));
+}
+static void unbox_int(dk_stack *s, void *result) { *(int64_t *)result = s->values[s->size - 1].as.i; s->size--; }
+static void boxed_versioned(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
+    int tag = kernel_tag(k);
+    (void)op; (void)ks;
+    pairs[boxed_by][tag]++;
+    s->size -= (size_t)(s->size >= (size_t)tag ? tag : 0);
+    dk_stack_push(s, dk_int(10 * boxed_by + tag));
+}
+static const dk_op_adapters typed_adapters_1 = { "(int) (Tensor)", 1, 1, box_1, unbox_int, NULL };
+static const dk_op_adapters typed_adapters_2 = { "(int) (Tensor, int)", 2, 1, box_2, unbox_int, NULL };
+static int use_fallback;
+static dk_registration *h_keep;
+
+static void define_typed_version(int v) {
+    dk_def_options o;
+    memset(&o, 0, sizeof o);
+    o.adapters = v == 1 ? &typed_adapters_1 : &typed_adapters_2;
+    assert_int_equal(dk_def_with(reg, v == 1 ? "rd::f(Tensor a) -> int" : "rd::f(Tensor a, int b) -> int", &o, &h_def),
+                     DK_OK);
+}
+static void replace_typed_version(void) {
+    dk_registration *old_kernel = h_kernel;
+    assert_int_equal(dk_deregister(h_def), DK_OK);
+    define_typed_version(2);
+    if (!use_fallback) {
+        assert_int_equal(dk_impl(reg, "rd::f", DK_CPU, dk_boxed(boxed_versioned, (void *)(intptr_t)TAG2), &h_kernel),
+                         DK_OK);
+        assert_int_equal(dk_deregister(old_kernel), DK_OK);
+    }
+    replaced++;
+}
+static void trace_and_replace_typed(const dk_operator *op, dk_keyset ks, dk_key key, int is_redispatch, void *ud) {
+    (void)op; (void)ks; (void)key; (void)is_redispatch; (void)ud;
+    if (replace_armed) { replace_armed = 0; replace_typed_version(); }
+}
+
+static void typed_race(int fallback, int redispatch) {
+    dk_registry_desc d;
+    dk_registration *h_fb = NULL;
+    dk_operator *op;
+    tensor x;
+    int64_t r;
+    memset(&d, 0, sizeof d);
+    d.tensor_keyset = plain_keyset;
+    d.logger.func = quiet_log;
+    assert_int_equal(dk_registry_create(&d, &reg), DK_OK);
+    use_fallback = fallback;
+    define_typed_version(1);
+    if (fallback) {   /* the operator lives on through a kernel elsewhere */
+        assert_int_equal(dk_fallback(reg, DK_CPU, dk_boxed(boxed_versioned, (void *)(intptr_t)TAG1), &h_fb), DK_OK);
+        assert_int_equal(dk_impl(reg, "rd::f", DK_CUDA, dk_boxed(boxed_versioned, (void *)(intptr_t)TAG2), &h_keep),
+                         DK_OK);
+    } else {
+        assert_int_equal(dk_impl(reg, "rd::f", DK_CPU, dk_boxed(boxed_versioned, (void *)(intptr_t)TAG1), &h_kernel),
+                         DK_OK);
+    }
+    op = dk_op_lookup(reg, "rd::f");
+    assert_non_null(op);
+    memset(pairs, 0, sizeof pairs);
+    replaced = 0;
+    x.ks = dk_ks_from_key(DK_CPU);
+    replace_armed = 1;
+    dk_trace_set(trace_and_replace_typed, NULL);
+    r = redispatch ? rd_f1_redispatch(op, dk_ks_from_key(DK_CPU), &x) : rd_f1_call(op, &x);
+    dk_trace_set(NULL, NULL);
+    assert_int_equal(replaced, 1);
+    assert_int_equal(pairs[1][TAG1], 1);   /* version 1 whole: its def's adapters, its kernel */
+    assert_int_equal(pairs[2][TAG1] + pairs[2][TAG2] + pairs[1][TAG2], 0);
+    assert_int_equal(r, 11);
+    dk_registry_destroy(reg);
+}
+static void test_typed_call_slow_path_reads_one_snapshot(void **state) { (void)state; typed_race(0, 0); }
+static void test_typed_redispatch_slow_path_reads_one_snapshot(void **state) { (void)state; typed_race(0, 1); }
+static void test_typed_call_to_a_fallback_reads_one_snapshot(void **state) { (void)state; typed_race(1, 0); }
+
 /* ---- every public reader, with the checks on ----------------------------------
    Each public function that reads an operator's snapshot, a kernel
    record, a def's record or the name index, called once outside any call:
@@ -167,7 +268,6 @@ static void boxed_neg(const dk_kernel *k, const dk_operator *op, dk_keyset ks, d
     s->size -= 2;
     dk_stack_push(s, dk_int(7));
 }
-static dk_keyset plain_keyset(const void *t, void *ud) { (void)ud; return ((const tensor *)t)->ks; }
 static int count_op(dk_operator *op, void *ud) { (void)op; (*(int *)ud)++; return 0; }
 
 static void test_every_public_reader_in_a_read_section(void **state) {
@@ -433,6 +533,9 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_boxed_call_reads_one_snapshot),
         cmocka_unit_test(test_boxed_redispatch_reads_one_snapshot),
+        cmocka_unit_test(test_typed_call_slow_path_reads_one_snapshot),
+        cmocka_unit_test(test_typed_redispatch_slow_path_reads_one_snapshot),
+        cmocka_unit_test(test_typed_call_to_a_fallback_reads_one_snapshot),
         cmocka_unit_test(test_every_public_reader_in_a_read_section),
         cmocka_unit_test(test_a_read_outside_a_read_section_stops),
 #ifndef DK_CALL_EPOCHS
