@@ -18,6 +18,7 @@
    usage: host path/to/plugin.so */
 #define _POSIX_C_SOURCE 200809L
 #define DISPATCH_IMPLEMENTATION
+#define PLUG_HOST
 #include "plug.h"
 
 #include <dlfcn.h>
@@ -33,12 +34,7 @@
 #define QS_EVERY 100
 #endif
 
-#define CHECK(c)                                                                  \
-    do {                                                                          \
-        if (!(c)) { fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); exit(1); } \
-    } while (0)
 
-static int add_cpu(const dk_kernel *k, dk_keyset ks, plug_tensor a) { (void)k; (void)ks; return a.v + 1; }
 
 static const dk_operator *add_op;
 static int stop;

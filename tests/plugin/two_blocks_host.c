@@ -12,6 +12,7 @@
    usage: two_blocks_host path/to/plugin_two.so */
 #define _POSIX_C_SOURCE 200809L
 #define DISPATCH_IMPLEMENTATION
+#define PLUG_HOST
 #include "plug.h"
 
 #include <dlfcn.h>
@@ -23,22 +24,11 @@
 #define LOADS 50
 #endif
 
-#define CHECK(c)                                                                  \
-    do {                                                                          \
-        if (!(c)) { fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); exit(1); } \
-    } while (0)
 
-static int add_cpu(const dk_kernel *k, dk_keyset ks, plug_tensor a) { (void)k; (void)ks; return a.v + 1; }
 static void quiet(const dk_operator *op, dk_keyset ks, dk_status s, const char *m, void *ud) {
     dk_call_error_report(op, ks, s, m, ud);
 }
 
-static plug_tensor tensor_at(dk_key k, int v) {
-    plug_tensor t;
-    t.ks = dk_ks_from_key(k);
-    t.v = v;
-    return t;
-}
 
 int main(int argc, char **argv) {
     dk_registry *r = dk_registry_default();

@@ -16,6 +16,7 @@
    usage: unload_host path/to/plugin.so */
 #define _GNU_SOURCE 1   /* RTLD_DEFAULT */
 #define DISPATCH_IMPLEMENTATION
+#define PLUG_HOST
 #include "plug.h"
 
 #include <dlfcn.h>
@@ -29,12 +30,7 @@
 #define LOADS 200
 #endif
 
-#define CHECK(c)                                                                  \
-    do {                                                                          \
-        if (!(c)) { fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); exit(1); } \
-    } while (0)
 
-static int add_cpu(const dk_kernel *k, dk_keyset ks, plug_tensor a) { (void)k; (void)ks; return a.v + 1; }
 /* a kernel that uses the dynamic loader */
 static int dl_cpu(const dk_kernel *k, dk_keyset ks, plug_tensor a) {
     (void)k; (void)ks;
@@ -47,12 +43,6 @@ static long ran_plugin, failed_cleanly, loader_calls, wrong;
 
 static void quiet(const dk_operator *op, dk_keyset ks, dk_status s, const char *m, void *ud) {
     dk_call_error_report(op, ks, s, m, ud);
-}
-static plug_tensor tensor_at(dk_key k, int v) {
-    plug_tensor t;
-    t.ks = dk_ks_from_key(k);
-    t.v = v;
-    return t;
 }
 /* 1 = the plugin's kernel ran, 0 = the clean error, -1 = anything else */
 static int call_once(void) {
