@@ -1879,7 +1879,17 @@ DK_API dk_status dk_backend_rename(dk_backend b, const char *name);
 /* Frees everything the registry owns, every handle included. The caller
    guarantees that no call, lookup or registration on it is running or will
    start. Destroying the default registry is allowed: the next
-   dk_registry_default() creates a fresh one. */
+   dk_registry_default() creates a fresh one. After it, r and everything it
+   gave (handles, operators) are freed memory: the C API does not recognise
+   them, so a second destroy, a dk_deregister of one of its handles or a
+   registration or lookup on r is undefined, not an error status. (Its
+   memory went back to the allocator, desc.free's possibly, and a later
+   registry may take the same addresses, so no check could tell a stale
+   pointer from a live one without keeping that memory.) A caller whose
+   registry pointer may outlive the registry (a garbage collector's
+   finalizers) creates it with dk_abi_registry_create: the ABI's functions
+   that take a registry keep its record and its address and refuse a
+   destroyed one (DK_ERR_DESTROYED); its handles die with it there too. */
 DK_API void dk_registry_destroy(dk_registry *r);
 
 /* The process-wide registry that the DK_LIBRARY macros use, created on
@@ -1969,7 +1979,8 @@ DK_INLINE dk_kernel_desc dk_kernel_named(dk_kernel_desc d, const char *name, con
    that began before may still run the kernel (dk_registry_synchronize
    waits for them). The handle is freed with what it retired (WHAT A
    PROGRAM DOES), so do not use it after. DK_ERR_BAD_HANDLE for NULL, or
-   for a handle deregistered before and not yet freed. */
+   for a handle deregistered before and not yet freed; a handle of a
+   destroyed registry is freed memory (dk_registry_destroy). */
 DK_API dk_status dk_deregister(dk_registration *h);
 
 /* Introspection. */
