@@ -2055,8 +2055,9 @@ DK_INLINE const dk_kernel *dk_dispatch_kernel(const dk_operator *op, dk_keyset a
    They tell the trace hook nothing and leave a missing record (fn NULL)
    as it is: while a hook is set dk_kernel_direct_fn is NULL, and the
    caller reports the call with dk_trace_report_begin; dk_call_packed runs
-   the backend fallback a missing record stands for. Nothing out of line
-   on their way, so a call site keeps no register across a call. */
+   the backend fallback a missing record stands for. *out_table lives as
+   long as the record. But for the debug checks they call nothing, so a
+   call site keeps no register across a call. */
 DK_INLINE const dk_kernel *dk_redispatch_kernel_with_table(const dk_operator *op, dk_keyset ks,
                                                            const dk_op_table **out_table);
 
@@ -4595,6 +4596,7 @@ DK_INLINE const dk_kernel *dk_redispatch_kernel(const dk_operator *op, dk_keyset
     const dk_op_table *t;
     const dk_kernel *k;
     DK__CALLER_READ_CHECK("dk_redispatch_kernel");
+    DK__THREAD_CHECK();   /* before the trace hook runs (_with_table checks again: debug builds only) */
     if (DK__UNLIKELY(DK__TRACING())) dk__trace(op, ks, 1);
     k = dk_redispatch_kernel_with_table(op, ks, &t);
     return DK__UNLIKELY(k->kind == DK_KERNEL_MISSING) ? dk__deferred(op, k) : k;
