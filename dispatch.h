@@ -226,10 +226,10 @@
    The library's readers read inside a read section of their own (Note
    [One read primitive]); the inline accessors (dk_op_table_of,
    dk_op_slot_kernel, dk_op_function_schema, dk_op_schema,
-   dk_dispatch_kernel, dk_redispatch_kernel) leave it to their caller:
-   inside a call, or, under DK_CALL_EPOCHS, between dk_call_enter and
-   dk_call_exit (DK_DEBUG_READS checks it; how long what they return
-   lives: at their declarations).
+   dk_dispatch_kernel, dk_redispatch_kernel and their _with_table forms)
+   leave it to their caller: inside a call, or, under DK_CALL_EPOCHS,
+   between dk_call_enter and dk_call_exit (DK_DEBUG_READS checks it; how
+   long what they return lives: at their declarations).
 
    WHAT A PROGRAM DOES (threads, memory, plugins, exit), in each mode
    (>>public: "Threads and memory", "Plugins";
@@ -1879,7 +1879,17 @@ DK_API dk_status dk_backend_rename(dk_backend b, const char *name);
 /* Frees everything the registry owns, every handle included. The caller
    guarantees that no call, lookup or registration on it is running or will
    start. Destroying the default registry is allowed: the next
-   dk_registry_default() creates a fresh one. */
+   dk_registry_default() creates a fresh one. After it, r and everything it
+   gave (handles, operators) are freed memory: the C API does not recognise
+   them, so a second destroy, a dk_deregister of one of its handles or a
+   registration or lookup on r is undefined, not an error status. (Its
+   memory went back to the allocator, desc.free's possibly, and a later
+   registry may take the same addresses, so no check could tell a stale
+   pointer from a live one without keeping that memory.) A caller whose
+   registry pointer may outlive the registry (a garbage collector's
+   finalizers) creates it with dk_abi_registry_create: the ABI's functions
+   that take a registry keep its record and its address and refuse a
+   destroyed one (DK_ERR_DESTROYED); its handles die with it there too. */
 DK_API void dk_registry_destroy(dk_registry *r);
 
 /* The process-wide registry that the DK_LIBRARY macros use, created on
@@ -1969,7 +1979,8 @@ DK_INLINE dk_kernel_desc dk_kernel_named(dk_kernel_desc d, const char *name, con
    that began before may still run the kernel (dk_registry_synchronize
    waits for them). The handle is freed with what it retired (WHAT A
    PROGRAM DOES), so do not use it after. DK_ERR_BAD_HANDLE for NULL, or
-   for a handle deregistered before and not yet freed. */
+   for a handle deregistered before and not yet freed; a handle of a
+   destroyed registry is freed memory (dk_registry_destroy). */
 DK_API dk_status dk_deregister(dk_registration *h);
 
 /* Introspection. */
@@ -2038,16 +2049,32 @@ DK_INLINE const dk_kernel *dk_redispatch_kernel(const dk_operator *op, dk_keyset
 
 DK_INLINE const dk_kernel *dk_dispatch_kernel(const dk_operator *op, dk_keyset args, dk_keyset *out_ks);
 
+/* The same two for a caller that hands the record on to dk_call_packed
+   (gen/'s bindings): *out_table is the snapshot of the operator the record
+   was read from, and the record is the slot's as that snapshot holds it.
+   They tell the trace hook nothing and leave a missing record (fn NULL)
+   as it is: while a hook is set dk_kernel_direct_fn is NULL, and the
+   caller reports the call with dk_trace_report_begin; dk_call_packed runs
+   the backend fallback a missing record stands for. *out_table lives as
+   long as the record. But for the debug checks they call nothing, so a
+   call site keeps no register across a call. */
+DK_INLINE const dk_kernel *dk_redispatch_kernel_with_table(const dk_operator *op, dk_keyset ks,
+                                                           const dk_op_table **out_table);
+
+DK_INLINE const dk_kernel *dk_dispatch_kernel_with_table(const dk_operator *op, dk_keyset args, dk_keyset *out_ks,
+                                                         const dk_op_table **out_table);
+
 /* The same for typed calls written out in full (gen/dkgen's bindings): a
-   kernel record whose fn is NULL gets the argument pack `args` (boxed
-   through the operator's adapters, or handed to a boxed kernel as
-   stack->unboxed_args); a failed call is reported (ks standing for the
-   arguments' keyset in the message) and *result zero-filled. The adapters
-   come from the operator's state as it reads it, which a racing
-   registration may have changed since k was read (DK_DECLARE_OP's calls
-   take both from one state: Note [One read primitive]). */
-DK_INLINE void dk_call_packed(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args, void *result,
-                            size_t result_size);
+   kernel record k whose fn is NULL gets the argument pack `args` (boxed
+   through the adapters of the def of snapshot t, or handed to a boxed
+   kernel as stack->unboxed_args); a failed call is reported (ks standing
+   for the arguments' keyset in the message, which describes t) and
+   *result zero-filled. t is the snapshot k was read from
+   (dk_dispatch_kernel_with_table, dk_redispatch_kernel_with_table), so
+   that a def replaced since then cannot box the caller's pack: Note [One
+   read primitive]. */
+DK_INLINE void dk_call_packed(const dk_operator *op, const dk_op_table *t, dk_keyset ks, const dk_kernel *k,
+                              void *args, void *result, size_t result_size);
 
 /* DK_DECLARE_OP(name, R, keyset_expr, (T1, a1), (T2, a2), ...) declares a
    typed operator of up to 12 arguments; keyset_expr computes the
@@ -2093,7 +2120,11 @@ DK_API void dk_call_fail(const dk_operator *op, const dk_kernel *kernel, dk_keys
        unsigned t = dk_trace_begin(op, ks, k, is_redispatch); ...; dk_trace_end(t);
    so a timeline sees the call with its duration. The dispatch primitive
    already told the trace hook: these two report to a timeline only. Off,
-   dk_trace_begin is a test that returns 0 and dk_trace_end(0) nothing. */
+   dk_trace_begin is a test that returns 0 and dk_trace_end(0) nothing.
+   After dk_dispatch_kernel_with_table / dk_redispatch_kernel_with_table,
+   which tell the hook nothing, dk_trace_report_begin takes
+   dk_trace_begin's place: it tells the hook, then opens the timeline's
+   event (the same token for dk_trace_end). */
 DK_INLINE dk_fn dk_kernel_direct_fn(const dk_kernel *k);
 
 /* --- Boxed calls and values: stacks, values, adapters --------------------- */
@@ -2406,6 +2437,7 @@ DK_API void dk_trace_set(dk_trace_fn fn, void *user_data);
 DK_API const dk_stack *dk_trace_stack(void);
 
 DK_INLINE unsigned dk_trace_begin(const dk_operator *op, dk_keyset ks, const dk_kernel *k, int is_redispatch);
+DK_INLINE unsigned dk_trace_report_begin(const dk_operator *op, dk_keyset ks, const dk_kernel *k, int is_redispatch);
 DK_INLINE void dk_trace_end(unsigned token);
 
 /* A timeline of dispatches, written as Chrome trace event JSON (the format
@@ -4290,7 +4322,7 @@ DK_INLINE dk_guard dk_guard_skip_functionalize(void) { return dk_guard_exclude(d
    and returns the kernel record of its slot; dk_redispatch_kernel() is redispatch's:
    the slot of ks as given, no TLS, no mask. A record whose fn is NULL (boxed
    kernel, backend fallback, fallthrough, ambiguity, missing) goes through
-   dk__call_slow. DK_DECLARE_OP generates typed call / redispatch functions
+   dk__call_slow_in. DK_DECLARE_OP generates typed call / redispatch functions
    for any signature. */
 #if defined(__GNUC__) || defined(__clang__)
 #define DK__UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -4550,20 +4582,41 @@ DK_INLINE dk__entry_ref dk__dispatch(const dk_operator *op, dk_keyset args, dk_k
 #define DK__DIRECT_FN(fn) ((dk_fn)((uintptr_t)(fn) & dk__fn_mask))
 #endif
 
+DK_INLINE const dk_kernel *dk_redispatch_kernel_with_table(const dk_operator *op, dk_keyset ks,
+                                                           const dk_op_table **out_table) {
+    const dk_op_table *t;
+    DK__CALLER_READ_CHECK("dk_redispatch_kernel_with_table");
+    DK__THREAD_CHECK();
+    t = DK__LOAD_ACQ(&op->table);
+    *out_table = t;
+    return dk__entry_kernel(dk__lookup_in(t, ks));
+}
+
 DK_INLINE const dk_kernel *dk_redispatch_kernel(const dk_operator *op, dk_keyset ks) {
+    const dk_op_table *t;
     const dk_kernel *k;
     DK__CALLER_READ_CHECK("dk_redispatch_kernel");
-    DK__THREAD_CHECK();
+    DK__THREAD_CHECK();   /* before the trace hook runs (_with_table checks again: debug builds only) */
     if (DK__UNLIKELY(DK__TRACING())) dk__trace(op, ks, 1);
-    k = dk__entry_kernel(dk__lookup(op, ks));
+    k = dk_redispatch_kernel_with_table(op, ks, &t);
     return DK__UNLIKELY(k->kind == DK_KERNEL_MISSING) ? dk__deferred(op, k) : k;
 }
 
+DK_INLINE const dk_kernel *dk_dispatch_kernel_with_table(const dk_operator *op, dk_keyset args, dk_keyset *out_ks,
+                                                         const dk_op_table **out_table) {
+    const dk_op_table *t;
+    DK__CALLER_READ_CHECK("dk_dispatch_kernel_with_table");
+    DK__THREAD_CHECK();
+    t = DK__LOAD_ACQ(&op->table);
+    *out_table = t;
+    return dk__entry_kernel(dk__dispatch_in(t, args, out_ks));
+}
+
 DK_INLINE const dk_kernel *dk_dispatch_kernel(const dk_operator *op, dk_keyset args, dk_keyset *out_ks) {
+    const dk_op_table *t;
     const dk_kernel *k;
     DK__CALLER_READ_CHECK("dk_dispatch_kernel");
-    DK__THREAD_CHECK();
-    k = dk__entry_kernel(dk__dispatch(op, args, out_ks));
+    k = dk_dispatch_kernel_with_table(op, args, out_ks, &t);
     if (DK__UNLIKELY(DK__TRACING())) dk__trace(op, *out_ks, 0);
     return DK__UNLIKELY(k->kind == DK_KERNEL_MISSING) ? dk__deferred(op, k) : k;
 }
@@ -4571,16 +4624,13 @@ DK_INLINE const dk_kernel *dk_dispatch_kernel(const dk_operator *op, dk_keyset a
 /* The slow path: a boxed kernel or fallback gets (kernel, op, ks, args);
    anything else is reported through the registry's error hook and the
    result is zero-filled. dk__call_slow_in takes the snapshot t that k was
-   read from (a typed call's: Note [One read primitive]); dk__call_slow
-   reads one (dk_call_packed, given only the record). */
+   read from (a typed call's, dk_call_packed's: Note [One read primitive]). */
 DK_API void dk__call_slow_in(const dk_operator *op, const dk_op_table *t, dk_keyset args_ks, dk_keyset ks,
                              const dk_kernel *k, void *args, void *result, size_t result_size);
-DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks, const dk_kernel *k, void *args,
-                          void *result, size_t result_size);
 
-DK_INLINE void dk_call_packed(const dk_operator *op, dk_keyset ks, const dk_kernel *k, void *args, void *result,
-                            size_t result_size) {
-    dk__call_slow(op, ks, ks, k, args, result, result_size);
+DK_INLINE void dk_call_packed(const dk_operator *op, const dk_op_table *t, dk_keyset ks, const dk_kernel *k,
+                              void *args, void *result, size_t result_size) {
+    dk__call_slow_in(op, t, ks, ks, k, args, result, result_size);
 }
 
 /* DK_DECLARE_OP(name, R, keyset_expr, (T1, a1), (T2, a2), ...) defines
@@ -4790,6 +4840,10 @@ DK_INLINE dk_fn dk_kernel_direct_fn(const dk_kernel *k) { return DK__DIRECT_FN(k
 
 DK_INLINE unsigned dk_trace_begin(const dk_operator *op, dk_keyset ks, const dk_kernel *k, int is_redispatch) {
     return DK__UNLIKELY(DK__TRACING()) ? dk__trace_call(op, ks, k, (is_redispatch ? 1 : 0) | DK__TRACE_TOLD) : 0u;
+}
+
+DK_INLINE unsigned dk_trace_report_begin(const dk_operator *op, dk_keyset ks, const dk_kernel *k, int is_redispatch) {
+    return DK__UNLIKELY(DK__TRACING()) ? dk__trace_call(op, ks, k, is_redispatch ? 1 : 0) : 0u;
 }
 
 DK_INLINE void dk_trace_end(unsigned token) {
@@ -5505,10 +5559,13 @@ DK__PRIVATE int dk__in_call(void) { return dk__rd.nesting > 0; }
    dk__call_slow_in), so a boxed kernel or fallback gets the argument pack
    boxed by the adapters of the def the caller's state had, and a failed
    call's message speaks of that state (bench/shape.sh's counts stay as
-   they were, gcc's 1.13.1 call site one shorter: dk__entry_load_arg0). dk_call_packed (gen/'s bindings) is
-   handed only a kernel record, by dk_dispatch_kernel, so dk__call_slow
-   reads a snapshot of its own there: a def replaced between the two
-   reads can pair the new def's adapters with the old pack. Under DK_DEBUG_READS both
+   they were, gcc's 1.13.1 call site one shorter: dk__entry_load_arg0). gen/'s
+   bindings do the same in the open: dk_dispatch_kernel_with_table and
+   dk_redispatch_kernel_with_table give the record with the snapshot it
+   came from, which they hand to dk_call_packed; like DK_DECLARE_OP's
+   inline path these two call nothing (the trace report and a missing
+   record's fallback wait for the slow path), so gen's call sites became
+   shorter (gcc and clang, both presets and call epochs). Under DK_DEBUG_READS both
    readers stop the program, naming the function, outside a read section,
    so a function that forgot its bracket fails the first test that calls
    it, single-threaded, in either mode; tests/structure.sh refuses any
@@ -5860,6 +5917,9 @@ DK_API unsigned dk__trace_call(const dk_operator *op, dk_keyset ks, const dk_ker
     } while ((s1 & 1) || s1 != s2);
     if (!fn) return 0;
     DK__HOLD();
+    /* a typed call's record is the slot's (DK_DECLARE_OP, gen/'s
+       bindings): the event names the fallback a missing record stands for */
+    if (k && k->kind == DK_KERNEL_MISSING) k = dk__deferred(op, k);
     if (fn == dk__tl_hook) t = dk__tl_open(op, ks, k, flags);
     else if (!(flags & DK__TRACE_TOLD)) fn(op, ks, dk_ks_highest_key(ks), flags & 1, ud);
     DK__UNHOLD();
@@ -9961,14 +10021,6 @@ DK_API void dk__call_slow_in(const dk_operator *op, const dk_op_table *t, dk_key
     DK__UNHOLD();
 }
 
-/* dk_call_packed's: the record came from the caller, so a snapshot is read
-   here (a second read; Note [One read primitive]). */
-DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks, const dk_kernel *k, void *args,
-                          void *result, size_t result_size) {
-    DK__HOLD();
-    dk__call_slow_in(op, dk__snapshot(op), args_ks, ks, k, args, result, result_size);
-    DK__UNHOLD();
-}
 #undef DK__C10_ASSERT_AT
 
 DK_API void dk_call_fail(const dk_operator *op, const dk_kernel *kernel, dk_keyset ks, dk_status status,
@@ -10020,7 +10072,7 @@ DK__PRIVATE void dk__results_miscounted(const dk_operator *op, dk_keyset ks, con
 
 /* A typed call that landed on a boxed kernel: box through the operator's
    adapters when it has them, else hand over the argument pack. Out of
-   line: its stack of values stays out of dk__call_slow's frame. */
+   line: its stack of values stays out of dk__call_slow_in's frame. */
 DK__PRIVATE DK__NOINLINE void dk__call_boxed_kernel(const dk_operator *op, const dk_op_table *t, dk_keyset ks,
                                                     const dk_kernel *k, void *args, void *result, size_t result_size) {
     const dk_op_adapters *a = dk__table_adapters(t);
@@ -10047,7 +10099,7 @@ DK__PRIVATE DK__NOINLINE void dk__call_boxed_kernel(const dk_operator *op, const
 
 /* A typed call's boxed kernel left other than the adapters' number of
    results: the call fails (unless the kernel failed it already) and
-   *result is zero-filled, no garbage (out of dk__call_slow's way). */
+   *result is zero-filled, no garbage (out of dk__call_slow_in's way). */
 DK__PRIVATE DK__NOINLINE void dk__boxed_result_failed(const dk_operator *op, const dk_op_table *t, dk_keyset ks,
                                                       const dk_kernel *k, size_t left, unsigned failures,
                                                       void *result, size_t result_size) {

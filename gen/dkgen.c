@@ -867,58 +867,64 @@ static void emit_keyset(FILE *o, const opinfo *op) {
    thousands of operators. */
 
 /* dkgen_<op>_slow: a kernel record without fn (its argument pack goes to
-   dk_call_packed), or any record while a trace hook is set, the kernel's
-   call between dk_trace_begin and dk_trace_end (a timeline's event);
-   re_: a redispatch (helpers are dkgen_-prefixed: out of the way of
-   kernels' names) */
+   dk_call_packed, with table_, the snapshot the record was read from: the
+   adapters that box the pack come from the same state), or any record
+   while a trace hook is set, between dk_trace_report_begin (the hook's
+   report: the dispatch primitives make none) and dk_trace_end (a
+   timeline's event); re_: a redispatch (helpers are dkgen_-prefixed: out
+   of the way of kernels' names) */
 static void emit_slow(FILE *o, const opinfo *op, const char *rt) {
     int i;
-    fprintf(o, "static %s dkgen_%s_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_", rt, op->id);
+    fprintf(o, "static %s dkgen_%s_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, "
+            "const dk_kernel *kernel_, int re_", rt, op->id);
     emit_params(o, op, ", ", 0);
-    fprintf(o, ") {\n    %s_args pack_;\n    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);\n", op->id);
+    fprintf(o, ") {\n    %s_args pack_;\n    unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);\n", op->id);
     for (i = 0; i < op->n; i++) fprintf(o, "    pack_.%s = %s_;\n", op->args[i].field, op->args[i].field);
     if (!op->n && !op->nr) fputs("    pack_.unused_ = 0;\n", o);
     fprintf(o, "    kernel_->fn ? %s((%s_fn)kernel_->fn)(kernel_, ks_", op->nr ? "(void)(pack_.result = " : "", op->id);
     emit_arg_names(o, op, ", ", "", "_");
     if (op->nr)
-        fputs(")) : dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);\n"
+        fputs(")) : dk_call_packed(op_, table_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);\n"
               "    dk_trace_end(trace_);\n    return pack_.result;\n}\n", o);
     else
-        fputs(") : dk_call_packed(op_, ks_, kernel_, &pack_, NULL, 0);\n    dk_trace_end(trace_);\n}\n", o);
+        fputs(") : dk_call_packed(op_, table_, ks_, kernel_, &pack_, NULL, 0);\n    dk_trace_end(trace_);\n}\n", o);
 }
 
 /* dkgen_<op>_invoke: one kernel record, its fn (none while a trace hook is
    set: dk_kernel_direct_fn) or the slow path */
 static void emit_invoke(FILE *o, const opinfo *op, const char *rt) {
-    fprintf(o, "DK_INLINE %s dkgen_%s_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_", rt, op->id);
+    fprintf(o, "DK_INLINE %s dkgen_%s_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, "
+            "const dk_kernel *kernel_, int re_", rt, op->id);
     emit_params(o, op, ", ", 0);
     fprintf(o, ") {\n    dk_fn fn_ = dk_kernel_direct_fn(kernel_);\n    %sfn_ ? ((%s_fn)fn_)(kernel_, ks_", op->nr ? "return " : "", op->id);
     emit_arg_names(o, op, ", ", "", "_");
-    fprintf(o, ") : dkgen_%s_slow(op_, ks_, kernel_, re_", op->id);
+    fprintf(o, ") : dkgen_%s_slow(op_, table_, ks_, kernel_, re_", op->id);
     emit_arg_names(o, op, ", ", "", "_");
     fputs(");\n}\n", o);
 }
 
-/* <op>_call: dispatch, then invoke, inside the call bracket */
+/* <op>_call: dispatch (the record and its snapshot), then invoke, inside
+   the call bracket */
 static void emit_call(FILE *o, const opinfo *op, const char *rt) {
     fprintf(o, "DK_INLINE %s %s_call(const dk_operator *op_", rt, op->id);
     emit_params(o, op, ", ", 0);
-    fputs(") {\n    dk_keyset ks_;\n    const dk_kernel *kernel_;\n", o);
+    fputs(") {\n    dk_keyset ks_;\n    const dk_op_table *table_;\n    const dk_kernel *kernel_;\n", o);
     if (op->nr) fprintf(o, "    %s ret_;\n", rt);
-    fprintf(o, "    dk_call_enter();\n    kernel_ = dk_dispatch_kernel(op_, %s_keyset(", op->id);
+    fprintf(o, "    dk_call_enter();\n    kernel_ = dk_dispatch_kernel_with_table(op_, %s_keyset(", op->id);
     emit_arg_names(o, op, "", "", "_");
-    fprintf(o, "), &ks_);\n    %sdkgen_%s_invoke(op_, ks_, kernel_, 0", op->nr ? "ret_ = " : "", op->id);
+    fprintf(o, "), &ks_, &table_);\n    %sdkgen_%s_invoke(op_, table_, ks_, kernel_, 0", op->nr ? "ret_ = " : "", op->id);
     emit_arg_names(o, op, ", ", "", "_");
     fprintf(o, ");\n    dk_call_exit();\n%s}\n", op->nr ? "    return ret_;\n" : "");
 }
 
-/* <op>_redispatch: the slot of the keyset given */
+/* <op>_redispatch: the slot of the keyset given (the record and its snapshot) */
 static void emit_redispatch(FILE *o, const opinfo *op, const char *rt) {
     fprintf(o, "DK_INLINE %s %s_redispatch(const dk_operator *op_, dk_keyset ks_", rt, op->id);
     emit_params(o, op, ", ", 0);
-    fputs(") {\n", o);
+    fputs(") {\n    const dk_op_table *table_;\n    const dk_kernel *kernel_;\n", o);
     if (op->nr) fprintf(o, "    %s ret_;\n", rt);
-    fprintf(o, "    dk_call_enter();\n    %sdkgen_%s_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1", op->nr ? "ret_ = " : "", op->id);
+    fprintf(o, "    dk_call_enter();\n    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);\n"
+            "    %sdkgen_%s_invoke(op_, table_, ks_, kernel_, 1", op->nr ? "ret_ = " : "", op->id);
     emit_arg_names(o, op, ", ", "", "_");
     fprintf(o, ");\n    dk_call_exit();\n%s}\n", op->nr ? "    return ret_;\n" : "");
 }

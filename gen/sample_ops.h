@@ -179,34 +179,38 @@ DK_INLINE dk_keyset sample_add_Tensor_keyset(dkgen_tensor self_, dkgen_tensor ot
     (void)alpha_;
     return ks_;
 }
-static dkgen_tensor dkgen_sample_add_Tensor_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, dkgen_tensor other_, double alpha_) {
+static dkgen_tensor dkgen_sample_add_Tensor_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, dkgen_tensor other_, double alpha_) {
     sample_add_Tensor_args pack_;
-    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);
+    unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.self = self_;
     pack_.other = other_;
     pack_.alpha = alpha_;
-    kernel_->fn ? (void)(pack_.result = ((sample_add_Tensor_fn)kernel_->fn)(kernel_, ks_, self_, other_, alpha_)) : dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    kernel_->fn ? (void)(pack_.result = ((sample_add_Tensor_fn)kernel_->fn)(kernel_, ks_, self_, other_, alpha_)) : dk_call_packed(op_, table_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor dkgen_sample_add_Tensor_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, dkgen_tensor other_, double alpha_) {
+DK_INLINE dkgen_tensor dkgen_sample_add_Tensor_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, dkgen_tensor other_, double alpha_) {
     dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((sample_add_Tensor_fn)fn_)(kernel_, ks_, self_, other_, alpha_) : dkgen_sample_add_Tensor_slow(op_, ks_, kernel_, re_, self_, other_, alpha_);
+    return fn_ ? ((sample_add_Tensor_fn)fn_)(kernel_, ks_, self_, other_, alpha_) : dkgen_sample_add_Tensor_slow(op_, table_, ks_, kernel_, re_, self_, other_, alpha_);
 }
 DK_INLINE dkgen_tensor sample_add_Tensor_call(const dk_operator *op_, dkgen_tensor self_, dkgen_tensor other_, double alpha_) {
     dk_keyset ks_;
+    const dk_op_table *table_;
     const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel(op_, sample_add_Tensor_keyset(self_, other_, alpha_), &ks_);
-    ret_ = dkgen_sample_add_Tensor_invoke(op_, ks_, kernel_, 0, self_, other_, alpha_);
+    kernel_ = dk_dispatch_kernel_with_table(op_, sample_add_Tensor_keyset(self_, other_, alpha_), &ks_, &table_);
+    ret_ = dkgen_sample_add_Tensor_invoke(op_, table_, ks_, kernel_, 0, self_, other_, alpha_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dkgen_tensor sample_add_Tensor_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, dkgen_tensor other_, double alpha_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    ret_ = dkgen_sample_add_Tensor_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1, self_, other_, alpha_);
+    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
+    ret_ = dkgen_sample_add_Tensor_invoke(op_, table_, ks_, kernel_, 1, self_, other_, alpha_);
     dk_call_exit();
     return ret_;
 }
@@ -293,32 +297,36 @@ DK_INLINE dk_keyset sample_neg_keyset(dkgen_tensor self_) {
     ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(self_));
     return ks_;
 }
-static dkgen_tensor dkgen_sample_neg_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_) {
+static dkgen_tensor dkgen_sample_neg_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_) {
     sample_neg_args pack_;
-    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);
+    unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.self = self_;
-    kernel_->fn ? (void)(pack_.result = ((sample_neg_fn)kernel_->fn)(kernel_, ks_, self_)) : dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    kernel_->fn ? (void)(pack_.result = ((sample_neg_fn)kernel_->fn)(kernel_, ks_, self_)) : dk_call_packed(op_, table_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor dkgen_sample_neg_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_) {
+DK_INLINE dkgen_tensor dkgen_sample_neg_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_) {
     dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((sample_neg_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_neg_slow(op_, ks_, kernel_, re_, self_);
+    return fn_ ? ((sample_neg_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_neg_slow(op_, table_, ks_, kernel_, re_, self_);
 }
 DK_INLINE dkgen_tensor sample_neg_call(const dk_operator *op_, dkgen_tensor self_) {
     dk_keyset ks_;
+    const dk_op_table *table_;
     const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel(op_, sample_neg_keyset(self_), &ks_);
-    ret_ = dkgen_sample_neg_invoke(op_, ks_, kernel_, 0, self_);
+    kernel_ = dk_dispatch_kernel_with_table(op_, sample_neg_keyset(self_), &ks_, &table_);
+    ret_ = dkgen_sample_neg_invoke(op_, table_, ks_, kernel_, 0, self_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dkgen_tensor sample_neg_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    ret_ = dkgen_sample_neg_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1, self_);
+    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
+    ret_ = dkgen_sample_neg_invoke(op_, table_, ks_, kernel_, 1, self_);
     dk_call_exit();
     return ret_;
 }
@@ -384,33 +392,37 @@ DK_INLINE dk_keyset sample_fill__keyset(dkgen_tensor self_, double value_) {
     (void)value_;
     return ks_;
 }
-static dkgen_tensor dkgen_sample_fill__slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, double value_) {
+static dkgen_tensor dkgen_sample_fill__slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, double value_) {
     sample_fill__args pack_;
-    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);
+    unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.self = self_;
     pack_.value = value_;
-    kernel_->fn ? (void)(pack_.result = ((sample_fill__fn)kernel_->fn)(kernel_, ks_, self_, value_)) : dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    kernel_->fn ? (void)(pack_.result = ((sample_fill__fn)kernel_->fn)(kernel_, ks_, self_, value_)) : dk_call_packed(op_, table_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor dkgen_sample_fill__invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, double value_) {
+DK_INLINE dkgen_tensor dkgen_sample_fill__invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, double value_) {
     dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((sample_fill__fn)fn_)(kernel_, ks_, self_, value_) : dkgen_sample_fill__slow(op_, ks_, kernel_, re_, self_, value_);
+    return fn_ ? ((sample_fill__fn)fn_)(kernel_, ks_, self_, value_) : dkgen_sample_fill__slow(op_, table_, ks_, kernel_, re_, self_, value_);
 }
 DK_INLINE dkgen_tensor sample_fill__call(const dk_operator *op_, dkgen_tensor self_, double value_) {
     dk_keyset ks_;
+    const dk_op_table *table_;
     const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel(op_, sample_fill__keyset(self_, value_), &ks_);
-    ret_ = dkgen_sample_fill__invoke(op_, ks_, kernel_, 0, self_, value_);
+    kernel_ = dk_dispatch_kernel_with_table(op_, sample_fill__keyset(self_, value_), &ks_, &table_);
+    ret_ = dkgen_sample_fill__invoke(op_, table_, ks_, kernel_, 0, self_, value_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dkgen_tensor sample_fill__redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, double value_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    ret_ = dkgen_sample_fill__invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1, self_, value_);
+    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
+    ret_ = dkgen_sample_fill__invoke(op_, table_, ks_, kernel_, 1, self_, value_);
     dk_call_exit();
     return ret_;
 }
@@ -478,33 +490,37 @@ DK_INLINE dk_keyset sample_cat_keyset(dk_value_list tensors_, int64_t dim_) {
     (void)dim_;
     return ks_;
 }
-static dkgen_tensor dkgen_sample_cat_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dk_value_list tensors_, int64_t dim_) {
+static dkgen_tensor dkgen_sample_cat_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dk_value_list tensors_, int64_t dim_) {
     sample_cat_args pack_;
-    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);
+    unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.tensors = tensors_;
     pack_.dim = dim_;
-    kernel_->fn ? (void)(pack_.result = ((sample_cat_fn)kernel_->fn)(kernel_, ks_, tensors_, dim_)) : dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    kernel_->fn ? (void)(pack_.result = ((sample_cat_fn)kernel_->fn)(kernel_, ks_, tensors_, dim_)) : dk_call_packed(op_, table_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor dkgen_sample_cat_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dk_value_list tensors_, int64_t dim_) {
+DK_INLINE dkgen_tensor dkgen_sample_cat_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dk_value_list tensors_, int64_t dim_) {
     dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((sample_cat_fn)fn_)(kernel_, ks_, tensors_, dim_) : dkgen_sample_cat_slow(op_, ks_, kernel_, re_, tensors_, dim_);
+    return fn_ ? ((sample_cat_fn)fn_)(kernel_, ks_, tensors_, dim_) : dkgen_sample_cat_slow(op_, table_, ks_, kernel_, re_, tensors_, dim_);
 }
 DK_INLINE dkgen_tensor sample_cat_call(const dk_operator *op_, dk_value_list tensors_, int64_t dim_) {
     dk_keyset ks_;
+    const dk_op_table *table_;
     const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel(op_, sample_cat_keyset(tensors_, dim_), &ks_);
-    ret_ = dkgen_sample_cat_invoke(op_, ks_, kernel_, 0, tensors_, dim_);
+    kernel_ = dk_dispatch_kernel_with_table(op_, sample_cat_keyset(tensors_, dim_), &ks_, &table_);
+    ret_ = dkgen_sample_cat_invoke(op_, table_, ks_, kernel_, 0, tensors_, dim_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dkgen_tensor sample_cat_redispatch(const dk_operator *op_, dk_keyset ks_, dk_value_list tensors_, int64_t dim_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    ret_ = dkgen_sample_cat_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1, tensors_, dim_);
+    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
+    ret_ = dkgen_sample_cat_invoke(op_, table_, ks_, kernel_, 1, tensors_, dim_);
     dk_call_exit();
     return ret_;
 }
@@ -594,36 +610,40 @@ DK_INLINE dk_keyset sample_split_keyset(dkgen_tensor self_, dk_int_list sizes_, 
     (void)chunk_;
     return ks_;
 }
-static sample_split_result dkgen_sample_split_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, dk_int_list sizes_, int flag_, const char *mode_, const int64_t *chunk_) {
+static sample_split_result dkgen_sample_split_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, dk_int_list sizes_, int flag_, const char *mode_, const int64_t *chunk_) {
     sample_split_args pack_;
-    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);
+    unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.self = self_;
     pack_.sizes = sizes_;
     pack_.flag = flag_;
     pack_.mode = mode_;
     pack_.chunk = chunk_;
-    kernel_->fn ? (void)(pack_.result = ((sample_split_fn)kernel_->fn)(kernel_, ks_, self_, sizes_, flag_, mode_, chunk_)) : dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    kernel_->fn ? (void)(pack_.result = ((sample_split_fn)kernel_->fn)(kernel_, ks_, self_, sizes_, flag_, mode_, chunk_)) : dk_call_packed(op_, table_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE sample_split_result dkgen_sample_split_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, dk_int_list sizes_, int flag_, const char *mode_, const int64_t *chunk_) {
+DK_INLINE sample_split_result dkgen_sample_split_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, dk_int_list sizes_, int flag_, const char *mode_, const int64_t *chunk_) {
     dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((sample_split_fn)fn_)(kernel_, ks_, self_, sizes_, flag_, mode_, chunk_) : dkgen_sample_split_slow(op_, ks_, kernel_, re_, self_, sizes_, flag_, mode_, chunk_);
+    return fn_ ? ((sample_split_fn)fn_)(kernel_, ks_, self_, sizes_, flag_, mode_, chunk_) : dkgen_sample_split_slow(op_, table_, ks_, kernel_, re_, self_, sizes_, flag_, mode_, chunk_);
 }
 DK_INLINE sample_split_result sample_split_call(const dk_operator *op_, dkgen_tensor self_, dk_int_list sizes_, int flag_, const char *mode_, const int64_t *chunk_) {
     dk_keyset ks_;
+    const dk_op_table *table_;
     const dk_kernel *kernel_;
     sample_split_result ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel(op_, sample_split_keyset(self_, sizes_, flag_, mode_, chunk_), &ks_);
-    ret_ = dkgen_sample_split_invoke(op_, ks_, kernel_, 0, self_, sizes_, flag_, mode_, chunk_);
+    kernel_ = dk_dispatch_kernel_with_table(op_, sample_split_keyset(self_, sizes_, flag_, mode_, chunk_), &ks_, &table_);
+    ret_ = dkgen_sample_split_invoke(op_, table_, ks_, kernel_, 0, self_, sizes_, flag_, mode_, chunk_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE sample_split_result sample_split_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, dk_int_list sizes_, int flag_, const char *mode_, const int64_t *chunk_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
     sample_split_result ret_;
     dk_call_enter();
-    ret_ = dkgen_sample_split_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1, self_, sizes_, flag_, mode_, chunk_);
+    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
+    ret_ = dkgen_sample_split_invoke(op_, table_, ks_, kernel_, 1, self_, sizes_, flag_, mode_, chunk_);
     dk_call_exit();
     return ret_;
 }
@@ -726,33 +746,37 @@ DK_INLINE dk_keyset sample_where_keyset(dkgen_tensor condition_, dkgen_tensor ot
     ks_ = dk_ks_or(ks_, dkgen_opt_tensor_keyset(other_));
     return ks_;
 }
-static dkgen_tensor dkgen_sample_where_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor condition_, dkgen_tensor other_) {
+static dkgen_tensor dkgen_sample_where_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor condition_, dkgen_tensor other_) {
     sample_where_args pack_;
-    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);
+    unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.condition = condition_;
     pack_.other = other_;
-    kernel_->fn ? (void)(pack_.result = ((sample_where_fn)kernel_->fn)(kernel_, ks_, condition_, other_)) : dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    kernel_->fn ? (void)(pack_.result = ((sample_where_fn)kernel_->fn)(kernel_, ks_, condition_, other_)) : dk_call_packed(op_, table_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor dkgen_sample_where_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor condition_, dkgen_tensor other_) {
+DK_INLINE dkgen_tensor dkgen_sample_where_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor condition_, dkgen_tensor other_) {
     dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((sample_where_fn)fn_)(kernel_, ks_, condition_, other_) : dkgen_sample_where_slow(op_, ks_, kernel_, re_, condition_, other_);
+    return fn_ ? ((sample_where_fn)fn_)(kernel_, ks_, condition_, other_) : dkgen_sample_where_slow(op_, table_, ks_, kernel_, re_, condition_, other_);
 }
 DK_INLINE dkgen_tensor sample_where_call(const dk_operator *op_, dkgen_tensor condition_, dkgen_tensor other_) {
     dk_keyset ks_;
+    const dk_op_table *table_;
     const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel(op_, sample_where_keyset(condition_, other_), &ks_);
-    ret_ = dkgen_sample_where_invoke(op_, ks_, kernel_, 0, condition_, other_);
+    kernel_ = dk_dispatch_kernel_with_table(op_, sample_where_keyset(condition_, other_), &ks_, &table_);
+    ret_ = dkgen_sample_where_invoke(op_, table_, ks_, kernel_, 0, condition_, other_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dkgen_tensor sample_where_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor condition_, dkgen_tensor other_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    ret_ = dkgen_sample_where_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1, condition_, other_);
+    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
+    ret_ = dkgen_sample_where_invoke(op_, table_, ks_, kernel_, 1, condition_, other_);
     dk_call_exit();
     return ret_;
 }
@@ -837,32 +861,36 @@ DK_INLINE dk_keyset sample_numel_keyset(dkgen_tensor self_) {
     ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(self_));
     return ks_;
 }
-static int64_t dkgen_sample_numel_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_) {
+static int64_t dkgen_sample_numel_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_) {
     sample_numel_args pack_;
-    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);
+    unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.self = self_;
-    kernel_->fn ? (void)(pack_.result = ((sample_numel_fn)kernel_->fn)(kernel_, ks_, self_)) : dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    kernel_->fn ? (void)(pack_.result = ((sample_numel_fn)kernel_->fn)(kernel_, ks_, self_)) : dk_call_packed(op_, table_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE int64_t dkgen_sample_numel_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_) {
+DK_INLINE int64_t dkgen_sample_numel_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_) {
     dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((sample_numel_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_numel_slow(op_, ks_, kernel_, re_, self_);
+    return fn_ ? ((sample_numel_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_numel_slow(op_, table_, ks_, kernel_, re_, self_);
 }
 DK_INLINE int64_t sample_numel_call(const dk_operator *op_, dkgen_tensor self_) {
     dk_keyset ks_;
+    const dk_op_table *table_;
     const dk_kernel *kernel_;
     int64_t ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel(op_, sample_numel_keyset(self_), &ks_);
-    ret_ = dkgen_sample_numel_invoke(op_, ks_, kernel_, 0, self_);
+    kernel_ = dk_dispatch_kernel_with_table(op_, sample_numel_keyset(self_), &ks_, &table_);
+    ret_ = dkgen_sample_numel_invoke(op_, table_, ks_, kernel_, 0, self_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE int64_t sample_numel_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
     int64_t ret_;
     dk_call_enter();
-    ret_ = dkgen_sample_numel_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1, self_);
+    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
+    ret_ = dkgen_sample_numel_invoke(op_, table_, ks_, kernel_, 1, self_);
     dk_call_exit();
     return ret_;
 }
@@ -927,28 +955,32 @@ DK_INLINE dk_keyset sample_touch_keyset(dkgen_tensor self_) {
     ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(self_));
     return ks_;
 }
-static void dkgen_sample_touch_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_) {
+static void dkgen_sample_touch_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_) {
     sample_touch_args pack_;
-    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);
+    unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.self = self_;
-    kernel_->fn ? ((sample_touch_fn)kernel_->fn)(kernel_, ks_, self_) : dk_call_packed(op_, ks_, kernel_, &pack_, NULL, 0);
+    kernel_->fn ? ((sample_touch_fn)kernel_->fn)(kernel_, ks_, self_) : dk_call_packed(op_, table_, ks_, kernel_, &pack_, NULL, 0);
     dk_trace_end(trace_);
 }
-DK_INLINE void dkgen_sample_touch_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_) {
+DK_INLINE void dkgen_sample_touch_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_) {
     dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    fn_ ? ((sample_touch_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_touch_slow(op_, ks_, kernel_, re_, self_);
+    fn_ ? ((sample_touch_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_touch_slow(op_, table_, ks_, kernel_, re_, self_);
 }
 DK_INLINE void sample_touch_call(const dk_operator *op_, dkgen_tensor self_) {
     dk_keyset ks_;
+    const dk_op_table *table_;
     const dk_kernel *kernel_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel(op_, sample_touch_keyset(self_), &ks_);
-    dkgen_sample_touch_invoke(op_, ks_, kernel_, 0, self_);
+    kernel_ = dk_dispatch_kernel_with_table(op_, sample_touch_keyset(self_), &ks_, &table_);
+    dkgen_sample_touch_invoke(op_, table_, ks_, kernel_, 0, self_);
     dk_call_exit();
 }
 DK_INLINE void sample_touch_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
     dk_call_enter();
-    dkgen_sample_touch_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1, self_);
+    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
+    dkgen_sample_touch_invoke(op_, table_, ks_, kernel_, 1, self_);
     dk_call_exit();
 }
 static void sample_touch_box(const void *args_, dk_stack *stack_) {
@@ -1012,34 +1044,38 @@ DK_INLINE dk_keyset sample_max_dim_keyset(dkgen_tensor self_, int64_t dim_, int 
     (void)keepdim_;
     return ks_;
 }
-static sample_max_dim_result dkgen_sample_max_dim_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, int64_t dim_, int keepdim_) {
+static sample_max_dim_result dkgen_sample_max_dim_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, int64_t dim_, int keepdim_) {
     sample_max_dim_args pack_;
-    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);
+    unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.self = self_;
     pack_.dim = dim_;
     pack_.keepdim = keepdim_;
-    kernel_->fn ? (void)(pack_.result = ((sample_max_dim_fn)kernel_->fn)(kernel_, ks_, self_, dim_, keepdim_)) : dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    kernel_->fn ? (void)(pack_.result = ((sample_max_dim_fn)kernel_->fn)(kernel_, ks_, self_, dim_, keepdim_)) : dk_call_packed(op_, table_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE sample_max_dim_result dkgen_sample_max_dim_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, int64_t dim_, int keepdim_) {
+DK_INLINE sample_max_dim_result dkgen_sample_max_dim_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, int64_t dim_, int keepdim_) {
     dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((sample_max_dim_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_) : dkgen_sample_max_dim_slow(op_, ks_, kernel_, re_, self_, dim_, keepdim_);
+    return fn_ ? ((sample_max_dim_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_) : dkgen_sample_max_dim_slow(op_, table_, ks_, kernel_, re_, self_, dim_, keepdim_);
 }
 DK_INLINE sample_max_dim_result sample_max_dim_call(const dk_operator *op_, dkgen_tensor self_, int64_t dim_, int keepdim_) {
     dk_keyset ks_;
+    const dk_op_table *table_;
     const dk_kernel *kernel_;
     sample_max_dim_result ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel(op_, sample_max_dim_keyset(self_, dim_, keepdim_), &ks_);
-    ret_ = dkgen_sample_max_dim_invoke(op_, ks_, kernel_, 0, self_, dim_, keepdim_);
+    kernel_ = dk_dispatch_kernel_with_table(op_, sample_max_dim_keyset(self_, dim_, keepdim_), &ks_, &table_);
+    ret_ = dkgen_sample_max_dim_invoke(op_, table_, ks_, kernel_, 0, self_, dim_, keepdim_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE sample_max_dim_result sample_max_dim_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, int64_t dim_, int keepdim_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
     sample_max_dim_result ret_;
     dk_call_enter();
-    ret_ = dkgen_sample_max_dim_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1, self_, dim_, keepdim_);
+    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
+    ret_ = dkgen_sample_max_dim_invoke(op_, table_, ks_, kernel_, 1, self_, dim_, keepdim_);
     dk_call_exit();
     return ret_;
 }
@@ -1131,35 +1167,39 @@ DK_INLINE dk_keyset sample_sum_dim_IntList_keyset(dkgen_tensor self_, const dk_i
     (void)dtype_;
     return ks_;
 }
-static dkgen_tensor dkgen_sample_sum_dim_IntList_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
+static dkgen_tensor dkgen_sample_sum_dim_IntList_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
     sample_sum_dim_IntList_args pack_;
-    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);
+    unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.self = self_;
     pack_.dim = dim_;
     pack_.keepdim = keepdim_;
     pack_.dtype = dtype_;
-    kernel_->fn ? (void)(pack_.result = ((sample_sum_dim_IntList_fn)kernel_->fn)(kernel_, ks_, self_, dim_, keepdim_, dtype_)) : dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    kernel_->fn ? (void)(pack_.result = ((sample_sum_dim_IntList_fn)kernel_->fn)(kernel_, ks_, self_, dim_, keepdim_, dtype_)) : dk_call_packed(op_, table_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor dkgen_sample_sum_dim_IntList_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
+DK_INLINE dkgen_tensor dkgen_sample_sum_dim_IntList_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
     dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((sample_sum_dim_IntList_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_, dtype_) : dkgen_sample_sum_dim_IntList_slow(op_, ks_, kernel_, re_, self_, dim_, keepdim_, dtype_);
+    return fn_ ? ((sample_sum_dim_IntList_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_, dtype_) : dkgen_sample_sum_dim_IntList_slow(op_, table_, ks_, kernel_, re_, self_, dim_, keepdim_, dtype_);
 }
 DK_INLINE dkgen_tensor sample_sum_dim_IntList_call(const dk_operator *op_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
     dk_keyset ks_;
+    const dk_op_table *table_;
     const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel(op_, sample_sum_dim_IntList_keyset(self_, dim_, keepdim_, dtype_), &ks_);
-    ret_ = dkgen_sample_sum_dim_IntList_invoke(op_, ks_, kernel_, 0, self_, dim_, keepdim_, dtype_);
+    kernel_ = dk_dispatch_kernel_with_table(op_, sample_sum_dim_IntList_keyset(self_, dim_, keepdim_, dtype_), &ks_, &table_);
+    ret_ = dkgen_sample_sum_dim_IntList_invoke(op_, table_, ks_, kernel_, 0, self_, dim_, keepdim_, dtype_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dkgen_tensor sample_sum_dim_IntList_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    ret_ = dkgen_sample_sum_dim_IntList_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1, self_, dim_, keepdim_, dtype_);
+    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
+    ret_ = dkgen_sample_sum_dim_IntList_invoke(op_, table_, ks_, kernel_, 1, self_, dim_, keepdim_, dtype_);
     dk_call_exit();
     return ret_;
 }
@@ -1256,35 +1296,39 @@ DK_INLINE dk_keyset sample_pad_keyset(dkgen_tensor self_, dk_int_list pad_, doub
     (void)mode_;
     return ks_;
 }
-static dkgen_tensor dkgen_sample_pad_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
+static dkgen_tensor dkgen_sample_pad_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
     sample_pad_args pack_;
-    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);
+    unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.self = self_;
     pack_.pad = pad_;
     pack_.value = value_;
     pack_.mode = mode_;
-    kernel_->fn ? (void)(pack_.result = ((sample_pad_fn)kernel_->fn)(kernel_, ks_, self_, pad_, value_, mode_)) : dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    kernel_->fn ? (void)(pack_.result = ((sample_pad_fn)kernel_->fn)(kernel_, ks_, self_, pad_, value_, mode_)) : dk_call_packed(op_, table_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor dkgen_sample_pad_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
+DK_INLINE dkgen_tensor dkgen_sample_pad_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
     dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((sample_pad_fn)fn_)(kernel_, ks_, self_, pad_, value_, mode_) : dkgen_sample_pad_slow(op_, ks_, kernel_, re_, self_, pad_, value_, mode_);
+    return fn_ ? ((sample_pad_fn)fn_)(kernel_, ks_, self_, pad_, value_, mode_) : dkgen_sample_pad_slow(op_, table_, ks_, kernel_, re_, self_, pad_, value_, mode_);
 }
 DK_INLINE dkgen_tensor sample_pad_call(const dk_operator *op_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
     dk_keyset ks_;
+    const dk_op_table *table_;
     const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel(op_, sample_pad_keyset(self_, pad_, value_, mode_), &ks_);
-    ret_ = dkgen_sample_pad_invoke(op_, ks_, kernel_, 0, self_, pad_, value_, mode_);
+    kernel_ = dk_dispatch_kernel_with_table(op_, sample_pad_keyset(self_, pad_, value_, mode_), &ks_, &table_);
+    ret_ = dkgen_sample_pad_invoke(op_, table_, ks_, kernel_, 0, self_, pad_, value_, mode_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dkgen_tensor sample_pad_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    ret_ = dkgen_sample_pad_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1, self_, pad_, value_, mode_);
+    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
+    ret_ = dkgen_sample_pad_invoke(op_, table_, ks_, kernel_, 1, self_, pad_, value_, mode_);
     dk_call_exit();
     return ret_;
 }
@@ -1384,33 +1428,37 @@ DK_INLINE dk_keyset sample_unbind_int_keyset(dkgen_tensor self_, int64_t dim_) {
     (void)dim_;
     return ks_;
 }
-static dk_value_list dkgen_sample_unbind_int_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, int64_t dim_) {
+static dk_value_list dkgen_sample_unbind_int_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, int64_t dim_) {
     sample_unbind_int_args pack_;
-    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);
+    unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.self = self_;
     pack_.dim = dim_;
-    kernel_->fn ? (void)(pack_.result = ((sample_unbind_int_fn)kernel_->fn)(kernel_, ks_, self_, dim_)) : dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    kernel_->fn ? (void)(pack_.result = ((sample_unbind_int_fn)kernel_->fn)(kernel_, ks_, self_, dim_)) : dk_call_packed(op_, table_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dk_value_list dkgen_sample_unbind_int_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, int64_t dim_) {
+DK_INLINE dk_value_list dkgen_sample_unbind_int_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, int64_t dim_) {
     dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((sample_unbind_int_fn)fn_)(kernel_, ks_, self_, dim_) : dkgen_sample_unbind_int_slow(op_, ks_, kernel_, re_, self_, dim_);
+    return fn_ ? ((sample_unbind_int_fn)fn_)(kernel_, ks_, self_, dim_) : dkgen_sample_unbind_int_slow(op_, table_, ks_, kernel_, re_, self_, dim_);
 }
 DK_INLINE dk_value_list sample_unbind_int_call(const dk_operator *op_, dkgen_tensor self_, int64_t dim_) {
     dk_keyset ks_;
+    const dk_op_table *table_;
     const dk_kernel *kernel_;
     dk_value_list ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel(op_, sample_unbind_int_keyset(self_, dim_), &ks_);
-    ret_ = dkgen_sample_unbind_int_invoke(op_, ks_, kernel_, 0, self_, dim_);
+    kernel_ = dk_dispatch_kernel_with_table(op_, sample_unbind_int_keyset(self_, dim_), &ks_, &table_);
+    ret_ = dkgen_sample_unbind_int_invoke(op_, table_, ks_, kernel_, 0, self_, dim_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dk_value_list sample_unbind_int_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, int64_t dim_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
     dk_value_list ret_;
     dk_call_enter();
-    ret_ = dkgen_sample_unbind_int_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1, self_, dim_);
+    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
+    ret_ = dkgen_sample_unbind_int_invoke(op_, table_, ks_, kernel_, 1, self_, dim_);
     dk_call_exit();
     return ret_;
 }
@@ -1494,31 +1542,35 @@ DK_INLINE dk_keyset sample_available_keyset(void) {
     dk_keyset ks_ = DK_KS_EMPTY;
     return ks_;
 }
-static int dkgen_sample_available_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_) {
+static int dkgen_sample_available_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_) {
     sample_available_args pack_;
-    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);
-    kernel_->fn ? (void)(pack_.result = ((sample_available_fn)kernel_->fn)(kernel_, ks_)) : dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
+    kernel_->fn ? (void)(pack_.result = ((sample_available_fn)kernel_->fn)(kernel_, ks_)) : dk_call_packed(op_, table_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE int dkgen_sample_available_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_) {
+DK_INLINE int dkgen_sample_available_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_) {
     dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((sample_available_fn)fn_)(kernel_, ks_) : dkgen_sample_available_slow(op_, ks_, kernel_, re_);
+    return fn_ ? ((sample_available_fn)fn_)(kernel_, ks_) : dkgen_sample_available_slow(op_, table_, ks_, kernel_, re_);
 }
 DK_INLINE int sample_available_call(const dk_operator *op_) {
     dk_keyset ks_;
+    const dk_op_table *table_;
     const dk_kernel *kernel_;
     int ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel(op_, sample_available_keyset(), &ks_);
-    ret_ = dkgen_sample_available_invoke(op_, ks_, kernel_, 0);
+    kernel_ = dk_dispatch_kernel_with_table(op_, sample_available_keyset(), &ks_, &table_);
+    ret_ = dkgen_sample_available_invoke(op_, table_, ks_, kernel_, 0);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE int sample_available_redispatch(const dk_operator *op_, dk_keyset ks_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
     int ret_;
     dk_call_enter();
-    ret_ = dkgen_sample_available_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1);
+    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
+    ret_ = dkgen_sample_available_invoke(op_, table_, ks_, kernel_, 1);
     dk_call_exit();
     return ret_;
 }
@@ -1582,34 +1634,38 @@ DK_INLINE dk_keyset sample_scale_keyset(dkgen_tensor self_, dk_complex z_, dk_co
     (void)w_;
     return ks_;
 }
-static dk_complex dkgen_sample_scale_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, dk_complex z_, dk_complex w_) {
+static dk_complex dkgen_sample_scale_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, dk_complex z_, dk_complex w_) {
     sample_scale_args pack_;
-    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);
+    unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.self = self_;
     pack_.z = z_;
     pack_.w = w_;
-    kernel_->fn ? (void)(pack_.result = ((sample_scale_fn)kernel_->fn)(kernel_, ks_, self_, z_, w_)) : dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    kernel_->fn ? (void)(pack_.result = ((sample_scale_fn)kernel_->fn)(kernel_, ks_, self_, z_, w_)) : dk_call_packed(op_, table_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dk_complex dkgen_sample_scale_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, dk_complex z_, dk_complex w_) {
+DK_INLINE dk_complex dkgen_sample_scale_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, dk_complex z_, dk_complex w_) {
     dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((sample_scale_fn)fn_)(kernel_, ks_, self_, z_, w_) : dkgen_sample_scale_slow(op_, ks_, kernel_, re_, self_, z_, w_);
+    return fn_ ? ((sample_scale_fn)fn_)(kernel_, ks_, self_, z_, w_) : dkgen_sample_scale_slow(op_, table_, ks_, kernel_, re_, self_, z_, w_);
 }
 DK_INLINE dk_complex sample_scale_call(const dk_operator *op_, dkgen_tensor self_, dk_complex z_, dk_complex w_) {
     dk_keyset ks_;
+    const dk_op_table *table_;
     const dk_kernel *kernel_;
     dk_complex ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel(op_, sample_scale_keyset(self_, z_, w_), &ks_);
-    ret_ = dkgen_sample_scale_invoke(op_, ks_, kernel_, 0, self_, z_, w_);
+    kernel_ = dk_dispatch_kernel_with_table(op_, sample_scale_keyset(self_, z_, w_), &ks_, &table_);
+    ret_ = dkgen_sample_scale_invoke(op_, table_, ks_, kernel_, 0, self_, z_, w_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dk_complex sample_scale_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, dk_complex z_, dk_complex w_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
     dk_complex ret_;
     dk_call_enter();
-    ret_ = dkgen_sample_scale_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1, self_, z_, w_);
+    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
+    ret_ = dkgen_sample_scale_invoke(op_, table_, ks_, kernel_, 1, self_, z_, w_);
     dk_call_exit();
     return ret_;
 }

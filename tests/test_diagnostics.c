@@ -514,6 +514,36 @@ static void test_html_cells(void **state) {
     dk_registry_destroy(r);
 }
 
+/* What a user registered reaches the page as text: a kernel's name and its
+   registration site, which may hold any character, come out escaped (the
+   operator names the schema parser accepts hold none of < > & "). */
+static void test_html_escapes_names(void **state) {
+    static const char raw[] = "k<a>&\"b\"";
+    static const char escaped[] = "k&lt;a&gt;&amp;&quot;b&quot;";
+    dk_registry *r = new_registry();
+    dk_registration *h;
+    char *html;
+    int n;
+    (void)state;
+    assert_int_equal(dk_def(r, "my::neg(Tensor x) -> Tensor", &h), DK_OK);
+    assert_int_equal(dk_impl_at(r, "my::neg", DK_CPU, dk_kernel_named(dk_unboxed(DK_FN(neg_cpu), NULL), raw, NULL),
+                                "dir<&>\"/f.c", 7, &h),
+                     DK_OK);
+    n = dk_registry_html_to_string(r, NULL, 0);
+    html = (char *)malloc((size_t)n + 1);
+    assert_non_null(html);
+    assert_int_equal(dk_registry_html_to_string(r, html, (size_t)n + 1), n);
+    assert_non_null(strstr(html, "registered at dir&lt;&amp;&gt;&quot;/f.c:7"));
+    assert_non_null(strstr(html, escaped));
+    assert_null(strstr(html, raw));
+    assert_null(strstr(html, "dir<"));
+    /* every < and > of the page is markup: none comes from a name */
+    assert_null(strstr(html, "<a>"));
+    assert_non_null(strstr(html, "<tr data-op=\"my::neg\"><th>my::neg</th>"));
+    free(html);
+    dk_registry_destroy(r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_typed_impl_dump_state),
@@ -529,6 +559,7 @@ int main(void) {
         cmocka_unit_test(test_autograd_not_implemented_needs_adapters),
         cmocka_unit_test(test_autograd_not_implemented_null),
         cmocka_unit_test(test_html_cells),
+        cmocka_unit_test(test_html_escapes_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

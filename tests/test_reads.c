@@ -3,8 +3,8 @@
    of the test builds (DK_DEBUG_READS, DK_DEBUG_THREADS): a boxed call reads its
    operator's snapshot once, so schema, adapters and kernel come from one
    state even when a def and its kernel are replaced during the call, and
-   so does a typed call's slow path (DK_DECLARE_OP, boxed kernel or
-   fallback); every
+   so does a typed call's slow path (DK_DECLARE_OP and gen/'s bindings,
+   boxed kernel or fallback); every
    public reader runs inside a read section (the checks stop the program
    otherwise, and this file calls each of them); a read outside one, and in
    the default build a call from a thread that never declared itself, stop
@@ -30,6 +30,9 @@
 #endif
 
 typedef struct tensor { dk_keyset ks; } tensor;
+#define DKGEN_TENSOR tensor *
+#define DKGEN_TENSOR_KEYSET(t) ((t)->ks)
+#include "../gen/sample_ops.h"
 
 static void quiet_log(dk_log_level l, dk_log_item i, const char *m, void *ud) { (void)l; (void)i; (void)m; (void)ud; }
 
@@ -164,7 +167,11 @@ static void test_boxed_redispatch_reads_one_snapshot(void **state) {
    (2, 1) is the new def's adapters boxing the old call. The trace hook
    runs between the inline read and the slow path (dk__trace_call, in the
    out-of-line _traced). With a backend fallback in the slot instead (no
-   kernel of the operator at CPU), the same. */
+   kernel of the operator at CPU), the same. gen/'s bindings the same way:
+   version 1 is sample::numel with gen's adapters (whose box records
+   nothing: the boxed kernel counts the values on the stack instead, one
+   from version 1's box, two from version 2's), the trace hook told
+   between the dispatch primitive's read and dk_call_packed. */
 static dk_keyset plain_keyset(const void *t, void *ud) { (void)ud; return ((const tensor *)t)->ks; }
 DK_DECLARE_OP(rd_f1, int64_t, ((const tensor *)a)->ks, (const void *, a))
 static int boxed_by;
@@ -177,24 +184,36 @@ static void box_2(const void *args, dk_stack *s) {   /* reads no field version 1
     dk_stack_push(s, dk_tensor((void *)(uintptr_t)((const rd_f1_args *)args)->a));
     dk_stack_push(s, dk_int(5));
 }
+static void box_gen_2(const void *args, dk_stack *s) {   /* version 2 of sample::numel */
+    boxed_by = 2;
+    dk_stack_push(s, dk_tensor(((const sample_numel_args *)args)->self));
+    dk_stack_push(s, dk_int(5));
+}
 static void unbox_int(dk_stack *s, void *result) { *(int64_t *)result = s->values[s->size - 1].as.i; s->size--; }
 static void boxed_versioned(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
-    int tag = kernel_tag(k);
+    int tag = kernel_tag(k), by = boxed_by ? boxed_by : (int)s->size;   /* gen's box records nothing */
     (void)op; (void)ks;
-    pairs[boxed_by][tag]++;
-    s->size -= (size_t)(s->size >= (size_t)tag ? tag : 0);
-    dk_stack_push(s, dk_int(10 * boxed_by + tag));
+    pairs[by][tag]++;
+    s->size = 0;
+    dk_stack_push(s, dk_int(10 * by + tag));
 }
 static const dk_op_adapters typed_adapters_1 = { "(int) (Tensor)", 1, 1, box_1, unbox_int, NULL };
 static const dk_op_adapters typed_adapters_2 = { "(int) (Tensor, int)", 2, 1, box_2, unbox_int, NULL };
-static int use_fallback;
+static const dk_op_adapters gen_adapters_2 = { "(int) (Tensor, int)", 2, 1, box_gen_2, unbox_int, NULL };
+static int use_fallback, use_gen;
 static dk_registration *h_keep;
 
+static const char *typed_name(void) { return use_gen ? "sample::numel" : "rd::f"; }
 static void define_typed_version(int v) {
     dk_def_options o;
     memset(&o, 0, sizeof o);
-    o.adapters = v == 1 ? &typed_adapters_1 : &typed_adapters_2;
-    assert_int_equal(dk_def_with(reg, v == 1 ? "rd::f(Tensor a) -> int" : "rd::f(Tensor a, int b) -> int", &o, &h_def),
+    if (use_gen && v == 1) {
+        assert_int_equal(sample_numel_def(reg, &h_def), DK_OK);
+        return;
+    }
+    o.adapters = use_gen ? &gen_adapters_2 : v == 1 ? &typed_adapters_1 : &typed_adapters_2;
+    assert_int_equal(dk_def_with(reg, use_gen ? "sample::numel(Tensor self, int b) -> int"
+                                      : v == 1 ? "rd::f(Tensor a) -> int" : "rd::f(Tensor a, int b) -> int", &o, &h_def),
                      DK_OK);
 }
 static void replace_typed_version(void) {
@@ -202,7 +221,7 @@ static void replace_typed_version(void) {
     assert_int_equal(dk_deregister(h_def), DK_OK);
     define_typed_version(2);
     if (!use_fallback) {
-        assert_int_equal(dk_impl(reg, "rd::f", DK_CPU, dk_boxed(boxed_versioned, (void *)(intptr_t)TAG2), &h_kernel),
+        assert_int_equal(dk_impl(reg, typed_name(), DK_CPU, dk_boxed(boxed_versioned, (void *)(intptr_t)TAG2), &h_kernel),
                          DK_OK);
         assert_int_equal(dk_deregister(old_kernel), DK_OK);
     }
@@ -213,7 +232,7 @@ static void trace_and_replace_typed(const dk_operator *op, dk_keyset ks, dk_key 
     if (replace_armed) { replace_armed = 0; replace_typed_version(); }
 }
 
-static void typed_race(int fallback, int redispatch) {
+static void typed_race(int gen, int fallback, int redispatch) {
     dk_registry_desc d;
     dk_registration *h_fb = NULL;
     dk_operator *op;
@@ -224,23 +243,26 @@ static void typed_race(int fallback, int redispatch) {
     d.logger.func = quiet_log;
     assert_int_equal(dk_registry_create(&d, &reg), DK_OK);
     use_fallback = fallback;
+    use_gen = gen;
     define_typed_version(1);
     if (fallback) {   /* the operator lives on through a kernel elsewhere */
         assert_int_equal(dk_fallback(reg, DK_CPU, dk_boxed(boxed_versioned, (void *)(intptr_t)TAG1), &h_fb), DK_OK);
-        assert_int_equal(dk_impl(reg, "rd::f", DK_CUDA, dk_boxed(boxed_versioned, (void *)(intptr_t)TAG2), &h_keep),
+        assert_int_equal(dk_impl(reg, typed_name(), DK_CUDA, dk_boxed(boxed_versioned, (void *)(intptr_t)TAG2), &h_keep),
                          DK_OK);
     } else {
-        assert_int_equal(dk_impl(reg, "rd::f", DK_CPU, dk_boxed(boxed_versioned, (void *)(intptr_t)TAG1), &h_kernel),
+        assert_int_equal(dk_impl(reg, typed_name(), DK_CPU, dk_boxed(boxed_versioned, (void *)(intptr_t)TAG1), &h_kernel),
                          DK_OK);
     }
-    op = dk_op_lookup(reg, "rd::f");
+    op = dk_op_lookup(reg, typed_name());
     assert_non_null(op);
     memset(pairs, 0, sizeof pairs);
     replaced = 0;
+    boxed_by = 0;
     x.ks = dk_ks_from_key(DK_CPU);
     replace_armed = 1;
     dk_trace_set(trace_and_replace_typed, NULL);
-    r = redispatch ? rd_f1_redispatch(op, dk_ks_from_key(DK_CPU), &x) : rd_f1_call(op, &x);
+    if (gen) r = redispatch ? sample_numel_redispatch(op, dk_ks_from_key(DK_CPU), &x) : sample_numel_call(op, &x);
+    else r = redispatch ? rd_f1_redispatch(op, dk_ks_from_key(DK_CPU), &x) : rd_f1_call(op, &x);
     dk_trace_set(NULL, NULL);
     assert_int_equal(replaced, 1);
     assert_int_equal(pairs[1][TAG1], 1);   /* version 1 whole: its def's adapters, its kernel */
@@ -248,9 +270,12 @@ static void typed_race(int fallback, int redispatch) {
     assert_int_equal(r, 11);
     dk_registry_destroy(reg);
 }
-static void test_typed_call_slow_path_reads_one_snapshot(void **state) { (void)state; typed_race(0, 0); }
-static void test_typed_redispatch_slow_path_reads_one_snapshot(void **state) { (void)state; typed_race(0, 1); }
-static void test_typed_call_to_a_fallback_reads_one_snapshot(void **state) { (void)state; typed_race(1, 0); }
+static void test_typed_call_slow_path_reads_one_snapshot(void **state) { (void)state; typed_race(0, 0, 0); }
+static void test_typed_redispatch_slow_path_reads_one_snapshot(void **state) { (void)state; typed_race(0, 0, 1); }
+static void test_typed_call_to_a_fallback_reads_one_snapshot(void **state) { (void)state; typed_race(0, 1, 0); }
+static void test_gen_call_slow_path_reads_one_snapshot(void **state) { (void)state; typed_race(1, 0, 0); }
+static void test_gen_redispatch_slow_path_reads_one_snapshot(void **state) { (void)state; typed_race(1, 0, 1); }
+static void test_gen_call_to_a_fallback_reads_one_snapshot(void **state) { (void)state; typed_race(1, 1, 0); }
 
 /* ---- every public reader, with the checks on ----------------------------------
    Each public function that reads an operator's snapshot, a kernel
@@ -385,10 +410,17 @@ static void test_every_public_reader_in_a_read_section(void **state) {
     dk_trace_end(dk_trace_begin(op, ks, k, 0));   /* no hook set: a test, and nothing */
     {
         rd_neg_args args;
+        const dk_op_table *t = NULL;
+        dk_keyset ks2;
         args.self = &x;
         args.result = 0;
-        k = dk_redispatch_kernel(op, dk_ks_from_key(DK_CUDA));
-        dk_call_packed(op, dk_ks_from_key(DK_CUDA), k, &args, &args.result, sizeof args.result);   /* as gen/'s bindings do */
+        assert_ptr_equal(dk_dispatch_kernel_with_table(op, dk_ks_from_key(DK_CPU), &ks2, &t), k);
+        assert_ptr_equal(t, dk_op_table_of(op));
+        assert_true(dk_ks_equal(ks2, ks));
+        dk_trace_end(dk_trace_report_begin(op, ks, k, 0));
+        k = dk_redispatch_kernel_with_table(op, dk_ks_from_key(DK_CUDA), &t);   /* as gen/'s bindings do */
+        assert_ptr_equal(k, dk_redispatch_kernel(op, dk_ks_from_key(DK_CUDA)));
+        dk_call_packed(op, t, dk_ks_from_key(DK_CUDA), k, &args, &args.result, sizeof args.result);
         assert_int_equal(args.result, 7);
         dk_call_fail(op, k, ks, DK_ERR_BAD_ARGUMENT, "a kernel's own failure");   /* a kernel's report */
         assert_int_equal(dk_last_call_status(), DK_ERR_BAD_ARGUMENT);
@@ -536,6 +568,9 @@ int main(void) {
         cmocka_unit_test(test_typed_call_slow_path_reads_one_snapshot),
         cmocka_unit_test(test_typed_redispatch_slow_path_reads_one_snapshot),
         cmocka_unit_test(test_typed_call_to_a_fallback_reads_one_snapshot),
+        cmocka_unit_test(test_gen_call_slow_path_reads_one_snapshot),
+        cmocka_unit_test(test_gen_redispatch_slow_path_reads_one_snapshot),
+        cmocka_unit_test(test_gen_call_to_a_fallback_reads_one_snapshot),
         cmocka_unit_test(test_every_public_reader_in_a_read_section),
         cmocka_unit_test(test_a_read_outside_a_read_section_stops),
 #ifndef DK_CALL_EPOCHS

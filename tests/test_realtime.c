@@ -14,7 +14,14 @@
    reference the implementation in this unit makes goes through them) and
    must be 0 after attach. A thread that does not attach shows the same
    counters moving: the count sees the implementation's allocations.
+   System calls, whatever makes them (syscall(), which no link can wrap,
+   inline asm, libc), are counted by a seccomp filter on the audio thread
+   alone (Linux x86-64, the plain builds: the sanitizers' runtimes make
+   calls of their own): every system call not made from one stub traps,
+   and the SIGSYS handler counts it and makes it through the stub, so the
+   thread runs as it would unfiltered.
    Both modes, plain, under ASan+UBSan and under ThreadSanitizer. */
+#define _GNU_SOURCE   /* ucontext's register names, for the SIGSYS handler */
 #define _POSIX_C_SOURCE 200809L
 /* One test here counts what a thread that never attaches allocates at its
    first failing call; DK_DEBUG_THREADS (on in the test builds) would stop
@@ -70,13 +77,88 @@ int __wrap_pthread_mutex_lock(pthread_mutex_t *m) { COUNT(n_lock); return __real
 int __wrap_pthread_mutex_trylock(pthread_mutex_t *m) { COUNT(n_lock); return __real_pthread_mutex_trylock(m); }
 int __wrap_sched_yield(void) { COUNT(n_yield); return __real_sched_yield(); }
 
-typedef struct counts { long malloc, free, lock, yield; } counts;
+/* System calls: a seccomp filter (SECCOMP_RET_TRAP) on the counted thread
+   lets through only rt_sigreturn (the handler's return) and what
+   raw_syscall makes; on_sigsys counts the rest while counting and makes
+   each through raw_syscall, with its registers, so it still happens. */
+#if defined(__linux__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__) && \
+    !defined(DK__TSAN) && !defined(DK__ASAN)
+#define COUNT_SYSCALLS 1
+#include <signal.h>
+#include <ucontext.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+static long n_syscall, first_syscall = -1;
+long raw_syscall(long nr, long a, long b, long c, long d, long e, long f);
+extern const char raw_syscall_after[];   /* the address after its syscall instruction */
+__asm__(".text\n.globl raw_syscall\n.type raw_syscall, @function\nraw_syscall:\n"
+        "\tmovq %rdi, %rax\n\tmovq %rsi, %rdi\n\tmovq %rdx, %rsi\n\tmovq %rcx, %rdx\n"
+        "\tmovq %r8, %r10\n\tmovq %r9, %r8\n\tmovq 8(%rsp), %r9\n\tsyscall\n"
+        ".globl raw_syscall_after\nraw_syscall_after:\n\tret\n.size raw_syscall, .-raw_syscall\n");
+static void on_sigsys(int sig, siginfo_t *si, void *ucv) {
+    greg_t *g = ((ucontext_t *)ucv)->uc_mcontext.gregs;
+    long expected = -1;
+    (void)sig;
+    if (counting) {
+        COUNT(n_syscall);
+        (void)__atomic_compare_exchange_n(&first_syscall, &expected, (long)si->si_syscall, 0, __ATOMIC_RELAXED,
+                                          __ATOMIC_RELAXED);
+    }
+    g[REG_RAX] = raw_syscall(si->si_syscall, g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10], g[REG_R8], g[REG_R9]);
+}
+/* On this thread from now on (its children too): 0, or -1 (errno). */
+static int filter_syscalls(void) {
+    static int handler_set;
+    unsigned long ip = (unsigned long)(uintptr_t)raw_syscall_after;
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigreturn, 5, 0),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, instruction_pointer)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)(ip & 0xffffffffu), 0, 2),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, instruction_pointer) + 4),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)(ip >> 32), 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog;
+    prog.len = (unsigned short)(sizeof f / sizeof f[0]);
+    prog.filter = f;
+    if (!handler_set) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_sigsys;
+        sa.sa_flags = SA_SIGINFO;
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(SIGSYS, &sa, NULL) != 0) return -1;
+        handler_set = 1;
+    }
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return -1;
+    return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+}
+#define COUNTS_SYSCALLS 1
+#else
+#define COUNTS_SYSCALLS 0
+static long n_syscall, first_syscall = -1;
+static int filter_syscalls(void) { return -1; }
+#endif
+
+typedef struct counts { long malloc, free, lock, yield, syscall, first_syscall; } counts;
 static counts counted(void) {
     counts c;
     c.malloc = LOAD(&n_malloc); c.free = LOAD(&n_free); c.lock = LOAD(&n_lock); c.yield = LOAD(&n_yield);
+    c.syscall = LOAD(&n_syscall); c.first_syscall = LOAD(&first_syscall);
     return c;
 }
-static void reset_counts(void) { STORE(&n_malloc, 0); STORE(&n_free, 0); STORE(&n_lock, 0); STORE(&n_yield, 0); }
+static void reset_counts(void) {
+    STORE(&n_malloc, 0); STORE(&n_free, 0); STORE(&n_lock, 0); STORE(&n_yield, 0);
+    STORE(&n_syscall, 0); STORE(&first_syscall, -1);
+}
 
 /* ---- the operators -------------------------------------------------------------- */
 
@@ -146,6 +228,8 @@ static void *writer(void *arg) {
 
 typedef struct audio_result {
     long wrong, failed_ok, blocks;
+    int filtered;   /* the seccomp filter is on: system calls counted */
+    long control_syscalls, control_pid;   /* what the count saw of one syscall() after the blocks, its result */
     counts after_attach;
 } audio_result;
 
@@ -195,10 +279,17 @@ static void *audio(void *arg) {
     audio_result *res = (audio_result *)arg;
     int i;
     assert_int_equal(dk_thread_attach(), DK_OK);
+    res->filtered = filter_syscalls() == 0;
     counting = 1;                                       /* from here on: nothing */
     for (i = 0; i < BLOCKS; i++) audio_block(res);
     counting = 0;
     res->after_attach = counted();
+#ifdef COUNT_SYSCALLS
+    counting = 1;                                       /* the count's control: one syscall() it sees */
+    res->control_pid = syscall(SYS_getpid);
+    counting = 0;
+    res->control_syscalls = LOAD(&n_syscall) - res->after_attach.syscall;
+#endif
     assert_int_equal(dk_thread_offline(), DK_OK);
     return NULL;
 }
@@ -251,9 +342,11 @@ static void test_attached_thread_never_allocates_locks_or_yields(void **state) {
     pthread_join(a, NULL);
     STORE(&writer_stop, 1);
     pthread_join(w, NULL);
-    printf("  %ld blocks beside %ld writer cycles: %ld mallocs, %ld frees, %ld locks, %ld yields after attach\n",
+    printf("  %ld blocks beside %ld writer cycles: %ld mallocs, %ld frees, %ld locks, %ld yields, %ld system calls "
+           "(the first: %ld) after attach%s\n",
            res.blocks, cycles, res.after_attach.malloc, res.after_attach.free, res.after_attach.lock,
-           res.after_attach.yield);
+           res.after_attach.yield, res.after_attach.syscall, res.after_attach.first_syscall,
+           COUNTS_SYSCALLS ? "" : " (system calls not counted in this build)");
     assert_int_equal(res.blocks, BLOCKS);
     assert_int_equal(res.wrong, 0);
     assert_int_equal(res.failed_ok, 4 * BLOCKS);
@@ -261,6 +354,12 @@ static void test_attached_thread_never_allocates_locks_or_yields(void **state) {
     assert_int_equal(res.after_attach.free, 0);
     assert_int_equal(res.after_attach.lock, 0);
     assert_int_equal(res.after_attach.yield, 0);
+    assert_int_equal(res.filtered, COUNTS_SYSCALLS);
+    assert_int_equal(res.after_attach.syscall, 0);
+    if (COUNTS_SYSCALLS) {   /* seen, and made: the stub ran it */
+        assert_int_equal(res.control_syscalls, 1);
+        assert_int_equal(res.control_pid, (long)getpid());
+    }
     assert_true(cycles > 0);
     assert_int_equal(dk_registry_synchronize(reg), DK_OK);
     dk_registry_destroy(reg);

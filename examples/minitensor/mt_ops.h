@@ -178,33 +178,37 @@ DK_INLINE dk_keyset mt_add_keyset(dkgen_tensor a_, dkgen_tensor b_) {
     ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(b_));
     return ks_;
 }
-static dkgen_tensor dkgen_mt_add_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_, dkgen_tensor b_) {
+static dkgen_tensor dkgen_mt_add_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_, dkgen_tensor b_) {
     mt_add_args pack_;
-    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);
+    unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.a = a_;
     pack_.b = b_;
-    kernel_->fn ? (void)(pack_.result = ((mt_add_fn)kernel_->fn)(kernel_, ks_, a_, b_)) : dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    kernel_->fn ? (void)(pack_.result = ((mt_add_fn)kernel_->fn)(kernel_, ks_, a_, b_)) : dk_call_packed(op_, table_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor dkgen_mt_add_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_, dkgen_tensor b_) {
+DK_INLINE dkgen_tensor dkgen_mt_add_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_, dkgen_tensor b_) {
     dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((mt_add_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_add_slow(op_, ks_, kernel_, re_, a_, b_);
+    return fn_ ? ((mt_add_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_add_slow(op_, table_, ks_, kernel_, re_, a_, b_);
 }
 DK_INLINE dkgen_tensor mt_add_call(const dk_operator *op_, dkgen_tensor a_, dkgen_tensor b_) {
     dk_keyset ks_;
+    const dk_op_table *table_;
     const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel(op_, mt_add_keyset(a_, b_), &ks_);
-    ret_ = dkgen_mt_add_invoke(op_, ks_, kernel_, 0, a_, b_);
+    kernel_ = dk_dispatch_kernel_with_table(op_, mt_add_keyset(a_, b_), &ks_, &table_);
+    ret_ = dkgen_mt_add_invoke(op_, table_, ks_, kernel_, 0, a_, b_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dkgen_tensor mt_add_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_, dkgen_tensor b_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    ret_ = dkgen_mt_add_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1, a_, b_);
+    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
+    ret_ = dkgen_mt_add_invoke(op_, table_, ks_, kernel_, 1, a_, b_);
     dk_call_exit();
     return ret_;
 }
@@ -272,33 +276,37 @@ DK_INLINE dk_keyset mt_mul_keyset(dkgen_tensor a_, dkgen_tensor b_) {
     ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(b_));
     return ks_;
 }
-static dkgen_tensor dkgen_mt_mul_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_, dkgen_tensor b_) {
+static dkgen_tensor dkgen_mt_mul_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_, dkgen_tensor b_) {
     mt_mul_args pack_;
-    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);
+    unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.a = a_;
     pack_.b = b_;
-    kernel_->fn ? (void)(pack_.result = ((mt_mul_fn)kernel_->fn)(kernel_, ks_, a_, b_)) : dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    kernel_->fn ? (void)(pack_.result = ((mt_mul_fn)kernel_->fn)(kernel_, ks_, a_, b_)) : dk_call_packed(op_, table_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor dkgen_mt_mul_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_, dkgen_tensor b_) {
+DK_INLINE dkgen_tensor dkgen_mt_mul_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_, dkgen_tensor b_) {
     dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((mt_mul_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_mul_slow(op_, ks_, kernel_, re_, a_, b_);
+    return fn_ ? ((mt_mul_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_mul_slow(op_, table_, ks_, kernel_, re_, a_, b_);
 }
 DK_INLINE dkgen_tensor mt_mul_call(const dk_operator *op_, dkgen_tensor a_, dkgen_tensor b_) {
     dk_keyset ks_;
+    const dk_op_table *table_;
     const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel(op_, mt_mul_keyset(a_, b_), &ks_);
-    ret_ = dkgen_mt_mul_invoke(op_, ks_, kernel_, 0, a_, b_);
+    kernel_ = dk_dispatch_kernel_with_table(op_, mt_mul_keyset(a_, b_), &ks_, &table_);
+    ret_ = dkgen_mt_mul_invoke(op_, table_, ks_, kernel_, 0, a_, b_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dkgen_tensor mt_mul_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_, dkgen_tensor b_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    ret_ = dkgen_mt_mul_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1, a_, b_);
+    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
+    ret_ = dkgen_mt_mul_invoke(op_, table_, ks_, kernel_, 1, a_, b_);
     dk_call_exit();
     return ret_;
 }
@@ -365,32 +373,36 @@ DK_INLINE dk_keyset mt_sum_keyset(dkgen_tensor a_) {
     ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(a_));
     return ks_;
 }
-static dkgen_tensor dkgen_mt_sum_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_) {
+static dkgen_tensor dkgen_mt_sum_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_) {
     mt_sum_args pack_;
-    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);
+    unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.a = a_;
-    kernel_->fn ? (void)(pack_.result = ((mt_sum_fn)kernel_->fn)(kernel_, ks_, a_)) : dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    kernel_->fn ? (void)(pack_.result = ((mt_sum_fn)kernel_->fn)(kernel_, ks_, a_)) : dk_call_packed(op_, table_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor dkgen_mt_sum_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_) {
+DK_INLINE dkgen_tensor dkgen_mt_sum_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_) {
     dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((mt_sum_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_sum_slow(op_, ks_, kernel_, re_, a_);
+    return fn_ ? ((mt_sum_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_sum_slow(op_, table_, ks_, kernel_, re_, a_);
 }
 DK_INLINE dkgen_tensor mt_sum_call(const dk_operator *op_, dkgen_tensor a_) {
     dk_keyset ks_;
+    const dk_op_table *table_;
     const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel(op_, mt_sum_keyset(a_), &ks_);
-    ret_ = dkgen_mt_sum_invoke(op_, ks_, kernel_, 0, a_);
+    kernel_ = dk_dispatch_kernel_with_table(op_, mt_sum_keyset(a_), &ks_, &table_);
+    ret_ = dkgen_mt_sum_invoke(op_, table_, ks_, kernel_, 0, a_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dkgen_tensor mt_sum_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    ret_ = dkgen_mt_sum_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1, a_);
+    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
+    ret_ = dkgen_mt_sum_invoke(op_, table_, ks_, kernel_, 1, a_);
     dk_call_exit();
     return ret_;
 }
@@ -455,32 +467,36 @@ DK_INLINE dk_keyset mt_relu_keyset(dkgen_tensor a_) {
     ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(a_));
     return ks_;
 }
-static dkgen_tensor dkgen_mt_relu_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_) {
+static dkgen_tensor dkgen_mt_relu_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_) {
     mt_relu_args pack_;
-    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);
+    unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.a = a_;
-    kernel_->fn ? (void)(pack_.result = ((mt_relu_fn)kernel_->fn)(kernel_, ks_, a_)) : dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    kernel_->fn ? (void)(pack_.result = ((mt_relu_fn)kernel_->fn)(kernel_, ks_, a_)) : dk_call_packed(op_, table_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor dkgen_mt_relu_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_) {
+DK_INLINE dkgen_tensor dkgen_mt_relu_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_) {
     dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((mt_relu_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_relu_slow(op_, ks_, kernel_, re_, a_);
+    return fn_ ? ((mt_relu_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_relu_slow(op_, table_, ks_, kernel_, re_, a_);
 }
 DK_INLINE dkgen_tensor mt_relu_call(const dk_operator *op_, dkgen_tensor a_) {
     dk_keyset ks_;
+    const dk_op_table *table_;
     const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel(op_, mt_relu_keyset(a_), &ks_);
-    ret_ = dkgen_mt_relu_invoke(op_, ks_, kernel_, 0, a_);
+    kernel_ = dk_dispatch_kernel_with_table(op_, mt_relu_keyset(a_), &ks_, &table_);
+    ret_ = dkgen_mt_relu_invoke(op_, table_, ks_, kernel_, 0, a_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dkgen_tensor mt_relu_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    ret_ = dkgen_mt_relu_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1, a_);
+    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
+    ret_ = dkgen_mt_relu_invoke(op_, table_, ks_, kernel_, 1, a_);
     dk_call_exit();
     return ret_;
 }
@@ -546,33 +562,37 @@ DK_INLINE dk_keyset mt_matmul_keyset(dkgen_tensor a_, dkgen_tensor b_) {
     ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(b_));
     return ks_;
 }
-static dkgen_tensor dkgen_mt_matmul_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_, dkgen_tensor b_) {
+static dkgen_tensor dkgen_mt_matmul_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_, dkgen_tensor b_) {
     mt_matmul_args pack_;
-    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);
+    unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.a = a_;
     pack_.b = b_;
-    kernel_->fn ? (void)(pack_.result = ((mt_matmul_fn)kernel_->fn)(kernel_, ks_, a_, b_)) : dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    kernel_->fn ? (void)(pack_.result = ((mt_matmul_fn)kernel_->fn)(kernel_, ks_, a_, b_)) : dk_call_packed(op_, table_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor dkgen_mt_matmul_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_, dkgen_tensor b_) {
+DK_INLINE dkgen_tensor dkgen_mt_matmul_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_, dkgen_tensor b_) {
     dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((mt_matmul_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_matmul_slow(op_, ks_, kernel_, re_, a_, b_);
+    return fn_ ? ((mt_matmul_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_matmul_slow(op_, table_, ks_, kernel_, re_, a_, b_);
 }
 DK_INLINE dkgen_tensor mt_matmul_call(const dk_operator *op_, dkgen_tensor a_, dkgen_tensor b_) {
     dk_keyset ks_;
+    const dk_op_table *table_;
     const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel(op_, mt_matmul_keyset(a_, b_), &ks_);
-    ret_ = dkgen_mt_matmul_invoke(op_, ks_, kernel_, 0, a_, b_);
+    kernel_ = dk_dispatch_kernel_with_table(op_, mt_matmul_keyset(a_, b_), &ks_, &table_);
+    ret_ = dkgen_mt_matmul_invoke(op_, table_, ks_, kernel_, 0, a_, b_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dkgen_tensor mt_matmul_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_, dkgen_tensor b_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    ret_ = dkgen_mt_matmul_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1, a_, b_);
+    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
+    ret_ = dkgen_mt_matmul_invoke(op_, table_, ks_, kernel_, 1, a_, b_);
     dk_call_exit();
     return ret_;
 }
@@ -639,32 +659,36 @@ DK_INLINE dk_keyset mt_exp_keyset(dkgen_tensor a_) {
     ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(a_));
     return ks_;
 }
-static dkgen_tensor dkgen_mt_exp_slow(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_) {
+static dkgen_tensor dkgen_mt_exp_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_) {
     mt_exp_args pack_;
-    unsigned trace_ = dk_trace_begin(op_, ks_, kernel_, re_);
+    unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.a = a_;
-    kernel_->fn ? (void)(pack_.result = ((mt_exp_fn)kernel_->fn)(kernel_, ks_, a_)) : dk_call_packed(op_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    kernel_->fn ? (void)(pack_.result = ((mt_exp_fn)kernel_->fn)(kernel_, ks_, a_)) : dk_call_packed(op_, table_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor dkgen_mt_exp_invoke(const dk_operator *op_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_) {
+DK_INLINE dkgen_tensor dkgen_mt_exp_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_) {
     dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((mt_exp_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_exp_slow(op_, ks_, kernel_, re_, a_);
+    return fn_ ? ((mt_exp_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_exp_slow(op_, table_, ks_, kernel_, re_, a_);
 }
 DK_INLINE dkgen_tensor mt_exp_call(const dk_operator *op_, dkgen_tensor a_) {
     dk_keyset ks_;
+    const dk_op_table *table_;
     const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel(op_, mt_exp_keyset(a_), &ks_);
-    ret_ = dkgen_mt_exp_invoke(op_, ks_, kernel_, 0, a_);
+    kernel_ = dk_dispatch_kernel_with_table(op_, mt_exp_keyset(a_), &ks_, &table_);
+    ret_ = dkgen_mt_exp_invoke(op_, table_, ks_, kernel_, 0, a_);
     dk_call_exit();
     return ret_;
 }
 DK_INLINE dkgen_tensor mt_exp_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
     dkgen_tensor ret_;
     dk_call_enter();
-    ret_ = dkgen_mt_exp_invoke(op_, ks_, dk_redispatch_kernel(op_, ks_), 1, a_);
+    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
+    ret_ = dkgen_mt_exp_invoke(op_, table_, ks_, kernel_, 1, a_);
     dk_call_exit();
     return ret_;
 }
