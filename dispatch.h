@@ -2833,10 +2833,7 @@ DK_API void dk_abi_guard_pop(const dk_guard *g);
 
 #define DK__PB_ROLE_KEY(role) (DK_FORALL_FUNCTIONALITY_KEYS(DK__PB_ROLE_FIRST, role) DK_Undefined)
 
-/* Backend bits of the components whose autograd key sits on their plain
-   key (OwnAutograd 1), and of the functional ones (Functional's bit 1). */
-#define DK__BC_OWN_AUTOGRAD(name, own_ag, autocast, functional, extra) | ((own_ag) == 1 ? DK__BBIT(DK_##name##Bit) : 0)
-
+/* Backend bits of the functional components (Functional's bit 1). */
 #define DK__BC_FUNCTIONAL(name, own_ag, autocast, functional, extra) | ((functional) & 1 ? DK__BBIT(DK_##name##Bit) : 0)
 
 /* Special keys, found by role (Undefined when a user list has none):
@@ -2854,10 +2851,6 @@ DK_API void dk_abi_guard_pop(const dk_guard *g);
 
 /* the per-backend autograd functionality (AutogradFunctionality) */
 #define DK__KEY_AUTOGRAD_FUNCTIONALITY DK__PB_ROLE_KEY(DK_R_AUTOGRAD)
-
-/* the plain-kernel row: the first per-backend backend functionality
-   (Dense; a user list may call it anything) */
-#define DK__KEY_PLAIN_BACKEND DK__PB_ROLE_KEY(DK_R_BACKEND_FN)
 
 /* c10's DispatchKeySet(FULL_AFTER, k) for a functionality key k below
    EndOfFunctionalityKeys: every bit below k's functionality bit, plus the
@@ -2915,23 +2908,6 @@ DK_API void dk_abi_guard_pop(const dk_guard *g);
 #define DK__R_MKLDNN          DK__ROLE_BITS(DK_R_MKLDNN)                   /* mkldnn_ks */
 
 #define DK__R_INPLACE_VIEW    DK__ROLE_BITS(DK_R_INPLACE_VIEW)             /* inplace_or_view_ks */
-
-/* A user alias row's set: KEYS(k1, ..., k4), up to four functionality keys
-   of the lists, each on every backend when it is per backend (an alias for
-   "Accessibility on every backend"). Such an alias plays no resolution role
-   (DK__SET_KEYS is 0): a fallback at it registers each of its runtime keys,
-   a kernel (dk_impl) goes to the runtime keys themselves. */
-#define DK__R_KEYS(...) (DK__R_BACKENDS | DK__KEYS_N(__VA_ARGS__, DK__KEYS4, DK__KEYS3, DK__KEYS2, DK__KEYS1, ~)(__VA_ARGS__))
-
-#define DK__KEYS_N(a, b, c, d, n, ...) n
-
-#define DK__KEYS1(a) DK__FBIT(DK_##a)
-
-#define DK__KEYS2(a, b) DK__FBIT(DK_##a) | DK__FBIT(DK_##b)
-
-#define DK__KEYS3(a, b, c) DK__FBIT(DK_##a) | DK__FBIT(DK_##b) | DK__FBIT(DK_##c)
-
-#define DK__KEYS4(a, b, c, d) DK__FBIT(DK_##a) | DK__FBIT(DK_##b) | DK__FBIT(DK_##c) | DK__FBIT(DK_##d)
 
 /* >>keyset ------------------------------------------------------------------ */
 
@@ -3804,20 +3780,6 @@ enum { DK__SET_NONE_ = 0, DK__FORALL_ALIAS_ROLES(DK__ROLE_NUMBER) DK__NUM_ROLES_
 
 #define DK__SET_KEYS(...) 0 /* a user alias's KEYS(...) set: no role */
 
-#define DK__NUM_ROLES (DK__NUM_ROLES_PLUS_1 - 1)
-
-#define DK__ALIAS_FIRST(name, set, want) (DK__SET_##set == (want)) ? DK_##name :
-
-#define DK__ALIAS_KEY(want) (DK_FORALL_ALIAS_KEYS(DK__ALIAS_FIRST, want) DK_Undefined)
-
-/* DK__ALIAS_AUTOGRAD (Autograd), DK__ALIAS_MATH (CompositeImplicitAutograd, the
-   catch-all), DK__ALIAS_NESTED, DK__ALIAS_BACKEND (CompositeExplicitAutograd),
-   DK__ALIAS_NON_FUNCTIONAL (...NonFunctional), DK__ALIAS_BATCHED
-   (FuncTorchBatchedDecomposition): the alias key of each role. Only the
-   implementation names them: the enum goes with it (each constant expands
-   the alias list). */
-#define DK__ROLE_ALIAS(set, alias, reason) DK__ALIAS_##alias = DK__ALIAS_KEY(DK__SET_##set),
-
 /* >>boxed -------------------------------------------------------------------
 
    Boxed values: a tagged union, and a stack whose storage the caller owns
@@ -3954,13 +3916,6 @@ DK_STATIC_ASSERT(sizeof(dk_backend_row) == 32, "a backend row is 32 bytes");
 DK_STATIC_ASSERT(DK__REASON_END <= 16, "a slot's reason fits in 4 bits");
 
 DK_STATIC_ASSERT(sizeof(dk_op_table) < 32768, "entry offsets are signed 16-bit values");
-
-/* The bytes of an operator's table (its snapshots are allocated and copied
-   at this size): the whole struct, so that a snapshot copied as C copies a
-   struct (dk_op_table t = *dk_op_table_of(op)) stays inside its block,
-   even where reasons_rest is not used (its byte and the padding: 8 bytes
-   with the default lists). */
-#define DK__TABLE_BYTES sizeof(dk_op_table)
 
 /* Per functionality f, computed once (the tables below name these short
    constants instead of expanding DK__ENTRY_OFFSET in each of their cells,
@@ -4916,6 +4871,17 @@ enum { DK_FORALL_FUNCTIONALITY_KEYS(DK__FR_FP, ~) DK__FR_FP_END };
 #define DK__ROLE_TERM(name, pb, prefix, roles, role) | (uint64_t)!!(DK__FR_##name & (role)) << DK__FP_##name
 #define DK__ROLE_FIRST(name, pb, prefix, roles, role) (DK__FR_##name & (role)) ? DK_##name :
 #define DK__PB_ROLE_FIRST(name, pb, prefix, roles, role) (pb && (DK__FR_##name & (role))) ? DK_##name :
+#define DK__ALIAS_FIRST(name, set, want) (DK__SET_##set == (want)) ? DK_##name :
+
+#define DK__ALIAS_KEY(want) (DK_FORALL_ALIAS_KEYS(DK__ALIAS_FIRST, want) DK_Undefined)
+
+/* DK__ALIAS_AUTOGRAD (Autograd), DK__ALIAS_MATH (CompositeImplicitAutograd, the
+   catch-all), DK__ALIAS_NESTED, DK__ALIAS_BACKEND (CompositeExplicitAutograd),
+   DK__ALIAS_NON_FUNCTIONAL (...NonFunctional), DK__ALIAS_BATCHED
+   (FuncTorchBatchedDecomposition): the alias key of each role. Only the
+   implementation names them: the enum goes with it (each constant expands
+   the alias list). */
+#define DK__ROLE_ALIAS(set, alias, reason) DK__ALIAS_##alias = DK__ALIAS_KEY(DK__SET_##set),
 /* the alias key of each role (>>aliases) */
 enum { DK__FORALL_ALIAS_ROLES(DK__ROLE_ALIAS) DK__ALIAS_ROLES_END_ };
 #undef DK__ROLE_ALIAS
@@ -6083,6 +6049,10 @@ DK__PRIVATE int dk__find_name(const char *const *names, int n, const char *name)
     return -1;
 }
 
+/* the plain-kernel row: the first per-backend backend functionality
+   (Dense; a user list may call it anything) */
+#define DK__KEY_PLAIN_BACKEND DK__PB_ROLE_KEY(DK_R_BACKEND_FN)
+
 /* The key a name denotes (built-in names first, then the renamed backends'
    names, then the markers' enumerator names), or -1. */
 DK__PRIVATE int dk__key_lookup(const char *name) {
@@ -6303,6 +6273,23 @@ DK_API int dk_key_is_backend(dk_key k) {
     return !dk_key_is_alias(k) && dk_ks_has(DK_KS_BACKEND, k);
 }
 
+/* A user alias row's set: KEYS(k1, ..., k4), up to four functionality keys
+   of the lists, each on every backend when it is per backend (an alias for
+   "Accessibility on every backend"). Such an alias plays no resolution role
+   (DK__SET_KEYS is 0): a fallback at it registers each of its runtime keys,
+   a kernel (dk_impl) goes to the runtime keys themselves. */
+#define DK__R_KEYS(...) (DK__R_BACKENDS | DK__KEYS_N(__VA_ARGS__, DK__KEYS4, DK__KEYS3, DK__KEYS2, DK__KEYS1, ~)(__VA_ARGS__))
+
+#define DK__KEYS_N(a, b, c, d, n, ...) n
+
+#define DK__KEYS1(a) DK__FBIT(DK_##a)
+
+#define DK__KEYS2(a, b) DK__FBIT(DK_##a) | DK__FBIT(DK_##b)
+
+#define DK__KEYS3(a, b, c) DK__FBIT(DK_##a) | DK__FBIT(DK_##b) | DK__FBIT(DK_##c)
+
+#define DK__KEYS4(a, b, c, d) DK__FBIT(DK_##a) | DK__FBIT(DK_##b) | DK__FBIT(DK_##c) | DK__FBIT(DK_##d)
+
 DK_API dk_keyset dk_alias_runtime_set(dk_key alias) {
 #define DK__ALIAS_SET(name, set, extra) if (alias == DK_##name) return dk_ks_raw(DK__R_##set);
     DK_FORALL_ALIAS_KEYS(DK__ALIAS_SET, ~)
@@ -6318,6 +6305,10 @@ DK_API dk_keyset dk_ks_full_after(dk_key k) {
     }
     return dk_ks_raw(f == DK_EndOfFunctionalityKeys ? DK__R_FULL : DK__R_FULL_AFTER_C10(f));
 }
+
+/* Backend bits of the components whose autograd key sits on their plain
+   key (OwnAutograd 1). */
+#define DK__BC_OWN_AUTOGRAD(name, own_ag, autocast, functional, extra) | ((own_ag) == 1 ? DK__BBIT(DK_##name##Bit) : 0)
 
 DK_API dk_keyset dk_autograd_key_backend_set(dk_key k) {
     uint64_t own = (uint64_t)0 DK_FORALL_BACKEND_COMPONENTS(DK__BC_OWN_AUTOGRAD, ~);
@@ -6548,6 +6539,13 @@ typedef struct dk__hooks {
     dk_logger logger;
     int c10_messages;
 } dk__hooks;
+
+/* The bytes of an operator's table (its snapshots are allocated and copied
+   at this size): the whole struct, so that a snapshot copied as C copies a
+   struct (dk_op_table t = *snapshot) stays inside its block,
+   even where reasons_rest is not used (its byte and the padding: 8 bytes
+   with the default lists). */
+#define DK__TABLE_BYTES sizeof(dk_op_table)
 
 /* Every allocation of a registry starts with this header (16 bytes with
    64-bit pointers): its size (for the statistics) with, in its low
@@ -7569,6 +7567,8 @@ DK__PRIVATE void dk__op_remove_if_unused(dk_registry *r, dk__op *op) {
    state before or after it; racing two at the same slot (a kernel of the
    operator and a boxed fallback) it may pair the older table with the
    newer fallback. */
+
+#define DK__NUM_ROLES (DK__NUM_ROLES_PLUS_1 - 1)
 
 /* What resolution reads of an operator's impls: the newest per role (found
    once), and the list itself for a runtime key (short: scanned). */
