@@ -4841,15 +4841,18 @@ DK_INLINE const char *dk_op_schema(const dk_operator *op) {
 #define DK__PRIVATE static DK__UNUSED
 
 /* Cold code: the text dumps, the HTML table, explanations, the timeline's
-   file, backend renames and keysets as text, run when a person looks, never
-   by a call, a boxed call or a registration. GCC compiles the regions
-   between DK__COLD_BEGIN and DK__COLD_END at -O1 when the unit is optimised
-   for speed, which takes a part of the implementation's compile time
-   (docs/bench.md) and changes no function outside them: no region holds a
-   function the hot code calls, nor calls one with a constant the hot
-   callers share (GCC would stop specialising it: the library blocks and
-   dk__explain_stack_in stay outside for that). Other compilers, -O0 and
-   -Os units compile them as the rest. */
+   file, backend renames and keysets as text, run when a person looks, and
+   the messages of what failed (a call with no kernel to run, dk_call_fail,
+   a schema's parse error, a named keyset looked up by a foreign caller's
+   text), never by a call, a boxed call or a registration that succeeds.
+   GCC compiles the regions between DK__COLD_BEGIN and DK__COLD_END at -O1
+   when the unit is optimised for speed, which takes a part of the
+   implementation's compile time (docs/bench.md) and changes no function
+   outside them: a region holds no function the hot code calls, except out
+   of line once it has failed (dk__call_failed, dk__sp_fail), nor calls one
+   with a constant the hot callers share (GCC would stop specialising it:
+   the library blocks and dk__explain_stack_in stay outside for that).
+   Other compilers, -O0 and -Os units compile them as the rest. */
 #if defined(__GNUC__) && !defined(__clang__) && !defined(__INTEL_COMPILER) && defined(__OPTIMIZE__) && \
     !defined(__OPTIMIZE_SIZE__)
 #define DK__COLD_BEGIN _Pragma("GCC push_options") _Pragma("GCC optimize(\"O1\")")
@@ -9737,6 +9740,7 @@ DK_API dk_status dk_last_call_status(void) {
     return s;
 }
 
+DK__COLD_BEGIN
 /* c10 reportError, from one snapshot (no lock, no allocation): the keys
    with a kernel, then the table. Cut to the caller's buffer. */
 DK__PRIVATE void dk__c10_missing_message(const dk_operator *op, const dk_op_table *t, dk_key key, char *buf,
@@ -9845,6 +9849,7 @@ DK__PRIVATE void dk__missing_message(const dk_operator *op, const dk_op_table *t
     }
     dk__mark_cut(buf, size, len);
 }
+DK__COLD_END
 
 enum { DK__BOX_CAPACITY = 64 };   /* the values of the stack a typed call boxes its arguments on */
 DK__PRIVATE DK__NOINLINE void dk__call_boxed_kernel(const dk_operator *op, const dk_op_table *t, dk_keyset ks,
@@ -9853,6 +9858,7 @@ DK__PRIVATE DK__NOINLINE void dk__boxed_result_failed(const dk_operator *op, con
                                                       const dk_kernel *k, size_t left, unsigned failures,
                                                       void *result, size_t result_size);
 
+DK__COLD_BEGIN
 /* What the messages read of a live table (its entries, reasons and def
    pointer), copied into dst: field by field, relaxed, as a rewrite in place
    stores them (a deregistration out of memory, the registry's template
@@ -9931,6 +9937,7 @@ DK__PRIVATE DK__NOINLINE void dk__call_failed(const dk_operator *op, const dk_op
     }
     dk__call_error(op, ks, status, message);
 }
+DK__COLD_END
 
 DK_API void dk__call_slow_in(const dk_operator *op, const dk_op_table *t, dk_keyset args_ks, dk_keyset ks,
                              const dk_kernel *k, void *args, void *result, size_t result_size) {
@@ -9971,6 +9978,7 @@ DK_API void dk__call_slow(const dk_operator *op, dk_keyset args_ks, dk_keyset ks
 }
 #undef DK__C10_ASSERT_AT
 
+DK__COLD_BEGIN
 DK_API void dk_call_fail(const dk_operator *op, const dk_kernel *kernel, dk_keyset ks, dk_status status,
                          const char *fmt, ...) {
     char message[DK__MESSAGE_MAX];
@@ -9991,6 +9999,7 @@ DK_API void dk_call_fail(const dk_operator *op, const dk_kernel *kernel, dk_keys
         dk_call_error_report(NULL, ks, status, message, NULL);
     }
 }
+DK__COLD_END
 
 /* ---- boxed calls --------------------------------------------------------------- */
 
@@ -11031,6 +11040,7 @@ DK_API int dk_abi_num_named_keysets(void) { return (int)(sizeof dk__abi_ks_names
 DK_API const char *dk_abi_ks_named_name(int i) {
     return i >= 0 && i < dk_abi_num_named_keysets() ? dk__abi_ks_names[i] : NULL;
 }
+DK__COLD_BEGIN
 DK_API dk_status dk_abi_ks_named(const char *name, uint64_t *out) {
     if (!name || !out) return dk__fail(DK_ERR_NULL, "dk_abi_ks_named: NULL argument");
 #define DK__ABI_KS_IS(n) if (strcmp(name, "DK_KS_" #n) == 0) { *out = DK_KS_##n.repr; return DK_OK; }
@@ -11039,6 +11049,7 @@ DK_API dk_status dk_abi_ks_named(const char *name, uint64_t *out) {
     return dk__fail(DK_ERR_NOT_FOUND, "dk_abi_ks_named: no named keyset %s (the names are DK_KS_..., "
                                       "dk_abi_ks_named_name lists them)", name);
 }
+DK__COLD_END
 #undef DK__ABI_NAMED_KEYSETS
 
 DK_API size_t dk_abi_guard_size(void) { return sizeof(dk_guard); }
@@ -11350,6 +11361,7 @@ typedef struct dk__sp {
     jmp_buf fail;
 } dk__sp;
 
+DK__COLD_BEGIN
 /* The line around pos with a caret under it, for error messages. */
 DK__PRIVATE void dk__sp_excerpt(const dk__sp *p, size_t pos, char *out, size_t size) {
     size_t ls = pos, le = pos, i, n = 0;
@@ -11382,6 +11394,7 @@ DK__PRIVATE DK__SP_NORETURN void dk__sp_oom(dk__sp *p, size_t n) {
     dk__fail(DK_ERR_NO_MEMORY, "dk_schema_parse: out of memory allocating %lu bytes", (unsigned long)n);
     longjmp(p->fail, 2);
 }
+DK__COLD_END
 
 /* A new chunk for units, out of line (dk__sp_alloc's fast path is a leaf). */
 DK__PRIVATE DK__NOINLINE dk__sp_chunk *dk__sp_grow(dk__sp *p, size_t units, size_t bytes) {
