@@ -3987,20 +3987,6 @@ DK_INLINE uint64_t dk_op_table_nonfallthrough(const dk_op_table *t, int b) { ret
 /* An entry's kernel record (read with acquire: see dk__entry_set). */
 #define DK__ENTRY_KERNEL(e) DK__LOAD_ACQ(&(e)->kernel)
 
-/* The byte that holds slot s's reason (low 4 bits: even s, high: odd s),
-   and the reason itself, read relaxed: a table rewritten in place (out of
-   memory) changes its reasons with relaxed stores (dk__reason_set). */
-DK_INLINE const uint8_t *dk__reason_byte(const dk_op_table *t, int s) {
-    int i = s >> 1;
-    if (DK__REASON_REST <= 0 || i < DK_NUM_BACKENDS * DK__ROW_SPARE)
-        return &t->rows[i / DK__ROW_SPARE].spare[i % DK__ROW_SPARE];
-    return &t->reasons_rest[i - DK_NUM_BACKENDS * DK__ROW_SPARE];
-}
-
-DK_INLINE int dk__reason_at(const dk_op_table *t, int s) {
-    return (DK__LOAD_RLX(dk__reason_byte(t, s)) >> ((s & 1) * 4)) & 15;
-}
-
 /* DK_DEBUG_READS (Note [One read primitive]): stops the program, naming
    fn, unless this thread is inside a read section. Under DK_CALL_EPOCHS
    the public accessors below check that their caller brackets them (in
@@ -7706,6 +7692,20 @@ DK__PRIVATE void dk__entry_set(dk_op_table *t, int s, const dk_kernel *k, int li
         DK__STORE_RLX(&e->fn, (dk_fn)0);
         DK__STORE_REL(&e->kernel, k);
     }
+}
+
+/* The byte that holds slot s's reason (low 4 bits: even s, high: odd s),
+   and the reason itself, read relaxed: a table rewritten in place (out of
+   memory) changes its reasons with relaxed stores (dk__reason_set). */
+DK_INLINE const uint8_t *dk__reason_byte(const dk_op_table *t, int s) {
+    int i = s >> 1;
+    if (DK__REASON_REST <= 0 || i < DK_NUM_BACKENDS * DK__ROW_SPARE)
+        return &t->rows[i / DK__ROW_SPARE].spare[i % DK__ROW_SPARE];
+    return &t->reasons_rest[i - DK_NUM_BACKENDS * DK__ROW_SPARE];
+}
+
+DK_INLINE int dk__reason_at(const dk_op_table *t, int s) {
+    return (DK__LOAD_RLX(dk__reason_byte(t, s)) >> ((s & 1) * 4)) & 15;
 }
 
 /* Sets slot s's reason (4 bits of a byte: dk__reason_byte), one relaxed
