@@ -266,12 +266,12 @@ bench_timed = $(BUILD)/bench | tee $(BUILD)/bench.txt; \
 	echo; $(BUILD)/bench --scale $(1) | tee -a $(BUILD)/bench.txt; \
 	$(BUILD)/bench-epochs --calls; \
 	echo; echo "registrations under churn, each reclamation mode (bench/churn.c):"; $(bench_churn)
-bench: $(BUILD)/bench $(BUILD)/bench-epochs $(BUILD)/churn $(BUILD)/churn-epochs ## the timed rows (lookup, calls, fallthrough, two hops, boxed, rotate, threads, 10^5 operators defined) beside their controls, every time / ratio / byte target met or not met, then the compile costs beside stb_image.h and <stdio.h>, from this run (about a minute and a half, build included; instruction counts: bench-full)
+bench: $(BUILD)/bench $(BUILD)/bench-epochs $(BUILD)/churn $(BUILD)/churn-epochs ## the timed rows (lookup, calls, fallthrough, two hops, boxed, rotate, threads, 10^5 operators defined) beside their controls, every time / ratio / byte target met or not met, then the compile costs beside stb_image.h and <stdio.h> (with valgrind, the include-only verdict in the compilers' instructions), from this run (about a minute and a half, build included; the call path's instruction counts: bench-full)
 	@$(call bench_timed,100000)
 	@echo; sh bench/targets.sh -k ns -n $(BUILD)/bench.txt \
 	  -t "targets (this run; each time target a ratio to a control of the same run; instruction targets: make bench-full or make bench-icount):"
 	@echo; echo "what dispatch.h costs to build, beside stb_image.h's implementation and <stdio.h> (bench/compile_cost.sh):"; \
-	  CC="$(CC)" CLANG="$(CLANG)" CXX="$(CXX)" COMPILE_ICOUNT=0 sh bench/compile_cost.sh $(BUILD)/compile-cost
+	  CC="$(CC)" CLANG="$(CLANG)" CXX="$(CXX)" sh bench/compile_cost.sh $(BUILD)/compile-cost
 $(BUILD)/bench $(BUILD)/bench-epochs $(BUILD)/churn $(BUILD)/churn-epochs: | bench-deps
 # stb_image.h (the compile cost's control): installed as root; otherwise
 # bench/compile_cost.sh says it did not measure

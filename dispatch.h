@@ -2865,10 +2865,7 @@ DK_API void dk_abi_guard_pop(const dk_guard *g);
 
 #define DK__PB_ROLE_KEY(role) (DK_FORALL_FUNCTIONALITY_KEYS(DK__PB_ROLE_FIRST, role) DK_Undefined)
 
-/* Backend bits of the components whose autograd key sits on their plain
-   key (OwnAutograd 1), and of the functional ones (Functional's bit 1). */
-#define DK__BC_OWN_AUTOGRAD(name, own_ag, autocast, functional, extra) | ((own_ag) == 1 ? DK__BBIT(DK_##name##Bit) : 0)
-
+/* Backend bits of the functional components (Functional's bit 1). */
 #define DK__BC_FUNCTIONAL(name, own_ag, autocast, functional, extra) | ((functional) & 1 ? DK__BBIT(DK_##name##Bit) : 0)
 
 /* Special keys, found by role (Undefined when a user list has none):
@@ -2886,10 +2883,6 @@ DK_API void dk_abi_guard_pop(const dk_guard *g);
 
 /* the per-backend autograd functionality (AutogradFunctionality) */
 #define DK__KEY_AUTOGRAD_FUNCTIONALITY DK__PB_ROLE_KEY(DK_R_AUTOGRAD)
-
-/* the plain-kernel row: the first per-backend backend functionality
-   (Dense; a user list may call it anything) */
-#define DK__KEY_PLAIN_BACKEND DK__PB_ROLE_KEY(DK_R_BACKEND_FN)
 
 /* c10's DispatchKeySet(FULL_AFTER, k) for a functionality key k below
    EndOfFunctionalityKeys: every bit below k's functionality bit, plus the
@@ -2947,23 +2940,6 @@ DK_API void dk_abi_guard_pop(const dk_guard *g);
 #define DK__R_MKLDNN          DK__ROLE_BITS(DK_R_MKLDNN)                   /* mkldnn_ks */
 
 #define DK__R_INPLACE_VIEW    DK__ROLE_BITS(DK_R_INPLACE_VIEW)             /* inplace_or_view_ks */
-
-/* A user alias row's set: KEYS(k1, ..., k4), up to four functionality keys
-   of the lists, each on every backend when it is per backend (an alias for
-   "Accessibility on every backend"). Such an alias plays no resolution role
-   (DK__SET_KEYS is 0): a fallback at it registers each of its runtime keys,
-   a kernel (dk_impl) goes to the runtime keys themselves. */
-#define DK__R_KEYS(...) (DK__R_BACKENDS | DK__KEYS_N(__VA_ARGS__, DK__KEYS4, DK__KEYS3, DK__KEYS2, DK__KEYS1, ~)(__VA_ARGS__))
-
-#define DK__KEYS_N(a, b, c, d, n, ...) n
-
-#define DK__KEYS1(a) DK__FBIT(DK_##a)
-
-#define DK__KEYS2(a, b) DK__FBIT(DK_##a) | DK__FBIT(DK_##b)
-
-#define DK__KEYS3(a, b, c) DK__FBIT(DK_##a) | DK__FBIT(DK_##b) | DK__FBIT(DK_##c)
-
-#define DK__KEYS4(a, b, c, d) DK__FBIT(DK_##a) | DK__FBIT(DK_##b) | DK__FBIT(DK_##c) | DK__FBIT(DK_##d)
 
 /* >>keyset ------------------------------------------------------------------ */
 
@@ -3836,20 +3812,6 @@ enum { DK__SET_NONE_ = 0, DK__FORALL_ALIAS_ROLES(DK__ROLE_NUMBER) DK__NUM_ROLES_
 
 #define DK__SET_KEYS(...) 0 /* a user alias's KEYS(...) set: no role */
 
-#define DK__NUM_ROLES (DK__NUM_ROLES_PLUS_1 - 1)
-
-#define DK__ALIAS_FIRST(name, set, want) (DK__SET_##set == (want)) ? DK_##name :
-
-#define DK__ALIAS_KEY(want) (DK_FORALL_ALIAS_KEYS(DK__ALIAS_FIRST, want) DK_Undefined)
-
-/* DK__ALIAS_AUTOGRAD (Autograd), DK__ALIAS_MATH (CompositeImplicitAutograd, the
-   catch-all), DK__ALIAS_NESTED, DK__ALIAS_BACKEND (CompositeExplicitAutograd),
-   DK__ALIAS_NON_FUNCTIONAL (...NonFunctional), DK__ALIAS_BATCHED
-   (FuncTorchBatchedDecomposition): the alias key of each role. Only the
-   implementation names them: the enum goes with it (each constant expands
-   the alias list). */
-#define DK__ROLE_ALIAS(set, alias, reason) DK__ALIAS_##alias = DK__ALIAS_KEY(DK__SET_##set),
-
 /* >>boxed -------------------------------------------------------------------
 
    Boxed values: a tagged union, and a stack whose storage the caller owns
@@ -3987,13 +3949,6 @@ DK_STATIC_ASSERT(DK__REASON_END <= 16, "a slot's reason fits in 4 bits");
 
 DK_STATIC_ASSERT(sizeof(dk_op_table) < 32768, "entry offsets are signed 16-bit values");
 
-/* The bytes of an operator's table (its snapshots are allocated and copied
-   at this size): the whole struct, so that a snapshot copied as C copies a
-   struct (dk_op_table t = *dk_op_table_of(op)) stays inside its block,
-   even where reasons_rest is not used (its byte and the padding: 8 bytes
-   with the default lists). */
-#define DK__TABLE_BYTES sizeof(dk_op_table)
-
 /* Per functionality f, computed once (the tables below name these short
    constants instead of expanding DK__ENTRY_OFFSET in each of their cells,
    which made every unit's preprocessed text large: docs/bench.md): DK__EOF_f, the entry
@@ -4063,20 +4018,6 @@ DK_INLINE uint64_t dk_op_table_nonfallthrough(const dk_op_table *t, int b) { ret
 
 /* An entry's kernel record (read with acquire: see dk__entry_set). */
 #define DK__ENTRY_KERNEL(e) DK__LOAD_ACQ(&(e)->kernel)
-
-/* The byte that holds slot s's reason (low 4 bits: even s, high: odd s),
-   and the reason itself, read relaxed: a table rewritten in place (out of
-   memory) changes its reasons with relaxed stores (dk__reason_set). */
-DK_INLINE const uint8_t *dk__reason_byte(const dk_op_table *t, int s) {
-    int i = s >> 1;
-    if (DK__REASON_REST <= 0 || i < DK_NUM_BACKENDS * DK__ROW_SPARE)
-        return &t->rows[i / DK__ROW_SPARE].spare[i % DK__ROW_SPARE];
-    return &t->reasons_rest[i - DK_NUM_BACKENDS * DK__ROW_SPARE];
-}
-
-DK_INLINE int dk__reason_at(const dk_op_table *t, int s) {
-    return (DK__LOAD_RLX(dk__reason_byte(t, s)) >> ((s & 1) * 4)) & 15;
-}
 
 /* DK_DEBUG_READS (Note [One read primitive]): stops the program, naming
    fn, unless this thread is inside a read section. Under DK_CALL_EPOCHS
@@ -4940,15 +4881,18 @@ DK_INLINE const char *dk_op_schema(const dk_operator *op) {
 #define DK__PRIVATE static DK__UNUSED
 
 /* Cold code: the text dumps, the HTML table, explanations, the timeline's
-   file, backend renames and keysets as text, run when a person looks, never
-   by a call, a boxed call or a registration. GCC compiles the regions
-   between DK__COLD_BEGIN and DK__COLD_END at -O1 when the unit is optimised
-   for speed, which takes a part of the implementation's compile time
-   (docs/bench.md) and changes no function outside them: no region holds a
-   function the hot code calls, nor calls one with a constant the hot
-   callers share (GCC would stop specialising it: the library blocks and
-   dk__explain_stack_in stay outside for that). Other compilers, -O0 and
-   -Os units compile them as the rest. */
+   file, backend renames and keysets as text, run when a person looks, and
+   the messages of what failed (a call with no kernel to run, dk_call_fail,
+   a schema's parse error, a named keyset looked up by a foreign caller's
+   text), never by a call, a boxed call or a registration that succeeds.
+   GCC compiles the regions between DK__COLD_BEGIN and DK__COLD_END at -O1
+   when the unit is optimised for speed, which takes a part of the
+   implementation's compile time (docs/bench.md) and changes no function
+   outside them: a region holds no function the hot code calls, except out
+   of line once it has failed (dk__call_failed, dk__sp_fail), nor calls one
+   with a constant the hot callers share (GCC would stop specialising it:
+   the library blocks and dk__explain_stack_in stay outside for that).
+   Other compilers, -O0 and -Os units compile them as the rest. */
 #if defined(__GNUC__) && !defined(__clang__) && !defined(__INTEL_COMPILER) && defined(__OPTIMIZE__) && \
     !defined(__OPTIMIZE_SIZE__)
 #define DK__COLD_BEGIN _Pragma("GCC push_options") _Pragma("GCC optimize(\"O1\")")
@@ -4970,6 +4914,17 @@ enum { DK_FORALL_FUNCTIONALITY_KEYS(DK__FR_FP, ~) DK__FR_FP_END };
 #define DK__ROLE_TERM(name, pb, prefix, roles, role) | (uint64_t)!!(DK__FR_##name & (role)) << DK__FP_##name
 #define DK__ROLE_FIRST(name, pb, prefix, roles, role) (DK__FR_##name & (role)) ? DK_##name :
 #define DK__PB_ROLE_FIRST(name, pb, prefix, roles, role) (pb && (DK__FR_##name & (role))) ? DK_##name :
+#define DK__ALIAS_FIRST(name, set, want) (DK__SET_##set == (want)) ? DK_##name :
+
+#define DK__ALIAS_KEY(want) (DK_FORALL_ALIAS_KEYS(DK__ALIAS_FIRST, want) DK_Undefined)
+
+/* DK__ALIAS_AUTOGRAD (Autograd), DK__ALIAS_MATH (CompositeImplicitAutograd, the
+   catch-all), DK__ALIAS_NESTED, DK__ALIAS_BACKEND (CompositeExplicitAutograd),
+   DK__ALIAS_NON_FUNCTIONAL (...NonFunctional), DK__ALIAS_BATCHED
+   (FuncTorchBatchedDecomposition): the alias key of each role. Only the
+   implementation names them: the enum goes with it (each constant expands
+   the alias list). */
+#define DK__ROLE_ALIAS(set, alias, reason) DK__ALIAS_##alias = DK__ALIAS_KEY(DK__SET_##set),
 /* the alias key of each role (>>aliases) */
 enum { DK__FORALL_ALIAS_ROLES(DK__ROLE_ALIAS) DK__ALIAS_ROLES_END_ };
 #undef DK__ROLE_ALIAS
@@ -6143,6 +6098,10 @@ DK__PRIVATE int dk__find_name(const char *const *names, int n, const char *name)
     return -1;
 }
 
+/* the plain-kernel row: the first per-backend backend functionality
+   (Dense; a user list may call it anything) */
+#define DK__KEY_PLAIN_BACKEND DK__PB_ROLE_KEY(DK_R_BACKEND_FN)
+
 /* The key a name denotes (built-in names first, then the renamed backends'
    names, then the markers' enumerator names), or -1. */
 DK__PRIVATE int dk__key_lookup(const char *name) {
@@ -6363,6 +6322,23 @@ DK_API int dk_key_is_backend(dk_key k) {
     return !dk_key_is_alias(k) && dk_ks_has(DK_KS_BACKEND, k);
 }
 
+/* A user alias row's set: KEYS(k1, ..., k4), up to four functionality keys
+   of the lists, each on every backend when it is per backend (an alias for
+   "Accessibility on every backend"). Such an alias plays no resolution role
+   (DK__SET_KEYS is 0): a fallback at it registers each of its runtime keys,
+   a kernel (dk_impl) goes to the runtime keys themselves. */
+#define DK__R_KEYS(...) (DK__R_BACKENDS | DK__KEYS_N(__VA_ARGS__, DK__KEYS4, DK__KEYS3, DK__KEYS2, DK__KEYS1, ~)(__VA_ARGS__))
+
+#define DK__KEYS_N(a, b, c, d, n, ...) n
+
+#define DK__KEYS1(a) DK__FBIT(DK_##a)
+
+#define DK__KEYS2(a, b) DK__FBIT(DK_##a) | DK__FBIT(DK_##b)
+
+#define DK__KEYS3(a, b, c) DK__FBIT(DK_##a) | DK__FBIT(DK_##b) | DK__FBIT(DK_##c)
+
+#define DK__KEYS4(a, b, c, d) DK__FBIT(DK_##a) | DK__FBIT(DK_##b) | DK__FBIT(DK_##c) | DK__FBIT(DK_##d)
+
 DK_API dk_keyset dk_alias_runtime_set(dk_key alias) {
 #define DK__ALIAS_SET(name, set, extra) if (alias == DK_##name) return dk_ks_raw(DK__R_##set);
     DK_FORALL_ALIAS_KEYS(DK__ALIAS_SET, ~)
@@ -6378,6 +6354,10 @@ DK_API dk_keyset dk_ks_full_after(dk_key k) {
     }
     return dk_ks_raw(f == DK_EndOfFunctionalityKeys ? DK__R_FULL : DK__R_FULL_AFTER_C10(f));
 }
+
+/* Backend bits of the components whose autograd key sits on their plain
+   key (OwnAutograd 1). */
+#define DK__BC_OWN_AUTOGRAD(name, own_ag, autocast, functional, extra) | ((own_ag) == 1 ? DK__BBIT(DK_##name##Bit) : 0)
 
 DK_API dk_keyset dk_autograd_key_backend_set(dk_key k) {
     uint64_t own = (uint64_t)0 DK_FORALL_BACKEND_COMPONENTS(DK__BC_OWN_AUTOGRAD, ~);
@@ -6608,6 +6588,13 @@ typedef struct dk__hooks {
     dk_logger logger;
     int c10_messages;
 } dk__hooks;
+
+/* The bytes of an operator's table (its snapshots are allocated and copied
+   at this size): the whole struct, so that a snapshot copied as C copies a
+   struct (dk_op_table t = *snapshot) stays inside its block,
+   even where reasons_rest is not used (its byte and the padding: 8 bytes
+   with the default lists). */
+#define DK__TABLE_BYTES sizeof(dk_op_table)
 
 /* Every allocation of a registry starts with this header (16 bytes with
    64-bit pointers): its size (for the statistics) with, in its low
@@ -7630,6 +7617,8 @@ DK__PRIVATE void dk__op_remove_if_unused(dk_registry *r, dk__op *op) {
    operator and a boxed fallback) it may pair the older table with the
    newer fallback. */
 
+#define DK__NUM_ROLES (DK__NUM_ROLES_PLUS_1 - 1)
+
 /* What resolution reads of an operator's impls: the newest per role (found
    once), and the list itself for a runtime key (short: scanned). */
 typedef struct dk__front {
@@ -7763,6 +7752,20 @@ DK__PRIVATE void dk__entry_set(dk_op_table *t, int s, const dk_kernel *k, int li
         DK__STORE_RLX(&e->fn, (dk_fn)0);
         DK__STORE_REL(&e->kernel, k);
     }
+}
+
+/* The byte that holds slot s's reason (low 4 bits: even s, high: odd s),
+   and the reason itself, read relaxed: a table rewritten in place (out of
+   memory) changes its reasons with relaxed stores (dk__reason_set). */
+DK_INLINE const uint8_t *dk__reason_byte(const dk_op_table *t, int s) {
+    int i = s >> 1;
+    if (DK__REASON_REST <= 0 || i < DK_NUM_BACKENDS * DK__ROW_SPARE)
+        return &t->rows[i / DK__ROW_SPARE].spare[i % DK__ROW_SPARE];
+    return &t->reasons_rest[i - DK_NUM_BACKENDS * DK__ROW_SPARE];
+}
+
+DK_INLINE int dk__reason_at(const dk_op_table *t, int s) {
+    return (DK__LOAD_RLX(dk__reason_byte(t, s)) >> ((s & 1) * 4)) & 15;
 }
 
 /* Sets slot s's reason (4 bits of a byte: dk__reason_byte), one relaxed
@@ -9797,6 +9800,7 @@ DK_API dk_status dk_last_call_status(void) {
     return s;
 }
 
+DK__COLD_BEGIN
 /* c10 reportError, from one snapshot (no lock, no allocation): the keys
    with a kernel, then the table. Cut to the caller's buffer. */
 DK__PRIVATE void dk__c10_missing_message(const dk_operator *op, const dk_op_table *t, dk_key key, char *buf,
@@ -9905,6 +9909,7 @@ DK__PRIVATE void dk__missing_message(const dk_operator *op, const dk_op_table *t
     }
     dk__mark_cut(buf, size, len);
 }
+DK__COLD_END
 
 enum { DK__BOX_CAPACITY = 64 };   /* the values of the stack a typed call boxes its arguments on */
 DK__PRIVATE DK__NOINLINE void dk__call_boxed_kernel(const dk_operator *op, const dk_op_table *t, dk_keyset ks,
@@ -9913,6 +9918,7 @@ DK__PRIVATE DK__NOINLINE void dk__boxed_result_failed(const dk_operator *op, con
                                                       const dk_kernel *k, size_t left, unsigned failures,
                                                       void *result, size_t result_size);
 
+DK__COLD_BEGIN
 /* What the messages read of a live table (its entries, reasons and def
    pointer), copied into dst: field by field, relaxed, as a rewrite in place
    stores them (a deregistration out of memory, the registry's template
@@ -9991,6 +9997,7 @@ DK__PRIVATE DK__NOINLINE void dk__call_failed(const dk_operator *op, const dk_op
     }
     dk__call_error(op, ks, status, message);
 }
+DK__COLD_END
 
 DK_API void dk__call_slow_in(const dk_operator *op, const dk_op_table *t, dk_keyset args_ks, dk_keyset ks,
                              const dk_kernel *k, void *args, void *result, size_t result_size) {
@@ -10023,6 +10030,7 @@ DK_API void dk__call_slow_in(const dk_operator *op, const dk_op_table *t, dk_key
 
 #undef DK__C10_ASSERT_AT
 
+DK__COLD_BEGIN
 DK_API void dk_call_fail(const dk_operator *op, const dk_kernel *kernel, dk_keyset ks, dk_status status,
                          const char *fmt, ...) {
     char message[DK__MESSAGE_MAX];
@@ -10043,6 +10051,7 @@ DK_API void dk_call_fail(const dk_operator *op, const dk_kernel *kernel, dk_keys
         dk_call_error_report(NULL, ks, status, message, NULL);
     }
 }
+DK__COLD_END
 
 /* ---- boxed calls --------------------------------------------------------------- */
 
@@ -11083,6 +11092,7 @@ DK_API int dk_abi_num_named_keysets(void) { return (int)(sizeof dk__abi_ks_names
 DK_API const char *dk_abi_ks_named_name(int i) {
     return i >= 0 && i < dk_abi_num_named_keysets() ? dk__abi_ks_names[i] : NULL;
 }
+DK__COLD_BEGIN
 DK_API dk_status dk_abi_ks_named(const char *name, uint64_t *out) {
     if (!name || !out) return dk__fail(DK_ERR_NULL, "dk_abi_ks_named: NULL argument");
 #define DK__ABI_KS_IS(n) if (strcmp(name, "DK_KS_" #n) == 0) { *out = DK_KS_##n.repr; return DK_OK; }
@@ -11091,6 +11101,7 @@ DK_API dk_status dk_abi_ks_named(const char *name, uint64_t *out) {
     return dk__fail(DK_ERR_NOT_FOUND, "dk_abi_ks_named: no named keyset %s (the names are DK_KS_..., "
                                       "dk_abi_ks_named_name lists them)", name);
 }
+DK__COLD_END
 #undef DK__ABI_NAMED_KEYSETS
 
 DK_API size_t dk_abi_guard_size(void) { return sizeof(dk_guard); }
@@ -11402,6 +11413,7 @@ typedef struct dk__sp {
     jmp_buf fail;
 } dk__sp;
 
+DK__COLD_BEGIN
 /* The line around pos with a caret under it, for error messages. */
 DK__PRIVATE void dk__sp_excerpt(const dk__sp *p, size_t pos, char *out, size_t size) {
     size_t ls = pos, le = pos, i, n = 0;
@@ -11434,6 +11446,7 @@ DK__PRIVATE DK__SP_NORETURN void dk__sp_oom(dk__sp *p, size_t n) {
     dk__fail(DK_ERR_NO_MEMORY, "dk_schema_parse: out of memory allocating %lu bytes", (unsigned long)n);
     longjmp(p->fail, 2);
 }
+DK__COLD_END
 
 /* A new chunk for units, out of line (dk__sp_alloc's fast path is a leaf). */
 DK__PRIVATE DK__NOINLINE dk__sp_chunk *dk__sp_grow(dk__sp *p, size_t units, size_t bytes) {
