@@ -9965,7 +9965,7 @@ DK_API void dk__call_slow_in(const dk_operator *op, const dk_op_table *t, dk_key
        adapters, boxes here, in a small frame; it makes the checks of
        dk__call_boxed_kernel, which takes the other boxed kernels; a call
        with no kernel to run is dk__call_failed's. */
-    if (DK__LIKELY(k->boxed && k->kind == DK_KERNEL_FUNCTION && a && a->box && a->unbox_result && result)) {
+    if (DK__LIKELY(a && result && k->boxed && k->kind == DK_KERNEL_FUNCTION && a->box && a->unbox_result)) {
         dk_value storage[DK__BOX_CAPACITY];
         dk_stack st;
         unsigned failures = dk__call_failures;
@@ -10469,7 +10469,9 @@ DK_API void dk_call_boxed(const dk_operator *op, dk_stack *stack) {
         if (k->kind == DK_KERNEL_FUNCTION && k->boxed) {
             unsigned failures = dk__call_failures;
             k->boxed(k, op, ks, stack);
-            /* a kernel that did not fail its call left exactly the schema's returns */
+            /* a kernel that did not fail its call left exactly the schema's returns
+               (s read again from the def's record: one value fewer kept across the calls) */
+            s = d->parsed;
             if (failures != dk__call_failures || stack->size == (size_t)s->num_returns) { DK__UNHOLD(); return; }
             dk__results_miscounted(op, ks, k, stack->size, s->num_returns, s->text);
             stack->size = 0;
