@@ -10459,14 +10459,15 @@ DK_API void dk_call_boxed(const dk_operator *op, dk_stack *stack) {
     DK__HOLD();
     t = op ? dk__snapshot(op) : NULL;
     d = t ? dk__op_def(t) : NULL;
-    s = d ? d->parsed : NULL;
-    if (DK__LIKELY(s && stack && !DK__TRACING()) &&
+    if (DK__LIKELY(d && stack && !DK__TRACING()) &&   /* a def's record always has its parsed schema */
         (DK__LIKELY(((const dk__def_part *)(const void *)d)->boxed_tensors == stack->size + 1)
              ? dk__boxed_tensor_keys(op, stack, &args)
-             : !s->is_vararg && (n = (size_t)s->num_arguments) == stack->size && dk__boxed_fits(s, stack->values, n) &&
-                   (args = dk__boxed_keys(op, s, stack), 1))) {
+             : (s = d->parsed, !s->is_vararg) && (n = (size_t)s->num_arguments) == stack->size &&
+                   dk__boxed_fits(s, stack->values, n) && (args = dk__boxed_keys(op, s, stack), 1))) {
         k = dk__entry_kernel(dk__dispatch_in(t, dk_ks_raw(args), &ks));
-        if (k->kind == DK_KERNEL_FUNCTION && k->boxed) {
+        if (DK__UNLIKELY(k->kind != DK_KERNEL_FUNCTION)) {   /* missing, fallthrough, ambiguous: reported */
+            dk__run_boxed(op, t, dk_ks_raw(args), ks, k->kind == DK_KERNEL_MISSING ? dk__deferred(op, k) : k, stack);
+        } else if (k->boxed) {
             unsigned failures = dk__call_failures;
             k->boxed(k, op, ks, stack);
             /* a kernel that did not fail its call left exactly the schema's returns
@@ -10477,9 +10478,8 @@ DK_API void dk_call_boxed(const dk_operator *op, dk_stack *stack) {
             stack->size = 0;
         } else {
             const dk_op_adapters *a = DK__LOAD_ACQ(&d->adapters);
-            if (k->kind == DK_KERNEL_FUNCTION && a && a->call_unboxed) a->call_unboxed(k, op, ks, stack);
-            else dk__run_boxed(op, t, dk_ks_raw(args), ks, k->kind == DK_KERNEL_MISSING ? dk__deferred(op, k) : k,
-                               stack);
+            if (DK__LIKELY(a && a->call_unboxed)) a->call_unboxed(k, op, ks, stack);
+            else dk__run_boxed(op, t, dk_ks_raw(args), ks, k, stack);   /* no adapters: reported */
         }
     } else {
         dk__call_boxed_general(op, t, stack);

@@ -221,6 +221,13 @@ static void test_all_arguments_given(void **state) {
     assert_int_equal(st.size, 0);
 }
 
+static int unboxed_runs;
+static tensor *unboxed_one(const dk_kernel *k, dk_keyset ks, tensor *a) {
+    (void)k; (void)ks;
+    unboxed_runs++;
+    return a;
+}
+
 /* A schema of plain Tensors only takes the fast way's one loop over the
    values (dk__def_part.boxed_tensors, Note [Boxed fast way]): each value
    checked, every argument's keyset in the union, a wrong kind anywhere
@@ -275,6 +282,25 @@ static void test_tensor_only_schema(void **state) {
     dk_stack_push(&st, dk_tensor(&c));
     expect_refused(op, &st, "the schema has 2 arguments, the stack holds 3 values");
     assert_int_equal(ran_cpu + ran_cuda, 3);
+    /* the fast way's failing slots: no kernel for the keyset, and an
+       unboxed kernel of an operator without adapters, each reported, the
+       arguments consumed */
+    assert_int_equal(dk_def(reg, "sample::bare(Tensor a) -> Tensor", &h), DK_OK);
+    assert_int_equal(dk_impl(reg, "sample::bare", DK_CPU, dk_unboxed(DK_FN(unboxed_one), NULL), &h), DK_OK);
+    op = dk_op_lookup(reg, "sample::bare");
+    st.size = 0;
+    dk_stack_push(&st, dk_tensor(&g));
+    last_status = DK_OK;
+    dk_call_boxed(op, &st);
+    assert_int_equal(last_status, DK_ERR_NO_KERNEL);
+    assert_int_equal(st.size, 0);
+    dk_stack_push(&st, dk_tensor(&c));
+    last_status = DK_OK;
+    dk_call_boxed(op, &st);
+    assert_int_equal(last_status, DK_ERR_NO_ADAPTER);
+    if (!strstr(last_message, "is unboxed and the operator has no boxing adapters")) fail_msg("message %s", last_message);
+    assert_int_equal(st.size, 0);
+    assert_int_equal(unboxed_runs, 0);
 }
 
 static void test_kinds_and_list_defaults(void **state) {
