@@ -7567,7 +7567,8 @@ DK__PRIVATE void dk__op_remove_if_unused(dk_registry *r, dk__op *op) {
    of that slot when the fallback is left out (and only fallthroughs change
    the masks). The table holds r->missing[slot] there (reason MISSING); a
    call reaching such a record (fn NULL: the slow path already) reads
-   r->boxed_fallbacks[slot], published by itself with one release store.
+   r->boxed_fallbacks[slot], published by itself with one release store
+   (the record's user_data points at it: dk__deferred).
    Registering or removing a boxed fallback is O(its slots), whatever the
    number of operators; what reads a slot (dk_op_slot_kernel, dk_dispatch_kernel,
    dk_redispatch_kernel, explain, the messages) gives the fallback as before. A call
@@ -10435,18 +10436,24 @@ DK_INLINE int dk__boxed_tensor_keys(const dk_operator *op, const dk_stack *stack
 /* Note [Boxed fast way]: the common boxed call -- a def with a schema of
    fixed arity, exactly its arguments on the stack (no default to fill),
    values that fit, no trace hook -- makes the general way's checks
-   without its detours: the schema and the hooks are read once, the
-   arguments checked in one loop, the dispatch arguments' keysets read
-   where the schema says they are (for a schema of plain Tensors only,
-   counted at def in dk__def_part.boxed_tensors, the check and the
-   keysets are one loop over the values: the stack's size against that
-   count, then each value's tag), and a boxed kernel or the adapters'
-   call_unboxed run directly, with the result count checked as the
-   general way checks it. Anything else -- a bad stack (whose message the
-   general way writes), defaults, no schema, a varargs schema, a trace
-   hook, a missing / fallthrough / ambiguous slot, an unboxed kernel
-   without adapters -- takes the general way, which does all over again
-   from the same snapshot (nothing was changed: the checks only read). */
+   without its detours: the snapshot, its def and the hooks are read
+   once, the arguments checked in one loop, the dispatch arguments'
+   keysets read where the schema says they are, and a boxed kernel or
+   the adapters' call_unboxed run directly, with the result count
+   checked as the general way checks it. A schema of plain Tensors only
+   (every argument a dispatch argument: most of aten's) is counted at def
+   (dk__def_part.boxed_tensors, 1 + its arguments): its stack is checked
+   by comparing its size with that count and each value's tag, in the
+   loop that takes the keysets, without reading the schema. The slot's
+   record is tested in the order of the work: no kernel (missing,
+   fallthrough, ambiguous), a boxed kernel, the adapters; the slots
+   without a kernel and an unboxed kernel without adapters are reported
+   by dk__run_boxed, as the general way reports them. Anything else -- a
+   bad stack (whose message the general way writes), defaults, a varargs
+   schema, no def, a trace hook -- takes the general way, which does all
+   over again from the same snapshot (nothing was changed: the checks
+   only read). docs/bench.md says where the instructions of boxed_call
+   go. */
 DK_API void dk_call_boxed(const dk_operator *op, dk_stack *stack) {
     const dk_op_table *t;
     const dk_op_def_info *d;
