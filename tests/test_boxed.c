@@ -232,7 +232,8 @@ static tensor *unboxed_one(const dk_kernel *k, dk_keyset ks, tensor *a) {
    values (dk__def_part.boxed_tensors, Note [Boxed fast way]): each value
    checked, every argument's keyset in the union, a wrong kind anywhere
    refused by the general way's message with the stack as it was given,
-   a value missing or one too many refused. */
+   a value missing or one too many refused; a Tensor[] is not counted
+   (a bare tensor there refused). */
 static void test_tensor_only_schema(void **state) {
     const dk_operator *op;
     dk_registration *h;
@@ -301,6 +302,13 @@ static void test_tensor_only_schema(void **state) {
     if (!strstr(last_message, "is unboxed and the operator has no boxing adapters")) fail_msg("message %s", last_message);
     assert_int_equal(st.size, 0);
     assert_int_equal(unboxed_runs, 0);
+    /* a list of Tensors is no plain Tensor: a bare tensor there refused */
+    assert_int_equal(dk_def(reg, "sample::cat(Tensor[] ts) -> Tensor", &h), DK_OK);
+    assert_int_equal(dk_impl(reg, "sample::cat", DK_CPU, dk_boxed(on_cpu, NULL), &h), DK_OK);
+    op = dk_op_lookup(reg, "sample::cat");
+    st.size = 0;
+    dk_stack_push(&st, dk_tensor(&c));
+    expect_refused(op, &st, "argument 0 'ts' is Tensor[], the stack has a tensor there");
 }
 
 static void test_kinds_and_list_defaults(void **state) {
