@@ -6493,6 +6493,11 @@ typedef struct dk__lib_link {
 typedef struct dk__def_part {
     dk_op_def_info info;
     const char *debug;            /* "registered at file:line" */
+    /* 1 + the number of arguments of a schema whose arguments are all
+       plain Tensors (dispatch arguments, no varargs), else 0: dk_call_boxed's
+       fast way checks such a stack and takes its keyset in one loop over
+       the values (Note [Boxed fast way]) */
+    uint32_t boxed_tensors;
 } dk__def_part;
 DK_STATIC_ASSERT(sizeof(dk__def_part) <= sizeof(dk_kernel), "a def's part fits in a kernel's bytes");
 #define DK__DEF(g) ((dk__def_part *)(void *)(g))
@@ -6663,7 +6668,8 @@ struct dk_registry {
     size_t pending_bytes;         /* retired, not yet tagged with a grace period */
     int warned_retired;           /* DK_LOG_RETIRED_MEMORY was logged */
     dk_kernel ambiguous;          /* sentinels: no table slot is ever NULL */
-    dk_kernel missing[DK_NUM_SLOTS];   /* one per slot: it stands for the slot's boxed fallback */
+    dk_kernel missing[DK_NUM_SLOTS];   /* one per slot: it stands for the slot's boxed fallback (user_data:
+                                          &boxed_fallbacks[slot]) */
     struct dk__slot_info slot_info[DK_NUM_SLOTS];
     int coupled[DK_NUM_SLOTS], n_coupled;   /* the slots whose slot_info.coupled is set */
     dk_op_table empty;            /* the table of an operator without kernels */
@@ -7608,7 +7614,8 @@ DK__PRIVATE void dk__op_remove_if_unused(dk_registry *r, dk__op *op) {
    of that slot when the fallback is left out (and only fallthroughs change
    the masks). The table holds r->missing[slot] there (reason MISSING); a
    call reaching such a record (fn NULL: the slow path already) reads
-   r->boxed_fallbacks[slot], published by itself with one release store.
+   r->boxed_fallbacks[slot], published by itself with one release store
+   (the record's user_data points at it: dk__deferred).
    Registering or removing a boxed fallback is O(its slots), whatever the
    number of operators; what reads a slot (dk_op_slot_kernel, dk_dispatch_kernel,
    dk_redispatch_kernel, explain, the messages) gives the fallback as before. A call
@@ -8381,6 +8388,15 @@ DK__PRIVATE void dk__append_def_extras(char *buf, size_t size, size_t *len, cons
     dk__append(buf, size, len, "\n");
 }
 
+/* dk__def_part.boxed_tensors of schema s (dk_call_boxed's fast way). */
+DK__PRIVATE uint32_t dk__boxed_tensors(const dk_schema *s) {
+    int i;
+    if (s->is_vararg || s->num_arguments >= 64) return 0;
+    for (i = 0; i < s->num_arguments; i++)
+        if (s->arguments[i].fake_type->kind != DK_TYPE_Tensor || !s->arguments[i].is_dispatch) return 0;
+    return (uint32_t)s->num_arguments + 1;
+}
+
 DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const dk_def_options *opts,
                                      const char *debug, dk_library *lib, dk_registration **out) {
     size_t len = dk__op_name_length(schema, 1);
@@ -8440,6 +8456,7 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
     if (dbytes) dk__defaults_fill((dk_value *)(void *)DK__DEF(g)->info.defaults, kept);
     else DK__DEF(g)->info.defaults = dk__no_defaults;
     DK__DEF(g)->info.parsed = kept;
+    DK__DEF(g)->boxed_tensors = dk__boxed_tensors(kept);
     DK__DEF(g)->info.adapters = adapters;
     DK__DEF(g)->info.tags = tags;
     DK__DEF(g)->info.alias_analysis = opts ? opts->alias_analysis : DK_ALIAS_ANALYSIS_FROM_SCHEMA;
@@ -9152,13 +9169,17 @@ DK_API int dk_op_has_kernel_for_key(const dk_operator *op, dk_key k) {
     return found;
 }
 
-/* What a slot's missing record stands for now (Note [Resolution]). */
+/* What a slot's missing record stands for now (Note [Resolution]): the
+   record's user_data is its slot of r->boxed_fallbacks (dk__registry_init),
+   so a typed call's slow path finds the fallback without the record's
+   index (a division by the record's size) or a range check: the missing
+   records are the only ones of their kind. */
 DK_API const dk_kernel *dk__deferred(const dk_operator *op, const dk_kernel *k) {
-    const dk_registry *r = op->registry;
     const dk_kernel *f;
+    (void)op;
     DK__CALLER_READ_CHECK("dk__deferred");   /* a fallback's record: read inside its caller's call */
-    if (k < r->missing || k >= r->missing + DK_NUM_SLOTS) return k;
-    f = DK__LOAD_ACQ(&r->boxed_fallbacks[k - r->missing]);
+    if (k->kind != DK_KERNEL_MISSING) return k;
+    f = DK__LOAD_ACQ((const dk_kernel **)k->user_data);
     return f ? f : k;
 }
 
@@ -9610,6 +9631,7 @@ DK__PRIVATE dk_status dk__registry_init(dk_registry *r) {
     for (b = 0; b < DK_NUM_SLOTS; b++) {
         r->missing[b].kind = DK_KERNEL_MISSING;
         r->missing[b].debug = "";
+        r->missing[b].user_data = (void *)&r->boxed_fallbacks[b];   /* dk__deferred's */
     }
     r->ambiguous.kind = DK_KERNEL_AMBIGUOUS;
     r->ambiguous.debug = "ambiguous_autogradother";
@@ -10011,7 +10033,7 @@ DK_API void dk__call_slow_in(const dk_operator *op, const dk_op_table *t, dk_key
        adapters, boxes here, in a small frame; it makes the checks of
        dk__call_boxed_kernel, which takes the other boxed kernels; a call
        with no kernel to run is dk__call_failed's. */
-    if (DK__LIKELY(k->boxed && k->kind == DK_KERNEL_FUNCTION && a && a->box && a->unbox_result && result)) {
+    if (DK__LIKELY(a && result && k->boxed && k->kind == DK_KERNEL_FUNCTION && a->box && a->unbox_result)) {
         dk_value storage[DK__BOX_CAPACITY];
         dk_stack st;
         unsigned failures = dk__call_failures;
@@ -10442,53 +10464,90 @@ DK_INLINE int dk__boxed_fits(const dk_schema *s, const dk_value *v, size_t n) {
     return 1;
 }
 
+/* The dispatch arguments' keysets of a stack that fits schema s (in one
+   read of the hooks), read where the schema says they are. */
+DK_INLINE uint64_t dk__boxed_keys(const dk_operator *op, const dk_schema *s, const dk_stack *stack) {
+    const dk__hooks *h = dk__hooks_of(op->registry);
+    uint64_t bits = s->dispatch_args, args = 0;
+    size_t n = stack->size;
+    if (h->tensor_keyset)
+        for (; bits; bits &= bits - 1) {
+            const dk_value *v = &stack->values[n - 1 - (size_t)dk__lowest_bit(bits)];
+            if (v->tag == DK_VALUE_TENSOR) args |= h->tensor_keyset(v->as.tensor, h->tensor_keyset_user_data).repr;
+            else args |= dk__value_keyset(h, v).repr;   /* a list, or None for a Tensor? */
+        }
+    return args;
+}
+
+/* A stack for a schema of plain Tensors only (dk__def_part.boxed_tensors,
+   its size checked by the caller): is every value a tensor? Their
+   keysets' union in *args, in the same loop. */
+DK_INLINE int dk__boxed_tensor_keys(const dk_operator *op, const dk_stack *stack, uint64_t *args) {
+    const dk__hooks *h = dk__hooks_of(op->registry);
+    const dk_value *v = stack->values, *end = v + stack->size;
+    uint64_t ks = 0;
+    for (; v < end; v++) {
+        if (v->tag != DK_VALUE_TENSOR) return 0;
+        if (h->tensor_keyset) ks |= h->tensor_keyset(v->as.tensor, h->tensor_keyset_user_data).repr;
+    }
+    *args = ks;
+    return 1;
+}
+
 /* Note [Boxed fast way]: the common boxed call -- a def with a schema of
    fixed arity, exactly its arguments on the stack (no default to fill),
    values that fit, no trace hook -- makes the general way's checks
-   without its detours: the schema and the hooks are read once, the
-   arguments checked in one loop, the dispatch arguments' keysets read
-   where the schema says they are, and a boxed kernel or the adapters'
-   call_unboxed run directly, with the result count checked as the
-   general way checks it. Anything else -- a bad stack (whose message the
-   general way writes), defaults, no schema, a varargs schema, a trace
-   hook, a missing / fallthrough / ambiguous slot, an unboxed kernel
-   without adapters -- takes the general way, which does all over again
-   from the same snapshot (nothing was changed: the checks only read). */
+   without its detours: the snapshot, its def and the hooks are read
+   once, the arguments checked in one loop, the dispatch arguments'
+   keysets read where the schema says they are, and a boxed kernel or
+   the adapters' call_unboxed run directly, with the result count
+   checked as the general way checks it. A schema of plain Tensors only
+   (every argument a dispatch argument: most of aten's) is counted at def
+   (dk__def_part.boxed_tensors, 1 + its arguments): its stack is checked
+   by comparing its size with that count and each value's tag, in the
+   loop that takes the keysets, without reading the schema. The slot's
+   record is tested in the order of the work: no kernel (missing,
+   fallthrough, ambiguous), a boxed kernel, the adapters; the slots
+   without a kernel and an unboxed kernel without adapters are reported
+   by dk__run_boxed, as the general way reports them. Anything else -- a
+   bad stack (whose message the general way writes), defaults, a varargs
+   schema, no def, a trace hook -- takes the general way, which does all
+   over again from the same snapshot (nothing was changed: the checks
+   only read). docs/bench.md says where the instructions of boxed_call
+   go. */
 DK_API void dk_call_boxed(const dk_operator *op, dk_stack *stack) {
     const dk_op_table *t;
     const dk_op_def_info *d;
     const dk_schema *s;
     const dk_kernel *k;
     dk_keyset ks;
+    uint64_t args;
     size_t n;
     DK__THREAD_CHECK();
     DK__HOLD();
     t = op ? dk__snapshot(op) : NULL;
     d = t ? dk__op_def(t) : NULL;
-    s = d ? d->parsed : NULL;
-    if (DK__LIKELY(s && stack && !s->is_vararg) && (n = (size_t)s->num_arguments) == stack->size &&
-        DK__LIKELY(!DK__TRACING()) && dk__boxed_fits(s, stack->values, n)) {
-        const dk__hooks *h = dk__hooks_of(op->registry);
-        uint64_t bits = s->dispatch_args, args = 0;
-        if (h->tensor_keyset)
-            for (; bits; bits &= bits - 1) {
-                const dk_value *v = &stack->values[n - 1 - (size_t)dk__lowest_bit(bits)];
-                if (v->tag == DK_VALUE_TENSOR) args |= h->tensor_keyset(v->as.tensor, h->tensor_keyset_user_data).repr;
-                else args |= dk__value_keyset(h, v).repr;   /* a list, or None for a Tensor? */
-            }
+    if (DK__LIKELY(d && stack && !DK__TRACING()) &&   /* a def's record always has its parsed schema */
+        (DK__LIKELY(((const dk__def_part *)(const void *)d)->boxed_tensors == stack->size + 1)
+             ? dk__boxed_tensor_keys(op, stack, &args)
+             : (s = d->parsed, !s->is_vararg) && (n = (size_t)s->num_arguments) == stack->size &&
+                   dk__boxed_fits(s, stack->values, n) && (args = dk__boxed_keys(op, s, stack), 1))) {
         k = dk__entry_kernel(dk__dispatch_in(t, dk_ks_raw(args), &ks));
-        if (k->kind == DK_KERNEL_FUNCTION && k->boxed) {
+        if (DK__UNLIKELY(k->kind != DK_KERNEL_FUNCTION)) {   /* missing, fallthrough, ambiguous: reported */
+            dk__run_boxed(op, t, dk_ks_raw(args), ks, k->kind == DK_KERNEL_MISSING ? dk__deferred(op, k) : k, stack);
+        } else if (k->boxed) {
             unsigned failures = dk__call_failures;
             k->boxed(k, op, ks, stack);
-            /* a kernel that did not fail its call left exactly the schema's returns */
+            /* a kernel that did not fail its call left exactly the schema's returns
+               (s read again from the def's record: one value fewer kept across the calls) */
+            s = d->parsed;
             if (failures != dk__call_failures || stack->size == (size_t)s->num_returns) { DK__UNHOLD(); return; }
             dk__results_miscounted(op, ks, k, stack->size, s->num_returns, s->text);
             stack->size = 0;
         } else {
             const dk_op_adapters *a = DK__LOAD_ACQ(&d->adapters);
-            if (k->kind == DK_KERNEL_FUNCTION && a && a->call_unboxed) a->call_unboxed(k, op, ks, stack);
-            else dk__run_boxed(op, t, dk_ks_raw(args), ks, k->kind == DK_KERNEL_MISSING ? dk__deferred(op, k) : k,
-                               stack);
+            if (DK__LIKELY(a && a->call_unboxed)) a->call_unboxed(k, op, ks, stack);
+            else dk__run_boxed(op, t, dk_ks_raw(args), ks, k, stack);   /* no adapters: reported */
         }
     } else {
         dk__call_boxed_general(op, t, stack);

@@ -35,7 +35,7 @@ $(BUILD)/bench_c10: bench/bench_c10.cpp bench/measure.h bench/clock.h | libtorch
 $(BUILD)/bench-1.13.1: bench/bench.c bench/measure.h bench/clock.h dispatch.h gen/sample_ops.h | $(BUILD)
 	$(CC) $(BENCH_CFLAGS) -DDK_PRESET_TORCH_1_13_1 $< -o $@ -lpthread
 
-bench-c10: $(BUILD)/bench $(BUILD)/bench-1.13.1 $(BUILD)/bench_c10 ## dispatch.h (1.13.1 preset) beside the real c10 dispatcher (libtorch 1.13.1): Markdown table, every target, all from this run
+bench-c10: $(BUILD)/bench $(BUILD)/bench-1.13.1 $(BUILD)/bench-epochs $(BUILD)/bench_c10 ## dispatch.h (1.13.1 preset) beside the real c10 dispatcher (libtorch 1.13.1): Markdown table, every target, all from this run
 	@if [ "$(C10_ICOUNT)" != 0 ] && command -v valgrind >/dev/null 2>&1; then \
 	  $(bench_counts) && \
 	  echo "instructions/op under callgrind: $(BUILD)/bench_c10 (several minutes: libtorch start-up)" && \

@@ -221,6 +221,96 @@ static void test_all_arguments_given(void **state) {
     assert_int_equal(st.size, 0);
 }
 
+static int unboxed_runs;
+static tensor *unboxed_one(const dk_kernel *k, dk_keyset ks, tensor *a) {
+    (void)k; (void)ks;
+    unboxed_runs++;
+    return a;
+}
+
+/* A schema of plain Tensors only takes the fast way's one loop over the
+   values (dk__def_part.boxed_tensors, Note [Boxed fast way]): each value
+   checked, every argument's keyset in the union, a wrong kind anywhere
+   refused by the general way's message with the stack as it was given,
+   a value missing or one too many refused; a Tensor[] is not counted
+   (a bare tensor there refused). */
+static void test_tensor_only_schema(void **state) {
+    const dk_operator *op;
+    dk_registration *h;
+    tensor c = cpu(1), g = cpu(2);
+    dk_value storage[8];
+    dk_stack st;
+    (void)state;
+    g.ks = dk_ks_from_key(DK_CUDA);
+    assert_int_equal(dk_def(reg, "sample::pair(Tensor a, Tensor(a) b) -> Tensor", &h), DK_OK);
+    assert_int_equal(dk_impl(reg, "sample::pair", DK_CPU, dk_boxed(on_cpu, NULL), &h), DK_OK);
+    assert_int_equal(dk_impl(reg, "sample::pair", DK_CUDA, dk_boxed(on_cuda, NULL), &h), DK_OK);
+    op = dk_op_lookup(reg, "sample::pair");
+    dk_stack_init(&st, storage, 8);
+    ran_cpu = ran_cuda = 0;
+    last_status = DK_OK;
+    dk_stack_push(&st, dk_tensor(&c));
+    dk_stack_push(&st, dk_tensor(&g));
+    dk_call_boxed(op, &st);   /* the second argument's CUDA */
+    assert_int_equal(last_status, DK_OK);
+    assert_int_equal(ran_cuda, 1);
+    assert_int_equal(st.size, 1);
+    st.size = 0;
+    dk_stack_push(&st, dk_tensor(&g));
+    dk_stack_push(&st, dk_tensor(&c));
+    dk_call_boxed(op, &st);   /* the first argument's CUDA */
+    assert_int_equal(ran_cuda, 2);
+    st.size = 0;
+    dk_stack_push(&st, dk_tensor(&c));
+    dk_stack_push(&st, dk_tensor(&c));
+    dk_call_boxed(op, &st);
+    assert_int_equal(ran_cpu, 1);
+    assert_ptr_equal(seen[1].as.tensor, &c);
+    assert_int_equal(last_status, DK_OK);
+    st.size = 0;
+    dk_stack_push(&st, dk_tensor(&c));
+    dk_stack_push(&st, dk_int(3));
+    expect_refused(op, &st, "argument 1 'b' is Tensor(a), the stack has an int there");
+    st.size = 0;
+    dk_stack_push(&st, dk_none());
+    dk_stack_push(&st, dk_tensor(&g));
+    expect_refused(op, &st, "argument 0 'a' is Tensor, the stack has a none there");
+    st.size = 1;
+    expect_refused(op, &st, "argument 1 'b' (Tensor(a)) has no default");
+    st.size = 0;
+    dk_stack_push(&st, dk_tensor(&c));
+    dk_stack_push(&st, dk_tensor(&c));
+    dk_stack_push(&st, dk_tensor(&c));
+    expect_refused(op, &st, "the schema has 2 arguments, the stack holds 3 values");
+    assert_int_equal(ran_cpu + ran_cuda, 3);
+    /* the fast way's failing slots: no kernel for the keyset, and an
+       unboxed kernel of an operator without adapters, each reported, the
+       arguments consumed */
+    assert_int_equal(dk_def(reg, "sample::bare(Tensor a) -> Tensor", &h), DK_OK);
+    assert_int_equal(dk_impl(reg, "sample::bare", DK_CPU, dk_unboxed(DK_FN(unboxed_one), NULL), &h), DK_OK);
+    op = dk_op_lookup(reg, "sample::bare");
+    st.size = 0;
+    dk_stack_push(&st, dk_tensor(&g));
+    last_status = DK_OK;
+    dk_call_boxed(op, &st);
+    assert_int_equal(last_status, DK_ERR_NO_KERNEL);
+    assert_int_equal(st.size, 0);
+    dk_stack_push(&st, dk_tensor(&c));
+    last_status = DK_OK;
+    dk_call_boxed(op, &st);
+    assert_int_equal(last_status, DK_ERR_NO_ADAPTER);
+    if (!strstr(last_message, "is unboxed and the operator has no boxing adapters")) fail_msg("message %s", last_message);
+    assert_int_equal(st.size, 0);
+    assert_int_equal(unboxed_runs, 0);
+    /* a list of Tensors is no plain Tensor: a bare tensor there refused */
+    assert_int_equal(dk_def(reg, "sample::cat(Tensor[] ts) -> Tensor", &h), DK_OK);
+    assert_int_equal(dk_impl(reg, "sample::cat", DK_CPU, dk_boxed(on_cpu, NULL), &h), DK_OK);
+    op = dk_op_lookup(reg, "sample::cat");
+    st.size = 0;
+    dk_stack_push(&st, dk_tensor(&c));
+    expect_refused(op, &st, "argument 0 'ts' is Tensor[], the stack has a tensor there");
+}
+
 static void test_kinds_and_list_defaults(void **state) {
     const dk_operator *op = dk_op_lookup(reg, "sample::many");
     tensor a = cpu(1), b = cpu(2);
@@ -605,6 +695,7 @@ int main(void) {
         cmocka_unit_test(test_trailing_defaults_filled),
         cmocka_unit_test(test_bad_stacks_refused),
         cmocka_unit_test(test_all_arguments_given),
+        cmocka_unit_test(test_tensor_only_schema),
         cmocka_unit_test(test_kinds_and_list_defaults),
         cmocka_unit_test(test_default_kinds_agree),
         cmocka_unit_test(test_complex_values),
