@@ -2479,9 +2479,6 @@ DK_API dk_status dk_timeline_start(size_t events_per_thread);
 DK_API void dk_timeline_stop(void);
 DK_API dk_status dk_timeline_save(const char *path);
 
-/* dk_op_schema (declared with dk_op_function_schema): its def's parsed text. */
-DK_INLINE const char *dk_op_schema(const dk_operator *op);
-
 /* --- Schemas: parsing and printing ---------------------------------------- */
 
 /* Parses text; on success *out owns a new schema, on failure *out = NULL and
