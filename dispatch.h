@@ -926,11 +926,9 @@ DK_STATIC_ASSERT(DK_NUM_SLOTS < 65536, "slot offsets are 16 bits wide");
    declaration's comment is its reference, or points at its Note. The
    bodies of the inline functions declared here are in >>private. */
 
-/* --- Types ---------------------------------------------------------------- */
+/* --- Types: the values every part below passes (manual BASIC USE) --------- */
 
-/* Role flags of functionality rows (Note [Roles], in >>roles), from one
-   list: enum dk_role is made from it, and the DK_R_* macros of the
-   configuration hash (>>hash) are checked against it there. */
+/* Role flags of functionality rows (Note [Roles]): one list makes enum dk_role and checks the hash's DK_R_*. */
 #define DK__FORALL_ROLES(X)                                                                      \
     X(BACKEND,         0) /* backend key: CompositeExplicitAutograd covers it */                 \
     X(OTHER_BACKEND,   1) /* backend whose autograd layer is AutogradOther */                    \
@@ -963,6 +961,7 @@ typedef struct dk_keyset { uint64_t repr; } dk_keyset;
 /* A functionality's first slot and backend mask (Note [Runtime slots]). */
 typedef struct dk_offset_mask { uint16_t offset; uint16_t mask; } dk_offset_mask;
 
+/* Every status a function returns: X(NAME, description); dk_status_message gives the description. */
 #define DK_FORALL_STATUS(X)                                                     \
     X(OK,                "ok")                                                  \
     X(ERR_NULL,          "a required pointer argument is NULL")                 \
@@ -997,12 +996,10 @@ typedef struct dk_offset_mask { uint16_t offset; uint16_t mask; } dk_offset_mask
 
 #define DK__STATUS_ENUM(name, text) DK_##name,
 
+/* DK_OK, or DK_ERR_* (DK_FORALL_STATUS). */
 typedef enum dk_status { DK_FORALL_STATUS(DK__STATUS_ENUM) DK__STATUS_END } dk_status;
 
-/* What is not a registration's status nor a call's error goes to the
-   registry's logger (dk_registry_desc.logger), one item of this list per
-   message: X(ITEM, level, what it means). The default logger,
-   dk_log_stderr, is the only code of the library that prints. */
+/* What has no caller to return to goes to the logger, one item a message: X(ITEM, level, meaning). */
 #define DK_FORALL_LOG_ITEMS(X)                                                                         \
     X(KERNEL_OVERRIDDEN,    WARNING, "a kernel replaced an earlier one of the same operator and key")   \
     X(LIBRARY_BLOCK_FAILED, ERROR,   "a registration inside a library block failed (it has no caller " \
@@ -1020,17 +1017,21 @@ typedef enum dk_status { DK_FORALL_STATUS(DK__STATUS_ENUM) DK__STATUS_END } dk_s
                                      "second for a thread that may run its kernels; it keeps waiting (once " \
                                      "per unload; unload in two steps: dk_library_unload, then dlclose)")
 
+/* How bad a log item is: PANIC (abort follows), ERROR, WARNING. */
 typedef enum dk_log_level { DK_LOG_PANIC, DK_LOG_ERROR, DK_LOG_WARNING } dk_log_level;
 
 #define DK__LOG_ITEM_ENUM(item, level, text) DK_LOG_##item,
 
+/* DK_LOG_<ITEM> of DK_FORALL_LOG_ITEMS; dk_log_item_name names it. */
 typedef enum dk_log_item { DK_FORALL_LOG_ITEMS(DK__LOG_ITEM_ENUM) DK__LOG_ITEM_END } dk_log_item;
 
 /* sokol's shape: a function and its user data, passed together. */
 typedef void (*dk_log_fn)(dk_log_level level, dk_log_item item, const char *message, void *user_data);
 
+/* A logger and its user data (dk_registry_desc.logger; func NULL: dk_log_stderr). */
 typedef struct dk_logger { dk_log_fn func; void *user_data; } dk_logger;
 
+/* The configuration as text (lists, reclamation mode, DK_C10_VERSION, threads): units in another one are refused. */
 #define DK_CONFIG_SIGNATURE                                                                                 \
     DK__XSTR(DK_FORALL_BACKEND_COMPONENTS(DK__SIG_BC, ~) DK_FORALL_FUNCTIONALITY_KEYS(DK__SIG_FK, ~)         \
              DK_FORALL_ALIAS_KEYS(DK__SIG_ALIAS, ~))                                                         \
@@ -1042,25 +1043,23 @@ typedef struct dk_logger { dk_log_fn func; void *user_data; } dk_logger;
 #define DK_EXPLAIN_MAX_ARGS 16
 #endif
 
-/* The handle types, declared first: boxed kernels and adapters name them.
-   dk_kernel (the kernel record, below) and dk_operator are defined in
-   this header; a program reads them, never writes them. The others are
-   opaque. */
+/* Handles (declared first: boxed kernels name them): dk_operator, dk_kernel read, never written; the rest opaque. */
 typedef struct dk_registry dk_registry;
 
 typedef struct dk_operator dk_operator;
 
 typedef struct dk_kernel dk_kernel;
 
+/* A registration's handle: dk_deregister undoes exactly it. */
 typedef struct dk_registration dk_registration;
 
+/* An open library block (dk_library_open, a DK_LIBRARY block). */
 typedef struct dk_library dk_library;
 
 /* Any unboxed kernel: stored as dk_fn, cast back to its real type to call. */
 typedef void (*dk_fn)(void);
 
-/* What a boxed value holds: X(TAG, name in messages). New tags go last:
-   the values are part of the C ABI. COMPLEX: c10's ComplexDouble. */
+/* What a boxed value holds: X(TAG, name in messages); new tags go last (C ABI); COMPLEX: ComplexDouble. */
 #define DK_FORALL_VALUE_TAGS(X)                                                                  \
     X(NONE, "none") X(BOOL, "bool") X(INT, "int") X(DOUBLE, "float") X(STRING, "string")          \
     X(TENSOR, "tensor") X(LIST, "list") X(INT_LIST, "int list") X(DOUBLE_LIST, "float list")      \
@@ -1068,12 +1067,13 @@ typedef void (*dk_fn)(void);
 
 #define DK__VALUE_TAG_ENUM(tag, name) DK_VALUE_##tag,
 
+/* DK_VALUE_<TAG> of DK_FORALL_VALUE_TAGS. */
 typedef enum dk_value_tag { DK_FORALL_VALUE_TAGS(DK__VALUE_TAG_ENUM) } dk_value_tag;
 
-/* A complex double (c10::complex<double>): a schema's "complex", its
-   default ("1j", "1.+2.j") included; dkgen's C type for it. */
+/* A complex double (c10::complex<double>): a schema's "complex", defaults ("1j", "1.+2.j") too; gen/'s C type. */
 typedef struct dk_complex { double re, im; } dk_complex;
 
+/* A boxed value: a tag and what it holds (strings, lists and tensors are the caller's, never copied). */
 typedef struct dk_value {
     dk_value_tag tag;
     union {
@@ -1092,11 +1092,10 @@ typedef struct dk_value {
 
 /* Lists as typed arguments: the caller's arrays, never copied. */
 typedef struct dk_value_list { const dk_value *items; size_t n; } dk_value_list;
-
 typedef struct dk_int_list { const int64_t *items; size_t n; } dk_int_list;
-
 typedef struct dk_double_list { const double *items; size_t n; } dk_double_list;
 
+/* A boxed stack over caller-owned storage; a typed call without adapters passes its pack in unboxed_args. */
 typedef struct dk_stack {
     dk_value *values;         /* caller-owned storage */
     size_t size, capacity;
@@ -1104,13 +1103,10 @@ typedef struct dk_stack {
     void *unboxed_args;
 } dk_stack;
 
-/* A boxed kernel or backend fallback: the operator (so one fallback can act
-   on every operator), the dispatch keyset and the stack. */
+/* A boxed kernel or backend fallback: the operator (one fallback serves every one), the keyset, the stack. */
 typedef void (*dk_boxed_fn)(const dk_kernel *kernel, const dk_operator *op, dk_keyset ks, dk_stack *stack);
 
-/* How an operator's C signature boxes and unboxes (written by gen/): box
-   puts a typed call's argument pack on a stack; unbox_result takes the
-   returns off it; call_unboxed runs an unboxed kernel from a stack. */
+/* gen/'s boxing of a C signature: box a typed call's pack, unbox_result its returns, call_unboxed a kernel. */
 typedef struct dk_op_adapters {
     const char *signature;    /* the C signature in schema words, e.g. "(Tensor) (Tensor, Tensor, float)" */
     int num_arguments, num_returns;
@@ -1119,10 +1115,7 @@ typedef struct dk_op_adapters {
     void (*call_unboxed)(const dk_kernel *kernel, const dk_operator *op, dk_keyset ks, dk_stack *stack);
 } dk_op_adapters;
 
-/* Operator tags: c10's at::Tag (aten/src/ATen/native/tags.yaml of PyTorch
-   2.7.1, in torchgen's order: sorted by name). A def carries a set of them;
-   they mean nothing to dispatch and everything to the passes that read
-   them (dk_op_has_tag). */
+/* Operator tags, c10's at::Tag (PyTorch 2.7.1, sorted by name): a def's set, read by passes, not dispatch. */
 #define DK_FORALL_TAGS(X)          \
     X(core)                        \
     X(data_dependent_output)       \
@@ -1140,13 +1133,10 @@ typedef struct dk_op_adapters {
 
 #define DK__TAG_ENUM(name) DK_TAG_##name,
 
+/* DK_TAG_<name> of DK_FORALL_TAGS; DK_NUM_TAGS of them. */
 typedef enum dk_tag { DK_FORALL_TAGS(DK__TAG_ENUM) DK_NUM_TAGS } dk_tag;
 
-/* c10's AliasAnalysisKind: what the JIT may assume about the operator's
-   aliasing. FROM_SCHEMA (0, what a def without options gets, as
-   torch::Library::def) trusts the schema's annotations; CONSERVATIVE assumes
-   anything; PURE_FUNCTION nothing. INTERNAL_SPECIAL_CASE is c10's own (JIT
-   operators handled case by case): it prints and parses, a def refuses it. */
+/* c10's AliasAnalysisKind: what the JIT may assume of aliasing; FROM_SCHEMA (0) by default. */
 #define DK_FORALL_ALIAS_ANALYSIS(X) \
     X(FROM_SCHEMA)                  \
     X(CONSERVATIVE)                 \
@@ -1155,8 +1145,10 @@ typedef enum dk_tag { DK_FORALL_TAGS(DK__TAG_ENUM) DK_NUM_TAGS } dk_tag;
 
 #define DK__AA_ENUM(name) DK_ALIAS_ANALYSIS_##name,
 
+/* DK_ALIAS_ANALYSIS_<kind> of DK_FORALL_ALIAS_ANALYSIS. */
 typedef enum dk_alias_analysis { DK_FORALL_ALIAS_ANALYSIS(DK__AA_ENUM) DK__ALIAS_ANALYSIS_END } dk_alias_analysis;
 
+/* What a kernel record is: a function, a fallthrough, c10's ambiguity sentinel, or missing. */
 typedef enum dk_kernel_kind {
     DK_KERNEL_FUNCTION = 0,   /* a real kernel (unboxed, boxed or both) */
     DK_KERNEL_FALLTHROUGH,    /* skip this key: masked out of the keyset */
@@ -1180,10 +1172,7 @@ struct dk_kernel {
     const char *signature;
 };
 
-/* What to register: build with dk_unboxed(), dk_boxed(), dk_fallthrough(),
-   or typed with DK_KERNEL(op, fn, user_data) (see >>call). name (the
-   kernel's function name, shown after its file:line) and signature (its C
-   type, kept as a pointer: a string literal) are optional. */
+/* What to register: made by dk_unboxed, dk_boxed, dk_fallthrough or DK_KERNEL; name, signature optional. */
 typedef struct dk_kernel_desc {
     dk_fn fn;
     dk_boxed_fn boxed;
@@ -1193,8 +1182,7 @@ typedef struct dk_kernel_desc {
     const char *signature;
 } dk_kernel_desc;
 
-/* Why a slot holds its kernel: c10's words (computeDispatchTableEntryWithDebug)
-   and the dk_source they belong to (see dk_explain). */
+/* Why a slot holds its kernel: c10's words (computeDispatchTableEntryWithDebug), their dk_source. */
 #define DK_FORALL_SOURCE_DETAILS(X)                                              \
     X(KERNEL,         "kernel",                  DK_SOURCE_KERNEL)          \
     X(NON_FUNCTIONAL, "default backend kernel",  DK_SOURCE_DEFAULT_BACKEND) \
@@ -1209,22 +1197,16 @@ typedef struct dk_kernel_desc {
 
 #define DK__REASON_ENUM(name, text, source) DK_SOURCE_DETAIL_##name,
 
+/* DK_SOURCE_DETAIL_<name> of DK_FORALL_SOURCE_DETAILS. */
 typedef enum dk_source_detail { DK_FORALL_SOURCE_DETAILS(DK__REASON_ENUM) DK__REASON_END } dk_source_detail;
 
-/* One slot of an operator's table: the kernel record, and beside it the
-   record's fn, NULL when a call takes the slow path (a boxed kernel, a
-   fallback, a fallthrough, an ambiguity, a missing kernel). A call reads
-   both from one cache line and never the record itself: the record is
-   only handed to the kernel. Read with dk_op_table_entry(). */
+/* One slot: the kernel record and its fn (NULL: the call takes the slow path); dk_op_table_entry. */
 typedef struct dk_table_entry {
     dk_fn fn;
     const dk_kernel *kernel;  /* never NULL */
 } dk_table_entry;
 
-/* Backend b's row of a table: its fallthrough mask and the entry of its
-   slot of the first per-backend functionality (Dense: CPU, CUDA, ...), in
-   one aligned 32 bytes, so that a call ending at a backend kernel reads its
-   mask and its kernel from one cache line. */
+/* Backend b's row: its fallthrough mask and its first per-backend slot, 32 aligned bytes. */
 typedef struct dk_backend_row {
     uint64_t nonfallthrough;  /* keys whose slot is not a fallthrough, for c10 getBackendIndex() == b */
     dk_table_entry first;
@@ -1249,16 +1231,7 @@ enum {
 
 #define DK__REASON_REST ((DK_NUM_SLOTS + 1) / 2 - DK_NUM_BACKENDS * DK__ROW_SPARE)
 
-/* What an operator's def says, as boxed calls and inspection read it (a
-   snapshot's `def`): the parsed schema (read-only; its text is c10's
-   normalised form, its dispatch_args bit j says the j-th value from the top
-   of a boxed call's stack is a dispatch argument: Tensor, Tensor?,
-   Tensor[], Tensor?[]; its num_arguments and num_returns), per argument its
-   default as a value (NONE tag if none), the boxing adapters (or NULL), the
-   tags (bit DK_TAG_x) and the alias-analysis kind. Immutable once
-   published, but for `adapters`, which dk_op_set_adapters may set, or
-   replace with adapters of the same signature (an atomic pointer: read it
-   once, with acquire). */
+/* What a def says: parsed schema, defaults, adapters, tags, alias analysis; immutable but for adapters. */
 typedef struct dk_op_def_info {
     uint64_t tags;                /* first: with 32-bit pointers, no padding (a def's record keeps this in a kernel's bytes) */
     const struct dk_schema *parsed;
@@ -1267,13 +1240,7 @@ typedef struct dk_op_def_info {
     dk_alias_analysis alias_analysis;
 } dk_op_def_info;
 
-/* Everything a call reads of an operator, as one immutable snapshot: the
-   dispatch table, the fallthrough masks and what the def says (a pointer
-   to the def's record of it). A change
-   builds a new snapshot and publishes it with one release store, so a call
-   sees the state before or the state after a registration, never a mix
-   (see THREADS in the manual). The slots live in two places (the backend
-   rows and `entries`); dk_op_table_entry() finds a slot's entry. */
+/* What a call reads of an operator: one immutable snapshot (table, masks, def), one release store. */
 typedef struct dk_op_table {
     dk_backend_row rows[DK_NUM_BACKENDS];
     /* every other slot, in slot order; a slot left to a boxed backend
@@ -1288,13 +1255,7 @@ typedef struct dk_op_table {
     uint8_t reasons_rest[DK__REASON_REST > 0 ? DK__REASON_REST : 1];
 } dk_op_table;
 
-/* An operator: a stable pointer with a dense id, valid while the operator
-   has a def or a kernel (and until its memory is freed: WHAT A PROGRAM
-   DOES; its id may be taken again before). After that the pointer may
-   point at another operator, a new one given the same slot (under
-   AddressSanitizer the slot is poisoned until then). The first field is
-   what the call path reads; operators sit side by side in their
-   registry's slabs (docs/threads-memory-plugins.md, "Memory"). */
+/* An operator: a stable pointer with a dense id, valid while it has a def or a kernel (WHAT A PROGRAM DOES). */
 struct dk_operator {
     const dk_op_table *table;  /* the current snapshot: read with dk_op_table_of() */
     const char *name;          /* "ns::name" or "ns::name.overload" */
@@ -1302,7 +1263,7 @@ struct dk_operator {
     dk_registry *registry;
 };
 
-/* Memory and messages. Zero-initialise, set what you need. */
+/* A registry's memory functions, logger, tensor keyset hook and choices; zero-initialise, set what you need. */
 typedef struct dk_registry_desc {
     /* Both or neither (NULL: malloc and free). alloc returns a pointer
        aligned for a pointer, a double and a uint64_t (8 bytes on the usual
@@ -1340,10 +1301,10 @@ typedef struct dk_registry_desc {
     size_t retired_warn_bytes;
 } dk_registry_desc;
 
-/* Bytes the registry holds through desc.alloc, how many of them wait
-   for quiescent points, and the threads they wait for. */
+/* Statistics: bytes held through desc.alloc, the bytes waiting for quiescent points, the threads they wait for. */
 enum { DK_STATS_MAX_THREADS = 8 };
 
+/* What dk_registry_read_stats fills. */
 typedef struct dk_registry_stats {
     size_t live_bytes, retired_bytes, operators;
     size_t retired_blocks;          /* retired allocations not yet freed */
@@ -1352,9 +1313,7 @@ typedef struct dk_registry_stats {
     unsigned waited_for[DK_STATS_MAX_THREADS];   /* their dk_thread_id()s (the first ones) */
 } dk_registry_stats;
 
-/* What a def may say besides its schema (torch.library's
-   def(schema, alias_analysis=..., tags=...)). Zero-initialise: no adapters,
-   FROM_SCHEMA, no tags. */
+/* A def's options besides its schema (torch.library's def): adapters, alias analysis, tags; zero: none, FROM_SCHEMA. */
 typedef struct dk_def_options {
     const dk_op_adapters *adapters;     /* boxing adapters (gen/'s), or NULL */
     dk_alias_analysis alias_analysis;   /* DK_ALIAS_ANALYSIS_*, 0 = FROM_SCHEMA */
@@ -1362,23 +1321,21 @@ typedef struct dk_def_options {
     size_t num_tags;
 } dk_def_options;
 
-/* Listeners: told when an operator gets its def and when its last def goes.
-   Adding one replays on_registered for every defined operator. */
+/* Listener: told when an operator gets its def and when its last def goes; adding one replays on_registered. */
 typedef void (*dk_op_listener)(const dk_operator *op, void *user_data);
 
-/* Library blocks, as torch/library.h: DEF (one per namespace), FRAGMENT,
-   IMPL (with a key; namespace "_" for fallbacks). Registrations made
-   through a library are undone by dk_library_close(). */
+/* Library blocks as torch/library.h: DEF, FRAGMENT, IMPL; dk_library_close undoes their registrations. */
 #define DK__FORALL_LIBRARY_KINDS(X) X(DEF, DK_LIBRARY) X(FRAGMENT, DK_LIBRARY_FRAGMENT) X(IMPL, DK_LIBRARY_IMPL)
 
 #define DK__LIBRARY_KIND_ENUM(kind, block) DK_LIBRARY_KIND_##kind,
 
+/* DK_LIBRARY_KIND_DEF, _FRAGMENT, _IMPL. */
 typedef enum dk_library_kind { DK__FORALL_LIBRARY_KINDS(DK__LIBRARY_KIND_ENUM) DK__LIB_END } dk_library_kind;
 
-/* Runs block(lib) inside a library opened with the given arguments; the
-   library stays open (its registrations live) until dk_library_close. */
+/* A block's body: runs inside a library opened with its arguments, left open until dk_library_close. */
 typedef void (*dk_library_block)(dk_library *lib);
 
+/* DK_LIBRARY, DK_LIBRARY_FRAGMENT, DK_LIBRARY_IMPL: static library blocks, run at load, closed at unload. */
 #if defined(__GNUC__) || defined(__clang__)
 #define DK__CONSTRUCTOR(fn) static void fn(void) __attribute__((constructor)); static void fn(void)
 #define DK__DESTRUCTOR(fn) static void fn(void) __attribute__((destructor)); static void fn(void)
@@ -1398,6 +1355,7 @@ typedef void (*dk_library_block)(dk_library *lib);
     DK__LIBRARY_STATIC(DK_LIBRARY_KIND_IMPL, ns, DK_##key, m, DK__XCAT(ns##_##key##_impl_, __LINE__))
 #endif
 
+/* The thread-local storage keyword (define it for a compiler not known here). */
 #ifndef DK_THREAD_LOCAL
 #if defined(DK_SINGLE_THREADED)
 #define DK_THREAD_LOCAL /* one thread: plain variables */
@@ -1414,60 +1372,18 @@ typedef void (*dk_library_block)(dk_library *lib);
 #endif
 #endif
 
+/* This thread's keysets, as the inline call path reads them (dk_tls_included...). */
 typedef struct dk_tls_state { uint64_t included, keep, excluded, included_row; } dk_tls_state;
 
 /* Trace hook: called for every call and redispatch while set (see dk_trace_set). */
 typedef void (*dk_trace_fn)(const dk_operator *op, dk_keyset ks, dk_key key, int is_redispatch, void *user_data);
 
-/* Guards. A push flips bits of this thread's (included, excluded) state and
-   returns exactly which ones, as an XOR delta; dk_guard_pop(g) flips those
-   same bits back. The exact guarantee:
-
-   - Any order. Pops commute: once every guard pushed after some moment has
-     been popped again, in any order and interleaved in any way with other
-     pushes and pops, while every guard that was live at that moment is
-     still live, the state (included and excluded) is bit for bit what it
-     was at that moment. In particular, when all guards are popped the state
-     is the one before the first push. This holds as long as only guards
-     change the state in between: dk_tls_set_included / _excluded are not
-     guards, and pops do not undo them.
-   - Properly nested (each pop undoes the most recent live push), every step
-     is c10's: dk_guard_include adds only the keys not yet included and its
-     pop removes only those (a key that was already included stays
-     included); dk_guard_exclude likewise for the excluded set; dk_guard_force
-     replaces both sets and its pop restores the ones it replaced. (Backend
-     bits count as any other bit: see docs/c10.md.)
-   - Out of order, the state between pops is not c10's (c10's guards leave
-     it wrong for good): popping a guard flips back its own delta even when a
-     later guard (a force, say) has changed those bits since. The state is
-     exact again once the later guards are popped too.
-
-   Pop each guard once, on the thread that pushed it. */
+/* A guard: the XOR delta its push flipped; popping flips it back, pops in any order (Note [Guards]). */
 typedef struct dk_guard { uint64_t included_delta, excluded_delta; } dk_guard;
 
 struct dk_explanation;   /* defined below */
 
-/* Typed registration of an operator declared with DK_DECLARE_OP (or
-   generated by gen/): the kernel must have the operator's type name_fn, or
-   the program does not compile, whatever the warning flags (DK_FN takes any
-   function). The record says where it was registered (the caller's
-   file:line), the function's name and its C type, which dk_op_state_to_string
-   prints:
-       DK_IMPL_TYPED(neg, r, "my::neg", DK_CPU, neg_cpu, NULL, &h);
-       DK_LIBRARY_IMPL_TYPED(neg, lib, "neg", DK_CPU, neg_cpu, NULL);  (in a block)
-       dk_fallback / dk_impl(r, ..., DK_KERNEL(neg, neg_cpu, NULL), &h);
-   A kernel of another type is an error that names the type expected:
-       error: negative width in bit-field 'wrong_kernel_type__expected_neg_fn'
-   (C passes a function of another pointer type with only a warning, which
-   gcc before 14 and clang before 16 do not make an error: the registration
-   would compile and the call run the kernel with the wrong arguments). In
-   C++ the conversion itself is the error. At registration the kernel's C
-   type is also compared with the operator's other typed kernels (see
-   dk_impl, DK_ERR_WRONG_SIGNATURE).
-   DK_KERNEL_TYPE_CHECK(T, fn, field): (void)0 if the function fn has type T
-   (a function pointer type), else a compile error naming field (an
-   identifier); the typed registration macros and gen/'s use it. In C++ it
-   is (void)0: the conversion of fn to T that follows is the check. */
+/* A compile error unless fn has type T: what makes typed registration typed (Note [Typed registration]). */
 #if defined(__cplusplus)
 #define DK_KERNEL_TYPE_CHECK(T, fn, field) ((void)0)
 #else
@@ -1481,27 +1397,11 @@ struct dk_explanation;   /* defined below */
 #define DK_KERNEL_TYPE_CHECK(T, fn, field) ((void)sizeof(struct { int field : DK__FN_TYPE_IS(T, fn) ? 1 : -1; }))
 #endif
 
-/* Errors of calls (no kernel, a fallthrough or the ambiguity executed). */
+/* A call-error hook, told of failed calls: no kernel, a fallthrough or the ambiguity executed. */
 typedef void (*dk_call_error_fn)(const dk_operator *op, dk_keyset ks, dk_status status, const char *message,
                                  void *user_data);
 
-/* An operator without an autograd kernel, called on a tensor whose keyset
-   has an autograd key (AutogradCPU...), finds that slot empty and fails.
-   Two ready answers, registered once for every operator:
-     dk_fallback(r, DK_Autograd, dk_fallthrough(), &h)
-       autograd is skipped: the call runs the backend kernel and its
-       results know nothing of autograd (a later backward silently misses
-       this operator's contribution);
-     dk_fallback(r, DK_Autograd, dk_autograd_not_implemented(&desc), &h)
-       c10's autogradNotImplementedFallback: the call runs below autograd
-       (and ADInplaceOrView) and, when an input requires grad, each result
-       is handed to desc->mark_result, so that the program's autograd can
-       give it a node whose backward fails with "derivative for <op> is not
-       implemented". dispatch.h has no tensors: marking is the program's.
-   The fallback is boxed: it needs the operator's def (to know its returns)
-   and, for typed calls, the def's boxing adapters (gen/'s <op>_def gives
-   them); a typed call of a DK_DECLARE_OP operator without adapters fails
-   with DK_ERR_NO_ADAPTER. desc must outlive the registration. */
+/* What dk_autograd_not_implemented's fallback calls: mark_result, requires_grad (c10's fallback). */
 typedef struct dk_autograd_ni_desc {
     /* each Tensor (or Tensor[] list) result, replaceable in place */
     void (*mark_result)(dk_value *result, const char *op_name, void *user_data);
@@ -1511,9 +1411,7 @@ typedef struct dk_autograd_ni_desc {
     void *user_data;
 } dk_autograd_ni_desc;
 
-/* Explain: what a call with these argument keysets would do, on this thread.
-   DK_EXPLAIN_MAX_ARGS (default 16, set above: it sizes dk_explanation,
-   so it is part of the configuration signature). */
+/* Where an explained slot's kernel comes from (dk_explain, on this thread). */
 typedef enum dk_source {
     DK_SOURCE_KERNEL,              /* registered at the key itself */
     DK_SOURCE_DEFAULT_BACKEND,     /* CompositeExplicitAutograd[NonFunctional] */
@@ -1526,12 +1424,10 @@ typedef enum dk_source {
     DK_SOURCE_MISSING              /* nothing: the call reports an error */
 } dk_source;
 
-/* An explanation owns what it prints: the operator's name, the kernel's
-   debug text and the arguments' names are copied into it (cut to fit), so
-   dk_explain_to_string reads nothing of the registry, however it changed
-   since (a deregistration, a reclaim, the operator removed). */
+/* An explanation's own copies of its texts, cut to fit: printing it never reads the registry. */
 enum { DK_EXPLAIN_NAME_MAX = 256, DK_EXPLAIN_DEBUG_MAX = 512, DK_EXPLAIN_ARG_NAME_MAX = 64 };
 
+/* What dk_explain fills. */
 typedef struct dk_explanation {
     dk_keyset args;                /* the argument keyset given */
     dk_keyset after_tls;           /* (args | included) - excluded */
@@ -1555,10 +1451,7 @@ typedef struct dk_explanation {
     struct dk_explained_arg { int index; char name[DK_EXPLAIN_ARG_NAME_MAX]; dk_keyset ks; } arg[DK_EXPLAIN_MAX_ARGS];
 } dk_explanation;
 
-/* Type kinds, in c10's TypeKind order (Union members are sorted by it).
-   X(Name, text, base): text is c10's name of the type (empty when it is
-   built from its elements); base 1 marks a name the parser reads as a base
-   type, 2 one that is an int in c10's fake type (the dispatcher's view). */
+/* Type kinds in c10's TypeKind order: X(Name, c10's text, base type: 1 parsed, 2 an int in c10's fake type). */
 #define DK_FORALL_TYPE_KINDS(X)                                                                    \
     X(Any, "Any", 1) X(AnyEnum, "AnyEnumType", 1) X(Tensor, "Tensor", 0) X(Storage, "Storage", 1)   \
     X(Tuple, "", 0) X(List, "", 0) X(Dict, "", 0) X(Number, "Scalar", 1) X(Float, "float", 1)       \
@@ -1572,10 +1465,10 @@ typedef struct dk_explanation {
 
 #define DK__TYPE_ENUM(name, text, base) DK_TYPE_##name,
 
+/* DK_TYPE_<Name> of DK_FORALL_TYPE_KINDS. */
 typedef enum dk_type_kind { DK_FORALL_TYPE_KINDS(DK__TYPE_ENUM) DK__TYPE_END } dk_type_kind;
 
-/* A type. Var is a type variable ("t"); Class a custom class
-   ("__torch__.torch.classes.ns.Cls"); Number prints as "Scalar". */
+/* A parsed type: its kind, c10's str() ("int[]") and the types it contains. */
 typedef struct dk_type {
     dk_type_kind kind;
     const char *str;                        /* c10's Type::str(): "int[]", "Dict(str, Tensor)" */
@@ -1583,9 +1476,7 @@ typedef struct dk_type {
     const struct dk_type *const *contained;
 } dk_type;
 
-/* An alias annotation: Tensor(a), Tensor(a!), Tensor(a -> *), Tensor(a|b),
-   Tensor! (a fresh set "$0" with an empty after-set). "*" is the wildcard.
-   Sets keep their source order (c10 keeps them in an unordered_set). */
+/* An alias annotation: Tensor(a), Tensor(a!), Tensor(a -> *), Tensor(a|b), Tensor!, in source order. */
 typedef struct dk_alias_info {
     int num_before;
     const char *const *before;
@@ -1595,16 +1486,17 @@ typedef struct dk_alias_info {
     const struct dk_alias_info *contained;  /* annotation of a list's elements, or NULL */
 } dk_alias_info;
 
-/* A default value, as c10 stores it (an IValue): ints for ScalarType,
-   Layout, MemoryFormat and reduction names; a list for int[N] x=1. */
+/* A default value's kind, as c10 stores it (an IValue). */
 #define DK_FORALL_DEFAULT_KINDS(X)                                                              \
     X(NONE, "None") X(BOOL, "bool") X(INT, "int") X(DOUBLE, "float") X(COMPLEX, "complex")        \
     X(STRING, "str") X(DEVICE, "Device") X(LIST, "list")
 
 #define DK__DEFAULT_KIND_ENUM(kind, name) DK_DEFAULT_##kind,
 
+/* DK_DEFAULT_<KIND> of DK_FORALL_DEFAULT_KINDS. */
 typedef enum dk_default_kind { DK_FORALL_DEFAULT_KINDS(DK__DEFAULT_KIND_ENUM) } dk_default_kind;
 
+/* A parsed default: its kind and value. */
 typedef struct dk_default {
     dk_default_kind kind;
     int b;                                  /* BOOL */
@@ -1631,6 +1523,7 @@ typedef struct dk_arg {
     int is_dispatch;                        /* Tensor, Tensor?, Tensor[] or Tensor?[] (any annotation) */
 } dk_arg;
 
+/* A parsed function schema (dk_schema_parse, dk_op_function_schema): read-only. */
 typedef struct dk_schema {
     const char *name;                       /* "ns::name" */
     const char *overload;                   /* "" if none */
@@ -1643,108 +1536,71 @@ typedef struct dk_schema {
     void *dk__memory;                       /* private */
 } dk_schema;
 
-/* --- Keysets and keys: building, combining, querying, naming -------------- */
+/* --- Keysets and keys: building, combining, querying, naming (KEYS AND KEYSETS; docs/keys.md) --- */
 
+/* The keyset of a raw repr. */
 DK_INLINE dk_keyset dk_ks_raw(uint64_t repr);
 
-/* The named keysets, as dk_keyset values. */
+/* The named keysets, as dk_keyset values (c10's names beside their DK__R_* bits, >>roles). */
 #define DK_KS_EMPTY               dk_ks_raw(0)
-
 #define DK_KS_FULL                dk_ks_raw(DK__R_FULL)
-
 #define DK_KS_BACKENDS            dk_ks_raw(DK__R_BACKENDS)             /* backend_bitset_mask */
-
 #define DK_KS_AUTOGRAD            dk_ks_raw(DK__R_AUTOGRAD)
-
 #define DK_KS_AUTOGRAD_ALIAS      dk_ks_raw(DK__R_AUTOGRAD_ALIAS)
-
 #define DK_KS_AUTOGRAD_WITH_INPLACE_VIEW dk_ks_raw(DK__R_AUTOGRAD_WITH_INPLACE_VIEW)
-
 #define DK_KS_AUTOCAST            dk_ks_raw(DK__R_AUTOCAST)
-
 #define DK_KS_DEFAULT_INCLUDED    dk_ks_raw(DK__R_DEFAULT_INCLUDED)
-
 #define DK_KS_DEFAULT_EXCLUDED    dk_ks_raw(DK__R_DEFAULT_EXCLUDED)
-
 #define DK_KS_PYTHON              dk_ks_raw(DK__R_PYTHON)
-
 #define DK_KS_FUNCTORCH           dk_ks_raw(DK__R_FUNCTORCH)
-
 #define DK_KS_FUNCTORCH_BATCHED   dk_ks_raw(DK__R_FUNCTORCH_BATCHED)
-
 #define DK_KS_OTHER_BACKENDS      dk_ks_raw(DK__R_OTHER_BACKENDS)       /* autogradother_backends */
-
 #define DK_KS_BACKEND_FUNCTIONALITY dk_ks_raw(DK__R_BACKEND_FUNCTIONALITY)
-
 #define DK_KS_BACKEND             dk_ks_raw(DK__R_BACKEND)
-
 #define DK_KS_NON_FUNCTIONAL_BACKEND dk_ks_raw(DK__R_NON_FUNCTIONAL_BACKEND)
-
 #define DK_KS_MATH                dk_ks_raw(DK__R_MATH)
-
 #define DK_KS_NESTED              dk_ks_raw(DK__R_NESTED)
-
 #define DK_KS_AFTER_AUTOGRAD      dk_ks_raw(DK__R_AFTER_AUTOGRAD)
-
 #define DK_KS_AFTER_INPLACE_VIEW  dk_ks_raw(DK__R_AFTER_INPLACE_VIEW)
-
 #define DK_KS_AFTER_FUNCTIONALIZE dk_ks_raw(DK__R_AFTER_FUNCTIONALIZE)
-
 #define DK_KS_SPARSE              dk_ks_raw(DK__R_SPARSE)
-
 #define DK_KS_SPARSE_CSR          dk_ks_raw(DK__R_SPARSE_CSR)
-
 #define DK_KS_MKLDNN              dk_ks_raw(DK__R_MKLDNN)
-
 #define DK_KS_INPLACE_OR_VIEW     dk_ks_raw(DK__R_INPLACE_VIEW)
 
-/* c10's DispatchKeySet(FULL_AFTER, k) for a functionality key k (a constant
-   expression; dk_ks_full_after() also takes runtime keys): every key below
-   k, PythonDispatcher included, k itself not. What a fallback at k passes
-   to redispatch: dk_ks_and(ks, DK_KS_FULL_AFTER(DK_Tracer)). Undefined
-   gives c10's value (the backend bits below the highest one, plus
-   PythonDispatcher: 0x4000000000007fff in 2.11); any other value gives FULL
-   (never a shift out of range) -- for a runtime or an alias key use
-   dk_ks_full_after(), whose answer for an alias never holds the alias's
-   own keys (FULL would let a fallback there call itself). */
+/* c10's FULL_AFTER for a functionality key, a constant expression (any key: dk_ks_full_after). */
 #define DK_KS_FULL_AFTER(k) \
     dk_ks_raw((unsigned)(k) < (unsigned)DK_EndOfFunctionalityKeys ? DK__R_FULL_AFTER_C10((unsigned)(k) < (unsigned)DK_EndOfFunctionalityKeys ? (int)(k) : 0) : DK__R_FULL)
 
-/* c10's offsetsAndMasks()[f]: the first runtime slot of functionality f and
-   its backend mask; {0, 0} for anything that is not a functionality key. */
+/* c10's offsetsAndMasks()[f]: f's first runtime slot and backend mask; {0, 0} for a non-functionality. */
 DK_INLINE dk_offset_mask dk_key_offset_and_mask(dk_key f);
 
 /* Does functionality key f carry role flag(s) `role` (Note [Roles])? */
 DK_INLINE int dk_key_has_role(dk_key f, int role);
 
+/* Is k an alias key; the functionality of k (CPU: Dense). */
 DK_INLINE int dk_key_is_alias(dk_key k);
 DK_INLINE dk_key dk_key_functionality(dk_key k);
 
-/* The backend component of a per-backend runtime key (c10 toBackendComponent);
-   InvalidBit for every other key. */
+/* The backend component of a per-backend runtime key (c10 toBackendComponent); InvalidBit for every other. */
 DK_INLINE dk_backend dk_key_backend(dk_key k);
 
-/* The runtime key of (per-backend functionality, backend) (c10
-   toRuntimePerBackendFunctionalityKey); f itself when f is not per-backend.
-   It reads the first runtime key of f's block from dk__per_backend_start
-   (a comparison with each per-backend row, folded for a constant f, costs
-   every unit that includes the header compile time, docs/bench.md; no
-   call reads it). */
+/* The runtime key of (per-backend functionality f, backend b); f itself when f is not per-backend. */
 DK_INLINE dk_key dk_key_runtime(dk_key f, dk_backend b);
 
 /* Per-backend functionality key (Dense, Sparse, AutogradFunctionality, ...). */
 DK_INLINE int dk_key_is_per_backend_functionality(dk_key k);
 
-/* A key with a slot of its own: Undefined, a functionality key that is not
-   per-backend, or a per-backend runtime key (not a StartOf marker). */
+/* A key with a slot of its own: Undefined, a non-per-backend functionality, a per-backend runtime key, no marker. */
 DK_INLINE int dk_key_is_runtime(dk_key k);
 
+/* The keyset of a backend bit alone. */
 DK_INLINE dk_keyset dk_ks_from_backend(dk_backend b);
 
-/* c10 DispatchKeySet(k): a functionality bit, plus a backend bit for a
-   per-backend runtime key. Undefined and alias keys give the empty set. */
+/* c10 DispatchKeySet(k): its functionality bit (and backend bit); empty for Undefined and alias keys. */
 DK_INLINE dk_keyset dk_ks_from_key(dk_key k);
 
+/* Union, intersection, equality, emptiness. */
 DK_INLINE dk_keyset dk_ks_or(dk_keyset a, dk_keyset b);
 DK_INLINE dk_keyset dk_ks_and(dk_keyset a, dk_keyset b);
 DK_INLINE int dk_ks_equal(dk_keyset a, dk_keyset b);
@@ -1753,11 +1609,13 @@ DK_INLINE int dk_ks_is_empty(dk_keyset a);
 /* c10's operator-: removes b's functionality bits; a's backend bits stay. */
 DK_INLINE dk_keyset dk_ks_minus(dk_keyset a, dk_keyset b);
 
+/* Adds k's bits. */
 DK_INLINE dk_keyset dk_ks_add(dk_keyset a, dk_key k);
 
 /* Clears only k's functionality bit (backend bits may serve other keys). */
 DK_INLINE dk_keyset dk_ks_remove(dk_keyset a, dk_key k);
 
+/* Clears a backend bit; has every bit of b; has any bit of b. */
 DK_INLINE dk_keyset dk_ks_remove_backend(dk_keyset a, dk_backend b);
 DK_INLINE int dk_ks_has_all(dk_keyset a, dk_keyset b);
 DK_INLINE int dk_ks_has_any(dk_keyset a, dk_keyset b);
@@ -1765,6 +1623,7 @@ DK_INLINE int dk_ks_has_any(dk_keyset a, dk_keyset b);
 /* Every bit of k present. False for Undefined and alias keys (no bits). */
 DK_INLINE int dk_ks_has(dk_keyset a, dk_key k);
 
+/* The highest functionality key, backend, backend index of a keyset. */
 DK_INLINE dk_key dk_ks_highest_functionality(dk_keyset a);
 DK_INLINE dk_backend dk_ks_highest_backend(dk_keyset a);
 DK_INLINE int dk_ks_backend_index(dk_keyset a);
@@ -1775,151 +1634,88 @@ DK_INLINE dk_key dk_ks_highest_key(dk_keyset a);
 /* c10 highestPriorityBackendTypeId (a function of the implementation, >>keys). */
 DK_API dk_key dk_ks_highest_backend_key(dk_keyset a);
 
+/* The slot a call with this keyset reads. */
 DK_INLINE int dk_ks_slot(dk_keyset a);
 
 /* The slot of a key (c10 getDispatchTableIndexForDispatchKey). */
 DK_INLINE int dk_key_slot(dk_key k);
 
+/* A keyset's keys in key order, lowest first: the first, the one after k (DK_Undefined at the end). */
 DK_INLINE dk_key dk_ks_first(dk_keyset a);
 DK_INLINE dk_key dk_ks_next(dk_keyset a, dk_key k);
 
+/* For each key k of ks, lowest first (dk_ks_first, dk_ks_next). */
 #define DK_KS_FOREACH(k, ks) for ((k) = dk_ks_first(ks); (k) != DK_Undefined; (k) = dk_ks_next((ks), (k)))
 
 /* c10 isBackendDispatchKey: a runtime key covered by CompositeExplicitAutograd. */
 DK_API int dk_key_is_backend(dk_key k);
 
-/* Runtime keyset of an alias key (c10 getRuntimeDispatchKeySet); for a
-   non-alias key, the key's own set. See docs/c10.md, "Differences from c10":
-   FuncTorchBatchedDecomposition maps to {FuncTorchBatched} (c10: empty). */
+/* Runtime keyset of an alias key (c10 getRuntimeDispatchKeySet); a non-alias key's own set. */
 DK_API dk_keyset dk_alias_runtime_set(dk_key alias);
 
-/* c10 isIncludedInAlias: runtime key k is covered by alias `alias`; a key
-   that is no alias covers itself alone (c10: isIncludedInAlias(CPU, CPU)),
-   as dk_alias_runtime_set(k) is {k}. Never for Undefined or an alias k. */
+/* c10 isIncludedInAlias: runtime key k is covered by `alias` (a non-alias covers itself alone). */
 DK_INLINE int dk_key_in_alias(dk_key k, dk_key alias);
 
-/* c10's DispatchKeySet(FULL_AFTER, k) for any key: a per-backend runtime key
-   (or its block's StartOf marker) counts as its functionality (AutogradCPU
-   as AutogradFunctionality: every backend bit stays). An alias key gives
-   what is below every key it stands for: FULL_AFTER of the lowest
-   functionality in dk_alias_runtime_set (Autograd: DK_KS_AFTER_AUTOGRAD),
-   so a fallback at an alias key that redispatches to dk_ks_and(ks,
-   dk_ks_full_after(alias)) never reaches itself (c10 gives its value for
-   Undefined, which does). Undefined and values out of range have no
-   functionality and give c10's value for Undefined: the backend bits below
-   the highest one, plus PythonDispatcher (1.13.1: 0x20000000001fff, 2.11:
-   0x4000000000007fff); EndOfFunctionalityKeys gives FULL. */
+/* c10's FULL_AFTER for any key; for an alias, below every key it stands for (never itself). */
 DK_API dk_keyset dk_ks_full_after(dk_key k);
 
+/* c10 getAutogradRelatedKeySetFromBackend. */
 DK_INLINE dk_keyset dk_backend_autograd_related_set(dk_backend b);
 
 /* c10 getAutogradKeyFromBackend: AutogradCPU for CPUBit, AutogradOther for HIPBit. */
 DK_INLINE dk_key dk_backend_autograd_key(dk_backend b);
 
-/* c10 getAutocastRelatedKeySetFromBackend (a function of the
-   implementation: it expands the backend list). */
+/* c10 getAutocastRelatedKeySetFromBackend (a function of the implementation: it expands the list). */
 DK_API dk_keyset dk_backend_autocast_set(dk_backend b);
 
 /* c10 getBackendKeySetFromAutograd: the backend keys an autograd key sits on. */
 DK_API dk_keyset dk_autograd_key_backend_set(dk_key k);
 
-/* Names exactly as the preset's c10 prints them ("CPU", "AutogradCUDA",
-   "CPUBit"; 2.x: "MTIA" for MTIABit); markers too: StartOf<F>Backends (the
-   key of a keyset with F's bit and no backend bit) as <Prefix>Unknown
-   ("Unknown", "AutogradUnknown") in 1.13.1 and user lists, as
-   <Prefix>Undefined ("Undefined", "AutogradUndefined") in the 2.x presets,
-   EndOfFunctionalityKeys as "UnknownUnknown"; their enumerator names
-   parse (StartOfDenseBackends, EndOfFunctionalityKeys; "MTIABit").
-   NULL for a value out of range. */
+/* A key's name as the preset's c10 prints it ("CPU", "AutogradCUDA", markers too); NULL out of range. */
 DK_API const char *dk_key_name(dk_key k);
 
+/* A backend component's name ("CPUBit"); NULL out of range. */
 DK_API const char *dk_backend_name(dk_backend b);
 
-/* Name -> key. Every name dk_key_name returns parses back (2.x's
-   "Undefined" to Undefined, not to StartOfDenseBackends); unknown names give
-   DK_ERR_UNKNOWN_KEY ("could not parse dispatch key: X", c10's words) and
-   leave *out untouched. */
+/* Name -> key; every dk_key_name parses back; DK_ERR_UNKNOWN_KEY and *out untouched otherwise. */
 DK_API dk_status dk_key_parse(const char *name, dk_key *out);
 
+/* Name -> backend component, as dk_key_parse. */
 DK_API dk_status dk_backend_parse(const char *name, dk_backend *out);
 
-/* Every function that writes text (dk_ks_to_string, dk_op_state_to_string,
-   dk_op_computed_table_to_string, dk_explain_to_string, dk_schema_to_string)
-   follows snprintf: it writes at most size - 1 characters and a NUL when
-   size > 0, nothing when buf is NULL or size is 0, and returns the length
-   of the whole text, so a second call with a buffer of that length + 1
-   gets all of it.
-   dk_ks_to_string writes "DispatchKeySet(CPU, AutogradCPU)". The bit of
-   EndOfFunctionalityKeys (no key's) prints nothing, as in c10 (1.13.1 and
-   2.11: "DispatchKeySet()" for it alone); the bits above it print last, as
-   "UnknownBits(0x8000000000000000)" (c10 aborts on them). */
+/* "DispatchKeySet(CPU, AutogradCPU)"; snprintf-like, as every function that writes text. */
 DK_API int dk_ks_to_string(dk_keyset ks, char *buf, size_t size);
 
 /* The runtime key of each slot (c10's runtime-key table). */
 DK_API dk_key dk_slot_key(int slot);
 
-/* Names a PrivateUse backend component (c10's rename_privateuse1_backend):
-   after dk_backend_rename(DK_PrivateUse1Bit, "npu"), its keys print as
-   NPU, AutogradNPU, SparseNPU, ... (the name upper-cased, as c10 prints it
-   in errors) and the component as NPUBit, everywhere: dk_key_name, keyset
-   texts, errors, dumps, dk_explain. "npu", "NPU", "AutogradNPU", "NPUBit"
-   parse; the PrivateUse1 names still do. The name is process-wide (as
-   keys are: no registry), thread-safe and lock-free for
-   readers, and set once: the same name again is DK_OK, another one
-   DK_ERR_ALREADY_NAMED. DK_ERR_BAD_KEY for a component that is not a
-   PrivateUse one, DK_ERR_BAD_NAME for a name that is not an identifier
-   of 1 to 32 characters or that would make a name some key or component
-   already has (renaming to "cpu" would make "CPU"). */
+/* Names a PrivateUse backend (c10's rename_privateuse1_backend), once, process-wide; DK_ERR_* on a bad name. */
 DK_API dk_status dk_backend_rename(dk_backend b, const char *name);
 
-/* --- Registries: creating, configuring, hooks, statistics ----------------- */
+/* --- Registries: creating, configuring, hooks, statistics (ERRORS, WHAT A PROGRAM DOES) --- */
 
+/* Creates a registry (desc NULL: the defaults) into *out; DK_ERR_* on a bad desc. */
 #define dk_registry_create(desc, out) dk__registry_create((desc), (out), DK_CONFIG_SIGNATURE)
 
-/* Frees everything the registry owns, every handle included. The caller
-   guarantees that no call, lookup or registration on it is running or will
-   start. Destroying the default registry is allowed: the next
-   dk_registry_default() creates a fresh one. After it, r and everything it
-   gave (handles, operators) are freed memory: the C API does not recognise
-   them, so a second destroy, a dk_deregister of one of its handles or a
-   registration or lookup on r is undefined, not an error status. (Its
-   memory went back to the allocator, desc.free's possibly, and a later
-   registry may take the same addresses, so no check could tell a stale
-   pointer from a live one without keeping that memory.) A caller whose
-   registry pointer may outlive the registry (a garbage collector's
-   finalizers) creates it with dk_abi_registry_create: the ABI's functions
-   that take a registry keep its record and its address and refuse a
-   destroyed one (DK_ERR_DESTROYED); its handles die with it there too. */
+/* Frees everything the registry owns, handles too; no call, lookup or registration may run or start. */
 DK_API void dk_registry_destroy(dk_registry *r);
 
-/* The process-wide registry that the DK_LIBRARY macros use, created on
-   first use with the description given to dk_registry_default_configure. */
+/* The process-wide registry of the DK_LIBRARY macros, made on first use as dk_registry_default_configure says. */
 DK_API dk_registry *dk_registry_default(void);
 
-/* Sets the hooks of the default registry (logger, tensor_keyset, and the
-   memory functions if it does not exist yet; see dk_registry_set_hooks),
-   whether called before or after the first DK_LIBRARY block ran. */
+/* Sets the default registry's hooks (and memory functions before it exists), before or after it is made. */
 DK_API dk_status dk_registry_default_configure(const dk_registry_desc *desc);
 
-/* Replaces a registry's logger and tensor_keyset hook and its c10_messages
-   choice (desc's other fields are ignored); calls see the old set or the
-   new one, never a mix. */
+/* Replaces logger, tensor_keyset and c10_messages; calls see the old set or the new one, never a mix. */
 DK_API dk_status dk_registry_set_hooks(dk_registry *r, const dk_registry_desc *desc);
 
+/* Fills *out with the registry's statistics (dk_registry_stats). */
 DK_API void dk_registry_read_stats(dk_registry *r, dk_registry_stats *out);
+/* Adds a listener pair (replaying on_registered for every defined operator); dk_deregister removes it. */
 DK_API dk_status dk_registry_add_listener(dk_registry *r, dk_op_listener on_registered, dk_op_listener on_deregistered,
                                  void *user_data, dk_registration **out);
 
-/* A picture of every operator's dispatch table: a self-contained HTML page
-   (no script), one row per operator and one column per runtime key, each
-   cell coloured by what the live table holds there (the classes below),
-   the alias key named in alias-derived cells, the kernel's "registered
-   at" in each cell's tooltip. Columns that do not matter are hidden until
-   "show every runtime key" is ticked: those where every operator's slot is
-   missing, and the per-backend keys (CUDA, AutogradCUDA...) of backends
-   with no kernel and no fallback registered at any of their keys.
-   snprintf-like; a registration between the sizing call and the writing
-   call may change the length. */
+/* Every operator's dispatch table as a self-contained HTML page; snprintf-like. */
 DK_API int dk_registry_html_to_string(dk_registry *r, char *buf, size_t size);
 
 /* Operators with a def or a kernel, in id order; calls fn for each, stops when it returns non-zero. */
@@ -1929,25 +1725,26 @@ DK_API void dk_registry_each_op(dk_registry *r, int (*fn)(dk_operator *op, void 
 DK_API void dk_registry_each_op_for_key(dk_registry *r, dk_key k, int (*fn)(dk_operator *op, void *user_data),
                                         void *user_data);
 
-/* What the registry does on a failed call: default dk_call_error_report
-   (message in dk_last_error, status in dk_last_call_status); or
-   dk_call_error_abort (print and abort), or a function of your own. */
+/* What the registry does on a failed call: dk_call_error_report (default), dk_call_error_abort, or yours. */
 DK_API dk_status dk_registry_set_call_error(dk_registry *r, dk_call_error_fn fn, void *user_data);
 
-/* --- Defining operators, finding them, registering kernels ---------------- */
+/* --- Defining operators, finding them, registering kernels (DEFINING OPERATORS...; docs/registering.md) --- */
 
+/* Any kernel function as a dk_fn (unchecked: DK_KERNEL checks the type). */
 #define DK_FN(f) ((dk_fn)(f))
 
-/* Names as c10 prints them ("pointwise", "CONSERVATIVE"); NULL out of range. */
+/* A tag's name as c10 prints it ("pointwise"); NULL out of range. */
 DK_API const char *dk_tag_name(dk_tag t);
 
+/* An alias-analysis kind's name ("CONSERVATIVE"); NULL out of range. */
 DK_API const char *dk_alias_analysis_name(dk_alias_analysis k);
 
-/* Name -> value; DK_ERR_UNKNOWN_TAG for a name that is none (out untouched).
-   "" parses as FROM_SCHEMA, as torch.library's alias_analysis="". */
+/* Name -> tag; DK_ERR_UNKNOWN_TAG and *out untouched for a name that is none. */
 DK_API dk_status dk_tag_parse(const char *name, dk_tag *out);
 
+/* Name -> alias-analysis kind, as dk_tag_parse; "" parses as FROM_SCHEMA. */
 DK_API dk_status dk_alias_analysis_parse(const char *name, dk_alias_analysis *out);
+/* Kernel descriptions: an unboxed function, a boxed one, a fallthrough. */
 DK_INLINE dk_kernel_desc dk_unboxed(dk_fn fn, void *user_data);
 DK_INLINE dk_kernel_desc dk_boxed(dk_boxed_fn fn, void *user_data);
 DK_INLINE dk_kernel_desc dk_fallthrough(void);
@@ -1955,157 +1752,117 @@ DK_INLINE dk_kernel_desc dk_fallthrough(void);
 /* The same description with the kernel's function name and C type. */
 DK_INLINE dk_kernel_desc dk_kernel_named(dk_kernel_desc d, const char *name, const char *signature);
 
+/* Gives an operator its schema; DK_ERR_* (a bad schema, a second def) and the registry unchanged on a bad input. */
 #define dk_def(r, schema, out) dk__def((r), (schema), NULL, __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
 
+/* dk_def with options (adapters, alias analysis, tags). */
 #define dk_def_with(r, schema, opts, out) \
     dk__def_with((r), (schema), (opts), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
 
+/* Registers a kernel for one key (alias keys too) of an operator; DK_ERR_* and the registry unchanged on a bad input. */
 #define dk_impl(r, op, key, kernel, out) \
     dk__impl((r), (op), (key), (kernel), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
 
+/* Registers a backend fallback: the kernel of key for every operator without one there. */
 #define dk_fallback(r, key, kernel, out) \
     dk__fallback((r), (key), (kernel), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
 
-/* The same with the site given: helpers that are themselves called from
-   the registering code (gen/'s <op>_def and <op>_impl macros) pass their
-   caller's __FILE__ and __LINE__. */
+/* dk_def_with and dk_impl at the caller's caller's site (gen/'s macros pass __FILE__, __LINE__). */
 #define dk_def_at(r, schema, opts, file, line, out) \
     dk__def_with((r), (schema), (opts), (file), (line), (out), DK_CONFIG_SIGNATURE)
 
+/* dk_impl at the given site. */
 #define dk_impl_at(r, op, key, kernel, file, line, out) \
     dk__impl((r), (op), (key), (kernel), (file), (line), (out), DK_CONFIG_SIGNATURE)
 
-/* Removes exactly what the handle registered and returns at once; calls
-   that began before may still run the kernel (dk_registry_synchronize
-   waits for them). The handle is freed with what it retired (WHAT A
-   PROGRAM DOES), so do not use it after. DK_ERR_BAD_HANDLE for NULL, or
-   for a handle deregistered before and not yet freed; a handle of a
-   destroyed registry is freed memory (dk_registry_destroy). */
+/* Removes exactly what the handle registered, at once; calls in flight may still run it; the handle is freed. */
 DK_API dk_status dk_deregister(dk_registration *h);
 
-/* Introspection. */
-/* The operator named "ns::name[.overload]" if it has a def or a kernel, else NULL. Lock-free. */
+/* The operator named "ns::name[.overload]" if it has a def or a kernel, else NULL; lock-free. */
 DK_API dk_operator *dk_op_lookup(dk_registry *r, const char *name);
 
 /* As dk_op_lookup, but the operator must be defined (c10 findSchemaOrThrow). */
 DK_API dk_status dk_op_lookup_defined(dk_registry *r, const char *name, dk_operator **out);
 
-/* Argument i's default as a value (what dk_stack_fill_defaults pushes; a
-   string or list in it lives as long as the def): DK_OK; DK_ERR_NOT_FOUND
-   (*out untouched, the message names the argument) without a def or when
-   the argument has no default; DK_ERR_BAD_ARGUMENT when i is not an
-   argument. dk_op_argument_index: the index of the argument named name, or
-   -1 (no def, no such argument): together, a binding's keyword arguments. */
+/* Argument i's default as a value; DK_ERR_NOT_FOUND without one, DK_ERR_BAD_ARGUMENT out of range. */
 DK_API dk_status dk_op_default(const dk_operator *op, int i, dk_value *out);
 
+/* The index of the argument named name, or -1. */
 DK_API int dk_op_argument_index(const dk_operator *op, const char *name);
 
-/* c10's typed<>() check: DK_OK when the operator's adapters were
-   registered for this C signature; DK_ERR_WRONG_SIGNATURE (both signatures
-   in the message) when they were registered for another; DK_ERR_NO_ADAPTER
-   when the operator has no def, or was defined without adapters (dk_def /
-   dk_library_def of the schema alone: define it with gen/'s <op>_def or
-   <op>_library_def, the message says). */
+/* c10's typed<>() check of adapters against a C signature: DK_ERR_WRONG_SIGNATURE / DK_ERR_NO_ADAPTER. */
 DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signature);
 
+/* A typed kernel description: a compile error unless fn has the operator's type (Note [Typed registration]). */
 #define DK_KERNEL(op, fn, user_data) \
     (DK_KERNEL_TYPE_CHECK(op##_fn, fn, wrong_kernel_type__expected_##op##_fn), op##_kernel((fn), (user_data), #fn))
 
+/* dk_impl of a typed kernel (DK_KERNEL). */
 #define DK_IMPL_TYPED(op, r, op_name, key, fn, user_data, out) \
     dk_impl((r), (op_name), (key), DK_KERNEL(op, fn, user_data), (out))
 
+/* c10's autogradNotImplementedFallback as a boxed kernel for DK_Autograd (dk_autograd_ni_desc). */
 DK_API dk_kernel_desc dk_autograd_not_implemented(const dk_autograd_ni_desc *desc);
 
-/* --- Calling: typed calls, redispatch, thread-local keysets and guards ---- */
+/* --- Calling: typed calls, redispatch, thread-local keysets and guards (CALLING...; docs/calling.md) --- */
 
+/* This thread's included and excluded keysets, read and set (not guards: pops do not undo a set). */
 DK_INLINE dk_keyset dk_tls_included(void);
 DK_INLINE dk_keyset dk_tls_excluded(void);
 DK_INLINE void dk_tls_set_included(dk_keyset ks);
 DK_INLINE void dk_tls_set_excluded(dk_keyset ks);
 
-/* This thread's state is c10's defaults (never changed, or every guard
-   popped). A function of the implementation (>>impl-slots): the default
-   sets expand the role lists. */
+/* This thread's state is c10's defaults (never changed, or every guard popped). */
 DK_API int dk_tls_is_default(void);
 
+/* Is k in this thread's included, excluded keyset. */
 DK_INLINE int dk_tls_is_included(dk_key k);
 DK_INLINE int dk_tls_is_excluded(dk_key k);
 
-/* c10 IncludeDispatchKeyGuard / ExcludeDispatchKeyGuard. */
+/* c10 IncludeDispatchKeyGuard: includes what ks adds, until popped (Note [Guards]). */
 DK_INLINE dk_guard dk_guard_include(dk_keyset ks);
 
+/* c10 ExcludeDispatchKeyGuard: excludes what ks adds, until popped. */
 DK_INLINE dk_guard dk_guard_exclude(dk_keyset ks);
 
 /* c10 ForceDispatchKeyGuard: replaces the whole state until popped. */
 DK_INLINE dk_guard dk_guard_force(dk_keyset included, dk_keyset excluded);
 
+/* Pops a guard, once, on its thread; the guards c10's kernels push (below autograd, ...). */
 DK_INLINE void dk_guard_pop(dk_guard g);
 DK_INLINE dk_guard dk_guard_below_autograd(void);
 DK_INLINE dk_guard dk_guard_below_inplace_view(void);
 DK_INLINE dk_guard dk_guard_skip_functionalize(void);
 
-/* The public primitives: as above, and they report to the trace hook. */
+/* The kernel a redispatch with ks runs (no TLS, no mask); reported to the trace hook. */
 DK_INLINE const dk_kernel *dk_redispatch_kernel(const dk_operator *op, dk_keyset ks);
 
+/* The kernel a call with these argument keysets runs, and the keyset it gets; reported to the trace hook. */
 DK_INLINE const dk_kernel *dk_dispatch_kernel(const dk_operator *op, dk_keyset args, dk_keyset *out_ks);
 
-/* The same two for a caller that hands the record on to dk_call_packed
-   (gen/'s bindings): *out_table is the snapshot of the operator the record
-   was read from, and the record is the slot's as that snapshot holds it.
-   They tell the trace hook nothing and leave a missing record (fn NULL)
-   as it is: while a hook is set dk_kernel_direct_fn is NULL, and the
-   caller reports the call with dk_trace_report_begin; dk_call_packed runs
-   the backend fallback a missing record stands for. *out_table lives as
-   long as the record. But for the debug checks they call nothing, so a
-   call site keeps no register across a call. */
+/* The same two, and the snapshot the record was read from (for dk_call_packed); they tell the trace hook nothing. */
 DK_INLINE const dk_kernel *dk_redispatch_kernel_with_table(const dk_operator *op, dk_keyset ks,
                                                            const dk_op_table **out_table);
-
 DK_INLINE const dk_kernel *dk_dispatch_kernel_with_table(const dk_operator *op, dk_keyset args, dk_keyset *out_ks,
                                                          const dk_op_table **out_table);
 
-/* The same for typed calls written out in full (gen/dkgen's bindings): a
-   kernel record k whose fn is NULL gets the argument pack `args` (boxed
-   through the adapters of the def of snapshot t, or handed to a boxed
-   kernel as stack->unboxed_args); a failed call is reported (ks standing
-   for the arguments' keyset in the message, which describes t) and
-   *result zero-filled. t is the snapshot k was read from
-   (dk_dispatch_kernel_with_table, dk_redispatch_kernel_with_table), so
-   that a def replaced since then cannot box the caller's pack: Note [One
-   read primitive]. */
+/* Calls kernel k with an argument pack (gen/'s bindings); a failure is reported and *result zero-filled. */
 DK_INLINE void dk_call_packed(const dk_operator *op, const dk_op_table *t, dk_keyset ks, const dk_kernel *k,
                               void *args, void *result, size_t result_size);
 
-/* DK_DECLARE_OP(name, R, keyset_expr, (T1, a1), (T2, a2), ...) declares a
-   typed operator of up to 12 arguments; keyset_expr computes the
-   arguments' keyset from a1, a2, ... It defines, in the user's namespace:
-       name_fn          the kernel's type: R (*)(const dk_kernel *, dk_keyset, T1, T2, ...)
-       name_kernel      dk_kernel_desc name_kernel(name_fn, void *user_data, const char *fn_name)
-       name_args        the argument pack { T1 a1; T2 a2; ...; R result; } a
-                        boxed kernel gets as stack->unboxed_args
-       name_call        R name_call(const dk_operator *, T1, T2, ...): dispatch and call
-       name_redispatch  R name_redispatch(const dk_operator *, dk_keyset ks, T1, ...):
-                        call the kernel of ks as given (no TLS, no mask)
-   and the helpers dk__declared_name_invoke, dk__declared_name_slow,
-   dk__declared_name_traced and dk__declared_name_dispatch.
-   DK_DECLARE_OP_VOID(name, keyset_expr, ...) is the same for void. */
+/* Declares a typed operator: name_fn, name_kernel, name_args, name_call, name_redispatch. */
 #define DK_DECLARE_OP(name, R, keyset_expr, ...)                                                     \
     DK__DECLARE_OP_COMMON(name, R, __VA_ARGS__)                                                      \
     typedef struct name##_args { DK__MAP(DK__OP_FIELD, __VA_ARGS__) R result; } name##_args;         \
     DK__DECLARE_OP_BODY(name, R, return, keyset_expr, &dk__a.result, sizeof dk__a.result, __VA_ARGS__)
 
+/* DK_DECLARE_OP for an operator that returns nothing. */
 #define DK_DECLARE_OP_VOID(name, keyset_expr, ...)                                                   \
     DK__DECLARE_OP_COMMON(name, void, __VA_ARGS__)                                                   \
     typedef struct name##_args { DK__MAP(DK__OP_FIELD, __VA_ARGS__) } name##_args;                   \
     DK__DECLARE_OP_BODY(name, void, void, keyset_expr, NULL, 0, __VA_ARGS__)
 
-/* From inside a kernel or fallback: fails the current call (c10's
-   TORCH_CHECK) with a status (e.g. DK_ERR_KERNEL_FAILED) and a printf-style
-   message, through the registry's call-error hook as a missing kernel is;
-   with the default hook the caller finds them in dk_last_call_status() and
-   dk_last_error(). Nothing unwinds: the kernel then returns (a zero result,
-   say). op may be NULL for a kernel registered with dk_impl (found from
-   the kernel); a backend fallback passes the op it received. */
+/* From inside a kernel: fails the current call with a status and a printf-style message; nothing unwinds. */
 DK_API void dk_call_fail(const dk_operator *op, const dk_kernel *kernel, dk_keyset ks, dk_status status,
                          const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
@@ -2113,32 +1870,24 @@ DK_API void dk_call_fail(const dk_operator *op, const dk_kernel *kernel, dk_keys
 #endif
     ;
 
-/* For a caller that dispatches with dk_dispatch_kernel / dk_redispatch_kernel
-   and calls the kernel itself (gen/'s bindings): dk_kernel_direct_fn(k) is
-   the fn to call directly, NULL while a trace hook is set, and then the
-   caller brackets its call of the kernel (or dk_call_packed) with
-       unsigned t = dk_trace_begin(op, ks, k, is_redispatch); ...; dk_trace_end(t);
-   so a timeline sees the call with its duration. The dispatch primitive
-   already told the trace hook: these two report to a timeline only. Off,
-   dk_trace_begin is a test that returns 0 and dk_trace_end(0) nothing.
-   After dk_dispatch_kernel_with_table / dk_redispatch_kernel_with_table,
-   which tell the hook nothing, dk_trace_report_begin takes
-   dk_trace_begin's place: it tells the hook, then opens the timeline's
-   event (the same token for dk_trace_end). */
+/* The fn to call directly, NULL while tracing: then bracket the call with dk_trace_begin / _end. */
 DK_INLINE dk_fn dk_kernel_direct_fn(const dk_kernel *k);
 
-/* --- Boxed calls and values: stacks, values, adapters --------------------- */
+/* --- Boxed calls and values: stacks, values, adapters (BOXED CALLS AND SCHEMAS; docs/calling.md) --- */
 
+/* A stack over the caller's storage of capacity values. */
 DK_INLINE void dk_stack_init(dk_stack *s, dk_value *storage, size_t capacity);
 
 /* Push returns 0 when the stack is full (nothing pushed). */
 DK_INLINE int dk_stack_push(dk_stack *s, dk_value v);
 
+/* Pops the top value. */
 DK_INLINE dk_value dk_stack_pop(dk_stack *s);
 
 /* The value `depth` below the top (0 = top). */
 DK_INLINE dk_value *dk_stack_peek(dk_stack *s, size_t depth);
 
+/* Value makers (strings, lists, tensors and objects are the caller's, never copied). */
 DK_INLINE dk_value dk_none(void);
 DK_INLINE dk_value dk_bool(int b);
 DK_INLINE dk_value dk_int(int64_t i);
@@ -2153,233 +1902,117 @@ DK_INLINE dk_value dk_object(void *p);
 /* A complex value: re + im j (v.as.c). */
 DK_INLINE dk_value dk_complex_double(double re, double im);
 
-/* Boxed calls. dk_call_boxed takes the stack's values as the call's
-   arguments, the last one on top: trailing arguments left off get their
-   schema defaults (as dk_stack_fill_defaults), then every value is checked
-   against the def's schema (count and kinds, below); a mismatch is
-   reported through the call-error hook as DK_ERR_BAD_STACK and nothing
-   runs (the stack is left as it was given). What each schema type takes
-   (no value is converted: a kernel reads the value as it was pushed):
-       Tensor                 a tensor (dk_tensor)
-       int, SymInt, and ScalarType, Layout, MemoryFormat (ints to c10)
-                              an int (dk_int); not a bool, not a double
-       float                  a double (dk_double); an int is refused
-       Scalar                 an int, a double or a bool
-       bool                   a bool (dk_bool)
-       str                    a string (dk_string)
-       T?                     none (dk_none), or what T takes
-       int[], SymInt[]        an int list (dk_ints) or a list of ints
-       float[]                a double list (dk_doubles) or a list of doubles
-       other T[]              a list (dk_list) whose items each fit T:
-                              Tensor[] tensors, Tensor?[] tensors or none
-       anything else          any value, unchecked (Device, Generator,
-                              Storage, Stream, classes, complex, Dict,
-                              Tuple, Union, Any, QScheme...)
-   The dispatch
-   keyset comes from the schema's dispatch arguments through the registry's
-   tensor_keyset hook, then TLS and masks as dk_dispatch_kernel. An unboxed kernel
-   is reached through the def's adapters. dk_redispatch_boxed checks the top
-   num_arguments values the same way and fills nothing. A NULL operator or
-   stack: DK_ERR_NULL in dk_last_call_status(), nothing runs. An operator
-   without a def is not checked. On return, a successful call has replaced
-   the arguments by the results; a failed one has consumed its arguments. */
+/* The keyset a boxed call of this stack dispatches with (its schema's dispatch arguments). */
 DK_API dk_keyset dk_stack_dispatch_keyset(const dk_operator *op, const dk_stack *stack);
 
+/* Boxed call, redispatch: the stack checked against the schema (DK_ERR_BAD_STACK: nothing runs). */
 DK_API void dk_call_boxed(const dk_operator *op, dk_stack *stack);
 DK_API void dk_redispatch_boxed(const dk_operator *op, dk_keyset ks, dk_stack *stack);
 
-/* Pushes the defaults of the arguments after the stack's values (the stack
-   holding the first arguments of a call of op): DK_ERR_BAD_STACK naming the
-   first argument that has none, or when the stack is full or has more
-   values than the schema has arguments. */
+/* Pushes the defaults of the arguments after the stack's values; DK_ERR_BAD_STACK naming one without. */
 DK_API dk_status dk_stack_fill_defaults(const dk_operator *op, dk_stack *stack);
 
-/* A default at any position (keyword arguments: push each argument given,
-   and the default of each one left out, in the schema's order): pushes the
-   default of the argument after the stack's values (the stack holding the
-   first arguments of a call of op, as dk_stack_fill_defaults). DK_OK, or
-   DK_ERR_BAD_STACK naming the argument when it has no default, the stack
-   is full or holds all the arguments already; DK_ERR_NOT_FOUND without a
-   def. */
+/* Pushes the default of the next argument (keyword arguments); DK_ERR_BAD_STACK, DK_ERR_NOT_FOUND. */
 DK_API dk_status dk_stack_push_default(const dk_operator *op, dk_stack *stack);
 
-/* Checks the top num_arguments values against the def's schema (count and
-   kinds, as dk_call_boxed): DK_OK or DK_ERR_BAD_STACK with the argument in
-   dk_last_error(). */
+/* Checks the top values against the schema, as dk_call_boxed: DK_OK or DK_ERR_BAD_STACK. */
 DK_API dk_status dk_stack_check(const dk_operator *op, const dk_stack *stack);
 
-/* Sets the operator's boxing adapters (gen/ does this when it registers).
-   A different signature than the one already set is an error. */
+/* Sets the operator's boxing adapters (gen/ does); another signature than the one set is an error. */
 DK_API dk_status dk_op_set_adapters(dk_operator *op, const dk_op_adapters *adapters);
 
-/* --- Threads and memory: attaching threads, quiescent points, reclaiming --- */
+/* --- Threads and memory: quiescent points, reclaiming (WHAT A PROGRAM DOES; docs/threads-memory-plugins.md) --- */
 
-/* Quiescent points (WHAT A PROGRAM DOES in the manual, Note [Reclamation]). What a
-   change unpublishes (kernel records, old tables, operators without
-   registrations) is retired and freed once no thread can still hold it.
-
-   dk_registry_reclaim: the calling thread's quiescent point -- it holds
-   nothing of any registry now (it is outside every call, hook and
-   lookup) -- then frees what r can free. Without DK_CALL_EPOCHS it never
-   waits, for other threads nor for r's lock: memory is freed once every
-   thread that declares quiescent points has passed one since the memory
-   was retired (a thread takes part from its first reclaim,
-   dk_thread_online, dk_thread_attach or dk_thread_quiescent until it
-   exits or goes offline; a thread that never takes part must be outside
-   every call of r while any thread reclaims it), and while a
-   registration holds r's lock it frees nothing and leaves that to the
-   next reclaim. It calls free(): a real-time thread passes
-   dk_thread_quiescent instead (REAL-TIME THREADS in the manual). With
-   DK_CALL_EPOCHS it waits for the calls in flight and frees everything
-   retired before it. DK_ERR_IN_CALL from inside a boxed call, a hook or
-   (DK_CALL_EPOCHS) any call; a kernel reached by a typed call must not
-   call it without DK_CALL_EPOCHS (the library cannot see that call). */
+/* This thread's quiescent point, then frees what r can; never waits (DK_CALL_EPOCHS: waits for calls). */
 DK_API dk_status dk_registry_reclaim(dk_registry *r);
 
-/* Waits until no thread can still hold anything r retired before this
-   call, then frees it: every thread taking part has passed a quiescent
-   point (call epochs: has left the calls it was in). The caller passes a
-   quiescent point itself if it takes part (synchronize does not make it
-   take part). Call it before freeing what a deregistered
-   kernel used (its user data, its code: dk_library_unload does it for a
-   plugin); dk_deregister and dk_library_close never wait. Same errors as
-   dk_registry_reclaim. */
+/* Waits until nothing r retired before can be held, then frees it; call before freeing a kernel's data. */
 DK_API dk_status dk_registry_synchronize(dk_registry *r);
 
-/* Offline: the calling thread holds nothing of any registry and will not
-   call until dk_thread_online (it blocks, sleeps, waits for work); nobody
-   waits for it meanwhile. Call it only outside every call: it is also how
-   a thread that left kernels by longjmp (or an exception) says it is
-   outside them again (with DK_CALL_EPOCHS its brackets are reset; it may
-   call again at once). Online: the thread takes part again (a quiescent
-   point; a thread not attached yet is attached, as dk_thread_attach);
-   DK_ERR_IN_CALL inside a call or hook, DK_ERR_NO_MEMORY. */
+/* This thread holds nothing and will not call until dk_thread_online; nobody waits for it meanwhile. */
 DK_API dk_status dk_thread_offline(void);
 
+/* This thread takes part again (a quiescent point). */
 DK_API dk_status dk_thread_online(void);
 
-/* Attaches the calling thread ahead of its first call, in both modes:
-   allocates everything it will ever need (its message buffer, its record
-   in the list writers scan; under DK_CALL_EPOCHS its call word is linked)
-   and makes it take part (default build: a quiescent point, as
-   dk_thread_online). After it, nothing a call does on this thread
-   allocates, locks or makes a system call, the failing call included
-   (REAL-TIME THREADS in the manual). Attaching again is a quiescent point.
-   DK_ERR_IN_CALL inside a call or hook, or after the thread's exit
-   destructor ran (a late call's thread cannot attach); DK_ERR_NO_MEMORY
-   (out of memory, or no thread-exit destructor could be registered). */
+/* Allocates what this thread's calls will need: after it a call never allocates, locks or makes a system call. */
 DK_API dk_status dk_thread_attach(void);
 
-/* The quiescent point of a real-time thread: the calling thread holds
-   nothing of any registry now (it is outside every call, hook and lookup).
-   Default build: one atomic store (the current epoch into the thread's
-   record) on an attached, online thread; it never blocks, allocates or
-   frees -- freeing is dk_registry_reclaim's work, on a thread that may
-   block. On a thread not attached yet it attaches first (dk_thread_attach:
-   its one allocation); on one offline it comes back online (a fence
-   more). Under DK_CALL_EPOCHS there is nothing to declare: it only checks
-   that the thread is outside every call. DK_ERR_IN_CALL inside a call or
-   hook; DK_ERR_NO_MEMORY only while attaching. */
+/* A real-time thread's quiescent point: one store; never blocks, allocates or frees once attached. */
 DK_API dk_status dk_thread_quiescent(void);
 
-/* The number the statistics and the logger use for the calling thread
-   (1, 2, ... in the order threads first took part), 0 before that. */
+/* This thread's number in the statistics and the logger (1, 2, ...), 0 before it takes part. */
 DK_API unsigned dk_thread_id(void);
 
+/* A call bracket: what a read returns lives until dk_call_exit (DK_CALL_EPOCHS). */
 DK_INLINE void dk_call_enter(void);
 DK_INLINE void dk_call_exit(void);
 
-/* --- Plugins: library blocks that load and unload ------------------------- */
+/* --- Plugins: library blocks that load and unload (WHAT A PROGRAM DOES; docs/threads-memory-plugins.md) --- */
 
+/* Opens a library block in r (DEF, FRAGMENT, IMPL); its registrations live until dk_library_close. */
 #define dk_library_open(r, kind, ns, key, out) \
     dk__library_open((r), (kind), (ns), (key), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
 
+/* Closes a library block, undoing every registration made through it. */
 DK_API dk_status dk_library_close(dk_library *lib);
 
-/* Inside a block: def ("name(args) -> ret" or "ns::name..." with the block's
-   ns), impl ("name" or "ns::name"; DK_Undefined = the block's key, or
-   catch-all in DEF/FRAGMENT blocks), fallback (IMPL blocks of namespace _). */
+/* Inside a block: def with the block's namespace. */
 DK_API dk_status dk_library_def(dk_library *lib, const char *schema);
 
+/* dk_library_def with options. */
 DK_API dk_status dk_library_def_with(dk_library *lib, const char *schema, const dk_def_options *opts);
+/* Inside a block: a kernel for name at key (DK_Undefined: the block's key). */
 DK_API dk_status dk_library_impl(dk_library *lib, const char *name, dk_key key, dk_kernel_desc kernel);
 
-/* dk_library_impl recording the given file:line instead of the block's
-   (DK_LIBRARY_IMPL_TYPED and gen/'s <op>_library_impl pass their caller's). */
+/* dk_library_impl recording the given file:line (DK_LIBRARY_IMPL_TYPED and gen/'s pass their caller's). */
 DK_API dk_status dk_library_impl_at(dk_library *lib, const char *name, dk_key key, dk_kernel_desc kernel,
                                  const char *file, int line);
 
+/* Inside an IMPL block of namespace _: a fallback at the block's key. */
 DK_API dk_status dk_library_fallback(dk_library *lib, dk_kernel_desc kernel);
 
+/* Runs block(lib) in a library opened with these arguments; it stays open until dk_library_close. */
 #define dk_library_run(r, kind, ns, key, block, out) \
     dk__library_run((r), (kind), (ns), (key), (block), __FILE__, __LINE__, (out), DK_CONFIG_SIGNATURE)
 
-/* Library blocks run in r (dk_library_run and the static blocks below)
-   and how many of them failed: could not open (another configuration,
-   a second DK_LIBRARY of a namespace...) or had a registration fail. Both
-   counts only grow; a failure's message went to the registry's logger
-   (DK_LOG_LIBRARY_BLOCK_FAILED) and is in dk_last_error() of the thread
-   that ran the block. A plugin host reads them around dlopen:
-       unsigned long run0, failed0, run, failed;
-       dk_library_blocks(dk_registry_default(), &run0, &failed0);
-       void *so = dlopen(path, RTLD_NOW);
-       dk_library_blocks(dk_registry_default(), &run, &failed);
-       if (so && failed != failed0) { dlclose(so); ... refuse it: dk_last_error() says why }
-   (run - run0: the plugin's blocks; 0 when a static block was dropped). */
+/* Library blocks run in r and how many failed (counts only grow): a plugin host reads them around dlopen. */
 DK_API dk_status dk_library_blocks(dk_registry *r, unsigned long *run, unsigned long *failed);
 
-/* Unloading a plugin: closes every static block (DK_LIBRARY*) of the
-   default registry that the loaded object holding `address` ran (pass any
-   address inside the plugin: dlsym(handle, "a_symbol_of_it")), then waits
-   as dk_registry_synchronize until no thread can still run their kernels.
-   Call it before dlclose(handle): the blocks' destructors then find
-   nothing to close or wait for. Without it they wait inside dlclose, under
-   the dynamic loader's lock -- which deadlocks if a thread that must pass
-   a quiescent point (or leave a call) first needs that lock itself (a
-   kernel calling dlopen, dlsym or dladdr). DK_ERR_NOT_FOUND when no open
-   block belongs to that object; DK_ERR_BAD_ARGUMENT where the platform
-   cannot tell the object (no dladdr, no GetModuleHandleEx); DK_ERR_IN_CALL
-   from inside a call. Linking: dladdr is in libc from glibc 2.34 (older:
-   -ldl). */
+/* Unloads a plugin's blocks (any address inside it) and waits for its kernels: call before dlclose. */
 DK_API dk_status dk_library_unload(const void *address);
 
+/* dk_library_impl of a typed kernel (DK_KERNEL), at the caller's site. */
 #define DK_LIBRARY_IMPL_TYPED(op, lib, name, key, fn, user_data) \
     dk_library_impl_at((lib), (name), (key), DK_KERNEL(op, fn, user_data), __FILE__, __LINE__)
 
+/* A plugin's link check: the name is its message. */
 DK_API void dk_plugin_finds_no_dispatch_h_in_its_host__link_the_host_with_rdynamic_or_libdispatch_so(void);
 
-/* --- Inspecting: tables, explanations, traces, the timeline --------------- */
+/* --- Inspecting: tables, explanations, traces, the timeline (INSPECTING; docs/calling.md) --- */
 
-/* Slot s's entry, and backend b's fallthrough mask (b < DK_NUM_BACKENDS). */
+/* Slot s's entry of a snapshot (its kernel record and fn). */
 DK_INLINE const dk_table_entry *dk_op_table_entry(const dk_op_table *t, int s);
 
+/* Backend b's fallthrough mask (b < DK_NUM_BACKENDS). */
 DK_INLINE uint64_t dk_op_table_nonfallthrough(const dk_op_table *t, int b);
 
 /* The operator's current snapshot; everything in it is complete (acquire). */
 DK_INLINE const dk_op_table *dk_op_table_of(const dk_operator *op);
 
-/* The pointers the three functions below return point into what the
-   registry retires when the def or kernel goes: use them before this
-   thread's next quiescent point (default mode) or, under DK_CALL_EPOCHS,
-   between dk_call_enter() and dk_call_exit() around the call and the use
-   (outside a call, a retired table may be freed at any time; there
-   DK_DEBUG_READS stops a call of them outside a bracket). */
-/* The kernel record a call would run at a slot (dk_ks_slot). */
+/* The kernel record a call would run at a slot; valid until this thread's next quiescent point. */
 DK_INLINE const dk_kernel *dk_op_slot_kernel(const dk_operator *op, int slot);
 
-/* The def's schema in c10's normalised form, or NULL without a def
-   (defined after dk_schema, in >>private). */
+/* The def's schema in c10's normalised form, or NULL without a def; valid as dk_op_slot_kernel's. */
 DK_INLINE const char *dk_op_schema(const dk_operator *op);
 
-/* The def's parsed schema (arguments, types, defaults, alias annotations,
-   return names; see dk_schema), or NULL without a def. Read-only. */
+/* The def's parsed schema, or NULL without a def; read-only, valid as dk_op_slot_kernel's. */
 DK_INLINE const struct dk_schema *dk_op_function_schema(const dk_operator *op);
 
-/* The def's tags (torch.Tag), as a mask with bit DK_TAG_x set for each, and
-   one of them; its alias-analysis kind. No def: no tags, FROM_SCHEMA.
-   Values, read inside a call bracket: safe anywhere, in both modes. */
+/* The def's tags as a mask of bits DK_TAG_x (no def: 0); values, safe anywhere. */
 DK_API uint64_t dk_op_tags(const dk_operator *op);
 
+/* Does the def carry tag t; its alias-analysis kind (no def: FROM_SCHEMA). */
 DK_API int dk_op_has_tag(const dk_operator *op, dk_tag t);
 DK_API dk_alias_analysis dk_op_alias_analysis(const dk_operator *op);
 
@@ -2389,17 +2022,16 @@ DK_API int dk_op_has_kernel_for_key(const dk_operator *op, dk_key k);
 /* The slot of runtime key k holds a kernel (fallthrough included). */
 DK_API int dk_op_has_computed_kernel_for_key(const dk_operator *op, dk_key k);
 
-/* c10 formats; snprintf-like (return the length the whole text needs). */
+/* c10's dumpState format; snprintf-like (the length the whole text needs). */
 DK_API int dk_op_state_to_string(const dk_operator *op, char *buf, size_t size);
 
+/* c10's dumpComputedTable; snprintf-like. */
 DK_API int dk_op_computed_table_to_string(const dk_operator *op, char *buf, size_t size);
 
-/* Resolution of one slot and why (c10 computeDispatchTableEntryWithDebug):
-   *reason is "kernel", "default backend kernel", "math kernel", ... "missing". */
+/* Resolution of one slot and why (c10 computeDispatchTableEntryWithDebug): "kernel", ..., "missing". */
 DK_API const dk_kernel *dk_op_compute_slot(const dk_operator *op, int slot, const char **reason);
 
-/* The cell classes: X(name, colour, text in the cell, legend) -> CSS class
-   dk-<name>; an alias cell's text is the alias key's capitals (CIA). */
+/* dk_registry_html_to_string's cells: X(name, colour, text, legend), CSS class dk-<name>; alias: its capitals. */
 #define DK_FORALL_HTML_CELLS(X)                                                                  \
     X(kernel,      "#3fa34d", "K",  "kernel registered at this key")                            \
     X(alias,       "#6fa8dc", "",   "from an alias key's kernel (named in the cell)")           \
@@ -2408,112 +2040,62 @@ DK_API const dk_kernel *dk_op_compute_slot(const dk_operator *op, int slot, cons
     X(ambiguous,   "#e06666", "?",  "ambiguous (CompositeImplicitAutograd and an AutogradOther backend)") \
     X(missing,     "#ffffff", "",   "missing: a call that lands here fails")
 
+/* What a call with this argument keyset would do on this thread, into *out. */
 DK_API dk_status dk_explain(const dk_operator *op, dk_keyset args, dk_explanation *out);
 
-/* As dk_explain, from the keysets of a typed call's arguments, in order
-   (DK_KS_EMPTY for an argument that is not a tensor): at most
-   DK_EXPLAIN_MAX_ARGS (DK_ERR_BAD_ARGUMENT). */
+/* As dk_explain, from each typed argument's keyset (at most DK_EXPLAIN_MAX_ARGS). */
 DK_API dk_status dk_explain_args(const dk_operator *op, const dk_keyset *arg_keysets, int n, dk_explanation *out);
 
-/* As dk_explain, for a boxed call of this stack (its top num_arguments
-   values): the schema's dispatch arguments through the registry's
-   tensor_keyset hook, as dk_call_boxed. The operator needs a def
-   (DK_ERR_NOT_FOUND) and the stack must fit it (DK_ERR_BAD_STACK). */
+/* As dk_explain, for a boxed call of this stack; DK_ERR_NOT_FOUND without a def, DK_ERR_BAD_STACK. */
 DK_API dk_status dk_explain_stack(const dk_operator *op, const dk_stack *stack, dk_explanation *out);
 
-/* Text of an explanation; snprintf-like. It reads the explanation alone
-   (its own copies), never the registry: op, the operator explained, is not
-   read (it may have been removed since); NULL op or e gives "". */
+/* Text of an explanation, from its own copies (never the registry); snprintf-like. */
 DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, char *buf, size_t size);
 
 /* Trace every call and redispatch (process-wide); NULL turns it off. */
 DK_API void dk_trace_set(dk_trace_fn fn, void *user_data);
 
-/* Inside a trace hook: the stack of the boxed call or boxed redispatch being
-   traced on this thread (NULL for a typed call, whose arguments the hook
-   cannot see): dk_explain_stack(op, dk_trace_stack(), &e) then gives each
-   dispatch argument's keyset. Boxed calls record their stack only while a
-   hook is set, so a call racing dk_trace_set may show NULL here. */
+/* Inside a trace hook: the stack of the boxed call being traced, NULL for a typed call. */
 DK_API const dk_stack *dk_trace_stack(void);
 
+/* Bracket of a call made through dk_kernel_direct_fn, for the timeline. */
 DK_INLINE unsigned dk_trace_begin(const dk_operator *op, dk_keyset ks, const dk_kernel *k, int is_redispatch);
 DK_INLINE unsigned dk_trace_report_begin(const dk_operator *op, dk_keyset ks, const dk_kernel *k, int is_redispatch);
 DK_INLINE void dk_trace_end(unsigned token);
 
-/* A timeline of dispatches, written as Chrome trace event JSON (the format
-   chrome://tracing and Perfetto open). Opt-in and built on the trace hook:
-   dk_timeline_start sets the hook (replacing one set with dk_trace_set;
-   dk_trace_set while it records stops its events, and dk_timeline_stop
-   then leaves the new hook), so a program that never starts one pays
-   nothing on its calls. While it records, every
-   typed call (DK_DECLARE_OP's, gen/'s), redispatch and boxed call is one
-   complete event: the operator's name, the key of the slot that ran, the
-   kernel's debug text ("registered at file:line"; fallthrough, missing,
-   a fallback's), the thread (numbered 1, 2, ... in the order threads
-   first recorded), begin and duration, nested
-   under the call whose kernel redispatched it (its "parent" and "depth"
-   args, and in time). A call that lands on a boxed kernel or fallback says
-   so ("boxed": 1, "fallback": 1); a failed call (no kernel, ambiguous,
-   fallthrough called, a kernel's dk_call_fail) has "failed": 1 and its
-   status. A call whose dispatch primitive the caller used alone (no
-   dk_trace_begin) is not an event.
-   Each thread records into a buffer of its own, allocated on its first
-   event (no lock on the call path, and calls take a few hundred ns more
-   while recording: the clock twice and the names copied, at most 63 bytes
-   each, a longer one keeping its end after "..."). Memory is bounded: at
-   most events_per_thread events a thread (0: 16,384; 160 bytes each)
-   from its first event on, later ones dropped and counted; the file says
-   the cap and the number dropped ("otherData"). A buffer stays allocated
-   until the process ends (a thread's later recordings reuse its own).
-   dk_timeline_start begins a new recording (the last one's events are
-   forgotten) and returns DK_OK; a thread whose buffer cannot be allocated
-   records nothing. Under -DDK_NO_TRACE nothing is recorded (calls never
-   test the hook). dk_timeline_stop ends it (the hook cleared if it is
-   still the timeline's); dk_timeline_save writes the last recording's events to
-   path, after dk_timeline_stop (DK_ERR_BAD_ARGUMENT while recording; a
-   call still running then has "open": 1 and the duration it had so far);
-   DK_ERR_NULL for a NULL path, DK_ERR_BAD_ARGUMENT if the file cannot be
-   written. */
+/* Records a timeline of dispatches (Chrome trace JSON), bounded per thread; DK_OK. */
 DK_API dk_status dk_timeline_start(size_t events_per_thread);
 
+/* Ends the recording; dk_timeline_save writes it to path after stop (DK_ERR_BAD_ARGUMENT: recording, unwritable). */
 DK_API void dk_timeline_stop(void);
 DK_API dk_status dk_timeline_save(const char *path);
 
-/* --- Schemas: parsing and printing ---------------------------------------- */
+/* --- Schemas: parsing and printing (BOXED CALLS AND SCHEMAS; docs/schemas-and-gen.md) --- */
 
-/* Parses text; on success *out owns a new schema, on failure *out = NULL and
-   DK_ERR_BAD_SCHEMA (or DK_ERR_NO_MEMORY / DK_ERR_NULL) comes back. More than
-   64 arguments is an error, as in c10's DispatchKeyExtractor. */
+/* Parses a schema into a new *out; DK_ERR_BAD_SCHEMA and *out = NULL on a bad text. */
 DK_API dk_status dk_schema_parse(const char *text, dk_schema **out);
 
-/* The same, allocating through desc->alloc / desc->free (a registry's
-   description; NULL or no alloc: the C allocator). dk_schema_free uses
-   the same functions. */
+/* dk_schema_parse through a registry description's alloc / free (dk_schema_free uses them too). */
 DK_API dk_status dk_schema_parse_with(const char *text, const dk_registry_desc *desc, dk_schema **out);
 
+/* Frees a parsed schema. */
 DK_API void dk_schema_free(dk_schema *s);
 
-/* snprintf-like: c10's toString(FunctionSchema), or the operator name of a
-   name_only schema; returns the length the full text needs. */
+/* c10's toString(FunctionSchema); snprintf-like. */
 DK_API int dk_schema_to_string(const dk_schema *s, char *buf, size_t size);
 
-/* Names as in DK_FORALL_TYPE_KINDS ("Tensor", "List"); NULL when out of range. */
+/* A type kind's name as in DK_FORALL_TYPE_KINDS ("Tensor", "List"); NULL out of range. */
 DK_API const char *dk_type_kind_name(dk_type_kind k);
 
-/* snprintf-like: the C signature in schema words that gen/ binds the schema
-   to, "(returns) (arguments)", e.g. "(Tensor) (Tensor, Tensor, float)" for
-   add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor. A word
-   per C type: Tensor, Tensor?, Tensor[], int, int?, float, float?, bool,
-   bool?, str, object, int[], int[]?, float[], float[]?, list, list?, value
-   (see gen/dkgen.c for the C types). gen/'s kernels and adapters record it,
-   and a typed kernel's is compared with its def's (see dk_impl). -1 (and
-   "") for a schema gen/ binds boxed: a bare name, varargs. */
+/* The C signature in schema words gen/ binds to ("(Tensor) (Tensor, float)"); -1 when boxed only. */
 DK_API int dk_schema_c_signature(const dk_schema *s, char *buf, size_t size);
 
+/* The dispatch arguments' bits (dk_schema.dispatch_args). */
 DK_INLINE uint64_t dk_schema_dispatch_args(const dk_schema *s);
 
-/* --- Errors, logging, configuration, version ------------------------------ */
+/* --- Errors, logging, configuration, version (ERRORS, CONFIGURATION) ------ */
 
+/* DK_VERSION_NUMBER of the implementation that was linked. */
 DK_API int dk_version_number(void);
 
 /* A status's description ("out of memory", ...); NULL out of range. */
@@ -2522,187 +2104,79 @@ DK_API const char *dk_status_message(dk_status s);
 /* "KERNEL_OVERRIDDEN", ...; NULL out of range, as every name function. */
 DK_API const char *dk_log_item_name(dk_log_item item);
 
-/* The default logger: "Warning: <message>" (c10's words for an override),
-   "dispatch.h error: ..." or "dispatch.h panic: ..." on stderr. */
+/* The default logger: "Warning: ..." (c10's words for an override), "dispatch.h error: ..." on stderr. */
 DK_API void dk_log_stderr(dk_log_level level, dk_log_item item, const char *message, void *user_data);
 
 /* The detailed message of the last failure on this thread ("" if none). */
 DK_API const char *dk_last_error(void);
 
+/* DK_OK when this unit's configuration is the implementation's; DK_ERR_CONFIG_MISMATCH. */
 #define dk_config_check() dk__config_check(DK_CONFIG_SIGNATURE)
 
-/* The implementation's own signature: what a caller without the header's
-   macros (a foreign-function interface) passes as `signature`. */
+/* The implementation's own signature (what a foreign caller passes as `signature`). */
 DK_API const char *dk_config_signature(void);
 
+/* The default call-error hook: the message into dk_last_error, the status into dk_last_call_status. */
 DK_API void dk_call_error_report(const dk_operator *op, dk_keyset ks, dk_status status, const char *message,
                                  void *user_data);
 
+/* A call-error hook that prints and aborts. */
 DK_API void dk_call_error_abort(const dk_operator *op, dk_keyset ks, dk_status status, const char *message,
                                 void *user_data);
 
-/* The status of the last FAILED call on this thread (with the default
-   call-error hook), and resets it to DK_OK: it returns and clears. A call
-   that succeeds does not touch it (that would cost every call a store), so
-   it may hold a failure of an earlier call nobody read. To check one call,
-   clear before and read after; a call whose result cannot say it failed
-   (void, a Scalar) needs exactly this:
-
-       (void)dk_last_call_status();         // clear what an earlier call left
-       my_op_call(op, &t);                  // a void call
-       if (dk_last_call_status() != DK_OK)  // this call failed
-           fprintf(stderr, "%s\n", dk_last_error());
-*/
+/* The status of this thread's last FAILED call, and clears it: clear before a call, read after. */
 DK_API dk_status dk_last_call_status(void);
 
-/* --- The C ABI: the same through plain C types, for foreign callers ------- */
+/* --- The C ABI: plain C types for foreign callers (FOREIGN CALLERS; Note [The C ABI]) --- */
 
-/* The C ABI for foreign callers (Python's ctypes, cffi, other languages'
-   FFIs): a real exported function for what C gets as macros or static
-   inline functions, with plain C types only. Keysets are uint64_t (the
-   repr), keys, backends, statuses and value tags int, guards are written
-   to a caller's buffer of dk_abi_guard_size() bytes (two uint64_t), a
-   kernel description is an opaque buffer of dk_abi_kernel_desc_size()
-   bytes, stacks are made and freed here; every other struct a caller
-   meets has its size here and accessors for what it needs of it. The
-   inline versions stay what C uses. Registration checks nothing against
-   a caller's lists: a foreign caller uses the library's own
-   (dk_abi_num_backends, dk_key_name, dk_key_parse tell them). A boxed
-   kernel receives its dk_keyset, a struct of one uint64_t, passed as a
-   uint64_t is by every ABI dispatch.h runs on. The real functions of the
-   C API (dk_key_parse, dk_deregister, dk_registry_reclaim,
-   dk_thread_offline, dk_last_error, dk_status_message, dk_explain_to_string,
-   dk_stack_push_default...) are part of the ABI as they are.
-
-   Which library to load. A host whose threads may sit idle outside the
-   library without saying so (Python: a thread blocked in queue.get(),
-   input() or a sleep) loads the call-epochs build (make lib CONFIG=epochs:
-   libdispatch-epochs.so): calls bracket themselves, and memory is freed
-   and dk_registry_synchronize returns once the calls in flight end. In
-   the default build (libdispatch.so, quiescent points) every thread that
-   calls while registrations change takes part (from its first
-   dk_registry_reclaim or dk_thread_online until it exits or goes
-   offline), and dk_registry_synchronize waits for each to pass its next
-   quiescent point: it blocks for as long as one idles without
-   dk_thread_offline() -- forever behind a Python thread waiting in
-   queue.get() -- and retired memory grows meanwhile (WHAT A PROGRAM
-   DOES). The default build suits a host that declares its threads'
-   quiescent points and offline spells.
-
-   Lifetimes, once:
-     callbacks   a kernel, fallback, keyset_of or logger function and its
-                 user data live as long as they are registered (the
-                 registry, for keyset_of and the logger) and, after
-                 dk_deregister, until dk_registry_synchronize returns
-                 (calls in flight may still run them). A ctypes callback
-                 object must be kept referenced: one the garbage collector
-                 freed crashes the next call.
-     strings     what the ABI takes to register (schemas, operator names,
-                 sites, kernel names) and the message of dk_abi_call_fail
-                 are copied: a name given to dk_abi_kernel_named lives
-                 until the registration that takes the description
-                 returns, the others until the function returns. What
-                 is pushed (strings, and the arrays of
-                 dk_abi_stack_push_ints / _doubles / _list) is not: it lives
-                 until the call that consumes it returns, or until popped;
-                 a string or array popped is the pushed one. Texts the
-                 ABI returns: dk_abi_op_name lives as long as the
-                 operator; dk_last_error until this thread's next failure;
-                 the dk_abi_*_name functions return static text; the
-                 schema functions copy into the caller's buffer.
-     tensors     the library keeps no tensor pointer: one pushed lives
-                 until the call that consumes it returns (keyset_of and the
-                 kernels read it during the call), or until popped.
-     stacks      dk_abi_stack_create to dk_abi_stack_destroy, one thread at a
-                 time; a stack a kernel receives is the call's, for the
-                 kernel's duration.
-     registries  dk_abi_registry_create to dk_abi_registry_destroy; every
-                 handle it gave (registrations, operators) dies with it.
-                 The ABI's functions that take a registry recognise a
-                 destroyed one and refuse it with DK_ERR_DESTROYED (Note
-                 [Destroyed registries]: the lookup costs registrations
-                 and lookups a list walk, calls nothing); the C API's
-                 functions do not. A destroy from inside a call or hook on
-                 its thread (a finalizer the garbage collector ran in a
-                 kernel) is refused with DK_ERR_IN_CALL; one racing calls
-                 on other threads is the caller's to prevent. */
-/* registries: tensor handles' keysets come from keyset_of(tensor,
-   user_data) or, when keyset_of is NULL, from the handle's first 8 bytes
-   (a uint64_t: a struct whose first member is the keyset). _with: the
-   registry's logger (what has no caller to return to: an overridden
-   kernel, say; NULL: dk_log_stderr). destroy: DK_OK, DK_ERR_DESTROYED
-   (destroyed before), DK_ERR_IN_CALL, DK_ERR_REENTRANT (from its own
-   logger or listener), DK_ERR_NULL; it takes a dk_registry_create
-   registry too. op_lookup: as dk_op_lookup, DK_ERR_NOT_FOUND without
-   such an operator. */
+/* Creates a registry whose tensors' keysets come from keyset_of (NULL: a handle's first 8 bytes). */
 DK_API dk_status dk_abi_registry_create(uint64_t (*keyset_of)(const void *tensor, void *user_data), void *user_data,
                                         dk_registry **out);
 
+/* dk_abi_registry_create with the registry's logger (NULL: dk_log_stderr). */
 DK_API dk_status dk_abi_registry_create_with(uint64_t (*keyset_of)(const void *tensor, void *user_data),
                                              void *user_data, dk_log_fn log, void *log_user_data,
                                              dk_registry **out);
 
+/* Destroys a registry (DK_ERR_DESTROYED twice, DK_ERR_IN_CALL); op_lookup: DK_ERR_NOT_FOUND for none. */
 DK_API dk_status dk_abi_registry_destroy(dk_registry *r);
 DK_API dk_status dk_abi_op_lookup(dk_registry *r, const char *name, const dk_operator **out);
 
-/* registration, as dk_def / dk_impl / dk_fallback; kernel: a buffer filled
-   by dk_abi_boxed, dk_abi_unboxed or dk_abi_fallthrough, and optionally
-   named after its function (dk_abi_kernel_named: dumps and messages show
-   "registered at site:line (name)"). The _at versions take the site the
-   caller names (its file, or its function's name, and a line); the others
-   record "<foreign caller>:0". */
+/* Kernel descriptions: an opaque buffer of this many bytes. */
 DK_API size_t dk_abi_kernel_desc_size(void);
 
+/* Fills a kernel description: boxed, unboxed, fallthrough; named after its function. */
 DK_API void dk_abi_boxed(void *kernel, dk_boxed_fn fn, void *user_data);
 DK_API void dk_abi_unboxed(void *kernel, dk_fn fn, void *user_data);
 DK_API void dk_abi_fallthrough(void *kernel);
 DK_API void dk_abi_kernel_named(void *kernel, const char *name);
+/* Registration, as dk_def / dk_impl / dk_fallback (site "<foreign caller>:0"; _at: the caller's site). */
 DK_API dk_status dk_abi_def(dk_registry *r, const char *schema, dk_registration **out);
 DK_API dk_status dk_abi_impl(dk_registry *r, const char *op_name, int key, const void *kernel, dk_registration **out);
 DK_API dk_status dk_abi_fallback(dk_registry *r, int key, const void *kernel, dk_registration **out);
 DK_API dk_status dk_abi_def_at(dk_registry *r, const char *schema, const char *site, int line,
                                dk_registration **out);
-
 DK_API dk_status dk_abi_impl_at(dk_registry *r, const char *op_name, int key, const void *kernel, const char *site,
                                 int line, dk_registration **out);
-
 DK_API dk_status dk_abi_fallback_at(dk_registry *r, int key, const void *kernel, const char *site, int line,
                                     dk_registration **out);
 
-/* boxed calls, as dk_call_boxed / dk_redispatch_boxed, returning this
-   call's status (what dk_last_call_status() would give after it: DK_OK
-   with a registry whose call-error hook is the program's own). Outside
-   every call they consume the thread's failed-call status; inside one (a
-   kernel or fallback calling on, in a call the library sees: a boxed
-   call, a typed call's boxed part, any call under call epochs) they leave
-   a failure set, so that it reaches the outer call's status whatever the
-   kernel does with the returned one (a fallback that recovers clears it:
-   dk_last_call_status). */
+/* Boxed calls returning this call's status (inside a call a failure stays set for the outer call). */
 DK_API dk_status dk_abi_call_boxed(const dk_operator *op, dk_stack *stack);
-
 DK_API dk_status dk_abi_redispatch_boxed(const dk_operator *op, uint64_t ks, dk_stack *stack);
 
-/* From inside a kernel or fallback: fails the current call, as
-   dk_call_fail with the message as it is (no format); status is a
-   dk_status, DK_ERR_KERNEL_FAILED for a kernel's own failure. */
+/* From inside a kernel: fails the current call with the message as it is (dk_call_fail). */
 DK_API void dk_abi_call_fail(const dk_operator *op, const dk_kernel *kernel, uint64_t ks, int status,
                              const char *message);
 
-/* what a boxed kernel receives: its user_data, the operator's name */
+/* What a boxed kernel receives: its user_data, the operator's name. */
 DK_API void *dk_abi_kernel_user_data(const dk_kernel *kernel);
-
 DK_API const char *dk_abi_op_name(const dk_operator *op);
 
-/* The def's schema (dk_op_function_schema), copied into buf, snprintf-like
-   (the length the whole text needs); -1 and "" without a def or for an
-   argument or return i that is not there. _schema: c10's normalised text;
-   _num_arguments / _num_returns: -1 without a def; an argument's name,
-   type as written ("int[1]", "Tensor(a!)", "Scalar?") and default as
-   written ("1", "[0, 1]", "None"; -1 without a default); kwarg_only: 1
-   after a lone '*', 0 before, -1 for no such argument. A return's name
-   is "" when it has none. */
+/* The def's schema, copied (snprintf-like; -1 and "" without a def). */
 DK_API int dk_abi_op_schema(const dk_operator *op, char *buf, size_t size);
 
+/* The def's arguments and returns: counts, names, types, defaults as written (-1: none). */
 DK_API int dk_abi_op_num_arguments(const dk_operator *op);
 DK_API int dk_abi_op_num_returns(const dk_operator *op);
 DK_API int dk_abi_op_argument_name(const dk_operator *op, int i, char *buf, size_t size);
@@ -2712,21 +2186,14 @@ DK_API int dk_abi_op_argument_kwarg_only(const dk_operator *op, int i);
 DK_API int dk_abi_op_return_name(const dk_operator *op, int i, char *buf, size_t size);
 DK_API int dk_abi_op_return_type(const dk_operator *op, int i, char *buf, size_t size);
 
-/* the key space */
+/* The key space: counts of backends, functionality keys, keys, slots. */
 DK_API int dk_abi_num_backends(void);
-
 DK_API int dk_abi_num_functionality_keys(void);
 DK_API int dk_abi_num_keys(void);
 DK_API int dk_abi_num_slots(void);
 
-/* Names and numbers of what C has as enums and macros. Statuses and value
-   tags are numbered 0 .. count-1: _name(i) is the C name ("DK_ERR_NO_KERNEL",
-   "DK_VALUE_INT"; dk_status_message gives a status's text), NULL out of range.
-   The named keysets (DK_KS_AFTER_AUTOGRAD...): ks_named_name(i) their C
-   names, ks_named(name, &ks) one by its C name (DK_ERR_NOT_FOUND for
-   another name). */
+/* Names and numbers of the C enums and named keysets (NULL / DK_ERR_NOT_FOUND out of range). */
 DK_API int dk_abi_num_statuses(void);
-
 DK_API const char *dk_abi_status_name(int status);
 DK_API int dk_abi_num_value_tags(void);
 DK_API const char *dk_abi_value_tag_name(int tag);
@@ -2734,9 +2201,8 @@ DK_API int dk_abi_num_named_keysets(void);
 DK_API const char *dk_abi_ks_named_name(int i);
 DK_API dk_status dk_abi_ks_named(const char *name, uint64_t *out);
 
-/* keyset algebra (the dk_ks_* functions above) */
+/* Keyset algebra on uint64_t, as the dk_ks_* functions. */
 DK_API uint64_t dk_abi_ks_from_key(int key);
-
 DK_API uint64_t dk_abi_ks_from_backend(int backend);
 DK_API uint64_t dk_abi_ks_or(uint64_t a, uint64_t b);
 DK_API uint64_t dk_abi_ks_and(uint64_t a, uint64_t b);
@@ -2754,35 +2220,25 @@ DK_API int dk_abi_ks_next(uint64_t a, int key);
 DK_API int dk_abi_ks_to_string(uint64_t a, char *buf, size_t size);
 DK_API int dk_abi_key_runtime(int functionality, int backend);
 
-/* Sizes of the structs a caller passes to the C API's real functions
-   (dk_registry_read_stats, dk_explain_to_string, dk_op_default...), and an
-   explanation's fields: dk_abi_explain is dk_explain with the keyset as a
-   uint64_t, into a buffer of dk_abi_explanation_size() bytes. */
+/* Sizes of the structs a caller passes (guard, value, explanation, statistics). */
 DK_API size_t dk_abi_guard_size(void);
-
 DK_API size_t dk_abi_value_size(void);
 DK_API size_t dk_abi_explanation_size(void);
 DK_API size_t dk_abi_registry_stats_size(void);
+/* dk_explain with the keyset as a uint64_t, and the explanation's fields. */
 DK_API dk_status dk_abi_explain(const dk_operator *op, uint64_t args, struct dk_explanation *out);
 DK_API uint64_t dk_abi_explanation_final(const struct dk_explanation *e);
 DK_API int dk_abi_explanation_key(const struct dk_explanation *e);
 DK_API int dk_abi_explanation_slot(const struct dk_explanation *e);
 
-/* stacks: dk_abi_stack_create(capacity) (NULL out of memory), pushes return 1
-   or 0 when full; a pop of the wrong tag (or of an empty stack) returns
-   DK_ERR_BAD_STACK and leaves the stack as it was. Lists: int[] and
-   float[] as the caller's arrays (push_ints / push_doubles, not copied);
-   other lists (Tensor[], Tensor?[]) as an array of n values, n *
-   dk_abi_value_size() bytes, filled with dk_abi_value_set_tensor /
-   _set_none and read with dk_abi_value_tag / _tensor (NULL for a value
-   that is no tensor). */
+/* Stacks: created here (NULL out of memory), one thread at a time. */
 DK_API dk_stack *dk_abi_stack_create(size_t capacity);
-
 DK_API void dk_abi_stack_destroy(dk_stack *s);
 DK_API size_t dk_abi_stack_size(const dk_stack *s);
 DK_API void dk_abi_stack_clear(dk_stack *s);
 DK_API int dk_abi_stack_peek_tag(const dk_stack *s, size_t depth);   /* a dk_value_tag, -1 past the bottom */
 
+/* Pushes (1, or 0 when full) and pops (DK_ERR_BAD_STACK on the wrong tag, the stack unchanged). */
 DK_API int dk_abi_stack_push_none(dk_stack *s);
 DK_API int dk_abi_stack_push_bool(dk_stack *s, int b);
 DK_API int dk_abi_stack_push_int(dk_stack *s, int64_t i);
@@ -2803,14 +2259,14 @@ DK_API dk_status dk_abi_stack_pop_none(dk_stack *s);
 DK_API dk_status dk_abi_stack_pop_ints(dk_stack *s, const int64_t **items, size_t *n);
 DK_API dk_status dk_abi_stack_pop_doubles(dk_stack *s, const double **items, size_t *n);
 DK_API dk_status dk_abi_stack_pop_list(dk_stack *s, const dk_value **items, size_t *n);
+/* A list's values: their tag and tensor, set to a tensor or none. */
 DK_API int dk_abi_value_tag(const dk_value *items, size_t i);
 DK_API void *dk_abi_value_tensor(const dk_value *items, size_t i);
 DK_API void dk_abi_value_set_tensor(dk_value *items, size_t i, void *tensor);
 DK_API void dk_abi_value_set_none(dk_value *items, size_t i);
 
-/* this thread's state and guards (out: the guard to pop, on this thread) */
+/* This thread's state and guards, as dk_tls_* and dk_guard_* (a guard popped on its thread). */
 DK_API uint64_t dk_abi_tls_included(void);
-
 DK_API uint64_t dk_abi_tls_excluded(void);
 DK_API void dk_abi_tls_set_included(uint64_t ks);
 DK_API void dk_abi_tls_set_excluded(uint64_t ks);
@@ -2844,6 +2300,9 @@ DK_API void dk_abi_guard_pop(const dk_guard *g);
 
 #define DK__R_BACKENDS (((uint64_t)1 << DK_NUM_BACKENDS) - 1)
 
+/* Role flags of functionality rows (Note [Roles], in >>roles), from one
+   list: enum dk_role is made from it, and the DK_R_* macros of the
+   configuration hash (>>hash) are checked against it there. */
 #define DK__R_FULL ((uint64_t)-1 >> (64 - DK_NUM_KEYSET_BITS))
 
 /* Functionality bits of every row that has `role`; first key that has it.
@@ -2881,6 +2340,15 @@ DK_API void dk_abi_guard_pop(const dk_guard *g);
 /* the per-backend autograd functionality (AutogradFunctionality) */
 #define DK__KEY_AUTOGRAD_FUNCTIONALITY DK__PB_ROLE_KEY(DK_R_AUTOGRAD)
 
+/* c10's DispatchKeySet(FULL_AFTER, k) for a functionality key k (a constant
+   expression; dk_ks_full_after() also takes runtime keys): every key below
+   k, PythonDispatcher included, k itself not. What a fallback at k passes
+   to redispatch: dk_ks_and(ks, DK_KS_FULL_AFTER(DK_Tracer)). Undefined
+   gives c10's value (the backend bits below the highest one, plus
+   PythonDispatcher: 0x4000000000007fff in 2.11); any other value gives FULL
+   (never a shift out of range) -- for a runtime or an alias key use
+   dk_ks_full_after(), whose answer for an alias never holds the alias's
+   own keys (FULL would let a fallback there call itself). */
 /* c10's DispatchKeySet(FULL_AFTER, k) for a functionality key k below
    EndOfFunctionalityKeys: every bit below k's functionality bit, plus the
    always-after keys; for Undefined (k 0) the backend bits below the highest
@@ -3128,6 +2596,12 @@ DK_INLINE dk_backend dk_key_backend(dk_key k) {
     return (dk_backend)((k - DK_EndOfFunctionalityKeys - 1) % (DK_NUM_BACKENDS + 1));
 }
 
+/* The runtime key of (per-backend functionality, backend) (c10
+   toRuntimePerBackendFunctionalityKey); f itself when f is not per-backend.
+   It reads the first runtime key of f's block from dk__per_backend_start
+   (a comparison with each per-backend row, folded for a constant f, costs
+   every unit that includes the header compile time, docs/bench.md; no
+   call reads it). */
 DK_INLINE dk_key dk_key_runtime(dk_key f, dk_backend b) {
     return (unsigned)f < (unsigned)DK_EndOfFunctionalityKeys && dk__per_backend_start[f] != 0
                ? (dk_key)((int)dk__per_backend_start[f] + (int)b)
@@ -3262,6 +2736,9 @@ DK_INLINE dk_key dk_ks_next(dk_keyset a, dk_key k) {
    expands the backend list (dk_backend_autocast_set) are functions of the
    implementation (>>impl-slots); none is on the call path. */
 
+/* c10 isIncludedInAlias: runtime key k is covered by alias `alias`; a key
+   that is no alias covers itself alone (c10: isIncludedInAlias(CPU, CPU)),
+   as dk_alias_runtime_set(k) is {k}. Never for Undefined or an alias k. */
 DK_INLINE int dk_key_in_alias(dk_key k, dk_key alias) {
     if (k == DK_Undefined || dk_key_is_alias(k)) return 0;
     if (!dk_key_is_alias(alias)) return k == alias;
@@ -3905,6 +3382,10 @@ DK_INLINE dk_kernel_desc dk__kernel_desc(dk_fn fn, dk_boxed_fn boxed, void *user
     return d;
 }
 
+/* What to register: build with dk_unboxed(), dk_boxed(), dk_fallthrough(),
+   or typed with DK_KERNEL(op, fn, user_data) (>>public). name (the
+   kernel's function name, shown after its file:line) and signature (its C
+   type, kept as a pointer: a string literal) are optional. */
 DK_INLINE dk_kernel_desc dk_unboxed(dk_fn fn, void *user_data) { return dk__kernel_desc(fn, NULL, user_data, 0); }
 
 DK_INLINE dk_kernel_desc dk_boxed(dk_boxed_fn fn, void *user_data) { return dk__kernel_desc(NULL, fn, user_data, 0); }
@@ -4007,10 +3488,19 @@ typedef int16_t dk__slot_entry_offsets[DK_NUM_SLOTS];
 
 DK__TABLE(dk__slot_entry_offsets, dk__entry_by_slot, DK__ENTRY_BY_SLOT_INIT)
 
+/* One slot of an operator's table: the kernel record, and beside it the
+   record's fn, NULL when a call takes the slow path (a boxed kernel, a
+   fallback, a fallthrough, an ambiguity, a missing kernel). A call reads
+   both from one cache line and never the record itself: the record is
+   only handed to the kernel. Read with dk_op_table_entry(). */
 DK_INLINE const dk_table_entry *dk_op_table_entry(const dk_op_table *t, int s) {
     return (const dk_table_entry *)(const void *)((const char *)t + DK__ENTRY_AT(0) + dk__entry_by_slot[s]);
 }
 
+/* Backend b's row of a table: its fallthrough mask and the entry of its
+   slot of the first per-backend functionality (Dense: CPU, CUDA, ...), in
+   one aligned 32 bytes, so that a call ending at a backend kernel reads its
+   mask and its kernel from one cache line. */
 DK_INLINE uint64_t dk_op_table_nonfallthrough(const dk_op_table *t, int b) { return t->rows[b].nonfallthrough; }
 
 /* An entry's kernel record (read with acquire: see dk__entry_set). */
@@ -4028,6 +3518,13 @@ DK_API void dk__read_check(const char *fn);
 #define DK__CALLER_READ_CHECK(fn) ((void)0)
 #endif
 
+/* Everything a call reads of an operator, as one immutable snapshot: the
+   dispatch table, the fallthrough masks and what the def says (a pointer
+   to the def's record of it). A change
+   builds a new snapshot and publishes it with one release store, so a call
+   sees the state before or the state after a registration, never a mix
+   (WHAT A PROGRAM DOES in the manual). The slots live in two places (the backend
+   rows and `entries`); dk_op_table_entry() finds a slot's entry. */
 DK_INLINE const dk_op_table *dk_op_table_of(const dk_operator *op) {
     DK__CALLER_READ_CHECK("dk_op_table_of");
     return DK__LOAD_ACQ(&op->table);
@@ -4039,6 +3536,13 @@ DK_INLINE const dk_op_table *dk_op_table_of(const dk_operator *op) {
    what such a record stands for now: the fallback, or k itself. */
 DK_API const dk_kernel *dk__deferred(const dk_operator *op, const dk_kernel *k);
 
+/* The pointers dk_op_slot_kernel, dk_op_schema and dk_op_function_schema return point into what the
+   registry retires when the def or kernel goes: use them before this
+   thread's next quiescent point (default mode) or, under DK_CALL_EPOCHS,
+   between dk_call_enter() and dk_call_exit() around the call and the use
+   (outside a call, a retired table may be freed at any time; there
+   DK_DEBUG_READS stops a call of them outside a bracket). */
+/* The kernel record a call would run at a slot (dk_ks_slot). */
 DK_INLINE const dk_kernel *dk_op_slot_kernel(const dk_operator *op, int slot) {
     const dk_kernel *k;
     DK__CALLER_READ_CHECK("dk_op_slot_kernel");
@@ -4049,6 +3553,18 @@ DK_INLINE const dk_kernel *dk_op_slot_kernel(const dk_operator *op, int slot) {
 /* What the def says (dk_op_def_info), or NULL without a def. */
 DK_INLINE const dk_op_def_info *dk__op_def(const dk_op_table *t) { return DK__LOAD_ACQ(&t->def); }
 
+/* What an operator's def says, as boxed calls and inspection read it (a
+   snapshot's `def`): the parsed schema (read-only; its text is c10's
+   normalised form, its dispatch_args bit j says the j-th value from the top
+   of a boxed call's stack is a dispatch argument: Tensor, Tensor?,
+   Tensor[], Tensor?[]; its num_arguments and num_returns), per argument its
+   default as a value (NONE tag if none), the boxing adapters (or NULL), the
+   tags (bit DK_TAG_x) and the alias-analysis kind. Immutable once
+   published, but for `adapters`, which dk_op_set_adapters may set, or
+   replace with adapters of the same signature (an atomic pointer: read it
+   once, with acquire). */
+/* The def's parsed schema (arguments, types, defaults, alias annotations,
+   return names; see dk_schema), or NULL without a def. Read-only. */
 DK_INLINE const struct dk_schema *dk_op_function_schema(const dk_operator *op) {
     const dk_op_def_info *d;
     DK__CALLER_READ_CHECK("dk_op_function_schema");
@@ -4221,6 +3737,30 @@ DK_INLINE dk_guard dk__guard(uint64_t included_delta, uint64_t excluded_delta) {
     return g;
 }
 
+/* Note [Guards]. A push flips bits of this thread's (included, excluded) state and
+   returns exactly which ones, as an XOR delta; dk_guard_pop(g) flips those
+   same bits back. The exact guarantee:
+
+   - Any order. Pops commute: once every guard pushed after some moment has
+     been popped again, in any order and interleaved in any way with other
+     pushes and pops, while every guard that was live at that moment is
+     still live, the state (included and excluded) is bit for bit what it
+     was at that moment. In particular, when all guards are popped the state
+     is the one before the first push. This holds as long as only guards
+     change the state in between: dk_tls_set_included / _excluded are not
+     guards, and pops do not undo them.
+   - Properly nested (each pop undoes the most recent live push), every step
+     is c10's: dk_guard_include adds only the keys not yet included and its
+     pop removes only those (a key that was already included stays
+     included); dk_guard_exclude likewise for the excluded set; dk_guard_force
+     replaces both sets and its pop restores the ones it replaced. (Backend
+     bits count as any other bit: see docs/c10.md.)
+   - Out of order, the state between pops is not c10's (c10's guards leave
+     it wrong for good): popping a guard flips back its own delta even when a
+     later guard (a force, say) has changed those bits since. The state is
+     exact again once the later guards are popped too.
+
+   Pop each guard once, on the thread that pushed it. */
 DK_INLINE dk_guard dk_guard_include(dk_keyset ks) { return dk__guard(ks.repr & ~dk_tls_included().repr, 0); }
 
 DK_INLINE dk_guard dk_guard_exclude(dk_keyset ks) { return dk__guard(0, ks.repr & ~dk_tls_excluded().repr); }
@@ -4520,6 +4060,15 @@ DK_INLINE dk__entry_ref dk__dispatch(const dk_operator *op, dk_keyset args, dk_k
 #define DK__DIRECT_FN(fn) ((dk_fn)((uintptr_t)(fn) & dk__fn_mask))
 #endif
 
+/* dk_dispatch_kernel and dk_redispatch_kernel (below) for a caller that
+   hands the record on to dk_call_packed (gen/'s bindings): *out_table is the snapshot of the operator the record
+   was read from, and the record is the slot's as that snapshot holds it.
+   They tell the trace hook nothing and leave a missing record (fn NULL)
+   as it is: while a hook is set dk_kernel_direct_fn is NULL, and the
+   caller reports the call with dk_trace_report_begin; dk_call_packed runs
+   the backend fallback a missing record stands for. *out_table lives as
+   long as the record. But for the debug checks they call nothing, so a
+   call site keeps no register across a call. */
 DK_INLINE const dk_kernel *dk_redispatch_kernel_with_table(const dk_operator *op, dk_keyset ks,
                                                            const dk_op_table **out_table) {
     const dk_op_table *t;
@@ -4566,6 +4115,15 @@ DK_INLINE const dk_kernel *dk_dispatch_kernel(const dk_operator *op, dk_keyset a
 DK_API void dk__call_slow_in(const dk_operator *op, const dk_op_table *t, dk_keyset args_ks, dk_keyset ks,
                              const dk_kernel *k, void *args, void *result, size_t result_size);
 
+/* dk_dispatch_kernel / dk_redispatch_kernel, then the call, for typed calls written out in full (gen/dkgen's bindings): a
+   kernel record k whose fn is NULL gets the argument pack `args` (boxed
+   through the adapters of the def of snapshot t, or handed to a boxed
+   kernel as stack->unboxed_args); a failed call is reported (ks standing
+   for the arguments' keyset in the message, which describes t) and
+   *result zero-filled. t is the snapshot k was read from
+   (dk_dispatch_kernel_with_table, dk_redispatch_kernel_with_table), so
+   that a def replaced since then cannot box the caller's pack: Note [One
+   read primitive]. */
 DK_INLINE void dk_call_packed(const dk_operator *op, const dk_op_table *t, dk_keyset ks, const dk_kernel *k,
                               void *args, void *result, size_t result_size) {
     dk__call_slow_in(op, t, ks, ks, k, args, result, result_size);
@@ -4621,6 +4179,27 @@ DK_INLINE void dk_call_packed(const dk_operator *op, const dk_op_table *t, dk_ke
 
 #define DK__OP_SIGTYPE(T, n) ", " #T
 
+/* Note [Typed registration]. Typed registration of an operator declared with DK_DECLARE_OP (or
+   generated by gen/): the kernel must have the operator's type name_fn, or
+   the program does not compile, whatever the warning flags (DK_FN takes any
+   function). The record says where it was registered (the caller's
+   file:line), the function's name and its C type, which dk_op_state_to_string
+   prints:
+       DK_IMPL_TYPED(neg, r, "my::neg", DK_CPU, neg_cpu, NULL, &h);
+       DK_LIBRARY_IMPL_TYPED(neg, lib, "neg", DK_CPU, neg_cpu, NULL);  (in a block)
+       dk_fallback / dk_impl(r, ..., DK_KERNEL(neg, neg_cpu, NULL), &h);
+   A kernel of another type is an error that names the type expected:
+       error: negative width in bit-field 'wrong_kernel_type__expected_neg_fn'
+   (C passes a function of another pointer type with only a warning, which
+   gcc before 14 and clang before 16 do not make an error: the registration
+   would compile and the call run the kernel with the wrong arguments). In
+   C++ the conversion itself is the error. At registration the kernel's C
+   type is also compared with the operator's other typed kernels (see
+   dk_impl, DK_ERR_WRONG_SIGNATURE).
+   DK_KERNEL_TYPE_CHECK(T, fn, field): (void)0 if the function fn has type T
+   (a function pointer type), else a compile error naming field (an
+   identifier); the typed registration macros and gen/'s use it. In C++ it
+   is (void)0: the conversion of fn to T that follows is the check. */
 /* name_fn, the kernel type, and name_kernel(fn, user_data, fn_name): a
    dk_kernel_desc that only a kernel of type name_fn converts to, carrying
    the kernel's name and its C type as text. */
@@ -4680,6 +4259,19 @@ DK_INLINE void dk_call_packed(const dk_operator *op, const dk_op_table *t, dk_ke
         DK__OP_RESULT_##ret                                                                                   \
     }
 
+/* DK_DECLARE_OP(name, R, keyset_expr, (T1, a1), (T2, a2), ...) declares a
+   typed operator of up to 12 arguments; keyset_expr computes the
+   arguments' keyset from a1, a2, ... It defines, in the user's namespace:
+       name_fn          the kernel's type: R (*)(const dk_kernel *, dk_keyset, T1, T2, ...)
+       name_kernel      dk_kernel_desc name_kernel(name_fn, void *user_data, const char *fn_name)
+       name_args        the argument pack { T1 a1; T2 a2; ...; R result; } a
+                        boxed kernel gets as stack->unboxed_args
+       name_call        R name_call(const dk_operator *, T1, T2, ...): dispatch and call
+       name_redispatch  R name_redispatch(const dk_operator *, dk_keyset ks, T1, ...):
+                        call the kernel of ks as given (no TLS, no mask)
+   and the helpers dk__declared_name_invoke, dk__declared_name_slow,
+   dk__declared_name_traced and dk__declared_name_dispatch.
+   DK_DECLARE_OP_VOID(name, keyset_expr, ...) is the same for void. */
 #define DK__DECLARE_OP_BODY(name, R, ret, keyset_expr, result_ptr, result_size, ...)                      \
     static DK__NOINLINE DK__UNUSED R dk__declared_##name##_traced(const dk_kernel *dk__k, dk_keyset dk__ks,              \
                                                  const dk_operator *dk__o, int dk__re, const dk_op_table *dk__tab \
@@ -4774,6 +4366,18 @@ DK_INLINE void dk_call_packed(const dk_operator *op, const dk_op_table *t, dk_ke
                           dk__declared_##name##_redispatch_any(dk__o, dk__ks DK__MAP(DK__OP_ARG, __VA_ARGS__))) \
     }
 
+/* For a caller that dispatches with dk_dispatch_kernel / dk_redispatch_kernel
+   and calls the kernel itself (gen/'s bindings): dk_kernel_direct_fn(k) is
+   the fn to call directly, NULL while a trace hook is set, and then the
+   caller brackets its call of the kernel (or dk_call_packed) with
+       unsigned t = dk_trace_begin(op, ks, k, is_redispatch); ...; dk_trace_end(t);
+   so a timeline sees the call with its duration. The dispatch primitive
+   already told the trace hook: these two report to a timeline only. Off,
+   dk_trace_begin is a test that returns 0 and dk_trace_end(0) nothing.
+   After dk_dispatch_kernel_with_table / dk_redispatch_kernel_with_table,
+   which tell the hook nothing, dk_trace_report_begin takes
+   dk_trace_begin's place: it tells the hook, then opens the timeline's
+   event (the same token for dk_trace_end). */
 DK_INLINE dk_fn dk_kernel_direct_fn(const dk_kernel *k) { return DK__DIRECT_FN(k->fn); }
 
 DK_INLINE unsigned dk_trace_begin(const dk_operator *op, dk_keyset ks, const dk_kernel *k, int is_redispatch) {
@@ -4843,6 +4447,8 @@ static void (*const dk__link_check)(void) __attribute__((used)) =
 
 DK_INLINE uint64_t dk_schema_dispatch_args(const dk_schema *s) { return s->dispatch_args; }
 
+/* The def's schema in c10's normalised form, or NULL without a def
+   (defined here, after dk_schema, whose text it returns). */
 DK_INLINE const char *dk_op_schema(const dk_operator *op) {
     const dk_schema *s = dk_op_function_schema(op);
     return s ? s->text : NULL;
@@ -5190,6 +4796,12 @@ DK_API const char *dk_log_item_name(dk_log_item item) {
     return (unsigned)item < (unsigned)DK__LOG_ITEM_END ? names[item] : NULL;
 }
 
+/* What is not a registration's status nor a call's error goes to the
+   registry's logger (dk_registry_desc.logger), one item of this list per
+   message: X(ITEM, level, what it means). The default logger,
+   dk_log_stderr, is the only code of the library that prints. */
+/* The default logger: "Warning: <message>" (c10's words for an override),
+   "dispatch.h error: ..." or "dispatch.h panic: ..." on stderr. */
 DK_API void dk_log_stderr(dk_log_level level, dk_log_item item, const char *message, void *user_data) {
     (void)item; (void)user_data;
     fprintf(stderr, "%s: %s\n", level == DK_LOG_WARNING ? "Warning" : level == DK_LOG_ERROR ? "dispatch.h error"
@@ -5901,6 +5513,40 @@ DK__PRIVATE void dk__tl_failed(const dk_operator *op, dk_status status) {
     e->status = (int)status;
 }
 
+/* A timeline of dispatches, written as Chrome trace event JSON (the format
+   chrome://tracing and Perfetto open). Opt-in and built on the trace hook:
+   dk_timeline_start sets the hook (replacing one set with dk_trace_set;
+   dk_trace_set while it records stops its events, and dk_timeline_stop
+   then leaves the new hook), so a program that never starts one pays
+   nothing on its calls. While it records, every
+   typed call (DK_DECLARE_OP's, gen/'s), redispatch and boxed call is one
+   complete event: the operator's name, the key of the slot that ran, the
+   kernel's debug text ("registered at file:line"; fallthrough, missing,
+   a fallback's), the thread (numbered 1, 2, ... in the order threads
+   first recorded), begin and duration, nested
+   under the call whose kernel redispatched it (its "parent" and "depth"
+   args, and in time). A call that lands on a boxed kernel or fallback says
+   so ("boxed": 1, "fallback": 1); a failed call (no kernel, ambiguous,
+   fallthrough called, a kernel's dk_call_fail) has "failed": 1 and its
+   status. A call whose dispatch primitive the caller used alone (no
+   dk_trace_begin) is not an event.
+   Each thread records into a buffer of its own, allocated on its first
+   event (no lock on the call path, and calls take a few hundred ns more
+   while recording: the clock twice and the names copied, at most 63 bytes
+   each, a longer one keeping its end after "..."). Memory is bounded: at
+   most events_per_thread events a thread (0: 16,384; 160 bytes each)
+   from its first event on, later ones dropped and counted; the file says
+   the cap and the number dropped ("otherData"). A buffer stays allocated
+   until the process ends (a thread's later recordings reuse its own).
+   dk_timeline_start begins a new recording (the last one's events are
+   forgotten) and returns DK_OK; a thread whose buffer cannot be allocated
+   records nothing. Under -DDK_NO_TRACE nothing is recorded (calls never
+   test the hook). dk_timeline_stop ends it (the hook cleared if it is
+   still the timeline's); dk_timeline_save writes the last recording's events to
+   path, after dk_timeline_stop (DK_ERR_BAD_ARGUMENT while recording; a
+   call still running then has "open": 1 and the duration it had so far);
+   DK_ERR_NULL for a NULL path, DK_ERR_BAD_ARGUMENT if the file cannot be
+   written. */
 DK_API dk_status dk_timeline_start(size_t events_per_thread) {
     unsigned g;
     dk__mutex_lock(&dk__global_lock);
@@ -6072,6 +5718,14 @@ static dk__backend_alias *dk__renamed[DK_NUM_BACKENDS + 1];
 /* A runtime key's block (its per-backend functionality's index in list order). */
 DK__PRIVATE int dk__pb_block(dk_key k) { return (int)((k - DK_EndOfFunctionalityKeys - 1) / (DK_NUM_BACKENDS + 1)); }
 
+/* Names exactly as the preset's c10 prints them ("CPU", "AutogradCUDA",
+   "CPUBit"; 2.x: "MTIA" for MTIABit); markers too: StartOf<F>Backends (the
+   key of a keyset with F's bit and no backend bit) as <Prefix>Unknown
+   ("Unknown", "AutogradUnknown") in 1.13.1 and user lists, as
+   <Prefix>Undefined ("Undefined", "AutogradUndefined") in the 2.x presets,
+   EndOfFunctionalityKeys as "UnknownUnknown"; their enumerator names
+   parse (StartOfDenseBackends, EndOfFunctionalityKeys; "MTIABit").
+   NULL for a value out of range. */
 DK_API const char *dk_key_name(dk_key k) {
     if ((unsigned)k >= (unsigned)DK_NUM_KEYS) return NULL;
     if (k > DK_EndOfFunctionalityKeys && k <= DK_EndOfRuntimeBackendKeys) {
@@ -6129,6 +5783,10 @@ DK__PRIVATE int dk__backend_lookup(const char *name) {
     return -1;
 }
 
+/* Name -> key. Every name dk_key_name returns parses back (2.x's
+   "Undefined" to Undefined, not to StartOfDenseBackends); unknown names give
+   DK_ERR_UNKNOWN_KEY ("could not parse dispatch key: X", c10's words) and
+   leave *out untouched. */
 DK_API dk_status dk_key_parse(const char *name, dk_key *out) {
     int i;
     if (!name || !out) return dk__fail(DK_ERR_NULL, "dk_key_parse: NULL argument");
@@ -6195,6 +5853,18 @@ DK__PRIVATE dk_status dk__rename_check(dk_backend b, const char *name, const dk_
     return DK_OK;
 }
 
+/* Names a PrivateUse backend component (c10's rename_privateuse1_backend):
+   after dk_backend_rename(DK_PrivateUse1Bit, "npu"), its keys print as
+   NPU, AutogradNPU, SparseNPU, ... (the name upper-cased, as c10 prints it
+   in errors) and the component as NPUBit, everywhere: dk_key_name, keyset
+   texts, errors, dumps, dk_explain. "npu", "NPU", "AutogradNPU", "NPUBit"
+   parse; the PrivateUse1 names still do. The name is process-wide (as
+   keys are: no registry), thread-safe and lock-free for
+   readers, and set once: the same name again is DK_OK, another one
+   DK_ERR_ALREADY_NAMED. DK_ERR_BAD_KEY for a component that is not a
+   PrivateUse one, DK_ERR_BAD_NAME for a name that is not an identifier
+   of 1 to 32 characters or that would make a name some key or component
+   already has (renaming to "cpu" would make "CPU"). */
 DK_API dk_status dk_backend_rename(dk_backend b, const char *name) {
     const dk__backend_alias *cur;
     dk__backend_alias *a;
@@ -6259,6 +5929,16 @@ DK__PRIVATE void dk__append_keyset(char *buf, size_t size, size_t *len, dk_keyse
     dk__append(buf, size, len, ")");
 }
 
+/* Every function that writes text (dk_ks_to_string, dk_op_state_to_string,
+   dk_op_computed_table_to_string, dk_explain_to_string, dk_schema_to_string)
+   follows snprintf: it writes at most size - 1 characters and a NUL when
+   size > 0, nothing when buf is NULL or size is 0, and returns the length
+   of the whole text, so a second call with a buffer of that length + 1
+   gets all of it.
+   dk_ks_to_string writes "DispatchKeySet(CPU, AutogradCPU)". The bit of
+   EndOfFunctionalityKeys (no key's) prints nothing, as in c10 (1.13.1 and
+   2.11: "DispatchKeySet()" for it alone); the bits above it print last, as
+   "UnknownBits(0x8000000000000000)" (c10 aborts on them). */
 DK_API int dk_ks_to_string(dk_keyset ks, char *buf, size_t size) {
     size_t len = 0;
     if (buf && size) buf[0] = '\0';
@@ -6304,6 +5984,8 @@ DK_STATIC_ASSERT((int)DK__ROW_FIRST_SLOT == (int)(DK_FORALL_FUNCTIONALITY_KEYS(D
 /* (>>tls: dk__tls.included_row starts at 0, row 0 of the defaults) */
 DK_STATIC_ASSERT((DK__R_DEFAULT_INCLUDED & DK__R_BACKENDS) == 0, "included by default: functionality keys only (row 0)");
 
+/* This thread's state is c10's defaults (never changed, or every guard
+   popped). */
 /* The functions >>keys and >>tls declare whose named keysets expand the
    role lists: compiled here once rather than in every unit. */
 DK_API int dk_tls_is_default(void) {
@@ -6336,6 +6018,9 @@ DK_API int dk_key_is_backend(dk_key k) {
 
 #define DK__KEYS4(a, b, c, d) DK__FBIT(DK_##a) | DK__FBIT(DK_##b) | DK__FBIT(DK_##c) | DK__FBIT(DK_##d)
 
+/* Runtime keyset of an alias key (c10 getRuntimeDispatchKeySet); for a
+   non-alias key, the key's own set. See docs/c10.md, "Differences from c10":
+   FuncTorchBatchedDecomposition maps to {FuncTorchBatched} (c10: empty). */
 DK_API dk_keyset dk_alias_runtime_set(dk_key alias) {
 #define DK__ALIAS_SET(name, set, extra) if (alias == DK_##name) return dk_ks_raw(DK__R_##set);
     DK_FORALL_ALIAS_KEYS(DK__ALIAS_SET, ~)
@@ -6343,6 +6028,17 @@ DK_API dk_keyset dk_alias_runtime_set(dk_key alias) {
     return dk_ks_from_key(alias);
 }
 
+/* c10's DispatchKeySet(FULL_AFTER, k) for any key: a per-backend runtime key
+   (or its block's StartOf marker) counts as its functionality (AutogradCPU
+   as AutogradFunctionality: every backend bit stays). An alias key gives
+   what is below every key it stands for: FULL_AFTER of the lowest
+   functionality in dk_alias_runtime_set (Autograd: DK_KS_AFTER_AUTOGRAD),
+   so a fallback at an alias key that redispatches to dk_ks_and(ks,
+   dk_ks_full_after(alias)) never reaches itself (c10 gives its value for
+   Undefined, which does). Undefined and values out of range have no
+   functionality and give c10's value for Undefined: the backend bits below
+   the highest one, plus PythonDispatcher (1.13.1: 0x20000000001fff, 2.11:
+   0x4000000000007fff); EndOfFunctionalityKeys gives FULL. */
 DK_API dk_keyset dk_ks_full_after(dk_key k) {
     dk_key f = (unsigned)k >= (unsigned)DK_StartOfAliasKeys ? DK_Undefined : dk_key_functionality(k);
     if (dk_key_is_alias(k)) {   /* below the lowest functionality the alias stands for */
@@ -6403,6 +6099,8 @@ DK_API dk_key dk_slot_key(int slot) {
    was, a foreign caller may reuse a buffer). */
 static const char *const dk__own_signature = DK_CONFIG_SIGNATURE;
 
+/* The implementation's own signature: what a caller without the header's
+   macros (a foreign-function interface) passes as `signature`. */
 DK_API const char *dk_config_signature(void) { return dk__own_signature; }
 
 /* The item of a signature that starts at *p (up to ";" or the end, spaces
@@ -7149,9 +6847,42 @@ DK__PRIVATE dk_status dk__reclaim(dk_registry *r, int wait, const char *what) {
     return DK_OK;
 }
 
+/* Quiescent points (WHAT A PROGRAM DOES in the manual, Note [Reclamation]).
+   dk_registry_reclaim: the calling thread's quiescent point -- it holds
+   nothing of any registry now (it is outside every call, hook and
+   lookup) -- then frees what r can free. Without DK_CALL_EPOCHS it never
+   waits, for other threads nor for r's lock: memory is freed once every
+   thread that declares quiescent points has passed one since the memory
+   was retired (a thread takes part from its first reclaim,
+   dk_thread_online, dk_thread_attach or dk_thread_quiescent until it
+   exits or goes offline; a thread that never takes part must be outside
+   every call of r while any thread reclaims it), and while a
+   registration holds r's lock it frees nothing and leaves that to the
+   next reclaim. It calls free(): a real-time thread passes
+   dk_thread_quiescent instead (REAL-TIME THREADS in the manual). With
+   DK_CALL_EPOCHS it waits for the calls in flight and frees everything
+   retired before it. DK_ERR_IN_CALL from inside a boxed call, a hook or
+   (DK_CALL_EPOCHS) any call; a kernel reached by a typed call must not
+   call it without DK_CALL_EPOCHS (the library cannot see that call). */
 DK_API dk_status dk_registry_reclaim(dk_registry *r) { return dk__reclaim(r, 0, "registry_reclaim"); }
+/* Waits until no thread can still hold anything r retired before this
+   call, then frees it: every thread taking part has passed a quiescent
+   point (call epochs: has left the calls it was in). The caller passes a
+   quiescent point itself if it takes part (synchronize does not make it
+   take part). Call it before freeing what a deregistered
+   kernel used (its user data, its code: dk_library_unload does it for a
+   plugin); dk_deregister and dk_library_close never wait. Same errors as
+   dk_registry_reclaim. */
 DK_API dk_status dk_registry_synchronize(dk_registry *r) { return dk__reclaim(r, 1, "registry_synchronize"); }
 
+/* Offline: the calling thread holds nothing of any registry and will not
+   call until dk_thread_online (it blocks, sleeps, waits for work); nobody
+   waits for it meanwhile. Call it only outside every call: it is also how
+   a thread that left kernels by longjmp (or an exception) says it is
+   outside them again (with DK_CALL_EPOCHS its brackets are reset; it may
+   call again at once). Online: the thread takes part again (a quiescent
+   point; a thread not attached yet is attached, as dk_thread_attach);
+   DK_ERR_IN_CALL inside a call or hook, DK_ERR_NO_MEMORY. */
 DK_API dk_status dk_thread_offline(void) {
     /* also the way back after a longjmp out of kernels: the thread is
        outside every call, whatever its brackets say */
@@ -7180,6 +6911,16 @@ DK_API dk_status dk_thread_online(void) {
     return DK_OK;
 }
 
+/* Attaches the calling thread ahead of its first call, in both modes:
+   allocates everything it will ever need (its message buffer, its record
+   in the list writers scan; under DK_CALL_EPOCHS its call word is linked)
+   and makes it take part (default build: a quiescent point, as
+   dk_thread_online). After it, nothing a call does on this thread
+   allocates, locks or makes a system call, the failing call included
+   (REAL-TIME THREADS in the manual). Attaching again is a quiescent point.
+   DK_ERR_IN_CALL inside a call or hook, or after the thread's exit
+   destructor ran (a late call's thread cannot attach); DK_ERR_NO_MEMORY
+   (out of memory, or no thread-exit destructor could be registered). */
 /* Everything a thread allocates for its calls, made now: its state (the
    message buffer), the exit destructor that gives it back (glibc's
    pthread_setspecific may allocate the first time), its record, and under
@@ -7206,6 +6947,16 @@ DK_API dk_status dk_thread_attach(void) {
 #endif
 }
 
+/* The quiescent point of a real-time thread: the calling thread holds
+   nothing of any registry now (it is outside every call, hook and lookup).
+   Default build: one atomic store (the current epoch into the thread's
+   record) on an attached, online thread; it never blocks, allocates or
+   frees -- freeing is dk_registry_reclaim's work, on a thread that may
+   block. On a thread not attached yet it attaches first (dk_thread_attach:
+   its one allocation); on one offline it comes back online (a fence
+   more). Under DK_CALL_EPOCHS there is nothing to declare: it only checks
+   that the thread is outside every call. DK_ERR_IN_CALL inside a call or
+   hook; DK_ERR_NO_MEMORY only while attaching. */
 DK_API dk_status dk_thread_quiescent(void) {
 #ifndef DK_CALL_EPOCHS
     dk__reader *rec = dk__rd.rec;
@@ -7221,6 +6972,8 @@ DK_API dk_status dk_thread_quiescent(void) {
 #endif
 }
 
+/* The number the statistics and the logger use for the calling thread
+   (1, 2, ... in the order threads first took part), 0 before that. */
 DK_API unsigned dk_thread_id(void) { return dk__rd.rec ? dk__rd.rec->id : 0; }
 
 DK_API void dk_registry_read_stats(dk_registry *r, dk_registry_stats *out) {
@@ -7271,6 +7024,9 @@ DK__PRIVATE dk_status dk__set_hooks_locked(dk_registry *r, const dk_registry_des
     return dk__publish_hooks(r, &h);
 }
 
+/* Replaces a registry's logger and tensor_keyset hook and its c10_messages
+   choice (desc's other fields are ignored); calls see the old set or the
+   new one, never a mix. */
 DK_API dk_status dk_registry_set_hooks(dk_registry *r, const dk_registry_desc *desc) {
     dk_status s;
     if (!r || !desc) return dk__fail(DK_ERR_NULL, "registry_set_hooks: NULL argument");
@@ -7282,6 +7038,9 @@ DK_API dk_status dk_registry_set_hooks(dk_registry *r, const dk_registry_desc *d
     return s;
 }
 
+/* What the registry does on a failed call: default dk_call_error_report
+   (message in dk_last_error, status in dk_last_call_status); or
+   dk_call_error_abort (print and abort), or a function of your own. */
 DK_API dk_status dk_registry_set_call_error(dk_registry *r, dk_call_error_fn fn, void *user_data) {
     dk__hooks h;
     dk_status s;
@@ -8092,6 +7851,14 @@ DK__PRIVATE const char *dk__sig_word(const dk_type *t, int is_return) {
     }
 }
 
+/* snprintf-like: the C signature in schema words that gen/ binds the schema
+   to, "(returns) (arguments)", e.g. "(Tensor) (Tensor, Tensor, float)" for
+   add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor. A word
+   per C type: Tensor, Tensor?, Tensor[], int, int?, float, float?, bool,
+   bool?, str, object, int[], int[]?, float[], float[]?, list, list?, value
+   (see gen/dkgen.c for the C types). gen/'s kernels and adapters record it,
+   and a typed kernel's is compared with its def's (see dk_impl). -1 (and
+   "") for a schema gen/ binds boxed: a bare name, varargs. */
 DK_API int dk_schema_c_signature(const dk_schema *s, char *buf, size_t size) {
     size_t len = 0;
     int i;
@@ -8322,12 +8089,23 @@ static const char *const dk__tag_names[DK_NUM_TAGS] = { DK_FORALL_TAGS(DK__TAG_N
 static const char *const dk__alias_analysis_names[DK__ALIAS_ANALYSIS_END] = { DK_FORALL_ALIAS_ANALYSIS(DK__AA_NAME) };
 #undef DK__AA_NAME
 
+/* Operator tags: c10's at::Tag (aten/src/ATen/native/tags.yaml of PyTorch
+   2.7.1, in torchgen's order: sorted by name). A def carries a set of them;
+   they mean nothing to dispatch and everything to the passes that read
+   them (dk_op_has_tag). */
 DK_API const char *dk_tag_name(dk_tag t) { return (unsigned)t < (unsigned)DK_NUM_TAGS ? dk__tag_names[t] : NULL; }
 
+/* c10's AliasAnalysisKind: what the JIT may assume about the operator's
+   aliasing. FROM_SCHEMA (0, what a def without options gets, as
+   torch::Library::def) trusts the schema's annotations; CONSERVATIVE assumes
+   anything; PURE_FUNCTION nothing. INTERNAL_SPECIAL_CASE is c10's own (JIT
+   operators handled case by case): it prints and parses, a def refuses it. */
 DK_API const char *dk_alias_analysis_name(dk_alias_analysis k) {
     return (unsigned)k < (unsigned)DK__ALIAS_ANALYSIS_END ? dk__alias_analysis_names[k] : NULL;
 }
 
+/* Name -> value; DK_ERR_UNKNOWN_TAG for a name that is none (out untouched).
+   "" parses as FROM_SCHEMA, as torch.library's alias_analysis="". */
 DK_API dk_status dk_tag_parse(const char *name, dk_tag *out) {
     int i;
     if (!name || !out) return dk__fail(DK_ERR_NULL, "dk_tag_parse: NULL argument");
@@ -8661,6 +8439,12 @@ DK__PRIVATE void dk__deregister_locked(dk_registry *r, dk_registration *g) {
     if (!dk__def_in_op(g)) dk__retire(r, g);
 }
 
+/* Removes exactly what the handle registered and returns at once; calls
+   that began before may still run the kernel (dk_registry_synchronize
+   waits for them). The handle is freed with what it retired (WHAT A
+   PROGRAM DOES), so do not use it after. DK_ERR_BAD_HANDLE for NULL, or
+   for a handle deregistered before and not yet freed; a handle of a
+   destroyed registry is freed memory (dk_registry_destroy). */
 DK_API dk_status dk_deregister(dk_registration *g) {
     dk_registry *r;
     if (!g) return dk__fail(DK_ERR_BAD_HANDLE, "dk_deregister: NULL handle");
@@ -8700,6 +8484,9 @@ DK_API dk_status dk__def(dk_registry *r, const char *schema, const dk_op_adapter
     return dk__def_with(r, schema, &opts, file, line, out, signature);
 }
 
+/* dk_def_with and dk_impl with the site given: helpers that are themselves called from
+   the registering code (gen/'s <op>_def and <op>_impl macros) pass their
+   caller's __FILE__ and __LINE__. */
 DK_API dk_status dk__def_with(dk_registry *r, const char *schema, const dk_def_options *opts, const char *file,
                               int line, dk_registration **out, const char *signature) {
     char debug[512];
@@ -8777,6 +8564,18 @@ DK__PRIVATE dk_status dk__lib_result(dk_library *lib, dk_status s) {
     return s;
 }
 
+/* Library blocks run in r (dk_library_run and the static DK_LIBRARY blocks)
+   and how many of them failed: could not open (another configuration,
+   a second DK_LIBRARY of a namespace...) or had a registration fail. Both
+   counts only grow; a failure's message went to the registry's logger
+   (DK_LOG_LIBRARY_BLOCK_FAILED) and is in dk_last_error() of the thread
+   that ran the block. A plugin host reads them around dlopen:
+       unsigned long run0, failed0, run, failed;
+       dk_library_blocks(dk_registry_default(), &run0, &failed0);
+       void *so = dlopen(path, RTLD_NOW);
+       dk_library_blocks(dk_registry_default(), &run, &failed);
+       if (so && failed != failed0) { dlclose(so); ... refuse it: dk_last_error() says why }
+   (run - run0: the plugin's blocks; 0 when a static block was dropped). */
 DK_API dk_status dk_library_blocks(dk_registry *r, unsigned long *run, unsigned long *failed) {
     int locked;
     if (!r || !run || !failed) return dk__fail(DK_ERR_NULL, "library_blocks: NULL argument");
@@ -8860,6 +8659,9 @@ DK__PRIVATE void dk__library_close_locked(dk_registry *r, dk_library *lib) {
     dk__retire(r, lib);  /* a second close still finds it closed until the next reclaim */
 }
 
+/* Library blocks, as torch/library.h: DEF (one per namespace), FRAGMENT,
+   IMPL (with a key; namespace "_" for fallbacks). Registrations made
+   through a library are undone by dk_library_close(). */
 DK_API dk_status dk_library_close(dk_library *lib) {
     dk_registry *r;
     if (!lib) return dk__fail(DK_ERR_NULL, "library_close: NULL library");
@@ -8910,6 +8712,9 @@ DK__PRIVATE dk_status dk__qualify(const dk_library *lib, const char *what, const
 
 #define DK__QUALIFIED_MAX 4096
 
+/* Inside a block: def ("name(args) -> ret" or "ns::name..." with the block's
+   ns), impl ("name" or "ns::name"; DK_Undefined = the block's key, or
+   catch-all in DEF/FRAGMENT blocks), fallback (IMPL blocks of namespace _). */
 DK_API dk_status dk_library_def(dk_library *lib, const char *schema) { return dk_library_def_with(lib, schema, NULL); }
 
 DK_API dk_status dk_library_def_with(dk_library *lib, const char *schema, const dk_def_options *opts) {
@@ -8937,6 +8742,8 @@ DK_API dk_status dk_library_impl(dk_library *lib, const char *name, dk_key key, 
     return dk_library_impl_at(lib, name, key, kernel, NULL, 0);
 }
 
+/* dk_library_impl recording the given file:line instead of the block's
+   (DK_LIBRARY_IMPL_TYPED and gen/'s <op>_library_impl pass their caller's). */
 /* file NULL: the block's own "registered at" (c10's: a library's kernels
    say where the block is); else the caller's file:line. */
 DK_API dk_status dk_library_impl_at(dk_library *lib, const char *name, dk_key key, dk_kernel_desc kernel,
@@ -9073,6 +8880,19 @@ DK_API void dk__library_static_close(dk_library **slot) {
     if (dk_library_close(lib) == DK_OK && !dk__in_call()) (void)dk__reclaim(r, 2, "library block destructor");
 }
 
+/* Unloading a plugin: closes every static block (DK_LIBRARY*) of the
+   default registry that the loaded object holding `address` ran (pass any
+   address inside the plugin: dlsym(handle, "a_symbol_of_it")), then waits
+   as dk_registry_synchronize until no thread can still run their kernels.
+   Call it before dlclose(handle): the blocks' destructors then find
+   nothing to close or wait for. Without it they wait inside dlclose, under
+   the dynamic loader's lock -- which deadlocks if a thread that must pass
+   a quiescent point (or leave a call) first needs that lock itself (a
+   kernel calling dlopen, dlsym or dladdr). DK_ERR_NOT_FOUND when no open
+   block belongs to that object; DK_ERR_BAD_ARGUMENT where the platform
+   cannot tell the object (no dladdr, no GetModuleHandleEx); DK_ERR_IN_CALL
+   from inside a call. Linking: dladdr is in libc from glibc 2.34 (older:
+   -ldl). */
 DK_API dk_status dk_library_unload(const void *address) {
     dk_registry *r;
     dk_library *lib, *next;
@@ -9100,6 +8920,9 @@ DK_API dk_status dk_library_unload(const void *address) {
     return dk_registry_synchronize(r);
 }
 
+/* The def's tags (torch.Tag), as a mask with bit DK_TAG_x set for each, and
+   (dk_op_has_tag) one of them; its alias-analysis kind (dk_op_alias_analysis). No def: no tags, FROM_SCHEMA.
+   Values, read inside a call bracket: safe anywhere, in both modes. */
 DK_API uint64_t dk_op_tags(const dk_operator *op) {
     const dk_op_def_info *d;
     uint64_t tags;
@@ -9129,6 +8952,14 @@ DK_API dk_alias_analysis dk_op_alias_analysis(const dk_operator *op) {
    computed table, iteration) takes the lock unless this thread already
    holds it (inside a listener or the logger). */
 
+/* An operator: a stable pointer with a dense id, valid while the operator
+   has a def or a kernel (and until its memory is freed: WHAT A PROGRAM
+   DOES; its id may be taken again before). After that the pointer may
+   point at another operator, a new one given the same slot (under
+   AddressSanitizer the slot is poisoned until then). The first field is
+   what the call path reads; operators sit side by side in their
+   registry's slabs (docs/threads-memory-plugins.md, "Memory"). */
+/* The operator named "ns::name[.overload]" if it has a def or a kernel, else NULL. Lock-free. */
 DK_API dk_operator *dk_op_lookup(dk_registry *r, const char *name) {
     size_t len;
     dk__op *op;
@@ -9209,6 +9040,8 @@ static const char *const dk__reason_texts[] = {
 #undef DK__REASON_TEXT
 };
 
+/* Resolution of one slot and why (c10 computeDispatchTableEntryWithDebug):
+   *reason is "kernel", "default backend kernel", "math kernel", ... "missing". */
 DK_API const dk_kernel *dk_op_compute_slot(const dk_operator *op, int slot, const char **reason) {
     dk__front front;
     const dk_kernel *k;
@@ -9478,6 +9311,16 @@ DK__PRIVATE void dk__html_columns(dk__html *h) {
     dk__append(h->buf, h->size, &h->len, "</tr></thead>\n<tbody>\n");
 }
 
+/* A picture of every operator's dispatch table: a self-contained HTML page
+   (no script), one row per operator and one column per runtime key, each
+   cell coloured by what the live table holds there (the classes of DK_FORALL_HTML_CELLS),
+   the alias key named in alias-derived cells, the kernel's "registered
+   at" in each cell's tooltip. Columns that do not matter are hidden until
+   "show every runtime key" is ticked: those where every operator's slot is
+   missing, and the per-backend keys (CUDA, AutogradCUDA...) of backends
+   with no kernel and no fallback registered at any of their keys.
+   snprintf-like; a registration between the sizing call and the writing
+   call may change the length. */
 DK_API int dk_registry_html_to_string(dk_registry *r, char *buf, size_t size) {
     dk__html h;
     dk__out_init(buf, &size);
@@ -9746,6 +9589,20 @@ DK__PRIVATE void dk__registry_free(dk_registry *r) {
     r->desc.free(r, r->desc.alloc_user_data);
 }
 
+/* Frees everything the registry owns, every handle included. The caller
+   guarantees that no call, lookup or registration on it is running or will
+   start. Destroying the default registry is allowed: the next
+   dk_registry_default() creates a fresh one. After it, r and everything it
+   gave (handles, operators) are freed memory: the C API does not recognise
+   them, so a second destroy, a dk_deregister of one of its handles or a
+   registration or lookup on r is undefined, not an error status. (Its
+   memory went back to the allocator, desc.free's possibly, and a later
+   registry may take the same addresses, so no check could tell a stale
+   pointer from a live one without keeping that memory.) A caller whose
+   registry pointer may outlive the registry (a garbage collector's
+   finalizers) creates it with dk_abi_registry_create: the ABI's functions
+   that take a registry keep its record and its address and refuse a
+   destroyed one (DK_ERR_DESTROYED); its handles die with it there too. */
 DK_API void dk_registry_destroy(dk_registry *r) {
     if (!r) return;
     dk__mutex_lock(&dk__global_lock);
@@ -9769,6 +9626,9 @@ DK_API dk_registry *dk_registry_default(void) {
     return r;
 }
 
+/* Sets the hooks of the default registry (logger, tensor_keyset, and the
+   memory functions if it does not exist yet; see dk_registry_set_hooks),
+   whether called before or after the first DK_LIBRARY block ran. */
 DK_API dk_status dk_registry_default_configure(const dk_registry_desc *desc) {
     dk_registry *r;
     if (!desc) return dk__fail(DK_ERR_NULL, "registry_default_configure: NULL description");
@@ -9813,6 +9673,18 @@ DK_API void dk_call_error_abort(const dk_operator *op, dk_keyset ks, dk_status s
     abort();
 }
 
+/* The status of the last FAILED call on this thread (with the default
+   call-error hook), and resets it to DK_OK: it returns and clears. A call
+   that succeeds does not touch it (that would cost every call a store), so
+   it may hold a failure of an earlier call nobody read. To check one call,
+   clear before and read after; a call whose result cannot say it failed
+   (void, a Scalar) needs exactly this:
+
+       (void)dk_last_call_status();         // clear what an earlier call left
+       my_op_call(op, &t);                  // a void call
+       if (dk_last_call_status() != DK_OK)  // this call failed
+           fprintf(stderr, "%s\n", dk_last_error());
+*/
 DK_API dk_status dk_last_call_status(void) {
     dk_status s = dk__call_status;
     dk__call_status = DK_OK;
@@ -10050,6 +9922,13 @@ DK_API void dk__call_slow_in(const dk_operator *op, const dk_op_table *t, dk_key
 #undef DK__C10_ASSERT_AT
 
 DK__COLD_BEGIN
+/* From inside a kernel or fallback: fails the current call (c10's
+   TORCH_CHECK) with a status (e.g. DK_ERR_KERNEL_FAILED) and a printf-style
+   message, through the registry's call-error hook as a missing kernel is;
+   with the default hook the caller finds them in dk_last_call_status() and
+   dk_last_error(). Nothing unwinds: the kernel then returns (a zero result,
+   say). op may be NULL for a kernel registered with dk_impl (found from
+   the kernel); a backend fallback passes the op it received. */
 DK_API void dk_call_fail(const dk_operator *op, const dk_kernel *kernel, dk_keyset ks, dk_status status,
                          const char *fmt, ...) {
     char message[DK__MESSAGE_MAX];
@@ -10274,6 +10153,10 @@ DK__PRIVATE dk_status dk__fill_defaults(const dk_operator *op, const dk_op_table
     return DK_OK;
 }
 
+/* Pushes the defaults of the arguments after the stack's values (the stack
+   holding the first arguments of a call of op): DK_ERR_BAD_STACK naming the
+   first argument that has none, or when the stack is full or has more
+   values than the schema has arguments. */
 DK_API dk_status dk_stack_fill_defaults(const dk_operator *op, dk_stack *stack) {
     char msg[1024];
     dk_status s;
@@ -10284,6 +10167,13 @@ DK_API dk_status dk_stack_fill_defaults(const dk_operator *op, dk_stack *stack) 
     return s == DK_OK ? s : dk__fail(s, "%s", msg);
 }
 
+/* A default at any position (keyword arguments: push each argument given,
+   and the default of each one left out, in the schema's order): pushes the
+   default of the argument after the stack's values (the stack holding the
+   first arguments of a call of op, as dk_stack_fill_defaults). DK_OK, or
+   DK_ERR_BAD_STACK naming the argument when it has no default, the stack
+   is full or holds all the arguments already; DK_ERR_NOT_FOUND without a
+   def. */
 DK_API dk_status dk_stack_push_default(const dk_operator *op, dk_stack *stack) {
     char msg[1024];
     const dk_op_def_info *d;
@@ -10309,6 +10199,12 @@ DK_API dk_status dk_stack_push_default(const dk_operator *op, dk_stack *stack) {
     return st == DK_ERR_BAD_STACK ? dk__fail(st, "%s", msg) : st;
 }
 
+/* Argument i's default as a value (what dk_stack_fill_defaults pushes; a
+   string or list in it lives as long as the def): DK_OK; DK_ERR_NOT_FOUND
+   (*out untouched, the message names the argument) without a def or when
+   the argument has no default; DK_ERR_BAD_ARGUMENT when i is not an
+   argument. dk_op_argument_index: the index of the argument named name, or
+   -1 (no def, no such argument): together, a binding's keyword arguments. */
 DK_API dk_status dk_op_default(const dk_operator *op, int i, dk_value *out) {
     const dk_op_def_info *d;
     const dk_schema *s;
@@ -10341,6 +10237,9 @@ DK_API int dk_op_argument_index(const dk_operator *op, const char *name) {
     return found;
 }
 
+/* Checks the top num_arguments values against the def's schema (count and
+   kinds, as dk_call_boxed): DK_OK or DK_ERR_BAD_STACK with the argument in
+   dk_last_error(). */
 DK_API dk_status dk_stack_check(const dk_operator *op, const dk_stack *stack) {
     char msg[1024];
     dk_status s;
@@ -10402,6 +10301,11 @@ DK__PRIVATE int dk__boxed_refused(const dk_operator *op, const dk_op_table *t, d
 /* The stack a trace hook may read (dk_trace_stack), set while a boxed call
    dispatches and restored after (calls nest). */
 static DK_THREAD_LOCAL const dk_stack *dk__traced_stack;
+/* Inside a trace hook: the stack of the boxed call or boxed redispatch being
+   traced on this thread (NULL for a typed call, whose arguments the hook
+   cannot see): dk_explain_stack(op, dk_trace_stack(), &e) then gives each
+   dispatch argument's keyset. Boxed calls record their stack only while a
+   hook is set, so a call racing dk_trace_set may show NULL here. */
 DK_API const dk_stack *dk_trace_stack(void) { return dk__traced_stack; }
 
 /* The kernel of a boxed call, from snapshot t: the one its stack was
@@ -10491,6 +10395,36 @@ DK_INLINE int dk__boxed_tensor_keys(const dk_operator *op, const dk_stack *stack
     return 1;
 }
 
+/* Boxed calls. dk_call_boxed takes the stack's values as the call's
+   arguments, the last one on top: trailing arguments left off get their
+   schema defaults (as dk_stack_fill_defaults), then every value is checked
+   against the def's schema (count and kinds, below); a mismatch is
+   reported through the call-error hook as DK_ERR_BAD_STACK and nothing
+   runs (the stack is left as it was given). What each schema type takes
+   (no value is converted: a kernel reads the value as it was pushed):
+       Tensor                 a tensor (dk_tensor)
+       int, SymInt, and ScalarType, Layout, MemoryFormat (ints to c10)
+                              an int (dk_int); not a bool, not a double
+       float                  a double (dk_double); an int is refused
+       Scalar                 an int, a double or a bool
+       bool                   a bool (dk_bool)
+       str                    a string (dk_string)
+       T?                     none (dk_none), or what T takes
+       int[], SymInt[]        an int list (dk_ints) or a list of ints
+       float[]                a double list (dk_doubles) or a list of doubles
+       other T[]              a list (dk_list) whose items each fit T:
+                              Tensor[] tensors, Tensor?[] tensors or none
+       anything else          any value, unchecked (Device, Generator,
+                              Storage, Stream, classes, complex, Dict,
+                              Tuple, Union, Any, QScheme...)
+   The dispatch
+   keyset comes from the schema's dispatch arguments through the registry's
+   tensor_keyset hook, then TLS and masks as dk_dispatch_kernel. An unboxed kernel
+   is reached through the def's adapters. dk_redispatch_boxed checks the top
+   num_arguments values the same way and fills nothing. A NULL operator or
+   stack: DK_ERR_NULL in dk_last_call_status(), nothing runs. An operator
+   without a def is not checked. On return, a successful call has replaced
+   the arguments by the results; a failed one has consumed its arguments. */
 /* Note [Boxed fast way]: the common boxed call -- a def with a schema of
    fixed arity, exactly its arguments on the stack (no default to fill),
    values that fit, no trace hook -- makes the general way's checks
@@ -10604,12 +10538,31 @@ DK__PRIVATE void dk__autograd_ni(const dk_kernel *k, const dk_operator *op, dk_k
             d->mark_result(&stack->values[i], op->name, d->user_data);
 }
 
+/* An operator without an autograd kernel, called on a tensor whose keyset
+   has an autograd key (AutogradCPU...), finds that slot empty and fails.
+   Two ready answers, registered once for every operator:
+     dk_fallback(r, DK_Autograd, dk_fallthrough(), &h)
+       autograd is skipped: the call runs the backend kernel and its
+       results know nothing of autograd (a later backward silently misses
+       this operator's contribution);
+     dk_fallback(r, DK_Autograd, dk_autograd_not_implemented(&desc), &h)
+       c10's autogradNotImplementedFallback: the call runs below autograd
+       (and ADInplaceOrView) and, when an input requires grad, each result
+       is handed to desc->mark_result, so that the program's autograd can
+       give it a node whose backward fails with "derivative for <op> is not
+       implemented". dispatch.h has no tensors: marking is the program's.
+   The fallback is boxed: it needs the operator's def (to know its returns)
+   and, for typed calls, the def's boxing adapters (gen/'s <op>_def gives
+   them); a typed call of a DK_DECLARE_OP operator without adapters fails
+   with DK_ERR_NO_ADAPTER. desc must outlive the registration. */
 DK_API dk_kernel_desc dk_autograd_not_implemented(const dk_autograd_ni_desc *desc) {
     /* NULL desc: no boxed function, so registering it fails with DK_ERR_BAD_KERNEL */
     dk_kernel_desc d = dk_boxed(desc ? dk__autograd_ni : NULL, (void *)(uintptr_t)desc);
     return dk_kernel_named(d, "autograd_not_implemented", NULL);
 }
 
+/* Sets the operator's boxing adapters (gen/ does this when it registers).
+   A different signature than the one already set is an error. */
 /* Adapters belong to the operator's def: set here, they go when it goes. */
 DK_API dk_status dk_op_set_adapters(dk_operator *op, const dk_op_adapters *adapters) {
     dk_registry *r;
@@ -10669,6 +10622,12 @@ DK__PRIVATE dk_status dk__check_signature_held(const dk_operator *op, const char
                     "<op>_bind(). Please make sure that the function signature matches the signature in the operator "
                     "registration call.", schema, a->signature, signature);
 }
+/* c10's typed<>() check: DK_OK when the operator's adapters were
+   registered for this C signature; DK_ERR_WRONG_SIGNATURE (both signatures
+   in the message) when they were registered for another; DK_ERR_NO_ADAPTER
+   when the operator has no def, or was defined without adapters (dk_def /
+   dk_library_def of the schema alone: define it with gen/'s <op>_def or
+   <op>_library_def, the message says). */
 DK_API dk_status dk_op_check_signature(const dk_operator *op, const char *signature) {
     dk_status s;
     if (!op || !signature) return dk__fail(DK_ERR_NULL, "check_signature: NULL argument");
@@ -10737,6 +10696,9 @@ DK__PRIVATE void dk__explain_set_args(const dk_op_table *t, const dk_keyset *ks,
     out->num_args = n;
 }
 
+/* Explain: what a call with these argument keysets would do, on this thread.
+   DK_EXPLAIN_MAX_ARGS (default 16, set in >>public: it sizes dk_explanation,
+   so it is part of the configuration signature). */
 DK_API dk_status dk_explain(const dk_operator *op, dk_keyset args, dk_explanation *out) {
     if (!op || !out) return dk__fail(DK_ERR_NULL, "explain: NULL argument");
     DK__HOLD();
@@ -10745,6 +10707,9 @@ DK_API dk_status dk_explain(const dk_operator *op, dk_keyset args, dk_explanatio
     return DK_OK;
 }
 
+/* As dk_explain, from the keysets of a typed call's arguments, in order
+   (DK_KS_EMPTY for an argument that is not a tensor): at most
+   DK_EXPLAIN_MAX_ARGS (DK_ERR_BAD_ARGUMENT). */
 DK_API dk_status dk_explain_args(const dk_operator *op, const dk_keyset *arg_keysets, int n, dk_explanation *out) {
     const dk_op_table *t;
     uint64_t all = 0;
@@ -10797,6 +10762,10 @@ DK__PRIVATE dk_status dk__explain_stack_in(const dk_operator *op, const dk_op_ta
     return DK_OK;
 }
 
+/* As dk_explain, for a boxed call of this stack (its top num_arguments
+   values): the schema's dispatch arguments through the registry's
+   tensor_keyset hook, as dk_call_boxed. The operator needs a def
+   (DK_ERR_NOT_FOUND) and the stack must fit it (DK_ERR_BAD_STACK). */
 DK_API dk_status dk_explain_stack(const dk_operator *op, const dk_stack *stack, dk_explanation *out) {
     dk_status s;
     if (!op || !stack || !out) return dk__fail(DK_ERR_NULL, "explain_stack: NULL argument");
@@ -10820,6 +10789,13 @@ DK__PRIVATE void dk__append_arg_keysets(char *buf, size_t size, size_t *len, con
     }
 }
 
+/* An explanation owns what it prints: the operator's name, the kernel's
+   debug text and the arguments' names are copied into it (cut to fit), so
+   dk_explain_to_string reads nothing of the registry, however it changed
+   since (a deregistration, a reclaim, the operator removed). */
+/* Text of an explanation; snprintf-like. It reads the explanation alone
+   (its own copies), never the registry: op, the operator explained, is not
+   read (it may have been removed since); NULL op or e gives "". */
 DK_API int dk_explain_to_string(const dk_operator *op, const dk_explanation *e, char *buf, size_t size) {
     static const char *const sources[] = { "kernel", "default backend kernel", "math kernel", "autograd kernel",
                                            "batched kernel", "backend fallback", "fallthrough", "ambiguous",
@@ -10946,6 +10922,84 @@ DK_API dk_status dk_abi_registry_create_with(uint64_t (*keyset_of)(const void *t
     dk__mutex_unlock(&dk__global_lock);
     return DK_OK;
 }
+/* Note [The C ABI]. The C ABI for foreign callers (Python's ctypes, cffi, other languages'
+   FFIs): a real exported function for what C gets as macros or static
+   inline functions, with plain C types only. Keysets are uint64_t (the
+   repr), keys, backends, statuses and value tags int, guards are written
+   to a caller's buffer of dk_abi_guard_size() bytes (two uint64_t), a
+   kernel description is an opaque buffer of dk_abi_kernel_desc_size()
+   bytes, stacks are made and freed here; every other struct a caller
+   meets has its size here and accessors for what it needs of it. The
+   inline versions stay what C uses. Registration checks nothing against
+   a caller's lists: a foreign caller uses the library's own
+   (dk_abi_num_backends, dk_key_name, dk_key_parse tell them). A boxed
+   kernel receives its dk_keyset, a struct of one uint64_t, passed as a
+   uint64_t is by every ABI dispatch.h runs on. The real functions of the
+   C API (dk_key_parse, dk_deregister, dk_registry_reclaim,
+   dk_thread_offline, dk_last_error, dk_status_message, dk_explain_to_string,
+   dk_stack_push_default...) are part of the ABI as they are.
+
+   Which library to load. A host whose threads may sit idle outside the
+   library without saying so (Python: a thread blocked in queue.get(),
+   input() or a sleep) loads the call-epochs build (make lib CONFIG=epochs:
+   libdispatch-epochs.so): calls bracket themselves, and memory is freed
+   and dk_registry_synchronize returns once the calls in flight end. In
+   the default build (libdispatch.so, quiescent points) every thread that
+   calls while registrations change takes part (from its first
+   dk_registry_reclaim or dk_thread_online until it exits or goes
+   offline), and dk_registry_synchronize waits for each to pass its next
+   quiescent point: it blocks for as long as one idles without
+   dk_thread_offline() -- forever behind a Python thread waiting in
+   queue.get() -- and retired memory grows meanwhile (WHAT A PROGRAM
+   DOES). The default build suits a host that declares its threads'
+   quiescent points and offline spells.
+
+   Lifetimes, once:
+     callbacks   a kernel, fallback, keyset_of or logger function and its
+                 user data live as long as they are registered (the
+                 registry, for keyset_of and the logger) and, after
+                 dk_deregister, until dk_registry_synchronize returns
+                 (calls in flight may still run them). A ctypes callback
+                 object must be kept referenced: one the garbage collector
+                 freed crashes the next call.
+     strings     what the ABI takes to register (schemas, operator names,
+                 sites, kernel names) and the message of dk_abi_call_fail
+                 are copied: a name given to dk_abi_kernel_named lives
+                 until the registration that takes the description
+                 returns, the others until the function returns. What
+                 is pushed (strings, and the arrays of
+                 dk_abi_stack_push_ints / _doubles / _list) is not: it lives
+                 until the call that consumes it returns, or until popped;
+                 a string or array popped is the pushed one. Texts the
+                 ABI returns: dk_abi_op_name lives as long as the
+                 operator; dk_last_error until this thread's next failure;
+                 the dk_abi_*_name functions return static text; the
+                 schema functions copy into the caller's buffer.
+     tensors     the library keeps no tensor pointer: one pushed lives
+                 until the call that consumes it returns (keyset_of and the
+                 kernels read it during the call), or until popped.
+     stacks      dk_abi_stack_create to dk_abi_stack_destroy, one thread at a
+                 time; a stack a kernel receives is the call's, for the
+                 kernel's duration.
+     registries  dk_abi_registry_create to dk_abi_registry_destroy; every
+                 handle it gave (registrations, operators) dies with it.
+                 The ABI's functions that take a registry recognise a
+                 destroyed one and refuse it with DK_ERR_DESTROYED (Note
+                 [Destroyed registries]: the lookup costs registrations
+                 and lookups a list walk, calls nothing); the C API's
+                 functions do not. A destroy from inside a call or hook on
+                 its thread (a finalizer the garbage collector ran in a
+                 kernel) is refused with DK_ERR_IN_CALL; one racing calls
+                 on other threads is the caller's to prevent. */
+/* registries: tensor handles' keysets come from keyset_of(tensor,
+   user_data) or, when keyset_of is NULL, from the handle's first 8 bytes
+   (a uint64_t: a struct whose first member is the keyset). _with: the
+   registry's logger (what has no caller to return to: an overridden
+   kernel, say; NULL: dk_log_stderr). destroy: DK_OK, DK_ERR_DESTROYED
+   (destroyed before), DK_ERR_IN_CALL, DK_ERR_REENTRANT (from its own
+   logger or listener), DK_ERR_NULL; it takes a dk_registry_create
+   registry too. op_lookup: as dk_op_lookup, DK_ERR_NOT_FOUND without
+   such an operator. */
 DK_API dk_status dk_abi_registry_create(uint64_t (*keyset_of)(const void *tensor, void *user_data), void *user_data,
                                         dk_registry **out) {
     return dk_abi_registry_create_with(keyset_of, user_data, NULL, NULL, out);
@@ -11015,6 +11069,12 @@ DK_API dk_status dk_abi_fallback_at(dk_registry *r, int key, const void *kernel,
     memcpy(&d, kernel, sizeof d);
     return dk__fallback(r, (dk_key)key, d, site ? site : dk__abi_site, line, out, dk_config_signature());
 }
+/* registration, as dk_def / dk_impl / dk_fallback; kernel: a buffer filled
+   by dk_abi_boxed, dk_abi_unboxed or dk_abi_fallthrough, and optionally
+   named after its function (dk_abi_kernel_named: dumps and messages show
+   "registered at site:line (name)"). The _at versions take the site the
+   caller names (its file, or its function's name, and a line); the others
+   record "<foreign caller>:0". */
 DK_API dk_status dk_abi_def(dk_registry *r, const char *schema, dk_registration **out) {
     return dk_abi_def_at(r, schema, NULL, 0, out);
 }
@@ -11040,6 +11100,15 @@ DK__PRIVATE dk_status dk__abi_status_after(int nested, dk_status earlier) {
     if (nested) dk__call_status = s != DK_OK ? s : earlier;
     return s;
 }
+/* boxed calls, as dk_call_boxed / dk_redispatch_boxed, returning this
+   call's status (what dk_last_call_status() would give after it: DK_OK
+   with a registry whose call-error hook is the program's own). Outside
+   every call they consume the thread's failed-call status; inside one (a
+   kernel or fallback calling on, in a call the library sees: a boxed
+   call, a typed call's boxed part, any call under call epochs) they leave
+   a failure set, so that it reaches the outer call's status whatever the
+   kernel does with the returned one (a fallback that recovers clears it:
+   dk_last_call_status). */
 DK_API dk_status dk_abi_call_boxed(const dk_operator *op, dk_stack *stack) {
     int nested = dk__in_call();
     dk_status earlier;
@@ -11056,6 +11125,9 @@ DK_API dk_status dk_abi_redispatch_boxed(const dk_operator *op, uint64_t ks, dk_
     dk_redispatch_boxed(op, dk_ks_raw(ks), stack);
     return dk__abi_status_after(nested, earlier);
 }
+/* From inside a kernel or fallback: fails the current call, as
+   dk_call_fail with the message as it is (no format); status is a
+   dk_status, DK_ERR_KERNEL_FAILED for a kernel's own failure. */
 DK_API void dk_abi_call_fail(const dk_operator *op, const dk_kernel *kernel, uint64_t ks, int status,
                              const char *message) {
     dk_call_fail(op, kernel, dk_ks_raw(ks), (dk_status)status, "%s", message ? message : "");
@@ -11081,6 +11153,14 @@ DK__PRIVATE int dk__abi_schema_text(const dk_operator *op, int what, int i, char
     DK__UNHOLD();
     return n;
 }
+/* The def's schema (dk_op_function_schema), copied into buf, snprintf-like
+   (the length the whole text needs); -1 and "" without a def or for an
+   argument or return i that is not there. _schema: c10's normalised text;
+   _num_arguments / _num_returns: -1 without a def; an argument's name,
+   type as written ("int[1]", "Tensor(a!)", "Scalar?") and default as
+   written ("1", "[0, 1]", "None"; -1 without a default); kwarg_only: 1
+   after a lone '*', 0 before, -1 for no such argument. A return's name
+   is "" when it has none. */
 DK_API int dk_abi_op_schema(const dk_operator *op, char *buf, size_t size) {
     return dk__abi_schema_text(op, DK__ABI_SCHEMA, 0, buf, size);
 }
@@ -11116,6 +11196,12 @@ DK_API int dk_abi_op_num_arguments(const dk_operator *op) { return dk__abi_schem
 DK_API int dk_abi_op_num_returns(const dk_operator *op) { return dk__abi_schema_int(op, 1, 0); }
 DK_API int dk_abi_op_argument_kwarg_only(const dk_operator *op, int i) { return dk__abi_schema_int(op, 2, i); }
 
+/* Names and numbers of what C has as enums and macros. Statuses and value
+   tags are numbered 0 .. count-1: _name(i) is the C name ("DK_ERR_NO_KERNEL",
+   "DK_VALUE_INT"; dk_status_message gives a status's text), NULL out of range.
+   The named keysets (DK_KS_AFTER_AUTOGRAD...): ks_named_name(i) their C
+   names, ks_named(name, &ks) one by its C name (DK_ERR_NOT_FOUND for
+   another name). */
 /* names from the lists themselves (DK_FORALL_STATUS, DK_FORALL_VALUE_TAGS) */
 DK_API int dk_abi_num_statuses(void) { return (int)DK__STATUS_END; }
 DK_API const char *dk_abi_status_name(int status) {
@@ -11160,6 +11246,10 @@ DK_API dk_status dk_abi_ks_named(const char *name, uint64_t *out) {
 DK__COLD_END
 #undef DK__ABI_NAMED_KEYSETS
 
+/* Sizes of the structs a caller passes to the C API's real functions
+   (dk_registry_read_stats, dk_explain_to_string, dk_op_default...), and an
+   explanation's fields: dk_abi_explain is dk_explain with the keyset as a
+   uint64_t, into a buffer of dk_abi_explanation_size() bytes. */
 DK_API size_t dk_abi_guard_size(void) { return sizeof(dk_guard); }
 DK_API size_t dk_abi_value_size(void) { return sizeof(dk_value); }
 DK_API size_t dk_abi_explanation_size(void) { return sizeof(dk_explanation); }
@@ -11212,6 +11302,14 @@ DK_API int dk_abi_key_runtime(int f, int b) {
 }
 #undef DK__ABI_KEY_OK
 
+/* stacks: dk_abi_stack_create(capacity) (NULL out of memory), pushes return 1
+   or 0 when full; a pop of the wrong tag (or of an empty stack) returns
+   DK_ERR_BAD_STACK and leaves the stack as it was. Lists: int[] and
+   float[] as the caller's arrays (push_ints / push_doubles, not copied);
+   other lists (Tensor[], Tensor?[]) as an array of n values, n *
+   dk_abi_value_size() bytes, filled with dk_abi_value_set_tensor /
+   _set_none and read with dk_abi_value_tag / _tensor (NULL for a value
+   that is no tensor). */
 /* a stack and its values in one allocation */
 DK_API dk_stack *dk_abi_stack_create(size_t capacity) {
     dk_stack *s;
@@ -13591,16 +13689,31 @@ DK__PRIVATE dk_status dk__sp_parse(const char *text, const dk_registry_desc *des
     return dk__sp_run(&p, out);
 }
 
+/* dk_schema_parse, allocating through desc->alloc / desc->free (a registry's
+   description; NULL or no alloc: the C allocator). dk_schema_free uses
+   the same functions. */
 DK_API dk_status dk_schema_parse_with(const char *text, const dk_registry_desc *desc, dk_schema **out) {
     return dk__sp_parse(text, desc, NULL, 0, out);
 }
 
+/* A type. Var is a type variable ("t"); Class a custom class
+   ("__torch__.torch.classes.ns.Cls"); Number prints as "Scalar". */
+/* An alias annotation: Tensor(a), Tensor(a!), Tensor(a -> *), Tensor(a|b),
+   Tensor! (a fresh set "$0" with an empty after-set). "*" is the wildcard.
+   Sets keep their source order (c10 keeps them in an unordered_set). */
+/* A default value, as c10 stores it (an IValue): ints for ScalarType,
+   Layout, MemoryFormat and reduction names; a list for int[N] x=1. */
+/* Parses text; on success *out owns a new schema, on failure *out = NULL and
+   DK_ERR_BAD_SCHEMA (or DK_ERR_NO_MEMORY / DK_ERR_NULL) comes back. More than
+   64 arguments is an error, as in c10's DispatchKeyExtractor. */
 DK_API dk_status dk_schema_parse(const char *text, dk_schema **out) { return dk_schema_parse_with(text, NULL, out); }
 
 DK_API void dk_schema_free(dk_schema *s) {
     if (s) dk__sp_arena_free((dk__sp_chunk *)s->dk__memory);
 }
 
+/* snprintf-like: c10's toString(FunctionSchema), or the operator name of a
+   name_only schema; returns the length the full text needs. */
 DK_API int dk_schema_to_string(const dk_schema *s, char *buf, size_t size) {
     size_t n = s ? strlen(s->text) : 0;
     if (buf && size) {
@@ -13611,6 +13724,10 @@ DK_API int dk_schema_to_string(const dk_schema *s, char *buf, size_t size) {
     return (int)n;
 }
 
+/* Type kinds, in c10's TypeKind order (Union members are sorted by it).
+   X(Name, text, base): text is c10's name of the type (empty when it is
+   built from its elements); base 1 marks a name the parser reads as a base
+   type, 2 one that is an int in c10's fake type (the dispatcher's view). */
 DK_API const char *dk_type_kind_name(dk_type_kind k) {
     static const char *const names[] = {
 #define DK__TYPE_NAME(name, text, base) #name,
