@@ -200,7 +200,7 @@
        (dk_registry_set_call_error; default: dk_last_error and
        dk_last_call_status, which returns the last FAILED call's status and
        clears it: a call that succeeds leaves it alone, so clear it before
-       a call you check; example at its declaration).
+       a call you check; example above its definition).
      - What has no caller to return to (an overridden kernel, a failure
        inside a library block, a panic before abort) goes to the registry's
        logger (dk_registry_desc.logger), one DK_FORALL_LOG_ITEMS item per
@@ -229,7 +229,8 @@
    dk_dispatch_kernel, dk_redispatch_kernel and their _with_table forms)
    leave it to their caller: inside a call, or, under DK_CALL_EPOCHS,
    between dk_call_enter and dk_call_exit (DK_DEBUG_READS checks it; how
-   long what they return lives: at their declarations).
+   long what they return lives: their one-liners, in full above their
+   definitions).
 
    WHAT A PROGRAM DOES (threads, memory, plugins, exit), in each mode
    (>>public: "Threads and memory", "Plugins";
@@ -314,8 +315,8 @@
    call, schemas, keyset algebra and the named keysets, stacks and lists,
    guards, sizes, the names and numbers of statuses and value tags as real
    functions of plain C types. Which build a foreign host loads (a Python
-   host: the call-epochs one) and every lifetime are at the head of that
-   part.
+   host: the call-epochs one) and every lifetime: Note [The C ABI], above
+   dk_abi_registry_create's definition.
 
    CONFIGURATION (>>config)
 
@@ -388,9 +389,11 @@
        or does not link (see >>config).
 
    THE API BY TASK is the >>public block, after the configuration and the
-   lists: every public function, macro and type, each with its comment (its
-   reference), the types first, then one part per task under a one-line
-   banner: keysets and keys; registries; defining operators and registering
+   lists: every public function, macro and type, each with a one-line
+   comment (its full contract -- parameters, errors, lifetimes, threads --
+   is the comment above its definition, or the Note the line names), the
+   types first, then one part per task under a one-line banner that names
+   its manual section and docs page: keysets and keys; registries; defining operators and registering
    kernels; calling (typed calls, redispatch, thread-local keysets and
    guards); boxed calls and values; threads and memory; plugins (library
    blocks); inspecting; schemas; errors, logging, configuration, version;
@@ -923,8 +926,11 @@ DK_STATIC_ASSERT(DK_NUM_SLOTS < 65536, "slot offsets are 16 bits wide");
 
    THE API: every public function, macro and type a program uses. The
    types first (and the macros they expand), then one part per task; each
-   declaration's comment is its reference, or points at its Note. The
-   bodies of the inline functions declared here are in >>private. */
+   declaration has a one-line comment, or points at its Note. Its full
+   contract is the comment above its definition: in >>private for an inline
+   function (a macro: above what it expands to), in the implementation for
+   the others. tools/one-line-api.txt holds the one-liners and
+   tools/one-line-api.py puts them here (make structure checks). */
 
 /* --- Types: the values every part below passes (manual BASIC USE) --------- */
 
