@@ -115,7 +115,7 @@ check "every name the manual mentions exists in the header" sh -c '
   [ -z "$missing" ] || { echo "named in the manual, not in the header:$missing"; exit 1; }' sh "$manual_end" "$out"
 check "every public function, macro and type is declared in the >>public block" \
   python3 tools/where-declared.py dispatch.h --check
-check "every declaration in the >>public block has a one-line comment (its contract is at its definition)" \
+check "every declaration in the >>public block has its one-line comment from tools/one-line-api.txt (its contract is at its definition)" \
   python3 tools/one-line-api.py dispatch.h --check
 # Note [One read primitive]: the implementation reads an operator's snapshot
 # and the name index only through dk__snapshot and dk__index_of (which the
