@@ -105,7 +105,8 @@
        >>enums       dk_backend, dk_key, counts, runtime slots, static asserts
        >>public      THE API: every public function, macro and type
        >>private     the library's own (dk__ / DK__) and the bodies of the
-                     public inline functions, by subject:
+                     public inline functions, each under its contract, by
+                     subject:
        >>roles       role flags of functionality keys, the raw named keysets
                      (Note [Roles])
        >>keyset      the keyset algebra's bodies; Note [Tables in one unit],
@@ -119,15 +120,17 @@
        >>boxed       the stack functions' and value makers' bodies
        >>registry    the table reads, the private def / impl / library entries
        >>tls         the thread-local state, the read sections, the guards' bodies
+                     (Note [Guards])
        >>call        the inline call path: dispatch, redispatch, DK_DECLARE_OP's
-                     helpers, the link check
+                     helpers (Note [Typed registration]), the link check
        >>schema      the schema readers' bodies
-       >>impl        implementation (DISPATCH_IMPLEMENTATION only):
+       >>impl        implementation (DISPATCH_IMPLEMENTATION only), each exported
+                     function under its contract:
                      >>impl-threads, >>impl-errors, >>impl-epochs (Note
                      [Reclamation]), >>impl-names, >>impl-slots (the tables, some
                      key queries), >>impl-config,
-                     >>impl-registry (Note [Resolution]), >>impl-call, >>impl-abi,
-                     >>impl-schema
+                     >>impl-registry (Note [Resolution]), >>impl-call, >>impl-abi
+                     (Note [The C ABI]), >>impl-schema
 
    KEYS AND KEYSETS (>>public: "Keysets and keys"; docs/keys.md)
 
