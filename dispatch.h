@@ -1177,7 +1177,7 @@ struct dk_kernel {
     /* the kernel's C type when registered through a typed helper: DK_KERNEL's
        "float(const dk_kernel *, dk_keyset, tensor)", or gen/'s <op>_impl's in
        schema words, "(Tensor) (Tensor)"; else NULL. dump_state prints it where
-       c10 prints the inferred schema; registration compares it (see dk_impl). */
+       c10 prints the inferred schema; registration compares it (dk_impl's contract, above dk__impl). */
     const char *signature;
 };
 
@@ -2309,9 +2309,9 @@ DK_API void dk_abi_guard_pop(const dk_guard *g);
 
 #define DK__R_BACKENDS (((uint64_t)1 << DK_NUM_BACKENDS) - 1)
 
-/* Role flags of functionality rows (Note [Roles], in >>roles), from one
-   list: enum dk_role is made from it, and the DK_R_* macros of the
-   configuration hash (>>hash) are checked against it there. */
+/* Every role flag (DK__FORALL_ROLES, in >>public; Note [Roles] above):
+   enum dk_role is made from that one list, and the DK_R_* macros of the
+   configuration hash (>>api) are checked against it there. */
 #define DK__R_FULL ((uint64_t)-1 >> (64 - DK_NUM_KEYSET_BITS))
 
 /* Functionality bits of every row that has `role`; first key that has it.
@@ -7866,7 +7866,7 @@ DK__PRIVATE const char *dk__sig_word(const dk_type *t, int is_return) {
    per C type: Tensor, Tensor?, Tensor[], int, int?, float, float?, bool,
    bool?, str, object, int[], int[]?, float[], float[]?, list, list?, value
    (see gen/dkgen.c for the C types). gen/'s kernels and adapters record it,
-   and a typed kernel's is compared with its def's (see dk_impl). -1 (and
+   and a typed kernel's is compared with its def's (dk_impl's contract, above dk__impl). -1 (and
    "") for a schema gen/ binds boxed: a bare name, varargs. */
 DK_API int dk_schema_c_signature(const dk_schema *s, char *buf, size_t size) {
     size_t len = 0;
