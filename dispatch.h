@@ -1169,7 +1169,7 @@ typedef enum dk_kernel_kind {
 struct dk_kernel {
     dk_fn fn;                 /* unboxed entry point, or NULL */
     dk_boxed_fn boxed;        /* boxed entry point, or NULL */
-    void *user_data;          /* given at registration */
+    void *user_data;          /* given at registration (a missing record's: the library's own) */
     const char *debug;        /* "registered at file:line" */
     dk_key key;               /* the key it was registered for (alias keys too) */
     dk_kernel_kind kind;
@@ -1220,7 +1220,7 @@ typedef struct dk_backend_row {
     uint64_t nonfallthrough;  /* keys whose slot is not a fallthrough, for c10 getBackendIndex() == b */
     dk_table_entry first;
     /* 32 bytes with 64- and 32-bit pointers: rows in aligned halves of cache
-       lines; the bytes left hold the table's slot reasons (dk__reason_at) */
+       lines; the bytes left hold the table's slot reasons (the implementation's dk__reason_at) */
     uint8_t spare[32 - sizeof(uint64_t) - sizeof(dk_table_entry)];
 } dk_backend_row;
 
@@ -1260,7 +1260,7 @@ typedef struct dk_op_table {
        registration, which lives as long as any snapshot pointing at it */
     const dk_op_def_info *def;
     /* the dk_source_detail of each slot, 4 bits each: in the rows' spare bytes,
-       then here when they do not hold them all (dk__reason_at) */
+       then here when they do not hold them all (the implementation's dk__reason_at) */
     uint8_t reasons_rest[DK__REASON_REST > 0 ? DK__REASON_REST : 1];
 } dk_op_table;
 
@@ -1849,13 +1849,13 @@ DK_INLINE const dk_kernel *dk_redispatch_kernel(const dk_operator *op, dk_keyset
 /* The kernel a call with these argument keysets runs, and the keyset it gets; reported to the trace hook. */
 DK_INLINE const dk_kernel *dk_dispatch_kernel(const dk_operator *op, dk_keyset args, dk_keyset *out_ks);
 
-/* The same two, and the snapshot the record was read from (for dk_call_packed); they tell the trace hook nothing. */
+/* The same two with the snapshot the record came from (for dk_call_packed); no trace report, a missing record left as it is. */
 DK_INLINE const dk_kernel *dk_redispatch_kernel_with_table(const dk_operator *op, dk_keyset ks,
                                                            const dk_op_table **out_table);
 DK_INLINE const dk_kernel *dk_dispatch_kernel_with_table(const dk_operator *op, dk_keyset args, dk_keyset *out_ks,
                                                          const dk_op_table **out_table);
 
-/* Calls kernel k with an argument pack (gen/'s bindings); a failure is reported and *result zero-filled. */
+/* Calls k, read from snapshot t, with an argument pack (gen/'s bindings); a failure is reported and *result zero-filled. */
 DK_INLINE void dk_call_packed(const dk_operator *op, const dk_op_table *t, dk_keyset ks, const dk_kernel *k,
                               void *args, void *result, size_t result_size);
 
@@ -2009,7 +2009,7 @@ DK_INLINE uint64_t dk_op_table_nonfallthrough(const dk_op_table *t, int b);
 /* The operator's current snapshot; everything in it is complete (acquire). */
 DK_INLINE const dk_op_table *dk_op_table_of(const dk_operator *op);
 
-/* The kernel record a call would run at a slot; valid until this thread's next quiescent point. */
+/* The kernel record a call would run at a slot; valid until this thread's next quiescent point (call epochs: dk_call_exit). */
 DK_INLINE const dk_kernel *dk_op_slot_kernel(const dk_operator *op, int slot);
 
 /* The def's schema in c10's normalised form, or NULL without a def; valid as dk_op_slot_kernel's. */
@@ -2069,8 +2069,10 @@ DK_API const dk_stack *dk_trace_stack(void);
 
 /* Bracket of a call made through dk_kernel_direct_fn, for the timeline. */
 DK_INLINE unsigned dk_trace_begin(const dk_operator *op, dk_keyset ks, const dk_kernel *k, int is_redispatch);
-DK_INLINE unsigned dk_trace_report_begin(const dk_operator *op, dk_keyset ks, const dk_kernel *k, int is_redispatch);
 DK_INLINE void dk_trace_end(unsigned token);
+
+/* dk_trace_begin that also tells the trace hook (gen/'s slow path, after a _with_table read). */
+DK_INLINE unsigned dk_trace_report_begin(const dk_operator *op, dk_keyset ks, const dk_kernel *k, int is_redispatch);
 
 /* Records a timeline of dispatches (Chrome trace JSON), bounded per thread; DK_OK. */
 DK_API dk_status dk_timeline_start(size_t events_per_thread);
@@ -13705,14 +13707,16 @@ DK_API dk_status dk_schema_parse_with(const char *text, const dk_registry_desc *
     return dk__sp_parse(text, desc, NULL, 0, out);
 }
 
-/* A type. Var is a type variable ("t"); Class a custom class
-   ("__torch__.torch.classes.ns.Cls"); Number prints as "Scalar". */
-/* An alias annotation: Tensor(a), Tensor(a!), Tensor(a -> *), Tensor(a|b),
-   Tensor! (a fresh set "$0" with an empty after-set). "*" is the wildcard.
-   Sets keep their source order (c10 keeps them in an unordered_set). */
-/* A default value, as c10 stores it (an IValue): ints for ScalarType,
-   Layout, MemoryFormat and reduction names; a list for int[N] x=1. */
-/* Parses text; on success *out owns a new schema, on failure *out = NULL and
+/* What a parse gives (the types dk_type, dk_alias_info and dk_default in
+   >>public). A type: Var is a type variable ("t"); Class a custom class
+   ("__torch__.torch.classes.ns.Cls"); Number prints as "Scalar". An alias
+   annotation: Tensor(a), Tensor(a!), Tensor(a -> *), Tensor(a|b), Tensor!
+   (a fresh set "$0" with an empty after-set); "*" is the wildcard; sets keep
+   their source order (c10 keeps them in an unordered_set). A default value,
+   as c10 stores it (an IValue): ints for ScalarType, Layout, MemoryFormat
+   and reduction names; a list for int[N] x=1.
+
+   dk_schema_parse parses text; on success *out owns a new schema, on failure *out = NULL and
    DK_ERR_BAD_SCHEMA (or DK_ERR_NO_MEMORY / DK_ERR_NULL) comes back. More than
    64 arguments is an error, as in c10's DispatchKeyExtractor. */
 DK_API dk_status dk_schema_parse(const char *text, dk_schema **out) { return dk_schema_parse_with(text, NULL, out); }

@@ -724,7 +724,7 @@ static double memory_per_aten_op(void) {
    first time costs the host a fault of its own, charged to the guest's
    page clearing (measured here: 10^6 operators 5.45 s of system time on
    fresh memory against 1.62 s for the control, which runs after them on
-   memory the registry gave back; 1.58 s and 1.78 s after the warm-up). So
+   memory the registry gave back; with the warm-up below, 1.47 s and 1.80 s). So
    both run on memory the host already backs: a warm-up faults in and
    gives back as many pages as the target's peak, untimed, first, in a child
    process (the guest's allocator hands the pages it gave back to the next

@@ -19,7 +19,10 @@
    alone (Linux x86-64, the plain builds: the sanitizers' runtimes make
    calls of their own): every system call not made from one stub traps,
    and the SIGSYS handler counts it and makes it through the stub, so the
-   thread runs as it would unfiltered.
+   thread runs as it would unfiltered, close enough for counting (a signal
+   mask set through the stub is undone by the handler's return; nothing
+   here sets one). A machine whose kernel refuses the filter (no seccomp,
+   a sandbox) says so in the output and counts no system calls.
    Both modes, plain, under ASan+UBSan and under ThreadSanitizer. */
 #define _GNU_SOURCE   /* ucontext's register names, for the SIGSYS handler */
 #define _POSIX_C_SOURCE 200809L
@@ -34,6 +37,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <pthread.h>
 #include <sched.h>
@@ -229,6 +233,7 @@ static void *writer(void *arg) {
 typedef struct audio_result {
     long wrong, failed_ok, blocks;
     int filtered;   /* the seccomp filter is on: system calls counted */
+    int filter_errno;   /* else why not (0: a build that does not count) */
     long control_syscalls, control_pid;   /* what the count saw of one syscall() after the blocks, its result */
     counts after_attach;
 } audio_result;
@@ -280,6 +285,7 @@ static void *audio(void *arg) {
     int i;
     assert_int_equal(dk_thread_attach(), DK_OK);
     res->filtered = filter_syscalls() == 0;
+    res->filter_errno = res->filtered || !COUNTS_SYSCALLS ? 0 : errno;
     counting = 1;                                       /* from here on: nothing */
     for (i = 0; i < BLOCKS; i++) audio_block(res);
     counting = 0;
@@ -354,9 +360,13 @@ static void test_attached_thread_never_allocates_locks_or_yields(void **state) {
     assert_int_equal(res.after_attach.free, 0);
     assert_int_equal(res.after_attach.lock, 0);
     assert_int_equal(res.after_attach.yield, 0);
-    assert_int_equal(res.filtered, COUNTS_SYSCALLS);
+    if (COUNTS_SYSCALLS && !res.filtered) {   /* refused by the kernel, not by a bug of the test */
+        printf("  system calls not counted: the kernel refused the seccomp filter (%s)\n", strerror(res.filter_errno));
+        assert_true(res.filter_errno == EINVAL || res.filter_errno == ENOSYS || res.filter_errno == EACCES ||
+                    res.filter_errno == EPERM);
+    }
     assert_int_equal(res.after_attach.syscall, 0);
-    if (COUNTS_SYSCALLS) {   /* seen, and made: the stub ran it */
+    if (COUNTS_SYSCALLS && res.filtered) {   /* seen, and made: the stub ran it */
         assert_int_equal(res.control_syscalls, 1);
         assert_int_equal(res.control_pid, (long)getpid());
     }
