@@ -159,6 +159,16 @@ static void on_cuda(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_
     ran_cuda++;
     record_args(k, op, ks, s);
 }
+
+/* Defines schema's operator with boxed kernels at CPU and CUDA (on_cpu,
+   on_cuda) and looks it up. */
+static const dk_operator *def_cpu_cuda(const char *schema, const char *name) {
+    dk_registration *h;
+    assert_int_equal(dk_def(reg, schema, &h), DK_OK);
+    assert_int_equal(dk_impl(reg, name, DK_CPU, dk_boxed(on_cpu, NULL), &h), DK_OK);
+    assert_int_equal(dk_impl(reg, name, DK_CUDA, dk_boxed(on_cuda, NULL), &h), DK_OK);
+    return dk_op_lookup(reg, name);
+}
 /* returns two values where the schema has one */
 static void two_results(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
     (void)k; (void)op; (void)ks;
@@ -179,10 +189,7 @@ static void test_all_arguments_given(void **state) {
     dk_stack st;
     (void)state;
     g.ks = dk_ks_from_key(DK_CUDA);
-    assert_int_equal(dk_def(reg, "sample::pick(Tensor[] ts, Tensor? w, int dim) -> Tensor", &h), DK_OK);
-    assert_int_equal(dk_impl(reg, "sample::pick", DK_CPU, dk_boxed(on_cpu, NULL), &h), DK_OK);
-    assert_int_equal(dk_impl(reg, "sample::pick", DK_CUDA, dk_boxed(on_cuda, NULL), &h), DK_OK);
-    op = dk_op_lookup(reg, "sample::pick");
+    op = def_cpu_cuda("sample::pick(Tensor[] ts, Tensor? w, int dim) -> Tensor", "sample::pick");
     dk_stack_init(&st, storage, 8);
     list[0] = dk_tensor(&c1);
     list[1] = dk_tensor(&g);
@@ -242,10 +249,7 @@ static void test_tensor_only_schema(void **state) {
     dk_stack st;
     (void)state;
     g.ks = dk_ks_from_key(DK_CUDA);
-    assert_int_equal(dk_def(reg, "sample::pair(Tensor a, Tensor(a) b) -> Tensor", &h), DK_OK);
-    assert_int_equal(dk_impl(reg, "sample::pair", DK_CPU, dk_boxed(on_cpu, NULL), &h), DK_OK);
-    assert_int_equal(dk_impl(reg, "sample::pair", DK_CUDA, dk_boxed(on_cuda, NULL), &h), DK_OK);
-    op = dk_op_lookup(reg, "sample::pair");
+    op = def_cpu_cuda("sample::pair(Tensor a, Tensor(a) b) -> Tensor", "sample::pair");
     dk_stack_init(&st, storage, 8);
     ran_cpu = ran_cuda = 0;
     last_status = DK_OK;
