@@ -4908,10 +4908,11 @@ DK_INLINE const char *dk_op_schema(const dk_operator *op) {
    an inline call (that is in the caller's unit). GCC compiles them at -O2
    without the passes that cost compile time and, measured on the bench's
    def, impl, deregister and boxed rows, no instructions (docs/bench.md):
-   the scheduler, the alignment, PRE, GCSE, code hoisting, VRP, the
-   vectorisers, tail merging, peephole2. The IPA passes and
-   -fdevirtualize stay on: without them a def costs more, and GCC inlines
-   no function compiled with -fdevirtualize into one without it. The span
+   among them the second scheduler, the alignment, PRE, GCSE, code hoisting, VRP (and
+   IPA's), the vectorisers, tail merging, crossjumping, peephole2, ICF.
+   Jump threading, IPA-CP, IPA-SRA and -fexpensive-optimizations stay on
+   (without them a def costs more), and -fdevirtualize: GCC inlines no
+   function compiled with it into one compiled without it. The span
    is one region so that its functions, all with the same options, inline
    into each other (GCC inlines no function with an optimize attribute
    into a caller whose options differ); a COLD region inside it drops to
@@ -4919,7 +4920,7 @@ DK_INLINE const char *dk_op_schema(const dk_operator *op) {
    inlines into it as before. */
 #if defined(__GNUC__) && !defined(__clang__) && !defined(__INTEL_COMPILER) && defined(__OPTIMIZE__) && \
     !defined(__OPTIMIZE_SIZE__)
-#define DK__WARM_BEGIN _Pragma("GCC push_options") _Pragma("GCC optimize(\"no-tree-pre\", \"no-gcse\", \"no-code-hoisting\", \"no-tree-vrp\", \"no-schedule-insns2\", \"no-tree-vectorize\", \"no-align-functions\", \"no-align-jumps\", \"no-align-loops\", \"no-align-labels\", \"no-reorder-blocks-and-partition\", \"no-tree-slp-vectorize\", \"no-tree-loop-vectorize\", \"no-tree-tail-merge\", \"no-isolate-erroneous-paths-dereference\", \"no-peephole2\")")
+#define DK__WARM_BEGIN _Pragma("GCC push_options") _Pragma("GCC optimize(\"no-tree-pre\", \"no-gcse\", \"no-code-hoisting\", \"no-tree-vrp\", \"no-schedule-insns2\", \"no-tree-vectorize\", \"no-align-functions\", \"no-align-jumps\", \"no-align-loops\", \"no-align-labels\", \"no-reorder-blocks-and-partition\", \"no-tree-slp-vectorize\", \"no-tree-loop-vectorize\", \"no-tree-tail-merge\", \"no-isolate-erroneous-paths-dereference\", \"no-peephole2\", \"no-ipa-icf\", \"no-tree-loop-distribute-patterns\", \"no-hoist-adjacent-loads\", \"no-ipa-vrp\", \"no-ipa-bit-cp\", \"no-crossjumping\", \"no-ree\", \"no-cse-follow-jumps\")")
 #define DK__WARM_END _Pragma("GCC pop_options")
 #else
 #define DK__WARM_BEGIN
