@@ -4516,6 +4516,31 @@ DK_INLINE const char *dk_op_schema(const dk_operator *op) {
 #define DK__COLD_END
 #endif
 
+/* Warm code: the registration paths, the C ABI and the boxed and slow call
+   paths (>>impl-registry to >>impl-call and >>impl-abi) and the schema
+   parser (>>impl-schema), run by every def, impl and deregister but not by
+   an inline call (that is in the caller's unit). GCC compiles them at -O2
+   without the passes that cost compile time and, measured on the bench's
+   def, impl, deregister and boxed rows, no instructions (docs/bench.md):
+   among them the second scheduler, the alignment, PRE, GCSE, code hoisting, VRP (and
+   IPA's), the vectorisers, tail merging, crossjumping, peephole2, ICF.
+   Jump threading, IPA-CP, IPA-SRA and -fexpensive-optimizations stay on
+   (without them a def costs more), and -fdevirtualize: GCC inlines no
+   function compiled with it into one compiled without it. The span
+   is one region so that its functions, all with the same options, inline
+   into each other (GCC inlines no function with an optimize attribute
+   into a caller whose options differ); a COLD region inside it drops to
+   -O1 and back. The code before it (threads, epochs, names, slots)
+   inlines into it as before. */
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__INTEL_COMPILER) && defined(__OPTIMIZE__) && \
+    !defined(__OPTIMIZE_SIZE__)
+#define DK__WARM_BEGIN _Pragma("GCC push_options") _Pragma("GCC optimize(\"no-tree-pre\", \"no-gcse\", \"no-code-hoisting\", \"no-tree-vrp\", \"no-schedule-insns2\", \"no-tree-vectorize\", \"no-align-functions\", \"no-align-jumps\", \"no-align-loops\", \"no-align-labels\", \"no-reorder-blocks-and-partition\", \"no-tree-slp-vectorize\", \"no-tree-loop-vectorize\", \"no-tree-tail-merge\", \"no-isolate-erroneous-paths-dereference\", \"no-peephole2\", \"no-ipa-icf\", \"no-tree-loop-distribute-patterns\", \"no-hoist-adjacent-loads\", \"no-ipa-vrp\", \"no-ipa-bit-cp\", \"no-crossjumping\", \"no-ree\", \"no-cse-follow-jumps\")")
+#define DK__WARM_END _Pragma("GCC pop_options")
+#else
+#define DK__WARM_BEGIN
+#define DK__WARM_END
+#endif
+
 /* The implementation expands the role lists hundreds of times: here a
    term names the row's roles and bit position as enum constants, shorter
    to expand than the row's columns (>>roles; the same values). */
@@ -6157,6 +6182,7 @@ DK_API dk_status dk__config_check(const char *caller_signature) {
 #endif
 
 /* >>impl-registry ------------------------------------------------------------- */
+DK__WARM_BEGIN
 
 enum { DK__REG_DEF = 1, DK__REG_IMPL, DK__REG_FALLBACK, DK__REG_LISTENER };
 
@@ -13749,6 +13775,7 @@ DK_API const char *dk_type_kind_name(dk_type_kind k) {
     };
     return (unsigned)k < (unsigned)DK__TYPE_END ? names[k] : NULL;
 }
+DK__WARM_END
 /* <<impl-schema */
 
 #ifdef __cplusplus
