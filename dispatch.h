@@ -11297,7 +11297,11 @@ DK_API dk_status dk_abi_explain(const dk_operator *op, uint64_t args, dk_explana
 DK_API uint64_t dk_abi_explanation_final(const dk_explanation *e) { return e ? e->final.repr : 0; }
 DK_API int dk_abi_explanation_key(const dk_explanation *e) { return e ? (int)e->key : DK_Undefined; }
 DK_API int dk_abi_explanation_slot(const dk_explanation *e) { return e ? e->slot : -1; }
-DK_API void *dk_abi_kernel_user_data(const dk_kernel *kernel) { return kernel ? kernel->user_data : NULL; }
+/* A missing record's user_data is the library's own (the slot's boxed
+   fallback): NULL for it, as a record the user registered without one. */
+DK_API void *dk_abi_kernel_user_data(const dk_kernel *kernel) {
+    return kernel && kernel->kind != DK_KERNEL_MISSING ? kernel->user_data : NULL;
+}
 DK_API const char *dk_abi_op_name(const dk_operator *op) { return op ? op->name : NULL; }
 
 DK_API int dk_abi_num_backends(void) { return DK_NUM_BACKENDS; }

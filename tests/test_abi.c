@@ -188,6 +188,15 @@ static void test_registration(void **state) {
         assert_int_equal(dk_abi_call_boxed(dk_op_lookup(r, "t::twice"), s), DK_ERR_NO_KERNEL);
         assert_int_equal(dk_abi_stack_size(s), 0);
         assert_int_equal(dk_abi_call_boxed(NULL, s), DK_ERR_NULL);
+        {   /* the empty CUDA slot's record: a user_data of the library's own, never handed out */
+            const dk_kernel *missing;
+            dk_call_enter();
+            missing = dk_op_slot_kernel(dk_op_lookup(r, "t::twice"), dk_key_slot(DK_CUDA));
+            assert_int_equal(missing->kind, DK_KERNEL_MISSING);
+            assert_non_null(missing->user_data);
+            assert_null(dk_abi_kernel_user_data(missing));
+            dk_call_exit();
+        }
         dk_abi_registry_destroy(r);
     }
     /* a registry from dk_registry_create destroyed by dk_abi_registry_destroy */
