@@ -7940,6 +7940,27 @@ DK__PRIVATE dk_status dk__check_def_signature(const char *what, const dk_registr
         return DK_OK;
     return dk__signature_vs_schema(what, DK__DEF_SCHEMA(def), expected, DK__DEF(def)->debug, sig, debug);
 }
+/* Boxing adapters against their def's schema. Adapters whose signature is
+   in schema words (gen/'s) read a boxed call's arguments in place, trusting
+   the kinds and the count the stack was checked for against the schema
+   (Note [Boxed fast way]): they are accepted only for a schema of that
+   signature, with its counts (and never for varargs, whose stacks are not
+   checked). Adapters with a signature in other words are the caller's own,
+   unchecked. */
+DK__PRIVATE dk_status dk__check_adapters(const char *what, const dk_schema *parsed, const dk_op_adapters *a) {
+    char expected[1024];
+    if (!a || !DK__SIG_IN_SCHEMA_WORDS(a->signature)) return DK_OK;
+    if (dk_schema_c_signature(parsed, expected, sizeof expected) >= 0 && strcmp(expected, a->signature) == 0 &&
+        a->num_arguments == parsed->num_arguments && a->num_returns == parsed->num_returns)
+        return DK_OK;
+    return dk__fail(DK_ERR_WRONG_SIGNATURE,
+                    "%s: the boxing adapters' C signature doesn't match the operator's schema.\n"
+                    "  operator: %s\n  expected signature: %s\n  adapters' signature: %s (%d arguments, %d "
+                    "returns)\nThe adapters were generated from another schema: regenerate them from the schema "
+                    "the operator is defined with; nothing was registered.",
+                    what, parsed->text, expected[0] ? expected : "none (varargs: the operator is bound boxed)",
+                    a->signature, a->num_arguments, a->num_returns);
+}
 /* A def's schema against the typed kernels registered before it (c10 checks
    them when the schema comes); the schema's signature is built only when a
    kernel in schema words is there. */
@@ -8233,6 +8254,10 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
     if (adapters && !adapters->signature)
         return dk__fail(DK_ERR_NULL, "def(\"%s\"): the boxing adapters have no signature", schema);
     if ((s = dk__parse_in(r, schema, &scratch, &parsed)) != DK_OK) return s;
+    if ((s = dk__check_adapters("def", parsed, adapters)) != DK_OK) {
+        dk_schema_free(parsed);
+        return s;
+    }
     dbytes = dk__defaults_size(parsed);
     sbytes = dk__sp_copy_size(&move, parsed, schema, len);
     dlen = debug ? strlen(debug) + 1 : 0;
@@ -10616,7 +10641,8 @@ DK_API dk_status dk_op_set_adapters(dk_operator *op, const dk_op_adapters *adapt
         s = dk__fail(DK_ERR_WRONG_SIGNATURE,
                      "\nMismatch in kernel C signatures\n  operator: %s\n  kernel 1: %s\n  kernel 2: %s",
                      DK__DEF_SCHEMA(o->def), DK__DEF(o->def)->info.adapters->signature, adapters->signature);
-    else   /* in the def's record, which every snapshot of it points at: no new table */
+    else if ((s = dk__check_adapters("set_adapters", DK__DEF(o->def)->info.parsed, adapters)) == DK_OK)
+        /* in the def's record, which every snapshot of it points at: no new table */
         DK__STORE_REL(&DK__DEF(o->def)->info.adapters, adapters);
     dk__end_change(r);
     dk__unlock(r);

@@ -969,29 +969,42 @@ static void emit_unbox_result_fn(FILE *o, const opinfo *op) {
     free(owned);
 }
 
-/* boxed -> typed kernel: pop the arguments, call, push the returns */
+/* boxed -> typed kernel: read the arguments where they are, call, write the
+   returns over them. The library calls call_unboxed only on a stack it has
+   checked against the def's schema (dk_call_boxed's fast way, or
+   dk__check_stack for the general way and dk_redispatch_boxed), and the
+   schema is the one of this signature (dk_op_set_adapters refuses another):
+   the stack holds at least the n arguments, the top n are its values, so
+   they are read in place without a pop's check. A Tensor argument is read
+   as the tensor the check found there; the other kinds through their unbox
+   helpers, which read each value by its tag (the check lets through kinds
+   the C type does not hold, e.g. a bool for an int, or none for a T?). A
+   return beyond the n arguments' places is pushed (the capacity checked). */
 static void emit_call_unboxed_fn(FILE *o, const opinfo *op) {
     char *owned;
     const char *rt = ret_type(op, &owned);
-    int i, scratch = 0;
+    int i, scratch = 0, in_place = op->nr < op->n ? op->nr : op->n;
     for (i = 0; i < op->n; i++) scratch |= KINDS[op->args[i].kind].scratch;
     fprintf(o, "static void %s_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, "
                "dk_stack *stack_) {\n", op->id);
-    if (op->n) fprintf(o, "    %s_args pack_;\n", op->id);
+    fprintf(o, "    dk_value *v_ = stack_->values + (stack_->size - %d);   /* checked: dk_call_boxed */\n", op->n);
     if (scratch) fprintf(o, "    dkgen_scratch tmp_[%d];\n", op->n);
     if (op->nr) fprintf(o, "    %s ret_;\n", rt);
-    fputs("    (void)op_; (void)stack_;\n", o);
-    for (i = op->n - 1; i >= 0; i--) {
-        const cvalue *v = &op->args[i];
-        if (KINDS[v->kind].scratch)
-            fprintf(o, "    pack_.%s = %s(dk_stack_pop(stack_), &tmp_[%d]);\n", v->field, KINDS[v->kind].unbox, i);
-        else fprintf(o, "    pack_.%s = %s(dk_stack_pop(stack_));\n", v->field, KINDS[v->kind].unbox);
-    }
+    fputs("    (void)op_; (void)v_;\n", o);
     fprintf(o, "    %s((%s_fn)kernel_->fn)(kernel_, ks_", op->nr ? "ret_ = " : "", op->id);
-    emit_arg_names(o, op, ", ", "pack_.", "");
+    for (i = 0; i < op->n; i++) {
+        const cvalue *v = &op->args[i];
+        if (v->kind == K_TENSOR) fprintf(o, ", (dkgen_tensor)(uintptr_t)v_[%d].as.tensor", i);   /* checked a tensor */
+        else if (KINDS[v->kind].scratch) fprintf(o, ", %s(v_[%d], &tmp_[%d])", KINDS[v->kind].unbox, i, i);
+        else fprintf(o, ", %s(v_[%d])", KINDS[v->kind].unbox, i);
+    }
     fputs(");\n", o);
-    if (op->nr == 1) fprintf(o, "    dk_stack_push(stack_, %s(ret_));\n", KINDS[op->rets[0].kind].box);
-    for (i = 0; op->nr > 1 && i < op->nr; i++) emit_push(o, &op->rets[i], "ret_.");
+    if (op->nr == 1 && in_place) fprintf(o, "    v_[0] = %s(ret_);\n", KINDS[op->rets[0].kind].box);
+    for (i = 0; op->nr > 1 && i < in_place; i++)
+        fprintf(o, "    v_[%d] = %s(ret_.%s);\n", i, KINDS[op->rets[i].kind].box, op->rets[i].field);
+    if (op->n > op->nr) fprintf(o, "    stack_->size -= %d;\n", op->n - op->nr);
+    if (op->nr == 1 && !in_place) fprintf(o, "    dk_stack_push(stack_, %s(ret_));\n", KINDS[op->rets[0].kind].box);
+    for (i = in_place; op->nr > 1 && i < op->nr; i++) emit_push(o, &op->rets[i], "ret_.");
     fputs("}\n", o);
     free(owned);
 }

@@ -225,14 +225,12 @@ static void sample_add_Tensor_unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_add_Tensor_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    sample_add_Tensor_args pack_;
+    dk_value *v_ = stack_->values + (stack_->size - 3);   /* checked: dk_call_boxed */
     dkgen_tensor ret_;
-    (void)op_; (void)stack_;
-    pack_.alpha = dkgen_double_of(dk_stack_pop(stack_));
-    pack_.other = dkgen_tensor_of(dk_stack_pop(stack_));
-    pack_.self = dkgen_tensor_of(dk_stack_pop(stack_));
-    ret_ = ((sample_add_Tensor_fn)kernel_->fn)(kernel_, ks_, pack_.self, pack_.other, pack_.alpha);
-    dk_stack_push(stack_, dkgen_box_tensor(ret_));
+    (void)op_; (void)v_;
+    ret_ = ((sample_add_Tensor_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, (dkgen_tensor)(uintptr_t)v_[1].as.tensor, dkgen_double_of(v_[2]));
+    v_[0] = dkgen_box_tensor(ret_);
+    stack_->size -= 2;
 }
 static const dk_op_adapters sample_add_Tensor_adapters = { sample_add_Tensor_SIGNATURE, 3, 1, sample_add_Tensor_box, sample_add_Tensor_unbox_result, sample_add_Tensor_call_unboxed };
 DK_INLINE dk_status sample_add_Tensor_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
@@ -339,12 +337,11 @@ static void sample_neg_unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_neg_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    sample_neg_args pack_;
+    dk_value *v_ = stack_->values + (stack_->size - 1);   /* checked: dk_call_boxed */
     dkgen_tensor ret_;
-    (void)op_; (void)stack_;
-    pack_.self = dkgen_tensor_of(dk_stack_pop(stack_));
-    ret_ = ((sample_neg_fn)kernel_->fn)(kernel_, ks_, pack_.self);
-    dk_stack_push(stack_, dkgen_box_tensor(ret_));
+    (void)op_; (void)v_;
+    ret_ = ((sample_neg_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor);
+    v_[0] = dkgen_box_tensor(ret_);
 }
 static const dk_op_adapters sample_neg_adapters = { sample_neg_SIGNATURE, 1, 1, sample_neg_box, sample_neg_unbox_result, sample_neg_call_unboxed };
 DK_INLINE dk_status sample_neg_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
@@ -436,13 +433,12 @@ static void sample_fill__unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_fill__call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    sample_fill__args pack_;
+    dk_value *v_ = stack_->values + (stack_->size - 2);   /* checked: dk_call_boxed */
     dkgen_tensor ret_;
-    (void)op_; (void)stack_;
-    pack_.value = dkgen_double_of(dk_stack_pop(stack_));
-    pack_.self = dkgen_tensor_of(dk_stack_pop(stack_));
-    ret_ = ((sample_fill__fn)kernel_->fn)(kernel_, ks_, pack_.self, pack_.value);
-    dk_stack_push(stack_, dkgen_box_tensor(ret_));
+    (void)op_; (void)v_;
+    ret_ = ((sample_fill__fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, dkgen_double_of(v_[1]));
+    v_[0] = dkgen_box_tensor(ret_);
+    stack_->size -= 1;
 }
 static const dk_op_adapters sample_fill__adapters = { sample_fill__SIGNATURE, 2, 1, sample_fill__box, sample_fill__unbox_result, sample_fill__call_unboxed };
 DK_INLINE dk_status sample_fill__def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
@@ -534,13 +530,12 @@ static void sample_cat_unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_cat_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    sample_cat_args pack_;
+    dk_value *v_ = stack_->values + (stack_->size - 2);   /* checked: dk_call_boxed */
     dkgen_tensor ret_;
-    (void)op_; (void)stack_;
-    pack_.dim = dkgen_int_of(dk_stack_pop(stack_));
-    pack_.tensors = dkgen_list_of(dk_stack_pop(stack_));
-    ret_ = ((sample_cat_fn)kernel_->fn)(kernel_, ks_, pack_.tensors, pack_.dim);
-    dk_stack_push(stack_, dkgen_box_tensor(ret_));
+    (void)op_; (void)v_;
+    ret_ = ((sample_cat_fn)kernel_->fn)(kernel_, ks_, dkgen_list_of(v_[0]), dkgen_int_of(v_[1]));
+    v_[0] = dkgen_box_tensor(ret_);
+    stack_->size -= 1;
 }
 static const dk_op_adapters sample_cat_adapters = { sample_cat_SIGNATURE, 2, 1, sample_cat_box, sample_cat_unbox_result, sample_cat_call_unboxed };
 DK_INLINE dk_status sample_cat_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
@@ -661,18 +656,14 @@ static void sample_split_unbox_result(dk_stack *stack_, void *result_) {
     ret_->r0 = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_split_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    sample_split_args pack_;
+    dk_value *v_ = stack_->values + (stack_->size - 5);   /* checked: dk_call_boxed */
     dkgen_scratch tmp_[5];
     sample_split_result ret_;
-    (void)op_; (void)stack_;
-    pack_.chunk = dkgen_opt_int_of(dk_stack_pop(stack_), &tmp_[4]);
-    pack_.mode = dkgen_string_of(dk_stack_pop(stack_));
-    pack_.flag = dkgen_bool_of(dk_stack_pop(stack_));
-    pack_.sizes = dkgen_int_list_of(dk_stack_pop(stack_));
-    pack_.self = dkgen_tensor_of(dk_stack_pop(stack_));
-    ret_ = ((sample_split_fn)kernel_->fn)(kernel_, ks_, pack_.self, pack_.sizes, pack_.flag, pack_.mode, pack_.chunk);
-    dk_stack_push(stack_, dkgen_box_tensor(ret_.r0));
-    dk_stack_push(stack_, dkgen_box_tensor(ret_.r1));
+    (void)op_; (void)v_;
+    ret_ = ((sample_split_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, dkgen_int_list_of(v_[1]), dkgen_bool_of(v_[2]), dkgen_string_of(v_[3]), dkgen_opt_int_of(v_[4], &tmp_[4]));
+    v_[0] = dkgen_box_tensor(ret_.r0);
+    v_[1] = dkgen_box_tensor(ret_.r1);
+    stack_->size -= 3;
 }
 static const dk_op_adapters sample_split_adapters = { sample_split_SIGNATURE, 5, 2, sample_split_box, sample_split_unbox_result, sample_split_call_unboxed };
 DK_INLINE dk_status sample_split_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
@@ -790,13 +781,12 @@ static void sample_where_unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_where_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    sample_where_args pack_;
+    dk_value *v_ = stack_->values + (stack_->size - 2);   /* checked: dk_call_boxed */
     dkgen_tensor ret_;
-    (void)op_; (void)stack_;
-    pack_.other = dkgen_tensor_of(dk_stack_pop(stack_));
-    pack_.condition = dkgen_tensor_of(dk_stack_pop(stack_));
-    ret_ = ((sample_where_fn)kernel_->fn)(kernel_, ks_, pack_.condition, pack_.other);
-    dk_stack_push(stack_, dkgen_box_tensor(ret_));
+    (void)op_; (void)v_;
+    ret_ = ((sample_where_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, dkgen_tensor_of(v_[1]));
+    v_[0] = dkgen_box_tensor(ret_);
+    stack_->size -= 1;
 }
 static const dk_op_adapters sample_where_adapters = { sample_where_SIGNATURE, 2, 1, sample_where_box, sample_where_unbox_result, sample_where_call_unboxed };
 DK_INLINE dk_status sample_where_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
@@ -903,12 +893,11 @@ static void sample_numel_unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_int_of(dk_stack_pop(stack_));
 }
 static void sample_numel_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    sample_numel_args pack_;
+    dk_value *v_ = stack_->values + (stack_->size - 1);   /* checked: dk_call_boxed */
     int64_t ret_;
-    (void)op_; (void)stack_;
-    pack_.self = dkgen_tensor_of(dk_stack_pop(stack_));
-    ret_ = ((sample_numel_fn)kernel_->fn)(kernel_, ks_, pack_.self);
-    dk_stack_push(stack_, dk_int(ret_));
+    (void)op_; (void)v_;
+    ret_ = ((sample_numel_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor);
+    v_[0] = dk_int(ret_);
 }
 static const dk_op_adapters sample_numel_adapters = { sample_numel_SIGNATURE, 1, 1, sample_numel_box, sample_numel_unbox_result, sample_numel_call_unboxed };
 DK_INLINE dk_status sample_numel_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
@@ -991,10 +980,10 @@ static void sample_touch_unbox_result(dk_stack *stack_, void *result_) {
     (void)stack_; (void)result_;
 }
 static void sample_touch_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    sample_touch_args pack_;
-    (void)op_; (void)stack_;
-    pack_.self = dkgen_tensor_of(dk_stack_pop(stack_));
-    ((sample_touch_fn)kernel_->fn)(kernel_, ks_, pack_.self);
+    dk_value *v_ = stack_->values + (stack_->size - 1);   /* checked: dk_call_boxed */
+    (void)op_; (void)v_;
+    ((sample_touch_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor);
+    stack_->size -= 1;
 }
 static const dk_op_adapters sample_touch_adapters = { sample_touch_SIGNATURE, 1, 0, sample_touch_box, sample_touch_unbox_result, sample_touch_call_unboxed };
 DK_INLINE dk_status sample_touch_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
@@ -1091,15 +1080,13 @@ static void sample_max_dim_unbox_result(dk_stack *stack_, void *result_) {
     ret_->values = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_max_dim_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    sample_max_dim_args pack_;
+    dk_value *v_ = stack_->values + (stack_->size - 3);   /* checked: dk_call_boxed */
     sample_max_dim_result ret_;
-    (void)op_; (void)stack_;
-    pack_.keepdim = dkgen_bool_of(dk_stack_pop(stack_));
-    pack_.dim = dkgen_int_of(dk_stack_pop(stack_));
-    pack_.self = dkgen_tensor_of(dk_stack_pop(stack_));
-    ret_ = ((sample_max_dim_fn)kernel_->fn)(kernel_, ks_, pack_.self, pack_.dim, pack_.keepdim);
-    dk_stack_push(stack_, dkgen_box_tensor(ret_.values));
-    dk_stack_push(stack_, dkgen_box_tensor(ret_.indices));
+    (void)op_; (void)v_;
+    ret_ = ((sample_max_dim_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, dkgen_int_of(v_[1]), dkgen_bool_of(v_[2]));
+    v_[0] = dkgen_box_tensor(ret_.values);
+    v_[1] = dkgen_box_tensor(ret_.indices);
+    stack_->size -= 1;
 }
 static const dk_op_adapters sample_max_dim_adapters = { sample_max_dim_SIGNATURE, 3, 2, sample_max_dim_box, sample_max_dim_unbox_result, sample_max_dim_call_unboxed };
 DK_INLINE dk_status sample_max_dim_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
@@ -1215,16 +1202,13 @@ static void sample_sum_dim_IntList_unbox_result(dk_stack *stack_, void *result_)
     *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_sum_dim_IntList_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    sample_sum_dim_IntList_args pack_;
+    dk_value *v_ = stack_->values + (stack_->size - 4);   /* checked: dk_call_boxed */
     dkgen_scratch tmp_[4];
     dkgen_tensor ret_;
-    (void)op_; (void)stack_;
-    pack_.dtype = dkgen_opt_int_of(dk_stack_pop(stack_), &tmp_[3]);
-    pack_.keepdim = dkgen_bool_of(dk_stack_pop(stack_));
-    pack_.dim = dkgen_opt_int_list_of(dk_stack_pop(stack_), &tmp_[1]);
-    pack_.self = dkgen_tensor_of(dk_stack_pop(stack_));
-    ret_ = ((sample_sum_dim_IntList_fn)kernel_->fn)(kernel_, ks_, pack_.self, pack_.dim, pack_.keepdim, pack_.dtype);
-    dk_stack_push(stack_, dkgen_box_tensor(ret_));
+    (void)op_; (void)v_;
+    ret_ = ((sample_sum_dim_IntList_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, dkgen_opt_int_list_of(v_[1], &tmp_[1]), dkgen_bool_of(v_[2]), dkgen_opt_int_of(v_[3], &tmp_[3]));
+    v_[0] = dkgen_box_tensor(ret_);
+    stack_->size -= 3;
 }
 static const dk_op_adapters sample_sum_dim_IntList_adapters = { sample_sum_dim_IntList_SIGNATURE, 4, 1, sample_sum_dim_IntList_box, sample_sum_dim_IntList_unbox_result, sample_sum_dim_IntList_call_unboxed };
 DK_INLINE dk_status sample_sum_dim_IntList_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
@@ -1344,15 +1328,12 @@ static void sample_pad_unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_pad_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    sample_pad_args pack_;
+    dk_value *v_ = stack_->values + (stack_->size - 4);   /* checked: dk_call_boxed */
     dkgen_tensor ret_;
-    (void)op_; (void)stack_;
-    pack_.mode = dkgen_string_of(dk_stack_pop(stack_));
-    pack_.value = dkgen_double_of(dk_stack_pop(stack_));
-    pack_.pad = dkgen_int_list_of(dk_stack_pop(stack_));
-    pack_.self = dkgen_tensor_of(dk_stack_pop(stack_));
-    ret_ = ((sample_pad_fn)kernel_->fn)(kernel_, ks_, pack_.self, pack_.pad, pack_.value, pack_.mode);
-    dk_stack_push(stack_, dkgen_box_tensor(ret_));
+    (void)op_; (void)v_;
+    ret_ = ((sample_pad_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, dkgen_int_list_of(v_[1]), dkgen_double_of(v_[2]), dkgen_string_of(v_[3]));
+    v_[0] = dkgen_box_tensor(ret_);
+    stack_->size -= 3;
 }
 static const dk_op_adapters sample_pad_adapters = { sample_pad_SIGNATURE, 4, 1, sample_pad_box, sample_pad_unbox_result, sample_pad_call_unboxed };
 DK_INLINE dk_status sample_pad_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
@@ -1472,13 +1453,12 @@ static void sample_unbind_int_unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_list_of(dk_stack_pop(stack_));
 }
 static void sample_unbind_int_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    sample_unbind_int_args pack_;
+    dk_value *v_ = stack_->values + (stack_->size - 2);   /* checked: dk_call_boxed */
     dk_value_list ret_;
-    (void)op_; (void)stack_;
-    pack_.dim = dkgen_int_of(dk_stack_pop(stack_));
-    pack_.self = dkgen_tensor_of(dk_stack_pop(stack_));
-    ret_ = ((sample_unbind_int_fn)kernel_->fn)(kernel_, ks_, pack_.self, pack_.dim);
-    dk_stack_push(stack_, dkgen_box_list(ret_));
+    (void)op_; (void)v_;
+    ret_ = ((sample_unbind_int_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, dkgen_int_of(v_[1]));
+    v_[0] = dkgen_box_list(ret_);
+    stack_->size -= 1;
 }
 static const dk_op_adapters sample_unbind_int_adapters = { sample_unbind_int_SIGNATURE, 2, 1, sample_unbind_int_box, sample_unbind_int_unbox_result, sample_unbind_int_call_unboxed };
 DK_INLINE dk_status sample_unbind_int_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
@@ -1582,8 +1562,9 @@ static void sample_available_unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_bool_of(dk_stack_pop(stack_));
 }
 static void sample_available_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
+    dk_value *v_ = stack_->values + (stack_->size - 0);   /* checked: dk_call_boxed */
     int ret_;
-    (void)op_; (void)stack_;
+    (void)op_; (void)v_;
     ret_ = ((sample_available_fn)kernel_->fn)(kernel_, ks_);
     dk_stack_push(stack_, dk_bool(ret_));
 }
@@ -1680,14 +1661,12 @@ static void sample_scale_unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_complex_of(dk_stack_pop(stack_));
 }
 static void sample_scale_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    sample_scale_args pack_;
+    dk_value *v_ = stack_->values + (stack_->size - 3);   /* checked: dk_call_boxed */
     dk_complex ret_;
-    (void)op_; (void)stack_;
-    pack_.w = dkgen_complex_of(dk_stack_pop(stack_));
-    pack_.z = dkgen_complex_of(dk_stack_pop(stack_));
-    pack_.self = dkgen_tensor_of(dk_stack_pop(stack_));
-    ret_ = ((sample_scale_fn)kernel_->fn)(kernel_, ks_, pack_.self, pack_.z, pack_.w);
-    dk_stack_push(stack_, dkgen_box_complex(ret_));
+    (void)op_; (void)v_;
+    ret_ = ((sample_scale_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, dkgen_complex_of(v_[1]), dkgen_complex_of(v_[2]));
+    v_[0] = dkgen_box_complex(ret_);
+    stack_->size -= 2;
 }
 static const dk_op_adapters sample_scale_adapters = { sample_scale_SIGNATURE, 3, 1, sample_scale_box, sample_scale_unbox_result, sample_scale_call_unboxed };
 DK_INLINE dk_status sample_scale_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {

@@ -341,7 +341,7 @@ static void call_one(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk
     dk_stack_push(s, dk_int(7));
 }
 static const dk_op_adapters adapters_a = { "(Tensor) (Tensor)", 1, 1, box_one, unbox_one, call_one };
-static const dk_op_adapters adapters_b = { "(int) (Tensor, int)", 2, 1, box_one, unbox_one, call_one };
+static const dk_op_adapters adapters_b = { "(Tensor) (Tensor, int)", 2, 1, box_one, unbox_one, call_one };
 
 
 /* An accessor's read inside a read section (under call epochs the tables it
