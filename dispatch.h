@@ -8224,7 +8224,7 @@ DK__PRIVATE void dk__append_def_extras(char *buf, size_t size, size_t *len, cons
 /* dk__def_part.boxed_tensors of schema s (dk_call_boxed's fast way). */
 DK__PRIVATE uint32_t dk__boxed_tensors(const dk_schema *s) {
     int i;
-    if (s->is_vararg || s->num_arguments >= 64) return 0;
+    if (s->is_vararg || s->num_arguments == 0 || s->num_arguments >= 64) return 0;
     for (i = 0; i < s->num_arguments; i++)
         if (s->arguments[i].fake_type->kind != DK_TYPE_Tensor || !s->arguments[i].is_dispatch) return 0;
     return (uint32_t)s->num_arguments + 1;
@@ -10181,11 +10181,13 @@ DK__PRIVATE dk_status dk__check_stack(const dk_operator *op, const dk_op_table *
         const dk_arg *a = &s->arguments[j];
         const dk_value *v = &stack->values[base + j];
         if (!dk__value_fits(a->fake_type, v)) {
-            const char *kind = (unsigned)v->tag < sizeof dk__value_tag_names / sizeof *dk__value_tag_names
+            const char *kind = v->tag == DK_VALUE_NONE ? "None (dk_none), no value,"
+                               : (unsigned)v->tag < sizeof dk__value_tag_names / sizeof *dk__value_tag_names
                                    ? dk__value_tag_names[v->tag] : "value of unknown kind";
-            return dk__bad_stack(msg, size, "%s: argument %lu '%s' is %s, the stack has %s %s there\n  schema: %s",
+            return dk__bad_stack(msg, size, "%s: argument %lu '%s' is %s, the stack has %s%s there\n  schema: %s",
                                  op->name, (unsigned long)j, a->name, a->type_text,
-                                 strchr("aeiou", kind[0]) ? "an" : "a", kind, s->text);
+                                 v->tag == DK_VALUE_NONE ? "" : strchr("aeiou", kind[0]) ? "an " : "a ", kind,
+                                 s->text);
         }
     }
     return DK_OK;
@@ -10415,6 +10417,11 @@ DK__PRIVATE DK__NOINLINE void dk__call_boxed_general(const dk_operator *op, cons
     }
 }
 
+/* The fast way's reading of a stack (Note [Boxed fast way]): does it fit
+   the def's schema without a default to fill, and the keyset of its
+   dispatch arguments (read in one read of the hooks), in registers. */
+typedef struct dk__boxed_read { uint64_t args; int fits; } dk__boxed_read;
+
 /* Do the n values at v fit schema s's arguments? The general check
    (dk__value_fits) for all but a Tensor argument holding a tensor. */
 DK_INLINE int dk__boxed_fits(const dk_schema *s, const dk_value *v, size_t n) {
@@ -10427,34 +10434,56 @@ DK_INLINE int dk__boxed_fits(const dk_schema *s, const dk_value *v, size_t n) {
     return 1;
 }
 
-/* The dispatch arguments' keysets of a stack that fits schema s (in one
-   read of the hooks), read where the schema says they are. */
-DK_INLINE uint64_t dk__boxed_keys(const dk_operator *op, const dk_schema *s, const dk_stack *stack) {
+/* A stack for any schema of fixed arity (out of line, as the one below: the
+   one-tensor stack, most of aten's calls, is read in dk_call_boxed itself,
+   with fewer values to keep across the hook's call): the count and kinds
+   checked, then the dispatch arguments' keysets read where the schema
+   says they are. */
+DK__PRIVATE DK__NOINLINE dk__boxed_read dk__boxed_keys(const dk_operator *op, const dk_schema *s,
+                                                       const dk_stack *stack) {
     const dk__hooks *h = dk__hooks_of(op->registry);
-    uint64_t bits = s->dispatch_args, args = 0;
+    uint64_t bits = s->dispatch_args;
     size_t n = stack->size;
-    if (h->tensor_keyset)
+    dk__boxed_read r;
+    r.args = 0;
+    r.fits = !s->is_vararg && (size_t)s->num_arguments == n && dk__boxed_fits(s, stack->values, n);
+    if (r.fits && h->tensor_keyset)
         for (; bits; bits &= bits - 1) {
             const dk_value *v = &stack->values[n - 1 - (size_t)dk__lowest_bit(bits)];
-            if (v->tag == DK_VALUE_TENSOR) args |= h->tensor_keyset(v->as.tensor, h->tensor_keyset_user_data).repr;
-            else args |= dk__value_keyset(h, v).repr;   /* a list, or None for a Tensor? */
+            if (v->tag == DK_VALUE_TENSOR) r.args |= h->tensor_keyset(v->as.tensor, h->tensor_keyset_user_data).repr;
+            else r.args |= dk__value_keyset(h, v).repr;   /* a list, or None for a Tensor? */
         }
-    return args;
+    return r;
 }
 
 /* A stack for a schema of plain Tensors only (dk__def_part.boxed_tensors,
    its size checked by the caller): is every value a tensor? Their
-   keysets' union in *args, in the same loop. */
-DK_INLINE int dk__boxed_tensor_keys(const dk_operator *op, const dk_stack *stack, uint64_t *args) {
-    const dk__hooks *h = dk__hooks_of(op->registry);
+   keysets' union, in the same loop. */
+DK__PRIVATE DK__NOINLINE dk__boxed_read dk__boxed_tensor_keys(const dk__hooks *h, const dk_stack *stack) {
+    dk_keyset (*keys)(const void *, void *) = h->tensor_keyset;
     const dk_value *v = stack->values, *end = v + stack->size;
-    uint64_t ks = 0;
-    for (; v < end; v++) {
-        if (v->tag != DK_VALUE_TENSOR) return 0;
-        if (h->tensor_keyset) ks |= h->tensor_keyset(v->as.tensor, h->tensor_keyset_user_data).repr;
-    }
-    *args = ks;
-    return 1;
+    dk__boxed_read r;
+    r.args = 0;
+    r.fits = 0;
+    do {   /* boxed_tensors counts one argument at least */
+        if (v->tag != DK_VALUE_TENSOR) return r;
+        if (keys) r.args |= keys(v->as.tensor, h->tensor_keyset_user_data).repr;
+    } while (++v < end);
+    r.fits = 1;
+    return r;
+}
+
+/* The fast way's boxed kernel, and the count of the results it left (out
+   of line: what it keeps across the kernel's call would cost the adapters'
+   way registers too). */
+DK__PRIVATE DK__NOINLINE void dk__boxed_fast_kernel(const dk_operator *op, const dk_schema *s, dk_keyset ks,
+                                                    const dk_kernel *k, dk_stack *stack) {
+    unsigned failures = dk__call_failures;
+    k->boxed(k, op, ks, stack);
+    /* a kernel that did not fail its call left exactly the schema's returns */
+    if (failures != dk__call_failures || stack->size == (size_t)s->num_returns) return;
+    dk__results_miscounted(op, ks, k, stack->size, s->num_returns, s->text);
+    stack->size = 0;
 }
 
 /* Boxed calls. dk_call_boxed takes the stack's values as the call's
@@ -10511,32 +10540,36 @@ DK_INLINE int dk__boxed_tensor_keys(const dk_operator *op, const dk_stack *stack
 DK_API void dk_call_boxed(const dk_operator *op, dk_stack *stack) {
     const dk_op_table *t;
     const dk_op_def_info *d;
-    const dk_schema *s;
     const dk_kernel *k;
     dk_keyset ks;
     uint64_t args;
-    size_t n;
+    dk__boxed_read r;
     DK__THREAD_CHECK();
     DK__HOLD();
     t = op ? dk__snapshot(op) : NULL;
     d = t ? dk__op_def(t) : NULL;
-    if (DK__LIKELY(d && stack && !DK__TRACING()) &&   /* a def's record always has its parsed schema */
-        (DK__LIKELY(((const dk__def_part *)(const void *)d)->boxed_tensors == stack->size + 1)
-             ? dk__boxed_tensor_keys(op, stack, &args)
-             : (s = d->parsed, !s->is_vararg) && (n = (size_t)s->num_arguments) == stack->size &&
-                   dk__boxed_fits(s, stack->values, n) && (args = dk__boxed_keys(op, s, stack), 1))) {
+    if (DK__LIKELY(d && stack && !DK__TRACING())) {
+        const dk_value *v = stack->values;
+        const dk__hooks *h = dk__hooks_of(op->registry);
+        uint32_t tensors = ((const dk__def_part *)(const void *)d)->boxed_tensors;
+        if (DK__LIKELY(tensors == 2 && stack->size == 1)) {   /* one plain Tensor: read here */
+            r.fits = v->tag == DK_VALUE_TENSOR;
+            r.args = r.fits && h->tensor_keyset ? h->tensor_keyset(v->as.tensor, h->tensor_keyset_user_data).repr : 0;
+        } else if (tensors == stack->size + 1) {
+            r = dk__boxed_tensor_keys(h, stack);
+        } else {   /* a def's record always has its parsed schema */
+            r = dk__boxed_keys(op, d->parsed, stack);
+        }
+    } else {
+        r.fits = 0;
+    }
+    if (DK__LIKELY(r.fits)) {
+        args = r.args;
         k = dk__entry_kernel(dk__dispatch_in(t, dk_ks_raw(args), &ks));
         if (DK__UNLIKELY(k->kind != DK_KERNEL_FUNCTION)) {   /* missing, fallthrough, ambiguous: reported */
             dk__run_boxed(op, t, dk_ks_raw(args), ks, k->kind == DK_KERNEL_MISSING ? dk__deferred(op, k) : k, stack);
         } else if (k->boxed) {
-            unsigned failures = dk__call_failures;
-            k->boxed(k, op, ks, stack);
-            /* a kernel that did not fail its call left exactly the schema's returns
-               (s read again from the def's record: one value fewer kept across the calls) */
-            s = d->parsed;
-            if (failures != dk__call_failures || stack->size == (size_t)s->num_returns) { DK__UNHOLD(); return; }
-            dk__results_miscounted(op, ks, k, stack->size, s->num_returns, s->text);
-            stack->size = 0;
+            dk__boxed_fast_kernel(op, d->parsed, ks, k, stack);
         } else {
             const dk_op_adapters *a = DK__LOAD_ACQ(&d->adapters);
             if (DK__LIKELY(a && a->call_unboxed)) a->call_unboxed(k, op, ks, stack);

@@ -278,7 +278,7 @@ static void test_tensor_only_schema(void **state) {
     st.size = 0;
     dk_stack_push(&st, dk_none());
     dk_stack_push(&st, dk_tensor(&g));
-    expect_refused(op, &st, "argument 0 'a' is Tensor, the stack has a none there");
+    expect_refused(op, &st, "argument 0 'a' is Tensor, the stack has None (dk_none), no value, there");
     st.size = 1;
     expect_refused(op, &st, "argument 1 'b' (Tensor(a)) has no default");
     st.size = 0;
@@ -287,6 +287,29 @@ static void test_tensor_only_schema(void **state) {
     dk_stack_push(&st, dk_tensor(&c));
     expect_refused(op, &st, "the schema has 2 arguments, the stack holds 3 values");
     assert_int_equal(ran_cpu + ran_cuda, 3);
+    /* one plain Tensor, read by dk_call_boxed itself: its keyset, a wrong
+       kind refused with the general way's message, none or two values too */
+    op = def_cpu_cuda("sample::single(Tensor a) -> Tensor", "sample::single");
+    st.size = 0;
+    last_status = DK_OK;
+    dk_stack_push(&st, dk_tensor(&g));
+    dk_call_boxed(op, &st);
+    assert_int_equal(last_status, DK_OK);
+    assert_int_equal(ran_cuda, 3);
+    assert_int_equal(st.size, 1);
+    st.size = 0;
+    dk_stack_push(&st, dk_tensor(&c));
+    dk_call_boxed(op, &st);
+    assert_int_equal(ran_cpu, 2);
+    st.size = 0;
+    dk_stack_push(&st, dk_int(3));
+    expect_refused(op, &st, "argument 0 'a' is Tensor, the stack has an int there");
+    st.size = 0;
+    expect_refused(op, &st, "argument 0 'a' (Tensor) has no default");
+    dk_stack_push(&st, dk_tensor(&c));
+    dk_stack_push(&st, dk_tensor(&c));
+    expect_refused(op, &st, "the schema has 1 arguments, the stack holds 2 values");
+    assert_int_equal(ran_cpu + ran_cuda, 5);
     /* the fast way's failing slots: no kernel for the keyset, and an
        unboxed kernel of an operator without adapters, each reported, the
        arguments consumed */

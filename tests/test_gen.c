@@ -492,6 +492,38 @@ static void test_signature_checks(void **state) {
     assert_non_null(strstr(dk_last_error(), "<op>_library_def(lib) in a DK_LIBRARY block"));
     assert_string_equal(dk_status_message(DK_ERR_NO_ADAPTER), "the operator has no boxing adapters");
     assert_int_equal(dk_deregister(h), DK_OK);
+    /* gen's adapters read a boxed call's arguments in place, as the schema
+       checked them: a def or dk_op_set_adapters with adapters of another
+       signature, other counts or a varargs schema is refused, and nothing
+       changes */
+    {
+        dk_def_options o;
+        dk_op_adapters wrong_count = sample_neg_adapters;
+        const dk_operator *defined;
+        memset(&o, 0, sizeof o);
+        o.adapters = &sample_neg_adapters;
+        assert_int_equal(dk_def_with(reg, "sample::neg2(Tensor self, Tensor other) -> Tensor", &o, &h),
+                         DK_ERR_WRONG_SIGNATURE);
+        assert_non_null(strstr(dk_last_error(), "the boxing adapters' C signature doesn't match the operator's schema"));
+        assert_non_null(strstr(dk_last_error(), "expected signature: (Tensor) (Tensor, Tensor)\n"
+                                                "  adapters' signature: (Tensor) (Tensor) (1 arguments, 1 returns)"));
+        assert_null(dk_op_lookup(reg, "sample::neg2"));
+        assert_int_equal(dk_def_with(reg, "sample::neg2(Tensor self, ...) -> Tensor", &o, &h), DK_ERR_WRONG_SIGNATURE);
+        assert_non_null(strstr(dk_last_error(), "expected signature: none (varargs"));
+        wrong_count.num_arguments = 2;
+        o.adapters = &wrong_count;
+        assert_int_equal(dk_def_with(reg, "sample::neg2(Tensor self) -> Tensor", &o, &h), DK_ERR_WRONG_SIGNATURE);
+        assert_non_null(strstr(dk_last_error(), "(2 arguments, 1 returns)"));
+        assert_null(dk_op_lookup(reg, "sample::neg2"));
+        assert_int_equal(dk_def(reg, "sample::neg2(Tensor self, Tensor other) -> Tensor", &h), DK_OK);
+        defined = dk_op_lookup(reg, "sample::neg2");
+        assert_int_equal(dk_op_set_adapters((dk_operator *)defined, &sample_neg_adapters), DK_ERR_WRONG_SIGNATURE);
+        assert_non_null(strstr(dk_last_error(), "set_adapters: the boxing adapters' C signature doesn't match"));
+        dk_call_enter();
+        assert_null(dk_op_table_of(defined)->def->adapters);
+        dk_call_exit();
+        assert_int_equal(dk_deregister(h), DK_OK);
+    }
     /* an operator with kernels and no def: no def to bind */
     assert_int_equal(sample_neg_impl(reg, DK_CPU, neg_cpu, NULL, &h), DK_OK);
     assert_int_equal(sample_neg_bind(reg, &op), DK_ERR_NOT_FOUND);
