@@ -6226,7 +6226,7 @@ typedef struct dk__def_part {
     dk_op_def_info info;
     const char *debug;            /* "registered at file:line" */
     /* 1 + the number of arguments of a schema whose arguments are all
-       plain Tensors (dispatch arguments, no varargs), else 0: dk_call_boxed's
+       plain Tensors (one at least, dispatch arguments, no varargs), else 0: dk_call_boxed's
        fast way checks such a stack and takes its keyset in one loop over
        the values (Note [Boxed fast way]) */
     uint32_t boxed_tensors;
@@ -10524,19 +10524,35 @@ DK__PRIVATE DK__NOINLINE void dk__boxed_fast_kernel(const dk_operator *op, const
    keysets read where the schema says they are, and a boxed kernel or
    the adapters' call_unboxed run directly, with the result count
    checked as the general way checks it. A schema of plain Tensors only
-   (every argument a dispatch argument: most of aten's) is counted at def
-   (dk__def_part.boxed_tensors, 1 + its arguments): its stack is checked
-   by comparing its size with that count and each value's tag, in the
-   loop that takes the keysets, without reading the schema. The slot's
-   record is tested in the order of the work: no kernel (missing,
+   (at least one, every argument a dispatch argument: most of aten's) is
+   counted at def (dk__def_part.boxed_tensors, 1 + its arguments): its
+   stack is checked by comparing its size with that count and each
+   value's tag, in the loop that takes the keysets, without reading the
+   schema. The one-Tensor stack (aten's unary operators) is read in
+   dk_call_boxed itself; the other stacks' reading (dk__boxed_tensor_keys,
+   dk__boxed_keys) and a boxed kernel's call with its result count
+   (dk__boxed_fast_kernel) are out of line, so that what dk_call_boxed
+   keeps across the hook's and the kernel's calls is the operator, the
+   stack, the snapshot and its def (four registers saved, not six). The
+   slot's record is tested in the order of the work: no kernel (missing,
    fallthrough, ambiguous), a boxed kernel, the adapters; the slots
    without a kernel and an unboxed kernel without adapters are reported
    by dk__run_boxed, as the general way reports them. Anything else -- a
    bad stack (whose message the general way writes), defaults, a varargs
    schema, no def, a trace hook -- takes the general way, which does all
    over again from the same snapshot (nothing was changed: the checks
-   only read). docs/bench.md says where the instructions of boxed_call
-   go. */
+   only read).
+   What call_unboxed may assume: the library calls it only here and from
+   dk__run_boxed, each time after the stack was checked against the def's
+   schema (here, or dk__check_stack for the general way and
+   dk_redispatch_boxed), with the kernel and the adapters of that def
+   from one snapshot; and adapters whose signature is in schema words
+   (gen/'s) are accepted only for a schema of that signature and counts,
+   never a varargs one (dk__check_adapters, at def and
+   dk_op_set_adapters). So gen/'s call_unboxed reads the top
+   num_arguments values in place, a Tensor argument as the tensor the
+   check found, and writes its returns over them, without a second check.
+   docs/bench.md says where the instructions of boxed_call go. */
 DK_API void dk_call_boxed(const dk_operator *op, dk_stack *stack) {
     const dk_op_table *t;
     const dk_op_def_info *d;
