@@ -7947,7 +7947,7 @@ DK__PRIVATE dk_status dk__check_def_signature(const char *what, const dk_registr
    signature, with its counts (and never for varargs, whose stacks are not
    checked). Adapters with a signature in other words are the caller's own,
    unchecked. */
-DK__PRIVATE dk_status dk__check_adapters(const char *what, const dk_schema *parsed, const dk_op_adapters *a) {
+DK__PRIVATE DK__NOINLINE dk_status dk__check_adapters(const char *what, const dk_schema *parsed, const dk_op_adapters *a) {
     char expected[1024];
     if (!a || !DK__SIG_IN_SCHEMA_WORDS(a->signature)) return DK_OK;
     if (dk_schema_c_signature(parsed, expected, sizeof expected) >= 0 && strcmp(expected, a->signature) == 0 &&
@@ -8254,7 +8254,7 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
     if (adapters && !adapters->signature)
         return dk__fail(DK_ERR_NULL, "def(\"%s\"): the boxing adapters have no signature", schema);
     if ((s = dk__parse_in(r, schema, &scratch, &parsed)) != DK_OK) return s;
-    if ((s = dk__check_adapters("def", parsed, adapters)) != DK_OK) {
+    if (adapters && (s = dk__check_adapters("def", parsed, adapters)) != DK_OK) {
         dk_schema_free(parsed);
         return s;
     }
