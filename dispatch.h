@@ -10563,7 +10563,7 @@ DK_API void dk_call_boxed(const dk_operator *op, dk_stack *stack) {
     DK__THREAD_CHECK();
     DK__HOLD();
     t = op ? dk__snapshot(op) : NULL;
-    d = t ? dk__op_def(t) : NULL;
+    d = op ? dk__op_def(t) : NULL;   /* an operator always has a snapshot (typed calls read it unchecked) */
     if (DK__LIKELY(d && stack && !DK__TRACING())) {
         const dk_value *v = stack->values;
         const dk__hooks *h = dk__hooks_of(op->registry);

@@ -979,7 +979,9 @@ static void emit_unbox_result_fn(FILE *o, const opinfo *op) {
    as the tensor the check found there; the other kinds through their unbox
    helpers, which read each value by its tag (the check lets through kinds
    the C type does not hold, e.g. a bool for an int, or none for a T?). A
-   return beyond the n arguments' places is pushed (the capacity checked). */
+   Tensor return over a Tensor argument's place writes the pointer only
+   (the value there is a tensor), the others their whole value; a return
+   beyond the n arguments' places is pushed (the capacity checked). */
 static void emit_call_unboxed_fn(FILE *o, const opinfo *op) {
     char *owned;
     const char *rt = ret_type(op, &owned);
@@ -999,9 +1001,13 @@ static void emit_call_unboxed_fn(FILE *o, const opinfo *op) {
         else fprintf(o, ", %s(v_[%d])", KINDS[v->kind].unbox, i);
     }
     fputs(");\n", o);
-    if (op->nr == 1 && in_place) fprintf(o, "    v_[0] = %s(ret_);\n", KINDS[op->rets[0].kind].box);
-    for (i = 0; op->nr > 1 && i < in_place; i++)
-        fprintf(o, "    v_[%d] = %s(ret_.%s);\n", i, KINDS[op->rets[i].kind].box, op->rets[i].field);
+    for (i = 0; i < in_place; i++) {
+        const char *ret = op->nr > 1 ? "ret_." : "ret_", *field = op->nr > 1 ? op->rets[i].field : "";
+        /* a Tensor return over a Tensor argument: the value there is a tensor already (checked) */
+        if (op->rets[i].kind == K_TENSOR && op->args[i].kind == K_TENSOR)
+            fprintf(o, "    v_[%d].as.tensor = (void *)(uintptr_t)%s%s;\n", i, ret, field);
+        else fprintf(o, "    v_[%d] = %s(%s%s);\n", i, KINDS[op->rets[i].kind].box, ret, field);
+    }
     if (op->n > op->nr) fprintf(o, "    stack_->size -= %d;\n", op->n - op->nr);
     if (op->nr == 1 && !in_place) fprintf(o, "    dk_stack_push(stack_, %s(ret_));\n", KINDS[op->rets[0].kind].box);
     for (i = in_place; op->nr > 1 && i < op->nr; i++) emit_push(o, &op->rets[i], "ret_.");

@@ -229,7 +229,7 @@ static void sample_add_Tensor_call_unboxed(const dk_kernel *kernel_, const dk_op
     dkgen_tensor ret_;
     (void)op_; (void)v_;
     ret_ = ((sample_add_Tensor_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, (dkgen_tensor)(uintptr_t)v_[1].as.tensor, dkgen_double_of(v_[2]));
-    v_[0] = dkgen_box_tensor(ret_);
+    v_[0].as.tensor = (void *)(uintptr_t)ret_;
     stack_->size -= 2;
 }
 static const dk_op_adapters sample_add_Tensor_adapters = { sample_add_Tensor_SIGNATURE, 3, 1, sample_add_Tensor_box, sample_add_Tensor_unbox_result, sample_add_Tensor_call_unboxed };
@@ -341,7 +341,7 @@ static void sample_neg_call_unboxed(const dk_kernel *kernel_, const dk_operator 
     dkgen_tensor ret_;
     (void)op_; (void)v_;
     ret_ = ((sample_neg_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor);
-    v_[0] = dkgen_box_tensor(ret_);
+    v_[0].as.tensor = (void *)(uintptr_t)ret_;
 }
 static const dk_op_adapters sample_neg_adapters = { sample_neg_SIGNATURE, 1, 1, sample_neg_box, sample_neg_unbox_result, sample_neg_call_unboxed };
 DK_INLINE dk_status sample_neg_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
@@ -437,7 +437,7 @@ static void sample_fill__call_unboxed(const dk_kernel *kernel_, const dk_operato
     dkgen_tensor ret_;
     (void)op_; (void)v_;
     ret_ = ((sample_fill__fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, dkgen_double_of(v_[1]));
-    v_[0] = dkgen_box_tensor(ret_);
+    v_[0].as.tensor = (void *)(uintptr_t)ret_;
     stack_->size -= 1;
 }
 static const dk_op_adapters sample_fill__adapters = { sample_fill__SIGNATURE, 2, 1, sample_fill__box, sample_fill__unbox_result, sample_fill__call_unboxed };
@@ -661,7 +661,7 @@ static void sample_split_call_unboxed(const dk_kernel *kernel_, const dk_operato
     sample_split_result ret_;
     (void)op_; (void)v_;
     ret_ = ((sample_split_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, dkgen_int_list_of(v_[1]), dkgen_bool_of(v_[2]), dkgen_string_of(v_[3]), dkgen_opt_int_of(v_[4], &tmp_[4]));
-    v_[0] = dkgen_box_tensor(ret_.r0);
+    v_[0].as.tensor = (void *)(uintptr_t)ret_.r0;
     v_[1] = dkgen_box_tensor(ret_.r1);
     stack_->size -= 3;
 }
@@ -785,7 +785,7 @@ static void sample_where_call_unboxed(const dk_kernel *kernel_, const dk_operato
     dkgen_tensor ret_;
     (void)op_; (void)v_;
     ret_ = ((sample_where_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, dkgen_tensor_of(v_[1]));
-    v_[0] = dkgen_box_tensor(ret_);
+    v_[0].as.tensor = (void *)(uintptr_t)ret_;
     stack_->size -= 1;
 }
 static const dk_op_adapters sample_where_adapters = { sample_where_SIGNATURE, 2, 1, sample_where_box, sample_where_unbox_result, sample_where_call_unboxed };
@@ -1084,7 +1084,7 @@ static void sample_max_dim_call_unboxed(const dk_kernel *kernel_, const dk_opera
     sample_max_dim_result ret_;
     (void)op_; (void)v_;
     ret_ = ((sample_max_dim_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, dkgen_int_of(v_[1]), dkgen_bool_of(v_[2]));
-    v_[0] = dkgen_box_tensor(ret_.values);
+    v_[0].as.tensor = (void *)(uintptr_t)ret_.values;
     v_[1] = dkgen_box_tensor(ret_.indices);
     stack_->size -= 1;
 }
@@ -1207,7 +1207,7 @@ static void sample_sum_dim_IntList_call_unboxed(const dk_kernel *kernel_, const 
     dkgen_tensor ret_;
     (void)op_; (void)v_;
     ret_ = ((sample_sum_dim_IntList_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, dkgen_opt_int_list_of(v_[1], &tmp_[1]), dkgen_bool_of(v_[2]), dkgen_opt_int_of(v_[3], &tmp_[3]));
-    v_[0] = dkgen_box_tensor(ret_);
+    v_[0].as.tensor = (void *)(uintptr_t)ret_;
     stack_->size -= 3;
 }
 static const dk_op_adapters sample_sum_dim_IntList_adapters = { sample_sum_dim_IntList_SIGNATURE, 4, 1, sample_sum_dim_IntList_box, sample_sum_dim_IntList_unbox_result, sample_sum_dim_IntList_call_unboxed };
@@ -1332,7 +1332,7 @@ static void sample_pad_call_unboxed(const dk_kernel *kernel_, const dk_operator 
     dkgen_tensor ret_;
     (void)op_; (void)v_;
     ret_ = ((sample_pad_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, dkgen_int_list_of(v_[1]), dkgen_double_of(v_[2]), dkgen_string_of(v_[3]));
-    v_[0] = dkgen_box_tensor(ret_);
+    v_[0].as.tensor = (void *)(uintptr_t)ret_;
     stack_->size -= 3;
 }
 static const dk_op_adapters sample_pad_adapters = { sample_pad_SIGNATURE, 4, 1, sample_pad_box, sample_pad_unbox_result, sample_pad_call_unboxed };

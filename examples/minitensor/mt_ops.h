@@ -226,7 +226,7 @@ static void mt_add_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_
     dkgen_tensor ret_;
     (void)op_; (void)v_;
     ret_ = ((mt_add_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, (dkgen_tensor)(uintptr_t)v_[1].as.tensor);
-    v_[0] = dkgen_box_tensor(ret_);
+    v_[0].as.tensor = (void *)(uintptr_t)ret_;
     stack_->size -= 1;
 }
 static const dk_op_adapters mt_add_adapters = { mt_add_SIGNATURE, 2, 1, mt_add_box, mt_add_unbox_result, mt_add_call_unboxed };
@@ -323,7 +323,7 @@ static void mt_mul_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_
     dkgen_tensor ret_;
     (void)op_; (void)v_;
     ret_ = ((mt_mul_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, (dkgen_tensor)(uintptr_t)v_[1].as.tensor);
-    v_[0] = dkgen_box_tensor(ret_);
+    v_[0].as.tensor = (void *)(uintptr_t)ret_;
     stack_->size -= 1;
 }
 static const dk_op_adapters mt_mul_adapters = { mt_mul_SIGNATURE, 2, 1, mt_mul_box, mt_mul_unbox_result, mt_mul_call_unboxed };
@@ -417,7 +417,7 @@ static void mt_sum_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_
     dkgen_tensor ret_;
     (void)op_; (void)v_;
     ret_ = ((mt_sum_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor);
-    v_[0] = dkgen_box_tensor(ret_);
+    v_[0].as.tensor = (void *)(uintptr_t)ret_;
 }
 static const dk_op_adapters mt_sum_adapters = { mt_sum_SIGNATURE, 1, 1, mt_sum_box, mt_sum_unbox_result, mt_sum_call_unboxed };
 DK_INLINE dk_status mt_sum_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
@@ -510,7 +510,7 @@ static void mt_relu_call_unboxed(const dk_kernel *kernel_, const dk_operator *op
     dkgen_tensor ret_;
     (void)op_; (void)v_;
     ret_ = ((mt_relu_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor);
-    v_[0] = dkgen_box_tensor(ret_);
+    v_[0].as.tensor = (void *)(uintptr_t)ret_;
 }
 static const dk_op_adapters mt_relu_adapters = { mt_relu_SIGNATURE, 1, 1, mt_relu_box, mt_relu_unbox_result, mt_relu_call_unboxed };
 DK_INLINE dk_status mt_relu_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
@@ -606,7 +606,7 @@ static void mt_matmul_call_unboxed(const dk_kernel *kernel_, const dk_operator *
     dkgen_tensor ret_;
     (void)op_; (void)v_;
     ret_ = ((mt_matmul_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, (dkgen_tensor)(uintptr_t)v_[1].as.tensor);
-    v_[0] = dkgen_box_tensor(ret_);
+    v_[0].as.tensor = (void *)(uintptr_t)ret_;
     stack_->size -= 1;
 }
 static const dk_op_adapters mt_matmul_adapters = { mt_matmul_SIGNATURE, 2, 1, mt_matmul_box, mt_matmul_unbox_result, mt_matmul_call_unboxed };
@@ -700,7 +700,7 @@ static void mt_exp_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_
     dkgen_tensor ret_;
     (void)op_; (void)v_;
     ret_ = ((mt_exp_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor);
-    v_[0] = dkgen_box_tensor(ret_);
+    v_[0].as.tensor = (void *)(uintptr_t)ret_;
 }
 static const dk_op_adapters mt_exp_adapters = { mt_exp_SIGNATURE, 1, 1, mt_exp_box, mt_exp_unbox_result, mt_exp_call_unboxed };
 DK_INLINE dk_status mt_exp_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
