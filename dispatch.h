@@ -10533,7 +10533,7 @@ DK__PRIVATE DK__NOINLINE void dk__boxed_fast_kernel(const dk_operator *op, const
    dk__boxed_keys) and a boxed kernel's call with its result count
    (dk__boxed_fast_kernel) are out of line, so that what dk_call_boxed
    keeps across the hook's and the kernel's calls is the operator, the
-   stack, the snapshot and its def (four registers saved, not six). The
+   stack, the snapshot and its def (five registers saved, not six). The
    slot's record is tested in the order of the work: no kernel (missing,
    fallthrough, ambiguous), a boxed kernel, the adapters; the slots
    without a kernel and an unboxed kernel without adapters are reported
