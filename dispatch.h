@@ -11546,6 +11546,14 @@ DK_API void dk_abi_guard_pop(const dk_guard *g) { if (g) dk_guard_pop(*g); }
 #define DK__SCHEMA_MALLOC(n) malloc(n)
 #define DK__SCHEMA_FREE(p) free(p)
 #endif
+/* Test hook: the parser's work, counted where it grows with the text: each
+   byte the lexer passes, each name a name of an alias set is compared with,
+   each comparison of a sort of names. tests/test_schema.c defines it to a
+   counter (doubling a text must at most double the count); otherwise it is
+   nothing. */
+#ifndef DK__SCHEMA_STEPS
+#define DK__SCHEMA_STEPS(n) ((void)0)
+#endif
 
 #if defined(__GNUC__) || defined(__clang__)
 #define DK__SP_NORETURN __attribute__((noreturn))
@@ -11940,6 +11948,7 @@ DK__PRIVATE void dk__sp_lex_raw(dk__sp *p, int ws, dk__sp_tok *out) {
     if (!ws && pos < n) t.end = pos + dk__sp_scan_token(p, pos, &t.kind);
     if (t.kind == '(' || t.kind == '[' || t.kind == '{') p->nesting++;
     if (t.kind == ')' || t.kind == ']' || t.kind == '}') p->nesting--;
+    DK__SCHEMA_STEPS(t.end - p->pos);
     p->pos = t.end;
     *out = t;
 }
@@ -12456,8 +12465,10 @@ enum { DK__SP_FEW_NAMES = 16 };       /* sets up to this size are kept unique as
 
 DK__PRIVATE void dk__sp_add_name(dk__sp *p, dk__sp_names *s, const char *name) {
     int i;
-    for (i = 0; i < s->n && i < DK__SP_FEW_NAMES; i++)
+    for (i = 0; i < s->n && i < DK__SP_FEW_NAMES; i++) {
+        DK__SCHEMA_STEPS(1);
         if (!strcmp(s->v[i], name)) return;
+    }
     s->v = (const char **)dk__sp_grow_array(p, (void *)s->v, s->n, &s->cap, sizeof *s->v);
     s->v[s->n++] = name;
 }
@@ -12467,6 +12478,7 @@ typedef struct dk__sp_named { const char *name; int at; } dk__sp_named;
 static int dk__sp_named_cmp(const void *a, const void *b) {
     const dk__sp_named *x = (const dk__sp_named *)a, *y = (const dk__sp_named *)b;
     int c = strcmp(x->name, y->name);
+    DK__SCHEMA_STEPS(1);
     return c ? c : (x->at > y->at) - (x->at < y->at);
 }
 
