@@ -10156,11 +10156,13 @@ DK__PRIVATE dk_status dk__check_stack(const dk_operator *op, const dk_op_table *
         const dk_arg *a = &s->arguments[j];
         const dk_value *v = &stack->values[base + j];
         if (!dk__value_fits(a->fake_type, v)) {
-            const char *kind = (unsigned)v->tag < sizeof dk__value_tag_names / sizeof *dk__value_tag_names
+            /* the none value as schemas write it ("has None there", not "has a none there") */
+            const char *kind = v->tag == DK_VALUE_NONE ? "None"
+                               : (unsigned)v->tag < sizeof dk__value_tag_names / sizeof *dk__value_tag_names
                                    ? dk__value_tag_names[v->tag] : "value of unknown kind";
-            return dk__bad_stack(msg, size, "%s: argument %lu '%s' is %s, the stack has %s %s there\n  schema: %s",
+            return dk__bad_stack(msg, size, "%s: argument %lu '%s' is %s, the stack has %s%s there\n  schema: %s",
                                  op->name, (unsigned long)j, a->name, a->type_text,
-                                 strchr("aeiou", kind[0]) ? "an" : "a", kind, s->text);
+                                 v->tag == DK_VALUE_NONE ? "" : strchr("aeiou", kind[0]) ? "an " : "a ", kind, s->text);
         }
     }
     return DK_OK;
