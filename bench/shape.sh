@@ -23,11 +23,13 @@ rows='loop_baseline|table_index|fnptr_call|call_one_hop|site_fnptr|site_one_hop|
 # the count itself: one instruction more on gen's path is not met. "-": no
 # such row (the never-redispatching unit has no redispatch). Counts above
 # DK_DECLARE_OP's call site (site_one_hop) are gen's as generated today:
-# where neg is called from one function only (the never unit), GCC inlines
-# the static slow path dkgen_<op>_slow into the call site, whose fast path
-# then saves and restores five registers; Clang leaves
-# dkgen_<op>_invoke out of line (a second jump). A compiler whose counts
-# differ needs them looked at, then kept here.
+# gen calls the record's fn (dk_kernel_direct_fn: a load after the
+# record's), where DK_DECLARE_OP calls the fn its slot's entry holds; where
+# neg is called from one function only (the never unit), GCC inlines the
+# static slow path dkgen_<op>_slow into the call site, whose fast path then
+# saves and restores five registers; Clang leaves dkgen_<op>_invoke out of
+# line (a second jump). A compiler whose counts differ needs them looked
+# at, then kept here.
 gen_kept='gcc 2.7.1 redispatches 20 17
 gcc 2.7.1 never 33 -
 gcc 1.13.1 redispatches 23 17
