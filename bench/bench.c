@@ -914,10 +914,10 @@ int main(int argc, char **argv) {
     print_row("call_one_hop", "dispatched call, keyset {CPU}", measure(row_call_one_hop, N), "fnptr_call");
     print_row("site_fnptr", "a function holding one call through a pointer", measure(row_site_fnptr, N), "");
     print_row("site_one_hop", "a function holding one dispatched call", measure(row_site_one_hop, N), "site_fnptr");
-    print_row("site_gen_call", "a function holding one call through gen/'s bindings", measure(row_site_gen_call, N),
+    print_row("site_gen_call", "a function holding one call of a gen/ binding", measure(row_site_gen_call, N),
               "site_fnptr");
 #ifndef BENCH_NO_REDISPATCH
-    print_row("site_gen_redispatch", "a function holding one redispatch through gen/'s bindings",
+    print_row("site_gen_redispatch", "a function holding one redispatch of a gen/ binding",
               measure(row_site_gen_redispatch, N), "site_fnptr");
 #endif
     print_row("call_fallthrough", "call skipping fallthrough layers (autograd, view)", measure(row_call_fallthrough, N),
