@@ -872,13 +872,14 @@ static void emit_keyset(FILE *o, const opinfo *op) {
    while a trace hook is set, between dk_trace_report_begin (the hook's
    report: the dispatch primitives make none) and dk_trace_end (a
    timeline's event); re_: a redispatch (helpers are dkgen_-prefixed: out
-   of the way of kernels' names) */
+   of the way of kernels' names). Out of line (DKGEN_SLOW_PATH), so that
+   the call site stays a test and a tail call of the kernel. */
 static void emit_slow(FILE *o, const opinfo *op, const char *rt) {
     int i;
-    fprintf(o, "static %s dkgen_%s_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, "
-            "const dk_kernel *kernel_, int re_", rt, op->id);
+    fprintf(o, "static DKGEN_SLOW_PATH %s dkgen_%s_slow(const dk_kernel *kernel_, dk_keyset ks_, "
+            "const dk_op_table *table_, const dk_operator *op_", rt, op->id);
     emit_params(o, op, ", ", 0);
-    fprintf(o, ") {\n    %s_args pack_;\n    unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);\n", op->id);
+    fprintf(o, ", int re_) {\n    %s_args pack_;\n    unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);\n", op->id);
     for (i = 0; i < op->n; i++) fprintf(o, "    pack_.%s = %s_;\n", op->args[i].field, op->args[i].field);
     if (!op->n && !op->nr) fputs("    pack_.unused_ = 0;\n", o);
     fprintf(o, "    kernel_->fn ? %s((%s_fn)kernel_->fn)(kernel_, ks_", op->nr ? "(void)(pack_.result = " : "", op->id);
@@ -890,50 +891,48 @@ static void emit_slow(FILE *o, const opinfo *op, const char *rt) {
         fputs(") : dk_call_packed(op_, table_, ks_, kernel_, &pack_, NULL, 0);\n    dk_trace_end(trace_);\n}\n", o);
 }
 
-/* dkgen_<op>_invoke: one kernel record, its fn (none while a trace hook is
-   set: dk_kernel_direct_fn) or the slow path */
-static void emit_invoke(FILE *o, const opinfo *op, const char *rt) {
-    fprintf(o, "DK_INLINE %s dkgen_%s_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, "
-            "const dk_kernel *kernel_, int re_", rt, op->id);
-    emit_params(o, op, ", ", 0);
-    fprintf(o, ") {\n    dk_fn fn_ = dk_kernel_direct_fn(kernel_);\n    %sfn_ ? ((%s_fn)fn_)(kernel_, ks_", op->nr ? "return " : "", op->id);
+/* fn_ ? the kernel : dkgen_<op>_slow, the call site's one branch: fn_
+   is the fn read with the record from its entry (dk_dispatch_kernel_with_fn,
+   dk_redispatch_kernel_with_fn), NULL while a trace hook is set. Both are
+   tail calls unless a call bracket (DK_CALL_EPOCHS) follows. */
+static void emit_invoke(FILE *o, const opinfo *op, int re) {
+    fprintf(o, "DKGEN_LIKELY(fn_ != NULL) ? ((%s_fn)fn_)(kernel_, ks_", op->id);
     emit_arg_names(o, op, ", ", "", "_");
-    fprintf(o, ") : dkgen_%s_slow(op_, table_, ks_, kernel_, re_", op->id);
+    fprintf(o, ") : dkgen_%s_slow(kernel_, ks_, table_, op_", op->id);
     emit_arg_names(o, op, ", ", "", "_");
-    fputs(");\n}\n", o);
+    fprintf(o, ", %d);\n", re);
 }
 
-/* <op>_call: dispatch (the record and its snapshot), then invoke, inside
-   the call bracket */
+/* <op>_call: dispatch (record, snapshot and fn), then invoke, inside the
+   call bracket (nothing without DK_CALL_EPOCHS) */
 static void emit_call(FILE *o, const opinfo *op, const char *rt) {
     fprintf(o, "DK_INLINE %s %s_call(const dk_operator *op_", rt, op->id);
     emit_params(o, op, ", ", 0);
-    fputs(") {\n    dk_keyset ks_;\n    const dk_op_table *table_;\n    const dk_kernel *kernel_;\n", o);
+    fputs(") {\n    dk_keyset ks_;\n    const dk_op_table *table_;\n    const dk_kernel *kernel_;\n    dk_fn fn_;\n", o);
     if (op->nr) fprintf(o, "    %s ret_;\n", rt);
-    fprintf(o, "    dk_call_enter();\n    kernel_ = dk_dispatch_kernel_with_table(op_, %s_keyset(", op->id);
+    fprintf(o, "    dk_call_enter();\n    kernel_ = dk_dispatch_kernel_with_fn(op_, %s_keyset(", op->id);
     emit_arg_names(o, op, "", "", "_");
-    fprintf(o, "), &ks_, &table_);\n    %sdkgen_%s_invoke(op_, table_, ks_, kernel_, 0", op->nr ? "ret_ = " : "", op->id);
-    emit_arg_names(o, op, ", ", "", "_");
-    fprintf(o, ");\n    dk_call_exit();\n%s}\n", op->nr ? "    return ret_;\n" : "");
+    fprintf(o, "), &ks_, &table_, &fn_);\n    %s", op->nr ? "ret_ = " : "");
+    emit_invoke(o, op, 0);
+    fprintf(o, "    dk_call_exit();\n%s}\n", op->nr ? "    return ret_;\n" : "");
 }
 
-/* <op>_redispatch: the slot of the keyset given (the record and its snapshot) */
+/* <op>_redispatch: the slot of the keyset given (record, snapshot and fn) */
 static void emit_redispatch(FILE *o, const opinfo *op, const char *rt) {
     fprintf(o, "DK_INLINE %s %s_redispatch(const dk_operator *op_, dk_keyset ks_", rt, op->id);
     emit_params(o, op, ", ", 0);
-    fputs(") {\n    const dk_op_table *table_;\n    const dk_kernel *kernel_;\n", o);
+    fputs(") {\n    const dk_op_table *table_;\n    const dk_kernel *kernel_;\n    dk_fn fn_;\n", o);
     if (op->nr) fprintf(o, "    %s ret_;\n", rt);
-    fprintf(o, "    dk_call_enter();\n    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);\n"
-            "    %sdkgen_%s_invoke(op_, table_, ks_, kernel_, 1", op->nr ? "ret_ = " : "", op->id);
-    emit_arg_names(o, op, ", ", "", "_");
-    fprintf(o, ");\n    dk_call_exit();\n%s}\n", op->nr ? "    return ret_;\n" : "");
+    fprintf(o, "    dk_call_enter();\n    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);\n    %s",
+            op->nr ? "ret_ = " : "");
+    emit_invoke(o, op, 1);
+    fprintf(o, "    dk_call_exit();\n%s}\n", op->nr ? "    return ret_;\n" : "");
 }
 
 static void emit_calls(FILE *o, const opinfo *op) {
     char *owned;
     const char *rt = ret_type(op, &owned);
     emit_slow(o, op, rt);
-    emit_invoke(o, op, rt);
     emit_call(o, op, rt);
     emit_redispatch(o, op, rt);
     free(owned);
@@ -1192,6 +1191,19 @@ static void emit_prelude(FILE *o) {
           "    if (v_.tag == DK_VALUE_LIST) { l_.items = v_.as.list.items; l_.n = v_.as.list.n; }\n"
           "    return dkgen_list_keyset(l_);\n"
           "}\n"
+          "/* A call site's kernel is the likely way (else GCC spends moves on the slow path's\n"
+          "   registers); dkgen_<op>_slow is out of line, one copy (GCC would inline it where one\n"
+          "   function calls the operator, or clone it for the flag each caller passes). */\n"
+          "#if defined(__GNUC__) && !defined(__clang__) && !defined(__INTEL_COMPILER)\n"
+          "#define DKGEN_LIKELY(x_) __builtin_expect(!!(x_), 1)\n"
+          "#define DKGEN_SLOW_PATH __attribute__((noinline, noclone))\n"
+          "#elif defined(__GNUC__) || defined(__clang__)\n"
+          "#define DKGEN_LIKELY(x_) __builtin_expect(!!(x_), 1)\n"
+          "#define DKGEN_SLOW_PATH __attribute__((noinline))\n"
+          "#else\n"
+          "#define DKGEN_LIKELY(x_) (x_)\n"
+          "#define DKGEN_SLOW_PATH\n"
+          "#endif\n"
           "/* <op>_bind: the operator, if defined with this C signature (NULL: bound boxed) */\n"
           "DK_INLINE dk_status dkgen_bind(dk_registry *reg_, const char *name_, const char *signature_, const dk_operator **op_) {\n"
           "    dk_operator *found_;\n"
