@@ -1963,6 +1963,10 @@ DK_API unsigned dk_thread_id(void);
 DK_INLINE void dk_call_enter(void);
 DK_INLINE void dk_call_exit(void);
 
+/* A bracket's inline way (gen/'s call sites): 1 when it entered, left with dk_call_exit_outermost; 0: use dk_call_enter / _exit. */
+DK_INLINE int dk_call_enter_outermost(void);
+DK_INLINE void dk_call_exit_outermost(void);
+
 /* --- Plugins: library blocks that load and unload (WHAT A PROGRAM DOES; docs/threads-memory-plugins.md) --- */
 
 /* Opens a library block in r (DEF, FRAGMENT, IMPL); its registrations live until dk_library_close. */
@@ -3921,6 +3925,27 @@ DK_INLINE void dk_call_exit(void) {
 #ifdef DK_CALL_EPOCHS
     if (DK__UNLIKELY(dk__rd.exited)) dk__call_exit_late();
     else dk__call_exit_attached();
+#endif
+}
+
+/* The typed calls' inline way for a caller outside the header (gen/'s
+   bindings, which cannot name dk__call_enter_outermost): 1 when the
+   outermost enter of an attached thread happened here, and then the exit
+   is dk_call_exit_outermost, the plain decrement (such an enter is never
+   a late one); 0 when the caller must bracket with dk_call_enter and
+   dk_call_exit instead (nested, the thread's first call, no membarrier).
+   Without DK_CALL_EPOCHS: 1, and the exit nothing. */
+DK_INLINE int dk_call_enter_outermost(void) {
+#ifdef DK_CALL_EPOCHS
+    return dk__call_enter_outermost();
+#else
+    return 1;
+#endif
+}
+
+DK_INLINE void dk_call_exit_outermost(void) {
+#ifdef DK_CALL_EPOCHS
+    dk__call_exit_attached();
 #endif
 }
 

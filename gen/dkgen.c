@@ -891,50 +891,83 @@ static void emit_slow(FILE *o, const opinfo *op, const char *rt) {
         fputs(") : dk_call_packed(op_, table_, ks_, kernel_, &pack_, NULL, 0);\n    dk_trace_end(trace_);\n}\n", o);
 }
 
-/* fn_ ? the kernel : dkgen_<op>_slow, the call site's one branch: fn_
-   is the fn read with the record from its entry (dk_dispatch_kernel_with_fn,
-   dk_redispatch_kernel_with_fn), NULL while a trace hook is set. Both are
-   tail calls unless a call bracket (DK_CALL_EPOCHS) follows. */
+/* fn_ ? the kernel : dkgen_<op>_slow, the call site's one branch, in
+   parentheses: fn_ is the fn read with the record from its entry
+   (dk_dispatch_kernel_with_fn, dk_redispatch_kernel_with_fn), NULL while
+   a trace hook is set. Both are tail calls where no call bracket follows. */
 static void emit_invoke(FILE *o, const opinfo *op, int re) {
-    fprintf(o, "DKGEN_LIKELY(fn_ != NULL) ? ((%s_fn)fn_)(kernel_, ks_", op->id);
+    fprintf(o, "(DKGEN_LIKELY(fn_ != NULL) ? ((%s_fn)fn_)(kernel_, ks_", op->id);
     emit_arg_names(o, op, ", ", "", "_");
     fprintf(o, ") : dkgen_%s_slow(kernel_, ks_, table_, op_", op->id);
     emit_arg_names(o, op, ", ", "", "_");
-    fprintf(o, ", %d);\n", re);
+    fprintf(o, ", %d))", re);
 }
 
-/* <op>_call: dispatch (record, snapshot and fn), then invoke, inside the
-   call bracket (nothing without DK_CALL_EPOCHS) */
-static void emit_call(FILE *o, const opinfo *op, const char *rt) {
-    fprintf(o, "DK_INLINE %s %s_call(const dk_operator *op_", rt, op->id);
-    emit_params(o, op, ", ", 0);
-    fputs(") {\n    dk_keyset ks_;\n    const dk_op_table *table_;\n    const dk_kernel *kernel_;\n    dk_fn fn_;\n", o);
-    if (op->nr) fprintf(o, "    %s ret_;\n", rt);
-    fprintf(o, "    dk_call_enter();\n    kernel_ = dk_dispatch_kernel_with_fn(op_, %s_keyset(", op->id);
+/* kernel_ = the read: the record, its snapshot and its fn; a call's
+   keyset from its arguments, a redispatch's as given */
+static void emit_read(FILE *o, const opinfo *op, int re) {
+    if (re) {
+        fputs("kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_)", o);
+        return;
+    }
+    fprintf(o, "kernel_ = dk_dispatch_kernel_with_fn(op_, %s_keyset(", op->id);
     emit_arg_names(o, op, "", "", "_");
-    fprintf(o, "), &ks_, &table_, &fn_);\n    %s", op->nr ? "ret_ = " : "");
-    emit_invoke(o, op, 0);
-    fprintf(o, "    dk_call_exit();\n%s}\n", op->nr ? "    return ret_;\n" : "");
+    fputs("), &ks_, &table_, &fn_)", o);
 }
 
-/* <op>_redispatch: the slot of the keyset given (record, snapshot and fn) */
-static void emit_redispatch(FILE *o, const opinfo *op, const char *rt) {
-    fprintf(o, "DK_INLINE %s %s_redispatch(const dk_operator *op_, dk_keyset ks_", rt, op->id);
+/* "R <pre><op>_<what><post>(const dk_operator *op_[, dk_keyset ks_], params) {"
+   and the locals the read fills */
+static void emit_entry_head(FILE *o, const opinfo *op, const char *rt, const char *pre, const char *post, int re) {
+    fprintf(o, "%s %s%s_%s%s(const dk_operator *op_%s", rt, pre, op->id, re ? "redispatch" : "call", post,
+            re ? ", dk_keyset ks_" : "");
     emit_params(o, op, ", ", 0);
-    fputs(") {\n    const dk_op_table *table_;\n    const dk_kernel *kernel_;\n    dk_fn fn_;\n", o);
+    fprintf(o, ") {\n%s    const dk_op_table *table_;\n    const dk_kernel *kernel_;\n    dk_fn fn_;\n",
+            re ? "" : "    dk_keyset ks_;\n");
+}
+
+/* <op>_call (re 0) and <op>_redispatch (re 1): read, then invoke. Under
+   DK_CALL_EPOCHS inside the call bracket, as DK_DECLARE_OP's: the
+   outermost enter of an attached thread inline (dk_call_enter_outermost,
+   dk_call_exit_outermost), any other tail-calls dkgen_<op>_call_any /
+   _redispatch_any, an out-of-line copy between dk_call_enter and
+   dk_call_exit, so that nothing is live across a call on the inline way
+   (the call site saves no register for it). */
+static void emit_entry(FILE *o, const opinfo *op, const char *rt, int re) {
+    const char *what = re ? "redispatch" : "call";
+    fputs("#ifdef DK_CALL_EPOCHS\nstatic DKGEN_SLOW_PATH ", o);
+    emit_entry_head(o, op, rt, "dkgen_", "_any", re);
     if (op->nr) fprintf(o, "    %s ret_;\n", rt);
-    fprintf(o, "    dk_call_enter();\n    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);\n    %s",
-            op->nr ? "ret_ = " : "");
-    emit_invoke(o, op, 1);
-    fprintf(o, "    dk_call_exit();\n%s}\n", op->nr ? "    return ret_;\n" : "");
+    fputs("    dk_call_enter();\n    ", o);
+    emit_read(o, op, re);
+    fprintf(o, ";\n    %s", op->nr ? "ret_ = " : "");
+    emit_invoke(o, op, re);
+    fprintf(o, ";\n    dk_call_exit();\n%s}\n#endif\n", op->nr ? "    return ret_;\n" : "");
+    fputs("DK_INLINE ", o);
+    emit_entry_head(o, op, rt, "", "", re);
+    fputs("#ifdef DK_CALL_EPOCHS\n", o);
+    if (op->nr) fprintf(o, "    %s ret_;\n    return ", rt);
+    else fputs("    ", o);
+    fputs("DKGEN_LIKELY(dk_call_enter_outermost()) ? ", o);
+    fputs(op->nr ? "(" : "(void)(", o);
+    emit_read(o, op, re);
+    fputs(op->nr ? ", ret_ = " : ", ", o);
+    emit_invoke(o, op, re);
+    fprintf(o, ", dk_call_exit_outermost()%s) : dkgen_%s_%s_any(op_%s", op->nr ? ", ret_" : "", op->id, what,
+            re ? ", ks_" : "");
+    emit_arg_names(o, op, ", ", "", "_");
+    fputs(");\n#else\n    ", o);
+    emit_read(o, op, re);
+    fputs(op->nr ? ";\n    return " : ";\n    ", o);
+    emit_invoke(o, op, re);
+    fputs(";\n#endif\n}\n", o);
 }
 
 static void emit_calls(FILE *o, const opinfo *op) {
     char *owned;
     const char *rt = ret_type(op, &owned);
     emit_slow(o, op, rt);
-    emit_call(o, op, rt);
-    emit_redispatch(o, op, rt);
+    emit_entry(o, op, rt, 0);
+    emit_entry(o, op, rt, 1);
     free(owned);
 }
 

@@ -202,7 +202,8 @@ static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_add_Tensor_slow(const dk_kernel
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor sample_add_Tensor_call(const dk_operator *op_, dkgen_tensor self_, dkgen_tensor other_, double alpha_) {
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_add_Tensor_call_any(const dk_operator *op_, dkgen_tensor self_, dkgen_tensor other_, double alpha_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
@@ -210,20 +211,48 @@ DK_INLINE dkgen_tensor sample_add_Tensor_call(const dk_operator *op_, dkgen_tens
     dkgen_tensor ret_;
     dk_call_enter();
     kernel_ = dk_dispatch_kernel_with_fn(op_, sample_add_Tensor_keyset(self_, other_, alpha_), &ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((sample_add_Tensor_fn)fn_)(kernel_, ks_, self_, other_, alpha_) : dkgen_sample_add_Tensor_slow(kernel_, ks_, table_, op_, self_, other_, alpha_, 0);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_add_Tensor_fn)fn_)(kernel_, ks_, self_, other_, alpha_) : dkgen_sample_add_Tensor_slow(kernel_, ks_, table_, op_, self_, other_, alpha_, 0));
     dk_call_exit();
     return ret_;
 }
-DK_INLINE dkgen_tensor sample_add_Tensor_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, dkgen_tensor other_, double alpha_) {
+#endif
+DK_INLINE dkgen_tensor sample_add_Tensor_call(const dk_operator *op_, dkgen_tensor self_, dkgen_tensor other_, double alpha_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, sample_add_Tensor_keyset(self_, other_, alpha_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_add_Tensor_fn)fn_)(kernel_, ks_, self_, other_, alpha_) : dkgen_sample_add_Tensor_slow(kernel_, ks_, table_, op_, self_, other_, alpha_, 0)), dk_call_exit_outermost(), ret_) : dkgen_sample_add_Tensor_call_any(op_, self_, other_, alpha_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_add_Tensor_keyset(self_, other_, alpha_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_add_Tensor_fn)fn_)(kernel_, ks_, self_, other_, alpha_) : dkgen_sample_add_Tensor_slow(kernel_, ks_, table_, op_, self_, other_, alpha_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_add_Tensor_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, dkgen_tensor other_, double alpha_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
     dk_fn fn_;
     dkgen_tensor ret_;
     dk_call_enter();
     kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((sample_add_Tensor_fn)fn_)(kernel_, ks_, self_, other_, alpha_) : dkgen_sample_add_Tensor_slow(kernel_, ks_, table_, op_, self_, other_, alpha_, 1);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_add_Tensor_fn)fn_)(kernel_, ks_, self_, other_, alpha_) : dkgen_sample_add_Tensor_slow(kernel_, ks_, table_, op_, self_, other_, alpha_, 1));
     dk_call_exit();
     return ret_;
+}
+#endif
+DK_INLINE dkgen_tensor sample_add_Tensor_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, dkgen_tensor other_, double alpha_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_add_Tensor_fn)fn_)(kernel_, ks_, self_, other_, alpha_) : dkgen_sample_add_Tensor_slow(kernel_, ks_, table_, op_, self_, other_, alpha_, 1)), dk_call_exit_outermost(), ret_) : dkgen_sample_add_Tensor_redispatch_any(op_, ks_, self_, other_, alpha_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_add_Tensor_fn)fn_)(kernel_, ks_, self_, other_, alpha_) : dkgen_sample_add_Tensor_slow(kernel_, ks_, table_, op_, self_, other_, alpha_, 1));
+#endif
 }
 static void sample_add_Tensor_box(const void *args_, dk_stack *stack_) {
     const sample_add_Tensor_args *pack_ = (const sample_add_Tensor_args *)args_;
@@ -316,7 +345,8 @@ static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_neg_slow(const dk_kernel *kerne
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor sample_neg_call(const dk_operator *op_, dkgen_tensor self_) {
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_neg_call_any(const dk_operator *op_, dkgen_tensor self_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
@@ -324,20 +354,48 @@ DK_INLINE dkgen_tensor sample_neg_call(const dk_operator *op_, dkgen_tensor self
     dkgen_tensor ret_;
     dk_call_enter();
     kernel_ = dk_dispatch_kernel_with_fn(op_, sample_neg_keyset(self_), &ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((sample_neg_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_neg_slow(kernel_, ks_, table_, op_, self_, 0);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_neg_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_neg_slow(kernel_, ks_, table_, op_, self_, 0));
     dk_call_exit();
     return ret_;
 }
-DK_INLINE dkgen_tensor sample_neg_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_) {
+#endif
+DK_INLINE dkgen_tensor sample_neg_call(const dk_operator *op_, dkgen_tensor self_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, sample_neg_keyset(self_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_neg_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_neg_slow(kernel_, ks_, table_, op_, self_, 0)), dk_call_exit_outermost(), ret_) : dkgen_sample_neg_call_any(op_, self_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_neg_keyset(self_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_neg_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_neg_slow(kernel_, ks_, table_, op_, self_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_neg_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
     dk_fn fn_;
     dkgen_tensor ret_;
     dk_call_enter();
     kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((sample_neg_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_neg_slow(kernel_, ks_, table_, op_, self_, 1);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_neg_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_neg_slow(kernel_, ks_, table_, op_, self_, 1));
     dk_call_exit();
     return ret_;
+}
+#endif
+DK_INLINE dkgen_tensor sample_neg_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_neg_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_neg_slow(kernel_, ks_, table_, op_, self_, 1)), dk_call_exit_outermost(), ret_) : dkgen_sample_neg_redispatch_any(op_, ks_, self_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_neg_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_neg_slow(kernel_, ks_, table_, op_, self_, 1));
+#endif
 }
 static void sample_neg_box(const void *args_, dk_stack *stack_) {
     const sample_neg_args *pack_ = (const sample_neg_args *)args_;
@@ -410,7 +468,8 @@ static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_fill__slow(const dk_kernel *ker
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor sample_fill__call(const dk_operator *op_, dkgen_tensor self_, double value_) {
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_fill__call_any(const dk_operator *op_, dkgen_tensor self_, double value_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
@@ -418,20 +477,48 @@ DK_INLINE dkgen_tensor sample_fill__call(const dk_operator *op_, dkgen_tensor se
     dkgen_tensor ret_;
     dk_call_enter();
     kernel_ = dk_dispatch_kernel_with_fn(op_, sample_fill__keyset(self_, value_), &ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((sample_fill__fn)fn_)(kernel_, ks_, self_, value_) : dkgen_sample_fill__slow(kernel_, ks_, table_, op_, self_, value_, 0);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_fill__fn)fn_)(kernel_, ks_, self_, value_) : dkgen_sample_fill__slow(kernel_, ks_, table_, op_, self_, value_, 0));
     dk_call_exit();
     return ret_;
 }
-DK_INLINE dkgen_tensor sample_fill__redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, double value_) {
+#endif
+DK_INLINE dkgen_tensor sample_fill__call(const dk_operator *op_, dkgen_tensor self_, double value_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, sample_fill__keyset(self_, value_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_fill__fn)fn_)(kernel_, ks_, self_, value_) : dkgen_sample_fill__slow(kernel_, ks_, table_, op_, self_, value_, 0)), dk_call_exit_outermost(), ret_) : dkgen_sample_fill__call_any(op_, self_, value_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_fill__keyset(self_, value_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_fill__fn)fn_)(kernel_, ks_, self_, value_) : dkgen_sample_fill__slow(kernel_, ks_, table_, op_, self_, value_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_fill__redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, double value_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
     dk_fn fn_;
     dkgen_tensor ret_;
     dk_call_enter();
     kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((sample_fill__fn)fn_)(kernel_, ks_, self_, value_) : dkgen_sample_fill__slow(kernel_, ks_, table_, op_, self_, value_, 1);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_fill__fn)fn_)(kernel_, ks_, self_, value_) : dkgen_sample_fill__slow(kernel_, ks_, table_, op_, self_, value_, 1));
     dk_call_exit();
     return ret_;
+}
+#endif
+DK_INLINE dkgen_tensor sample_fill__redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, double value_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_fill__fn)fn_)(kernel_, ks_, self_, value_) : dkgen_sample_fill__slow(kernel_, ks_, table_, op_, self_, value_, 1)), dk_call_exit_outermost(), ret_) : dkgen_sample_fill__redispatch_any(op_, ks_, self_, value_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_fill__fn)fn_)(kernel_, ks_, self_, value_) : dkgen_sample_fill__slow(kernel_, ks_, table_, op_, self_, value_, 1));
+#endif
 }
 static void sample_fill__box(const void *args_, dk_stack *stack_) {
     const sample_fill__args *pack_ = (const sample_fill__args *)args_;
@@ -506,7 +593,8 @@ static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_cat_slow(const dk_kernel *kerne
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor sample_cat_call(const dk_operator *op_, dk_value_list tensors_, int64_t dim_) {
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_cat_call_any(const dk_operator *op_, dk_value_list tensors_, int64_t dim_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
@@ -514,20 +602,48 @@ DK_INLINE dkgen_tensor sample_cat_call(const dk_operator *op_, dk_value_list ten
     dkgen_tensor ret_;
     dk_call_enter();
     kernel_ = dk_dispatch_kernel_with_fn(op_, sample_cat_keyset(tensors_, dim_), &ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((sample_cat_fn)fn_)(kernel_, ks_, tensors_, dim_) : dkgen_sample_cat_slow(kernel_, ks_, table_, op_, tensors_, dim_, 0);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_cat_fn)fn_)(kernel_, ks_, tensors_, dim_) : dkgen_sample_cat_slow(kernel_, ks_, table_, op_, tensors_, dim_, 0));
     dk_call_exit();
     return ret_;
 }
-DK_INLINE dkgen_tensor sample_cat_redispatch(const dk_operator *op_, dk_keyset ks_, dk_value_list tensors_, int64_t dim_) {
+#endif
+DK_INLINE dkgen_tensor sample_cat_call(const dk_operator *op_, dk_value_list tensors_, int64_t dim_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, sample_cat_keyset(tensors_, dim_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_cat_fn)fn_)(kernel_, ks_, tensors_, dim_) : dkgen_sample_cat_slow(kernel_, ks_, table_, op_, tensors_, dim_, 0)), dk_call_exit_outermost(), ret_) : dkgen_sample_cat_call_any(op_, tensors_, dim_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_cat_keyset(tensors_, dim_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_cat_fn)fn_)(kernel_, ks_, tensors_, dim_) : dkgen_sample_cat_slow(kernel_, ks_, table_, op_, tensors_, dim_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_cat_redispatch_any(const dk_operator *op_, dk_keyset ks_, dk_value_list tensors_, int64_t dim_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
     dk_fn fn_;
     dkgen_tensor ret_;
     dk_call_enter();
     kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((sample_cat_fn)fn_)(kernel_, ks_, tensors_, dim_) : dkgen_sample_cat_slow(kernel_, ks_, table_, op_, tensors_, dim_, 1);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_cat_fn)fn_)(kernel_, ks_, tensors_, dim_) : dkgen_sample_cat_slow(kernel_, ks_, table_, op_, tensors_, dim_, 1));
     dk_call_exit();
     return ret_;
+}
+#endif
+DK_INLINE dkgen_tensor sample_cat_redispatch(const dk_operator *op_, dk_keyset ks_, dk_value_list tensors_, int64_t dim_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_cat_fn)fn_)(kernel_, ks_, tensors_, dim_) : dkgen_sample_cat_slow(kernel_, ks_, table_, op_, tensors_, dim_, 1)), dk_call_exit_outermost(), ret_) : dkgen_sample_cat_redispatch_any(op_, ks_, tensors_, dim_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_cat_fn)fn_)(kernel_, ks_, tensors_, dim_) : dkgen_sample_cat_slow(kernel_, ks_, table_, op_, tensors_, dim_, 1));
+#endif
 }
 static void sample_cat_box(const void *args_, dk_stack *stack_) {
     const sample_cat_args *pack_ = (const sample_cat_args *)args_;
@@ -627,7 +743,8 @@ static DKGEN_SLOW_PATH sample_split_result dkgen_sample_split_slow(const dk_kern
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE sample_split_result sample_split_call(const dk_operator *op_, dkgen_tensor self_, dk_int_list sizes_, int flag_, const char *mode_, const int64_t *chunk_) {
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH sample_split_result dkgen_sample_split_call_any(const dk_operator *op_, dkgen_tensor self_, dk_int_list sizes_, int flag_, const char *mode_, const int64_t *chunk_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
@@ -635,20 +752,48 @@ DK_INLINE sample_split_result sample_split_call(const dk_operator *op_, dkgen_te
     sample_split_result ret_;
     dk_call_enter();
     kernel_ = dk_dispatch_kernel_with_fn(op_, sample_split_keyset(self_, sizes_, flag_, mode_, chunk_), &ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((sample_split_fn)fn_)(kernel_, ks_, self_, sizes_, flag_, mode_, chunk_) : dkgen_sample_split_slow(kernel_, ks_, table_, op_, self_, sizes_, flag_, mode_, chunk_, 0);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_split_fn)fn_)(kernel_, ks_, self_, sizes_, flag_, mode_, chunk_) : dkgen_sample_split_slow(kernel_, ks_, table_, op_, self_, sizes_, flag_, mode_, chunk_, 0));
     dk_call_exit();
     return ret_;
 }
-DK_INLINE sample_split_result sample_split_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, dk_int_list sizes_, int flag_, const char *mode_, const int64_t *chunk_) {
+#endif
+DK_INLINE sample_split_result sample_split_call(const dk_operator *op_, dkgen_tensor self_, dk_int_list sizes_, int flag_, const char *mode_, const int64_t *chunk_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    sample_split_result ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, sample_split_keyset(self_, sizes_, flag_, mode_, chunk_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_split_fn)fn_)(kernel_, ks_, self_, sizes_, flag_, mode_, chunk_) : dkgen_sample_split_slow(kernel_, ks_, table_, op_, self_, sizes_, flag_, mode_, chunk_, 0)), dk_call_exit_outermost(), ret_) : dkgen_sample_split_call_any(op_, self_, sizes_, flag_, mode_, chunk_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_split_keyset(self_, sizes_, flag_, mode_, chunk_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_split_fn)fn_)(kernel_, ks_, self_, sizes_, flag_, mode_, chunk_) : dkgen_sample_split_slow(kernel_, ks_, table_, op_, self_, sizes_, flag_, mode_, chunk_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH sample_split_result dkgen_sample_split_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, dk_int_list sizes_, int flag_, const char *mode_, const int64_t *chunk_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
     dk_fn fn_;
     sample_split_result ret_;
     dk_call_enter();
     kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((sample_split_fn)fn_)(kernel_, ks_, self_, sizes_, flag_, mode_, chunk_) : dkgen_sample_split_slow(kernel_, ks_, table_, op_, self_, sizes_, flag_, mode_, chunk_, 1);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_split_fn)fn_)(kernel_, ks_, self_, sizes_, flag_, mode_, chunk_) : dkgen_sample_split_slow(kernel_, ks_, table_, op_, self_, sizes_, flag_, mode_, chunk_, 1));
     dk_call_exit();
     return ret_;
+}
+#endif
+DK_INLINE sample_split_result sample_split_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, dk_int_list sizes_, int flag_, const char *mode_, const int64_t *chunk_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    sample_split_result ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_split_fn)fn_)(kernel_, ks_, self_, sizes_, flag_, mode_, chunk_) : dkgen_sample_split_slow(kernel_, ks_, table_, op_, self_, sizes_, flag_, mode_, chunk_, 1)), dk_call_exit_outermost(), ret_) : dkgen_sample_split_redispatch_any(op_, ks_, self_, sizes_, flag_, mode_, chunk_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_split_fn)fn_)(kernel_, ks_, self_, sizes_, flag_, mode_, chunk_) : dkgen_sample_split_slow(kernel_, ks_, table_, op_, self_, sizes_, flag_, mode_, chunk_, 1));
+#endif
 }
 static void sample_split_box(const void *args_, dk_stack *stack_) {
     const sample_split_args *pack_ = (const sample_split_args *)args_;
@@ -758,7 +903,8 @@ static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_where_slow(const dk_kernel *ker
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor sample_where_call(const dk_operator *op_, dkgen_tensor condition_, dkgen_tensor other_) {
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_where_call_any(const dk_operator *op_, dkgen_tensor condition_, dkgen_tensor other_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
@@ -766,20 +912,48 @@ DK_INLINE dkgen_tensor sample_where_call(const dk_operator *op_, dkgen_tensor co
     dkgen_tensor ret_;
     dk_call_enter();
     kernel_ = dk_dispatch_kernel_with_fn(op_, sample_where_keyset(condition_, other_), &ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((sample_where_fn)fn_)(kernel_, ks_, condition_, other_) : dkgen_sample_where_slow(kernel_, ks_, table_, op_, condition_, other_, 0);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_where_fn)fn_)(kernel_, ks_, condition_, other_) : dkgen_sample_where_slow(kernel_, ks_, table_, op_, condition_, other_, 0));
     dk_call_exit();
     return ret_;
 }
-DK_INLINE dkgen_tensor sample_where_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor condition_, dkgen_tensor other_) {
+#endif
+DK_INLINE dkgen_tensor sample_where_call(const dk_operator *op_, dkgen_tensor condition_, dkgen_tensor other_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, sample_where_keyset(condition_, other_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_where_fn)fn_)(kernel_, ks_, condition_, other_) : dkgen_sample_where_slow(kernel_, ks_, table_, op_, condition_, other_, 0)), dk_call_exit_outermost(), ret_) : dkgen_sample_where_call_any(op_, condition_, other_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_where_keyset(condition_, other_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_where_fn)fn_)(kernel_, ks_, condition_, other_) : dkgen_sample_where_slow(kernel_, ks_, table_, op_, condition_, other_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_where_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor condition_, dkgen_tensor other_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
     dk_fn fn_;
     dkgen_tensor ret_;
     dk_call_enter();
     kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((sample_where_fn)fn_)(kernel_, ks_, condition_, other_) : dkgen_sample_where_slow(kernel_, ks_, table_, op_, condition_, other_, 1);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_where_fn)fn_)(kernel_, ks_, condition_, other_) : dkgen_sample_where_slow(kernel_, ks_, table_, op_, condition_, other_, 1));
     dk_call_exit();
     return ret_;
+}
+#endif
+DK_INLINE dkgen_tensor sample_where_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor condition_, dkgen_tensor other_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_where_fn)fn_)(kernel_, ks_, condition_, other_) : dkgen_sample_where_slow(kernel_, ks_, table_, op_, condition_, other_, 1)), dk_call_exit_outermost(), ret_) : dkgen_sample_where_redispatch_any(op_, ks_, condition_, other_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_where_fn)fn_)(kernel_, ks_, condition_, other_) : dkgen_sample_where_slow(kernel_, ks_, table_, op_, condition_, other_, 1));
+#endif
 }
 static void sample_where_box(const void *args_, dk_stack *stack_) {
     const sample_where_args *pack_ = (const sample_where_args *)args_;
@@ -870,7 +1044,8 @@ static DKGEN_SLOW_PATH int64_t dkgen_sample_numel_slow(const dk_kernel *kernel_,
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE int64_t sample_numel_call(const dk_operator *op_, dkgen_tensor self_) {
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH int64_t dkgen_sample_numel_call_any(const dk_operator *op_, dkgen_tensor self_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
@@ -878,20 +1053,48 @@ DK_INLINE int64_t sample_numel_call(const dk_operator *op_, dkgen_tensor self_) 
     int64_t ret_;
     dk_call_enter();
     kernel_ = dk_dispatch_kernel_with_fn(op_, sample_numel_keyset(self_), &ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((sample_numel_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_numel_slow(kernel_, ks_, table_, op_, self_, 0);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_numel_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_numel_slow(kernel_, ks_, table_, op_, self_, 0));
     dk_call_exit();
     return ret_;
 }
-DK_INLINE int64_t sample_numel_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_) {
+#endif
+DK_INLINE int64_t sample_numel_call(const dk_operator *op_, dkgen_tensor self_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    int64_t ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, sample_numel_keyset(self_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_numel_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_numel_slow(kernel_, ks_, table_, op_, self_, 0)), dk_call_exit_outermost(), ret_) : dkgen_sample_numel_call_any(op_, self_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_numel_keyset(self_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_numel_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_numel_slow(kernel_, ks_, table_, op_, self_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH int64_t dkgen_sample_numel_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
     dk_fn fn_;
     int64_t ret_;
     dk_call_enter();
     kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((sample_numel_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_numel_slow(kernel_, ks_, table_, op_, self_, 1);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_numel_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_numel_slow(kernel_, ks_, table_, op_, self_, 1));
     dk_call_exit();
     return ret_;
+}
+#endif
+DK_INLINE int64_t sample_numel_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    int64_t ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_numel_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_numel_slow(kernel_, ks_, table_, op_, self_, 1)), dk_call_exit_outermost(), ret_) : dkgen_sample_numel_redispatch_any(op_, ks_, self_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_numel_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_numel_slow(kernel_, ks_, table_, op_, self_, 1));
+#endif
 }
 static void sample_numel_box(const void *args_, dk_stack *stack_) {
     const sample_numel_args *pack_ = (const sample_numel_args *)args_;
@@ -961,24 +1164,51 @@ static DKGEN_SLOW_PATH void dkgen_sample_touch_slow(const dk_kernel *kernel_, dk
     kernel_->fn ? ((sample_touch_fn)kernel_->fn)(kernel_, ks_, self_) : dk_call_packed(op_, table_, ks_, kernel_, &pack_, NULL, 0);
     dk_trace_end(trace_);
 }
-DK_INLINE void sample_touch_call(const dk_operator *op_, dkgen_tensor self_) {
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH void dkgen_sample_touch_call_any(const dk_operator *op_, dkgen_tensor self_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
     dk_fn fn_;
     dk_call_enter();
     kernel_ = dk_dispatch_kernel_with_fn(op_, sample_touch_keyset(self_), &ks_, &table_, &fn_);
-    DKGEN_LIKELY(fn_ != NULL) ? ((sample_touch_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_touch_slow(kernel_, ks_, table_, op_, self_, 0);
+    (DKGEN_LIKELY(fn_ != NULL) ? ((sample_touch_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_touch_slow(kernel_, ks_, table_, op_, self_, 0));
     dk_call_exit();
 }
-DK_INLINE void sample_touch_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_) {
+#endif
+DK_INLINE void sample_touch_call(const dk_operator *op_, dkgen_tensor self_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    DKGEN_LIKELY(dk_call_enter_outermost()) ? (void)(kernel_ = dk_dispatch_kernel_with_fn(op_, sample_touch_keyset(self_), &ks_, &table_, &fn_), (DKGEN_LIKELY(fn_ != NULL) ? ((sample_touch_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_touch_slow(kernel_, ks_, table_, op_, self_, 0)), dk_call_exit_outermost()) : dkgen_sample_touch_call_any(op_, self_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_touch_keyset(self_), &ks_, &table_, &fn_);
+    (DKGEN_LIKELY(fn_ != NULL) ? ((sample_touch_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_touch_slow(kernel_, ks_, table_, op_, self_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH void dkgen_sample_touch_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
     dk_fn fn_;
     dk_call_enter();
     kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
-    DKGEN_LIKELY(fn_ != NULL) ? ((sample_touch_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_touch_slow(kernel_, ks_, table_, op_, self_, 1);
+    (DKGEN_LIKELY(fn_ != NULL) ? ((sample_touch_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_touch_slow(kernel_, ks_, table_, op_, self_, 1));
     dk_call_exit();
+}
+#endif
+DK_INLINE void sample_touch_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    DKGEN_LIKELY(dk_call_enter_outermost()) ? (void)(kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), (DKGEN_LIKELY(fn_ != NULL) ? ((sample_touch_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_touch_slow(kernel_, ks_, table_, op_, self_, 1)), dk_call_exit_outermost()) : dkgen_sample_touch_redispatch_any(op_, ks_, self_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    (DKGEN_LIKELY(fn_ != NULL) ? ((sample_touch_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_touch_slow(kernel_, ks_, table_, op_, self_, 1));
+#endif
 }
 static void sample_touch_box(const void *args_, dk_stack *stack_) {
     const sample_touch_args *pack_ = (const sample_touch_args *)args_;
@@ -1051,7 +1281,8 @@ static DKGEN_SLOW_PATH sample_max_dim_result dkgen_sample_max_dim_slow(const dk_
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE sample_max_dim_result sample_max_dim_call(const dk_operator *op_, dkgen_tensor self_, int64_t dim_, int keepdim_) {
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH sample_max_dim_result dkgen_sample_max_dim_call_any(const dk_operator *op_, dkgen_tensor self_, int64_t dim_, int keepdim_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
@@ -1059,20 +1290,48 @@ DK_INLINE sample_max_dim_result sample_max_dim_call(const dk_operator *op_, dkge
     sample_max_dim_result ret_;
     dk_call_enter();
     kernel_ = dk_dispatch_kernel_with_fn(op_, sample_max_dim_keyset(self_, dim_, keepdim_), &ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((sample_max_dim_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_) : dkgen_sample_max_dim_slow(kernel_, ks_, table_, op_, self_, dim_, keepdim_, 0);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_max_dim_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_) : dkgen_sample_max_dim_slow(kernel_, ks_, table_, op_, self_, dim_, keepdim_, 0));
     dk_call_exit();
     return ret_;
 }
-DK_INLINE sample_max_dim_result sample_max_dim_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, int64_t dim_, int keepdim_) {
+#endif
+DK_INLINE sample_max_dim_result sample_max_dim_call(const dk_operator *op_, dkgen_tensor self_, int64_t dim_, int keepdim_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    sample_max_dim_result ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, sample_max_dim_keyset(self_, dim_, keepdim_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_max_dim_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_) : dkgen_sample_max_dim_slow(kernel_, ks_, table_, op_, self_, dim_, keepdim_, 0)), dk_call_exit_outermost(), ret_) : dkgen_sample_max_dim_call_any(op_, self_, dim_, keepdim_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_max_dim_keyset(self_, dim_, keepdim_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_max_dim_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_) : dkgen_sample_max_dim_slow(kernel_, ks_, table_, op_, self_, dim_, keepdim_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH sample_max_dim_result dkgen_sample_max_dim_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, int64_t dim_, int keepdim_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
     dk_fn fn_;
     sample_max_dim_result ret_;
     dk_call_enter();
     kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((sample_max_dim_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_) : dkgen_sample_max_dim_slow(kernel_, ks_, table_, op_, self_, dim_, keepdim_, 1);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_max_dim_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_) : dkgen_sample_max_dim_slow(kernel_, ks_, table_, op_, self_, dim_, keepdim_, 1));
     dk_call_exit();
     return ret_;
+}
+#endif
+DK_INLINE sample_max_dim_result sample_max_dim_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, int64_t dim_, int keepdim_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    sample_max_dim_result ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_max_dim_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_) : dkgen_sample_max_dim_slow(kernel_, ks_, table_, op_, self_, dim_, keepdim_, 1)), dk_call_exit_outermost(), ret_) : dkgen_sample_max_dim_redispatch_any(op_, ks_, self_, dim_, keepdim_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_max_dim_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_) : dkgen_sample_max_dim_slow(kernel_, ks_, table_, op_, self_, dim_, keepdim_, 1));
+#endif
 }
 static void sample_max_dim_box(const void *args_, dk_stack *stack_) {
     const sample_max_dim_args *pack_ = (const sample_max_dim_args *)args_;
@@ -1173,7 +1432,8 @@ static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_sum_dim_IntList_slow(const dk_k
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor sample_sum_dim_IntList_call(const dk_operator *op_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_sum_dim_IntList_call_any(const dk_operator *op_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
@@ -1181,20 +1441,48 @@ DK_INLINE dkgen_tensor sample_sum_dim_IntList_call(const dk_operator *op_, dkgen
     dkgen_tensor ret_;
     dk_call_enter();
     kernel_ = dk_dispatch_kernel_with_fn(op_, sample_sum_dim_IntList_keyset(self_, dim_, keepdim_, dtype_), &ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((sample_sum_dim_IntList_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_, dtype_) : dkgen_sample_sum_dim_IntList_slow(kernel_, ks_, table_, op_, self_, dim_, keepdim_, dtype_, 0);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_sum_dim_IntList_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_, dtype_) : dkgen_sample_sum_dim_IntList_slow(kernel_, ks_, table_, op_, self_, dim_, keepdim_, dtype_, 0));
     dk_call_exit();
     return ret_;
 }
-DK_INLINE dkgen_tensor sample_sum_dim_IntList_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
+#endif
+DK_INLINE dkgen_tensor sample_sum_dim_IntList_call(const dk_operator *op_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, sample_sum_dim_IntList_keyset(self_, dim_, keepdim_, dtype_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_sum_dim_IntList_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_, dtype_) : dkgen_sample_sum_dim_IntList_slow(kernel_, ks_, table_, op_, self_, dim_, keepdim_, dtype_, 0)), dk_call_exit_outermost(), ret_) : dkgen_sample_sum_dim_IntList_call_any(op_, self_, dim_, keepdim_, dtype_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_sum_dim_IntList_keyset(self_, dim_, keepdim_, dtype_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_sum_dim_IntList_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_, dtype_) : dkgen_sample_sum_dim_IntList_slow(kernel_, ks_, table_, op_, self_, dim_, keepdim_, dtype_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_sum_dim_IntList_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
     dk_fn fn_;
     dkgen_tensor ret_;
     dk_call_enter();
     kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((sample_sum_dim_IntList_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_, dtype_) : dkgen_sample_sum_dim_IntList_slow(kernel_, ks_, table_, op_, self_, dim_, keepdim_, dtype_, 1);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_sum_dim_IntList_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_, dtype_) : dkgen_sample_sum_dim_IntList_slow(kernel_, ks_, table_, op_, self_, dim_, keepdim_, dtype_, 1));
     dk_call_exit();
     return ret_;
+}
+#endif
+DK_INLINE dkgen_tensor sample_sum_dim_IntList_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_sum_dim_IntList_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_, dtype_) : dkgen_sample_sum_dim_IntList_slow(kernel_, ks_, table_, op_, self_, dim_, keepdim_, dtype_, 1)), dk_call_exit_outermost(), ret_) : dkgen_sample_sum_dim_IntList_redispatch_any(op_, ks_, self_, dim_, keepdim_, dtype_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_sum_dim_IntList_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_, dtype_) : dkgen_sample_sum_dim_IntList_slow(kernel_, ks_, table_, op_, self_, dim_, keepdim_, dtype_, 1));
+#endif
 }
 static void sample_sum_dim_IntList_box(const void *args_, dk_stack *stack_) {
     const sample_sum_dim_IntList_args *pack_ = (const sample_sum_dim_IntList_args *)args_;
@@ -1300,7 +1588,8 @@ static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_pad_slow(const dk_kernel *kerne
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor sample_pad_call(const dk_operator *op_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_pad_call_any(const dk_operator *op_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
@@ -1308,20 +1597,48 @@ DK_INLINE dkgen_tensor sample_pad_call(const dk_operator *op_, dkgen_tensor self
     dkgen_tensor ret_;
     dk_call_enter();
     kernel_ = dk_dispatch_kernel_with_fn(op_, sample_pad_keyset(self_, pad_, value_, mode_), &ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((sample_pad_fn)fn_)(kernel_, ks_, self_, pad_, value_, mode_) : dkgen_sample_pad_slow(kernel_, ks_, table_, op_, self_, pad_, value_, mode_, 0);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_pad_fn)fn_)(kernel_, ks_, self_, pad_, value_, mode_) : dkgen_sample_pad_slow(kernel_, ks_, table_, op_, self_, pad_, value_, mode_, 0));
     dk_call_exit();
     return ret_;
 }
-DK_INLINE dkgen_tensor sample_pad_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
+#endif
+DK_INLINE dkgen_tensor sample_pad_call(const dk_operator *op_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, sample_pad_keyset(self_, pad_, value_, mode_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_pad_fn)fn_)(kernel_, ks_, self_, pad_, value_, mode_) : dkgen_sample_pad_slow(kernel_, ks_, table_, op_, self_, pad_, value_, mode_, 0)), dk_call_exit_outermost(), ret_) : dkgen_sample_pad_call_any(op_, self_, pad_, value_, mode_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_pad_keyset(self_, pad_, value_, mode_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_pad_fn)fn_)(kernel_, ks_, self_, pad_, value_, mode_) : dkgen_sample_pad_slow(kernel_, ks_, table_, op_, self_, pad_, value_, mode_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_pad_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
     dk_fn fn_;
     dkgen_tensor ret_;
     dk_call_enter();
     kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((sample_pad_fn)fn_)(kernel_, ks_, self_, pad_, value_, mode_) : dkgen_sample_pad_slow(kernel_, ks_, table_, op_, self_, pad_, value_, mode_, 1);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_pad_fn)fn_)(kernel_, ks_, self_, pad_, value_, mode_) : dkgen_sample_pad_slow(kernel_, ks_, table_, op_, self_, pad_, value_, mode_, 1));
     dk_call_exit();
     return ret_;
+}
+#endif
+DK_INLINE dkgen_tensor sample_pad_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_pad_fn)fn_)(kernel_, ks_, self_, pad_, value_, mode_) : dkgen_sample_pad_slow(kernel_, ks_, table_, op_, self_, pad_, value_, mode_, 1)), dk_call_exit_outermost(), ret_) : dkgen_sample_pad_redispatch_any(op_, ks_, self_, pad_, value_, mode_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_pad_fn)fn_)(kernel_, ks_, self_, pad_, value_, mode_) : dkgen_sample_pad_slow(kernel_, ks_, table_, op_, self_, pad_, value_, mode_, 1));
+#endif
 }
 static void sample_pad_box(const void *args_, dk_stack *stack_) {
     const sample_pad_args *pack_ = (const sample_pad_args *)args_;
@@ -1428,7 +1745,8 @@ static DKGEN_SLOW_PATH dk_value_list dkgen_sample_unbind_int_slow(const dk_kerne
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dk_value_list sample_unbind_int_call(const dk_operator *op_, dkgen_tensor self_, int64_t dim_) {
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dk_value_list dkgen_sample_unbind_int_call_any(const dk_operator *op_, dkgen_tensor self_, int64_t dim_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
@@ -1436,20 +1754,48 @@ DK_INLINE dk_value_list sample_unbind_int_call(const dk_operator *op_, dkgen_ten
     dk_value_list ret_;
     dk_call_enter();
     kernel_ = dk_dispatch_kernel_with_fn(op_, sample_unbind_int_keyset(self_, dim_), &ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((sample_unbind_int_fn)fn_)(kernel_, ks_, self_, dim_) : dkgen_sample_unbind_int_slow(kernel_, ks_, table_, op_, self_, dim_, 0);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_unbind_int_fn)fn_)(kernel_, ks_, self_, dim_) : dkgen_sample_unbind_int_slow(kernel_, ks_, table_, op_, self_, dim_, 0));
     dk_call_exit();
     return ret_;
 }
-DK_INLINE dk_value_list sample_unbind_int_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, int64_t dim_) {
+#endif
+DK_INLINE dk_value_list sample_unbind_int_call(const dk_operator *op_, dkgen_tensor self_, int64_t dim_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dk_value_list ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, sample_unbind_int_keyset(self_, dim_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_unbind_int_fn)fn_)(kernel_, ks_, self_, dim_) : dkgen_sample_unbind_int_slow(kernel_, ks_, table_, op_, self_, dim_, 0)), dk_call_exit_outermost(), ret_) : dkgen_sample_unbind_int_call_any(op_, self_, dim_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_unbind_int_keyset(self_, dim_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_unbind_int_fn)fn_)(kernel_, ks_, self_, dim_) : dkgen_sample_unbind_int_slow(kernel_, ks_, table_, op_, self_, dim_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dk_value_list dkgen_sample_unbind_int_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, int64_t dim_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
     dk_fn fn_;
     dk_value_list ret_;
     dk_call_enter();
     kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((sample_unbind_int_fn)fn_)(kernel_, ks_, self_, dim_) : dkgen_sample_unbind_int_slow(kernel_, ks_, table_, op_, self_, dim_, 1);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_unbind_int_fn)fn_)(kernel_, ks_, self_, dim_) : dkgen_sample_unbind_int_slow(kernel_, ks_, table_, op_, self_, dim_, 1));
     dk_call_exit();
     return ret_;
+}
+#endif
+DK_INLINE dk_value_list sample_unbind_int_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, int64_t dim_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dk_value_list ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_unbind_int_fn)fn_)(kernel_, ks_, self_, dim_) : dkgen_sample_unbind_int_slow(kernel_, ks_, table_, op_, self_, dim_, 1)), dk_call_exit_outermost(), ret_) : dkgen_sample_unbind_int_redispatch_any(op_, ks_, self_, dim_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_unbind_int_fn)fn_)(kernel_, ks_, self_, dim_) : dkgen_sample_unbind_int_slow(kernel_, ks_, table_, op_, self_, dim_, 1));
+#endif
 }
 static void sample_unbind_int_box(const void *args_, dk_stack *stack_) {
     const sample_unbind_int_args *pack_ = (const sample_unbind_int_args *)args_;
@@ -1538,7 +1884,8 @@ static DKGEN_SLOW_PATH int dkgen_sample_available_slow(const dk_kernel *kernel_,
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE int sample_available_call(const dk_operator *op_) {
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH int dkgen_sample_available_call_any(const dk_operator *op_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
@@ -1546,20 +1893,48 @@ DK_INLINE int sample_available_call(const dk_operator *op_) {
     int ret_;
     dk_call_enter();
     kernel_ = dk_dispatch_kernel_with_fn(op_, sample_available_keyset(), &ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((sample_available_fn)fn_)(kernel_, ks_) : dkgen_sample_available_slow(kernel_, ks_, table_, op_, 0);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_available_fn)fn_)(kernel_, ks_) : dkgen_sample_available_slow(kernel_, ks_, table_, op_, 0));
     dk_call_exit();
     return ret_;
 }
-DK_INLINE int sample_available_redispatch(const dk_operator *op_, dk_keyset ks_) {
+#endif
+DK_INLINE int sample_available_call(const dk_operator *op_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    int ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, sample_available_keyset(), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_available_fn)fn_)(kernel_, ks_) : dkgen_sample_available_slow(kernel_, ks_, table_, op_, 0)), dk_call_exit_outermost(), ret_) : dkgen_sample_available_call_any(op_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_available_keyset(), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_available_fn)fn_)(kernel_, ks_) : dkgen_sample_available_slow(kernel_, ks_, table_, op_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH int dkgen_sample_available_redispatch_any(const dk_operator *op_, dk_keyset ks_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
     dk_fn fn_;
     int ret_;
     dk_call_enter();
     kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((sample_available_fn)fn_)(kernel_, ks_) : dkgen_sample_available_slow(kernel_, ks_, table_, op_, 1);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_available_fn)fn_)(kernel_, ks_) : dkgen_sample_available_slow(kernel_, ks_, table_, op_, 1));
     dk_call_exit();
     return ret_;
+}
+#endif
+DK_INLINE int sample_available_redispatch(const dk_operator *op_, dk_keyset ks_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    int ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_available_fn)fn_)(kernel_, ks_) : dkgen_sample_available_slow(kernel_, ks_, table_, op_, 1)), dk_call_exit_outermost(), ret_) : dkgen_sample_available_redispatch_any(op_, ks_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_available_fn)fn_)(kernel_, ks_) : dkgen_sample_available_slow(kernel_, ks_, table_, op_, 1));
+#endif
 }
 static void sample_available_box(const void *args_, dk_stack *stack_) {
     (void)args_; (void)stack_;
@@ -1631,7 +2006,8 @@ static DKGEN_SLOW_PATH dk_complex dkgen_sample_scale_slow(const dk_kernel *kerne
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dk_complex sample_scale_call(const dk_operator *op_, dkgen_tensor self_, dk_complex z_, dk_complex w_) {
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dk_complex dkgen_sample_scale_call_any(const dk_operator *op_, dkgen_tensor self_, dk_complex z_, dk_complex w_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
@@ -1639,20 +2015,48 @@ DK_INLINE dk_complex sample_scale_call(const dk_operator *op_, dkgen_tensor self
     dk_complex ret_;
     dk_call_enter();
     kernel_ = dk_dispatch_kernel_with_fn(op_, sample_scale_keyset(self_, z_, w_), &ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((sample_scale_fn)fn_)(kernel_, ks_, self_, z_, w_) : dkgen_sample_scale_slow(kernel_, ks_, table_, op_, self_, z_, w_, 0);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_scale_fn)fn_)(kernel_, ks_, self_, z_, w_) : dkgen_sample_scale_slow(kernel_, ks_, table_, op_, self_, z_, w_, 0));
     dk_call_exit();
     return ret_;
 }
-DK_INLINE dk_complex sample_scale_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, dk_complex z_, dk_complex w_) {
+#endif
+DK_INLINE dk_complex sample_scale_call(const dk_operator *op_, dkgen_tensor self_, dk_complex z_, dk_complex w_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dk_complex ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, sample_scale_keyset(self_, z_, w_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_scale_fn)fn_)(kernel_, ks_, self_, z_, w_) : dkgen_sample_scale_slow(kernel_, ks_, table_, op_, self_, z_, w_, 0)), dk_call_exit_outermost(), ret_) : dkgen_sample_scale_call_any(op_, self_, z_, w_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_scale_keyset(self_, z_, w_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_scale_fn)fn_)(kernel_, ks_, self_, z_, w_) : dkgen_sample_scale_slow(kernel_, ks_, table_, op_, self_, z_, w_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dk_complex dkgen_sample_scale_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, dk_complex z_, dk_complex w_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
     dk_fn fn_;
     dk_complex ret_;
     dk_call_enter();
     kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((sample_scale_fn)fn_)(kernel_, ks_, self_, z_, w_) : dkgen_sample_scale_slow(kernel_, ks_, table_, op_, self_, z_, w_, 1);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_scale_fn)fn_)(kernel_, ks_, self_, z_, w_) : dkgen_sample_scale_slow(kernel_, ks_, table_, op_, self_, z_, w_, 1));
     dk_call_exit();
     return ret_;
+}
+#endif
+DK_INLINE dk_complex sample_scale_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, dk_complex z_, dk_complex w_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dk_complex ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_scale_fn)fn_)(kernel_, ks_, self_, z_, w_) : dkgen_sample_scale_slow(kernel_, ks_, table_, op_, self_, z_, w_, 1)), dk_call_exit_outermost(), ret_) : dkgen_sample_scale_redispatch_any(op_, ks_, self_, z_, w_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_scale_fn)fn_)(kernel_, ks_, self_, z_, w_) : dkgen_sample_scale_slow(kernel_, ks_, table_, op_, self_, z_, w_, 1));
+#endif
 }
 static void sample_scale_box(const void *args_, dk_stack *stack_) {
     const sample_scale_args *pack_ = (const sample_scale_args *)args_;

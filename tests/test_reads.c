@@ -449,7 +449,17 @@ static void test_every_public_reader_in_a_read_section(void **state) {
         dk_call_fail(op, k, ks, DK_ERR_BAD_ARGUMENT, "a kernel's own failure");   /* a kernel's report */
         assert_int_equal(dk_last_call_status(), DK_ERR_BAD_ARGUMENT);
     }
+#ifdef DK_CALL_EPOCHS
+    assert_int_equal(dk_call_enter_outermost(), 0);   /* nested: dk_call_enter's way, which it left alone */
+#else
+    assert_int_equal(dk_call_enter_outermost(), 1);   /* no brackets: always the inline way */
+    dk_call_exit_outermost();
+#endif
     dk_call_exit();
+    if (dk_call_enter_outermost()) {   /* gen/'s inline bracket (0 without membarrier): reads inside it */
+        assert_ptr_equal(dk_dispatch_kernel(op, dk_ks_from_key(DK_CPU), &ks), dk_op_slot_kernel(op, dk_key_slot(DK_CPU)));
+        dk_call_exit_outermost();
+    }
     dk_registry_destroy(reg);
 }
 

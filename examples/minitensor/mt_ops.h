@@ -200,7 +200,8 @@ static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_add_slow(const dk_kernel *kernel_, 
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor mt_add_call(const dk_operator *op_, dkgen_tensor a_, dkgen_tensor b_) {
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_add_call_any(const dk_operator *op_, dkgen_tensor a_, dkgen_tensor b_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
@@ -208,20 +209,48 @@ DK_INLINE dkgen_tensor mt_add_call(const dk_operator *op_, dkgen_tensor a_, dkge
     dkgen_tensor ret_;
     dk_call_enter();
     kernel_ = dk_dispatch_kernel_with_fn(op_, mt_add_keyset(a_, b_), &ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((mt_add_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_add_slow(kernel_, ks_, table_, op_, a_, b_, 0);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_add_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_add_slow(kernel_, ks_, table_, op_, a_, b_, 0));
     dk_call_exit();
     return ret_;
 }
-DK_INLINE dkgen_tensor mt_add_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_, dkgen_tensor b_) {
+#endif
+DK_INLINE dkgen_tensor mt_add_call(const dk_operator *op_, dkgen_tensor a_, dkgen_tensor b_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, mt_add_keyset(a_, b_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_add_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_add_slow(kernel_, ks_, table_, op_, a_, b_, 0)), dk_call_exit_outermost(), ret_) : dkgen_mt_add_call_any(op_, a_, b_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, mt_add_keyset(a_, b_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((mt_add_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_add_slow(kernel_, ks_, table_, op_, a_, b_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_add_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_, dkgen_tensor b_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
     dk_fn fn_;
     dkgen_tensor ret_;
     dk_call_enter();
     kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((mt_add_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_add_slow(kernel_, ks_, table_, op_, a_, b_, 1);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_add_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_add_slow(kernel_, ks_, table_, op_, a_, b_, 1));
     dk_call_exit();
     return ret_;
+}
+#endif
+DK_INLINE dkgen_tensor mt_add_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_, dkgen_tensor b_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_add_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_add_slow(kernel_, ks_, table_, op_, a_, b_, 1)), dk_call_exit_outermost(), ret_) : dkgen_mt_add_redispatch_any(op_, ks_, a_, b_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((mt_add_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_add_slow(kernel_, ks_, table_, op_, a_, b_, 1));
+#endif
 }
 static void mt_add_box(const void *args_, dk_stack *stack_) {
     const mt_add_args *pack_ = (const mt_add_args *)args_;
@@ -296,7 +325,8 @@ static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_mul_slow(const dk_kernel *kernel_, 
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor mt_mul_call(const dk_operator *op_, dkgen_tensor a_, dkgen_tensor b_) {
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_mul_call_any(const dk_operator *op_, dkgen_tensor a_, dkgen_tensor b_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
@@ -304,20 +334,48 @@ DK_INLINE dkgen_tensor mt_mul_call(const dk_operator *op_, dkgen_tensor a_, dkge
     dkgen_tensor ret_;
     dk_call_enter();
     kernel_ = dk_dispatch_kernel_with_fn(op_, mt_mul_keyset(a_, b_), &ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((mt_mul_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_mul_slow(kernel_, ks_, table_, op_, a_, b_, 0);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_mul_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_mul_slow(kernel_, ks_, table_, op_, a_, b_, 0));
     dk_call_exit();
     return ret_;
 }
-DK_INLINE dkgen_tensor mt_mul_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_, dkgen_tensor b_) {
+#endif
+DK_INLINE dkgen_tensor mt_mul_call(const dk_operator *op_, dkgen_tensor a_, dkgen_tensor b_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, mt_mul_keyset(a_, b_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_mul_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_mul_slow(kernel_, ks_, table_, op_, a_, b_, 0)), dk_call_exit_outermost(), ret_) : dkgen_mt_mul_call_any(op_, a_, b_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, mt_mul_keyset(a_, b_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((mt_mul_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_mul_slow(kernel_, ks_, table_, op_, a_, b_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_mul_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_, dkgen_tensor b_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
     dk_fn fn_;
     dkgen_tensor ret_;
     dk_call_enter();
     kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((mt_mul_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_mul_slow(kernel_, ks_, table_, op_, a_, b_, 1);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_mul_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_mul_slow(kernel_, ks_, table_, op_, a_, b_, 1));
     dk_call_exit();
     return ret_;
+}
+#endif
+DK_INLINE dkgen_tensor mt_mul_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_, dkgen_tensor b_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_mul_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_mul_slow(kernel_, ks_, table_, op_, a_, b_, 1)), dk_call_exit_outermost(), ret_) : dkgen_mt_mul_redispatch_any(op_, ks_, a_, b_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((mt_mul_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_mul_slow(kernel_, ks_, table_, op_, a_, b_, 1));
+#endif
 }
 static void mt_mul_box(const void *args_, dk_stack *stack_) {
     const mt_mul_args *pack_ = (const mt_mul_args *)args_;
@@ -390,7 +448,8 @@ static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_sum_slow(const dk_kernel *kernel_, 
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor mt_sum_call(const dk_operator *op_, dkgen_tensor a_) {
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_sum_call_any(const dk_operator *op_, dkgen_tensor a_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
@@ -398,20 +457,48 @@ DK_INLINE dkgen_tensor mt_sum_call(const dk_operator *op_, dkgen_tensor a_) {
     dkgen_tensor ret_;
     dk_call_enter();
     kernel_ = dk_dispatch_kernel_with_fn(op_, mt_sum_keyset(a_), &ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((mt_sum_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_sum_slow(kernel_, ks_, table_, op_, a_, 0);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_sum_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_sum_slow(kernel_, ks_, table_, op_, a_, 0));
     dk_call_exit();
     return ret_;
 }
-DK_INLINE dkgen_tensor mt_sum_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_) {
+#endif
+DK_INLINE dkgen_tensor mt_sum_call(const dk_operator *op_, dkgen_tensor a_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, mt_sum_keyset(a_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_sum_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_sum_slow(kernel_, ks_, table_, op_, a_, 0)), dk_call_exit_outermost(), ret_) : dkgen_mt_sum_call_any(op_, a_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, mt_sum_keyset(a_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((mt_sum_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_sum_slow(kernel_, ks_, table_, op_, a_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_sum_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
     dk_fn fn_;
     dkgen_tensor ret_;
     dk_call_enter();
     kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((mt_sum_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_sum_slow(kernel_, ks_, table_, op_, a_, 1);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_sum_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_sum_slow(kernel_, ks_, table_, op_, a_, 1));
     dk_call_exit();
     return ret_;
+}
+#endif
+DK_INLINE dkgen_tensor mt_sum_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_sum_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_sum_slow(kernel_, ks_, table_, op_, a_, 1)), dk_call_exit_outermost(), ret_) : dkgen_mt_sum_redispatch_any(op_, ks_, a_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((mt_sum_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_sum_slow(kernel_, ks_, table_, op_, a_, 1));
+#endif
 }
 static void mt_sum_box(const void *args_, dk_stack *stack_) {
     const mt_sum_args *pack_ = (const mt_sum_args *)args_;
@@ -482,7 +569,8 @@ static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_relu_slow(const dk_kernel *kernel_,
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor mt_relu_call(const dk_operator *op_, dkgen_tensor a_) {
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_relu_call_any(const dk_operator *op_, dkgen_tensor a_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
@@ -490,20 +578,48 @@ DK_INLINE dkgen_tensor mt_relu_call(const dk_operator *op_, dkgen_tensor a_) {
     dkgen_tensor ret_;
     dk_call_enter();
     kernel_ = dk_dispatch_kernel_with_fn(op_, mt_relu_keyset(a_), &ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((mt_relu_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_relu_slow(kernel_, ks_, table_, op_, a_, 0);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_relu_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_relu_slow(kernel_, ks_, table_, op_, a_, 0));
     dk_call_exit();
     return ret_;
 }
-DK_INLINE dkgen_tensor mt_relu_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_) {
+#endif
+DK_INLINE dkgen_tensor mt_relu_call(const dk_operator *op_, dkgen_tensor a_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, mt_relu_keyset(a_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_relu_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_relu_slow(kernel_, ks_, table_, op_, a_, 0)), dk_call_exit_outermost(), ret_) : dkgen_mt_relu_call_any(op_, a_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, mt_relu_keyset(a_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((mt_relu_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_relu_slow(kernel_, ks_, table_, op_, a_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_relu_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
     dk_fn fn_;
     dkgen_tensor ret_;
     dk_call_enter();
     kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((mt_relu_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_relu_slow(kernel_, ks_, table_, op_, a_, 1);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_relu_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_relu_slow(kernel_, ks_, table_, op_, a_, 1));
     dk_call_exit();
     return ret_;
+}
+#endif
+DK_INLINE dkgen_tensor mt_relu_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_relu_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_relu_slow(kernel_, ks_, table_, op_, a_, 1)), dk_call_exit_outermost(), ret_) : dkgen_mt_relu_redispatch_any(op_, ks_, a_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((mt_relu_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_relu_slow(kernel_, ks_, table_, op_, a_, 1));
+#endif
 }
 static void mt_relu_box(const void *args_, dk_stack *stack_) {
     const mt_relu_args *pack_ = (const mt_relu_args *)args_;
@@ -576,7 +692,8 @@ static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_matmul_slow(const dk_kernel *kernel
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor mt_matmul_call(const dk_operator *op_, dkgen_tensor a_, dkgen_tensor b_) {
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_matmul_call_any(const dk_operator *op_, dkgen_tensor a_, dkgen_tensor b_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
@@ -584,20 +701,48 @@ DK_INLINE dkgen_tensor mt_matmul_call(const dk_operator *op_, dkgen_tensor a_, d
     dkgen_tensor ret_;
     dk_call_enter();
     kernel_ = dk_dispatch_kernel_with_fn(op_, mt_matmul_keyset(a_, b_), &ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((mt_matmul_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_matmul_slow(kernel_, ks_, table_, op_, a_, b_, 0);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_matmul_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_matmul_slow(kernel_, ks_, table_, op_, a_, b_, 0));
     dk_call_exit();
     return ret_;
 }
-DK_INLINE dkgen_tensor mt_matmul_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_, dkgen_tensor b_) {
+#endif
+DK_INLINE dkgen_tensor mt_matmul_call(const dk_operator *op_, dkgen_tensor a_, dkgen_tensor b_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, mt_matmul_keyset(a_, b_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_matmul_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_matmul_slow(kernel_, ks_, table_, op_, a_, b_, 0)), dk_call_exit_outermost(), ret_) : dkgen_mt_matmul_call_any(op_, a_, b_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, mt_matmul_keyset(a_, b_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((mt_matmul_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_matmul_slow(kernel_, ks_, table_, op_, a_, b_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_matmul_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_, dkgen_tensor b_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
     dk_fn fn_;
     dkgen_tensor ret_;
     dk_call_enter();
     kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((mt_matmul_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_matmul_slow(kernel_, ks_, table_, op_, a_, b_, 1);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_matmul_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_matmul_slow(kernel_, ks_, table_, op_, a_, b_, 1));
     dk_call_exit();
     return ret_;
+}
+#endif
+DK_INLINE dkgen_tensor mt_matmul_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_, dkgen_tensor b_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_matmul_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_matmul_slow(kernel_, ks_, table_, op_, a_, b_, 1)), dk_call_exit_outermost(), ret_) : dkgen_mt_matmul_redispatch_any(op_, ks_, a_, b_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((mt_matmul_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_matmul_slow(kernel_, ks_, table_, op_, a_, b_, 1));
+#endif
 }
 static void mt_matmul_box(const void *args_, dk_stack *stack_) {
     const mt_matmul_args *pack_ = (const mt_matmul_args *)args_;
@@ -670,7 +815,8 @@ static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_exp_slow(const dk_kernel *kernel_, 
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor mt_exp_call(const dk_operator *op_, dkgen_tensor a_) {
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_exp_call_any(const dk_operator *op_, dkgen_tensor a_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
@@ -678,20 +824,48 @@ DK_INLINE dkgen_tensor mt_exp_call(const dk_operator *op_, dkgen_tensor a_) {
     dkgen_tensor ret_;
     dk_call_enter();
     kernel_ = dk_dispatch_kernel_with_fn(op_, mt_exp_keyset(a_), &ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((mt_exp_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_exp_slow(kernel_, ks_, table_, op_, a_, 0);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_exp_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_exp_slow(kernel_, ks_, table_, op_, a_, 0));
     dk_call_exit();
     return ret_;
 }
-DK_INLINE dkgen_tensor mt_exp_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_) {
+#endif
+DK_INLINE dkgen_tensor mt_exp_call(const dk_operator *op_, dkgen_tensor a_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, mt_exp_keyset(a_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_exp_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_exp_slow(kernel_, ks_, table_, op_, a_, 0)), dk_call_exit_outermost(), ret_) : dkgen_mt_exp_call_any(op_, a_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, mt_exp_keyset(a_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((mt_exp_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_exp_slow(kernel_, ks_, table_, op_, a_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_exp_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
     dk_fn fn_;
     dkgen_tensor ret_;
     dk_call_enter();
     kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
-    ret_ = DKGEN_LIKELY(fn_ != NULL) ? ((mt_exp_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_exp_slow(kernel_, ks_, table_, op_, a_, 1);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_exp_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_exp_slow(kernel_, ks_, table_, op_, a_, 1));
     dk_call_exit();
     return ret_;
+}
+#endif
+DK_INLINE dkgen_tensor mt_exp_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_exp_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_exp_slow(kernel_, ks_, table_, op_, a_, 1)), dk_call_exit_outermost(), ret_) : dkgen_mt_exp_redispatch_any(op_, ks_, a_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((mt_exp_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_exp_slow(kernel_, ks_, table_, op_, a_, 1));
+#endif
 }
 static void mt_exp_box(const void *args_, dk_stack *stack_) {
     const mt_exp_args *pack_ = (const mt_exp_args *)args_;
