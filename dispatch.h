@@ -229,7 +229,8 @@
    The library's readers read inside a read section of their own (Note
    [One read primitive]); the inline accessors (dk_op_table_of,
    dk_op_slot_kernel, dk_op_function_schema, dk_op_schema,
-   dk_dispatch_kernel, dk_redispatch_kernel and their _with_table forms)
+   dk_dispatch_kernel, dk_redispatch_kernel and their _with_table and
+   _with_fn forms)
    leave it to their caller: inside a call, or, under DK_CALL_EPOCHS,
    between dk_call_enter and dk_call_exit (DK_DEBUG_READS checks it; how
    long what they return lives: their one-liners, in full above their
@@ -2081,7 +2082,7 @@ DK_API const dk_stack *dk_trace_stack(void);
 DK_INLINE unsigned dk_trace_begin(const dk_operator *op, dk_keyset ks, const dk_kernel *k, int is_redispatch);
 DK_INLINE void dk_trace_end(unsigned token);
 
-/* dk_trace_begin that also tells the trace hook (gen/'s slow path, after a _with_table read). */
+/* dk_trace_begin that also tells the trace hook (gen/'s slow path, after a _with_table or _with_fn read). */
 DK_INLINE unsigned dk_trace_report_begin(const dk_operator *op, dk_keyset ks, const dk_kernel *k, int is_redispatch);
 
 /* Records a timeline of dispatches (Chrome trace JSON), bounded per thread; DK_OK. */
@@ -4454,8 +4455,10 @@ DK_INLINE void dk_call_packed(const dk_operator *op, const dk_op_table *t, dk_ke
    so a timeline sees the call with its duration. The dispatch primitive
    already told the trace hook: these two report to a timeline only. Off,
    dk_trace_begin is a test that returns 0 and dk_trace_end(0) nothing.
-   After dk_dispatch_kernel_with_table / dk_redispatch_kernel_with_table,
-   which tell the hook nothing, dk_trace_report_begin takes
+   After the _with_table and _with_fn forms of the two (gen/'s bindings
+   read with dk_dispatch_kernel_with_fn / dk_redispatch_kernel_with_fn,
+   whose fn is this one's, read from the entry), which tell the hook
+   nothing, dk_trace_report_begin takes
    dk_trace_begin's place: it tells the hook, then opens the timeline's
    event (the same token for dk_trace_end). */
 DK_INLINE dk_fn dk_kernel_direct_fn(const dk_kernel *k) { return DK__DIRECT_FN(k->fn); }
@@ -5229,9 +5232,10 @@ DK__PRIVATE int dk__in_call(void) { return dk__rd.nesting > 0; }
    boxed by the adapters of the def the caller's state had, and a failed
    call's message speaks of that state (bench/shape.sh's counts stay as
    they were, gcc's 1.13.1 call site one shorter: dk__entry_load_arg0). gen/'s
-   bindings do the same in the open: dk_dispatch_kernel_with_table and
-   dk_redispatch_kernel_with_table give the record with the snapshot it
-   came from, which they hand to dk_call_packed; like DK_DECLARE_OP's
+   bindings do the same in the open: dk_dispatch_kernel_with_fn and
+   dk_redispatch_kernel_with_fn (the _with_table pair that also gives the
+   entry's fn) give the record with the snapshot it came from, which
+   they hand to dk_call_packed; like DK_DECLARE_OP's
    inline path these two call nothing (the trace report and a missing
    record's fallback wait for the slow path), so gen's call sites became
    shorter (gcc and clang, both presets and call epochs). Under DK_DEBUG_READS both

@@ -320,8 +320,8 @@ static NOINLINE long row_site_one_hop(long n) {
 }
 /* gen/'s typed call site: the same function shape through dkgen's bindings
    (gen/sample_ops.h's sample::neg, one Tensor as bop1), which dispatch with
-   dk_dispatch_kernel_with_table / dk_redispatch_kernel_with_table and call
-   dk_kernel_direct_fn's fn themselves, not through DK_DECLARE_OP's path.
+   dk_dispatch_kernel_with_fn / dk_redispatch_kernel_with_fn and call the
+   fn it gives themselves, not through DK_DECLARE_OP's macros.
    bench/shape.sh holds both rows to a limit over site_fnptr. The
    -DBENCH_NO_REDISPATCH unit has no redispatch row: there every call of
    neg's slow path passes "not a redispatch", as for bop1. */
