@@ -869,11 +869,14 @@ static void emit_keyset(FILE *o, const opinfo *op) {
 /* dkgen_<op>_slow: a kernel record without fn (its argument pack goes to
    dk_call_packed, with table_, the snapshot the record was read from: the
    adapters that box the pack come from the same state), or any record
-   while a trace hook is set, between dk_trace_report_begin (the hook's
-   report: the dispatch primitives make none) and dk_trace_end (a
-   timeline's event); re_: a redispatch (helpers are dkgen_-prefixed: out
-   of the way of kernels' names). Out of line (DKGEN_SLOW_PATH), so that
-   the call site stays a test and a tail call of the kernel. */
+   while a trace hook is set (or whose entry has no fn: a table rewritten
+   in place), between dk_trace_report_begin (the hook's report: the
+   dispatch primitives make none) and dk_trace_end (a timeline's event);
+   re_: a redispatch, last (helpers are dkgen_-prefixed: out of the way of
+   kernels' names). Out of line (DKGEN_SLOW_PATH), so that the call site
+   stays a test and a tail call of the kernel; the record and keyset come
+   first, as the kernel takes them, so both ways find them in the same
+   registers. */
 static void emit_slow(FILE *o, const opinfo *op, const char *rt) {
     int i;
     fprintf(o, "static DKGEN_SLOW_PATH %s dkgen_%s_slow(const dk_kernel *kernel_, dk_keyset ks_, "
