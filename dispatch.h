@@ -4103,6 +4103,44 @@ DK_INLINE dk__entry_ref dk__dispatch(const dk_operator *op, dk_keyset args, dk_k
 #define DK__DIRECT_FN(fn) ((dk_fn)((uintptr_t)(fn) & dk__fn_mask))
 #endif
 
+/* dk_redispatch_kernel_with_table and dk_dispatch_kernel_with_table (below) for a
+   call site that calls the kernel itself (gen/'s bindings): *out_fn is the
+   fn to call directly, DK_DECLARE_OP's, read with the record from the
+   slot's entry (dk__entry_load_arg0: no load after the record's, the
+   record in the kernel's first argument register where DK_DECLARE_OP puts
+   it), as dk_kernel_direct_fn would give it from the record: NULL while a
+   trace hook is set or when the entry has no fn. Then the caller hands
+   record and snapshot to its slow path, which calls the record's fn or
+   dk_call_packed between dk_trace_report_begin and dk_trace_end; one
+   snapshot, one entry, read once. */
+DK_INLINE const dk_kernel *dk_redispatch_kernel_with_fn(const dk_operator *op, dk_keyset ks,
+                                                        const dk_op_table **out_table, dk_fn *out_fn) {
+    const dk_op_table *t;
+    const dk_kernel *k;
+    dk_fn fn;
+    DK__CALLER_READ_CHECK("dk_redispatch_kernel_with_fn");
+    DK__THREAD_CHECK();
+    t = DK__LOAD_ACQ(&op->table);
+    *out_table = t;
+    dk__entry_load_arg0(dk__lookup_in(t, ks), &k, &fn);
+    *out_fn = DK__DIRECT_FN(fn);
+    return k;
+}
+
+DK_INLINE const dk_kernel *dk_dispatch_kernel_with_fn(const dk_operator *op, dk_keyset args, dk_keyset *out_ks,
+                                                      const dk_op_table **out_table, dk_fn *out_fn) {
+    const dk_op_table *t;
+    const dk_kernel *k;
+    dk_fn fn;
+    DK__CALLER_READ_CHECK("dk_dispatch_kernel_with_fn");
+    DK__THREAD_CHECK();
+    t = DK__LOAD_ACQ(&op->table);
+    *out_table = t;
+    dk__entry_load_arg0(dk__dispatch_in(t, args, out_ks), &k, &fn);
+    *out_fn = DK__DIRECT_FN(fn);
+    return k;
+}
+
 /* dk_dispatch_kernel and dk_redispatch_kernel (below) for a caller that
    hands the record on to dk_call_packed (gen/'s bindings): *out_table is the snapshot of the operator the record
    was read from, and the record is the slot's as that snapshot holds it.
@@ -4149,44 +4187,6 @@ DK_INLINE const dk_kernel *dk_dispatch_kernel(const dk_operator *op, dk_keyset a
     k = dk_dispatch_kernel_with_table(op, args, out_ks, &t);
     if (DK__UNLIKELY(DK__TRACING())) dk__trace(op, *out_ks, 0);
     return DK__UNLIKELY(k->kind == DK_KERNEL_MISSING) ? dk__deferred(op, k) : k;
-}
-
-/* dk_redispatch_kernel_with_table and dk_dispatch_kernel_with_table for a
-   call site that calls the kernel itself (gen/'s bindings): *out_fn is the
-   fn to call directly, DK_DECLARE_OP's, read with the record from the
-   slot's entry (dk__entry_load_arg0: no load after the record's, the
-   record in the kernel's first argument register where DK_DECLARE_OP puts
-   it), as dk_kernel_direct_fn would give it from the record: NULL while a
-   trace hook is set or when the entry has no fn. Then the caller hands
-   record and snapshot to its slow path, which calls the record's fn or
-   dk_call_packed between dk_trace_report_begin and dk_trace_end; one
-   snapshot, one entry, read once. */
-DK_INLINE const dk_kernel *dk_redispatch_kernel_with_fn(const dk_operator *op, dk_keyset ks,
-                                                        const dk_op_table **out_table, dk_fn *out_fn) {
-    const dk_op_table *t;
-    const dk_kernel *k;
-    dk_fn fn;
-    DK__CALLER_READ_CHECK("dk_redispatch_kernel_with_fn");
-    DK__THREAD_CHECK();
-    t = DK__LOAD_ACQ(&op->table);
-    *out_table = t;
-    dk__entry_load_arg0(dk__lookup_in(t, ks), &k, &fn);
-    *out_fn = DK__DIRECT_FN(fn);
-    return k;
-}
-
-DK_INLINE const dk_kernel *dk_dispatch_kernel_with_fn(const dk_operator *op, dk_keyset args, dk_keyset *out_ks,
-                                                      const dk_op_table **out_table, dk_fn *out_fn) {
-    const dk_op_table *t;
-    const dk_kernel *k;
-    dk_fn fn;
-    DK__CALLER_READ_CHECK("dk_dispatch_kernel_with_fn");
-    DK__THREAD_CHECK();
-    t = DK__LOAD_ACQ(&op->table);
-    *out_table = t;
-    dk__entry_load_arg0(dk__dispatch_in(t, args, out_ks), &k, &fn);
-    *out_fn = DK__DIRECT_FN(fn);
-    return k;
 }
 
 /* The slow path: a boxed kernel or fallback gets (kernel, op, ks, args);
