@@ -229,7 +229,8 @@
    The library's readers read inside a read section of their own (Note
    [One read primitive]); the inline accessors (dk_op_table_of,
    dk_op_slot_kernel, dk_op_function_schema, dk_op_schema,
-   dk_dispatch_kernel, dk_redispatch_kernel and their _with_table forms)
+   dk_dispatch_kernel, dk_redispatch_kernel and their _with_table and
+   _with_fn forms)
    leave it to their caller: inside a call, or, under DK_CALL_EPOCHS,
    between dk_call_enter and dk_call_exit (DK_DEBUG_READS checks it; how
    long what they return lives: their one-liners, in full above their
@@ -1855,6 +1856,12 @@ DK_INLINE const dk_kernel *dk_redispatch_kernel_with_table(const dk_operator *op
 DK_INLINE const dk_kernel *dk_dispatch_kernel_with_table(const dk_operator *op, dk_keyset args, dk_keyset *out_ks,
                                                          const dk_op_table **out_table);
 
+/* The same two with the fn to call directly (dk_kernel_direct_fn's, read with the record from its entry): gen/'s call sites. */
+DK_INLINE const dk_kernel *dk_redispatch_kernel_with_fn(const dk_operator *op, dk_keyset ks,
+                                                        const dk_op_table **out_table, dk_fn *out_fn);
+DK_INLINE const dk_kernel *dk_dispatch_kernel_with_fn(const dk_operator *op, dk_keyset args, dk_keyset *out_ks,
+                                                      const dk_op_table **out_table, dk_fn *out_fn);
+
 /* Calls k, read from snapshot t, with an argument pack (gen/'s bindings); a failure is reported and *result zero-filled. */
 DK_INLINE void dk_call_packed(const dk_operator *op, const dk_op_table *t, dk_keyset ks, const dk_kernel *k,
                               void *args, void *result, size_t result_size);
@@ -1956,6 +1963,10 @@ DK_API unsigned dk_thread_id(void);
 /* A call bracket: what a read returns lives until dk_call_exit (DK_CALL_EPOCHS). */
 DK_INLINE void dk_call_enter(void);
 DK_INLINE void dk_call_exit(void);
+
+/* A bracket's inline way (gen/'s call sites): 1 when it entered, left with dk_call_exit_outermost; 0: use dk_call_enter / _exit. */
+DK_INLINE int dk_call_enter_outermost(void);
+DK_INLINE void dk_call_exit_outermost(void);
 
 /* --- Plugins: library blocks that load and unload (WHAT A PROGRAM DOES; docs/threads-memory-plugins.md) --- */
 
@@ -2071,7 +2082,7 @@ DK_API const dk_stack *dk_trace_stack(void);
 DK_INLINE unsigned dk_trace_begin(const dk_operator *op, dk_keyset ks, const dk_kernel *k, int is_redispatch);
 DK_INLINE void dk_trace_end(unsigned token);
 
-/* dk_trace_begin that also tells the trace hook (gen/'s slow path, after a _with_table read). */
+/* dk_trace_begin that also tells the trace hook (gen/'s slow path, after a _with_table or _with_fn read). */
 DK_INLINE unsigned dk_trace_report_begin(const dk_operator *op, dk_keyset ks, const dk_kernel *k, int is_redispatch);
 
 /* Records a timeline of dispatches (Chrome trace JSON), bounded per thread; DK_OK. */
@@ -3918,6 +3929,27 @@ DK_INLINE void dk_call_exit(void) {
 #endif
 }
 
+/* The typed calls' inline way for a caller outside the header (gen/'s
+   bindings, which cannot name dk__call_enter_outermost): 1 when the
+   outermost enter of an attached thread happened here, and then the exit
+   is dk_call_exit_outermost, the plain decrement (such an enter is never
+   a late one); 0 when the caller must bracket with dk_call_enter and
+   dk_call_exit instead (nested, the thread's first call, no membarrier).
+   Without DK_CALL_EPOCHS: 1, and the exit nothing. */
+DK_INLINE int dk_call_enter_outermost(void) {
+#ifdef DK_CALL_EPOCHS
+    return dk__call_enter_outermost();
+#else
+    return 1;
+#endif
+}
+
+DK_INLINE void dk_call_exit_outermost(void) {
+#ifdef DK_CALL_EPOCHS
+    dk__call_exit_attached();
+#endif
+}
+
 /* c10's dispatch keyset, written once (dk_dispatch_kernel, dk_explain): the
    arguments with the thread's included keys, minus its excluded ones
    (backend bits are never excluded), ... */
@@ -4070,6 +4102,44 @@ DK_INLINE dk__entry_ref dk__dispatch(const dk_operator *op, dk_keyset args, dk_k
 #else
 #define DK__DIRECT_FN(fn) ((dk_fn)((uintptr_t)(fn) & dk__fn_mask))
 #endif
+
+/* dk_redispatch_kernel_with_table and dk_dispatch_kernel_with_table (below) for a
+   call site that calls the kernel itself (gen/'s bindings): *out_fn is the
+   fn to call directly, DK_DECLARE_OP's, read with the record from the
+   slot's entry (dk__entry_load_arg0: no load after the record's, the
+   record in the kernel's first argument register where DK_DECLARE_OP puts
+   it), as dk_kernel_direct_fn would give it from the record: NULL while a
+   trace hook is set or when the entry has no fn. Then the caller hands
+   record and snapshot to its slow path, which calls the record's fn or
+   dk_call_packed between dk_trace_report_begin and dk_trace_end; one
+   snapshot, one entry, read once. */
+DK_INLINE const dk_kernel *dk_redispatch_kernel_with_fn(const dk_operator *op, dk_keyset ks,
+                                                        const dk_op_table **out_table, dk_fn *out_fn) {
+    const dk_op_table *t;
+    const dk_kernel *k;
+    dk_fn fn;
+    DK__CALLER_READ_CHECK("dk_redispatch_kernel_with_fn");
+    DK__THREAD_CHECK();
+    t = DK__LOAD_ACQ(&op->table);
+    *out_table = t;
+    dk__entry_load_arg0(dk__lookup_in(t, ks), &k, &fn);
+    *out_fn = DK__DIRECT_FN(fn);
+    return k;
+}
+
+DK_INLINE const dk_kernel *dk_dispatch_kernel_with_fn(const dk_operator *op, dk_keyset args, dk_keyset *out_ks,
+                                                      const dk_op_table **out_table, dk_fn *out_fn) {
+    const dk_op_table *t;
+    const dk_kernel *k;
+    dk_fn fn;
+    DK__CALLER_READ_CHECK("dk_dispatch_kernel_with_fn");
+    DK__THREAD_CHECK();
+    t = DK__LOAD_ACQ(&op->table);
+    *out_table = t;
+    dk__entry_load_arg0(dk__dispatch_in(t, args, out_ks), &k, &fn);
+    *out_fn = DK__DIRECT_FN(fn);
+    return k;
+}
 
 /* dk_dispatch_kernel and dk_redispatch_kernel (below) for a caller that
    hands the record on to dk_call_packed (gen/'s bindings): *out_table is the snapshot of the operator the record
@@ -4385,8 +4455,10 @@ DK_INLINE void dk_call_packed(const dk_operator *op, const dk_op_table *t, dk_ke
    so a timeline sees the call with its duration. The dispatch primitive
    already told the trace hook: these two report to a timeline only. Off,
    dk_trace_begin is a test that returns 0 and dk_trace_end(0) nothing.
-   After dk_dispatch_kernel_with_table / dk_redispatch_kernel_with_table,
-   which tell the hook nothing, dk_trace_report_begin takes
+   After the _with_table and _with_fn forms of the two (gen/'s bindings
+   read with dk_dispatch_kernel_with_fn / dk_redispatch_kernel_with_fn,
+   whose fn is this one's, read from the entry), which tell the hook
+   nothing, dk_trace_report_begin takes
    dk_trace_begin's place: it tells the hook, then opens the timeline's
    event (the same token for dk_trace_end). */
 DK_INLINE dk_fn dk_kernel_direct_fn(const dk_kernel *k) { return DK__DIRECT_FN(k->fn); }
@@ -5160,9 +5232,10 @@ DK__PRIVATE int dk__in_call(void) { return dk__rd.nesting > 0; }
    boxed by the adapters of the def the caller's state had, and a failed
    call's message speaks of that state (bench/shape.sh's counts stay as
    they were, gcc's 1.13.1 call site one shorter: dk__entry_load_arg0). gen/'s
-   bindings do the same in the open: dk_dispatch_kernel_with_table and
-   dk_redispatch_kernel_with_table give the record with the snapshot it
-   came from, which they hand to dk_call_packed; like DK_DECLARE_OP's
+   bindings do the same in the open: dk_dispatch_kernel_with_fn and
+   dk_redispatch_kernel_with_fn (the _with_table pair that also gives the
+   entry's fn) give the record with the snapshot it came from, which
+   they hand to dk_call_packed; like DK_DECLARE_OP's
    inline path these two call nothing (the trace report and a missing
    record's fallback wait for the slow path), so gen's call sites became
    shorter (gcc and clang, both presets and call epochs). Under DK_DEBUG_READS both
@@ -10181,13 +10254,13 @@ DK__PRIVATE dk_status dk__check_stack(const dk_operator *op, const dk_op_table *
         const dk_arg *a = &s->arguments[j];
         const dk_value *v = &stack->values[base + j];
         if (!dk__value_fits(a->fake_type, v)) {
-            const char *kind = v->tag == DK_VALUE_NONE ? "None (dk_none), no value,"
+            /* the none value as schemas write it ("has None there", not "has a none there") */
+            const char *kind = v->tag == DK_VALUE_NONE ? "None"
                                : (unsigned)v->tag < sizeof dk__value_tag_names / sizeof *dk__value_tag_names
                                    ? dk__value_tag_names[v->tag] : "value of unknown kind";
             return dk__bad_stack(msg, size, "%s: argument %lu '%s' is %s, the stack has %s%s there\n  schema: %s",
                                  op->name, (unsigned long)j, a->name, a->type_text,
-                                 v->tag == DK_VALUE_NONE ? "" : strchr("aeiou", kind[0]) ? "an " : "a ", kind,
-                                 s->text);
+                                 v->tag == DK_VALUE_NONE ? "" : strchr("aeiou", kind[0]) ? "an " : "a ", kind, s->text);
         }
     }
     return DK_OK;
@@ -11621,6 +11694,14 @@ DK_API void dk_abi_guard_pop(const dk_guard *g) { if (g) dk_guard_pop(*g); }
 #define DK__SCHEMA_MALLOC(n) malloc(n)
 #define DK__SCHEMA_FREE(p) free(p)
 #endif
+/* Test hook: the parser's work, counted where it grows with the text: each
+   byte the lexer passes, each name a name of an alias set is compared with,
+   each comparison of a sort of names. tests/test_schema.c defines it to a
+   counter (doubling a text must at most double the count); otherwise it is
+   nothing. */
+#ifndef DK__SCHEMA_STEPS
+#define DK__SCHEMA_STEPS(n) ((void)0)
+#endif
 
 #if defined(__GNUC__) || defined(__clang__)
 #define DK__SP_NORETURN __attribute__((noreturn))
@@ -12015,6 +12096,7 @@ DK__PRIVATE void dk__sp_lex_raw(dk__sp *p, int ws, dk__sp_tok *out) {
     if (!ws && pos < n) t.end = pos + dk__sp_scan_token(p, pos, &t.kind);
     if (t.kind == '(' || t.kind == '[' || t.kind == '{') p->nesting++;
     if (t.kind == ')' || t.kind == ']' || t.kind == '}') p->nesting--;
+    DK__SCHEMA_STEPS(t.end - p->pos);
     p->pos = t.end;
     *out = t;
 }
@@ -12531,8 +12613,10 @@ enum { DK__SP_FEW_NAMES = 16 };       /* sets up to this size are kept unique as
 
 DK__PRIVATE void dk__sp_add_name(dk__sp *p, dk__sp_names *s, const char *name) {
     int i;
-    for (i = 0; i < s->n && i < DK__SP_FEW_NAMES; i++)
+    for (i = 0; i < s->n && i < DK__SP_FEW_NAMES; i++) {
+        DK__SCHEMA_STEPS(1);
         if (!strcmp(s->v[i], name)) return;
+    }
     s->v = (const char **)dk__sp_grow_array(p, (void *)s->v, s->n, &s->cap, sizeof *s->v);
     s->v[s->n++] = name;
 }
@@ -12542,6 +12626,7 @@ typedef struct dk__sp_named { const char *name; int at; } dk__sp_named;
 static int dk__sp_named_cmp(const void *a, const void *b) {
     const dk__sp_named *x = (const dk__sp_named *)a, *y = (const dk__sp_named *)b;
     int c = strcmp(x->name, y->name);
+    DK__SCHEMA_STEPS(1);
     return c ? c : (x->at > y->at) - (x->at < y->at);
 }
 

@@ -318,6 +318,30 @@ static NOINLINE long row_site_one_hop(long n) {
     for (i = 0; i < n; i++) s += (long)(size_t)site_dispatched(&cpu_plain[i & (NT - 1)]);
     return s;
 }
+/* gen/'s typed call site: the same function shape through dkgen's bindings
+   (gen/sample_ops.h's sample::neg, one Tensor as bop1), which dispatch with
+   dk_dispatch_kernel_with_fn / dk_redispatch_kernel_with_fn and call the
+   fn it gives themselves, not through DK_DECLARE_OP's macros.
+   bench/shape.sh holds both rows to a limit over site_fnptr. The
+   -DBENCH_NO_REDISPATCH unit has no redispatch row: there every call of
+   neg's slow path passes "not a redispatch", as for bop1. */
+static NOINLINE tensor *site_gen(tensor *t) { return sample_neg_call(op_neg, t); }
+static NOINLINE long row_site_gen_call(long n) {
+    long i, s = 0;
+    for (i = 0; i < n; i++) s += (long)(size_t)site_gen(&cpu_plain[i & (NT - 1)]);
+    return s;
+}
+#ifndef BENCH_NO_REDISPATCH
+static NOINLINE tensor *site_gen_re(tensor *t) { return sample_neg_redispatch(op_neg, t->ks, t); }
+static NOINLINE long row_site_gen_redispatch(long n) {
+    long i, s = 0;
+    for (i = 0; i < n; i++) s += (long)(size_t)site_gen_re(&cpu_plain[i & (NT - 1)]);
+    return s;
+}
+#define BENCH_GEN_ROWS(X) X(site_gen_call) X(site_gen_redispatch)
+#else
+#define BENCH_GEN_ROWS(X) X(site_gen_call)
+#endif
 static NOINLINE long row_call_fallthrough(long n) {
     long i, s = 0;
     for (i = 0; i < n; i++) s += (long)(size_t)bop1_call(op1, &cpu_full[i & (NT - 1)]);
@@ -560,7 +584,9 @@ static NOINLINE long row_fallback_10k(long n) { return register_fallbacks(fallba
 
 #include "measure.h"
 
-static const bench_row all_rows[] = { BENCH_FORALL_ROWS(BENCH_CALL_ENTRY, BENCH_PREPARED_ENTRY) };
+/* BENCH_FORALL_ROWS (shared with bench_c10.cpp), then this side's own rows */
+static const bench_row all_rows[] = { BENCH_FORALL_ROWS(BENCH_CALL_ENTRY, BENCH_PREPARED_ENTRY)
+                                      BENCH_GEN_ROWS(BENCH_CALL_ENTRY) };
 static const size_t n_rows = sizeof all_rows / sizeof all_rows[0];
 static result prepared(const char *name, long n, int reps) {
     return measure_prepared(bench_find(all_rows, n_rows, name), n, reps);
@@ -888,6 +914,12 @@ int main(int argc, char **argv) {
     print_row("call_one_hop", "dispatched call, keyset {CPU}", measure(row_call_one_hop, N), "fnptr_call");
     print_row("site_fnptr", "a function holding one call through a pointer", measure(row_site_fnptr, N), "");
     print_row("site_one_hop", "a function holding one dispatched call", measure(row_site_one_hop, N), "site_fnptr");
+    print_row("site_gen_call", "a function holding one call of a gen/ binding", measure(row_site_gen_call, N),
+              "site_fnptr");
+#ifndef BENCH_NO_REDISPATCH
+    print_row("site_gen_redispatch", "a function holding one redispatch of a gen/ binding",
+              measure(row_site_gen_redispatch, N), "site_fnptr");
+#endif
     print_row("call_fallthrough", "call skipping fallthrough layers (autograd, view)", measure(row_call_fallthrough, N),
               "fnptr_call");
     print_row("call_two_args", "two tensor arguments", measure(row_call_two_args, N), "fnptr_call");

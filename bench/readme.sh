@@ -56,7 +56,8 @@ gen="$build/readme-bench.md"
     echo
     echo "The call-path targets (instructions over the function-pointer baseline) with"
     echo "\`bench/bench.c\` built as several units: each compiler, each preset, and a unit"
-    echo "that never redispatches the operator it calls (\`-DBENCH_NO_REDISPATCH\`):"
+    echo "that never redispatches the operator it calls (\`-DBENCH_NO_REDISPATCH\`); the"
+    echo "last table, gen/'s call site in the same builds against the counts the script keeps:"
     echo
     cat "$r/shape.md"
   fi

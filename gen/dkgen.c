@@ -869,16 +869,20 @@ static void emit_keyset(FILE *o, const opinfo *op) {
 /* dkgen_<op>_slow: a kernel record without fn (its argument pack goes to
    dk_call_packed, with table_, the snapshot the record was read from: the
    adapters that box the pack come from the same state), or any record
-   while a trace hook is set, between dk_trace_report_begin (the hook's
-   report: the dispatch primitives make none) and dk_trace_end (a
-   timeline's event); re_: a redispatch (helpers are dkgen_-prefixed: out
-   of the way of kernels' names) */
+   while a trace hook is set (or whose entry has no fn: a table rewritten
+   in place), between dk_trace_report_begin (the hook's report: the
+   dispatch primitives make none) and dk_trace_end (a timeline's event);
+   re_: a redispatch, last (helpers are dkgen_-prefixed: out of the way of
+   kernels' names). Out of line (DKGEN_SLOW_PATH), so that the call site
+   stays a test and a tail call of the kernel; the record and keyset come
+   first, as the kernel takes them, so both ways find them in the same
+   registers. */
 static void emit_slow(FILE *o, const opinfo *op, const char *rt) {
     int i;
-    fprintf(o, "static %s dkgen_%s_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, "
-            "const dk_kernel *kernel_, int re_", rt, op->id);
+    fprintf(o, "static DKGEN_SLOW_PATH %s dkgen_%s_slow(const dk_kernel *kernel_, dk_keyset ks_, "
+            "const dk_op_table *table_, const dk_operator *op_", rt, op->id);
     emit_params(o, op, ", ", 0);
-    fprintf(o, ") {\n    %s_args pack_;\n    unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);\n", op->id);
+    fprintf(o, ", int re_) {\n    %s_args pack_;\n    unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);\n", op->id);
     for (i = 0; i < op->n; i++) fprintf(o, "    pack_.%s = %s_;\n", op->args[i].field, op->args[i].field);
     if (!op->n && !op->nr) fputs("    pack_.unused_ = 0;\n", o);
     fprintf(o, "    kernel_->fn ? %s((%s_fn)kernel_->fn)(kernel_, ks_", op->nr ? "(void)(pack_.result = " : "", op->id);
@@ -890,52 +894,83 @@ static void emit_slow(FILE *o, const opinfo *op, const char *rt) {
         fputs(") : dk_call_packed(op_, table_, ks_, kernel_, &pack_, NULL, 0);\n    dk_trace_end(trace_);\n}\n", o);
 }
 
-/* dkgen_<op>_invoke: one kernel record, its fn (none while a trace hook is
-   set: dk_kernel_direct_fn) or the slow path */
-static void emit_invoke(FILE *o, const opinfo *op, const char *rt) {
-    fprintf(o, "DK_INLINE %s dkgen_%s_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, "
-            "const dk_kernel *kernel_, int re_", rt, op->id);
-    emit_params(o, op, ", ", 0);
-    fprintf(o, ") {\n    dk_fn fn_ = dk_kernel_direct_fn(kernel_);\n    %sfn_ ? ((%s_fn)fn_)(kernel_, ks_", op->nr ? "return " : "", op->id);
+/* fn_ ? the kernel : dkgen_<op>_slow, the call site's one branch, in
+   parentheses: fn_ is the fn read with the record from its entry
+   (dk_dispatch_kernel_with_fn, dk_redispatch_kernel_with_fn), NULL while
+   a trace hook is set. Both are tail calls where no call bracket follows. */
+static void emit_invoke(FILE *o, const opinfo *op, int re) {
+    fprintf(o, "(DKGEN_LIKELY(fn_ != NULL) ? ((%s_fn)fn_)(kernel_, ks_", op->id);
     emit_arg_names(o, op, ", ", "", "_");
-    fprintf(o, ") : dkgen_%s_slow(op_, table_, ks_, kernel_, re_", op->id);
+    fprintf(o, ") : dkgen_%s_slow(kernel_, ks_, table_, op_", op->id);
     emit_arg_names(o, op, ", ", "", "_");
-    fputs(");\n}\n", o);
+    fprintf(o, ", %d))", re);
 }
 
-/* <op>_call: dispatch (the record and its snapshot), then invoke, inside
-   the call bracket */
-static void emit_call(FILE *o, const opinfo *op, const char *rt) {
-    fprintf(o, "DK_INLINE %s %s_call(const dk_operator *op_", rt, op->id);
-    emit_params(o, op, ", ", 0);
-    fputs(") {\n    dk_keyset ks_;\n    const dk_op_table *table_;\n    const dk_kernel *kernel_;\n", o);
-    if (op->nr) fprintf(o, "    %s ret_;\n", rt);
-    fprintf(o, "    dk_call_enter();\n    kernel_ = dk_dispatch_kernel_with_table(op_, %s_keyset(", op->id);
+/* kernel_ = the read: the record, its snapshot and its fn; a call's
+   keyset from its arguments, a redispatch's as given */
+static void emit_read(FILE *o, const opinfo *op, int re) {
+    if (re) {
+        fputs("kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_)", o);
+        return;
+    }
+    fprintf(o, "kernel_ = dk_dispatch_kernel_with_fn(op_, %s_keyset(", op->id);
     emit_arg_names(o, op, "", "", "_");
-    fprintf(o, "), &ks_, &table_);\n    %sdkgen_%s_invoke(op_, table_, ks_, kernel_, 0", op->nr ? "ret_ = " : "", op->id);
-    emit_arg_names(o, op, ", ", "", "_");
-    fprintf(o, ");\n    dk_call_exit();\n%s}\n", op->nr ? "    return ret_;\n" : "");
+    fputs("), &ks_, &table_, &fn_)", o);
 }
 
-/* <op>_redispatch: the slot of the keyset given (the record and its snapshot) */
-static void emit_redispatch(FILE *o, const opinfo *op, const char *rt) {
-    fprintf(o, "DK_INLINE %s %s_redispatch(const dk_operator *op_, dk_keyset ks_", rt, op->id);
+/* "R <pre><op>_<what><post>(const dk_operator *op_[, dk_keyset ks_], params) {"
+   and the locals the read fills */
+static void emit_entry_head(FILE *o, const opinfo *op, const char *rt, const char *pre, const char *post, int re) {
+    fprintf(o, "%s %s%s_%s%s(const dk_operator *op_%s", rt, pre, op->id, re ? "redispatch" : "call", post,
+            re ? ", dk_keyset ks_" : "");
     emit_params(o, op, ", ", 0);
-    fputs(") {\n    const dk_op_table *table_;\n    const dk_kernel *kernel_;\n", o);
+    fprintf(o, ") {\n%s    const dk_op_table *table_;\n    const dk_kernel *kernel_;\n    dk_fn fn_;\n",
+            re ? "" : "    dk_keyset ks_;\n");
+}
+
+/* <op>_call (re 0) and <op>_redispatch (re 1): read, then invoke. Under
+   DK_CALL_EPOCHS inside the call bracket, as DK_DECLARE_OP's: the
+   outermost enter of an attached thread inline (dk_call_enter_outermost,
+   dk_call_exit_outermost), any other tail-calls dkgen_<op>_call_any /
+   _redispatch_any, an out-of-line copy between dk_call_enter and
+   dk_call_exit, so that nothing is live across a call on the inline way
+   (the call site saves no register for it). */
+static void emit_entry(FILE *o, const opinfo *op, const char *rt, int re) {
+    const char *what = re ? "redispatch" : "call";
+    fputs("#ifdef DK_CALL_EPOCHS\nstatic DKGEN_SLOW_PATH ", o);
+    emit_entry_head(o, op, rt, "dkgen_", "_any", re);
     if (op->nr) fprintf(o, "    %s ret_;\n", rt);
-    fprintf(o, "    dk_call_enter();\n    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);\n"
-            "    %sdkgen_%s_invoke(op_, table_, ks_, kernel_, 1", op->nr ? "ret_ = " : "", op->id);
+    fputs("    dk_call_enter();\n    ", o);
+    emit_read(o, op, re);
+    fprintf(o, ";\n    %s", op->nr ? "ret_ = " : "");
+    emit_invoke(o, op, re);
+    fprintf(o, ";\n    dk_call_exit();\n%s}\n#endif\n", op->nr ? "    return ret_;\n" : "");
+    fputs("DK_INLINE ", o);
+    emit_entry_head(o, op, rt, "", "", re);
+    fputs("#ifdef DK_CALL_EPOCHS\n", o);
+    if (op->nr) fprintf(o, "    %s ret_;\n    return ", rt);
+    else fputs("    ", o);
+    fputs("DKGEN_LIKELY(dk_call_enter_outermost()) ? ", o);
+    fputs(op->nr ? "(" : "(void)(", o);
+    emit_read(o, op, re);
+    fputs(op->nr ? ", ret_ = " : ", ", o);
+    emit_invoke(o, op, re);
+    fprintf(o, ", dk_call_exit_outermost()%s) : dkgen_%s_%s_any(op_%s", op->nr ? ", ret_" : "", op->id, what,
+            re ? ", ks_" : "");
     emit_arg_names(o, op, ", ", "", "_");
-    fprintf(o, ");\n    dk_call_exit();\n%s}\n", op->nr ? "    return ret_;\n" : "");
+    fputs(");\n#else\n    ", o);
+    emit_read(o, op, re);
+    fputs(op->nr ? ";\n    return " : ";\n    ", o);
+    emit_invoke(o, op, re);
+    fputs(";\n#endif\n}\n", o);
 }
 
 static void emit_calls(FILE *o, const opinfo *op) {
     char *owned;
     const char *rt = ret_type(op, &owned);
     emit_slow(o, op, rt);
-    emit_invoke(o, op, rt);
-    emit_call(o, op, rt);
-    emit_redispatch(o, op, rt);
+    emit_entry(o, op, rt, 0);
+    emit_entry(o, op, rt, 1);
     free(owned);
 }
 
@@ -1287,6 +1322,23 @@ static void emit_prelude(FILE *o) {
           "#define DKGEN_CALLD_(op_, n_, taken_) DKGEN_CAT(DKGEN_CALLD_IF_, taken_)(op_, n_)\n"
           "#define DKGEN_CALLD_IF_1(op_, n_) DKGEN_CAT(op_##_calld_, n_)\n"
           "#define DKGEN_CALLD_IF_0(op_, n_) (op_##_calld_wrong(n_))\n"
+          "#endif\n", o);
+    /* Under a guard of its own: a header from an older dkgen, included first, has
+       defined DKGEN_PRELUDE_1 without these. */
+    fputs("#ifndef DKGEN_PRELUDE_2\n#define DKGEN_PRELUDE_2\n"
+          "/* A call site's kernel is the likely way (else GCC spends moves on the slow path's\n"
+          "   registers); dkgen_<op>_slow is out of line, one copy (GCC would inline it where one\n"
+          "   function calls the operator, or clone it for the flag each caller passes). */\n"
+          "#if defined(__GNUC__) && !defined(__clang__) && !defined(__INTEL_COMPILER)\n"
+          "#define DKGEN_LIKELY(x_) __builtin_expect(!!(x_), 1)\n"
+          "#define DKGEN_SLOW_PATH __attribute__((noinline, noclone))\n"
+          "#elif defined(__GNUC__) || defined(__clang__)\n"
+          "#define DKGEN_LIKELY(x_) __builtin_expect(!!(x_), 1)\n"
+          "#define DKGEN_SLOW_PATH __attribute__((noinline))\n"
+          "#else\n"
+          "#define DKGEN_LIKELY(x_) (x_)\n"
+          "#define DKGEN_SLOW_PATH\n"
+          "#endif\n"
           "#endif\n\n", o);
 }
 

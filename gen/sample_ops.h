@@ -165,6 +165,22 @@ DK_INLINE const dk_double_list *dkgen_opt_double_list_of(dk_value v_, dkgen_scra
 #define DKGEN_CALLD_IF_1(op_, n_) DKGEN_CAT(op_##_calld_, n_)
 #define DKGEN_CALLD_IF_0(op_, n_) (op_##_calld_wrong(n_))
 #endif
+#ifndef DKGEN_PRELUDE_2
+#define DKGEN_PRELUDE_2
+/* A call site's kernel is the likely way (else GCC spends moves on the slow path's
+   registers); dkgen_<op>_slow is out of line, one copy (GCC would inline it where one
+   function calls the operator, or clone it for the flag each caller passes). */
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__INTEL_COMPILER)
+#define DKGEN_LIKELY(x_) __builtin_expect(!!(x_), 1)
+#define DKGEN_SLOW_PATH __attribute__((noinline, noclone))
+#elif defined(__GNUC__) || defined(__clang__)
+#define DKGEN_LIKELY(x_) __builtin_expect(!!(x_), 1)
+#define DKGEN_SLOW_PATH __attribute__((noinline))
+#else
+#define DKGEN_LIKELY(x_) (x_)
+#define DKGEN_SLOW_PATH
+#endif
+#endif
 
 /* ---- sample::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 #define sample_add_Tensor_SCHEMA "sample::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"
@@ -179,7 +195,7 @@ DK_INLINE dk_keyset sample_add_Tensor_keyset(dkgen_tensor self_, dkgen_tensor ot
     (void)alpha_;
     return ks_;
 }
-static dkgen_tensor dkgen_sample_add_Tensor_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, dkgen_tensor other_, double alpha_) {
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_add_Tensor_slow(const dk_kernel *kernel_, dk_keyset ks_, const dk_op_table *table_, const dk_operator *op_, dkgen_tensor self_, dkgen_tensor other_, double alpha_, int re_) {
     sample_add_Tensor_args pack_;
     unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.self = self_;
@@ -189,30 +205,57 @@ static dkgen_tensor dkgen_sample_add_Tensor_slow(const dk_operator *op_, const d
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor dkgen_sample_add_Tensor_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, dkgen_tensor other_, double alpha_) {
-    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((sample_add_Tensor_fn)fn_)(kernel_, ks_, self_, other_, alpha_) : dkgen_sample_add_Tensor_slow(op_, table_, ks_, kernel_, re_, self_, other_, alpha_);
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_add_Tensor_call_any(const dk_operator *op_, dkgen_tensor self_, dkgen_tensor other_, double alpha_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+    dkgen_tensor ret_;
+    dk_call_enter();
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_add_Tensor_keyset(self_, other_, alpha_), &ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_add_Tensor_fn)fn_)(kernel_, ks_, self_, other_, alpha_) : dkgen_sample_add_Tensor_slow(kernel_, ks_, table_, op_, self_, other_, alpha_, 0));
+    dk_call_exit();
+    return ret_;
 }
+#endif
 DK_INLINE dkgen_tensor sample_add_Tensor_call(const dk_operator *op_, dkgen_tensor self_, dkgen_tensor other_, double alpha_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, sample_add_Tensor_keyset(self_, other_, alpha_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_add_Tensor_fn)fn_)(kernel_, ks_, self_, other_, alpha_) : dkgen_sample_add_Tensor_slow(kernel_, ks_, table_, op_, self_, other_, alpha_, 0)), dk_call_exit_outermost(), ret_) : dkgen_sample_add_Tensor_call_any(op_, self_, other_, alpha_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_add_Tensor_keyset(self_, other_, alpha_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_add_Tensor_fn)fn_)(kernel_, ks_, self_, other_, alpha_) : dkgen_sample_add_Tensor_slow(kernel_, ks_, table_, op_, self_, other_, alpha_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_add_Tensor_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, dkgen_tensor other_, double alpha_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel_with_table(op_, sample_add_Tensor_keyset(self_, other_, alpha_), &ks_, &table_);
-    ret_ = dkgen_sample_add_Tensor_invoke(op_, table_, ks_, kernel_, 0, self_, other_, alpha_);
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_add_Tensor_fn)fn_)(kernel_, ks_, self_, other_, alpha_) : dkgen_sample_add_Tensor_slow(kernel_, ks_, table_, op_, self_, other_, alpha_, 1));
     dk_call_exit();
     return ret_;
 }
+#endif
 DK_INLINE dkgen_tensor sample_add_Tensor_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, dkgen_tensor other_, double alpha_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
     dkgen_tensor ret_;
-    dk_call_enter();
-    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
-    ret_ = dkgen_sample_add_Tensor_invoke(op_, table_, ks_, kernel_, 1, self_, other_, alpha_);
-    dk_call_exit();
-    return ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_add_Tensor_fn)fn_)(kernel_, ks_, self_, other_, alpha_) : dkgen_sample_add_Tensor_slow(kernel_, ks_, table_, op_, self_, other_, alpha_, 1)), dk_call_exit_outermost(), ret_) : dkgen_sample_add_Tensor_redispatch_any(op_, ks_, self_, other_, alpha_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_add_Tensor_fn)fn_)(kernel_, ks_, self_, other_, alpha_) : dkgen_sample_add_Tensor_slow(kernel_, ks_, table_, op_, self_, other_, alpha_, 1));
+#endif
 }
 static void sample_add_Tensor_box(const void *args_, dk_stack *stack_) {
     const sample_add_Tensor_args *pack_ = (const sample_add_Tensor_args *)args_;
@@ -295,7 +338,7 @@ DK_INLINE dk_keyset sample_neg_keyset(dkgen_tensor self_) {
     ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(self_));
     return ks_;
 }
-static dkgen_tensor dkgen_sample_neg_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_) {
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_neg_slow(const dk_kernel *kernel_, dk_keyset ks_, const dk_op_table *table_, const dk_operator *op_, dkgen_tensor self_, int re_) {
     sample_neg_args pack_;
     unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.self = self_;
@@ -303,30 +346,57 @@ static dkgen_tensor dkgen_sample_neg_slow(const dk_operator *op_, const dk_op_ta
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor dkgen_sample_neg_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_) {
-    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((sample_neg_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_neg_slow(op_, table_, ks_, kernel_, re_, self_);
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_neg_call_any(const dk_operator *op_, dkgen_tensor self_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+    dkgen_tensor ret_;
+    dk_call_enter();
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_neg_keyset(self_), &ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_neg_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_neg_slow(kernel_, ks_, table_, op_, self_, 0));
+    dk_call_exit();
+    return ret_;
 }
+#endif
 DK_INLINE dkgen_tensor sample_neg_call(const dk_operator *op_, dkgen_tensor self_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, sample_neg_keyset(self_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_neg_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_neg_slow(kernel_, ks_, table_, op_, self_, 0)), dk_call_exit_outermost(), ret_) : dkgen_sample_neg_call_any(op_, self_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_neg_keyset(self_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_neg_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_neg_slow(kernel_, ks_, table_, op_, self_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_neg_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel_with_table(op_, sample_neg_keyset(self_), &ks_, &table_);
-    ret_ = dkgen_sample_neg_invoke(op_, table_, ks_, kernel_, 0, self_);
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_neg_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_neg_slow(kernel_, ks_, table_, op_, self_, 1));
     dk_call_exit();
     return ret_;
 }
+#endif
 DK_INLINE dkgen_tensor sample_neg_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
     dkgen_tensor ret_;
-    dk_call_enter();
-    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
-    ret_ = dkgen_sample_neg_invoke(op_, table_, ks_, kernel_, 1, self_);
-    dk_call_exit();
-    return ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_neg_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_neg_slow(kernel_, ks_, table_, op_, self_, 1)), dk_call_exit_outermost(), ret_) : dkgen_sample_neg_redispatch_any(op_, ks_, self_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_neg_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_neg_slow(kernel_, ks_, table_, op_, self_, 1));
+#endif
 }
 static void sample_neg_box(const void *args_, dk_stack *stack_) {
     const sample_neg_args *pack_ = (const sample_neg_args *)args_;
@@ -389,7 +459,7 @@ DK_INLINE dk_keyset sample_fill__keyset(dkgen_tensor self_, double value_) {
     (void)value_;
     return ks_;
 }
-static dkgen_tensor dkgen_sample_fill__slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, double value_) {
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_fill__slow(const dk_kernel *kernel_, dk_keyset ks_, const dk_op_table *table_, const dk_operator *op_, dkgen_tensor self_, double value_, int re_) {
     sample_fill__args pack_;
     unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.self = self_;
@@ -398,30 +468,57 @@ static dkgen_tensor dkgen_sample_fill__slow(const dk_operator *op_, const dk_op_
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor dkgen_sample_fill__invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, double value_) {
-    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((sample_fill__fn)fn_)(kernel_, ks_, self_, value_) : dkgen_sample_fill__slow(op_, table_, ks_, kernel_, re_, self_, value_);
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_fill__call_any(const dk_operator *op_, dkgen_tensor self_, double value_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+    dkgen_tensor ret_;
+    dk_call_enter();
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_fill__keyset(self_, value_), &ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_fill__fn)fn_)(kernel_, ks_, self_, value_) : dkgen_sample_fill__slow(kernel_, ks_, table_, op_, self_, value_, 0));
+    dk_call_exit();
+    return ret_;
 }
+#endif
 DK_INLINE dkgen_tensor sample_fill__call(const dk_operator *op_, dkgen_tensor self_, double value_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, sample_fill__keyset(self_, value_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_fill__fn)fn_)(kernel_, ks_, self_, value_) : dkgen_sample_fill__slow(kernel_, ks_, table_, op_, self_, value_, 0)), dk_call_exit_outermost(), ret_) : dkgen_sample_fill__call_any(op_, self_, value_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_fill__keyset(self_, value_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_fill__fn)fn_)(kernel_, ks_, self_, value_) : dkgen_sample_fill__slow(kernel_, ks_, table_, op_, self_, value_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_fill__redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, double value_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel_with_table(op_, sample_fill__keyset(self_, value_), &ks_, &table_);
-    ret_ = dkgen_sample_fill__invoke(op_, table_, ks_, kernel_, 0, self_, value_);
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_fill__fn)fn_)(kernel_, ks_, self_, value_) : dkgen_sample_fill__slow(kernel_, ks_, table_, op_, self_, value_, 1));
     dk_call_exit();
     return ret_;
 }
+#endif
 DK_INLINE dkgen_tensor sample_fill__redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, double value_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
     dkgen_tensor ret_;
-    dk_call_enter();
-    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
-    ret_ = dkgen_sample_fill__invoke(op_, table_, ks_, kernel_, 1, self_, value_);
-    dk_call_exit();
-    return ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_fill__fn)fn_)(kernel_, ks_, self_, value_) : dkgen_sample_fill__slow(kernel_, ks_, table_, op_, self_, value_, 1)), dk_call_exit_outermost(), ret_) : dkgen_sample_fill__redispatch_any(op_, ks_, self_, value_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_fill__fn)fn_)(kernel_, ks_, self_, value_) : dkgen_sample_fill__slow(kernel_, ks_, table_, op_, self_, value_, 1));
+#endif
 }
 static void sample_fill__box(const void *args_, dk_stack *stack_) {
     const sample_fill__args *pack_ = (const sample_fill__args *)args_;
@@ -486,7 +583,7 @@ DK_INLINE dk_keyset sample_cat_keyset(dk_value_list tensors_, int64_t dim_) {
     (void)dim_;
     return ks_;
 }
-static dkgen_tensor dkgen_sample_cat_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dk_value_list tensors_, int64_t dim_) {
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_cat_slow(const dk_kernel *kernel_, dk_keyset ks_, const dk_op_table *table_, const dk_operator *op_, dk_value_list tensors_, int64_t dim_, int re_) {
     sample_cat_args pack_;
     unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.tensors = tensors_;
@@ -495,30 +592,57 @@ static dkgen_tensor dkgen_sample_cat_slow(const dk_operator *op_, const dk_op_ta
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor dkgen_sample_cat_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dk_value_list tensors_, int64_t dim_) {
-    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((sample_cat_fn)fn_)(kernel_, ks_, tensors_, dim_) : dkgen_sample_cat_slow(op_, table_, ks_, kernel_, re_, tensors_, dim_);
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_cat_call_any(const dk_operator *op_, dk_value_list tensors_, int64_t dim_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+    dkgen_tensor ret_;
+    dk_call_enter();
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_cat_keyset(tensors_, dim_), &ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_cat_fn)fn_)(kernel_, ks_, tensors_, dim_) : dkgen_sample_cat_slow(kernel_, ks_, table_, op_, tensors_, dim_, 0));
+    dk_call_exit();
+    return ret_;
 }
+#endif
 DK_INLINE dkgen_tensor sample_cat_call(const dk_operator *op_, dk_value_list tensors_, int64_t dim_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, sample_cat_keyset(tensors_, dim_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_cat_fn)fn_)(kernel_, ks_, tensors_, dim_) : dkgen_sample_cat_slow(kernel_, ks_, table_, op_, tensors_, dim_, 0)), dk_call_exit_outermost(), ret_) : dkgen_sample_cat_call_any(op_, tensors_, dim_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_cat_keyset(tensors_, dim_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_cat_fn)fn_)(kernel_, ks_, tensors_, dim_) : dkgen_sample_cat_slow(kernel_, ks_, table_, op_, tensors_, dim_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_cat_redispatch_any(const dk_operator *op_, dk_keyset ks_, dk_value_list tensors_, int64_t dim_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel_with_table(op_, sample_cat_keyset(tensors_, dim_), &ks_, &table_);
-    ret_ = dkgen_sample_cat_invoke(op_, table_, ks_, kernel_, 0, tensors_, dim_);
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_cat_fn)fn_)(kernel_, ks_, tensors_, dim_) : dkgen_sample_cat_slow(kernel_, ks_, table_, op_, tensors_, dim_, 1));
     dk_call_exit();
     return ret_;
 }
+#endif
 DK_INLINE dkgen_tensor sample_cat_redispatch(const dk_operator *op_, dk_keyset ks_, dk_value_list tensors_, int64_t dim_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
     dkgen_tensor ret_;
-    dk_call_enter();
-    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
-    ret_ = dkgen_sample_cat_invoke(op_, table_, ks_, kernel_, 1, tensors_, dim_);
-    dk_call_exit();
-    return ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_cat_fn)fn_)(kernel_, ks_, tensors_, dim_) : dkgen_sample_cat_slow(kernel_, ks_, table_, op_, tensors_, dim_, 1)), dk_call_exit_outermost(), ret_) : dkgen_sample_cat_redispatch_any(op_, ks_, tensors_, dim_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_cat_fn)fn_)(kernel_, ks_, tensors_, dim_) : dkgen_sample_cat_slow(kernel_, ks_, table_, op_, tensors_, dim_, 1));
+#endif
 }
 static void sample_cat_box(const void *args_, dk_stack *stack_) {
     const sample_cat_args *pack_ = (const sample_cat_args *)args_;
@@ -605,7 +729,7 @@ DK_INLINE dk_keyset sample_split_keyset(dkgen_tensor self_, dk_int_list sizes_, 
     (void)chunk_;
     return ks_;
 }
-static sample_split_result dkgen_sample_split_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, dk_int_list sizes_, int flag_, const char *mode_, const int64_t *chunk_) {
+static DKGEN_SLOW_PATH sample_split_result dkgen_sample_split_slow(const dk_kernel *kernel_, dk_keyset ks_, const dk_op_table *table_, const dk_operator *op_, dkgen_tensor self_, dk_int_list sizes_, int flag_, const char *mode_, const int64_t *chunk_, int re_) {
     sample_split_args pack_;
     unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.self = self_;
@@ -617,30 +741,57 @@ static sample_split_result dkgen_sample_split_slow(const dk_operator *op_, const
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE sample_split_result dkgen_sample_split_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, dk_int_list sizes_, int flag_, const char *mode_, const int64_t *chunk_) {
-    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((sample_split_fn)fn_)(kernel_, ks_, self_, sizes_, flag_, mode_, chunk_) : dkgen_sample_split_slow(op_, table_, ks_, kernel_, re_, self_, sizes_, flag_, mode_, chunk_);
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH sample_split_result dkgen_sample_split_call_any(const dk_operator *op_, dkgen_tensor self_, dk_int_list sizes_, int flag_, const char *mode_, const int64_t *chunk_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+    sample_split_result ret_;
+    dk_call_enter();
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_split_keyset(self_, sizes_, flag_, mode_, chunk_), &ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_split_fn)fn_)(kernel_, ks_, self_, sizes_, flag_, mode_, chunk_) : dkgen_sample_split_slow(kernel_, ks_, table_, op_, self_, sizes_, flag_, mode_, chunk_, 0));
+    dk_call_exit();
+    return ret_;
 }
+#endif
 DK_INLINE sample_split_result sample_split_call(const dk_operator *op_, dkgen_tensor self_, dk_int_list sizes_, int flag_, const char *mode_, const int64_t *chunk_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    sample_split_result ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, sample_split_keyset(self_, sizes_, flag_, mode_, chunk_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_split_fn)fn_)(kernel_, ks_, self_, sizes_, flag_, mode_, chunk_) : dkgen_sample_split_slow(kernel_, ks_, table_, op_, self_, sizes_, flag_, mode_, chunk_, 0)), dk_call_exit_outermost(), ret_) : dkgen_sample_split_call_any(op_, self_, sizes_, flag_, mode_, chunk_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_split_keyset(self_, sizes_, flag_, mode_, chunk_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_split_fn)fn_)(kernel_, ks_, self_, sizes_, flag_, mode_, chunk_) : dkgen_sample_split_slow(kernel_, ks_, table_, op_, self_, sizes_, flag_, mode_, chunk_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH sample_split_result dkgen_sample_split_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, dk_int_list sizes_, int flag_, const char *mode_, const int64_t *chunk_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
     sample_split_result ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel_with_table(op_, sample_split_keyset(self_, sizes_, flag_, mode_, chunk_), &ks_, &table_);
-    ret_ = dkgen_sample_split_invoke(op_, table_, ks_, kernel_, 0, self_, sizes_, flag_, mode_, chunk_);
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_split_fn)fn_)(kernel_, ks_, self_, sizes_, flag_, mode_, chunk_) : dkgen_sample_split_slow(kernel_, ks_, table_, op_, self_, sizes_, flag_, mode_, chunk_, 1));
     dk_call_exit();
     return ret_;
 }
+#endif
 DK_INLINE sample_split_result sample_split_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, dk_int_list sizes_, int flag_, const char *mode_, const int64_t *chunk_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
     sample_split_result ret_;
-    dk_call_enter();
-    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
-    ret_ = dkgen_sample_split_invoke(op_, table_, ks_, kernel_, 1, self_, sizes_, flag_, mode_, chunk_);
-    dk_call_exit();
-    return ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_split_fn)fn_)(kernel_, ks_, self_, sizes_, flag_, mode_, chunk_) : dkgen_sample_split_slow(kernel_, ks_, table_, op_, self_, sizes_, flag_, mode_, chunk_, 1)), dk_call_exit_outermost(), ret_) : dkgen_sample_split_redispatch_any(op_, ks_, self_, sizes_, flag_, mode_, chunk_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_split_fn)fn_)(kernel_, ks_, self_, sizes_, flag_, mode_, chunk_) : dkgen_sample_split_slow(kernel_, ks_, table_, op_, self_, sizes_, flag_, mode_, chunk_, 1));
+#endif
 }
 static void sample_split_box(const void *args_, dk_stack *stack_) {
     const sample_split_args *pack_ = (const sample_split_args *)args_;
@@ -737,7 +888,7 @@ DK_INLINE dk_keyset sample_where_keyset(dkgen_tensor condition_, dkgen_tensor ot
     ks_ = dk_ks_or(ks_, dkgen_opt_tensor_keyset(other_));
     return ks_;
 }
-static dkgen_tensor dkgen_sample_where_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor condition_, dkgen_tensor other_) {
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_where_slow(const dk_kernel *kernel_, dk_keyset ks_, const dk_op_table *table_, const dk_operator *op_, dkgen_tensor condition_, dkgen_tensor other_, int re_) {
     sample_where_args pack_;
     unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.condition = condition_;
@@ -746,30 +897,57 @@ static dkgen_tensor dkgen_sample_where_slow(const dk_operator *op_, const dk_op_
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor dkgen_sample_where_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor condition_, dkgen_tensor other_) {
-    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((sample_where_fn)fn_)(kernel_, ks_, condition_, other_) : dkgen_sample_where_slow(op_, table_, ks_, kernel_, re_, condition_, other_);
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_where_call_any(const dk_operator *op_, dkgen_tensor condition_, dkgen_tensor other_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+    dkgen_tensor ret_;
+    dk_call_enter();
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_where_keyset(condition_, other_), &ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_where_fn)fn_)(kernel_, ks_, condition_, other_) : dkgen_sample_where_slow(kernel_, ks_, table_, op_, condition_, other_, 0));
+    dk_call_exit();
+    return ret_;
 }
+#endif
 DK_INLINE dkgen_tensor sample_where_call(const dk_operator *op_, dkgen_tensor condition_, dkgen_tensor other_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, sample_where_keyset(condition_, other_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_where_fn)fn_)(kernel_, ks_, condition_, other_) : dkgen_sample_where_slow(kernel_, ks_, table_, op_, condition_, other_, 0)), dk_call_exit_outermost(), ret_) : dkgen_sample_where_call_any(op_, condition_, other_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_where_keyset(condition_, other_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_where_fn)fn_)(kernel_, ks_, condition_, other_) : dkgen_sample_where_slow(kernel_, ks_, table_, op_, condition_, other_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_where_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor condition_, dkgen_tensor other_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel_with_table(op_, sample_where_keyset(condition_, other_), &ks_, &table_);
-    ret_ = dkgen_sample_where_invoke(op_, table_, ks_, kernel_, 0, condition_, other_);
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_where_fn)fn_)(kernel_, ks_, condition_, other_) : dkgen_sample_where_slow(kernel_, ks_, table_, op_, condition_, other_, 1));
     dk_call_exit();
     return ret_;
 }
+#endif
 DK_INLINE dkgen_tensor sample_where_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor condition_, dkgen_tensor other_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
     dkgen_tensor ret_;
-    dk_call_enter();
-    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
-    ret_ = dkgen_sample_where_invoke(op_, table_, ks_, kernel_, 1, condition_, other_);
-    dk_call_exit();
-    return ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_where_fn)fn_)(kernel_, ks_, condition_, other_) : dkgen_sample_where_slow(kernel_, ks_, table_, op_, condition_, other_, 1)), dk_call_exit_outermost(), ret_) : dkgen_sample_where_redispatch_any(op_, ks_, condition_, other_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_where_fn)fn_)(kernel_, ks_, condition_, other_) : dkgen_sample_where_slow(kernel_, ks_, table_, op_, condition_, other_, 1));
+#endif
 }
 static void sample_where_box(const void *args_, dk_stack *stack_) {
     const sample_where_args *pack_ = (const sample_where_args *)args_;
@@ -851,7 +1029,7 @@ DK_INLINE dk_keyset sample_numel_keyset(dkgen_tensor self_) {
     ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(self_));
     return ks_;
 }
-static int64_t dkgen_sample_numel_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_) {
+static DKGEN_SLOW_PATH int64_t dkgen_sample_numel_slow(const dk_kernel *kernel_, dk_keyset ks_, const dk_op_table *table_, const dk_operator *op_, dkgen_tensor self_, int re_) {
     sample_numel_args pack_;
     unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.self = self_;
@@ -859,30 +1037,57 @@ static int64_t dkgen_sample_numel_slow(const dk_operator *op_, const dk_op_table
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE int64_t dkgen_sample_numel_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_) {
-    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((sample_numel_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_numel_slow(op_, table_, ks_, kernel_, re_, self_);
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH int64_t dkgen_sample_numel_call_any(const dk_operator *op_, dkgen_tensor self_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+    int64_t ret_;
+    dk_call_enter();
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_numel_keyset(self_), &ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_numel_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_numel_slow(kernel_, ks_, table_, op_, self_, 0));
+    dk_call_exit();
+    return ret_;
 }
+#endif
 DK_INLINE int64_t sample_numel_call(const dk_operator *op_, dkgen_tensor self_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    int64_t ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, sample_numel_keyset(self_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_numel_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_numel_slow(kernel_, ks_, table_, op_, self_, 0)), dk_call_exit_outermost(), ret_) : dkgen_sample_numel_call_any(op_, self_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_numel_keyset(self_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_numel_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_numel_slow(kernel_, ks_, table_, op_, self_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH int64_t dkgen_sample_numel_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
     int64_t ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel_with_table(op_, sample_numel_keyset(self_), &ks_, &table_);
-    ret_ = dkgen_sample_numel_invoke(op_, table_, ks_, kernel_, 0, self_);
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_numel_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_numel_slow(kernel_, ks_, table_, op_, self_, 1));
     dk_call_exit();
     return ret_;
 }
+#endif
 DK_INLINE int64_t sample_numel_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
     int64_t ret_;
-    dk_call_enter();
-    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
-    ret_ = dkgen_sample_numel_invoke(op_, table_, ks_, kernel_, 1, self_);
-    dk_call_exit();
-    return ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_numel_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_numel_slow(kernel_, ks_, table_, op_, self_, 1)), dk_call_exit_outermost(), ret_) : dkgen_sample_numel_redispatch_any(op_, ks_, self_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_numel_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_numel_slow(kernel_, ks_, table_, op_, self_, 1));
+#endif
 }
 static void sample_numel_box(const void *args_, dk_stack *stack_) {
     const sample_numel_args *pack_ = (const sample_numel_args *)args_;
@@ -944,33 +1149,58 @@ DK_INLINE dk_keyset sample_touch_keyset(dkgen_tensor self_) {
     ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(self_));
     return ks_;
 }
-static void dkgen_sample_touch_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_) {
+static DKGEN_SLOW_PATH void dkgen_sample_touch_slow(const dk_kernel *kernel_, dk_keyset ks_, const dk_op_table *table_, const dk_operator *op_, dkgen_tensor self_, int re_) {
     sample_touch_args pack_;
     unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.self = self_;
     kernel_->fn ? ((sample_touch_fn)kernel_->fn)(kernel_, ks_, self_) : dk_call_packed(op_, table_, ks_, kernel_, &pack_, NULL, 0);
     dk_trace_end(trace_);
 }
-DK_INLINE void dkgen_sample_touch_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_) {
-    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    fn_ ? ((sample_touch_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_touch_slow(op_, table_, ks_, kernel_, re_, self_);
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH void dkgen_sample_touch_call_any(const dk_operator *op_, dkgen_tensor self_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+    dk_call_enter();
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_touch_keyset(self_), &ks_, &table_, &fn_);
+    (DKGEN_LIKELY(fn_ != NULL) ? ((sample_touch_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_touch_slow(kernel_, ks_, table_, op_, self_, 0));
+    dk_call_exit();
 }
+#endif
 DK_INLINE void sample_touch_call(const dk_operator *op_, dkgen_tensor self_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    DKGEN_LIKELY(dk_call_enter_outermost()) ? (void)(kernel_ = dk_dispatch_kernel_with_fn(op_, sample_touch_keyset(self_), &ks_, &table_, &fn_), (DKGEN_LIKELY(fn_ != NULL) ? ((sample_touch_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_touch_slow(kernel_, ks_, table_, op_, self_, 0)), dk_call_exit_outermost()) : dkgen_sample_touch_call_any(op_, self_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_touch_keyset(self_), &ks_, &table_, &fn_);
+    (DKGEN_LIKELY(fn_ != NULL) ? ((sample_touch_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_touch_slow(kernel_, ks_, table_, op_, self_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH void dkgen_sample_touch_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel_with_table(op_, sample_touch_keyset(self_), &ks_, &table_);
-    dkgen_sample_touch_invoke(op_, table_, ks_, kernel_, 0, self_);
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    (DKGEN_LIKELY(fn_ != NULL) ? ((sample_touch_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_touch_slow(kernel_, ks_, table_, op_, self_, 1));
     dk_call_exit();
 }
+#endif
 DK_INLINE void sample_touch_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
-    dk_call_enter();
-    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
-    dkgen_sample_touch_invoke(op_, table_, ks_, kernel_, 1, self_);
-    dk_call_exit();
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    DKGEN_LIKELY(dk_call_enter_outermost()) ? (void)(kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), (DKGEN_LIKELY(fn_ != NULL) ? ((sample_touch_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_touch_slow(kernel_, ks_, table_, op_, self_, 1)), dk_call_exit_outermost()) : dkgen_sample_touch_redispatch_any(op_, ks_, self_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    (DKGEN_LIKELY(fn_ != NULL) ? ((sample_touch_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_touch_slow(kernel_, ks_, table_, op_, self_, 1));
+#endif
 }
 static void sample_touch_box(const void *args_, dk_stack *stack_) {
     const sample_touch_args *pack_ = (const sample_touch_args *)args_;
@@ -1033,7 +1263,7 @@ DK_INLINE dk_keyset sample_max_dim_keyset(dkgen_tensor self_, int64_t dim_, int 
     (void)keepdim_;
     return ks_;
 }
-static sample_max_dim_result dkgen_sample_max_dim_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, int64_t dim_, int keepdim_) {
+static DKGEN_SLOW_PATH sample_max_dim_result dkgen_sample_max_dim_slow(const dk_kernel *kernel_, dk_keyset ks_, const dk_op_table *table_, const dk_operator *op_, dkgen_tensor self_, int64_t dim_, int keepdim_, int re_) {
     sample_max_dim_args pack_;
     unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.self = self_;
@@ -1043,30 +1273,57 @@ static sample_max_dim_result dkgen_sample_max_dim_slow(const dk_operator *op_, c
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE sample_max_dim_result dkgen_sample_max_dim_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, int64_t dim_, int keepdim_) {
-    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((sample_max_dim_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_) : dkgen_sample_max_dim_slow(op_, table_, ks_, kernel_, re_, self_, dim_, keepdim_);
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH sample_max_dim_result dkgen_sample_max_dim_call_any(const dk_operator *op_, dkgen_tensor self_, int64_t dim_, int keepdim_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+    sample_max_dim_result ret_;
+    dk_call_enter();
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_max_dim_keyset(self_, dim_, keepdim_), &ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_max_dim_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_) : dkgen_sample_max_dim_slow(kernel_, ks_, table_, op_, self_, dim_, keepdim_, 0));
+    dk_call_exit();
+    return ret_;
 }
+#endif
 DK_INLINE sample_max_dim_result sample_max_dim_call(const dk_operator *op_, dkgen_tensor self_, int64_t dim_, int keepdim_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    sample_max_dim_result ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, sample_max_dim_keyset(self_, dim_, keepdim_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_max_dim_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_) : dkgen_sample_max_dim_slow(kernel_, ks_, table_, op_, self_, dim_, keepdim_, 0)), dk_call_exit_outermost(), ret_) : dkgen_sample_max_dim_call_any(op_, self_, dim_, keepdim_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_max_dim_keyset(self_, dim_, keepdim_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_max_dim_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_) : dkgen_sample_max_dim_slow(kernel_, ks_, table_, op_, self_, dim_, keepdim_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH sample_max_dim_result dkgen_sample_max_dim_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, int64_t dim_, int keepdim_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
     sample_max_dim_result ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel_with_table(op_, sample_max_dim_keyset(self_, dim_, keepdim_), &ks_, &table_);
-    ret_ = dkgen_sample_max_dim_invoke(op_, table_, ks_, kernel_, 0, self_, dim_, keepdim_);
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_max_dim_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_) : dkgen_sample_max_dim_slow(kernel_, ks_, table_, op_, self_, dim_, keepdim_, 1));
     dk_call_exit();
     return ret_;
 }
+#endif
 DK_INLINE sample_max_dim_result sample_max_dim_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, int64_t dim_, int keepdim_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
     sample_max_dim_result ret_;
-    dk_call_enter();
-    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
-    ret_ = dkgen_sample_max_dim_invoke(op_, table_, ks_, kernel_, 1, self_, dim_, keepdim_);
-    dk_call_exit();
-    return ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_max_dim_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_) : dkgen_sample_max_dim_slow(kernel_, ks_, table_, op_, self_, dim_, keepdim_, 1)), dk_call_exit_outermost(), ret_) : dkgen_sample_max_dim_redispatch_any(op_, ks_, self_, dim_, keepdim_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_max_dim_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_) : dkgen_sample_max_dim_slow(kernel_, ks_, table_, op_, self_, dim_, keepdim_, 1));
+#endif
 }
 static void sample_max_dim_box(const void *args_, dk_stack *stack_) {
     const sample_max_dim_args *pack_ = (const sample_max_dim_args *)args_;
@@ -1154,7 +1411,7 @@ DK_INLINE dk_keyset sample_sum_dim_IntList_keyset(dkgen_tensor self_, const dk_i
     (void)dtype_;
     return ks_;
 }
-static dkgen_tensor dkgen_sample_sum_dim_IntList_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_sum_dim_IntList_slow(const dk_kernel *kernel_, dk_keyset ks_, const dk_op_table *table_, const dk_operator *op_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_, int re_) {
     sample_sum_dim_IntList_args pack_;
     unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.self = self_;
@@ -1165,30 +1422,57 @@ static dkgen_tensor dkgen_sample_sum_dim_IntList_slow(const dk_operator *op_, co
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor dkgen_sample_sum_dim_IntList_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
-    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((sample_sum_dim_IntList_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_, dtype_) : dkgen_sample_sum_dim_IntList_slow(op_, table_, ks_, kernel_, re_, self_, dim_, keepdim_, dtype_);
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_sum_dim_IntList_call_any(const dk_operator *op_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+    dkgen_tensor ret_;
+    dk_call_enter();
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_sum_dim_IntList_keyset(self_, dim_, keepdim_, dtype_), &ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_sum_dim_IntList_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_, dtype_) : dkgen_sample_sum_dim_IntList_slow(kernel_, ks_, table_, op_, self_, dim_, keepdim_, dtype_, 0));
+    dk_call_exit();
+    return ret_;
 }
+#endif
 DK_INLINE dkgen_tensor sample_sum_dim_IntList_call(const dk_operator *op_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, sample_sum_dim_IntList_keyset(self_, dim_, keepdim_, dtype_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_sum_dim_IntList_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_, dtype_) : dkgen_sample_sum_dim_IntList_slow(kernel_, ks_, table_, op_, self_, dim_, keepdim_, dtype_, 0)), dk_call_exit_outermost(), ret_) : dkgen_sample_sum_dim_IntList_call_any(op_, self_, dim_, keepdim_, dtype_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_sum_dim_IntList_keyset(self_, dim_, keepdim_, dtype_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_sum_dim_IntList_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_, dtype_) : dkgen_sample_sum_dim_IntList_slow(kernel_, ks_, table_, op_, self_, dim_, keepdim_, dtype_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_sum_dim_IntList_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel_with_table(op_, sample_sum_dim_IntList_keyset(self_, dim_, keepdim_, dtype_), &ks_, &table_);
-    ret_ = dkgen_sample_sum_dim_IntList_invoke(op_, table_, ks_, kernel_, 0, self_, dim_, keepdim_, dtype_);
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_sum_dim_IntList_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_, dtype_) : dkgen_sample_sum_dim_IntList_slow(kernel_, ks_, table_, op_, self_, dim_, keepdim_, dtype_, 1));
     dk_call_exit();
     return ret_;
 }
+#endif
 DK_INLINE dkgen_tensor sample_sum_dim_IntList_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, const dk_int_list *dim_, int keepdim_, const int64_t *dtype_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
     dkgen_tensor ret_;
-    dk_call_enter();
-    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
-    ret_ = dkgen_sample_sum_dim_IntList_invoke(op_, table_, ks_, kernel_, 1, self_, dim_, keepdim_, dtype_);
-    dk_call_exit();
-    return ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_sum_dim_IntList_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_, dtype_) : dkgen_sample_sum_dim_IntList_slow(kernel_, ks_, table_, op_, self_, dim_, keepdim_, dtype_, 1)), dk_call_exit_outermost(), ret_) : dkgen_sample_sum_dim_IntList_redispatch_any(op_, ks_, self_, dim_, keepdim_, dtype_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_sum_dim_IntList_fn)fn_)(kernel_, ks_, self_, dim_, keepdim_, dtype_) : dkgen_sample_sum_dim_IntList_slow(kernel_, ks_, table_, op_, self_, dim_, keepdim_, dtype_, 1));
+#endif
 }
 static void sample_sum_dim_IntList_box(const void *args_, dk_stack *stack_) {
     const sample_sum_dim_IntList_args *pack_ = (const sample_sum_dim_IntList_args *)args_;
@@ -1280,7 +1564,7 @@ DK_INLINE dk_keyset sample_pad_keyset(dkgen_tensor self_, dk_int_list pad_, doub
     (void)mode_;
     return ks_;
 }
-static dkgen_tensor dkgen_sample_pad_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_pad_slow(const dk_kernel *kernel_, dk_keyset ks_, const dk_op_table *table_, const dk_operator *op_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_, int re_) {
     sample_pad_args pack_;
     unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.self = self_;
@@ -1291,30 +1575,57 @@ static dkgen_tensor dkgen_sample_pad_slow(const dk_operator *op_, const dk_op_ta
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor dkgen_sample_pad_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
-    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((sample_pad_fn)fn_)(kernel_, ks_, self_, pad_, value_, mode_) : dkgen_sample_pad_slow(op_, table_, ks_, kernel_, re_, self_, pad_, value_, mode_);
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_pad_call_any(const dk_operator *op_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+    dkgen_tensor ret_;
+    dk_call_enter();
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_pad_keyset(self_, pad_, value_, mode_), &ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_pad_fn)fn_)(kernel_, ks_, self_, pad_, value_, mode_) : dkgen_sample_pad_slow(kernel_, ks_, table_, op_, self_, pad_, value_, mode_, 0));
+    dk_call_exit();
+    return ret_;
 }
+#endif
 DK_INLINE dkgen_tensor sample_pad_call(const dk_operator *op_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, sample_pad_keyset(self_, pad_, value_, mode_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_pad_fn)fn_)(kernel_, ks_, self_, pad_, value_, mode_) : dkgen_sample_pad_slow(kernel_, ks_, table_, op_, self_, pad_, value_, mode_, 0)), dk_call_exit_outermost(), ret_) : dkgen_sample_pad_call_any(op_, self_, pad_, value_, mode_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_pad_keyset(self_, pad_, value_, mode_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_pad_fn)fn_)(kernel_, ks_, self_, pad_, value_, mode_) : dkgen_sample_pad_slow(kernel_, ks_, table_, op_, self_, pad_, value_, mode_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_sample_pad_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel_with_table(op_, sample_pad_keyset(self_, pad_, value_, mode_), &ks_, &table_);
-    ret_ = dkgen_sample_pad_invoke(op_, table_, ks_, kernel_, 0, self_, pad_, value_, mode_);
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_pad_fn)fn_)(kernel_, ks_, self_, pad_, value_, mode_) : dkgen_sample_pad_slow(kernel_, ks_, table_, op_, self_, pad_, value_, mode_, 1));
     dk_call_exit();
     return ret_;
 }
+#endif
 DK_INLINE dkgen_tensor sample_pad_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, dk_int_list pad_, double value_, const char *mode_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
     dkgen_tensor ret_;
-    dk_call_enter();
-    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
-    ret_ = dkgen_sample_pad_invoke(op_, table_, ks_, kernel_, 1, self_, pad_, value_, mode_);
-    dk_call_exit();
-    return ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_pad_fn)fn_)(kernel_, ks_, self_, pad_, value_, mode_) : dkgen_sample_pad_slow(kernel_, ks_, table_, op_, self_, pad_, value_, mode_, 1)), dk_call_exit_outermost(), ret_) : dkgen_sample_pad_redispatch_any(op_, ks_, self_, pad_, value_, mode_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_pad_fn)fn_)(kernel_, ks_, self_, pad_, value_, mode_) : dkgen_sample_pad_slow(kernel_, ks_, table_, op_, self_, pad_, value_, mode_, 1));
+#endif
 }
 static void sample_pad_box(const void *args_, dk_stack *stack_) {
     const sample_pad_args *pack_ = (const sample_pad_args *)args_;
@@ -1409,7 +1720,7 @@ DK_INLINE dk_keyset sample_unbind_int_keyset(dkgen_tensor self_, int64_t dim_) {
     (void)dim_;
     return ks_;
 }
-static dk_value_list dkgen_sample_unbind_int_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, int64_t dim_) {
+static DKGEN_SLOW_PATH dk_value_list dkgen_sample_unbind_int_slow(const dk_kernel *kernel_, dk_keyset ks_, const dk_op_table *table_, const dk_operator *op_, dkgen_tensor self_, int64_t dim_, int re_) {
     sample_unbind_int_args pack_;
     unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.self = self_;
@@ -1418,30 +1729,57 @@ static dk_value_list dkgen_sample_unbind_int_slow(const dk_operator *op_, const 
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dk_value_list dkgen_sample_unbind_int_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, int64_t dim_) {
-    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((sample_unbind_int_fn)fn_)(kernel_, ks_, self_, dim_) : dkgen_sample_unbind_int_slow(op_, table_, ks_, kernel_, re_, self_, dim_);
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dk_value_list dkgen_sample_unbind_int_call_any(const dk_operator *op_, dkgen_tensor self_, int64_t dim_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+    dk_value_list ret_;
+    dk_call_enter();
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_unbind_int_keyset(self_, dim_), &ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_unbind_int_fn)fn_)(kernel_, ks_, self_, dim_) : dkgen_sample_unbind_int_slow(kernel_, ks_, table_, op_, self_, dim_, 0));
+    dk_call_exit();
+    return ret_;
 }
+#endif
 DK_INLINE dk_value_list sample_unbind_int_call(const dk_operator *op_, dkgen_tensor self_, int64_t dim_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dk_value_list ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, sample_unbind_int_keyset(self_, dim_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_unbind_int_fn)fn_)(kernel_, ks_, self_, dim_) : dkgen_sample_unbind_int_slow(kernel_, ks_, table_, op_, self_, dim_, 0)), dk_call_exit_outermost(), ret_) : dkgen_sample_unbind_int_call_any(op_, self_, dim_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_unbind_int_keyset(self_, dim_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_unbind_int_fn)fn_)(kernel_, ks_, self_, dim_) : dkgen_sample_unbind_int_slow(kernel_, ks_, table_, op_, self_, dim_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dk_value_list dkgen_sample_unbind_int_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, int64_t dim_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
     dk_value_list ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel_with_table(op_, sample_unbind_int_keyset(self_, dim_), &ks_, &table_);
-    ret_ = dkgen_sample_unbind_int_invoke(op_, table_, ks_, kernel_, 0, self_, dim_);
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_unbind_int_fn)fn_)(kernel_, ks_, self_, dim_) : dkgen_sample_unbind_int_slow(kernel_, ks_, table_, op_, self_, dim_, 1));
     dk_call_exit();
     return ret_;
 }
+#endif
 DK_INLINE dk_value_list sample_unbind_int_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, int64_t dim_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
     dk_value_list ret_;
-    dk_call_enter();
-    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
-    ret_ = dkgen_sample_unbind_int_invoke(op_, table_, ks_, kernel_, 1, self_, dim_);
-    dk_call_exit();
-    return ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_unbind_int_fn)fn_)(kernel_, ks_, self_, dim_) : dkgen_sample_unbind_int_slow(kernel_, ks_, table_, op_, self_, dim_, 1)), dk_call_exit_outermost(), ret_) : dkgen_sample_unbind_int_redispatch_any(op_, ks_, self_, dim_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_unbind_int_fn)fn_)(kernel_, ks_, self_, dim_) : dkgen_sample_unbind_int_slow(kernel_, ks_, table_, op_, self_, dim_, 1));
+#endif
 }
 static void sample_unbind_int_box(const void *args_, dk_stack *stack_) {
     const sample_unbind_int_args *pack_ = (const sample_unbind_int_args *)args_;
@@ -1522,37 +1860,64 @@ DK_INLINE dk_keyset sample_available_keyset(void) {
     dk_keyset ks_ = DK_KS_EMPTY;
     return ks_;
 }
-static int dkgen_sample_available_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_) {
+static DKGEN_SLOW_PATH int dkgen_sample_available_slow(const dk_kernel *kernel_, dk_keyset ks_, const dk_op_table *table_, const dk_operator *op_, int re_) {
     sample_available_args pack_;
     unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     kernel_->fn ? (void)(pack_.result = ((sample_available_fn)kernel_->fn)(kernel_, ks_)) : dk_call_packed(op_, table_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE int dkgen_sample_available_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_) {
-    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((sample_available_fn)fn_)(kernel_, ks_) : dkgen_sample_available_slow(op_, table_, ks_, kernel_, re_);
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH int dkgen_sample_available_call_any(const dk_operator *op_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+    int ret_;
+    dk_call_enter();
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_available_keyset(), &ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_available_fn)fn_)(kernel_, ks_) : dkgen_sample_available_slow(kernel_, ks_, table_, op_, 0));
+    dk_call_exit();
+    return ret_;
 }
+#endif
 DK_INLINE int sample_available_call(const dk_operator *op_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    int ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, sample_available_keyset(), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_available_fn)fn_)(kernel_, ks_) : dkgen_sample_available_slow(kernel_, ks_, table_, op_, 0)), dk_call_exit_outermost(), ret_) : dkgen_sample_available_call_any(op_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_available_keyset(), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_available_fn)fn_)(kernel_, ks_) : dkgen_sample_available_slow(kernel_, ks_, table_, op_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH int dkgen_sample_available_redispatch_any(const dk_operator *op_, dk_keyset ks_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
     int ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel_with_table(op_, sample_available_keyset(), &ks_, &table_);
-    ret_ = dkgen_sample_available_invoke(op_, table_, ks_, kernel_, 0);
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_available_fn)fn_)(kernel_, ks_) : dkgen_sample_available_slow(kernel_, ks_, table_, op_, 1));
     dk_call_exit();
     return ret_;
 }
+#endif
 DK_INLINE int sample_available_redispatch(const dk_operator *op_, dk_keyset ks_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
     int ret_;
-    dk_call_enter();
-    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
-    ret_ = dkgen_sample_available_invoke(op_, table_, ks_, kernel_, 1);
-    dk_call_exit();
-    return ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_available_fn)fn_)(kernel_, ks_) : dkgen_sample_available_slow(kernel_, ks_, table_, op_, 1)), dk_call_exit_outermost(), ret_) : dkgen_sample_available_redispatch_any(op_, ks_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_available_fn)fn_)(kernel_, ks_) : dkgen_sample_available_slow(kernel_, ks_, table_, op_, 1));
+#endif
 }
 static void sample_available_box(const void *args_, dk_stack *stack_) {
     (void)args_; (void)stack_;
@@ -1615,7 +1980,7 @@ DK_INLINE dk_keyset sample_scale_keyset(dkgen_tensor self_, dk_complex z_, dk_co
     (void)w_;
     return ks_;
 }
-static dk_complex dkgen_sample_scale_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, dk_complex z_, dk_complex w_) {
+static DKGEN_SLOW_PATH dk_complex dkgen_sample_scale_slow(const dk_kernel *kernel_, dk_keyset ks_, const dk_op_table *table_, const dk_operator *op_, dkgen_tensor self_, dk_complex z_, dk_complex w_, int re_) {
     sample_scale_args pack_;
     unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.self = self_;
@@ -1625,30 +1990,57 @@ static dk_complex dkgen_sample_scale_slow(const dk_operator *op_, const dk_op_ta
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dk_complex dkgen_sample_scale_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_, dk_complex z_, dk_complex w_) {
-    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((sample_scale_fn)fn_)(kernel_, ks_, self_, z_, w_) : dkgen_sample_scale_slow(op_, table_, ks_, kernel_, re_, self_, z_, w_);
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dk_complex dkgen_sample_scale_call_any(const dk_operator *op_, dkgen_tensor self_, dk_complex z_, dk_complex w_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+    dk_complex ret_;
+    dk_call_enter();
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_scale_keyset(self_, z_, w_), &ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_scale_fn)fn_)(kernel_, ks_, self_, z_, w_) : dkgen_sample_scale_slow(kernel_, ks_, table_, op_, self_, z_, w_, 0));
+    dk_call_exit();
+    return ret_;
 }
+#endif
 DK_INLINE dk_complex sample_scale_call(const dk_operator *op_, dkgen_tensor self_, dk_complex z_, dk_complex w_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dk_complex ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, sample_scale_keyset(self_, z_, w_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_scale_fn)fn_)(kernel_, ks_, self_, z_, w_) : dkgen_sample_scale_slow(kernel_, ks_, table_, op_, self_, z_, w_, 0)), dk_call_exit_outermost(), ret_) : dkgen_sample_scale_call_any(op_, self_, z_, w_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_scale_keyset(self_, z_, w_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_scale_fn)fn_)(kernel_, ks_, self_, z_, w_) : dkgen_sample_scale_slow(kernel_, ks_, table_, op_, self_, z_, w_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dk_complex dkgen_sample_scale_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, dk_complex z_, dk_complex w_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
     dk_complex ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel_with_table(op_, sample_scale_keyset(self_, z_, w_), &ks_, &table_);
-    ret_ = dkgen_sample_scale_invoke(op_, table_, ks_, kernel_, 0, self_, z_, w_);
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_scale_fn)fn_)(kernel_, ks_, self_, z_, w_) : dkgen_sample_scale_slow(kernel_, ks_, table_, op_, self_, z_, w_, 1));
     dk_call_exit();
     return ret_;
 }
+#endif
 DK_INLINE dk_complex sample_scale_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_, dk_complex z_, dk_complex w_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
     dk_complex ret_;
-    dk_call_enter();
-    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
-    ret_ = dkgen_sample_scale_invoke(op_, table_, ks_, kernel_, 1, self_, z_, w_);
-    dk_call_exit();
-    return ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_scale_fn)fn_)(kernel_, ks_, self_, z_, w_) : dkgen_sample_scale_slow(kernel_, ks_, table_, op_, self_, z_, w_, 1)), dk_call_exit_outermost(), ret_) : dkgen_sample_scale_redispatch_any(op_, ks_, self_, z_, w_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_scale_fn)fn_)(kernel_, ks_, self_, z_, w_) : dkgen_sample_scale_slow(kernel_, ks_, table_, op_, self_, z_, w_, 1));
+#endif
 }
 static void sample_scale_box(const void *args_, dk_stack *stack_) {
     const sample_scale_args *pack_ = (const sample_scale_args *)args_;

@@ -295,6 +295,10 @@ static void boxed_neg(const dk_kernel *k, const dk_operator *op, dk_keyset ks, d
 }
 static int count_op(dk_operator *op, void *ud) { (void)op; (*(int *)ud)++; return 0; }
 
+static void trace_nothing(const dk_operator *op, dk_keyset ks, dk_key key, int is_redispatch, void *user_data) {
+    (void)op, (void)ks, (void)key, (void)is_redispatch, (void)user_data;
+}
+
 static void test_every_public_reader_in_a_read_section(void **state) {
     dk_registry_desc d;
     dk_registration *h;
@@ -418,6 +422,26 @@ static void test_every_public_reader_in_a_read_section(void **state) {
         assert_ptr_equal(t, dk_op_table_of(op));
         assert_true(dk_ks_equal(ks2, ks));
         dk_trace_end(dk_trace_report_begin(op, ks, k, 0));
+        {   /* gen/'s call sites: the record, its snapshot and the fn its entry holds */
+            const dk_op_table *t2 = NULL;
+            dk_fn fn = NULL;
+            assert_ptr_equal(dk_dispatch_kernel_with_fn(op, dk_ks_from_key(DK_CPU), &ks2, &t2, &fn), k);
+            assert_ptr_equal(t2, t);
+            assert_true(dk_ks_equal(ks2, ks));
+            assert_true(fn == dk_kernel_direct_fn(k));
+            assert_non_null(fn);
+            fn = NULL;
+            assert_ptr_equal(dk_redispatch_kernel_with_fn(op, ks, &t2, &fn), k);
+            assert_true(fn == dk_kernel_direct_fn(k));
+            assert_ptr_equal(dk_redispatch_kernel_with_fn(op, dk_ks_from_key(DK_CUDA), &t2, &fn),
+                             dk_redispatch_kernel_with_table(op, dk_ks_from_key(DK_CUDA), &t));
+            assert_true(fn == NULL);   /* CUDA's record: a boxed kernel, no fn */
+            dk_trace_set(trace_nothing, NULL);
+            fn = DK_FN(trace_nothing);
+            assert_ptr_equal(dk_dispatch_kernel_with_fn(op, dk_ks_from_key(DK_CPU), &ks2, &t2, &fn), k);
+            assert_true(fn == NULL);   /* while a hook is set: the slow path, which reports the call */
+            dk_trace_set(NULL, NULL);
+        }
         k = dk_redispatch_kernel_with_table(op, dk_ks_from_key(DK_CUDA), &t);   /* as gen/'s bindings do */
         assert_ptr_equal(k, dk_redispatch_kernel(op, dk_ks_from_key(DK_CUDA)));
         dk_call_packed(op, t, dk_ks_from_key(DK_CUDA), k, &args, &args.result, sizeof args.result);
@@ -425,7 +449,17 @@ static void test_every_public_reader_in_a_read_section(void **state) {
         dk_call_fail(op, k, ks, DK_ERR_BAD_ARGUMENT, "a kernel's own failure");   /* a kernel's report */
         assert_int_equal(dk_last_call_status(), DK_ERR_BAD_ARGUMENT);
     }
+#ifdef DK_CALL_EPOCHS
+    assert_int_equal(dk_call_enter_outermost(), 0);   /* nested: dk_call_enter's way, which it left alone */
+#else
+    assert_int_equal(dk_call_enter_outermost(), 1);   /* no brackets: always the inline way */
+    dk_call_exit_outermost();
+#endif
     dk_call_exit();
+    if (dk_call_enter_outermost()) {   /* gen/'s inline bracket (0 without membarrier): reads inside it */
+        assert_ptr_equal(dk_dispatch_kernel(op, dk_ks_from_key(DK_CPU), &ks), dk_op_slot_kernel(op, dk_key_slot(DK_CPU)));
+        dk_call_exit_outermost();
+    }
     dk_registry_destroy(reg);
 }
 

@@ -165,6 +165,22 @@ DK_INLINE const dk_double_list *dkgen_opt_double_list_of(dk_value v_, dkgen_scra
 #define DKGEN_CALLD_IF_1(op_, n_) DKGEN_CAT(op_##_calld_, n_)
 #define DKGEN_CALLD_IF_0(op_, n_) (op_##_calld_wrong(n_))
 #endif
+#ifndef DKGEN_PRELUDE_2
+#define DKGEN_PRELUDE_2
+/* A call site's kernel is the likely way (else GCC spends moves on the slow path's
+   registers); dkgen_<op>_slow is out of line, one copy (GCC would inline it where one
+   function calls the operator, or clone it for the flag each caller passes). */
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__INTEL_COMPILER)
+#define DKGEN_LIKELY(x_) __builtin_expect(!!(x_), 1)
+#define DKGEN_SLOW_PATH __attribute__((noinline, noclone))
+#elif defined(__GNUC__) || defined(__clang__)
+#define DKGEN_LIKELY(x_) __builtin_expect(!!(x_), 1)
+#define DKGEN_SLOW_PATH __attribute__((noinline))
+#else
+#define DKGEN_LIKELY(x_) (x_)
+#define DKGEN_SLOW_PATH
+#endif
+#endif
 
 /* ---- mt::add(Tensor a, Tensor b) -> Tensor */
 #define mt_add_SCHEMA "mt::add(Tensor a, Tensor b) -> Tensor"
@@ -178,7 +194,7 @@ DK_INLINE dk_keyset mt_add_keyset(dkgen_tensor a_, dkgen_tensor b_) {
     ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(b_));
     return ks_;
 }
-static dkgen_tensor dkgen_mt_add_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_, dkgen_tensor b_) {
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_add_slow(const dk_kernel *kernel_, dk_keyset ks_, const dk_op_table *table_, const dk_operator *op_, dkgen_tensor a_, dkgen_tensor b_, int re_) {
     mt_add_args pack_;
     unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.a = a_;
@@ -187,30 +203,57 @@ static dkgen_tensor dkgen_mt_add_slow(const dk_operator *op_, const dk_op_table 
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor dkgen_mt_add_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_, dkgen_tensor b_) {
-    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((mt_add_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_add_slow(op_, table_, ks_, kernel_, re_, a_, b_);
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_add_call_any(const dk_operator *op_, dkgen_tensor a_, dkgen_tensor b_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+    dkgen_tensor ret_;
+    dk_call_enter();
+    kernel_ = dk_dispatch_kernel_with_fn(op_, mt_add_keyset(a_, b_), &ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_add_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_add_slow(kernel_, ks_, table_, op_, a_, b_, 0));
+    dk_call_exit();
+    return ret_;
 }
+#endif
 DK_INLINE dkgen_tensor mt_add_call(const dk_operator *op_, dkgen_tensor a_, dkgen_tensor b_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, mt_add_keyset(a_, b_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_add_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_add_slow(kernel_, ks_, table_, op_, a_, b_, 0)), dk_call_exit_outermost(), ret_) : dkgen_mt_add_call_any(op_, a_, b_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, mt_add_keyset(a_, b_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((mt_add_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_add_slow(kernel_, ks_, table_, op_, a_, b_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_add_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_, dkgen_tensor b_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel_with_table(op_, mt_add_keyset(a_, b_), &ks_, &table_);
-    ret_ = dkgen_mt_add_invoke(op_, table_, ks_, kernel_, 0, a_, b_);
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_add_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_add_slow(kernel_, ks_, table_, op_, a_, b_, 1));
     dk_call_exit();
     return ret_;
 }
+#endif
 DK_INLINE dkgen_tensor mt_add_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_, dkgen_tensor b_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
     dkgen_tensor ret_;
-    dk_call_enter();
-    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
-    ret_ = dkgen_mt_add_invoke(op_, table_, ks_, kernel_, 1, a_, b_);
-    dk_call_exit();
-    return ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_add_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_add_slow(kernel_, ks_, table_, op_, a_, b_, 1)), dk_call_exit_outermost(), ret_) : dkgen_mt_add_redispatch_any(op_, ks_, a_, b_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((mt_add_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_add_slow(kernel_, ks_, table_, op_, a_, b_, 1));
+#endif
 }
 static void mt_add_box(const void *args_, dk_stack *stack_) {
     const mt_add_args *pack_ = (const mt_add_args *)args_;
@@ -275,7 +318,7 @@ DK_INLINE dk_keyset mt_mul_keyset(dkgen_tensor a_, dkgen_tensor b_) {
     ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(b_));
     return ks_;
 }
-static dkgen_tensor dkgen_mt_mul_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_, dkgen_tensor b_) {
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_mul_slow(const dk_kernel *kernel_, dk_keyset ks_, const dk_op_table *table_, const dk_operator *op_, dkgen_tensor a_, dkgen_tensor b_, int re_) {
     mt_mul_args pack_;
     unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.a = a_;
@@ -284,30 +327,57 @@ static dkgen_tensor dkgen_mt_mul_slow(const dk_operator *op_, const dk_op_table 
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor dkgen_mt_mul_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_, dkgen_tensor b_) {
-    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((mt_mul_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_mul_slow(op_, table_, ks_, kernel_, re_, a_, b_);
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_mul_call_any(const dk_operator *op_, dkgen_tensor a_, dkgen_tensor b_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+    dkgen_tensor ret_;
+    dk_call_enter();
+    kernel_ = dk_dispatch_kernel_with_fn(op_, mt_mul_keyset(a_, b_), &ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_mul_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_mul_slow(kernel_, ks_, table_, op_, a_, b_, 0));
+    dk_call_exit();
+    return ret_;
 }
+#endif
 DK_INLINE dkgen_tensor mt_mul_call(const dk_operator *op_, dkgen_tensor a_, dkgen_tensor b_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, mt_mul_keyset(a_, b_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_mul_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_mul_slow(kernel_, ks_, table_, op_, a_, b_, 0)), dk_call_exit_outermost(), ret_) : dkgen_mt_mul_call_any(op_, a_, b_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, mt_mul_keyset(a_, b_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((mt_mul_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_mul_slow(kernel_, ks_, table_, op_, a_, b_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_mul_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_, dkgen_tensor b_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel_with_table(op_, mt_mul_keyset(a_, b_), &ks_, &table_);
-    ret_ = dkgen_mt_mul_invoke(op_, table_, ks_, kernel_, 0, a_, b_);
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_mul_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_mul_slow(kernel_, ks_, table_, op_, a_, b_, 1));
     dk_call_exit();
     return ret_;
 }
+#endif
 DK_INLINE dkgen_tensor mt_mul_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_, dkgen_tensor b_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
     dkgen_tensor ret_;
-    dk_call_enter();
-    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
-    ret_ = dkgen_mt_mul_invoke(op_, table_, ks_, kernel_, 1, a_, b_);
-    dk_call_exit();
-    return ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_mul_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_mul_slow(kernel_, ks_, table_, op_, a_, b_, 1)), dk_call_exit_outermost(), ret_) : dkgen_mt_mul_redispatch_any(op_, ks_, a_, b_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((mt_mul_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_mul_slow(kernel_, ks_, table_, op_, a_, b_, 1));
+#endif
 }
 static void mt_mul_box(const void *args_, dk_stack *stack_) {
     const mt_mul_args *pack_ = (const mt_mul_args *)args_;
@@ -371,7 +441,7 @@ DK_INLINE dk_keyset mt_sum_keyset(dkgen_tensor a_) {
     ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(a_));
     return ks_;
 }
-static dkgen_tensor dkgen_mt_sum_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_) {
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_sum_slow(const dk_kernel *kernel_, dk_keyset ks_, const dk_op_table *table_, const dk_operator *op_, dkgen_tensor a_, int re_) {
     mt_sum_args pack_;
     unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.a = a_;
@@ -379,30 +449,57 @@ static dkgen_tensor dkgen_mt_sum_slow(const dk_operator *op_, const dk_op_table 
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor dkgen_mt_sum_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_) {
-    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((mt_sum_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_sum_slow(op_, table_, ks_, kernel_, re_, a_);
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_sum_call_any(const dk_operator *op_, dkgen_tensor a_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+    dkgen_tensor ret_;
+    dk_call_enter();
+    kernel_ = dk_dispatch_kernel_with_fn(op_, mt_sum_keyset(a_), &ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_sum_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_sum_slow(kernel_, ks_, table_, op_, a_, 0));
+    dk_call_exit();
+    return ret_;
 }
+#endif
 DK_INLINE dkgen_tensor mt_sum_call(const dk_operator *op_, dkgen_tensor a_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, mt_sum_keyset(a_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_sum_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_sum_slow(kernel_, ks_, table_, op_, a_, 0)), dk_call_exit_outermost(), ret_) : dkgen_mt_sum_call_any(op_, a_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, mt_sum_keyset(a_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((mt_sum_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_sum_slow(kernel_, ks_, table_, op_, a_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_sum_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel_with_table(op_, mt_sum_keyset(a_), &ks_, &table_);
-    ret_ = dkgen_mt_sum_invoke(op_, table_, ks_, kernel_, 0, a_);
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_sum_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_sum_slow(kernel_, ks_, table_, op_, a_, 1));
     dk_call_exit();
     return ret_;
 }
+#endif
 DK_INLINE dkgen_tensor mt_sum_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
     dkgen_tensor ret_;
-    dk_call_enter();
-    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
-    ret_ = dkgen_mt_sum_invoke(op_, table_, ks_, kernel_, 1, a_);
-    dk_call_exit();
-    return ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_sum_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_sum_slow(kernel_, ks_, table_, op_, a_, 1)), dk_call_exit_outermost(), ret_) : dkgen_mt_sum_redispatch_any(op_, ks_, a_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((mt_sum_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_sum_slow(kernel_, ks_, table_, op_, a_, 1));
+#endif
 }
 static void mt_sum_box(const void *args_, dk_stack *stack_) {
     const mt_sum_args *pack_ = (const mt_sum_args *)args_;
@@ -464,7 +561,7 @@ DK_INLINE dk_keyset mt_relu_keyset(dkgen_tensor a_) {
     ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(a_));
     return ks_;
 }
-static dkgen_tensor dkgen_mt_relu_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_) {
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_relu_slow(const dk_kernel *kernel_, dk_keyset ks_, const dk_op_table *table_, const dk_operator *op_, dkgen_tensor a_, int re_) {
     mt_relu_args pack_;
     unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.a = a_;
@@ -472,30 +569,57 @@ static dkgen_tensor dkgen_mt_relu_slow(const dk_operator *op_, const dk_op_table
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor dkgen_mt_relu_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_) {
-    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((mt_relu_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_relu_slow(op_, table_, ks_, kernel_, re_, a_);
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_relu_call_any(const dk_operator *op_, dkgen_tensor a_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+    dkgen_tensor ret_;
+    dk_call_enter();
+    kernel_ = dk_dispatch_kernel_with_fn(op_, mt_relu_keyset(a_), &ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_relu_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_relu_slow(kernel_, ks_, table_, op_, a_, 0));
+    dk_call_exit();
+    return ret_;
 }
+#endif
 DK_INLINE dkgen_tensor mt_relu_call(const dk_operator *op_, dkgen_tensor a_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, mt_relu_keyset(a_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_relu_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_relu_slow(kernel_, ks_, table_, op_, a_, 0)), dk_call_exit_outermost(), ret_) : dkgen_mt_relu_call_any(op_, a_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, mt_relu_keyset(a_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((mt_relu_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_relu_slow(kernel_, ks_, table_, op_, a_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_relu_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel_with_table(op_, mt_relu_keyset(a_), &ks_, &table_);
-    ret_ = dkgen_mt_relu_invoke(op_, table_, ks_, kernel_, 0, a_);
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_relu_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_relu_slow(kernel_, ks_, table_, op_, a_, 1));
     dk_call_exit();
     return ret_;
 }
+#endif
 DK_INLINE dkgen_tensor mt_relu_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
     dkgen_tensor ret_;
-    dk_call_enter();
-    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
-    ret_ = dkgen_mt_relu_invoke(op_, table_, ks_, kernel_, 1, a_);
-    dk_call_exit();
-    return ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_relu_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_relu_slow(kernel_, ks_, table_, op_, a_, 1)), dk_call_exit_outermost(), ret_) : dkgen_mt_relu_redispatch_any(op_, ks_, a_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((mt_relu_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_relu_slow(kernel_, ks_, table_, op_, a_, 1));
+#endif
 }
 static void mt_relu_box(const void *args_, dk_stack *stack_) {
     const mt_relu_args *pack_ = (const mt_relu_args *)args_;
@@ -558,7 +682,7 @@ DK_INLINE dk_keyset mt_matmul_keyset(dkgen_tensor a_, dkgen_tensor b_) {
     ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(b_));
     return ks_;
 }
-static dkgen_tensor dkgen_mt_matmul_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_, dkgen_tensor b_) {
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_matmul_slow(const dk_kernel *kernel_, dk_keyset ks_, const dk_op_table *table_, const dk_operator *op_, dkgen_tensor a_, dkgen_tensor b_, int re_) {
     mt_matmul_args pack_;
     unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.a = a_;
@@ -567,30 +691,57 @@ static dkgen_tensor dkgen_mt_matmul_slow(const dk_operator *op_, const dk_op_tab
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor dkgen_mt_matmul_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_, dkgen_tensor b_) {
-    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((mt_matmul_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_matmul_slow(op_, table_, ks_, kernel_, re_, a_, b_);
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_matmul_call_any(const dk_operator *op_, dkgen_tensor a_, dkgen_tensor b_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+    dkgen_tensor ret_;
+    dk_call_enter();
+    kernel_ = dk_dispatch_kernel_with_fn(op_, mt_matmul_keyset(a_, b_), &ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_matmul_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_matmul_slow(kernel_, ks_, table_, op_, a_, b_, 0));
+    dk_call_exit();
+    return ret_;
 }
+#endif
 DK_INLINE dkgen_tensor mt_matmul_call(const dk_operator *op_, dkgen_tensor a_, dkgen_tensor b_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, mt_matmul_keyset(a_, b_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_matmul_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_matmul_slow(kernel_, ks_, table_, op_, a_, b_, 0)), dk_call_exit_outermost(), ret_) : dkgen_mt_matmul_call_any(op_, a_, b_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, mt_matmul_keyset(a_, b_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((mt_matmul_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_matmul_slow(kernel_, ks_, table_, op_, a_, b_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_matmul_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_, dkgen_tensor b_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel_with_table(op_, mt_matmul_keyset(a_, b_), &ks_, &table_);
-    ret_ = dkgen_mt_matmul_invoke(op_, table_, ks_, kernel_, 0, a_, b_);
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_matmul_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_matmul_slow(kernel_, ks_, table_, op_, a_, b_, 1));
     dk_call_exit();
     return ret_;
 }
+#endif
 DK_INLINE dkgen_tensor mt_matmul_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_, dkgen_tensor b_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
     dkgen_tensor ret_;
-    dk_call_enter();
-    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
-    ret_ = dkgen_mt_matmul_invoke(op_, table_, ks_, kernel_, 1, a_, b_);
-    dk_call_exit();
-    return ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_matmul_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_matmul_slow(kernel_, ks_, table_, op_, a_, b_, 1)), dk_call_exit_outermost(), ret_) : dkgen_mt_matmul_redispatch_any(op_, ks_, a_, b_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((mt_matmul_fn)fn_)(kernel_, ks_, a_, b_) : dkgen_mt_matmul_slow(kernel_, ks_, table_, op_, a_, b_, 1));
+#endif
 }
 static void mt_matmul_box(const void *args_, dk_stack *stack_) {
     const mt_matmul_args *pack_ = (const mt_matmul_args *)args_;
@@ -654,7 +805,7 @@ DK_INLINE dk_keyset mt_exp_keyset(dkgen_tensor a_) {
     ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(a_));
     return ks_;
 }
-static dkgen_tensor dkgen_mt_exp_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_) {
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_exp_slow(const dk_kernel *kernel_, dk_keyset ks_, const dk_op_table *table_, const dk_operator *op_, dkgen_tensor a_, int re_) {
     mt_exp_args pack_;
     unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.a = a_;
@@ -662,30 +813,57 @@ static dkgen_tensor dkgen_mt_exp_slow(const dk_operator *op_, const dk_op_table 
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE dkgen_tensor dkgen_mt_exp_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor a_) {
-    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((mt_exp_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_exp_slow(op_, table_, ks_, kernel_, re_, a_);
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_exp_call_any(const dk_operator *op_, dkgen_tensor a_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+    dkgen_tensor ret_;
+    dk_call_enter();
+    kernel_ = dk_dispatch_kernel_with_fn(op_, mt_exp_keyset(a_), &ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_exp_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_exp_slow(kernel_, ks_, table_, op_, a_, 0));
+    dk_call_exit();
+    return ret_;
 }
+#endif
 DK_INLINE dkgen_tensor mt_exp_call(const dk_operator *op_, dkgen_tensor a_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    dkgen_tensor ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, mt_exp_keyset(a_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_exp_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_exp_slow(kernel_, ks_, table_, op_, a_, 0)), dk_call_exit_outermost(), ret_) : dkgen_mt_exp_call_any(op_, a_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, mt_exp_keyset(a_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((mt_exp_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_exp_slow(kernel_, ks_, table_, op_, a_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH dkgen_tensor dkgen_mt_exp_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
     dkgen_tensor ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel_with_table(op_, mt_exp_keyset(a_), &ks_, &table_);
-    ret_ = dkgen_mt_exp_invoke(op_, table_, ks_, kernel_, 0, a_);
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_exp_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_exp_slow(kernel_, ks_, table_, op_, a_, 1));
     dk_call_exit();
     return ret_;
 }
+#endif
 DK_INLINE dkgen_tensor mt_exp_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor a_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
     dkgen_tensor ret_;
-    dk_call_enter();
-    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
-    ret_ = dkgen_mt_exp_invoke(op_, table_, ks_, kernel_, 1, a_);
-    dk_call_exit();
-    return ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((mt_exp_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_exp_slow(kernel_, ks_, table_, op_, a_, 1)), dk_call_exit_outermost(), ret_) : dkgen_mt_exp_redispatch_any(op_, ks_, a_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((mt_exp_fn)fn_)(kernel_, ks_, a_) : dkgen_mt_exp_slow(kernel_, ks_, table_, op_, a_, 1));
+#endif
 }
 static void mt_exp_box(const void *args_, dk_stack *stack_) {
     const mt_exp_args *pack_ = (const mt_exp_args *)args_;
