@@ -3811,7 +3811,7 @@ DK_INLINE dk_guard dk_guard_skip_functionalize(void) { return dk_guard_exclude(d
    and returns the kernel record of its slot; dk_redispatch_kernel() is redispatch's:
    the slot of ks as given, no TLS, no mask. A record whose fn is NULL (boxed
    kernel, backend fallback, fallthrough, ambiguity, missing) goes through
-   dk__call_slow_in. DK_DECLARE_OP generates typed call / redispatch functions
+   dk__call_slow_at. DK_DECLARE_OP generates typed call / redispatch functions
    for any signature. */
 #if defined(__GNUC__) || defined(__clang__)
 #define DK__UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -4121,8 +4121,13 @@ DK_INLINE const dk_kernel *dk_dispatch_kernel(const dk_operator *op, dk_keyset a
 
 /* The slow path: a boxed kernel or fallback gets (kernel, op, ks, args);
    anything else is reported through the registry's error hook and the
-   result is zero-filled. dk__call_slow_in takes the snapshot t that k was
-   read from (a typed call's, dk_call_packed's: Note [One read primitive]). */
+   result is zero-filled. dk__call_slow_at takes the snapshot t that k was
+   read from (a typed call's, dk_call_packed's: Note [One read primitive]);
+   its first four parameters are the registers DK_DECLARE_OP's _slow0 /
+   _slow1 receive k, ks, t and op in, so that they stay where they are;
+   args_ks, the arguments' keyset, is for a failed call's message. (Its
+   name is new with this shape, dk__call_slow_in's was (op, t, args_ks, ks,
+   k, ...): a unit compiled against the older header does not link.) */
 DK_API void dk__call_slow_at(const dk_kernel *k, dk_keyset ks, const dk_op_table *t, const dk_operator *op,
                              void *args, void *result, size_t result_size, dk_keyset args_ks);
 
@@ -4249,7 +4254,8 @@ DK_INLINE void dk_call_packed(const dk_operator *op, const dk_op_table *t, dk_ke
    hands a call to _traced while a trace hook is set, then calls the
    record's fn or, for a record
    without one (boxed kernel, fallback, fallthrough, ambiguity, missing),
-   packs the arguments for dk__call_slow_in; _traced, the same between
+   packs the arguments for dk__call_slow_at; _traced (its parameters in
+   _slow's order, then the flag), the same between
    dk__trace_call and dk__trace_return (the hook's report, a timeline's
    event with its end: no tail call); _dispatch, a call's dispatch
    step; and the entries <name>_call and <name>_redispatch. */
@@ -5156,7 +5162,7 @@ DK__PRIVATE int dk__in_call(void) { return dk__rd.nesting > 0; }
    does too: its inline path hands the snapshot it read its kernel record
    from to its slow path (_slow0 / _slow1, the redispatch flag in the name
    so that the snapshot takes the flag's argument register, then
-   dk__call_slow_in), so a boxed kernel or fallback gets the argument pack
+   dk__call_slow_at), so a boxed kernel or fallback gets the argument pack
    boxed by the adapters of the def the caller's state had, and a failed
    call's message speaks of that state (bench/shape.sh's counts stay as
    they were, gcc's 1.13.1 call site one shorter: dk__entry_load_arg0). gen/'s
@@ -9844,8 +9850,8 @@ DK__PRIVATE DK__NOINLINE void dk__call_boxed_kernel(const dk_operator *op, const
                                                     const dk_kernel *k, const dk_op_adapters *a, void *args,
                                                     void *result, size_t result_size);
 DK__PRIVATE DK__NOINLINE void dk__boxed_result_failed(const dk_operator *op, const dk_op_table *t, dk_keyset ks,
-                                                      const dk_kernel *k, size_t left, unsigned failures,
-                                                      void *result, size_t result_size);
+                                                      const dk_kernel *k, const dk_op_adapters *a, size_t left,
+                                                      unsigned failures, void *result, size_t result_size);
 
 DK__COLD_BEGIN
 /* What the messages read of a live table (its entries, reasons and def
@@ -9934,7 +9940,6 @@ DK__COLD_END
    saving and restoring callee-saved registers around them (a store and a
    load each rather than a push, a move and a pop). */
 typedef struct dk__boxing {
-    dk_stack st;
     const dk_kernel *k;
     const dk_operator *op;
     dk_keyset ks;
@@ -9942,6 +9947,7 @@ typedef struct dk__boxing {
     void *result;
     const dk_op_table *t;
     unsigned failures;
+    dk_stack st;
     dk_value storage[DK__BOX_CAPACITY];
 } dk__boxing;
 
@@ -9961,12 +9967,10 @@ DK__PRIVATE DK__NOINLINE void dk__call_slow_other(const dk_kernel *k, const dk_k
 DK_API void dk__call_slow_at(const dk_kernel *k, dk_keyset ks, const dk_op_table *t, const dk_operator *op,
                              void *args, void *result, size_t result_size, dk_keyset args_ks) {
     const dk_op_def_info *d;
-    const dk_op_adapters *a;
+    const dk_op_adapters *a = NULL;
     const dk_kernel *f = k;
     dk__boxing b;
     DK__HOLD();   /* the library sees this part of a typed call: reclaim refuses inside it */
-    d = dk__op_def(t);
-    a = d ? DK__LOAD_ACQ(&d->adapters) : NULL;   /* read once: the one field set in place */
     if (DK__LIKELY(k->kind == DK_KERNEL_MISSING)) {
         /* dk__deferred: the slot's boxed fallback, read once; a boxed
            function by construction (dk__fallback_locked publishes no other) */
@@ -9975,6 +9979,11 @@ DK_API void dk__call_slow_at(const dk_kernel *k, dk_keyset ks, const dk_op_table
     } else if (!k->boxed || k->kind != DK_KERNEL_FUNCTION) {
         goto other;
     }
+    /* f is a boxed kernel or fallback: the def's adapters, read once (the
+       one field set in place) */
+    d = dk__op_def(t);
+    if (DK__UNLIKELY(!d)) goto other;
+    a = DK__LOAD_ACQ(&d->adapters);
     /* The common slow call, a boxed fallback or kernel of an operator with
        adapters, boxes here, in b */
     if (DK__UNLIKELY(!a || !result || !a->box || !a->unbox_result)) goto other;
@@ -9992,12 +10001,12 @@ DK_API void dk__call_slow_at(const dk_kernel *k, dk_keyset ks, const dk_op_table
     a->box(args, &b.st);
     b.k->boxed(b.k, b.op, b.ks, &b.st);
     if (DK__LIKELY(b.st.size == (size_t)b.a->num_returns)) b.a->unbox_result(&b.st, b.result);
-    else dk__boxed_result_failed(b.op, b.t, b.ks, b.k, b.st.size, b.failures, b.result, result_size);
-    DK__UNHOLD();
-    return;
+    else dk__boxed_result_failed(b.op, b.t, b.ks, b.k, b.a, b.st.size, b.failures, b.result, result_size);
+    goto done;
 other:
     dk__call_slow_other(k, f, a, ks, t, op, args, result, result_size, args_ks);
-    DK__UNHOLD();
+done:
+    DK__UNHOLD();   /* one exit: one subtraction in place */
 }
 
 #undef DK__C10_ASSERT_AT
@@ -10060,7 +10069,8 @@ DK__PRIVATE void dk__results_miscounted(const dk_operator *op, dk_keyset ks, con
 
 /* A typed call that landed on a boxed kernel: box through the operator's
    adapters when it has them, else hand over the argument pack. Out of
-   line: its stack of values stays out of dk__call_slow_in's frame. */
+   line: its stack of values stays out of dk__call_slow_at's frame. a:
+   the adapters dk__call_slow_at read (NULL: none, or no def). */
 DK__PRIVATE DK__NOINLINE void dk__call_boxed_kernel(const dk_operator *op, const dk_op_table *t, dk_keyset ks,
                                                     const dk_kernel *k, const dk_op_adapters *a, void *args,
                                                     void *result, size_t result_size) {
@@ -10085,13 +10095,12 @@ DK__PRIVATE DK__NOINLINE void dk__call_boxed_kernel(const dk_operator *op, const
     k->boxed(k, op, ks, &st);
 }
 
-/* A typed call's boxed kernel left other than the adapters' number of
-   results: the call fails (unless the kernel failed it already) and
-   *result is zero-filled, no garbage (out of dk__call_slow_in's way). */
+/* A typed call's boxed kernel left other than the number of results of
+   the adapters a its call boxed with: the call fails (unless the kernel failed it already) and
+   *result is zero-filled, no garbage (out of dk__call_slow_at's way). */
 DK__PRIVATE DK__NOINLINE void dk__boxed_result_failed(const dk_operator *op, const dk_op_table *t, dk_keyset ks,
-                                                      const dk_kernel *k, size_t left, unsigned failures,
-                                                      void *result, size_t result_size) {
-    const dk_op_adapters *a = dk__table_adapters(t);
+                                                      const dk_kernel *k, const dk_op_adapters *a, size_t left,
+                                                      unsigned failures, void *result, size_t result_size) {
     if (failures == dk__call_failures) {
         const dk_schema *sch = dk__table_schema(t);
         dk__results_miscounted(op, ks, k, left, a->num_returns, sch ? sch->text : NULL);

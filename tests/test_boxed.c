@@ -603,8 +603,8 @@ static void test_kernel_fails_call(void **state) {
    through the def's adapters (its result count checked: too few, too many,
    a fallback that failed the call itself), the same from a redispatch and
    a traced call, an operator's own boxed kernel, a fallback of an
-   operator without adapters (the argument pack), a void call, and a
-   missing record with no fallback. */
+   operator without adapters or without a def (the argument pack), a void
+   call, and a missing record with no fallback. */
 DK_DECLARE_OP(bx1, tensor *, a->ks, (tensor *, a))
 DK_DECLARE_OP_VOID(bxv, a->ks, (tensor *, a))
 static int bx_mode;   /* what bx_fallback leaves: 0 nothing, 1 its argument, 2 two values, 3 fails the call */
@@ -715,6 +715,11 @@ static void test_typed_call_boxed(void **state) {
     assert_int_equal(bxv_unboxed, 0);   /* no result to unbox into */
     assert_ptr_equal(bx1_call(opn, &a), &bx_other);
     assert_int_equal(bx_runs, 2);
+    assert_int_equal(last_status, DK_OK);
+    /* an operator with a kernel and no def: no adapters either, the pack */
+    assert_int_equal(dk_impl(r, "bx::nodef", DK_CPU, dk_boxed(bx_boxed_kernel, NULL), &h), DK_OK);
+    assert_ptr_equal(bx1_call(dk_op_lookup(r, "bx::nodef"), &a), &bx_other);
+    assert_int_equal(bx_runs, 3);
     assert_int_equal(last_status, DK_OK);
     dk_guard_pop(g);
     dk_registry_destroy(r);
