@@ -9953,10 +9953,11 @@ typedef struct dk__boxing {
 
 /* What dk__call_slow_at does not take the common way: f the record to run
    (k itself, or the fallback a missing record k stands for, NULL if none),
-   a the def's adapters, both as dk__call_slow_at read them. A boxed
-   kernel or fallback without adapters to box with, or in a void call, gets
-   the argument pack (dk__call_boxed_kernel); anything else is a call with
-   no kernel to run (dk__call_failed). */
+   a the def's adapters (NULL: none, no def, or not read because f is no
+   boxed kernel), both as dk__call_slow_at read them. A boxed kernel or
+   fallback without both adapters, or in a void call, goes to
+   dk__call_boxed_kernel (boxed if it can be, else the argument pack);
+   anything else is a call with no kernel to run (dk__call_failed). */
 DK__PRIVATE DK__NOINLINE void dk__call_slow_other(const dk_kernel *k, const dk_kernel *f, const dk_op_adapters *a,
                                                   dk_keyset ks, const dk_op_table *t, const dk_operator *op,
                                                   void *args, void *result, size_t result_size, dk_keyset args_ks) {
