@@ -9951,16 +9951,18 @@ typedef struct dk__boxing {
     dk_value storage[DK__BOX_CAPACITY];
 } dk__boxing;
 
-/* What dk__call_slow_at does not take the common way: f the record to run
+/* What dk__call_slow_at does not take the common way, with its arguments
+   in its order (they stay in their registers) and then: f the record to run
    (k itself, or the fallback a missing record k stands for, NULL if none),
    a the def's adapters (NULL: none, no def, or not read because f is no
    boxed kernel), both as dk__call_slow_at read them. A boxed kernel or
    fallback without both adapters, or in a void call, goes to
    dk__call_boxed_kernel (boxed if it can be, else the argument pack);
    anything else is a call with no kernel to run (dk__call_failed). */
-DK__PRIVATE DK__NOINLINE void dk__call_slow_other(const dk_kernel *k, const dk_kernel *f, const dk_op_adapters *a,
-                                                  dk_keyset ks, const dk_op_table *t, const dk_operator *op,
-                                                  void *args, void *result, size_t result_size, dk_keyset args_ks) {
+DK__PRIVATE DK__NOINLINE void dk__call_slow_other(const dk_kernel *k, dk_keyset ks, const dk_op_table *t,
+                                                  const dk_operator *op, void *args, void *result,
+                                                  size_t result_size, dk_keyset args_ks, const dk_kernel *f,
+                                                  const dk_op_adapters *a) {
     if (f && f->boxed && f->kind == DK_KERNEL_FUNCTION) dk__call_boxed_kernel(op, t, ks, f, a, args, result, result_size);
     else dk__call_failed(op, t, args_ks, ks, f ? f : k, result, result_size);
 }
@@ -9977,7 +9979,7 @@ DK_API void dk__call_slow_at(const dk_kernel *k, dk_keyset ks, const dk_op_table
            function by construction (dk__fallback_locked publishes no other) */
         f = DK__LOAD_ACQ((const dk_kernel *const *)k->user_data);
         if (DK__UNLIKELY(!f)) goto other;
-    } else if (!k->boxed || k->kind != DK_KERNEL_FUNCTION) {
+    } else if (DK__UNLIKELY(!k->boxed || k->kind != DK_KERNEL_FUNCTION)) {
         goto other;
     }
     /* f is a boxed kernel or fallback: the def's adapters, read once (the
@@ -10005,7 +10007,7 @@ DK_API void dk__call_slow_at(const dk_kernel *k, dk_keyset ks, const dk_op_table
     else dk__boxed_result_failed(b.op, b.t, b.ks, b.k, b.a, b.st.size, b.failures, b.result, result_size);
     goto done;
 other:
-    dk__call_slow_other(k, f, a, ks, t, op, args, result, result_size, args_ks);
+    dk__call_slow_other(k, ks, t, op, args, result, result_size, args_ks, f, a);
 done:
     DK__UNHOLD();   /* one exit: one subtraction in place */
 }
