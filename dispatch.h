@@ -3822,7 +3822,7 @@ DK_INLINE dk_guard dk_guard_skip_functionalize(void) { return dk_guard_exclude(d
    and returns the kernel record of its slot; dk_redispatch_kernel() is redispatch's:
    the slot of ks as given, no TLS, no mask. A record whose fn is NULL (boxed
    kernel, backend fallback, fallthrough, ambiguity, missing) goes through
-   dk__call_slow_in. DK_DECLARE_OP generates typed call / redispatch functions
+   dk__call_slow_at. DK_DECLARE_OP generates typed call / redispatch functions
    for any signature. */
 #if defined(__GNUC__) || defined(__clang__)
 #define DK__UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -4191,10 +4191,15 @@ DK_INLINE const dk_kernel *dk_dispatch_kernel(const dk_operator *op, dk_keyset a
 
 /* The slow path: a boxed kernel or fallback gets (kernel, op, ks, args);
    anything else is reported through the registry's error hook and the
-   result is zero-filled. dk__call_slow_in takes the snapshot t that k was
-   read from (a typed call's, dk_call_packed's: Note [One read primitive]). */
-DK_API void dk__call_slow_in(const dk_operator *op, const dk_op_table *t, dk_keyset args_ks, dk_keyset ks,
-                             const dk_kernel *k, void *args, void *result, size_t result_size);
+   result is zero-filled. dk__call_slow_at takes the snapshot t that k was
+   read from (a typed call's, dk_call_packed's: Note [One read primitive]);
+   its first four parameters are the registers DK_DECLARE_OP's _slow0 /
+   _slow1 receive k, ks, t and op in, so that they stay where they are;
+   args_ks, the arguments' keyset, is for a failed call's message. (Its
+   name is new with this shape, dk__call_slow_in's was (op, t, args_ks, ks,
+   k, ...): a unit compiled against the older header does not link.) */
+DK_API void dk__call_slow_at(const dk_kernel *k, dk_keyset ks, const dk_op_table *t, const dk_operator *op,
+                             void *args, void *result, size_t result_size, dk_keyset args_ks);
 
 /* dk_dispatch_kernel / dk_redispatch_kernel, then the call, for typed calls written out in full (gen/dkgen's bindings): a
    kernel record k whose fn is NULL gets the argument pack `args` (boxed
@@ -4207,7 +4212,7 @@ DK_API void dk__call_slow_in(const dk_operator *op, const dk_op_table *t, dk_key
    read primitive]. */
 DK_INLINE void dk_call_packed(const dk_operator *op, const dk_op_table *t, dk_keyset ks, const dk_kernel *k,
                               void *args, void *result, size_t result_size) {
-    dk__call_slow_in(op, t, ks, ks, k, args, result, result_size);
+    dk__call_slow_at(k, ks, t, op, args, result, result_size, ks);
 }
 
 /* DK_DECLARE_OP(name, R, keyset_expr, (T1, a1), (T2, a2), ...) defines
@@ -4319,7 +4324,8 @@ DK_INLINE void dk_call_packed(const dk_operator *op, const dk_op_table *t, dk_ke
    hands a call to _traced while a trace hook is set, then calls the
    record's fn or, for a record
    without one (boxed kernel, fallback, fallthrough, ambiguity, missing),
-   packs the arguments for dk__call_slow_in; _traced, the same between
+   packs the arguments for dk__call_slow_at; _traced (its parameters in
+   _slow's order, then the flag), the same between
    dk__trace_call and dk__trace_return (the hook's report, a timeline's
    event with its end: no tail call); _dispatch, a call's dispatch
    step; and the entries <name>_call and <name>_redispatch. */
@@ -4331,12 +4337,12 @@ DK_INLINE void dk_call_packed(const dk_operator *op, const dk_op_table *t, dk_ke
                                                  DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {                        \
         name##_args dk__a;                                                                                    \
         if (DK__TRACING())                                                                                    \
-            DK__OP_TAIL_##ret(R, dk__declared_##name##_traced(dk__k, dk__ks, dk__o, re, dk__tab DK__MAP(DK__OP_ARG, __VA_ARGS__))) \
+            DK__OP_TAIL_##ret(R, dk__declared_##name##_traced(dk__k, dk__ks, dk__tab, dk__o, re DK__MAP(DK__OP_ARG, __VA_ARGS__))) \
         if (dk__k->fn) {                                                                                      \
             DK__OP_TAIL_##ret(R, ((name##_fn)dk__k->fn)(dk__k, dk__ks DK__MAP(DK__OP_ARG, __VA_ARGS__)))       \
         }                                                                                                     \
         DK__MAP(DK__OP_PACK, __VA_ARGS__)                                                                     \
-        dk__call_slow_in(dk__o, dk__tab, (keyset_expr), dk__ks, dk__k, &dk__a, result_ptr, result_size);       \
+        dk__call_slow_at(dk__k, dk__ks, dk__tab, dk__o, &dk__a, result_ptr, result_size, (keyset_expr));       \
         DK__OP_RESULT_##ret                                                                                   \
     }
 
@@ -4355,7 +4361,7 @@ DK_INLINE void dk_call_packed(const dk_operator *op, const dk_op_table *t, dk_ke
    DK_DECLARE_OP_VOID(name, keyset_expr, ...) is the same for void. */
 #define DK__DECLARE_OP_BODY(name, R, ret, keyset_expr, result_ptr, result_size, ...)                      \
     static DK__NOINLINE DK__UNUSED R dk__declared_##name##_traced(const dk_kernel *dk__k, dk_keyset dk__ks,              \
-                                                 const dk_operator *dk__o, int dk__re, const dk_op_table *dk__tab \
+                                                 const dk_op_table *dk__tab, const dk_operator *dk__o, int dk__re \
                                                  DK__MAP(DK__OP_PARAM, __VA_ARGS__)) {                        \
         name##_args dk__a;                                                                                    \
         unsigned dk__t = dk__trace_call(dk__o, dk__ks, dk__k, dk__re);                                        \
@@ -4363,7 +4369,7 @@ DK_INLINE void dk_call_packed(const dk_operator *op, const dk_op_table *t, dk_ke
             DK__OP_KEEP_##ret(((name##_fn)dk__k->fn)(dk__k, dk__ks DK__MAP(DK__OP_ARG, __VA_ARGS__)))          \
         } else {                                                                                              \
             DK__MAP(DK__OP_PACK, __VA_ARGS__)                                                                 \
-            dk__call_slow_in(dk__o, dk__tab, (keyset_expr), dk__ks, dk__k, &dk__a, result_ptr, result_size);   \
+            dk__call_slow_at(dk__k, dk__ks, dk__tab, dk__o, &dk__a, result_ptr, result_size, (keyset_expr));   \
         }                                                                                                     \
         dk__trace_return(dk__t);                                                                              \
         DK__OP_RESULT_##ret                                                                                   \
@@ -5228,7 +5234,7 @@ DK__PRIVATE int dk__in_call(void) { return dk__rd.nesting > 0; }
    does too: its inline path hands the snapshot it read its kernel record
    from to its slow path (_slow0 / _slow1, the redispatch flag in the name
    so that the snapshot takes the flag's argument register, then
-   dk__call_slow_in), so a boxed kernel or fallback gets the argument pack
+   dk__call_slow_at), so a boxed kernel or fallback gets the argument pack
    boxed by the adapters of the def the caller's state had, and a failed
    call's message speaks of that state (bench/shape.sh's counts stay as
    they were, gcc's 1.13.1 call site one shorter: dk__entry_load_arg0). gen/'s
@@ -9939,10 +9945,11 @@ DK__COLD_END
 
 enum { DK__BOX_CAPACITY = 64 };   /* the values of the stack a typed call boxes its arguments on */
 DK__PRIVATE DK__NOINLINE void dk__call_boxed_kernel(const dk_operator *op, const dk_op_table *t, dk_keyset ks,
-                                                    const dk_kernel *k, void *args, void *result, size_t result_size);
+                                                    const dk_kernel *k, const dk_op_adapters *a, void *args,
+                                                    void *result, size_t result_size);
 DK__PRIVATE DK__NOINLINE void dk__boxed_result_failed(const dk_operator *op, const dk_op_table *t, dk_keyset ks,
-                                                      const dk_kernel *k, size_t left, unsigned failures,
-                                                      void *result, size_t result_size);
+                                                      const dk_kernel *k, const dk_op_adapters *a, size_t left,
+                                                      unsigned failures, void *result, size_t result_size);
 
 DK__COLD_BEGIN
 /* What the messages read of a live table (its entries, reasons and def
@@ -10025,33 +10032,82 @@ DK__PRIVATE DK__NOINLINE void dk__call_failed(const dk_operator *op, const dk_op
 }
 DK__COLD_END
 
-DK_API void dk__call_slow_in(const dk_operator *op, const dk_op_table *t, dk_keyset args_ks, dk_keyset ks,
-                             const dk_kernel *k, void *args, void *result, size_t result_size) {
-    const dk_op_def_info *d;
+/* What dk__call_slow_at keeps across the calls it makes, in memory: the
+   stack is in it, and box, the kernel and unbox_result get the stack's
+   address, so the compiler reloads these after each call instead of
+   saving and restoring callee-saved registers around them (a store and a
+   load each rather than a push, a move and a pop). */
+typedef struct dk__boxing {
+    const dk_kernel *k;
+    const dk_operator *op;
+    dk_keyset ks;
     const dk_op_adapters *a;
+    void *result;
+    const dk_op_table *t;
+    unsigned failures;
+    dk_stack st;
+    dk_value storage[DK__BOX_CAPACITY];
+} dk__boxing;
+
+/* What dk__call_slow_at does not take the common way, with its arguments
+   in its order (they stay in their registers) and then: f the record to run
+   (k itself, or the fallback a missing record k stands for, NULL if none),
+   a the def's adapters (NULL: none, no def, or not read because f is no
+   boxed kernel), both as dk__call_slow_at read them. A boxed kernel or
+   fallback without both adapters, or in a void call, goes to
+   dk__call_boxed_kernel (boxed if it can be, else the argument pack);
+   anything else is a call with no kernel to run (dk__call_failed). */
+DK__PRIVATE DK__NOINLINE void dk__call_slow_other(const dk_kernel *k, dk_keyset ks, const dk_op_table *t,
+                                                  const dk_operator *op, void *args, void *result,
+                                                  size_t result_size, dk_keyset args_ks, const dk_kernel *f,
+                                                  const dk_op_adapters *a) {
+    if (f && f->boxed && f->kind == DK_KERNEL_FUNCTION) dk__call_boxed_kernel(op, t, ks, f, a, args, result, result_size);
+    else dk__call_failed(op, t, args_ks, ks, f ? f : k, result, result_size);
+}
+
+DK_API void dk__call_slow_at(const dk_kernel *k, dk_keyset ks, const dk_op_table *t, const dk_operator *op,
+                             void *args, void *result, size_t result_size, dk_keyset args_ks) {
+    const dk_op_def_info *d;
+    const dk_op_adapters *a = NULL;
+    const dk_kernel *f = k;
+    dk__boxing b;
     DK__HOLD();   /* the library sees this part of a typed call: reclaim refuses inside it */
-    if (k->kind == DK_KERNEL_MISSING) k = dk__deferred(op, k);
-    d = dk__op_def(t);
-    a = d ? DK__LOAD_ACQ(&d->adapters) : NULL;
-    /* The common slow call, a boxed fallback or kernel of an operator with
-       adapters, boxes here, in a small frame; it makes the checks of
-       dk__call_boxed_kernel, which takes the other boxed kernels; a call
-       with no kernel to run is dk__call_failed's. */
-    if (DK__LIKELY(a && result && k->boxed && k->kind == DK_KERNEL_FUNCTION && a->box && a->unbox_result)) {
-        dk_value storage[DK__BOX_CAPACITY];
-        dk_stack st;
-        unsigned failures = dk__call_failures;
-        dk_stack_init(&st, storage, DK__BOX_CAPACITY);
-        a->box(args, &st);
-        k->boxed(k, op, ks, &st);
-        if (DK__LIKELY(st.size == (size_t)a->num_returns)) a->unbox_result(&st, result);
-        else dk__boxed_result_failed(op, t, ks, k, st.size, failures, result, result_size);
-    } else if (k->boxed && k->kind == DK_KERNEL_FUNCTION) {
-        dk__call_boxed_kernel(op, t, ks, k, args, result, result_size);
-    } else {
-        dk__call_failed(op, t, args_ks, ks, k, result, result_size);
+    if (DK__LIKELY(k->kind == DK_KERNEL_MISSING)) {
+        /* dk__deferred: the slot's boxed fallback, read once; a boxed
+           function by construction (dk__fallback_locked publishes no other) */
+        f = DK__LOAD_ACQ((const dk_kernel *const *)k->user_data);
+        if (DK__UNLIKELY(!f)) goto other;
+    } else if (DK__UNLIKELY(!k->boxed || k->kind != DK_KERNEL_FUNCTION)) {
+        goto other;
     }
-    DK__UNHOLD();
+    /* f is a boxed kernel or fallback: the def's adapters, read once (the
+       one field set in place) */
+    d = dk__op_def(t);
+    if (DK__UNLIKELY(!d)) goto other;
+    a = DK__LOAD_ACQ(&d->adapters);
+    /* The common slow call, a boxed fallback or kernel of an operator with
+       adapters, boxes here, in b */
+    if (DK__UNLIKELY(!a || !result || !a->box || !a->unbox_result)) goto other;
+    b.k = f;
+    b.op = op;
+    b.ks = ks;
+    b.a = a;
+    b.result = result;
+    b.t = t;
+    b.failures = dk__call_failures;
+    b.st.values = b.storage;
+    b.st.size = 0;
+    b.st.capacity = DK__BOX_CAPACITY;
+    b.st.unboxed_args = NULL;
+    a->box(args, &b.st);
+    b.k->boxed(b.k, b.op, b.ks, &b.st);
+    if (DK__LIKELY(b.st.size == (size_t)b.a->num_returns)) b.a->unbox_result(&b.st, b.result);
+    else dk__boxed_result_failed(b.op, b.t, b.ks, b.k, b.a, b.st.size, b.failures, b.result, result_size);
+    goto done;
+other:
+    dk__call_slow_other(k, ks, t, op, args, result, result_size, args_ks, f, a);
+done:
+    DK__UNHOLD();   /* one exit: one subtraction in place */
 }
 
 #undef DK__C10_ASSERT_AT
@@ -10114,10 +10170,11 @@ DK__PRIVATE void dk__results_miscounted(const dk_operator *op, dk_keyset ks, con
 
 /* A typed call that landed on a boxed kernel: box through the operator's
    adapters when it has them, else hand over the argument pack. Out of
-   line: its stack of values stays out of dk__call_slow_in's frame. */
+   line: its stack of values stays out of dk__call_slow_at's frame. a:
+   the adapters dk__call_slow_at read (NULL: none, or no def). */
 DK__PRIVATE DK__NOINLINE void dk__call_boxed_kernel(const dk_operator *op, const dk_op_table *t, dk_keyset ks,
-                                                    const dk_kernel *k, void *args, void *result, size_t result_size) {
-    const dk_op_adapters *a = dk__table_adapters(t);
+                                                    const dk_kernel *k, const dk_op_adapters *a, void *args,
+                                                    void *result, size_t result_size) {
     dk_value storage[DK__BOX_CAPACITY];
     dk_stack st;
     dk_stack_init(&st, storage, DK__BOX_CAPACITY);
@@ -10139,13 +10196,12 @@ DK__PRIVATE DK__NOINLINE void dk__call_boxed_kernel(const dk_operator *op, const
     k->boxed(k, op, ks, &st);
 }
 
-/* A typed call's boxed kernel left other than the adapters' number of
-   results: the call fails (unless the kernel failed it already) and
-   *result is zero-filled, no garbage (out of dk__call_slow_in's way). */
+/* A typed call's boxed kernel left other than the number of results of
+   the adapters a its call boxed with: the call fails (unless the kernel failed it already) and
+   *result is zero-filled, no garbage (out of dk__call_slow_at's way). */
 DK__PRIVATE DK__NOINLINE void dk__boxed_result_failed(const dk_operator *op, const dk_op_table *t, dk_keyset ks,
-                                                      const dk_kernel *k, size_t left, unsigned failures,
-                                                      void *result, size_t result_size) {
-    const dk_op_adapters *a = dk__table_adapters(t);
+                                                      const dk_kernel *k, const dk_op_adapters *a, size_t left,
+                                                      unsigned failures, void *result, size_t result_size) {
     if (failures == dk__call_failures) {
         const dk_schema *sch = dk__table_schema(t);
         dk__results_miscounted(op, ks, k, left, a->num_returns, sch ? sch->text : NULL);

@@ -821,6 +821,144 @@ static void test_last_call_status_checks_a_void_call(void **state) {
     dk_registry_destroy(r);
 }
 
+/* ---- a typed call on a boxed kernel or fallback (dk__call_slow_at) ------------------------ */
+
+/* Each way dk__call_slow_at takes: a missing record's boxed fallback boxed
+   through the def's adapters (its result count checked: too few, too many,
+   a fallback that failed the call itself), the same from a redispatch and
+   a traced call, an operator's own boxed kernel, a fallback of an
+   operator without adapters or without a def (the argument pack), a void
+   call, and a missing record with no fallback. */
+DK_DECLARE_OP(bx1, tensor *, a->ks, (tensor *, a))
+DK_DECLARE_OP_VOID(bxv, a->ks, (tensor *, a))
+static dk_status bx_status;
+static char bx_message[4096];
+static dk_keyset bx_tensor_ks(const void *t, void *ud) { (void)ud; return ((const tensor *)t)->ks; }
+static void bx_record_error(const dk_operator *op, dk_keyset ks, dk_status s, const char *m, void *ud) {
+    (void)op; (void)ks; (void)ud;
+    bx_status = s;
+    snprintf(bx_message, sizeof bx_message, "%s", m);
+}
+static int bx_mode;   /* what bx_fallback leaves: 0 nothing, 1 its argument, 2 two values, 3 fails the call */
+static int bx_runs, bx_boxed_runs, bx_traced, bxv_unboxed;
+static tensor bx_other;
+static void bx_box(const void *args, dk_stack *st) { dk_stack_push(st, dk_tensor(((const bx1_args *)args)->a)); }
+static void bx_unbox(dk_stack *st, void *result) { *(tensor **)result = (tensor *)dk_stack_pop(st).as.tensor; }
+static void bxv_box(const void *args, dk_stack *st) { dk_stack_push(st, dk_tensor(((const bxv_args *)args)->a)); }
+static void bxv_unbox(dk_stack *st, void *result) { (void)st; (void)result; bxv_unboxed++; }
+static const dk_op_adapters bx1_adapters = { "(Tensor) (Tensor)", 1, 1, bx_box, bx_unbox, NULL };
+static const dk_op_adapters bxv_adapters = { "() (Tensor)", 1, 0, bxv_box, bxv_unbox, NULL };
+static void bx_fallback(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
+    dk_value v;
+    bx_runs++;
+    if (s->unboxed_args) {   /* no adapters: the pack */
+        ((bx1_args *)s->unboxed_args)->result = &bx_other;
+        return;
+    }
+    v = dk_stack_pop(s);
+    if (bx_mode == 1) dk_stack_push(s, v);
+    if (bx_mode == 2) { dk_stack_push(s, v); dk_stack_push(s, v); }
+    if (bx_mode == 3) dk_call_fail(op, k, ks, DK_ERR_BAD_ARGUMENT, "%s: bx refuses", op->name);
+}
+static void bx_boxed_kernel(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *s) {
+    (void)k; (void)op; (void)ks;
+    bx_boxed_runs++;
+    dk_stack_push(s, dk_tensor(dk_stack_pop(s).as.tensor));
+}
+static void bx_trace(const dk_operator *op, dk_keyset ks, dk_key key, int re, void *ud) {
+    (void)op; (void)ks; (void)key; (void)re; (void)ud;
+    bx_traced++;
+}
+
+static void test_typed_call_boxed(void **state) {
+    dk_registry *r;
+    dk_registry_desc d;
+    dk_def_options o;
+    dk_registration *h, *fb;
+    const dk_operator *op, *opv, *opn, *opk;
+    tensor a, *res;
+    dk_keyset tracer = dk_ks_from_key(DK_Tracer);
+    dk_guard g;
+    (void)state;
+    a.ks = dk_ks_from_key(DK_CPU);   /* no autograd keys: the slot is CPU's, or Tracer's with the guard */
+    a.value = 1;
+    memset(&d, 0, sizeof d);
+    d.tensor_keyset = bx_tensor_ks;
+    assert_int_equal(dk_registry_create(&d, &r), DK_OK);
+    assert_int_equal(dk_registry_set_call_error(r, bx_record_error, NULL), DK_OK);
+    memset(&o, 0, sizeof o);
+    o.adapters = &bx1_adapters;
+    assert_int_equal(dk_def_with(r, "bx::one(Tensor a) -> Tensor", &o, &h), DK_OK);
+    o.adapters = &bxv_adapters;
+    assert_int_equal(dk_def_with(r, "bx::void(Tensor a) -> ()", &o, &h), DK_OK);
+    assert_int_equal(dk_def(r, "bx::bare(Tensor a) -> Tensor", &h), DK_OK);
+    o.adapters = &bx1_adapters;
+    assert_int_equal(dk_def_with(r, "bx::kernel(Tensor a) -> Tensor", &o, &h), DK_OK);
+    assert_int_equal(dk_impl(r, "bx::kernel", DK_CPU, dk_boxed(bx_boxed_kernel, NULL), &h), DK_OK);
+    op = dk_op_lookup(r, "bx::one");
+    opv = dk_op_lookup(r, "bx::void");
+    opn = dk_op_lookup(r, "bx::bare");
+    opk = dk_op_lookup(r, "bx::kernel");
+    /* a missing record with no fallback: the call fails, the result is zero */
+    bx_status = DK_OK;
+    assert_null(bx1_call(op, &a));
+    assert_int_equal(bx_status, DK_ERR_NO_KERNEL);
+    assert_non_null(strstr(bx_message, "Could not run 'bx::one'"));
+    /* the operator's own boxed kernel, boxed through the adapters */
+    bx_status = DK_OK;
+    assert_ptr_equal(bx1_call(opk, &a), &a);
+    assert_int_equal(bx_boxed_runs, 1);
+    assert_int_equal(bx_status, DK_OK);
+    assert_int_equal(dk_fallback(r, DK_Tracer, dk_boxed(bx_fallback, NULL), &fb), DK_OK);
+    g = dk_guard_include(tracer);
+    /* the fallback leaves the one result: unboxed */
+    bx_mode = 1;
+    assert_ptr_equal(bx1_call(op, &a), &a);
+    assert_ptr_equal(bx1_redispatch(op, tracer, &a), &a);
+    assert_int_equal(bx_runs, 2);
+    assert_int_equal(bx_status, DK_OK);
+    /* too few, too many: the call fails, the result is zero */
+    bx_mode = 0;
+    assert_null(bx1_call(op, &a));
+    assert_int_equal(bx_status, DK_ERR_KERNEL_FAILED);
+    assert_non_null(strstr(bx_message, "left 0 values on the stack where the schema has 1 returns"));
+    bx_status = DK_OK;
+    bx_mode = 2;
+    assert_null(bx1_redispatch(op, tracer, &a));
+    assert_int_equal(bx_status, DK_ERR_KERNEL_FAILED);
+    assert_non_null(strstr(bx_message, "left 2 values on the stack where the schema has 1 returns"));
+    /* a fallback that failed the call itself: its report only */
+    bx_mode = 3;
+    assert_null(bx1_call(op, &a));
+    assert_int_equal(bx_status, DK_ERR_BAD_ARGUMENT);
+    assert_string_equal(bx_message, "bx::one: bx refuses");
+    /* traced: the hook told, the same boxing */
+    bx_mode = 1;
+    bx_status = DK_OK;
+    dk_trace_set(bx_trace, NULL);
+    res = bx1_call(op, &a);
+    dk_trace_set(NULL, NULL);
+    assert_ptr_equal(res, &a);
+    assert_int_equal(bx_traced, 1);
+    assert_int_equal(bx_status, DK_OK);
+    /* a void call boxes too; an operator without adapters gets the pack */
+    bx_runs = 0;
+    bx_mode = 0;
+    bxv_call(opv, &a);
+    assert_int_equal(bx_status, DK_OK);
+    assert_int_equal(bxv_unboxed, 0);   /* no result to unbox into */
+    assert_ptr_equal(bx1_call(opn, &a), &bx_other);
+    assert_int_equal(bx_runs, 2);
+    assert_int_equal(bx_status, DK_OK);
+    /* an operator with a kernel and no def: no adapters either, the pack */
+    assert_int_equal(dk_impl(r, "bx::nodef", DK_CPU, dk_boxed(bx_boxed_kernel, NULL), &h), DK_OK);
+    assert_ptr_equal(bx1_call(dk_op_lookup(r, "bx::nodef"), &a), &bx_other);
+    assert_int_equal(bx_runs, 3);
+    assert_int_equal(bx_status, DK_OK);
+    dk_guard_pop(g);
+    dk_registry_destroy(r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_hops),
@@ -840,6 +978,7 @@ int main(void) {
         cmocka_unit_test(test_failing_call_races_rewrite_in_place),
         cmocka_unit_test(test_boxed_calls_race_def_removed_in_place),
         cmocka_unit_test(test_last_call_status_checks_a_void_call),
+        cmocka_unit_test(test_typed_call_boxed),
     };
     return cmocka_run_group_tests_name("call path", tests, setup, teardown);
 }
