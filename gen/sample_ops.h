@@ -225,9 +225,9 @@ static void sample_add_Tensor_unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_add_Tensor_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    dk_value *v_ = stack_->values + (stack_->size - 3);   /* checked: dk_call_boxed */
+    dk_value *v_ = stack_->values + (stack_->size - 3);   /* checked by the library (Note [Boxed fast way]) */
     dkgen_tensor ret_;
-    (void)op_; (void)v_;
+    (void)op_;
     ret_ = ((sample_add_Tensor_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, (dkgen_tensor)(uintptr_t)v_[1].as.tensor, dkgen_double_of(v_[2]));
     v_[0].as.tensor = (void *)(uintptr_t)ret_;
     stack_->size -= 2;
@@ -337,9 +337,9 @@ static void sample_neg_unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_neg_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    dk_value *v_ = stack_->values + (stack_->size - 1);   /* checked: dk_call_boxed */
+    dk_value *v_ = stack_->values + (stack_->size - 1);   /* checked by the library (Note [Boxed fast way]) */
     dkgen_tensor ret_;
-    (void)op_; (void)v_;
+    (void)op_;
     ret_ = ((sample_neg_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor);
     v_[0].as.tensor = (void *)(uintptr_t)ret_;
 }
@@ -433,9 +433,9 @@ static void sample_fill__unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_fill__call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    dk_value *v_ = stack_->values + (stack_->size - 2);   /* checked: dk_call_boxed */
+    dk_value *v_ = stack_->values + (stack_->size - 2);   /* checked by the library (Note [Boxed fast way]) */
     dkgen_tensor ret_;
-    (void)op_; (void)v_;
+    (void)op_;
     ret_ = ((sample_fill__fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, dkgen_double_of(v_[1]));
     v_[0].as.tensor = (void *)(uintptr_t)ret_;
     stack_->size -= 1;
@@ -530,9 +530,9 @@ static void sample_cat_unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_cat_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    dk_value *v_ = stack_->values + (stack_->size - 2);   /* checked: dk_call_boxed */
+    dk_value *v_ = stack_->values + (stack_->size - 2);   /* checked by the library (Note [Boxed fast way]) */
     dkgen_tensor ret_;
-    (void)op_; (void)v_;
+    (void)op_;
     ret_ = ((sample_cat_fn)kernel_->fn)(kernel_, ks_, dkgen_list_of(v_[0]), dkgen_int_of(v_[1]));
     v_[0] = dkgen_box_tensor(ret_);
     stack_->size -= 1;
@@ -656,10 +656,10 @@ static void sample_split_unbox_result(dk_stack *stack_, void *result_) {
     ret_->r0 = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_split_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    dk_value *v_ = stack_->values + (stack_->size - 5);   /* checked: dk_call_boxed */
+    dk_value *v_ = stack_->values + (stack_->size - 5);   /* checked by the library (Note [Boxed fast way]) */
     dkgen_scratch tmp_[5];
     sample_split_result ret_;
-    (void)op_; (void)v_;
+    (void)op_;
     ret_ = ((sample_split_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, dkgen_int_list_of(v_[1]), dkgen_bool_of(v_[2]), dkgen_string_of(v_[3]), dkgen_opt_int_of(v_[4], &tmp_[4]));
     v_[0].as.tensor = (void *)(uintptr_t)ret_.r0;
     v_[1] = dkgen_box_tensor(ret_.r1);
@@ -781,9 +781,9 @@ static void sample_where_unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_where_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    dk_value *v_ = stack_->values + (stack_->size - 2);   /* checked: dk_call_boxed */
+    dk_value *v_ = stack_->values + (stack_->size - 2);   /* checked by the library (Note [Boxed fast way]) */
     dkgen_tensor ret_;
-    (void)op_; (void)v_;
+    (void)op_;
     ret_ = ((sample_where_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, dkgen_tensor_of(v_[1]));
     v_[0].as.tensor = (void *)(uintptr_t)ret_;
     stack_->size -= 1;
@@ -893,9 +893,9 @@ static void sample_numel_unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_int_of(dk_stack_pop(stack_));
 }
 static void sample_numel_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    dk_value *v_ = stack_->values + (stack_->size - 1);   /* checked: dk_call_boxed */
+    dk_value *v_ = stack_->values + (stack_->size - 1);   /* checked by the library (Note [Boxed fast way]) */
     int64_t ret_;
-    (void)op_; (void)v_;
+    (void)op_;
     ret_ = ((sample_numel_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor);
     v_[0] = dk_int(ret_);
 }
@@ -980,8 +980,8 @@ static void sample_touch_unbox_result(dk_stack *stack_, void *result_) {
     (void)stack_; (void)result_;
 }
 static void sample_touch_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    dk_value *v_ = stack_->values + (stack_->size - 1);   /* checked: dk_call_boxed */
-    (void)op_; (void)v_;
+    dk_value *v_ = stack_->values + (stack_->size - 1);   /* checked by the library (Note [Boxed fast way]) */
+    (void)op_;
     ((sample_touch_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor);
     stack_->size -= 1;
 }
@@ -1080,9 +1080,9 @@ static void sample_max_dim_unbox_result(dk_stack *stack_, void *result_) {
     ret_->values = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_max_dim_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    dk_value *v_ = stack_->values + (stack_->size - 3);   /* checked: dk_call_boxed */
+    dk_value *v_ = stack_->values + (stack_->size - 3);   /* checked by the library (Note [Boxed fast way]) */
     sample_max_dim_result ret_;
-    (void)op_; (void)v_;
+    (void)op_;
     ret_ = ((sample_max_dim_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, dkgen_int_of(v_[1]), dkgen_bool_of(v_[2]));
     v_[0].as.tensor = (void *)(uintptr_t)ret_.values;
     v_[1] = dkgen_box_tensor(ret_.indices);
@@ -1202,10 +1202,10 @@ static void sample_sum_dim_IntList_unbox_result(dk_stack *stack_, void *result_)
     *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_sum_dim_IntList_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    dk_value *v_ = stack_->values + (stack_->size - 4);   /* checked: dk_call_boxed */
+    dk_value *v_ = stack_->values + (stack_->size - 4);   /* checked by the library (Note [Boxed fast way]) */
     dkgen_scratch tmp_[4];
     dkgen_tensor ret_;
-    (void)op_; (void)v_;
+    (void)op_;
     ret_ = ((sample_sum_dim_IntList_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, dkgen_opt_int_list_of(v_[1], &tmp_[1]), dkgen_bool_of(v_[2]), dkgen_opt_int_of(v_[3], &tmp_[3]));
     v_[0].as.tensor = (void *)(uintptr_t)ret_;
     stack_->size -= 3;
@@ -1328,9 +1328,9 @@ static void sample_pad_unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_pad_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    dk_value *v_ = stack_->values + (stack_->size - 4);   /* checked: dk_call_boxed */
+    dk_value *v_ = stack_->values + (stack_->size - 4);   /* checked by the library (Note [Boxed fast way]) */
     dkgen_tensor ret_;
-    (void)op_; (void)v_;
+    (void)op_;
     ret_ = ((sample_pad_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, dkgen_int_list_of(v_[1]), dkgen_double_of(v_[2]), dkgen_string_of(v_[3]));
     v_[0].as.tensor = (void *)(uintptr_t)ret_;
     stack_->size -= 3;
@@ -1453,9 +1453,9 @@ static void sample_unbind_int_unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_list_of(dk_stack_pop(stack_));
 }
 static void sample_unbind_int_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    dk_value *v_ = stack_->values + (stack_->size - 2);   /* checked: dk_call_boxed */
+    dk_value *v_ = stack_->values + (stack_->size - 2);   /* checked by the library (Note [Boxed fast way]) */
     dk_value_list ret_;
-    (void)op_; (void)v_;
+    (void)op_;
     ret_ = ((sample_unbind_int_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, dkgen_int_of(v_[1]));
     v_[0] = dkgen_box_list(ret_);
     stack_->size -= 1;
@@ -1562,9 +1562,12 @@ static void sample_available_unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_bool_of(dk_stack_pop(stack_));
 }
 static void sample_available_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    dk_value *v_ = stack_->values + (stack_->size - 0);   /* checked: dk_call_boxed */
     int ret_;
-    (void)op_; (void)v_;
+    (void)op_;
+    if (stack_->capacity - stack_->size < 1) {
+        dk_call_fail(op_, kernel_, ks_, DK_ERR_BAD_STACK, "%s: the stack has room for %lu values, the call needs %lu for its returns (1): the kernel was not called", op_->name, (unsigned long)stack_->capacity, (unsigned long)(stack_->size + 1));
+        return;
+    }
     ret_ = ((sample_available_fn)kernel_->fn)(kernel_, ks_);
     dk_stack_push(stack_, dk_bool(ret_));
 }
@@ -1661,9 +1664,9 @@ static void sample_scale_unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_complex_of(dk_stack_pop(stack_));
 }
 static void sample_scale_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    dk_value *v_ = stack_->values + (stack_->size - 3);   /* checked: dk_call_boxed */
+    dk_value *v_ = stack_->values + (stack_->size - 3);   /* checked by the library (Note [Boxed fast way]) */
     dk_complex ret_;
-    (void)op_; (void)v_;
+    (void)op_;
     ret_ = ((sample_scale_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, dkgen_complex_of(v_[1]), dkgen_complex_of(v_[2]));
     v_[0] = dkgen_box_complex(ret_);
     stack_->size -= 2;

@@ -439,6 +439,15 @@ static void test_no_arguments(void **state) {
     assert_int_equal(st.size, 1);
     assert_int_equal(st.values[0].tag, DK_VALUE_BOOL);   /* -> bool: the C int, boxed as a bool */
     assert_int_equal(st.values[0].as.b, 1);
+    /* an empty stack without storage: call_unboxed reads no place (no
+       NULL + 0, which UBSan reports) and, with no room for the return,
+       fails the call before the kernel runs */
+    dk_stack_init(&st, NULL, 0);
+    dk_call_boxed(available_op, &st);
+    assert_int_equal(dk_last_call_status(), DK_ERR_BAD_STACK);
+    assert_non_null(strstr(dk_last_error(), "sample::available: the stack has room for 0 values, the call needs 1 "
+                                            "for its returns (1): the kernel was not called"));
+    assert_int_equal(st.size, 0);
 }
 
 /* The registry's tensor_keyset hook is generated from DKGEN_TENSOR_KEYSET:
