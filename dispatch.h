@@ -1115,7 +1115,7 @@ typedef struct dk_stack {
 /* A boxed kernel or backend fallback: the operator (one fallback serves every one), the keyset, the stack. */
 typedef void (*dk_boxed_fn)(const dk_kernel *kernel, const dk_operator *op, dk_keyset ks, dk_stack *stack);
 
-/* gen/'s boxing of a C signature: box a typed call's pack, unbox_result its returns, call_unboxed a kernel. */
+/* gen/'s boxing of a C signature: box a typed call's pack, unbox_result its returns, call_unboxed a kernel (of the def's schema only: dk_op_set_adapters). */
 typedef struct dk_op_adapters {
     const char *signature;    /* the C signature in schema words, e.g. "(Tensor) (Tensor, Tensor, float)" */
     int num_arguments, num_returns;
@@ -1927,7 +1927,7 @@ DK_API dk_status dk_stack_push_default(const dk_operator *op, dk_stack *stack);
 /* Checks the top values against the schema, as dk_call_boxed: DK_OK or DK_ERR_BAD_STACK. */
 DK_API dk_status dk_stack_check(const dk_operator *op, const dk_stack *stack);
 
-/* Sets the operator's boxing adapters (gen/ does); another signature than the one set is an error. */
+/* Sets the operator's boxing adapters (gen/ does); another signature than the one set, or than the schema's, is an error. */
 DK_API dk_status dk_op_set_adapters(dk_operator *op, const dk_op_adapters *adapters);
 
 /* --- Threads and memory: quiescent points, reclaiming (WHAT A PROGRAM DOES; docs/threads-memory-plugins.md) --- */
@@ -3587,8 +3587,10 @@ DK_API dk_status dk__registry_create(const dk_registry_desc *desc, dk_registry *
 
 /* def: an operator schema "ns::name.overload(args) -> returns". dk_def_with
    also takes the options above (NULL = none): boxing adapters (gen/ passes
-   its generated ones; they belong to the def and go with it), tags, alias
-   analysis; a bad tag or alias-analysis value is DK_ERR_BAD_ARGUMENT. */
+   its generated ones; they belong to the def and go with it; gen/'s of
+   another schema are DK_ERR_WRONG_SIGNATURE, see dk_op_set_adapters, after
+   DK_ERR_DUPLICATE_DEF for a name defined already), tags, alias analysis;
+   a bad tag or alias-analysis value is DK_ERR_BAD_ARGUMENT. */
 DK_API dk_status dk__def(dk_registry *r, const char *schema, const dk_op_adapters *adapters, const char *file,
                          int line, dk_registration **out, const char *signature);
 
@@ -10556,7 +10558,7 @@ DK__PRIVATE DK__NOINLINE void dk__boxed_fast_kernel(const dk_operator *op, const
    dk__boxed_keys) and a boxed kernel's call with its result count
    (dk__boxed_fast_kernel) are out of line, so that what dk_call_boxed
    keeps across the hook's and the kernel's calls is the operator, the
-   stack, the snapshot and its def (five registers saved, not six). The
+   stack, the snapshot and its def (docs/bench.md counts the registers). The
    slot's record is tested in the order of the work: no kernel (missing,
    fallthrough, ambiguous), a boxed kernel, the adapters; the slots
    without a kernel and an unboxed kernel without adapters are reported
@@ -10696,7 +10698,12 @@ DK_API dk_kernel_desc dk_autograd_not_implemented(const dk_autograd_ni_desc *des
 }
 
 /* Sets the operator's boxing adapters (gen/ does this when it registers).
-   A different signature than the one already set is an error. */
+   A different signature than the one already set is an error. Adapters
+   whose signature is in schema words (gen/'s) are accepted only for a def
+   of that signature and counts, never a varargs one (DK_ERR_WRONG_SIGNATURE,
+   nothing changes; a def with them is checked the same way): their
+   call_unboxed reads a boxed call's arguments in place, trusting the
+   stack's check against the schema (Note [Boxed fast way]). */
 /* Adapters belong to the operator's def: set here, they go when it goes. */
 DK_API dk_status dk_op_set_adapters(dk_operator *op, const dk_op_adapters *adapters) {
     dk_registry *r;
