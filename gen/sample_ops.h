@@ -1727,6 +1727,107 @@ DK_INLINE dk_complex sample_scale_call_opts(const dk_operator *op_, dkgen_tensor
 #define sample_scale_calld_takes_4 ~, 1
 #define sample_scale_calld_4(p0_, p1_, p2_, p3_) sample_scale_call(p0_, p1_, p2_, p3_)
 
+/* ---- sample::dup(Tensor self) -> (Tensor, Tensor) */
+#define sample_dup_SCHEMA "sample::dup(Tensor self) -> (Tensor, Tensor)"
+#define sample_dup_NAME "sample::dup"
+#define sample_dup_SIGNATURE "(Tensor, Tensor) (Tensor)"
+typedef struct sample_dup_result { dkgen_tensor r0; dkgen_tensor r1; } sample_dup_result;
+typedef sample_dup_result (*sample_dup_fn)(const dk_kernel *kernel_, dk_keyset ks_, dkgen_tensor self_);
+typedef struct sample_dup_args { dkgen_tensor self; sample_dup_result result; } sample_dup_args;
+DK_INLINE dk_keyset sample_dup_keyset(dkgen_tensor self_) {
+    dk_keyset ks_ = DK_KS_EMPTY;
+    ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(self_));
+    return ks_;
+}
+static sample_dup_result dkgen_sample_dup_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_) {
+    sample_dup_args pack_;
+    unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
+    pack_.self = self_;
+    kernel_->fn ? (void)(pack_.result = ((sample_dup_fn)kernel_->fn)(kernel_, ks_, self_)) : dk_call_packed(op_, table_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    dk_trace_end(trace_);
+    return pack_.result;
+}
+DK_INLINE sample_dup_result dkgen_sample_dup_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_) {
+    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
+    return fn_ ? ((sample_dup_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_dup_slow(op_, table_, ks_, kernel_, re_, self_);
+}
+DK_INLINE sample_dup_result sample_dup_call(const dk_operator *op_, dkgen_tensor self_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    sample_dup_result ret_;
+    dk_call_enter();
+    kernel_ = dk_dispatch_kernel_with_table(op_, sample_dup_keyset(self_), &ks_, &table_);
+    ret_ = dkgen_sample_dup_invoke(op_, table_, ks_, kernel_, 0, self_);
+    dk_call_exit();
+    return ret_;
+}
+DK_INLINE sample_dup_result sample_dup_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    sample_dup_result ret_;
+    dk_call_enter();
+    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
+    ret_ = dkgen_sample_dup_invoke(op_, table_, ks_, kernel_, 1, self_);
+    dk_call_exit();
+    return ret_;
+}
+static void sample_dup_box(const void *args_, dk_stack *stack_) {
+    const sample_dup_args *pack_ = (const sample_dup_args *)args_;
+    dk_stack_push(stack_, dkgen_box_tensor(pack_->self));
+}
+static void sample_dup_unbox_result(dk_stack *stack_, void *result_) {
+    sample_dup_result *ret_ = (sample_dup_result *)result_;
+    ret_->r1 = dkgen_tensor_of(dk_stack_pop(stack_));
+    ret_->r0 = dkgen_tensor_of(dk_stack_pop(stack_));
+}
+static void sample_dup_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
+    dk_value *v_ = stack_->values + (stack_->size - 1);   /* checked by the library (Note [Boxed fast way]) */
+    sample_dup_result ret_;
+    (void)op_;
+    if (stack_->capacity - stack_->size < 1) {
+        dk_call_fail(op_, kernel_, ks_, DK_ERR_BAD_STACK, "%s: the stack has room for %lu values, the call needs %lu for its returns (2): the kernel was not called", op_->name, (unsigned long)stack_->capacity, (unsigned long)(stack_->size + 1));
+        stack_->size -= 1;
+        return;
+    }
+    ret_ = ((sample_dup_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor);
+    v_[0].as.tensor = (void *)(uintptr_t)ret_.r0;
+    dk_stack_push(stack_, dkgen_box_tensor(ret_.r1));
+}
+static const dk_op_adapters sample_dup_adapters = { sample_dup_SIGNATURE, 1, 2, sample_dup_box, sample_dup_unbox_result, sample_dup_call_unboxed };
+DK_INLINE dk_status sample_dup_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
+    dk_def_options opts_;
+    opts_.adapters = &sample_dup_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_def_at(reg_, sample_dup_SCHEMA, &opts_, file_, line_, handle_);
+}
+#define sample_dup_def(reg_, handle_) sample_dup_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status sample_dup_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &sample_dup_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, sample_dup_SCHEMA, &opts_);
+}
+DK_INLINE dk_kernel_desc sample_dup_kernel(sample_dup_fn fn_, void *user_data_, const char *fn_name_) {
+    return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_dup_SIGNATURE);
+}
+DK_INLINE dk_status sample_dup_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_desc kernel_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_impl_at(reg_, sample_dup_NAME, key_, kernel_, file_, line_, handle_);
+}
+#define sample_dup_impl(reg_, key_, fn_, user_data_, handle_) \
+    (DK_KERNEL_TYPE_CHECK(sample_dup_fn, fn_, wrong_kernel_type__expected_sample_dup_fn), \
+     sample_dup_impl_at((reg_), (key_), sample_dup_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
+#define sample_dup_library_impl(lib_, key_, fn_, user_data_) \
+    (DK_KERNEL_TYPE_CHECK(sample_dup_fn, fn_, wrong_kernel_type__expected_sample_dup_fn), \
+     dk_library_impl_at((lib_), sample_dup_NAME, (key_), sample_dup_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
+DK_INLINE dk_status sample_dup_bind(dk_registry *reg_, const dk_operator **op_) {
+    return dkgen_bind(reg_, sample_dup_NAME, sample_dup_SIGNATURE, op_);
+}
+
 /* X(<op>) for every operator of this header */
 #define DKGEN_FORALL_SAMPLE_OPS(DKGEN_X) \
     DKGEN_X(sample_add_Tensor) \
@@ -1742,6 +1843,7 @@ DK_INLINE dk_complex sample_scale_call_opts(const dk_operator *op_, dkgen_tensor
     DKGEN_X(sample_pad) \
     DKGEN_X(sample_unbind_int) \
     DKGEN_X(sample_available) \
-    DKGEN_X(sample_scale)
+    DKGEN_X(sample_scale) \
+    DKGEN_X(sample_dup)
 
 #endif /* DKGEN_SAMPLE_OPS_H */

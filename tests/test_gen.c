@@ -450,6 +450,48 @@ static void test_no_arguments(void **state) {
     assert_int_equal(st.size, 0);
 }
 
+/* Returns past the arguments' places (one argument, two returns): a stack
+   with room for them gets both; one without fails the call with
+   DK_ERR_BAD_STACK before the kernel runs (a push would drop the second
+   return unreported), the argument consumed. */
+static int dup_runs;
+static sample_dup_result dup_cpu(const dk_kernel *k, dk_keyset ks, tensor *self) {
+    sample_dup_result r;
+    (void)k; (void)ks;
+    dup_runs++;
+    r.r0 = self;
+    r.r1 = self;
+    return r;
+}
+static void test_returns_past_arguments(void **state) {
+    tensor a = cpu(1);
+    dk_value storage[2];
+    dk_stack st;
+    dk_registration *def, *impl;
+    const dk_operator *op;
+    (void)state;
+    assert_int_equal(sample_dup_def(reg, &def), DK_OK);
+    assert_int_equal(sample_dup_impl(reg, DK_CPU, dup_cpu, NULL, &impl), DK_OK);
+    op = dk_op_lookup(reg, "sample::dup");
+    dk_stack_init(&st, storage, 2);
+    dk_stack_push(&st, dk_tensor(&a));
+    dk_call_boxed(op, &st);
+    assert_int_equal(dk_last_call_status(), DK_OK);
+    assert_int_equal(st.size, 2);
+    assert_ptr_equal(st.values[1].as.tensor, &a);
+    assert_int_equal(dup_runs, 1);
+    dk_stack_init(&st, storage, 1);
+    dk_stack_push(&st, dk_tensor(&a));
+    dk_call_boxed(op, &st);
+    assert_int_equal(dk_last_call_status(), DK_ERR_BAD_STACK);
+    assert_non_null(strstr(dk_last_error(), "sample::dup: the stack has room for 1 values, the call needs 2 for its "
+                                            "returns (2): the kernel was not called"));
+    assert_int_equal(st.size, 0);
+    assert_int_equal(dup_runs, 1);
+    assert_int_equal(dk_deregister(impl), DK_OK);
+    assert_int_equal(dk_deregister(def), DK_OK);
+}
+
 /* The registry's tensor_keyset hook is generated from DKGEN_TENSOR_KEYSET:
    boxed calls take the keys of the stack's tensors through it. */
 static void test_generated_tensor_keyset_hook(void **state) {
@@ -877,6 +919,7 @@ int main(void) {
         cmocka_unit_test(test_complex_arguments),
         cmocka_unit_test(test_tensor_list_return),
         cmocka_unit_test(test_no_arguments),
+        cmocka_unit_test(test_returns_past_arguments),
         cmocka_unit_test(test_generated_tensor_keyset_hook),
     };
     return cmocka_run_group_tests_name("gen: generated typed bindings", tests, setup, teardown);
