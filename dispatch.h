@@ -1116,7 +1116,7 @@ typedef struct dk_stack {
 /* A boxed kernel or backend fallback: the operator (one fallback serves every one), the keyset, the stack. */
 typedef void (*dk_boxed_fn)(const dk_kernel *kernel, const dk_operator *op, dk_keyset ks, dk_stack *stack);
 
-/* gen/'s boxing of a C signature: box a typed call's pack, unbox_result its returns, call_unboxed a kernel. */
+/* gen/'s boxing of a C signature: box a typed call's pack, unbox_result its returns, call_unboxed a kernel (of the def's schema only: dk_op_set_adapters). */
 typedef struct dk_op_adapters {
     const char *signature;    /* the C signature in schema words, e.g. "(Tensor) (Tensor, Tensor, float)" */
     int num_arguments, num_returns;
@@ -1934,7 +1934,7 @@ DK_API dk_status dk_stack_push_default(const dk_operator *op, dk_stack *stack);
 /* Checks the top values against the schema, as dk_call_boxed: DK_OK or DK_ERR_BAD_STACK. */
 DK_API dk_status dk_stack_check(const dk_operator *op, const dk_stack *stack);
 
-/* Sets the operator's boxing adapters (gen/ does); another signature than the one set is an error. */
+/* Sets the operator's boxing adapters (gen/ does); another signature than the one set, or than the schema's, is an error. */
 DK_API dk_status dk_op_set_adapters(dk_operator *op, const dk_op_adapters *adapters);
 
 /* --- Threads and memory: quiescent points, reclaiming (WHAT A PROGRAM DOES; docs/threads-memory-plugins.md) --- */
@@ -3598,8 +3598,10 @@ DK_API dk_status dk__registry_create(const dk_registry_desc *desc, dk_registry *
 
 /* def: an operator schema "ns::name.overload(args) -> returns". dk_def_with
    also takes the options above (NULL = none): boxing adapters (gen/ passes
-   its generated ones; they belong to the def and go with it), tags, alias
-   analysis; a bad tag or alias-analysis value is DK_ERR_BAD_ARGUMENT. */
+   its generated ones; they belong to the def and go with it; gen/'s of
+   another schema are DK_ERR_WRONG_SIGNATURE, see dk_op_set_adapters, after
+   DK_ERR_DUPLICATE_DEF for a name defined already), tags, alias analysis;
+   a bad tag or alias-analysis value is DK_ERR_BAD_ARGUMENT. */
 DK_API dk_status dk__def(dk_registry *r, const char *schema, const dk_op_adapters *adapters, const char *file,
                          int line, dk_registration **out, const char *signature);
 
@@ -7997,27 +7999,57 @@ DK_API int dk_schema_c_signature(const dk_schema *s, char *buf, size_t size) {
 /* Is a recorded signature gen/'s schema words (else DK_DECLARE_OP's C type)? */
 #define DK__SIG_IN_SCHEMA_WORDS(sig) ((sig)[0] == '(')
 
+/* p past word if it starts with it, else NULL (and NULL stays NULL). */
+DK__PRIVATE const char *dk__sig_eat(const char *p, const char *word) {
+    size_t n = strlen(word);
+    return p && strncmp(p, word, n) == 0 ? p + n : NULL;
+}
+/* Is sig schema s's C signature in schema words (dk_schema_c_signature's
+   text)? 1 or 0, compared a word at a time: no buffer, so a signature of
+   any length is compared whole; -1 for a schema gen/ binds boxed. */
+DK__PRIVATE int dk__sig_is(const dk_schema *s, const char *sig) {
+    int i;
+    if (!s || s->name_only || s->is_vararg || s->is_varret) return -1;
+    sig = dk__sig_eat(sig, "(");
+    for (i = 0; i < s->num_returns; i++)
+        sig = dk__sig_eat(dk__sig_eat(sig, i ? ", " : ""), dk__sig_word(s->returns[i].type, 1));
+    sig = dk__sig_eat(sig, ") (");
+    for (i = 0; i < s->num_arguments; i++)
+        sig = dk__sig_eat(dk__sig_eat(sig, i ? ", " : ""), dk__sig_word(s->arguments[i].type, 0));
+    sig = dk__sig_eat(sig, ")");
+    return sig && !*sig;
+}
+/* Schema s's C signature for a message, in buf; one longer than buf ends
+   in a mark that says how long it is. */
+DK__PRIVATE const char *dk__sig_shown(const dk_schema *s, char *buf, size_t size) {
+    int n = dk_schema_c_signature(s, buf, size), m;
+    char mark[64];
+    if (n < 0 || (size_t)n < size) return buf;
+    m = snprintf(mark, sizeof mark, " ... [%d characters in all]", n);
+    if (m > 0 && (size_t)m < size) memcpy(buf + size - 1 - (size_t)m, mark, (size_t)m + 1);
+    return buf;
+}
+
 /* c10's "Inferred operator schema for a C++ kernel function doesn't match
    the expected function schema", of a typed kernel's C signature: DK_OK
-   unless sig is in schema words and differs from expected (the def's). */
-DK__PRIVATE dk_status dk__signature_vs_schema(const char *what, const char *schema, const char *expected,
-                                              const char *def_debug, const char *sig, const char *debug) {
-    if (!sig || !DK__SIG_IN_SCHEMA_WORDS(sig) || strcmp(expected, sig) == 0) return DK_OK;
+   unless sig is in schema words and differs from the def's schema's
+   (parsed; none for a schema bound boxed). */
+DK__PRIVATE dk_status dk__signature_vs_schema(const char *what, const dk_schema *parsed, const char *def_debug,
+                                              const char *sig, const char *debug) {
+    char expected[1024];
+    if (!sig || !DK__SIG_IN_SCHEMA_WORDS(sig) || dk__sig_is(parsed, sig) != 0) return DK_OK;
     return dk__fail(DK_ERR_WRONG_SIGNATURE,
                     "%s: the C signature of a typed kernel doesn't match the operator's schema.\n"
                     "  operator: %s\n  expected signature: %s\n    %s\n  kernel signature:   %s\n    %s\n"
                     "The kernel's bindings were generated from another schema: regenerate them from the schema "
                     "the operator is defined with; nothing was registered.",
-                    what, schema, expected, def_debug, sig, debug);
+                    what, parsed->text, dk__sig_shown(parsed, expected, sizeof expected), def_debug, sig, debug);
 }
 /* A typed kernel's signature against its def's schema. */
 DK__PRIVATE dk_status dk__check_def_signature(const char *what, const dk_registration *def, const char *sig,
                                               const char *debug) {
-    char expected[1024];
-    if (!def || !sig || !DK__SIG_IN_SCHEMA_WORDS(sig) ||
-        dk_schema_c_signature(DK__DEF(def)->info.parsed, expected, sizeof expected) < 0)
-        return DK_OK;
-    return dk__signature_vs_schema(what, DK__DEF_SCHEMA(def), expected, DK__DEF(def)->debug, sig, debug);
+    if (!def) return DK_OK;
+    return dk__signature_vs_schema(what, DK__DEF(def)->info.parsed, DK__DEF(def)->debug, sig, debug);
 }
 /* Boxing adapters against their def's schema. Adapters whose signature is
    in schema words (gen/'s) read a boxed call's arguments in place, trusting
@@ -8029,9 +8061,10 @@ DK__PRIVATE dk_status dk__check_def_signature(const char *what, const dk_registr
 DK__PRIVATE DK__NOINLINE dk_status dk__check_adapters(const char *what, const dk_schema *parsed, const dk_op_adapters *a) {
     char expected[1024];
     if (!a || !DK__SIG_IN_SCHEMA_WORDS(a->signature)) return DK_OK;
-    if (dk_schema_c_signature(parsed, expected, sizeof expected) >= 0 && strcmp(expected, a->signature) == 0 &&
-        a->num_arguments == parsed->num_arguments && a->num_returns == parsed->num_returns)
+    if (dk__sig_is(parsed, a->signature) == 1 && a->num_arguments == parsed->num_arguments &&
+        a->num_returns == parsed->num_returns)
         return DK_OK;
+    dk__sig_shown(parsed, expected, sizeof expected);
     return dk__fail(DK_ERR_WRONG_SIGNATURE,
                     "%s: the boxing adapters' C signature doesn't match the operator's schema.\n"
                     "  operator: %s\n  expected signature: %s\n  adapters' signature: %s (%d arguments, %d "
@@ -8041,23 +8074,13 @@ DK__PRIVATE DK__NOINLINE dk_status dk__check_adapters(const char *what, const dk
                     a->signature, a->num_arguments, a->num_returns);
 }
 /* A def's schema against the typed kernels registered before it (c10 checks
-   them when the schema comes); the schema's signature is built only when a
-   kernel in schema words is there. */
+   them when the schema comes). */
 DK__PRIVATE dk_status dk__check_def_kernels(const dk__op *op, const dk_schema *parsed, const char *debug) {
     const dk_registration *g;
-    char expected[1024];
-    int have = 0;
     dk_status s;
-    for (g = op->impls; g; g = g->next) {
-        if (!g->kernel.signature || !DK__SIG_IN_SCHEMA_WORDS(g->kernel.signature)) continue;
-        if (!have) {
-            if (dk_schema_c_signature(parsed, expected, sizeof expected) < 0) return DK_OK; /* bound boxed */
-            have = 1;
-        }
-        if ((s = dk__signature_vs_schema("def", parsed->text, expected, debug, g->kernel.signature,
-                                         g->kernel.debug)) != DK_OK)
+    for (g = op->impls; g; g = g->next)
+        if ((s = dk__signature_vs_schema("def", parsed, debug, g->kernel.signature, g->kernel.debug)) != DK_OK)
             return s;
-    }
     return DK_OK;
 }
 
@@ -8333,10 +8356,6 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
     if (adapters && !adapters->signature)
         return dk__fail(DK_ERR_NULL, "def(\"%s\"): the boxing adapters have no signature", schema);
     if ((s = dk__parse_in(r, schema, &scratch, &parsed)) != DK_OK) return s;
-    if (adapters && (s = dk__check_adapters("def", parsed, adapters)) != DK_OK) {
-        dk_schema_free(parsed);
-        return s;
-    }
     dbytes = dk__defaults_size(parsed);
     sbytes = dk__sp_copy_size(&move, parsed, schema, len);
     dlen = debug ? strlen(debug) + 1 : 0;
@@ -8352,6 +8371,12 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
                         "Each overload's schema should only be registered with a single call to def(). "
                         "Duplicate registration: %s. Original registration: %s",
                         schema, debug, DK__DEF(prep.op->def)->debug);
+    }
+    /* after the duplicate's check: a second def is reported as one, whatever its adapters */
+    if (adapters && (s = dk__check_adapters("def", parsed, adapters)) != DK_OK) {
+        dk__op_abandon(r, &prep);
+        dk_schema_free(parsed);
+        return s;
     }
     if (!prep.is_new && (s = dk__check_def_kernels(prep.op, parsed, debug)) != DK_OK) {
         dk__op_abandon(r, &prep);
@@ -10662,7 +10687,7 @@ DK__PRIVATE DK__NOINLINE void dk__boxed_fast_kernel(const dk_operator *op, const
    dk__boxed_keys) and a boxed kernel's call with its result count
    (dk__boxed_fast_kernel) are out of line, so that what dk_call_boxed
    keeps across the hook's and the kernel's calls is the operator, the
-   stack, the snapshot and its def (five registers saved, not six). The
+   stack, the snapshot and its def (docs/bench.md counts the registers). The
    slot's record is tested in the order of the work: no kernel (missing,
    fallthrough, ambiguous), a boxed kernel, the adapters; the slots
    without a kernel and an unboxed kernel without adapters are reported
@@ -10802,7 +10827,12 @@ DK_API dk_kernel_desc dk_autograd_not_implemented(const dk_autograd_ni_desc *des
 }
 
 /* Sets the operator's boxing adapters (gen/ does this when it registers).
-   A different signature than the one already set is an error. */
+   A different signature than the one already set is an error. Adapters
+   whose signature is in schema words (gen/'s) are accepted only for a def
+   of that signature and counts, never a varargs one (DK_ERR_WRONG_SIGNATURE,
+   nothing changes; a def with them is checked the same way): their
+   call_unboxed reads a boxed call's arguments in place, trusting the
+   stack's check against the schema (Note [Boxed fast way]). */
 /* Adapters belong to the operator's def: set here, they go when it goes. */
 DK_API dk_status dk_op_set_adapters(dk_operator *op, const dk_op_adapters *adapters) {
     dk_registry *r;
@@ -10834,7 +10864,6 @@ DK__PRIVATE dk_status dk__check_signature_held(const dk_operator *op, const char
     const dk_op_adapters *a;
     const char *schema;
     const dk_schema *parsed;
-    char from_schema[1024];
     t = dk__snapshot(op);
     a = dk__table_adapters(t);
     parsed = dk__table_schema(t);
@@ -10852,9 +10881,7 @@ DK__PRIVATE dk_status dk__check_signature_held(const dk_operator *op, const char
                         "define it with gen/'s <op>_def(reg, &h), or <op>_library_def(lib) in a DK_LIBRARY "
                         "block (or give it the adapters: dk_op_set_adapters(op, &<op>_adapters))\n  schema: %s",
                         op->name, signature,
-                        parsed && dk_schema_c_signature(parsed, from_schema, sizeof from_schema) >= 0 &&
-                                strcmp(from_schema, signature) == 0
-                            ? " (the schema's own is the same)"
+                        parsed && dk__sig_is(parsed, signature) == 1 ? " (the schema's own is the same)"
                             : "",
                         schema);
     return dk__fail(DK_ERR_WRONG_SIGNATURE,

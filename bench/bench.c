@@ -99,9 +99,11 @@ static void k_boxed_fallback(const dk_kernel *k, const dk_operator *op, dk_keyse
 typedef tensor *(*kernel1_fn)(const dk_kernel *, dk_keyset, tensor *);
 static kernel1_fn volatile fnptr = k_cpu1;
 
-/* bop1's boxing adapters (what gen/ writes for "(Tensor a) -> Tensor"): a
-   typed call that lands on a boxed kernel pushes its argument on a stack
-   and takes the result off it, as c10's boxing wrapper does. */
+/* bop1's boxing adapters for "(Tensor a) -> Tensor": a typed call that
+   lands on a boxed kernel pushes its argument on a stack and takes the
+   result off it, as c10's boxing wrapper does (box and unbox_result as
+   gen/ writes them; this call_unboxed pops and pushes, where gen/'s reads
+   its argument in place and writes the return over it). */
 static void bop1_box(const void *args, dk_stack *st) { dk_stack_push(st, dk_tensor(((const bop1_args *)args)->a)); }
 static void bop1_unbox_result(dk_stack *st, void *result) { *(tensor **)result = (tensor *)dk_stack_pop(st).as.tensor; }
 static void bop1_call_unboxed(const dk_kernel *k, const dk_operator *op, dk_keyset ks, dk_stack *st) {

@@ -1008,15 +1008,19 @@ static void emit_unbox_result_fn(FILE *o, const opinfo *op) {
    returns over them. The library calls call_unboxed only on a stack it has
    checked against the def's schema (dk_call_boxed's fast way, or
    dk__check_stack for the general way and dk_redispatch_boxed), and the
-   schema is the one of this signature (dk_op_set_adapters refuses another):
-   the stack holds at least the n arguments, the top n are its values, so
-   they are read in place without a pop's check. A Tensor argument is read
-   as the tensor the check found there; the other kinds through their unbox
-   helpers, which read each value by its tag (the check lets through kinds
-   the C type does not hold, e.g. a bool for an int, or none for a T?). A
-   Tensor return over a Tensor argument's place writes the pointer only
-   (the value there is a tensor), the others their whole value; a return
-   beyond the n arguments' places is pushed (the capacity checked). */
+   schema is the one of this signature (a def or dk_op_set_adapters refuses
+   another): the stack holds at least the n arguments, the top n are its
+   values, so they are read in place without a pop's check. A Tensor
+   argument is read as the tensor the check found there; the other kinds
+   through their unbox helpers, which read each value by its tag (the check
+   lets through kinds the C type does not hold, e.g. a bool or an int for a
+   Scalar, any value for a QScheme). A Tensor return over
+   a Tensor argument's place writes the pointer only (the value there is a
+   tensor), the others their whole value. Returns beyond the n arguments'
+   places are pushed; a stack without room for them fails the call
+   (DK_ERR_BAD_STACK, the arguments consumed) before the kernel runs, where
+   a push would drop them unreported. An operator without arguments reads
+   no place (v_ is not computed: stack_->values may be NULL). */
 static void emit_call_unboxed_fn(FILE *o, const opinfo *op) {
     char *owned;
     const char *rt = ret_type(op, &owned);
@@ -1024,10 +1028,21 @@ static void emit_call_unboxed_fn(FILE *o, const opinfo *op) {
     for (i = 0; i < op->n; i++) scratch |= KINDS[op->args[i].kind].scratch;
     fprintf(o, "static void %s_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, "
                "dk_stack *stack_) {\n", op->id);
-    fprintf(o, "    dk_value *v_ = stack_->values + (stack_->size - %d);   /* checked: dk_call_boxed */\n", op->n);
+    if (op->n)
+        fprintf(o, "    dk_value *v_ = stack_->values + (stack_->size - %d);   /* checked by the library (Note "
+                   "[Boxed fast way]) */\n", op->n);
     if (scratch) fprintf(o, "    dkgen_scratch tmp_[%d];\n", op->n);
     if (op->nr) fprintf(o, "    %s ret_;\n", rt);
-    fputs("    (void)op_; (void)v_;\n", o);
+    fputs(op->n || op->nr ? "    (void)op_;\n" : "    (void)op_; (void)stack_;\n", o);
+    if (op->nr > op->n) {   /* no room for the returns past the arguments: reported, nothing runs */
+        fprintf(o, "    if (stack_->capacity - stack_->size < %d) {\n", op->nr - op->n);
+        fprintf(o, "        dk_call_fail(op_, kernel_, ks_, DK_ERR_BAD_STACK, \"%%s: the stack has room for %%lu "
+                   "values, the call needs %%lu for its returns (%d): the kernel was not called\", op_->name, "
+                   "(unsigned long)stack_->capacity, (unsigned long)(stack_->size + %d));\n",
+                op->nr, op->nr - op->n);
+        if (op->n) fprintf(o, "        stack_->size -= %d;\n", op->n);
+        fputs("        return;\n    }\n", o);
+    }
     fprintf(o, "    %s((%s_fn)kernel_->fn)(kernel_, ks_", op->nr ? "ret_ = " : "", op->id);
     for (i = 0; i < op->n; i++) {
         const cvalue *v = &op->args[i];

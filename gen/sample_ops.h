@@ -268,9 +268,9 @@ static void sample_add_Tensor_unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_add_Tensor_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    dk_value *v_ = stack_->values + (stack_->size - 3);   /* checked: dk_call_boxed */
+    dk_value *v_ = stack_->values + (stack_->size - 3);   /* checked by the library (Note [Boxed fast way]) */
     dkgen_tensor ret_;
-    (void)op_; (void)v_;
+    (void)op_;
     ret_ = ((sample_add_Tensor_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, (dkgen_tensor)(uintptr_t)v_[1].as.tensor, dkgen_double_of(v_[2]));
     v_[0].as.tensor = (void *)(uintptr_t)ret_;
     stack_->size -= 2;
@@ -407,9 +407,9 @@ static void sample_neg_unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_neg_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    dk_value *v_ = stack_->values + (stack_->size - 1);   /* checked: dk_call_boxed */
+    dk_value *v_ = stack_->values + (stack_->size - 1);   /* checked by the library (Note [Boxed fast way]) */
     dkgen_tensor ret_;
-    (void)op_; (void)v_;
+    (void)op_;
     ret_ = ((sample_neg_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor);
     v_[0].as.tensor = (void *)(uintptr_t)ret_;
 }
@@ -530,9 +530,9 @@ static void sample_fill__unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_fill__call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    dk_value *v_ = stack_->values + (stack_->size - 2);   /* checked: dk_call_boxed */
+    dk_value *v_ = stack_->values + (stack_->size - 2);   /* checked by the library (Note [Boxed fast way]) */
     dkgen_tensor ret_;
-    (void)op_; (void)v_;
+    (void)op_;
     ret_ = ((sample_fill__fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, dkgen_double_of(v_[1]));
     v_[0].as.tensor = (void *)(uintptr_t)ret_;
     stack_->size -= 1;
@@ -654,9 +654,9 @@ static void sample_cat_unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_cat_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    dk_value *v_ = stack_->values + (stack_->size - 2);   /* checked: dk_call_boxed */
+    dk_value *v_ = stack_->values + (stack_->size - 2);   /* checked by the library (Note [Boxed fast way]) */
     dkgen_tensor ret_;
-    (void)op_; (void)v_;
+    (void)op_;
     ret_ = ((sample_cat_fn)kernel_->fn)(kernel_, ks_, dkgen_list_of(v_[0]), dkgen_int_of(v_[1]));
     v_[0] = dkgen_box_tensor(ret_);
     stack_->size -= 1;
@@ -807,10 +807,10 @@ static void sample_split_unbox_result(dk_stack *stack_, void *result_) {
     ret_->r0 = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_split_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    dk_value *v_ = stack_->values + (stack_->size - 5);   /* checked: dk_call_boxed */
+    dk_value *v_ = stack_->values + (stack_->size - 5);   /* checked by the library (Note [Boxed fast way]) */
     dkgen_scratch tmp_[5];
     sample_split_result ret_;
-    (void)op_; (void)v_;
+    (void)op_;
     ret_ = ((sample_split_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, dkgen_int_list_of(v_[1]), dkgen_bool_of(v_[2]), dkgen_string_of(v_[3]), dkgen_opt_int_of(v_[4], &tmp_[4]));
     v_[0].as.tensor = (void *)(uintptr_t)ret_.r0;
     v_[1] = dkgen_box_tensor(ret_.r1);
@@ -959,9 +959,9 @@ static void sample_where_unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_where_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    dk_value *v_ = stack_->values + (stack_->size - 2);   /* checked: dk_call_boxed */
+    dk_value *v_ = stack_->values + (stack_->size - 2);   /* checked by the library (Note [Boxed fast way]) */
     dkgen_tensor ret_;
-    (void)op_; (void)v_;
+    (void)op_;
     ret_ = ((sample_where_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, dkgen_tensor_of(v_[1]));
     v_[0].as.tensor = (void *)(uintptr_t)ret_;
     stack_->size -= 1;
@@ -1098,9 +1098,9 @@ static void sample_numel_unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_int_of(dk_stack_pop(stack_));
 }
 static void sample_numel_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    dk_value *v_ = stack_->values + (stack_->size - 1);   /* checked: dk_call_boxed */
+    dk_value *v_ = stack_->values + (stack_->size - 1);   /* checked by the library (Note [Boxed fast way]) */
     int64_t ret_;
-    (void)op_; (void)v_;
+    (void)op_;
     ret_ = ((sample_numel_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor);
     v_[0] = dk_int(ret_);
 }
@@ -1210,8 +1210,8 @@ static void sample_touch_unbox_result(dk_stack *stack_, void *result_) {
     (void)stack_; (void)result_;
 }
 static void sample_touch_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    dk_value *v_ = stack_->values + (stack_->size - 1);   /* checked: dk_call_boxed */
-    (void)op_; (void)v_;
+    dk_value *v_ = stack_->values + (stack_->size - 1);   /* checked by the library (Note [Boxed fast way]) */
+    (void)op_;
     ((sample_touch_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor);
     stack_->size -= 1;
 }
@@ -1337,9 +1337,9 @@ static void sample_max_dim_unbox_result(dk_stack *stack_, void *result_) {
     ret_->values = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_max_dim_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    dk_value *v_ = stack_->values + (stack_->size - 3);   /* checked: dk_call_boxed */
+    dk_value *v_ = stack_->values + (stack_->size - 3);   /* checked by the library (Note [Boxed fast way]) */
     sample_max_dim_result ret_;
-    (void)op_; (void)v_;
+    (void)op_;
     ret_ = ((sample_max_dim_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, dkgen_int_of(v_[1]), dkgen_bool_of(v_[2]));
     v_[0].as.tensor = (void *)(uintptr_t)ret_.values;
     v_[1] = dkgen_box_tensor(ret_.indices);
@@ -1486,10 +1486,10 @@ static void sample_sum_dim_IntList_unbox_result(dk_stack *stack_, void *result_)
     *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_sum_dim_IntList_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    dk_value *v_ = stack_->values + (stack_->size - 4);   /* checked: dk_call_boxed */
+    dk_value *v_ = stack_->values + (stack_->size - 4);   /* checked by the library (Note [Boxed fast way]) */
     dkgen_scratch tmp_[4];
     dkgen_tensor ret_;
-    (void)op_; (void)v_;
+    (void)op_;
     ret_ = ((sample_sum_dim_IntList_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, dkgen_opt_int_list_of(v_[1], &tmp_[1]), dkgen_bool_of(v_[2]), dkgen_opt_int_of(v_[3], &tmp_[3]));
     v_[0].as.tensor = (void *)(uintptr_t)ret_;
     stack_->size -= 3;
@@ -1639,9 +1639,9 @@ static void sample_pad_unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void sample_pad_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    dk_value *v_ = stack_->values + (stack_->size - 4);   /* checked: dk_call_boxed */
+    dk_value *v_ = stack_->values + (stack_->size - 4);   /* checked by the library (Note [Boxed fast way]) */
     dkgen_tensor ret_;
-    (void)op_; (void)v_;
+    (void)op_;
     ret_ = ((sample_pad_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, dkgen_int_list_of(v_[1]), dkgen_double_of(v_[2]), dkgen_string_of(v_[3]));
     v_[0].as.tensor = (void *)(uintptr_t)ret_;
     stack_->size -= 3;
@@ -1791,9 +1791,9 @@ static void sample_unbind_int_unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_list_of(dk_stack_pop(stack_));
 }
 static void sample_unbind_int_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    dk_value *v_ = stack_->values + (stack_->size - 2);   /* checked: dk_call_boxed */
+    dk_value *v_ = stack_->values + (stack_->size - 2);   /* checked by the library (Note [Boxed fast way]) */
     dk_value_list ret_;
-    (void)op_; (void)v_;
+    (void)op_;
     ret_ = ((sample_unbind_int_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, dkgen_int_of(v_[1]));
     v_[0] = dkgen_box_list(ret_);
     stack_->size -= 1;
@@ -1927,9 +1927,12 @@ static void sample_available_unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_bool_of(dk_stack_pop(stack_));
 }
 static void sample_available_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    dk_value *v_ = stack_->values + (stack_->size - 0);   /* checked: dk_call_boxed */
     int ret_;
-    (void)op_; (void)v_;
+    (void)op_;
+    if (stack_->capacity - stack_->size < 1) {
+        dk_call_fail(op_, kernel_, ks_, DK_ERR_BAD_STACK, "%s: the stack has room for %lu values, the call needs %lu for its returns (1): the kernel was not called", op_->name, (unsigned long)stack_->capacity, (unsigned long)(stack_->size + 1));
+        return;
+    }
     ret_ = ((sample_available_fn)kernel_->fn)(kernel_, ks_);
     dk_stack_push(stack_, dk_bool(ret_));
 }
@@ -2053,9 +2056,9 @@ static void sample_scale_unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_complex_of(dk_stack_pop(stack_));
 }
 static void sample_scale_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    dk_value *v_ = stack_->values + (stack_->size - 3);   /* checked: dk_call_boxed */
+    dk_value *v_ = stack_->values + (stack_->size - 3);   /* checked by the library (Note [Boxed fast way]) */
     dk_complex ret_;
-    (void)op_; (void)v_;
+    (void)op_;
     ret_ = ((sample_scale_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, dkgen_complex_of(v_[1]), dkgen_complex_of(v_[2]));
     v_[0] = dkgen_box_complex(ret_);
     stack_->size -= 2;
@@ -2116,6 +2119,107 @@ DK_INLINE dk_complex sample_scale_call_opts(const dk_operator *op_, dkgen_tensor
 #define sample_scale_calld_takes_4 ~, 1
 #define sample_scale_calld_4(p0_, p1_, p2_, p3_) sample_scale_call(p0_, p1_, p2_, p3_)
 
+/* ---- sample::dup(Tensor self) -> (Tensor, Tensor) */
+#define sample_dup_SCHEMA "sample::dup(Tensor self) -> (Tensor, Tensor)"
+#define sample_dup_NAME "sample::dup"
+#define sample_dup_SIGNATURE "(Tensor, Tensor) (Tensor)"
+typedef struct sample_dup_result { dkgen_tensor r0; dkgen_tensor r1; } sample_dup_result;
+typedef sample_dup_result (*sample_dup_fn)(const dk_kernel *kernel_, dk_keyset ks_, dkgen_tensor self_);
+typedef struct sample_dup_args { dkgen_tensor self; sample_dup_result result; } sample_dup_args;
+DK_INLINE dk_keyset sample_dup_keyset(dkgen_tensor self_) {
+    dk_keyset ks_ = DK_KS_EMPTY;
+    ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(self_));
+    return ks_;
+}
+static sample_dup_result dkgen_sample_dup_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_) {
+    sample_dup_args pack_;
+    unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
+    pack_.self = self_;
+    kernel_->fn ? (void)(pack_.result = ((sample_dup_fn)kernel_->fn)(kernel_, ks_, self_)) : dk_call_packed(op_, table_, ks_, kernel_, &pack_, &pack_.result, sizeof pack_.result);
+    dk_trace_end(trace_);
+    return pack_.result;
+}
+DK_INLINE sample_dup_result dkgen_sample_dup_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_) {
+    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
+    return fn_ ? ((sample_dup_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_dup_slow(op_, table_, ks_, kernel_, re_, self_);
+}
+DK_INLINE sample_dup_result sample_dup_call(const dk_operator *op_, dkgen_tensor self_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    sample_dup_result ret_;
+    dk_call_enter();
+    kernel_ = dk_dispatch_kernel_with_table(op_, sample_dup_keyset(self_), &ks_, &table_);
+    ret_ = dkgen_sample_dup_invoke(op_, table_, ks_, kernel_, 0, self_);
+    dk_call_exit();
+    return ret_;
+}
+DK_INLINE sample_dup_result sample_dup_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    sample_dup_result ret_;
+    dk_call_enter();
+    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
+    ret_ = dkgen_sample_dup_invoke(op_, table_, ks_, kernel_, 1, self_);
+    dk_call_exit();
+    return ret_;
+}
+static void sample_dup_box(const void *args_, dk_stack *stack_) {
+    const sample_dup_args *pack_ = (const sample_dup_args *)args_;
+    dk_stack_push(stack_, dkgen_box_tensor(pack_->self));
+}
+static void sample_dup_unbox_result(dk_stack *stack_, void *result_) {
+    sample_dup_result *ret_ = (sample_dup_result *)result_;
+    ret_->r1 = dkgen_tensor_of(dk_stack_pop(stack_));
+    ret_->r0 = dkgen_tensor_of(dk_stack_pop(stack_));
+}
+static void sample_dup_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
+    dk_value *v_ = stack_->values + (stack_->size - 1);   /* checked by the library (Note [Boxed fast way]) */
+    sample_dup_result ret_;
+    (void)op_;
+    if (stack_->capacity - stack_->size < 1) {
+        dk_call_fail(op_, kernel_, ks_, DK_ERR_BAD_STACK, "%s: the stack has room for %lu values, the call needs %lu for its returns (2): the kernel was not called", op_->name, (unsigned long)stack_->capacity, (unsigned long)(stack_->size + 1));
+        stack_->size -= 1;
+        return;
+    }
+    ret_ = ((sample_dup_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor);
+    v_[0].as.tensor = (void *)(uintptr_t)ret_.r0;
+    dk_stack_push(stack_, dkgen_box_tensor(ret_.r1));
+}
+static const dk_op_adapters sample_dup_adapters = { sample_dup_SIGNATURE, 1, 2, sample_dup_box, sample_dup_unbox_result, sample_dup_call_unboxed };
+DK_INLINE dk_status sample_dup_def_at(dk_registry *reg_, const char *file_, int line_, dk_registration **handle_) {
+    dk_def_options opts_;
+    opts_.adapters = &sample_dup_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_def_at(reg_, sample_dup_SCHEMA, &opts_, file_, line_, handle_);
+}
+#define sample_dup_def(reg_, handle_) sample_dup_def_at((reg_), __FILE__, __LINE__, (handle_))
+DK_INLINE dk_status sample_dup_library_def(dk_library *lib_) {
+    dk_def_options opts_;
+    opts_.adapters = &sample_dup_adapters;
+    opts_.alias_analysis = DK_ALIAS_ANALYSIS_FROM_SCHEMA;
+    opts_.tags = NULL;
+    opts_.num_tags = 0;
+    return dk_library_def_with(lib_, sample_dup_SCHEMA, &opts_);
+}
+DK_INLINE dk_kernel_desc sample_dup_kernel(sample_dup_fn fn_, void *user_data_, const char *fn_name_) {
+    return dk_kernel_named(dk_unboxed(DK_FN(fn_), user_data_), fn_name_, sample_dup_SIGNATURE);
+}
+DK_INLINE dk_status sample_dup_impl_at(dk_registry *reg_, dk_key key_, dk_kernel_desc kernel_, const char *file_, int line_, dk_registration **handle_) {
+    return dk_impl_at(reg_, sample_dup_NAME, key_, kernel_, file_, line_, handle_);
+}
+#define sample_dup_impl(reg_, key_, fn_, user_data_, handle_) \
+    (DK_KERNEL_TYPE_CHECK(sample_dup_fn, fn_, wrong_kernel_type__expected_sample_dup_fn), \
+     sample_dup_impl_at((reg_), (key_), sample_dup_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__, (handle_)))
+#define sample_dup_library_impl(lib_, key_, fn_, user_data_) \
+    (DK_KERNEL_TYPE_CHECK(sample_dup_fn, fn_, wrong_kernel_type__expected_sample_dup_fn), \
+     dk_library_impl_at((lib_), sample_dup_NAME, (key_), sample_dup_kernel((fn_), (user_data_), #fn_), __FILE__, __LINE__))
+DK_INLINE dk_status sample_dup_bind(dk_registry *reg_, const dk_operator **op_) {
+    return dkgen_bind(reg_, sample_dup_NAME, sample_dup_SIGNATURE, op_);
+}
+
 /* X(<op>) for every operator of this header */
 #define DKGEN_FORALL_SAMPLE_OPS(DKGEN_X) \
     DKGEN_X(sample_add_Tensor) \
@@ -2131,6 +2235,7 @@ DK_INLINE dk_complex sample_scale_call_opts(const dk_operator *op_, dkgen_tensor
     DKGEN_X(sample_pad) \
     DKGEN_X(sample_unbind_int) \
     DKGEN_X(sample_available) \
-    DKGEN_X(sample_scale)
+    DKGEN_X(sample_scale) \
+    DKGEN_X(sample_dup)
 
 #endif /* DKGEN_SAMPLE_OPS_H */

@@ -439,6 +439,57 @@ static void test_no_arguments(void **state) {
     assert_int_equal(st.size, 1);
     assert_int_equal(st.values[0].tag, DK_VALUE_BOOL);   /* -> bool: the C int, boxed as a bool */
     assert_int_equal(st.values[0].as.b, 1);
+    /* an empty stack without storage: call_unboxed reads no place (no
+       NULL + 0, which UBSan reports) and, with no room for the return,
+       fails the call before the kernel runs */
+    dk_stack_init(&st, NULL, 0);
+    dk_call_boxed(available_op, &st);
+    assert_int_equal(dk_last_call_status(), DK_ERR_BAD_STACK);
+    assert_non_null(strstr(dk_last_error(), "sample::available: the stack has room for 0 values, the call needs 1 "
+                                            "for its returns (1): the kernel was not called"));
+    assert_int_equal(st.size, 0);
+}
+
+/* Returns past the arguments' places (one argument, two returns): a stack
+   with room for them gets both; one without fails the call with
+   DK_ERR_BAD_STACK before the kernel runs (a push would drop the second
+   return unreported), the argument consumed. */
+static int dup_runs;
+static sample_dup_result dup_cpu(const dk_kernel *k, dk_keyset ks, tensor *self) {
+    sample_dup_result r;
+    (void)k; (void)ks;
+    dup_runs++;
+    r.r0 = self;
+    r.r1 = self;
+    return r;
+}
+static void test_returns_past_arguments(void **state) {
+    tensor a = cpu(1);
+    dk_value storage[2];
+    dk_stack st;
+    dk_registration *def, *impl;
+    const dk_operator *op;
+    (void)state;
+    assert_int_equal(sample_dup_def(reg, &def), DK_OK);
+    assert_int_equal(sample_dup_impl(reg, DK_CPU, dup_cpu, NULL, &impl), DK_OK);
+    op = dk_op_lookup(reg, "sample::dup");
+    dk_stack_init(&st, storage, 2);
+    dk_stack_push(&st, dk_tensor(&a));
+    dk_call_boxed(op, &st);
+    assert_int_equal(dk_last_call_status(), DK_OK);
+    assert_int_equal(st.size, 2);
+    assert_ptr_equal(st.values[1].as.tensor, &a);
+    assert_int_equal(dup_runs, 1);
+    dk_stack_init(&st, storage, 1);
+    dk_stack_push(&st, dk_tensor(&a));
+    dk_call_boxed(op, &st);
+    assert_int_equal(dk_last_call_status(), DK_ERR_BAD_STACK);
+    assert_non_null(strstr(dk_last_error(), "sample::dup: the stack has room for 1 values, the call needs 2 for its "
+                                            "returns (2): the kernel was not called"));
+    assert_int_equal(st.size, 0);
+    assert_int_equal(dup_runs, 1);
+    assert_int_equal(dk_deregister(impl), DK_OK);
+    assert_int_equal(dk_deregister(def), DK_OK);
 }
 
 /* The registry's tensor_keyset hook is generated from DKGEN_TENSOR_KEYSET:
@@ -510,6 +561,7 @@ static void test_signature_checks(void **state) {
         assert_null(dk_op_lookup(reg, "sample::neg2"));
         assert_int_equal(dk_def_with(reg, "sample::neg2(Tensor self, ...) -> Tensor", &o, &h), DK_ERR_WRONG_SIGNATURE);
         assert_non_null(strstr(dk_last_error(), "expected signature: none (varargs"));
+        assert_null(dk_op_lookup(reg, "sample::neg2"));
         wrong_count.num_arguments = 2;
         o.adapters = &wrong_count;
         assert_int_equal(dk_def_with(reg, "sample::neg2(Tensor self) -> Tensor", &o, &h), DK_ERR_WRONG_SIGNATURE);
@@ -521,6 +573,15 @@ static void test_signature_checks(void **state) {
         assert_non_null(strstr(dk_last_error(), "set_adapters: the boxing adapters' C signature doesn't match"));
         dk_call_enter();
         assert_null(dk_op_table_of(defined)->def->adapters);
+        dk_call_exit();
+        assert_int_equal(dk_deregister(h), DK_OK);
+        /* refused over adapters already there (the same signature, other counts): they stay */
+        o.adapters = &sample_neg_adapters;
+        assert_int_equal(dk_def_with(reg, "sample::neg2(Tensor self) -> Tensor", &o, &h), DK_OK);
+        defined = dk_op_lookup(reg, "sample::neg2");
+        assert_int_equal(dk_op_set_adapters((dk_operator *)defined, &wrong_count), DK_ERR_WRONG_SIGNATURE);
+        dk_call_enter();
+        assert_ptr_equal(dk_op_table_of(defined)->def->adapters, &sample_neg_adapters);
         dk_call_exit();
         assert_int_equal(dk_deregister(h), DK_OK);
     }
@@ -591,6 +652,77 @@ static void dump(dk_registry *r, const char *name, char *buf, size_t size) {
     buf[0] = '\0';
     if (op) dk_op_state_to_string(op, buf, size);
 }
+/* A schema whose C signature is over 1,024 characters (64 float[]?
+   arguments, 60 Tensor[] returns: 1,241): its def with gen-style adapters
+   and its typed kernels, registered before or after the def, are compared
+   whole, and one that differs only in its last word is refused. */
+static void long_text(char *schema, char *sig, const char *last) {
+    size_t n = 0, m = 0;
+    int i;
+    n += (size_t)sprintf(schema + n, "long::op(");
+    for (i = 0; i < 64; i++) n += (size_t)sprintf(schema + n, "%sfloat[]? a%d", i ? ", " : "", i);
+    n += (size_t)sprintf(schema + n, ") -> (");
+    m += (size_t)sprintf(sig + m, "(");
+    for (i = 0; i < 60; i++) {
+        n += (size_t)sprintf(schema + n, "%sTensor[]", i ? ", " : "");
+        m += (size_t)sprintf(sig + m, "%sTensor[]", i ? ", " : "");
+    }
+    sprintf(schema + n, ")");
+    m += (size_t)sprintf(sig + m, ") (");
+    for (i = 0; i < 64; i++) m += (size_t)sprintf(sig + m, "%s%s", i ? ", " : "", i < 63 ? "float[]?" : last);
+    sprintf(sig + m, ")");
+}
+static void test_long_signatures(void **state) {
+    static char schema[2048], sig[2048], other[2048];
+    dk_registry *r;
+    dk_registration *def, *impl, *h = NULL;
+    dk_op_adapters adapters = sample_neg_adapters, wrong;   /* their functions are never called here */
+    dk_def_options o;
+    char before[4096], after[4096];
+    (void)state;
+    long_text(schema, sig, "float[]?");
+    long_text(schema, other, "float[]!");   /* the same length, the last word differs */
+    assert_int_equal((int)strlen(sig), 1241);
+    assert_int_equal(dk_registry_create(NULL, &r), DK_OK);
+    /* a typed kernel before the def, then the def checked against it */
+    assert_int_equal(dk_impl(r, "long::op", DK_CPU, dk_kernel_named(dk_unboxed(DK_FN(neg_cpu), NULL), "k", sig), &impl),
+                     DK_OK);
+    adapters.signature = sig;
+    adapters.num_arguments = 64;
+    adapters.num_returns = 60;
+    memset(&o, 0, sizeof o);
+    o.adapters = &adapters;
+    assert_int_equal(dk_def_with(r, schema, &o, &def), DK_OK);
+    assert_int_equal(dk_op_check_signature(dk_op_lookup(r, "long::op"), sig), DK_OK);
+    /* a typed kernel after it, its signature differing past 1,024 characters */
+    dump(r, "long::op", before, sizeof before);
+    assert_int_equal(dk_impl(r, "long::op", DK_CUDA, dk_kernel_named(dk_unboxed(DK_FN(neg_cpu), NULL), "k", other), &h),
+                     DK_ERR_WRONG_SIGNATURE);
+    assert_null(h);
+    assert_non_null(strstr(dk_last_error(), "the C signature of a typed kernel doesn't match the operator's schema"));
+    assert_non_null(strstr(dk_last_error(), " ... [1241 characters in all]\n"));
+    dump(r, "long::op", after, sizeof after);
+    assert_string_equal(before, after);
+    assert_int_equal(dk_impl(r, "long::op", DK_CUDA, dk_kernel_named(dk_unboxed(DK_FN(neg_cpu), NULL), "k", sig), &h),
+                     DK_OK);
+    /* adapters differing past 1,024 characters: refused at def and by dk_op_set_adapters */
+    wrong = adapters;
+    wrong.signature = other;
+    assert_int_equal(dk_deregister(def), DK_OK);
+    dump(r, "long::op", before, sizeof before);
+    o.adapters = &wrong;
+    def = NULL;
+    assert_int_equal(dk_def_with(r, schema, &o, &def), DK_ERR_WRONG_SIGNATURE);
+    assert_null(def);
+    assert_non_null(strstr(dk_last_error(), "the boxing adapters' C signature doesn't match the operator's schema"));
+    dump(r, "long::op", after, sizeof after);
+    assert_string_equal(before, after);
+    assert_int_equal(dk_def(r, schema, &def), DK_OK);
+    assert_int_equal(dk_op_set_adapters((dk_operator *)dk_op_lookup(r, "long::op"), &wrong), DK_ERR_WRONG_SIGNATURE);
+    assert_int_equal(dk_op_set_adapters((dk_operator *)dk_op_lookup(r, "long::op"), &adapters), DK_OK);
+    dk_registry_destroy(r);
+}
+
 static void test_typed_registration_checks(void **state) {
     dk_registry *r;
     dk_registration *h, *h2, *h3;
@@ -779,6 +911,7 @@ int main(void) {
         cmocka_unit_test(test_signature_checks),
         cmocka_unit_test(test_library_def),
         cmocka_unit_test(test_typed_registration_checks),
+        cmocka_unit_test(test_long_signatures),
         cmocka_unit_test(test_schema_c_signature),
         cmocka_unit_test(test_defaults_by_argument),
         cmocka_unit_test(test_named_tuple_results),
@@ -786,6 +919,7 @@ int main(void) {
         cmocka_unit_test(test_complex_arguments),
         cmocka_unit_test(test_tensor_list_return),
         cmocka_unit_test(test_no_arguments),
+        cmocka_unit_test(test_returns_past_arguments),
         cmocka_unit_test(test_generated_tensor_keyset_hook),
     };
     return cmocka_run_group_tests_name("gen: generated typed bindings", tests, setup, teardown);

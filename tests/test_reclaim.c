@@ -376,6 +376,13 @@ static void test_adapters_belong_to_def(void **state) {
     dk_op_state_to_string(op, after, sizeof after);
     assert_string_equal(before, after);
     IN_READ_SECTION(assert_ptr_equal(dk_op_table_of(op)->def->adapters, &adapters_a));
+    /* with adapters of a schema not its own (refused below alone), a second
+       def is reported as a duplicate too: that check comes first */
+    assert_int_equal(dk_def_with(r, "ad::op(Tensor x, int n) -> Tensor", &adapters_a_opts, &dup),
+                     DK_ERR_DUPLICATE_DEF);
+    assert_null(dup);
+    dk_op_state_to_string(op, after, sizeof after);
+    assert_string_equal(before, after);
     /* the def goes: the operator lives on (its kernel), without adapters */
     assert_int_equal(dk_deregister(def), DK_OK);
     assert_ptr_equal(dk_op_lookup(r, "ad::op"), op);
@@ -387,7 +394,13 @@ static void test_adapters_belong_to_def(void **state) {
     last_failure = DK_OK;
     dk_redispatch_boxed(op, dk_ks_from_key(DK_CPU), &st);   /* no dangling adapters: a clear error */
     assert_int_equal(last_failure, DK_ERR_NO_ADAPTER);
-    /* another signature can be defined now */
+    /* another signature can be defined now, with its own adapters only */
+    dk_op_state_to_string(op, before, sizeof before);
+    assert_int_equal(dk_def_with(r, "ad::op(Tensor x, int n) -> Tensor", &adapters_a_opts, &dup),
+                     DK_ERR_WRONG_SIGNATURE);
+    assert_null(dup);
+    dk_op_state_to_string(op, after, sizeof after);
+    assert_string_equal(before, after);
     assert_int_equal(dk_def_with(r, "ad::op(Tensor x, int n) -> Tensor", &adapters_b_opts, &def), DK_OK);
     IN_READ_SECTION(assert_ptr_equal(dk_op_table_of(op)->def->adapters, &adapters_b));
     assert_int_equal(dk_op_set_adapters((dk_operator *)op, &adapters_a), DK_ERR_WRONG_SIGNATURE);

@@ -265,9 +265,9 @@ static void mt_add_unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void mt_add_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    dk_value *v_ = stack_->values + (stack_->size - 2);   /* checked: dk_call_boxed */
+    dk_value *v_ = stack_->values + (stack_->size - 2);   /* checked by the library (Note [Boxed fast way]) */
     dkgen_tensor ret_;
-    (void)op_; (void)v_;
+    (void)op_;
     ret_ = ((mt_add_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, (dkgen_tensor)(uintptr_t)v_[1].as.tensor);
     v_[0].as.tensor = (void *)(uintptr_t)ret_;
     stack_->size -= 1;
@@ -389,9 +389,9 @@ static void mt_mul_unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void mt_mul_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    dk_value *v_ = stack_->values + (stack_->size - 2);   /* checked: dk_call_boxed */
+    dk_value *v_ = stack_->values + (stack_->size - 2);   /* checked by the library (Note [Boxed fast way]) */
     dkgen_tensor ret_;
-    (void)op_; (void)v_;
+    (void)op_;
     ret_ = ((mt_mul_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, (dkgen_tensor)(uintptr_t)v_[1].as.tensor);
     v_[0].as.tensor = (void *)(uintptr_t)ret_;
     stack_->size -= 1;
@@ -510,9 +510,9 @@ static void mt_sum_unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void mt_sum_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    dk_value *v_ = stack_->values + (stack_->size - 1);   /* checked: dk_call_boxed */
+    dk_value *v_ = stack_->values + (stack_->size - 1);   /* checked by the library (Note [Boxed fast way]) */
     dkgen_tensor ret_;
-    (void)op_; (void)v_;
+    (void)op_;
     ret_ = ((mt_sum_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor);
     v_[0].as.tensor = (void *)(uintptr_t)ret_;
 }
@@ -630,9 +630,9 @@ static void mt_relu_unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void mt_relu_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    dk_value *v_ = stack_->values + (stack_->size - 1);   /* checked: dk_call_boxed */
+    dk_value *v_ = stack_->values + (stack_->size - 1);   /* checked by the library (Note [Boxed fast way]) */
     dkgen_tensor ret_;
-    (void)op_; (void)v_;
+    (void)op_;
     ret_ = ((mt_relu_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor);
     v_[0].as.tensor = (void *)(uintptr_t)ret_;
 }
@@ -753,9 +753,9 @@ static void mt_matmul_unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void mt_matmul_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    dk_value *v_ = stack_->values + (stack_->size - 2);   /* checked: dk_call_boxed */
+    dk_value *v_ = stack_->values + (stack_->size - 2);   /* checked by the library (Note [Boxed fast way]) */
     dkgen_tensor ret_;
-    (void)op_; (void)v_;
+    (void)op_;
     ret_ = ((mt_matmul_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor, (dkgen_tensor)(uintptr_t)v_[1].as.tensor);
     v_[0].as.tensor = (void *)(uintptr_t)ret_;
     stack_->size -= 1;
@@ -874,9 +874,9 @@ static void mt_exp_unbox_result(dk_stack *stack_, void *result_) {
     *ret_ = dkgen_tensor_of(dk_stack_pop(stack_));
 }
 static void mt_exp_call_unboxed(const dk_kernel *kernel_, const dk_operator *op_, dk_keyset ks_, dk_stack *stack_) {
-    dk_value *v_ = stack_->values + (stack_->size - 1);   /* checked: dk_call_boxed */
+    dk_value *v_ = stack_->values + (stack_->size - 1);   /* checked by the library (Note [Boxed fast way]) */
     dkgen_tensor ret_;
-    (void)op_; (void)v_;
+    (void)op_;
     ret_ = ((mt_exp_fn)kernel_->fn)(kernel_, ks_, (dkgen_tensor)(uintptr_t)v_[0].as.tensor);
     v_[0].as.tensor = (void *)(uintptr_t)ret_;
 }
