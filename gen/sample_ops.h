@@ -2131,7 +2131,7 @@ DK_INLINE dk_keyset sample_dup_keyset(dkgen_tensor self_) {
     ks_ = dk_ks_or(ks_, DKGEN_TENSOR_KEYSET(self_));
     return ks_;
 }
-static sample_dup_result dkgen_sample_dup_slow(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_) {
+static DKGEN_SLOW_PATH sample_dup_result dkgen_sample_dup_slow(const dk_kernel *kernel_, dk_keyset ks_, const dk_op_table *table_, const dk_operator *op_, dkgen_tensor self_, int re_) {
     sample_dup_args pack_;
     unsigned trace_ = dk_trace_report_begin(op_, ks_, kernel_, re_);
     pack_.self = self_;
@@ -2139,30 +2139,57 @@ static sample_dup_result dkgen_sample_dup_slow(const dk_operator *op_, const dk_
     dk_trace_end(trace_);
     return pack_.result;
 }
-DK_INLINE sample_dup_result dkgen_sample_dup_invoke(const dk_operator *op_, const dk_op_table *table_, dk_keyset ks_, const dk_kernel *kernel_, int re_, dkgen_tensor self_) {
-    dk_fn fn_ = dk_kernel_direct_fn(kernel_);
-    return fn_ ? ((sample_dup_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_dup_slow(op_, table_, ks_, kernel_, re_, self_);
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH sample_dup_result dkgen_sample_dup_call_any(const dk_operator *op_, dkgen_tensor self_) {
+    dk_keyset ks_;
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
+    sample_dup_result ret_;
+    dk_call_enter();
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_dup_keyset(self_), &ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_dup_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_dup_slow(kernel_, ks_, table_, op_, self_, 0));
+    dk_call_exit();
+    return ret_;
 }
+#endif
 DK_INLINE sample_dup_result sample_dup_call(const dk_operator *op_, dkgen_tensor self_) {
     dk_keyset ks_;
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
+    sample_dup_result ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_dispatch_kernel_with_fn(op_, sample_dup_keyset(self_), &ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_dup_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_dup_slow(kernel_, ks_, table_, op_, self_, 0)), dk_call_exit_outermost(), ret_) : dkgen_sample_dup_call_any(op_, self_);
+#else
+    kernel_ = dk_dispatch_kernel_with_fn(op_, sample_dup_keyset(self_), &ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_dup_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_dup_slow(kernel_, ks_, table_, op_, self_, 0));
+#endif
+}
+#ifdef DK_CALL_EPOCHS
+static DKGEN_SLOW_PATH sample_dup_result dkgen_sample_dup_redispatch_any(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_) {
+    const dk_op_table *table_;
+    const dk_kernel *kernel_;
+    dk_fn fn_;
     sample_dup_result ret_;
     dk_call_enter();
-    kernel_ = dk_dispatch_kernel_with_table(op_, sample_dup_keyset(self_), &ks_, &table_);
-    ret_ = dkgen_sample_dup_invoke(op_, table_, ks_, kernel_, 0, self_);
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_dup_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_dup_slow(kernel_, ks_, table_, op_, self_, 1));
     dk_call_exit();
     return ret_;
 }
+#endif
 DK_INLINE sample_dup_result sample_dup_redispatch(const dk_operator *op_, dk_keyset ks_, dkgen_tensor self_) {
     const dk_op_table *table_;
     const dk_kernel *kernel_;
+    dk_fn fn_;
+#ifdef DK_CALL_EPOCHS
     sample_dup_result ret_;
-    dk_call_enter();
-    kernel_ = dk_redispatch_kernel_with_table(op_, ks_, &table_);
-    ret_ = dkgen_sample_dup_invoke(op_, table_, ks_, kernel_, 1, self_);
-    dk_call_exit();
-    return ret_;
+    return DKGEN_LIKELY(dk_call_enter_outermost()) ? (kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_), ret_ = (DKGEN_LIKELY(fn_ != NULL) ? ((sample_dup_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_dup_slow(kernel_, ks_, table_, op_, self_, 1)), dk_call_exit_outermost(), ret_) : dkgen_sample_dup_redispatch_any(op_, ks_, self_);
+#else
+    kernel_ = dk_redispatch_kernel_with_fn(op_, ks_, &table_, &fn_);
+    return (DKGEN_LIKELY(fn_ != NULL) ? ((sample_dup_fn)fn_)(kernel_, ks_, self_) : dkgen_sample_dup_slow(kernel_, ks_, table_, op_, self_, 1));
+#endif
 }
 static void sample_dup_box(const void *args_, dk_stack *stack_) {
     const sample_dup_args *pack_ = (const sample_dup_args *)args_;
