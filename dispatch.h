@@ -4551,7 +4551,7 @@ DK_INLINE const char *dk_op_schema(const dk_operator *op) {
 #define DK__COLD_END DK__SPAN_END
 #define DK__COOL_BEGIN DK__SPAN_BEGIN("GCC optimize(\"O1\")")
 #define DK__COOL_END DK__SPAN_END
-#define DK__WARM_BEGIN DK__SPAN_BEGIN("GCC optimize(\"no-tree-pre\", \"no-gcse\", \"no-code-hoisting\", \"no-tree-vrp\", \"no-schedule-insns2\", \"no-tree-vectorize\", \"no-align-functions\", \"no-align-jumps\", \"no-align-loops\", \"no-align-labels\", \"no-reorder-blocks-and-partition\", \"no-tree-slp-vectorize\", \"no-tree-loop-vectorize\", \"no-tree-tail-merge\", \"no-isolate-erroneous-paths-dereference\", \"no-peephole2\", \"no-ipa-icf\", \"no-tree-loop-distribute-patterns\", \"no-hoist-adjacent-loads\", \"no-ipa-vrp\", \"no-ipa-bit-cp\", \"no-crossjumping\", \"no-ree\", \"no-cse-follow-jumps\")")
+#define DK__WARM_BEGIN DK__SPAN_BEGIN("GCC optimize(\"no-tree-pre\", \"no-gcse\", \"no-code-hoisting\", \"no-tree-vrp\", \"no-schedule-insns2\", \"no-tree-vectorize\", \"no-align-functions\", \"no-align-jumps\", \"no-align-loops\", \"no-align-labels\", \"no-reorder-blocks-and-partition\", \"no-tree-slp-vectorize\", \"no-tree-loop-vectorize\", \"no-tree-tail-merge\", \"no-isolate-erroneous-paths-dereference\", \"no-peephole2\", \"no-ipa-icf\", \"no-tree-loop-distribute-patterns\", \"no-hoist-adjacent-loads\", \"no-ipa-vrp\", \"no-ipa-bit-cp\", \"no-crossjumping\", \"no-ree\", \"no-cse-follow-jumps\", \"ira-region=one\", \"no-dse\", \"no-tree-dse\", \"no-lra-remat\", \"no-if-conversion2\", \"no-ipa-reference\", \"no-tree-copy-prop\", \"no-split-wide-types\", \"no-tree-bit-ccp\", \"no-ipa-pure-const\")")
 #define DK__WARM_END DK__SPAN_END
 
 /* The implementation expands the role lists hundreds of times: here a
