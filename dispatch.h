@@ -4533,8 +4533,9 @@ DK_INLINE const char *dk_op_schema(const dk_operator *op) {
    without the passes that cost compile time and, measured on the bench's
    def, impl, deregister and boxed rows, no instructions (docs/bench.md):
    among them the second scheduler, the alignment, PRE, GCSE, code hoisting, VRP (and
-   IPA's), the vectorisers, tail merging, crossjumping, peephole2, ICF.
-   Jump threading, IPA-CP, IPA-SRA and -fexpensive-optimizations stay on
+   IPA's), the vectorisers, tail merging, crossjumping, peephole2, ICF, and
+   IRA's regions, DSE, copy propagation, bit-CCP, IPA's pure-const (each of
+   the second set kept only where no row grew). Jump threading, IPA-CP, IPA-SRA and -fexpensive-optimizations stay on
    (without them a def costs more), and -fdevirtualize: GCC inlines no
    function compiled with it into one compiled without it. The span
    is one region so that its functions, all with the same options, inline
