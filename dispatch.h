@@ -4521,10 +4521,12 @@ DK_INLINE const char *dk_op_schema(const dk_operator *op) {
 
    COOL, -O1: the C ABI (>>impl-abi), one span: each function converts a
    foreign caller's plain C types and calls the C API's function, which
-   stays in the WARM span (a call, where -O2 inlined some); -O1 still
-   inlines the header's inline functions (the keyset algebra, the stack
-   helpers, the guards) into them. What a foreign caller's own call costs
-   (ctypes, cffi, a JIT's trampoline) is larger than what -O2 took off.
+   stays in the WARM span (a call, where -O2 inlined some). -O1 inlines
+   only the smallest of the header's inline functions into them; the
+   others (dk_ks_has, dk_ks_remove, the guards, the registry's lock
+   helpers) are calls there, to one out-of-line copy each. What a foreign
+   caller's own call costs (ctypes, cffi, a JIT's trampoline) is larger
+   than what -O2 took off.
 
    WARM: the registration paths, the boxed and slow call paths (>>impl-registry
    to >>impl-call) and the schema parser (>>impl-schema), with the C ABI's
