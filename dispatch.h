@@ -4574,52 +4574,68 @@ DK_INLINE const char *dk_op_schema(const dk_operator *op) {
 
 #define DK__PRIVATE static DK__UNUSED
 
-/* Cold code: the text dumps, the HTML table, explanations, the timeline's
+/* Optimisation spans: GCC compiles each span of the implementation at the
+   level of what runs there, when the unit is optimised for speed (the
+   target is the implementation's compile time at plain -O2, docs/bench.md);
+   other compilers, -O0 and -Os units compile every span as the rest. One
+   mechanism: a span's BEGIN pushes GCC's options and sets its own, its END
+   pops them, so spans nest (a COLD region inside the COOL or WARM span drops
+   to -Og and comes back to that span's options). GCC inlines no function
+   compiled with an optimize attribute into a caller whose options differ,
+   so a span holds no function that code outside it calls on a hot path;
+   the code before the WARM span (threads, errors, epochs, names, slots,
+   config) has no attribute and inlines into every span.
+
+   COLD, -Og: the text dumps, the HTML table, explanations, the timeline's
    file, backend renames and keysets as text, run when a person looks, and
    the messages of what failed (a call with no kernel to run, dk_call_fail,
    a schema's parse error, a named keyset looked up by a foreign caller's
    text), never by a call, a boxed call or a registration that succeeds.
-   GCC compiles the regions between DK__COLD_BEGIN and DK__COLD_END at -O1
-   when the unit is optimised for speed, which takes a part of the
-   implementation's compile time (docs/bench.md) and changes no function
-   outside them: a region holds no function the hot code calls, except out
-   of line once it has failed (dk__call_failed, dk__sp_fail), nor calls one
-   with a constant the hot callers share (GCC would stop specialising it:
-   the library blocks and dk__explain_stack_in stay outside for that).
-   Other compilers, -O0 and -Os units compile them as the rest. */
-#if defined(__GNUC__) && !defined(__clang__) && !defined(__INTEL_COMPILER) && defined(__OPTIMIZE__) && \
-    !defined(__OPTIMIZE_SIZE__)
-#define DK__COLD_BEGIN _Pragma("GCC push_options") _Pragma("GCC optimize(\"O1\")")
-#define DK__COLD_END _Pragma("GCC pop_options")
-#else
-#define DK__COLD_BEGIN
-#define DK__COLD_END
-#endif
+   -Og is GCC's cheapest level that still optimises (about half -O2's
+   compile time per function; it inlines nothing, so a region's calls to
+   the header's inline functions stay calls). A region holds no function
+   the hot code calls, except out of line once it has failed
+   (dk__call_failed, dk__sp_fail), nor calls one with a constant the hot
+   callers share (GCC would stop specialising it: the library blocks and
+   dk__explain_stack_in stay outside for that).
 
-/* Warm code: the registration paths, the C ABI and the boxed and slow call
-   paths (>>impl-registry to >>impl-call and >>impl-abi) and the schema
-   parser (>>impl-schema), run by every def, impl and deregister but not by
+   COOL, -O1: the C ABI (>>impl-abi), one span: each function converts a
+   foreign caller's plain C types and calls the C API's function, which
+   stays in the WARM span (a call, where -O2 inlined some). -O1 inlines
+   only the smallest of the header's inline functions into them; the
+   others (dk_ks_has, dk_ks_remove, the guards, the registry's lock
+   helpers) are calls there, to one out-of-line copy each. What a foreign
+   caller's own call costs (ctypes, cffi, a JIT's trampoline) is larger
+   than what -O2 took off.
+
+   WARM: the registration paths, the boxed and slow call paths (>>impl-registry
+   to >>impl-call) and the schema parser (>>impl-schema), with the C ABI's
+   COOL span between them, run by every def, impl and deregister but not by
    an inline call (that is in the caller's unit). GCC compiles them at -O2
    without the passes that cost compile time and, measured on the bench's
    def, impl, deregister and boxed rows, no instructions (docs/bench.md):
    among them the second scheduler, the alignment, PRE, GCSE, code hoisting, VRP (and
-   IPA's), the vectorisers, tail merging, crossjumping, peephole2, ICF.
-   Jump threading, IPA-CP, IPA-SRA and -fexpensive-optimizations stay on
+   IPA's), the vectorisers, tail merging, crossjumping, peephole2, ICF, and
+   IRA's regions, DSE, copy propagation, bit-CCP, IPA's pure-const (each of
+   the second set kept only where no row grew). Jump threading, IPA-CP, IPA-SRA and -fexpensive-optimizations stay on
    (without them a def costs more), and -fdevirtualize: GCC inlines no
    function compiled with it into one compiled without it. The span
    is one region so that its functions, all with the same options, inline
-   into each other (GCC inlines no function with an optimize attribute
-   into a caller whose options differ); a COLD region inside it drops to
-   -O1 and back. The code before it (threads, epochs, names, slots)
-   inlines into it as before. */
+   into each other. */
 #if defined(__GNUC__) && !defined(__clang__) && !defined(__INTEL_COMPILER) && defined(__OPTIMIZE__) && \
     !defined(__OPTIMIZE_SIZE__)
-#define DK__WARM_BEGIN _Pragma("GCC push_options") _Pragma("GCC optimize(\"no-tree-pre\", \"no-gcse\", \"no-code-hoisting\", \"no-tree-vrp\", \"no-schedule-insns2\", \"no-tree-vectorize\", \"no-align-functions\", \"no-align-jumps\", \"no-align-loops\", \"no-align-labels\", \"no-reorder-blocks-and-partition\", \"no-tree-slp-vectorize\", \"no-tree-loop-vectorize\", \"no-tree-tail-merge\", \"no-isolate-erroneous-paths-dereference\", \"no-peephole2\", \"no-ipa-icf\", \"no-tree-loop-distribute-patterns\", \"no-hoist-adjacent-loads\", \"no-ipa-vrp\", \"no-ipa-bit-cp\", \"no-crossjumping\", \"no-ree\", \"no-cse-follow-jumps\")")
-#define DK__WARM_END _Pragma("GCC pop_options")
+#define DK__SPAN_BEGIN(options) _Pragma("GCC push_options") _Pragma(options)
+#define DK__SPAN_END _Pragma("GCC pop_options")
 #else
-#define DK__WARM_BEGIN
-#define DK__WARM_END
+#define DK__SPAN_BEGIN(options)
+#define DK__SPAN_END
 #endif
+#define DK__COLD_BEGIN DK__SPAN_BEGIN("GCC optimize(\"Og\")")
+#define DK__COLD_END DK__SPAN_END
+#define DK__COOL_BEGIN DK__SPAN_BEGIN("GCC optimize(\"O1\")")
+#define DK__COOL_END DK__SPAN_END
+#define DK__WARM_BEGIN DK__SPAN_BEGIN("GCC optimize(\"no-tree-pre\", \"no-gcse\", \"no-code-hoisting\", \"no-tree-vrp\", \"no-schedule-insns2\", \"no-tree-vectorize\", \"no-align-functions\", \"no-align-jumps\", \"no-align-loops\", \"no-align-labels\", \"no-reorder-blocks-and-partition\", \"no-tree-slp-vectorize\", \"no-tree-loop-vectorize\", \"no-tree-tail-merge\", \"no-isolate-erroneous-paths-dereference\", \"no-peephole2\", \"no-ipa-icf\", \"no-tree-loop-distribute-patterns\", \"no-hoist-adjacent-loads\", \"no-ipa-vrp\", \"no-ipa-bit-cp\", \"no-crossjumping\", \"no-ree\", \"no-cse-follow-jumps\", \"ira-region=one\", \"no-dse\", \"no-tree-dse\", \"no-lra-remat\", \"no-if-conversion2\", \"no-ipa-reference\", \"no-tree-copy-prop\", \"no-split-wide-types\", \"no-tree-bit-ccp\", \"no-ipa-pure-const\")")
+#define DK__WARM_END DK__SPAN_END
 
 /* The implementation expands the role lists hundreds of times: here a
    term names the row's roles and bit position as enum constants, shorter
@@ -11102,6 +11118,7 @@ DK__COLD_END
    The C ABI for foreign callers (see >>tls): each function is the inline or
    macro version it names, with plain C types, but for the registries'
    records below (Note [Destroyed registries]). */
+DK__COOL_BEGIN
 /* Note [Destroyed registries]. A foreign caller's handle may outlive its
    registry (a second destroy, a registration or lookup after it: a
    garbage collector's order), so the ABI keeps a record of every registry
@@ -11702,6 +11719,7 @@ DK_API void dk_abi_guard_skip_functionalize(dk_guard *out) {
 }
 DK_API int dk_abi_tls_is_default(void) { return dk_tls_is_default(); }
 DK_API void dk_abi_guard_pop(const dk_guard *g) { if (g) dk_guard_pop(*g); }
+DK__COOL_END
 /* <<impl-abi */
 
 /* >>impl-schema ---------------------------------------------------------------

@@ -117,6 +117,8 @@ check "every public function, macro and type is declared in the >>public block" 
   python3 tools/where-declared.py dispatch.h --check
 check "every declaration in the >>public block has its one-line comment from tools/one-line-api.txt (its contract is at its definition)" \
   python3 tools/one-line-api.py dispatch.h --check
+check "every function of the implementation is in its region's optimisation span (COLD / COOL / WARM), the spans balanced" \
+  python3 tools/spans.py dispatch.h
 # Note [One read primitive]: the implementation reads an operator's snapshot
 # and the name index only through dk__snapshot and dk__index_of (which the
 # debug check guards); and every public function that takes an operator (or
