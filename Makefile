@@ -204,7 +204,7 @@ MATRIX := "$(CC) -std=c99 $(WARN)" "$(CC) -std=c11 $(WARN)" "$(CLANG) -std=c99 $
           "$(CC) -std=c99 $(WARN) -DDK_PRESET_TORCH_1_13_1" "$(CC) -std=c99 $(WARN) -DDK_CALL_EPOCHS" \
           "$(CLANG) -std=c11 $(WARN) -DDK_PRESET_TORCH_2_11" \
           "$(CLANGXX) -x c++ -std=c++11 $(WARN_CXX) -DDK_CALL_EPOCHS" \
-          "$(CXX) -x c++ -std=c++11 $(WARN_CXX)" \
+          "$(CXX) -x c++ -std=c++11 $(WARN_CXX)" "$(CXX) -x c++ -std=c++11 $(WARN_CXX) -O2 -DNDEBUG" \
           "$(CLANGXX) -x c++ -std=c++17 $(WARN_CXX) -DDK_SHARED"
 # the header with its implementation alone, and under the schema fuzzer's harness
 MATRIX_SOURCES := tests/compile_all.c tests/fuzz_schema.c

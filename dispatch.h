@@ -4577,14 +4577,17 @@ DK_INLINE const char *dk_op_schema(const dk_operator *op) {
 /* Optimisation spans: GCC compiles each span of the implementation at the
    level of what runs there, when the unit is optimised for speed (the
    target is the implementation's compile time at plain -O2, docs/bench.md);
-   other compilers, -O0 and -Os units compile every span as the rest. One
+   other compilers, -O0 and -Os units compile every span as the rest (an
+   -Og unit gets the spans, the C ABI's at -O1: GCC defines __OPTIMIZE__ at
+   -Og and no macro tells it from -O1). One
    mechanism: a span's BEGIN pushes GCC's options and sets its own, its END
    pops them, so spans nest (a COLD region inside the COOL or WARM span drops
    to -Og and comes back to that span's options). GCC inlines no function
    compiled with an optimize attribute into a caller whose options differ,
    so a span holds no function that code outside it calls on a hot path;
    the code before the WARM span (threads, errors, epochs, names, slots,
-   config) has no attribute and inlines into every span.
+   config) has no attribute outside its COLD regions and inlines into
+   every span.
 
    COLD, -Og: the text dumps, the HTML table, explanations, the timeline's
    file, backend renames and keysets as text, run when a person looks, and
@@ -4592,8 +4595,9 @@ DK_INLINE const char *dk_op_schema(const dk_operator *op) {
    a schema's parse error, a named keyset looked up by a foreign caller's
    text), never by a call, a boxed call or a registration that succeeds.
    -Og is GCC's cheapest level that still optimises (about half -O2's
-   compile time per function; it inlines nothing, so a region's calls to
-   the header's inline functions stay calls). A region holds no function
+   compile time per function; in an -O2 unit GCC inlines none of the
+   header's inline functions into it, their options differ, so a region's
+   calls to them stay calls). A region holds no function
    the hot code calls, except out of line once it has failed
    (dk__call_failed, dk__sp_fail), nor calls one with a constant the hot
    callers share (GCC would stop specialising it: the library blocks and
@@ -4622,8 +4626,8 @@ DK_INLINE const char *dk_op_schema(const dk_operator *op) {
    function compiled with it into one compiled without it. The span
    is one region so that its functions, all with the same options, inline
    into each other. */
-#if defined(__GNUC__) && !defined(__clang__) && !defined(__INTEL_COMPILER) && defined(__OPTIMIZE__) && \
-    !defined(__OPTIMIZE_SIZE__)
+#if defined(__GNUC__) && __GNUC__ >= 8 && !defined(__clang__) && !defined(__INTEL_COMPILER) && \
+    defined(__OPTIMIZE__) && !defined(__OPTIMIZE_SIZE__) /* 8: the oldest GCC that knows every option below */
 #define DK__SPAN_BEGIN(options) _Pragma("GCC push_options") _Pragma(options)
 #define DK__SPAN_END _Pragma("GCC pop_options")
 #else
@@ -7720,7 +7724,7 @@ DK__PRIVATE void dk__table_fill(const dk_registry *r, const dk__op *op, dk_op_ta
     const dk_op_table *cur = op->pub.table;
     const dk_registration *def = op->def;
     dk__front front;
-    dk_source_detail why;
+    dk_source_detail why = DK_SOURCE_DETAIL_MISSING;   /* set by every resolve: -flto's maybe-uninitialized sees no further */
     int j;
     if (t != cur) {   /* t's own DK__TABLE_AFTER byte stays: where t's header is */
         uint8_t after = DK__TABLE_TRAILER ? DK__TABLE_AFTER(t) : 0;
@@ -8388,7 +8392,7 @@ DK__PRIVATE dk_status dk__def_locked(dk_registry *r, const char *schema, const d
                         "Duplicate registration: %s. Original registration: %s",
                         schema, debug, DK__DEF(prep.op->def)->debug);
     }
-    /* after the duplicate's check: a second def is reported as one, whatever its adapters */
+    /* after the duplicate's check: a second def is reported as one, whatever its adapters' signature */
     if (adapters && (s = dk__check_adapters("def", parsed, adapters)) != DK_OK) {
         dk__op_abandon(r, &prep);
         dk_schema_free(parsed);

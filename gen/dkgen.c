@@ -1037,8 +1037,9 @@ static void emit_call_unboxed_fn(FILE *o, const opinfo *op) {
     if (op->nr > op->n) {   /* no room for the returns past the arguments: reported, nothing runs */
         fprintf(o, "    if (stack_->capacity - stack_->size < %d) {\n", op->nr - op->n);
         fprintf(o, "        dk_call_fail(op_, kernel_, ks_, DK_ERR_BAD_STACK, \"%%s: the stack has room for %%lu "
-                   "values, the call needs %%lu for its returns (%d): the kernel was not called\", op_->name, "
-                   "(unsigned long)stack_->capacity, (unsigned long)(stack_->size + %d));\n",
+                   "value(s), its %d return(s) need %%lu: the kernel was not called (its arguments consumed, as a "
+                   "failed call's)\", op_->name, (unsigned long)stack_->capacity, "
+                   "(unsigned long)(stack_->size + %d));\n",
                 op->nr, op->nr - op->n);
         if (op->n) fprintf(o, "        stack_->size -= %d;\n", op->n);
         fputs("        return;\n    }\n", o);

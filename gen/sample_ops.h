@@ -1930,7 +1930,7 @@ static void sample_available_call_unboxed(const dk_kernel *kernel_, const dk_ope
     int ret_;
     (void)op_;
     if (stack_->capacity - stack_->size < 1) {
-        dk_call_fail(op_, kernel_, ks_, DK_ERR_BAD_STACK, "%s: the stack has room for %lu values, the call needs %lu for its returns (1): the kernel was not called", op_->name, (unsigned long)stack_->capacity, (unsigned long)(stack_->size + 1));
+        dk_call_fail(op_, kernel_, ks_, DK_ERR_BAD_STACK, "%s: the stack has room for %lu value(s), its 1 return(s) need %lu: the kernel was not called (its arguments consumed, as a failed call's)", op_->name, (unsigned long)stack_->capacity, (unsigned long)(stack_->size + 1));
         return;
     }
     ret_ = ((sample_available_fn)kernel_->fn)(kernel_, ks_);
@@ -2205,7 +2205,7 @@ static void sample_dup_call_unboxed(const dk_kernel *kernel_, const dk_operator 
     sample_dup_result ret_;
     (void)op_;
     if (stack_->capacity - stack_->size < 1) {
-        dk_call_fail(op_, kernel_, ks_, DK_ERR_BAD_STACK, "%s: the stack has room for %lu values, the call needs %lu for its returns (2): the kernel was not called", op_->name, (unsigned long)stack_->capacity, (unsigned long)(stack_->size + 1));
+        dk_call_fail(op_, kernel_, ks_, DK_ERR_BAD_STACK, "%s: the stack has room for %lu value(s), its 2 return(s) need %lu: the kernel was not called (its arguments consumed, as a failed call's)", op_->name, (unsigned long)stack_->capacity, (unsigned long)(stack_->size + 1));
         stack_->size -= 1;
         return;
     }

@@ -6,7 +6,8 @@ at the end; and every function the implementation defines is in its
 region's span: >>impl-threads to >>impl-config in none (they inline into
 every span), >>impl-registry, >>impl-call and >>impl-schema in the one WARM
 span, >>impl-abi in the one COOL span inside it, a COLD region anywhere
-(inside a region's own span, never inside another COLD one). A function
+(inside a region's own span, never inside another COLD one: which functions
+are cold is not checked, only that a COLD region is closed where it opened). A function
 moved across a boundary, or a marker lost in a merge, fails here instead
 of changing the compile time or the code without a word. make structure
 runs it."""
@@ -22,7 +23,7 @@ REGION_SPAN = {
 }
 # a function's definition: its name's line, with its body's brace or open
 # (a prototype ends with ");", a table has its "=" before any parenthesis)
-DEF = re.compile(r'^(?:DK_API|DK__PRIVATE|static)\b[^;=(]*?\b(dk_\w+|dk__\w+)\s*\((?:.*\{|.*[^;]\s*$)')
+DEF = re.compile(r'^(?:DK_API|DK__PRIVATE|DK_INLINE|static)\b[^;=(]*?\b(dk_\w+|dk__\w+)\s*\((?:.*\{|.*[^;]\s*$)')
 
 src = open(sys.argv[1] if len(sys.argv) > 1 else 'dispatch.h').read().split('\n')
 errors, stack, region, count = [], [], None, {k: 0 for k in KINDS}
@@ -33,8 +34,10 @@ for n, line in enumerate(src, 1):
         if region not in REGION_SPAN:
             errors.append('%d: region >>%s has no span in tools/spans.py' % (n, region))
         continue
-    m = re.match(r'DK__(\w+?)_(BEGIN|END)\s*$', line)
-    if m and m.group(1) in KINDS:
+    m = re.match(r'\s*DK__(COLD|COOL|WARM)_(BEGIN|END)\b', line)
+    if m and line.strip() != m.group(0).strip():
+        errors.append('%d: DK__%s_%s not alone on its line' % (n, m.group(1), m.group(2)))
+    if m:
         kind, what = m.groups()
         if region is None:
             errors.append('%d: DK__%s_%s before the implementation' % (n, kind, what))
