@@ -418,6 +418,18 @@
 #define DK_VERSION_NUMBER (DK_VERSION_MAJOR * 10000 + DK_VERSION_MINOR * 100 + DK_VERSION_PATCH)
 #define DK_VERSION_STRING "1.0.0"
 
+/* The private ABI revision: bump it whenever anything the header compiles
+   into a user's unit changes shape without a new version number: the
+   private functions the inline call path and DK_DECLARE_OP call (their
+   names, parameters), the layouts of the structs they read. The
+   configuration hash reads it (Note [Configuration in a symbol name]), so
+   a unit compiled with an older header fails to link or load instead of
+   dying at its first slow call. (Defined outside only by
+   test_config_mismatch, to build such a unit.) 1: dk__call_slow_at. */
+#ifndef DK__ABI_REVISION
+#define DK__ABI_REVISION 1
+#endif
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -2850,7 +2862,9 @@ DK_INLINE dk_key dk_backend_autograd_key(dk_backend b) {
    below). The preprocessor computes the
    hash in #if, from what it can read as numbers: each row's flags
    (OwnAutograd, Functional; PerBackend, Roles) in order, the number of
-   rows of each list, and the settings of the signature. Key names are
+   rows of each list, the settings of the signature and the private ABI
+   revision (DK__ABI_REVISION: a unit of an older header whose inline
+   code calls a private function this one lacks). Key names are
    not numbers to it: two lists that differ only in names (or in a
    backend's AutocastKey, or an alias's keyset) link, and are told apart
    by the signature at the first registration. The role flags are macros
@@ -2938,17 +2952,18 @@ DK_INLINE dk_key dk_backend_autograd_key(dk_backend b) {
    steps written out (the value of the nested DK__CH_STEP below, a third of
    its cost in each of the 20 #if) */
 #define DK__CH_ALL                                                                                               \
-    ((((((2166136261u * 16777619u + (0x400u + DK_VERSION_NUMBER)) * 16777619u + (DK_C10_VERSION)) * 16777619u +    \
+    (((((((2166136261u * 16777619u + (0x400u + DK_VERSION_NUMBER)) * 16777619u + (DK_C10_VERSION)) * 16777619u +   \
         (DK_EXPLAIN_MAX_ARGS)) * 16777619u + (DK_C10_VERSION)) * 16777619u + (DK__CH_EPOCHS)) * 16777619u +         \
-     (DK__CH_SINGLE))
+      (DK__CH_SINGLE)) * 16777619u + (DK__ABI_REVISION))
 #else
 #define DK__CH_LISTS                                                                                         \
     (DK_FORALL_BACKEND_COMPONENTS(DK__CH_OPEN_BC, ~) DK_FORALL_FUNCTIONALITY_KEYS(DK__CH_OPEN_FK, ~)          \
      DK_FORALL_ALIAS_KEYS(DK__CH_OPEN_ALIAS, ~) 2166136261u DK_FORALL_BACKEND_COMPONENTS(DK__CH_BC, ~)       \
      DK_FORALL_FUNCTIONALITY_KEYS(DK__CH_FK, ~) DK_FORALL_ALIAS_KEYS(DK__CH_ALIAS, ~))
 #define DK__CH_ALL                                                                                           \
-    DK__CH_STEP(DK__CH_STEP(DK__CH_STEP(DK__CH_STEP(DK__CH_LISTS, DK_EXPLAIN_MAX_ARGS), DK_C10_VERSION),      \
-                            DK__CH_EPOCHS), DK__CH_SINGLE)
+    DK__CH_STEP(DK__CH_STEP(DK__CH_STEP(DK__CH_STEP(DK__CH_STEP(DK__CH_LISTS, DK_EXPLAIN_MAX_ARGS),           \
+                                                    DK_C10_VERSION), DK__CH_EPOCHS), DK__CH_SINGLE),        \
+                DK__ABI_REVISION)
 #endif
 
 /* 20 bits of it, mixed (the high bits of a multiplicative hash) */
