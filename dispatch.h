@@ -4341,8 +4341,9 @@ DK_INLINE void dk_call_packed(const dk_operator *op, const dk_op_table *t, dk_ke
        name_call        R name_call(const dk_operator *, T1, T2, ...): dispatch and call
        name_redispatch  R name_redispatch(const dk_operator *, dk_keyset ks, T1, ...):
                         call the kernel of ks as given (no TLS, no mask)
-   and the helpers dk__declared_name_invoke, dk__declared_name_slow,
-   dk__declared_name_traced and dk__declared_name_dispatch.
+   and the helpers dk__declared_name_dispatch, dk__declared_name_invoke,
+   dk__declared_name_slow0 / _slow1 and dk__declared_name_traced (and,
+   under DK_CALL_EPOCHS, dk__declared_name_call_any / _redispatch_any).
    DK_DECLARE_OP_VOID(name, keyset_expr, ...) is the same for void. */
 #define DK__DECLARE_OP_BODY(name, R, ret, keyset_expr, result_ptr, result_size, ...)                      \
     static DK__NOINLINE DK__UNUSED R dk__declared_##name##_traced(const dk_kernel *dk__k, dk_keyset dk__ks,              \
@@ -10118,10 +10119,7 @@ DK_API void dk__call_slow_at(const dk_kernel *k, dk_keyset ks, const dk_op_table
     b.result = result;
     b.t = t;
     b.failures = dk__call_failures;
-    b.st.values = b.storage;
-    b.st.size = 0;
-    b.st.capacity = DK__BOX_CAPACITY;
-    b.st.unboxed_args = NULL;
+    dk_stack_init(&b.st, b.storage, DK__BOX_CAPACITY);
     a->box(args, &b.st);
     b.k->boxed(b.k, b.op, b.ks, &b.st);
     if (DK__LIKELY(b.st.size == (size_t)b.a->num_returns)) b.a->unbox_result(&b.st, b.result);
