@@ -4182,7 +4182,8 @@ DK_INLINE const dk_kernel *dk_dispatch_kernel(const dk_operator *op, dk_keyset a
    _slow1 receive k, ks, t and op in, so that they stay where they are;
    args_ks, the arguments' keyset, is for a failed call's message. (Its
    name is new with this shape, dk__call_slow_in's was (op, t, args_ks, ks,
-   k, ...): a unit compiled against the older header does not link.) */
+   k, ...): a unit compiled against the older header does not link, and
+   DK__ABI_REVISION 1 makes it fail to load too, even lazily bound.) */
 DK_API void dk__call_slow_at(const dk_kernel *k, dk_keyset ks, const dk_op_table *t, const dk_operator *op,
                              void *args, void *result, size_t result_size, dk_keyset args_ks);
 
