@@ -168,6 +168,8 @@ $(BUILD)/test_config_mismatch: tests/test_config_mismatch.c tests/config_mismatc
 	$(CC) $(CFLAGS_T) $(EXTRA) -fPIC -shared tests/config_mismatch_caller.c -o $@-good.so
 	$(CC) $(CFLAGS_T) $(EXTRA) '-DDK_CONFIG_HEADER="custom_config.h"' -Itests -fPIC -shared \
 	  tests/config_mismatch_caller.c -o $@-bad.so
+	@# ... and in this configuration with an older header's private ABI (DK__ABI_REVISION)
+	$(CC) $(CFLAGS_T) $(EXTRA) -DDK__ABI_REVISION=0 -fPIC -shared tests/config_mismatch_caller.c -o $@-old.so
 	@# a plugin that only registers (a library block), in this configuration and in another
 	$(CC) $(CFLAGS_T) $(EXTRA) -fPIC -shared tests/config_mismatch_block.c -o $@-block-good.so
 	$(CC) $(CFLAGS_T) $(EXTRA) -DDK_CALL_EPOCHS -fPIC -shared tests/config_mismatch_block.c -o $@-block-bad.so

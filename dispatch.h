@@ -229,8 +229,7 @@
    The library's readers read inside a read section of their own (Note
    [One read primitive]); the inline accessors (dk_op_table_of,
    dk_op_slot_kernel, dk_op_function_schema, dk_op_schema,
-   dk_dispatch_kernel, dk_redispatch_kernel and their _with_table and
-   _with_fn forms)
+   dk_dispatch_kernel, dk_redispatch_kernel and their _with_fn forms)
    leave it to their caller: inside a call, or, under DK_CALL_EPOCHS,
    between dk_call_enter and dk_call_exit (DK_DEBUG_READS checks it; how
    long what they return lives: their one-liners, in full above their
@@ -417,6 +416,18 @@
 #define DK_VERSION_PATCH 0
 #define DK_VERSION_NUMBER (DK_VERSION_MAJOR * 10000 + DK_VERSION_MINOR * 100 + DK_VERSION_PATCH)
 #define DK_VERSION_STRING "1.0.0"
+
+/* The private ABI revision: bump it whenever anything the header compiles
+   into a user's unit changes shape without a new version number: the
+   private functions the inline call path and DK_DECLARE_OP call (their
+   names, parameters), the layouts of the structs they read. The
+   configuration hash reads it (Note [Configuration in a symbol name]), so
+   a unit compiled with an older header fails to link or load instead of
+   dying at its first slow call. (Defined outside only by
+   test_config_mismatch, to build such a unit.) 1: dk__call_slow_at. */
+#ifndef DK__ABI_REVISION
+#define DK__ABI_REVISION 1
+#endif
 
 #include <stddef.h>
 #include <stdint.h>
@@ -1850,13 +1861,7 @@ DK_INLINE const dk_kernel *dk_redispatch_kernel(const dk_operator *op, dk_keyset
 /* The kernel a call with these argument keysets runs, and the keyset it gets; reported to the trace hook. */
 DK_INLINE const dk_kernel *dk_dispatch_kernel(const dk_operator *op, dk_keyset args, dk_keyset *out_ks);
 
-/* The same two with the snapshot the record came from (for dk_call_packed); no trace report, a missing record left as it is. */
-DK_INLINE const dk_kernel *dk_redispatch_kernel_with_table(const dk_operator *op, dk_keyset ks,
-                                                           const dk_op_table **out_table);
-DK_INLINE const dk_kernel *dk_dispatch_kernel_with_table(const dk_operator *op, dk_keyset args, dk_keyset *out_ks,
-                                                         const dk_op_table **out_table);
-
-/* The same two with the fn to call directly (dk_kernel_direct_fn's, read with the record from its entry): gen/'s call sites. */
+/* The same two with the snapshot (for dk_call_packed) and the fn to call directly: gen/'s call sites; no trace report. */
 DK_INLINE const dk_kernel *dk_redispatch_kernel_with_fn(const dk_operator *op, dk_keyset ks,
                                                         const dk_op_table **out_table, dk_fn *out_fn);
 DK_INLINE const dk_kernel *dk_dispatch_kernel_with_fn(const dk_operator *op, dk_keyset args, dk_keyset *out_ks,
@@ -2082,7 +2087,7 @@ DK_API const dk_stack *dk_trace_stack(void);
 DK_INLINE unsigned dk_trace_begin(const dk_operator *op, dk_keyset ks, const dk_kernel *k, int is_redispatch);
 DK_INLINE void dk_trace_end(unsigned token);
 
-/* dk_trace_begin that also tells the trace hook (gen/'s slow path, after a _with_table or _with_fn read). */
+/* dk_trace_begin that also tells the trace hook (gen/'s slow path, after a _with_fn read). */
 DK_INLINE unsigned dk_trace_report_begin(const dk_operator *op, dk_keyset ks, const dk_kernel *k, int is_redispatch);
 
 /* Records a timeline of dispatches (Chrome trace JSON), bounded per thread; DK_OK. */
@@ -2850,7 +2855,9 @@ DK_INLINE dk_key dk_backend_autograd_key(dk_backend b) {
    below). The preprocessor computes the
    hash in #if, from what it can read as numbers: each row's flags
    (OwnAutograd, Functional; PerBackend, Roles) in order, the number of
-   rows of each list, and the settings of the signature. Key names are
+   rows of each list, the settings of the signature and the private ABI
+   revision (DK__ABI_REVISION: a unit of an older header whose inline
+   code calls a private function this one lacks). Key names are
    not numbers to it: two lists that differ only in names (or in a
    backend's AutocastKey, or an alias's keyset) link, and are told apart
    by the signature at the first registration. The role flags are macros
@@ -2938,17 +2945,18 @@ DK_INLINE dk_key dk_backend_autograd_key(dk_backend b) {
    steps written out (the value of the nested DK__CH_STEP below, a third of
    its cost in each of the 20 #if) */
 #define DK__CH_ALL                                                                                               \
-    ((((((2166136261u * 16777619u + (0x400u + DK_VERSION_NUMBER)) * 16777619u + (DK_C10_VERSION)) * 16777619u +    \
+    (((((((2166136261u * 16777619u + (0x400u + DK_VERSION_NUMBER)) * 16777619u + (DK_C10_VERSION)) * 16777619u +   \
         (DK_EXPLAIN_MAX_ARGS)) * 16777619u + (DK_C10_VERSION)) * 16777619u + (DK__CH_EPOCHS)) * 16777619u +         \
-     (DK__CH_SINGLE))
+      (DK__CH_SINGLE)) * 16777619u + (DK__ABI_REVISION))
 #else
 #define DK__CH_LISTS                                                                                         \
     (DK_FORALL_BACKEND_COMPONENTS(DK__CH_OPEN_BC, ~) DK_FORALL_FUNCTIONALITY_KEYS(DK__CH_OPEN_FK, ~)          \
      DK_FORALL_ALIAS_KEYS(DK__CH_OPEN_ALIAS, ~) 2166136261u DK_FORALL_BACKEND_COMPONENTS(DK__CH_BC, ~)       \
      DK_FORALL_FUNCTIONALITY_KEYS(DK__CH_FK, ~) DK_FORALL_ALIAS_KEYS(DK__CH_ALIAS, ~))
 #define DK__CH_ALL                                                                                           \
-    DK__CH_STEP(DK__CH_STEP(DK__CH_STEP(DK__CH_STEP(DK__CH_LISTS, DK_EXPLAIN_MAX_ARGS), DK_C10_VERSION),      \
-                            DK__CH_EPOCHS), DK__CH_SINGLE)
+    DK__CH_STEP(DK__CH_STEP(DK__CH_STEP(DK__CH_STEP(DK__CH_STEP(DK__CH_LISTS, DK_EXPLAIN_MAX_ARGS),           \
+                                                    DK_C10_VERSION), DK__CH_EPOCHS), DK__CH_SINGLE),        \
+                DK__ABI_REVISION)
 #endif
 
 /* 20 bits of it, mixed (the high bits of a multiplicative hash) */
@@ -4105,16 +4113,21 @@ DK_INLINE dk__entry_ref dk__dispatch(const dk_operator *op, dk_keyset args, dk_k
 #define DK__DIRECT_FN(fn) ((dk_fn)((uintptr_t)(fn) & dk__fn_mask))
 #endif
 
-/* dk_redispatch_kernel_with_table and dk_dispatch_kernel_with_table (below) for a
-   call site that calls the kernel itself (gen/'s bindings): *out_fn is the
-   fn to call directly, DK_DECLARE_OP's, read with the record from the
-   slot's entry (dk__entry_load_arg0: no load after the record's, the
-   record in the kernel's first argument register where DK_DECLARE_OP puts
-   it), as dk_kernel_direct_fn would give it from the record: NULL while a
-   trace hook is set or when the entry has no fn. Then the caller hands
-   record and snapshot to its slow path, which calls the record's fn or
-   dk_call_packed between dk_trace_report_begin and dk_trace_end; one
-   snapshot, one entry, read once. */
+/* dk_redispatch_kernel and dk_dispatch_kernel (below) for a call site that
+   calls the kernel itself (gen/'s bindings): *out_table is the snapshot of
+   the operator the record was read from (it lives as long as the record),
+   and *out_fn the fn to call directly, DK_DECLARE_OP's, read with the
+   record from the slot's entry (dk__entry_load_arg0: no load after the
+   record's, the record in the kernel's first argument register where
+   DK_DECLARE_OP puts it), as dk_kernel_direct_fn would give it from the
+   record: NULL while a trace hook is set or when the entry has no fn. They
+   tell the trace hook nothing and leave a missing record (fn NULL) as it
+   is: the caller hands record and snapshot to its slow path, which reports
+   the call with dk_trace_report_begin and calls the record's fn or
+   dk_call_packed (which runs the backend fallback a missing record stands
+   for) before dk_trace_end; one snapshot, one entry, read once. But for
+   the debug checks they call nothing, so a call site keeps no register
+   across a call. */
 DK_INLINE const dk_kernel *dk_redispatch_kernel_with_fn(const dk_operator *op, dk_keyset ks,
                                                         const dk_op_table **out_table, dk_fn *out_fn) {
     const dk_op_table *t;
@@ -4143,50 +4156,20 @@ DK_INLINE const dk_kernel *dk_dispatch_kernel_with_fn(const dk_operator *op, dk_
     return k;
 }
 
-/* dk_dispatch_kernel and dk_redispatch_kernel (below) for a caller that
-   hands the record on to dk_call_packed (gen/'s bindings): *out_table is the snapshot of the operator the record
-   was read from, and the record is the slot's as that snapshot holds it.
-   They tell the trace hook nothing and leave a missing record (fn NULL)
-   as it is: while a hook is set dk_kernel_direct_fn is NULL, and the
-   caller reports the call with dk_trace_report_begin; dk_call_packed runs
-   the backend fallback a missing record stands for. *out_table lives as
-   long as the record. But for the debug checks they call nothing, so a
-   call site keeps no register across a call. */
-DK_INLINE const dk_kernel *dk_redispatch_kernel_with_table(const dk_operator *op, dk_keyset ks,
-                                                           const dk_op_table **out_table) {
-    const dk_op_table *t;
-    DK__CALLER_READ_CHECK("dk_redispatch_kernel_with_table");
-    DK__THREAD_CHECK();
-    t = DK__LOAD_ACQ(&op->table);
-    *out_table = t;
-    return dk__entry_kernel(dk__lookup_in(t, ks));
-}
-
 DK_INLINE const dk_kernel *dk_redispatch_kernel(const dk_operator *op, dk_keyset ks) {
-    const dk_op_table *t;
     const dk_kernel *k;
     DK__CALLER_READ_CHECK("dk_redispatch_kernel");
-    DK__THREAD_CHECK();   /* before the trace hook runs (_with_table checks again: debug builds only) */
+    DK__THREAD_CHECK();   /* before the trace hook runs */
     if (DK__UNLIKELY(DK__TRACING())) dk__trace(op, ks, 1);
-    k = dk_redispatch_kernel_with_table(op, ks, &t);
+    k = dk__entry_kernel(dk__lookup_in(DK__LOAD_ACQ(&op->table), ks));
     return DK__UNLIKELY(k->kind == DK_KERNEL_MISSING) ? dk__deferred(op, k) : k;
 }
 
-DK_INLINE const dk_kernel *dk_dispatch_kernel_with_table(const dk_operator *op, dk_keyset args, dk_keyset *out_ks,
-                                                         const dk_op_table **out_table) {
-    const dk_op_table *t;
-    DK__CALLER_READ_CHECK("dk_dispatch_kernel_with_table");
-    DK__THREAD_CHECK();
-    t = DK__LOAD_ACQ(&op->table);
-    *out_table = t;
-    return dk__entry_kernel(dk__dispatch_in(t, args, out_ks));
-}
-
 DK_INLINE const dk_kernel *dk_dispatch_kernel(const dk_operator *op, dk_keyset args, dk_keyset *out_ks) {
-    const dk_op_table *t;
     const dk_kernel *k;
     DK__CALLER_READ_CHECK("dk_dispatch_kernel");
-    k = dk_dispatch_kernel_with_table(op, args, out_ks, &t);
+    DK__THREAD_CHECK();
+    k = dk__entry_kernel(dk__dispatch_in(DK__LOAD_ACQ(&op->table), args, out_ks));
     if (DK__UNLIKELY(DK__TRACING())) dk__trace(op, *out_ks, 0);
     return DK__UNLIKELY(k->kind == DK_KERNEL_MISSING) ? dk__deferred(op, k) : k;
 }
@@ -4199,7 +4182,8 @@ DK_INLINE const dk_kernel *dk_dispatch_kernel(const dk_operator *op, dk_keyset a
    _slow1 receive k, ks, t and op in, so that they stay where they are;
    args_ks, the arguments' keyset, is for a failed call's message. (Its
    name is new with this shape, dk__call_slow_in's was (op, t, args_ks, ks,
-   k, ...): a unit compiled against the older header does not link.) */
+   k, ...): a unit compiled against the older header does not link, and
+   DK__ABI_REVISION 1 makes it fail to load too, even lazily bound.) */
 DK_API void dk__call_slow_at(const dk_kernel *k, dk_keyset ks, const dk_op_table *t, const dk_operator *op,
                              void *args, void *result, size_t result_size, dk_keyset args_ks);
 
@@ -4209,7 +4193,7 @@ DK_API void dk__call_slow_at(const dk_kernel *k, dk_keyset ks, const dk_op_table
    kernel as stack->unboxed_args); a failed call is reported (ks standing
    for the arguments' keyset in the message, which describes t) and
    *result zero-filled. t is the snapshot k was read from
-   (dk_dispatch_kernel_with_table, dk_redispatch_kernel_with_table), so
+   (dk_dispatch_kernel_with_fn, dk_redispatch_kernel_with_fn), so
    that a def replaced since then cannot box the caller's pack: Note [One
    read primitive]. */
 DK_INLINE void dk_call_packed(const dk_operator *op, const dk_op_table *t, dk_keyset ks, const dk_kernel *k,
@@ -4358,8 +4342,9 @@ DK_INLINE void dk_call_packed(const dk_operator *op, const dk_op_table *t, dk_ke
        name_call        R name_call(const dk_operator *, T1, T2, ...): dispatch and call
        name_redispatch  R name_redispatch(const dk_operator *, dk_keyset ks, T1, ...):
                         call the kernel of ks as given (no TLS, no mask)
-   and the helpers dk__declared_name_invoke, dk__declared_name_slow,
-   dk__declared_name_traced and dk__declared_name_dispatch.
+   and the helpers dk__declared_name_dispatch, dk__declared_name_invoke,
+   dk__declared_name_slow0 / _slow1 and dk__declared_name_traced (and,
+   under DK_CALL_EPOCHS, dk__declared_name_call_any / _redispatch_any).
    DK_DECLARE_OP_VOID(name, keyset_expr, ...) is the same for void. */
 #define DK__DECLARE_OP_BODY(name, R, ret, keyset_expr, result_ptr, result_size, ...)                      \
     static DK__NOINLINE DK__UNUSED R dk__declared_##name##_traced(const dk_kernel *dk__k, dk_keyset dk__ks,              \
@@ -4456,19 +4441,18 @@ DK_INLINE void dk_call_packed(const dk_operator *op, const dk_op_table *t, dk_ke
     }
 
 /* For a caller that dispatches with dk_dispatch_kernel / dk_redispatch_kernel
-   and calls the kernel itself (gen/'s bindings): dk_kernel_direct_fn(k) is
-   the fn to call directly, NULL while a trace hook is set, and then the
-   caller brackets its call of the kernel (or dk_call_packed) with
+   and calls the kernel itself: dk_kernel_direct_fn(k) is the fn to call
+   directly, NULL while a trace hook is set, and then the caller brackets
+   its call of the kernel with
        unsigned t = dk_trace_begin(op, ks, k, is_redispatch); ...; dk_trace_end(t);
    so a timeline sees the call with its duration. The dispatch primitive
    already told the trace hook: these two report to a timeline only. Off,
    dk_trace_begin is a test that returns 0 and dk_trace_end(0) nothing.
-   After the _with_table and _with_fn forms of the two (gen/'s bindings
-   read with dk_dispatch_kernel_with_fn / dk_redispatch_kernel_with_fn,
-   whose fn is this one's, read from the entry), which tell the hook
-   nothing, dk_trace_report_begin takes
-   dk_trace_begin's place: it tells the hook, then opens the timeline's
-   event (the same token for dk_trace_end). */
+   After their _with_fn forms (gen/'s bindings dispatch with
+   dk_dispatch_kernel_with_fn / dk_redispatch_kernel_with_fn, whose fn is
+   this one's, read from the entry), which tell the hook nothing,
+   dk_trace_report_begin takes dk_trace_begin's place: it tells the hook,
+   then opens the timeline's event (the same token for dk_trace_end). */
 DK_INLINE dk_fn dk_kernel_direct_fn(const dk_kernel *k) { return DK__DIRECT_FN(k->fn); }
 
 DK_INLINE unsigned dk_trace_begin(const dk_operator *op, dk_keyset ks, const dk_kernel *k, int is_redispatch) {
@@ -5261,9 +5245,9 @@ DK__PRIVATE int dk__in_call(void) { return dk__rd.nesting > 0; }
    call's message speaks of that state (bench/shape.sh's counts stay as
    they were, gcc's 1.13.1 call site one shorter: dk__entry_load_arg0). gen/'s
    bindings do the same in the open: dk_dispatch_kernel_with_fn and
-   dk_redispatch_kernel_with_fn (the _with_table pair that also gives the
-   entry's fn) give the record with the snapshot it came from, which
-   they hand to dk_call_packed; like DK_DECLARE_OP's
+   dk_redispatch_kernel_with_fn give the record with the snapshot it
+   came from and the entry's fn, and the slow path hands the first two
+   to dk_call_packed; like DK_DECLARE_OP's
    inline path these two call nothing (the trace report and a missing
    record's fallback wait for the slow path), so gen's call sites became
    shorter (gcc and clang, both presets and call epochs). Under DK_DEBUG_READS both
@@ -10140,10 +10124,7 @@ DK_API void dk__call_slow_at(const dk_kernel *k, dk_keyset ks, const dk_op_table
     b.result = result;
     b.t = t;
     b.failures = dk__call_failures;
-    b.st.values = b.storage;
-    b.st.size = 0;
-    b.st.capacity = DK__BOX_CAPACITY;
-    b.st.unboxed_args = NULL;
+    dk_stack_init(&b.st, b.storage, DK__BOX_CAPACITY);
     a->box(args, &b.st);
     b.k->boxed(b.k, b.op, b.ks, &b.st);
     if (DK__LIKELY(b.st.size == (size_t)b.a->num_returns)) b.a->unbox_result(&b.st, b.result);

@@ -865,6 +865,23 @@ static void bx_boxed_kernel(const dk_kernel *k, const dk_operator *op, dk_keyset
     bx_boxed_runs++;
     dk_stack_push(s, dk_tensor(dk_stack_pop(s).as.tensor));
 }
+/* A typed call written out in full (gen/dkgen's way) of bx1, its result
+   set to a value beforehand: what the call leaves in it. */
+static tensor *bx1_packed(const dk_operator *op, int redispatch, dk_keyset ks, tensor *a) {
+    bx1_args p;
+    const dk_op_table *t;
+    const dk_kernel *k;
+    dk_keyset ks2;
+    dk_fn fn;
+    p.a = a;
+    p.result = &bx_other;
+    dk_call_enter();
+    k = redispatch ? dk_redispatch_kernel_with_fn(op, ks, &t, &fn) : dk_dispatch_kernel_with_fn(op, ks, &ks2, &t, &fn);
+    assert_null(fn);   /* a boxed fallback: no fn to call directly */
+    dk_call_packed(op, t, ks, k, &p, &p.result, sizeof p.result);
+    dk_call_exit();
+    return p.result;
+}
 static void bx_trace(const dk_operator *op, dk_keyset ks, dk_key key, int re, void *ud) {
     (void)op; (void)ks; (void)key; (void)re; (void)ud;
     bx_traced++;
@@ -927,11 +944,22 @@ static void test_typed_call_boxed(void **state) {
     assert_null(bx1_redispatch(op, tracer, &a));
     assert_int_equal(bx_status, DK_ERR_KERNEL_FAILED);
     assert_non_null(strstr(bx_message, "left 2 values on the stack where the schema has 1 returns"));
+    /* the same through the pack, whose result held a pointer before: zero-filled */
+    for (bx_mode = 0; bx_mode < 4; bx_mode += 2) {
+        bx_status = DK_OK;
+        assert_null(bx1_packed(op, 0, a.ks, &a));
+        assert_int_equal(bx_status, DK_ERR_KERNEL_FAILED);
+        bx_status = DK_OK;
+        assert_null(bx1_packed(op, 1, tracer, &a));
+        assert_int_equal(bx_status, DK_ERR_KERNEL_FAILED);
+    }
     /* a fallback that failed the call itself: its report only */
     bx_mode = 3;
     assert_null(bx1_call(op, &a));
     assert_int_equal(bx_status, DK_ERR_BAD_ARGUMENT);
     assert_string_equal(bx_message, "bx::one: bx refuses");
+    assert_null(bx1_packed(op, 0, a.ks, &a));
+    assert_int_equal(bx_status, DK_ERR_BAD_ARGUMENT);
     /* traced: the hook told, the same boxing */
     bx_mode = 1;
     bx_status = DK_OK;

@@ -416,25 +416,24 @@ static void test_every_public_reader_in_a_read_section(void **state) {
         rd_neg_args args;
         const dk_op_table *t = NULL;
         dk_keyset ks2;
+        dk_fn fn = NULL;
         args.self = &x;
         args.result = 0;
-        assert_ptr_equal(dk_dispatch_kernel_with_table(op, dk_ks_from_key(DK_CPU), &ks2, &t), k);
-        assert_ptr_equal(t, dk_op_table_of(op));
-        assert_true(dk_ks_equal(ks2, ks));
         dk_trace_end(dk_trace_report_begin(op, ks, k, 0));
         {   /* gen/'s call sites: the record, its snapshot and the fn its entry holds */
             const dk_op_table *t2 = NULL;
-            dk_fn fn = NULL;
             assert_ptr_equal(dk_dispatch_kernel_with_fn(op, dk_ks_from_key(DK_CPU), &ks2, &t2, &fn), k);
-            assert_ptr_equal(t2, t);
+            assert_ptr_equal(t2, dk_op_table_of(op));
             assert_true(dk_ks_equal(ks2, ks));
             assert_true(fn == dk_kernel_direct_fn(k));
             assert_non_null(fn);
             fn = NULL;
             assert_ptr_equal(dk_redispatch_kernel_with_fn(op, ks, &t2, &fn), k);
             assert_true(fn == dk_kernel_direct_fn(k));
+            t2 = NULL;
             assert_ptr_equal(dk_redispatch_kernel_with_fn(op, dk_ks_from_key(DK_CUDA), &t2, &fn),
-                             dk_redispatch_kernel_with_table(op, dk_ks_from_key(DK_CUDA), &t));
+                             dk_redispatch_kernel(op, dk_ks_from_key(DK_CUDA)));
+            assert_ptr_equal(t2, dk_op_table_of(op));
             assert_true(fn == NULL);   /* CUDA's record: a boxed kernel, no fn */
             dk_trace_set(trace_nothing, NULL);
             fn = DK_FN(trace_nothing);
@@ -442,7 +441,7 @@ static void test_every_public_reader_in_a_read_section(void **state) {
             assert_true(fn == NULL);   /* while a hook is set: the slow path, which reports the call */
             dk_trace_set(NULL, NULL);
         }
-        k = dk_redispatch_kernel_with_table(op, dk_ks_from_key(DK_CUDA), &t);   /* as gen/'s bindings do */
+        k = dk_redispatch_kernel_with_fn(op, dk_ks_from_key(DK_CUDA), &t, &fn);   /* as gen/'s slow paths get it */
         assert_ptr_equal(k, dk_redispatch_kernel(op, dk_ks_from_key(DK_CUDA)));
         dk_call_packed(op, t, dk_ks_from_key(DK_CUDA), k, &args, &args.result, sizeof args.result);
         assert_int_equal(args.result, 7);
@@ -456,9 +455,17 @@ static void test_every_public_reader_in_a_read_section(void **state) {
     dk_call_exit_outermost();
 #endif
     dk_call_exit();
-    if (dk_call_enter_outermost()) {   /* gen/'s inline bracket (0 without membarrier): reads inside it */
+    {   /* gen/'s inline bracket: reads inside it */
+        int in = dk_call_enter_outermost();
+#ifdef DK_CALL_EPOCHS
+        assert_int_equal(in, DK__LOAD_RLX(&dk__asymmetric));   /* attached: the inline way, unless membarrier is missing */
+#else
+        assert_int_equal(in, 1);
+#endif
+        if (!in) dk_call_enter();
         assert_ptr_equal(dk_dispatch_kernel(op, dk_ks_from_key(DK_CPU), &ks), dk_op_slot_kernel(op, dk_key_slot(DK_CPU)));
-        dk_call_exit_outermost();
+        if (in) dk_call_exit_outermost();
+        else dk_call_exit();
     }
     dk_registry_destroy(reg);
 }
@@ -595,6 +602,75 @@ static void test_a_thread_that_never_declared_itself_is_stopped(void **state) {
 }
 #endif
 
+#ifdef DK_CALL_EPOCHS
+/* gen/'s call sites outside the inline bracket (dkgen_<op>_call_any and
+   _redispatch_any: a nested call, a thread's first call, no membarrier)
+   leave the thread's bracket as they found it: no nesting left, and the
+   next outermost enter the inline way again (where membarrier works). */
+static void assert_outside_calls(void) {
+    assert_int_equal(dk__rd.ctr & DK__CTR_NEST, 0);
+    if (DK__LOAD_RLX(&dk__asymmetric)) {
+        assert_int_equal(dk_call_enter_outermost(), 1);
+        dk_call_exit_outermost();
+    } else {
+        assert_int_equal(dk_call_enter_outermost(), 0);   /* without membarrier: always dk_call_enter's way */
+    }
+}
+typedef struct first_call { const dk_operator *op; int redispatch; int64_t r; uint64_t nest_after, nest_before; } first_call;
+static void *gen_first_call(void *arg) {
+    first_call *f = (first_call *)arg;
+    tensor x;
+    x.ks = dk_ks_from_key(DK_CPU);
+    f->nest_before = dk__rd.ctr;   /* not attached yet: the first call takes the way out of line */
+    f->r = f->redispatch ? sample_numel_redispatch(f->op, x.ks, &x) : sample_numel_call(f->op, &x);
+    f->nest_after = dk__rd.ctr & DK__CTR_NEST;
+    if (DK__LOAD_RLX(&dk__asymmetric) && dk_call_enter_outermost()) {
+        f->nest_after += 100;   /* attached by that call: the inline way from now on */
+        dk_call_exit_outermost();
+    }
+    return NULL;
+}
+static void test_gen_calls_out_of_line_leave_the_bracket_balanced(void **state) {
+    dk_registry_desc d;
+    dk_operator *op;
+    tensor x;
+    int i;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    d.tensor_keyset = plain_keyset;
+    d.logger.func = quiet_log;
+    assert_int_equal(dk_registry_create(&d, &reg), DK_OK);
+    assert_int_equal(sample_numel_def(reg, &h_def), DK_OK);
+    assert_int_equal(dk_impl(reg, "sample::numel", DK_CPU, dk_boxed(boxed_versioned, (void *)(intptr_t)TAG1), &h_kernel),
+                     DK_OK);
+    op = dk_op_lookup(reg, "sample::numel");
+    assert_non_null(op);
+    boxed_by = 0;
+    x.ks = dk_ks_from_key(DK_CPU);
+    assert_int_equal(sample_numel_call(op, &x), 11);   /* this thread attached */
+    assert_outside_calls();
+    dk_call_enter();   /* nested: inside a caller's bracket */
+    assert_int_equal(sample_numel_call(op, &x), 11);
+    assert_int_equal(sample_numel_redispatch(op, x.ks, &x), 11);
+    assert_int_equal(dk__rd.ctr & DK__CTR_NEST, 1);   /* the caller's own bracket, still open */
+    dk_call_exit();
+    assert_outside_calls();
+    for (i = 0; i < 2; i++) {   /* a new thread's first call, then its first redispatch */
+        pthread_t th;
+        first_call f;
+        f.op = op;
+        f.redispatch = i;
+        assert_int_equal(pthread_create(&th, NULL, gen_first_call, &f), 0);
+        assert_int_equal(pthread_join(th, NULL), 0);
+        assert_true((f.nest_before & DK__CTR_LOW) != 0);
+        assert_int_equal(f.r, 11);
+        assert_int_equal(f.nest_after, DK__LOAD_RLX(&dk__asymmetric) ? 100 : 0);
+    }
+    assert_outside_calls();
+    dk_registry_destroy(reg);
+}
+#endif
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_boxed_call_reads_one_snapshot),
@@ -609,6 +685,8 @@ int main(void) {
         cmocka_unit_test(test_a_read_outside_a_read_section_stops),
 #ifndef DK_CALL_EPOCHS
         cmocka_unit_test(test_a_thread_that_never_declared_itself_is_stopped),
+#else
+        cmocka_unit_test(test_gen_calls_out_of_line_leave_the_bracket_balanced),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
