@@ -16,6 +16,7 @@
 out=${1:-build/shape}
 flags=${2:--std=gnu99 -O2 -DNDEBUG}
 shift 2
+version() { "$1" --version | head -n 1 | sed 's/ *([^)]*)//g'; }   # a compiler's first line, no parentheses
 rows='loop_baseline|table_index|fnptr_call|call_one_hop|site_fnptr|site_one_hop|call_fallthrough|site_gen_call|site_gen_redispatch'
 # gen's call site: site_gen_call and site_gen_redispatch (bench.c) over
 # site_fnptr, per compiler, preset and unit, as last counted (gcc 12.2,
@@ -42,7 +43,7 @@ echo "| compiler | preset | unit | loop (<= 20) | autograd keys (<= 20) | call s
 echo "|---|---|---|---:|---:|---:|---:|---|"
 for cc in "$@"; do
   command -v "$cc" >/dev/null 2>&1 || { echo "| $cc | - | - | - | - | - | - | not installed |"; continue; }
-  ver=$("$cc" --version | head -n 1 | sed 's/ *([^)]*)//g')
+  ver=$(version "$cc")
   for preset in 2.7.1 1.13.1; do
     pf=; [ $preset = 1.13.1 ] && pf=-DDK_PRESET_TORCH_1_13_1
     for unit in redispatches never; do
@@ -68,7 +69,7 @@ echo "| compiler | call epochs bracket over the default build: one hop (<= 8) | 
 echo "|---|---:|---:|---|"
 for cc in "$@"; do
   command -v "$cc" >/dev/null 2>&1 || continue
-  ver=$("$cc" --version | head -n 1 | sed 's/ *([^)]*)//g')
+  ver=$(version "$cc")
   id=$(basename "$cc")-2.7.1-redispatches
   # shellcheck disable=SC2086
   "$cc" $flags -I. -DDK_CALL_EPOCHS bench/bench.c -o "$out/bench-$id-epochs" -lpthread ||
@@ -86,8 +87,8 @@ echo "| compiler | preset | unit | gen call site over site_fnptr (kept) | gen re
 echo "|---|---|---|---:|---:|---|"
 for cc in "$@"; do
   command -v "$cc" >/dev/null 2>&1 || continue
-  ver=$("$cc" --version | head -n 1 | sed 's/ *([^)]*)//g')
-  family=gcc; "$cc" --version | head -n 1 | grep -qi clang && family=clang
+  ver=$(version "$cc")
+  family=gcc; echo "$ver" | grep -qi clang && family=clang
   for config in '2.7.1 redispatches' '2.7.1 never' '1.13.1 redispatches' '1.13.1 never' '2.7.1 epochs'; do
     preset=${config% *} unit=${config#* }
     id=$(basename "$cc")-$preset-$unit
