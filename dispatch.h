@@ -9172,12 +9172,15 @@ DK_API int dk_op_has_kernel_for_key(const dk_operator *op, dk_key k) {
    so a typed call's slow path finds the fallback without the record's
    index (a division by the record's size) or a range check: the missing
    records are the only ones of their kind. */
+DK__PRIVATE const dk_kernel *dk__missing_fallback(const dk_kernel *missing) {   /* NULL: none now */
+    return DK__LOAD_ACQ((const dk_kernel *const *)missing->user_data);
+}
 DK_API const dk_kernel *dk__deferred(const dk_operator *op, const dk_kernel *k) {
     const dk_kernel *f;
     (void)op;
     DK__CALLER_READ_CHECK("dk__deferred");   /* a fallback's record: read inside its caller's call */
     if (k->kind != DK_KERNEL_MISSING) return k;
-    f = DK__LOAD_ACQ((const dk_kernel **)k->user_data);
+    f = dk__missing_fallback(k);
     return f ? f : k;
 }
 
@@ -10102,9 +10105,9 @@ DK_API void dk__call_slow_at(const dk_kernel *k, dk_keyset ks, const dk_op_table
     dk__boxing b;
     DK__HOLD();   /* the library sees this part of a typed call: reclaim refuses inside it */
     if (DK__LIKELY(k->kind == DK_KERNEL_MISSING)) {
-        /* dk__deferred: the slot's boxed fallback, read once; a boxed
-           function by construction (dk__fallback_locked publishes no other) */
-        f = DK__LOAD_ACQ((const dk_kernel *const *)k->user_data);
+        /* the slot's boxed fallback, read once; a boxed function by
+           construction (dk__fallback_locked publishes no other) */
+        f = dk__missing_fallback(k);
         if (DK__UNLIKELY(!f)) goto other;
     } else if (DK__UNLIKELY(!k->boxed || k->kind != DK_KERNEL_FUNCTION)) {
         goto other;
